@@ -1,0 +1,90 @@
+// Per-user socket directory and endpoint checks (see endpoint.h).
+#include "common/endpoint.h"
+
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace memtap {
+
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) {
+  return s.compare(0, strlen(prefix), prefix) == 0;
+}
+
+std::string secure_dir(const std::string& dir, std::string* error) {
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    *error = "cannot create socket directory " + dir + ": " + strerror(errno);
+    return "";
+  }
+  struct stat st;
+  if (lstat(dir.c_str(), &st) != 0) {
+    *error = "cannot stat socket directory " + dir + ": " + strerror(errno);
+    return "";
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
+    *error = "socket directory " + dir + " is not a directory owned by this user";
+    return "";
+  }
+  if ((st.st_mode & 077) != 0) {
+    *error = "socket directory " + dir + " is open to other users (expected mode 0700)";
+    return "";
+  }
+  return dir;
+}
+
+}  // namespace
+
+std::string user_socket_dir(std::string* error) {
+  const char* runtime = getenv("XDG_RUNTIME_DIR");
+  if (runtime && *runtime) {
+    struct stat st;
+    if (stat(runtime, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid()) {
+      return secure_dir(std::string(runtime) + "/memtap", error);
+    }
+  }
+  return secure_dir("/tmp/memtap-" + std::to_string(getuid()), error);
+}
+
+std::string user_ipc_endpoint(const std::string& name, std::string* error) {
+  std::string dir = user_socket_dir(error);
+  if (dir.empty()) return "";
+  std::string path = dir + "/" + name + ".sock";
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    *error = "socket path " + path + " is longer than the system allows (" +
+             std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes)";
+    return "";
+  }
+  return "ipc://" + path;
+}
+
+std::string ipc_path(const std::string& endpoint) {
+  return starts_with(endpoint, "ipc://") ? endpoint.substr(6) : "";
+}
+
+std::string check_listen_endpoint(const std::string& endpoint, bool allow_remote) {
+  if (starts_with(endpoint, "ipc://")) {
+    std::string path = endpoint.substr(6);
+    if (path.empty()) return "endpoint '" + endpoint + "': expected ipc://<path>";
+    if (path.size() >= sizeof(sockaddr_un::sun_path))
+      return "endpoint '" + endpoint + "': socket path longer than " +
+             std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes";
+    return "";
+  }
+  if (starts_with(endpoint, "tcp://")) {
+    std::string host = endpoint.substr(6);
+    host = host.substr(0, host.rfind(':'));
+    bool loopback = starts_with(host, "127.") || host == "localhost" || host == "[::1]";
+    if (loopback || allow_remote) return "";
+    return "endpoint '" + endpoint +
+           "' is not loopback: remote endpoints need --allow-remote (and authentication)";
+  }
+  return "endpoint '" + endpoint + "': expected ipc://<path> or tcp://<host>:<port>";
+}
+
+}  // namespace memtap

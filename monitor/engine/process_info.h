@@ -1,0 +1,34 @@
+// What the monitor knows of one traced process (one agent instance).
+//
+// Filled from Hello, updated by every Batch and by Bye; written to `memtap_session`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memtap {
+
+struct ProcessInfo {
+  uint32_t pid = 0;
+  uint64_t instance_id = 0;
+  uint32_t ppid = 0;
+  uint32_t forked_from_pid = 0;
+  std::string hostname;
+  std::vector<std::string> command_line;
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  std::string agent_version;
+  int64_t realtime_offset_ns = 0;  // epoch ns = tsNs + realtime_offset_ns
+  int64_t start_ns = 0;            // epoch ns of Hello
+  int64_t end_ns = 0;              // epoch ns of the last event or Bye
+  uint64_t events_received = 0;
+  uint64_t events_dropped = 0;     // as reported by the agent (droppedSoFar / droppedTotal)
+  uint64_t messages_lost = 0;      // gaps in the message sequence
+  uint64_t unmatched_frees = 0;    // FREE of an address with no live block
+  uint64_t late_events = 0;        // arrived after the watermark had passed them
+  bool bye_received = false;
+  std::vector<uint32_t> child_pids;  // from Bye
+};
+
+}  // namespace memtap

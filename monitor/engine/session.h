@@ -1,0 +1,59 @@
+// A recording session as the monitor sees it: every traced process, their events put back
+// into one timestamp order, and each FREE paired with its MALLOC.
+//
+// No sockets and no SQLite here: raw Cap'n Proto messages go in (ingest), DumpRows come
+// out through the sink, in timestamp order across all processes. Ordering works by
+// watermark: each Batch promises that the process sends nothing older than watermarkNs,
+// so rows older than the smallest watermark of all processes still running are final.
+// A process that said Bye, or that `forget_process` was told is dead, no longer holds
+// the watermark back.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "monitor/engine/dump_row.h"
+#include "monitor/engine/process_info.h"
+
+namespace memtap {
+
+using RowSink = std::function<void(const DumpRow*, size_t count)>;
+
+struct IngestResult {
+  bool ok = true;
+  std::string error;  // why the message was rejected: names the field and what was expected
+};
+
+class Session {
+ public:
+  explicit Session(RowSink sink);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Decodes one packed wire::Message, validates it, and applies it. A rejected message
+  // is counted (rejected_messages) and changes nothing else. Never throws.
+  IngestResult ingest(const void* data, size_t size);
+
+  // The process stopped without Bye (killed): stop waiting for its watermark.
+  void forget_process(uint32_t pid);
+
+  // End of session: releases every held row and writes STOP_TRACE for processes that
+  // never said Bye.
+  void finish();
+
+  std::vector<ProcessInfo> processes() const;
+  uint64_t rejected_messages() const;
+  uint64_t rows_emitted() const;
+  // Processes seen (Hello) that have neither said Bye nor been forgotten.
+  std::vector<uint32_t> running_pids() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace memtap
