@@ -14,6 +14,7 @@ enum class EventKind : uint32_t {
   kFree = 1,
   kMmap = 2,
   kMunmap = 3,
+  kFork = 4,  // addr: the child's pid
 };
 
 struct EventRecord {

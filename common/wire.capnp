@@ -19,6 +19,8 @@ enum EventKind {
   free @1;     # heap block released; sizeBytes is 0 (the monitor knows it)
   mmap @2;     # anonymous mapping (layer HOST, attribute kind=mmap)
   munmap @3;   # unmapping of [addr, addr+sizeBytes)
+  fork @4;     # this process fork()ed; addr is the child's pid. The child starts with a
+               # copy of the parent's heap at this instant and sends its own Hello.
 }
 
 struct Event {
@@ -52,6 +54,7 @@ struct Batch {
 }
 
 struct Bye {
+  tsNs @3 :UInt64;             # when the agent stopped tracing (monotonic, like Event.tsNs)
   droppedTotal @0 :UInt64;
   eventsSent @1 :UInt64;
   childPids @2 :List(UInt32);  # fork() children still traced; the monitor waits for them too
