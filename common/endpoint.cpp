@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/socket_dir.h"
+
 namespace memtap {
 
 namespace {
@@ -41,14 +43,12 @@ std::string secure_dir(const std::string& dir, std::string* error) {
 }  // namespace
 
 std::string user_socket_dir(std::string* error) {
-  const char* runtime = getenv("XDG_RUNTIME_DIR");
-  if (runtime && *runtime) {
-    struct stat st;
-    if (stat(runtime, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid()) {
-      return secure_dir(std::string(runtime) + "/memtap", error);
-    }
+  char dir[4096];
+  if (!user_socket_dir_path(dir, sizeof dir)) {
+    *error = "socket directory path is too long";
+    return "";
   }
-  return secure_dir("/tmp/memtap-" + std::to_string(getuid()), error);
+  return secure_dir(dir, error);
 }
 
 std::string user_ipc_endpoint(const std::string& name, std::string* error) {

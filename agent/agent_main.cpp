@@ -1,0 +1,160 @@
+// The agent's lifecycle: start-up (constructor), fork(), and the final flush at exit.
+//
+// Settings come from the environment that `memtap run` (or the user) sets:
+//   MEMTAP_ENDPOINT          where the monitor listens (default: the per-user IPC socket)
+//   MEMTAP_DISABLE=1         load but record nothing
+//   MEMTAP_LOSSLESS=1        the application waits when buffers are full instead of dropping
+//   MEMTAP_BUFFER_MB         bound on buffered events (default 256 MiB)
+//   MEMTAP_FLUSH_TIMEOUT_MS  the most the final flush may delay exit (default 10000)
+//   MEMTAP_CONNECT_TIMEOUT_MS  at exit, how long to wait for a monitor never reached (1000)
+//   MEMTAP_DRAIN_INTERVAL_US   how often the sender drains the buffers (default 2000)
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "agent/agent_state.h"
+#include "agent/event_buffer_writer.h"
+#include "agent/memtap.h"
+#include "agent/process_identity.h"
+#include "agent/raw_syscalls.h"
+#include "agent/real_functions.h"
+#include "agent/sender_loader.h"
+#include "common/clock.h"
+#include "common/socket_dir.h"
+
+namespace memtap {
+
+AgentState g_agent;
+__thread int tl_agent_busy __attribute__((tls_model("initial-exec"))) = 0;
+
+namespace {
+
+// Settings read once at start-up and kept for fork() children. Global for the same
+// reason as g_agent: the fork hook has no other way to reach them.
+struct Settings {
+  char endpoint[4096];
+  uint32_t flush_timeout_ms = 10000;
+  uint32_t connect_timeout_ms = 1000;
+  uint32_t drain_interval_us = 2000;
+};
+Settings g_settings;
+ProcessIdentity g_identity;
+
+struct BusyScope {
+  BusyScope() { ++tl_agent_busy; }
+  ~BusyScope() { --tl_agent_busy; }
+};
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+  const char* v = getenv(name);
+  if (!v || !*v) return fallback;
+  char* end;
+  unsigned long long n = strtoull(v, &end, 10);
+  return *end ? fallback : n;
+}
+
+void warn(const char* what) {
+  fprintf(stderr, "memtap agent (pid %u): %s\n", raw_getpid(), what);
+}
+
+void start_sender(uint32_t forked_from_pid) {
+  read_process_identity(&g_identity);
+  g_agent.registry.pid = g_identity.pid;
+  MemtapSenderConfig c{};
+  c.abi_version = kSenderAbiVersion;
+  c.registry = &g_agent.registry;
+  c.endpoint = g_settings.endpoint;
+  c.pid = g_identity.pid;
+  c.ppid = g_identity.ppid;
+  c.forked_from_pid = forked_from_pid;
+  c.instance_id = g_identity.instance_id;
+  c.hostname = g_identity.hostname;
+  c.cmdline = g_identity.cmdline;
+  c.cmdline_len = g_identity.cmdline_len;
+  c.rank = g_identity.rank;
+  c.world_size = g_identity.world_size;
+  c.clock_monotonic_ns = monotonic_ns();
+  c.clock_realtime_ns = realtime_ns();
+  c.drain_interval_us = g_settings.drain_interval_us;
+  c.flush_timeout_ms = g_settings.flush_timeout_ms;
+  c.connect_timeout_ms = g_settings.connect_timeout_ms;
+  c.agent_version = memtap_agent_version();
+  char error[512];
+  g_agent.sender_stop = load_and_start_sender(c, error, sizeof error);
+  if (!g_agent.sender_stop) {
+    // Nothing would ever drain the buffers: stop recording rather than fill memory.
+    g_agent.recording.store(false, std::memory_order_relaxed);
+    char line[700];
+    snprintf(line, sizeof line, "%s; memory events are not recorded", error);
+    warn(line);
+  }
+}
+
+void at_exit_flush() {
+  agent_stop();
+}
+
+__attribute__((constructor)) void agent_init() {
+  BusyScope busy;
+  resolve_real_functions();
+  if (env_u64("MEMTAP_DISABLE", 0) != 0) {
+    g_agent.recording.store(false, std::memory_order_relaxed);
+    return;
+  }
+  g_agent.lossless = env_u64("MEMTAP_LOSSLESS", 0) != 0;
+  g_agent.registry.byte_limit = env_u64("MEMTAP_BUFFER_MB", 256) << 20;
+  g_settings.flush_timeout_ms = uint32_t(env_u64("MEMTAP_FLUSH_TIMEOUT_MS", 10000));
+  g_settings.connect_timeout_ms = uint32_t(env_u64("MEMTAP_CONNECT_TIMEOUT_MS", 1000));
+  g_settings.drain_interval_us = uint32_t(env_u64("MEMTAP_DRAIN_INTERVAL_US", 2000));
+  const char* ep = getenv("MEMTAP_ENDPOINT");
+  if (ep && *ep) {
+    snprintf(g_settings.endpoint, sizeof g_settings.endpoint, "%s", ep);
+  } else {
+    char dir[3000];
+    user_socket_dir_path(dir, sizeof dir);
+    snprintf(g_settings.endpoint, sizeof g_settings.endpoint, "ipc://%s/%s.sock", dir,
+             kDefaultSocketName);
+  }
+  start_sender(0);
+  // atexit, not a destructor: _dl_fini finalises the sender's namespace (ZeroMQ,
+  // libstdc++) before the base namespace's destructors would run.
+  atexit(at_exit_flush);
+}
+
+}  // namespace
+
+void agent_stop() {
+  // A vfork() child shares our memory but is another process: it must not touch the
+  // parent's sender.
+  if (g_agent.registry.pid != 0 && raw_getpid() != g_agent.registry.pid) return;
+  if (g_agent.stopped.exchange(true)) return;
+  BusyScope busy;
+  if (g_agent.sender_stop) g_agent.sender_stop();
+  g_agent.recording.store(false, std::memory_order_relaxed);
+}
+
+void agent_after_fork_parent(uint32_t child_pid, uint64_t fork_ts_ns) {
+  if (!hooks_record()) return;
+  record_event(&g_agent.registry, g_agent.lossless, EventKind::kFork, child_pid, 0, fork_ts_ns);
+  uint32_t i = g_agent.registry.child_count.fetch_add(1, std::memory_order_relaxed);
+  if (i < kMaxChildPids) g_agent.registry.child_pids[i] = child_pid;
+}
+
+void agent_after_fork_child(uint32_t parent_pid) {
+  if (!g_agent.sender_stop || g_agent.stopped.load()) return;  // the parent was not streaming
+  BusyScope busy;
+  registry_reset_after_fork(&g_agent.registry, raw_getpid());
+  start_sender(parent_pid);
+}
+
+}  // namespace memtap
+
+extern "C" __attribute__((visibility("default"))) const char* memtap_agent_version(void) {
+  return MEMTAP_VERSION;
+}
+
+extern "C" __attribute__((visibility("default"))) int memtap_agent_active(void) {
+  return memtap::g_agent.recording.load(std::memory_order_relaxed) ? 1 : 0;
+}

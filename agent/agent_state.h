@@ -1,0 +1,40 @@
+// The agent's process-wide state.
+//
+// Hooks run on every application thread and have nowhere else to find their buffers
+// and settings, so this is a global by necessity. It is constant-initialised: a hook
+// that runs before our constructor (libc start-up, another library's constructor) sees
+// valid defaults and records into buffers right away.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "agent/event_buffer.h"
+#include "agent/sender/sender_api.h"
+
+namespace memtap {
+
+struct AgentState {
+  BufferRegistry registry;
+  std::atomic<bool> recording{true};  // false: hooks pass straight through
+  bool lossless = false;              // MEMTAP_LOSSLESS=1: the application waits, never drops
+  std::atomic<bool> stopped{false};   // the final flush has run (exit, _exit)
+  memtap_sender_stop_fn sender_stop = nullptr;  // of the current sender's namespace
+};
+
+extern AgentState g_agent;
+
+// Set while the agent's own code runs on this thread, so that what it allocates (dlmopen,
+// stderr) is not traced.
+extern __thread int tl_agent_busy __attribute__((tls_model("initial-exec")));
+
+inline bool hooks_record() {
+  return g_agent.recording.load(std::memory_order_relaxed) && tl_agent_busy == 0;
+}
+
+// Lifecycle (agent_main.cpp).
+void agent_stop();                                 // flush, Bye; idempotent
+void agent_after_fork_child(uint32_t parent_pid);  // in a fork() child
+void agent_after_fork_parent(uint32_t child_pid, uint64_t fork_ts_ns);
+
+}  // namespace memtap

@@ -1,0 +1,142 @@
+// The owner side of the per-thread buffers, off the hot path: attaching a thread,
+// moving to a new chunk, and resetting after fork(). See event_buffer.h.
+#include "agent/event_buffer_writer.h"
+#include "agent/raw_syscalls.h"
+
+namespace memtap {
+
+// The thread's buffer. initial-exec TLS: the agent is preloaded, so its TLS is static and
+// reading it is one instruction, with no allocation on first use.
+__thread ThreadBuffer* tl_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+
+namespace {
+
+EventChunk* new_chunk(BufferRegistry* reg) {
+  uint64_t used = reg->chunk_bytes.fetch_add(sizeof(EventChunk), std::memory_order_relaxed);
+  if (used + sizeof(EventChunk) > reg->byte_limit) {
+    reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
+    return nullptr;
+  }
+  auto* c = static_cast<EventChunk*>(raw_mmap_anon(sizeof(EventChunk)));
+  if (!c) {
+    reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
+    return nullptr;
+  }
+  // Fresh anonymous pages are zero: committed = 0, next = nullptr.
+  return c;
+}
+
+ThreadBuffer* claim_free_buffer(BufferRegistry* reg) {
+  for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b; b = b->next_registered) {
+    uint32_t expected = kBufferFree;
+    if (b->state.load(std::memory_order_relaxed) == kBufferFree &&
+        b->state.compare_exchange_strong(expected, kBufferClaiming, std::memory_order_acquire)) {
+      return b;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ThreadBuffer* buffer_attach(BufferRegistry* reg) {
+  ThreadBuffer* b = claim_free_buffer(reg);
+  if (!b) {
+    EventChunk* c = new_chunk(reg);
+    if (!c) return nullptr;
+    b = static_cast<ThreadBuffer*>(raw_mmap_anon(sizeof(ThreadBuffer)));
+    if (!b) return nullptr;
+    b->write_chunk = b->read_chunk = c;
+    b->state.store(kBufferClaiming, std::memory_order_relaxed);
+    b->tid.store(raw_gettid(), std::memory_order_relaxed);
+    b->state.store(kBufferOwned, std::memory_order_release);
+    ThreadBuffer* head = reg->head.load(std::memory_order_relaxed);
+    do {
+      b->next_registered = head;
+    } while (!reg->head.compare_exchange_weak(head, b, std::memory_order_release,
+                                              std::memory_order_relaxed));
+  } else {
+    // A free buffer is fully drained; the new owner continues its chunk where it stands.
+    b->tid.store(raw_gettid(), std::memory_order_relaxed);
+    b->state.store(kBufferOwned, std::memory_order_release);
+  }
+  tl_buffer = b;
+  return b;
+}
+
+bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless) {
+  EventChunk* c = b->spare.exchange(nullptr, std::memory_order_acquire);
+  if (c) {
+    c->committed.store(0, std::memory_order_relaxed);
+    c->next.store(nullptr, std::memory_order_relaxed);
+  } else {
+    c = new_chunk(reg);
+    // Lossless: wait for the sender to free room instead of dropping.
+    while (!c && lossless) {
+      raw_yield();
+      c = b->spare.exchange(nullptr, std::memory_order_acquire);
+      if (c) {
+        c->committed.store(0, std::memory_order_relaxed);
+        c->next.store(nullptr, std::memory_order_relaxed);
+      } else {
+        c = new_chunk(reg);
+      }
+    }
+    if (!c) return false;
+  }
+  b->write_chunk->next.store(c, std::memory_order_release);
+  b->write_chunk = c;
+  b->write_pos = 0;
+  return true;
+}
+
+void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t addr,
+                 uint64_t size_bytes, uint64_t ts_ns) {
+  ThreadBuffer* b = tl_buffer;
+  if (!b) {
+    b = buffer_attach(reg);
+    if (!b) {
+      reg->dropped_no_buffer.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  if (b->write_pos == kChunkEvents && !buffer_next_chunk(reg, b, lossless)) {
+    b->dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  write_record(b, kind, addr, size_bytes, ts_ns);
+}
+
+void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid) {
+  // Only the forking thread exists in the child; every record in the buffers belongs to
+  // the parent, which sends them itself.
+  reg->pid = pid;
+  reg->child_count.store(0, std::memory_order_relaxed);
+  reg->dropped_no_buffer.store(0, std::memory_order_relaxed);
+  uint64_t bytes = 0;
+  for (ThreadBuffer* b = reg->head.load(std::memory_order_relaxed); b; b = b->next_registered) {
+    EventChunk* keep = b->write_chunk;
+    for (EventChunk* c = b->read_chunk; c && c != keep;) {
+      EventChunk* next = c->next.load(std::memory_order_relaxed);
+      raw_munmap(c, sizeof(EventChunk));
+      c = next;
+    }
+    if (EventChunk* s = b->spare.exchange(nullptr, std::memory_order_relaxed)) {
+      raw_munmap(s, sizeof(EventChunk));
+    }
+    keep->committed.store(0, std::memory_order_relaxed);
+    keep->next.store(nullptr, std::memory_order_relaxed);
+    b->write_pos = 0;
+    b->read_chunk = keep;
+    b->read_pos = 0;
+    b->idle_cycles = 0;
+    b->dropped.store(0, std::memory_order_relaxed);
+    bool mine = (b == tl_buffer);
+    b->state.store(mine ? kBufferOwned : kBufferFree, std::memory_order_relaxed);
+    if (mine) b->tid.store(raw_gettid(), std::memory_order_relaxed);
+    bytes += sizeof(EventChunk);
+  }
+  reg->chunk_bytes.store(bytes, std::memory_order_relaxed);
+}
+
+}  // namespace memtap

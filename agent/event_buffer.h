@@ -1,0 +1,68 @@
+// Per-thread event buffers: the only memory the hot path writes.
+//
+// Each traced thread owns one ThreadBuffer: a chain of fixed-size chunks that only that
+// thread writes (single producer) and only the sender thread reads (single consumer). A
+// record is written in place and published with one release store of `committed`; no lock,
+// no syscall, no allocation through the hooked allocator (chunks come from raw mmap, and
+// rarely: one per kChunkEvents records).
+//
+// This header is compiled into both the preloaded agent and the sender library, which
+// runs in its own link namespace (dlmopen). Both see the same bytes: the layout here is
+// the interface between them, so it holds only plain data and lock-free atomics.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "common/event_record.h"
+
+namespace memtap {
+
+constexpr uint32_t kChunkEvents = 16384;  // 512 KiB of records per chunk
+
+struct EventChunk {
+  std::atomic<uint32_t> committed;  // records published by the owner (release)
+  std::atomic<EventChunk*> next;    // set (release) by the owner once this one is full
+  EventRecord events[kChunkEvents];
+};
+
+enum BufferState : uint32_t {
+  kBufferFree = 0,      // no owner; may be claimed by a new thread
+  kBufferClaiming = 1,  // a thread is taking it; the sender skips it
+  kBufferOwned = 2,     // a live (or not yet known dead) thread writes here
+};
+
+struct ThreadBuffer {
+  // Owner thread only.
+  EventChunk* write_chunk;
+  uint32_t write_pos;
+  // Sender thread only.
+  EventChunk* read_chunk;
+  uint32_t read_pos;
+  uint64_t idle_cycles;  // drain cycles without events, to check liveness only now and then
+  // Shared.
+  std::atomic<uint32_t> state;
+  std::atomic<uint32_t> tid;
+  std::atomic<uint64_t> dropped;   // records lost here because the byte bound was hit
+  std::atomic<EventChunk*> spare;  // a drained chunk the sender hands back for reuse
+  ThreadBuffer* next_registered;   // immutable once published in the registry
+};
+
+constexpr uint32_t kMaxChildPids = 256;
+
+// Process-wide registry of buffers. Lives in the agent (one per process); the sender
+// gets a pointer to it.
+// Constant-initialised (no constructor runs), so hooks called before the agent's own
+// constructor, by libc start-up or other libraries' constructors, already have buffers.
+struct BufferRegistry {
+  std::atomic<ThreadBuffer*> head{nullptr};
+  std::atomic<uint64_t> chunk_bytes{0};        // bytes in chunks now, against byte_limit
+  uint64_t byte_limit = 256ull << 20;          // MEMTAP_BUFFER_MB
+  std::atomic<uint64_t> dropped_no_buffer{0};  // records lost before a thread had a buffer
+  std::atomic<uint32_t> child_count{0};        // fork() children, for Bye
+  uint32_t child_pids[kMaxChildPids] = {};
+  uint32_t pid = 0;
+};
+
+}  // namespace memtap

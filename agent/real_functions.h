@@ -1,0 +1,47 @@
+// The functions our hooks stand in front of, found with dlsym(RTLD_NEXT) so that another
+// interposer (tcmalloc, jemalloc) loaded after us still gets its calls.
+//
+// dlsym itself allocates (calloc for its error state), so while we resolve, the malloc
+// family is served from a small static pool (bootstrap_alloc); those blocks are never
+// handed to the real free.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+
+namespace memtap {
+
+struct RealFunctions {
+  void* (*malloc)(size_t);
+  void (*free)(void*);
+  void* (*calloc)(size_t, size_t);
+  void* (*realloc)(void*, size_t);
+  void* (*reallocarray)(void*, size_t, size_t);
+  int (*posix_memalign)(void**, size_t, size_t);
+  void* (*aligned_alloc)(size_t, size_t);
+  void* (*memalign)(size_t, size_t);
+  void* (*valloc)(size_t);
+  void* (*pvalloc)(size_t);
+  void* (*mmap)(void*, size_t, int, int, int, off_t);
+  void* (*mmap64)(void*, size_t, int, int, int, off_t);
+  int (*munmap)(void*, size_t);
+  void* (*mremap)(void*, size_t, size_t, int, ...);
+  pid_t (*fork)(void);
+  void (*exit_)(int);  // noreturn; the hooks end with exit_group as a fallback
+  void (*Exit)(int);
+};
+
+// Process-wide: the hooks of every thread call through it. Filled once by
+// resolve_real_functions(); entries are written before `resolved` is set.
+extern RealFunctions g_real;
+
+// Idempotent and thread-safe; returns false only while this thread is resolving.
+bool resolve_real_functions();
+bool resolving_on_this_thread();
+
+void* bootstrap_alloc(size_t size, size_t alignment);
+bool is_bootstrap_block(const void* p);
+size_t bootstrap_block_size(const void* p);
+
+}  // namespace memtap

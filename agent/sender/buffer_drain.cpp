@@ -1,0 +1,90 @@
+// Reading the per-thread buffers; see event_buffer.h for the protocol.
+#include "agent/sender/buffer_drain.h"
+
+#include <algorithm>
+
+#include "agent/raw_syscalls.h"
+
+namespace memtap {
+
+namespace {
+
+constexpr uint64_t kIdleCyclesBeforeLivenessCheck = 20;
+
+void recycle_chunk(BufferRegistry* reg, ThreadBuffer* b, EventChunk* c) {
+  // Only the owner empties `spare` and only we fill it, so a null we see stays null
+  // until we store.
+  if (b->spare.load(std::memory_order_acquire) == nullptr) {
+    b->spare.store(c, std::memory_order_release);
+  } else {
+    raw_munmap(c, sizeof(EventChunk));
+    reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
+  }
+}
+
+// Records of one buffer, up to max; advances the read position.
+size_t drain_one(BufferRegistry* reg, ThreadBuffer* b, size_t max, std::vector<EventRecord>* out) {
+  size_t moved = 0;
+  while (moved < max) {
+    EventChunk* c = b->read_chunk;
+    uint32_t committed = c->committed.load(std::memory_order_acquire);
+    if (b->read_pos < committed) {
+      size_t n = std::min<size_t>(committed - b->read_pos, max - moved);
+      out->insert(out->end(), c->events + b->read_pos, c->events + b->read_pos + n);
+      b->read_pos += uint32_t(n);
+      moved += n;
+      continue;
+    }
+    if (b->read_pos < kChunkEvents) break;  // nothing more published yet
+    EventChunk* next = c->next.load(std::memory_order_acquire);
+    if (!next) break;  // the owner has not moved on yet
+    b->read_chunk = next;
+    b->read_pos = 0;
+    recycle_chunk(reg, b, c);
+  }
+  return moved;
+}
+
+}  // namespace
+
+size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out) {
+  size_t total = 0;
+  for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b && total < max_records;
+       b = b->next_registered) {
+    if (b->state.load(std::memory_order_acquire) != kBufferOwned) continue;
+    size_t first = out->records.size();
+    size_t n = drain_one(reg, b, max_records - total, &out->records);
+    if (n == 0) {
+      ++b->idle_cycles;
+      continue;
+    }
+    b->idle_cycles = 0;
+    out->threads.push_back({b->tid.load(std::memory_order_relaxed), first, n});
+    total += n;
+  }
+  return total;
+}
+
+uint64_t dropped_records(const BufferRegistry* reg) {
+  uint64_t sum = reg->dropped_no_buffer.load(std::memory_order_relaxed);
+  for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b; b = b->next_registered) {
+    sum += b->dropped.load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
+void reclaim_dead_buffers(BufferRegistry* reg) {
+  for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b; b = b->next_registered) {
+    if (b->state.load(std::memory_order_acquire) != kBufferOwned) continue;
+    if (b->idle_cycles < kIdleCyclesBeforeLivenessCheck) continue;
+    b->idle_cycles = 0;
+    if (raw_thread_alive(reg->pid, b->tid.load(std::memory_order_relaxed))) continue;
+    // The thread is gone, so nothing can be published after this read.
+    EventChunk* c = b->read_chunk;
+    bool drained = b->read_pos == c->committed.load(std::memory_order_acquire) &&
+                   c->next.load(std::memory_order_acquire) == nullptr;
+    if (drained) b->state.store(kBufferFree, std::memory_order_release);
+  }
+}
+
+}  // namespace memtap

@@ -1,0 +1,37 @@
+// The consumer side of the per-thread buffers (runs on the sender thread only).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "agent/event_buffer.h"
+
+namespace memtap {
+
+struct DrainedThread {
+  uint32_t tid = 0;
+  size_t first = 0;  // index into DrainResult::records
+  size_t count = 0;
+};
+
+struct DrainResult {
+  std::vector<EventRecord> records;
+  std::vector<DrainedThread> threads;
+  void clear() {
+    records.clear();
+    threads.clear();
+  }
+};
+
+// Moves up to max_records published records out of the buffers into out, recycling
+// chunks that are fully read. Returns the number moved.
+size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out);
+
+// Records lost in the agent so far (byte bound hit, or no buffer for a thread).
+uint64_t dropped_records(const BufferRegistry* reg);
+
+// Frees buffers whose thread has exited and whose records are all read. Cheap enough to
+// call every cycle: a thread is checked only after it has been idle for a while.
+void reclaim_dead_buffers(BufferRegistry* reg);
+
+}  // namespace memtap

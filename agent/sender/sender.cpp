@@ -1,0 +1,213 @@
+// The sender thread: drains the per-thread buffers every few milliseconds, encodes
+// Cap'n Proto batches and pushes them to the monitor with non-blocking ZeroMQ.
+//
+// This file is built into libmemtap_sender.so, which the agent loads with dlmopen into a
+// link namespace of its own: its ZeroMQ, Cap'n Proto, libstdc++ and libc are private
+// copies, invisible to the application, and nothing here reaches the agent's hooks.
+//
+// Flow control: with ZMQ_IMMEDIATE a message is accepted only while a monitor is
+// connected and its queue has room. When it is not, we simply stop draining: records stay
+// in the per-thread buffers, which are bounded (MEMTAP_BUFFER_MB); past the bound the
+// hooks drop and count, and the count travels in the next batch.
+#include <sys/stat.h>
+#include <zmq.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "agent/sender/buffer_drain.h"
+#include "agent/sender/sender_api.h"
+#include "agent/sender/wire_encoder.h"
+#include "common/clock.h"
+
+namespace memtap {
+namespace {
+
+constexpr size_t kMaxRecordsPerBatch = 65536;
+constexpr uint64_t kHeartbeatCycles = 10;  // an empty batch carries the watermark forward
+
+// One sender per process (per namespace, and a fork() child gets a fresh namespace).
+// Global because the agent reaches it only through plain C calls.
+struct Sender {
+  MemtapSenderConfig config{};
+  std::string endpoint, hostname, cmdline, agent_version;
+  void* ctx = nullptr;
+  void* sock = nullptr;
+  std::thread thread;
+  std::atomic<bool> stop_requested{false};
+  std::atomic<bool> running{false};
+  std::atomic<uint64_t> events_sent{0};
+  uint64_t sequence = 0;
+  bool hello_sent = false;
+  std::string pending;  // an encoded message ZeroMQ did not take yet; sent before anything else
+  DrainResult drained;
+};
+Sender* g_sender = nullptr;
+
+MessageHeader header(Sender& s) {
+  return MessageHeader{s.config.pid, s.config.instance_id, s.sequence};
+}
+
+// Sends s.pending; true when ZeroMQ took it (or there was nothing to send).
+bool flush_pending(Sender& s, int timeout_ms) {
+  if (s.pending.empty()) return true;
+  if (timeout_ms != 0) {
+    zmq_pollitem_t item{s.sock, 0, ZMQ_POLLOUT, 0};
+    if (zmq_poll(&item, 1, timeout_ms) <= 0) return false;
+  }
+  if (zmq_send(s.sock, s.pending.data(), s.pending.size(), ZMQ_DONTWAIT) < 0) return false;
+  s.pending.clear();
+  ++s.sequence;
+  return true;
+}
+
+bool send_hello(Sender& s, int timeout_ms) {
+  if (s.hello_sent) return true;
+  if (s.pending.empty()) s.pending = encode_hello(header(s), s.config);
+  s.hello_sent = flush_pending(s, timeout_ms);
+  return s.hello_sent;
+}
+
+// One drain-and-send round. Returns false when ZeroMQ would not take more.
+bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeout_ms) {
+  if (!send_hello(s, timeout_ms) || !flush_pending(s, timeout_ms)) return false;
+  for (;;) {
+    s.drained.clear();
+    size_t n = drain_buffers(s.config.registry, kMaxRecordsPerBatch, &s.drained);
+    if (n == 0 && !send_empty) return true;
+    s.pending =
+        encode_batch(header(s), s.drained, dropped_records(s.config.registry), watermark_ns);
+    s.events_sent.fetch_add(n, std::memory_order_relaxed);
+    if (!flush_pending(s, timeout_ms)) return false;
+    if (n < kMaxRecordsPerBatch) return true;
+    send_empty = false;
+  }
+}
+
+bool ipc_socket_missing(const std::string& endpoint) {
+  if (endpoint.rfind("ipc://", 0) != 0) return false;
+  struct stat st;
+  return stat(endpoint.c_str() + 6, &st) != 0;
+}
+
+// Returns the milliseconds left before the deadline, for ZeroMQ's linger: messages it
+// has accepted are written to the socket by its I/O thread during zmq_ctx_term.
+int final_flush(Sender& s) {
+  using Clock = std::chrono::steady_clock;
+  auto deadline = Clock::now() + std::chrono::milliseconds(s.config.flush_timeout_ms);
+  auto remaining_ms = [&] {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    return int(std::max<int64_t>(0, left.count()));
+  };
+  // A monitor never reached: wait a little for the connection (a short program may end
+  // before ZeroMQ has connected), not at all if its IPC socket does not even exist.
+  if (!s.hello_sent) {
+    int wait = ipc_socket_missing(s.endpoint)
+                   ? 0
+                   : std::min<int>(remaining_ms(), int(s.config.connect_timeout_ms));
+    if (!send_hello(s, wait)) return 0;
+  }
+  // Everything published until now: nothing older can follow, so the watermark is now.
+  if (!drain_and_send(s, monotonic_ns(), false, std::max(1, remaining_ms()))) {
+    return remaining_ms();
+  }
+  std::vector<uint32_t> children;
+  uint32_t nchildren = std::min(s.config.registry->child_count.load(), kMaxChildPids);
+  for (uint32_t i = 0; i < nchildren; ++i) children.push_back(s.config.registry->child_pids[i]);
+  s.pending = encode_bye(header(s), monotonic_ns(), dropped_records(s.config.registry),
+                         s.events_sent.load(), children);
+  flush_pending(s, std::max(1, remaining_ms()));
+  return remaining_ms();
+}
+
+void run(Sender* s) {
+  uint64_t cycle = 0, last_sent_cycle = 0;
+  uint64_t previous_cycle_start = monotonic_ns();
+  auto interval = std::chrono::microseconds(s->config.drain_interval_us);
+  while (!s->stop_requested.load(std::memory_order_acquire)) {
+    uint64_t cycle_start = monotonic_ns();
+    // A record timestamped before the previous cycle began and still unpublished would
+    // have to have been preempted for a whole cycle between its timestamp and its store.
+    bool heartbeat = cycle - last_sent_cycle >= kHeartbeatCycles;
+    size_t before = s->events_sent.load(std::memory_order_relaxed);
+    if (drain_and_send(*s, previous_cycle_start, heartbeat, 0) &&
+        (heartbeat || s->events_sent.load(std::memory_order_relaxed) != before)) {
+      last_sent_cycle = cycle;
+    }
+    reclaim_dead_buffers(s->config.registry);
+    previous_cycle_start = cycle_start;
+    ++cycle;
+    std::this_thread::sleep_for(interval);
+  }
+  int linger = final_flush(*s);
+  zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
+}
+
+void set_error(char* error, size_t len, const std::string& text) {
+  if (len == 0) return;
+  snprintf(error, len, "%s", text.c_str());
+}
+
+}  // namespace
+}  // namespace memtap
+
+using memtap::g_sender;
+
+extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
+    const MemtapSenderConfig* config, char* error, size_t error_len) {
+  using namespace memtap;
+  if (!config || config->abi_version != kSenderAbiVersion) {
+    set_error(error, error_len, "sender ABI version mismatch");
+    return -1;
+  }
+  if (g_sender) {
+    set_error(error, error_len, "sender already started");
+    return -1;
+  }
+  auto* s = new Sender;
+  s->config = *config;
+  s->endpoint = config->endpoint ? config->endpoint : "";
+  s->hostname = config->hostname ? config->hostname : "";
+  s->cmdline.assign(config->cmdline ? config->cmdline : "", config->cmdline_len);
+  s->agent_version = config->agent_version ? config->agent_version : "";
+  s->config.endpoint = s->endpoint.c_str();
+  s->config.hostname = s->hostname.c_str();
+  s->config.cmdline = s->cmdline.data();
+  s->config.agent_version = s->agent_version.c_str();
+
+  s->ctx = zmq_ctx_new();
+  s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : nullptr;
+  if (!s->sock) {
+    set_error(error, error_len, std::string("cannot create ZeroMQ socket: ") + zmq_strerror(errno));
+    return -1;
+  }
+  int one = 1, hwm = 256;
+  zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &one, sizeof one);
+  zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  if (zmq_connect(s->sock, s->endpoint.c_str()) != 0) {
+    set_error(error, error_len, "cannot connect to '" + s->endpoint + "': " + zmq_strerror(errno));
+    zmq_close(s->sock);
+    zmq_ctx_term(s->ctx);
+    return -1;
+  }
+  g_sender = s;
+  s->running = true;
+  s->thread = std::thread(run, s);
+  return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) void memtap_sender_stop(void) {
+  memtap::Sender* s = g_sender;
+  if (!s || !s->running.exchange(false)) return;
+  s->stop_requested.store(true, std::memory_order_release);
+  s->thread.join();
+  zmq_close(s->sock);
+  zmq_ctx_term(s->ctx);
+}
+
+extern "C" __attribute__((visibility("default"))) uint64_t memtap_sender_events_sent(void) {
+  return g_sender ? g_sender->events_sent.load() : 0;
+}

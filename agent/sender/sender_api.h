@@ -1,0 +1,46 @@
+// The C interface between the preloaded agent and its sender library.
+//
+// The sender (ZeroMQ, Cap'n Proto, libstdc++) is loaded with dlmopen into a link
+// namespace of its own, so none of it enters the application's symbol scope and its own
+// allocations and threads go through that namespace's libc, never through our hooks. The
+// two sides share only this struct, the buffer registry and plain C calls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "agent/event_buffer.h"
+
+extern "C" {
+
+constexpr uint32_t kSenderAbiVersion = 1;
+
+struct MemtapSenderConfig {
+  uint32_t abi_version;
+  memtap::BufferRegistry* registry;
+  const char* endpoint;
+  uint32_t pid;
+  uint32_t ppid;
+  uint32_t forked_from_pid;
+  uint64_t instance_id;
+  const char* hostname;
+  const char* cmdline;  // NUL-separated arguments, as in /proc/self/cmdline
+  size_t cmdline_len;
+  int32_t rank;
+  int32_t world_size;
+  uint64_t clock_monotonic_ns;  // read back to back with clock_realtime_ns
+  uint64_t clock_realtime_ns;
+  uint32_t drain_interval_us;
+  uint32_t flush_timeout_ms;    // the most the final flush may delay process exit
+  uint32_t connect_timeout_ms;  // how long to wait at exit for a monitor never reached
+  const char* agent_version;
+};
+
+// Starts the sender thread. Returns 0, or -1 with a message in error.
+typedef int (*memtap_sender_start_fn)(const MemtapSenderConfig* config, char* error,
+                                      size_t error_len);
+// Drains every buffer, sends Bye and closes, within flush_timeout_ms. Idempotent.
+typedef void (*memtap_sender_stop_fn)(void);
+// Events handed to ZeroMQ so far.
+typedef uint64_t (*memtap_sender_events_sent_fn)(void);
+}

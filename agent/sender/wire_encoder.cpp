@@ -1,0 +1,99 @@
+// Cap'n Proto encoding of Hello / Batch / Bye (packed, one ZeroMQ message each).
+#include "agent/sender/wire_encoder.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize-packed.h>
+#include <kj/io.h>
+
+#include "common/wire.capnp.h"
+
+namespace memtap {
+
+static_assert(uint32_t(EventKind::kMalloc) == uint32_t(wire::EventKind::MALLOC));
+static_assert(uint32_t(EventKind::kFree) == uint32_t(wire::EventKind::FREE));
+static_assert(uint32_t(EventKind::kMmap) == uint32_t(wire::EventKind::MMAP));
+static_assert(uint32_t(EventKind::kMunmap) == uint32_t(wire::EventKind::MUNMAP));
+static_assert(uint32_t(EventKind::kFork) == uint32_t(wire::EventKind::FORK));
+
+namespace {
+
+wire::Message::Builder start(capnp::MallocMessageBuilder& mb, const MessageHeader& h) {
+  auto m = mb.initRoot<wire::Message>();
+  m.setProtocolVersion(wire::PROTOCOL_VERSION);
+  m.setPid(h.pid);
+  m.setInstanceId(h.instance_id);
+  m.setSequence(h.sequence);
+  return m;
+}
+
+std::string pack(capnp::MallocMessageBuilder& mb) {
+  kj::VectorOutputStream out;
+  capnp::writePackedMessage(out, mb);
+  auto bytes = out.getArray();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+}  // namespace
+
+std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c) {
+  capnp::MallocMessageBuilder mb;
+  auto hello = start(mb, h).getBody().initHello();
+  hello.setPpid(c.ppid);
+  hello.setHostname(c.hostname ? c.hostname : "");
+  std::vector<kj::StringPtr> args;
+  for (size_t i = 0; i < c.cmdline_len;) {
+    const char* arg = c.cmdline + i;
+    size_t n = strnlen(arg, c.cmdline_len - i);
+    args.emplace_back(arg, n);  // /proc/self/cmdline ends each argument with NUL
+    i += n + 1;
+  }
+  auto list = hello.initCommandLine(unsigned(args.size()));
+  for (size_t i = 0; i < args.size(); ++i) list.set(unsigned(i), args[i]);
+  hello.setRank(c.rank);
+  hello.setWorldSize(c.world_size);
+  hello.setClockMonotonicNs(c.clock_monotonic_ns);
+  hello.setClockRealtimeNs(c.clock_realtime_ns);
+  hello.setAgentVersion(c.agent_version ? c.agent_version : "");
+  hello.setForkedFromPid(c.forked_from_pid);
+  return pack(mb);
+}
+
+std::string encode_batch(const MessageHeader& h, const DrainResult& drained,
+                         uint64_t dropped_so_far, uint64_t watermark_ns) {
+  // One segment big enough for the whole batch: fewer, larger allocations.
+  size_t words = 64 + drained.threads.size() * 8 + drained.records.size() * 5;
+  capnp::MallocMessageBuilder mb(unsigned(std::min<size_t>(words, 1u << 28)));
+  auto batch = start(mb, h).getBody().initBatch();
+  batch.setDroppedSoFar(dropped_so_far);
+  batch.setWatermarkNs(watermark_ns);
+  auto threads = batch.initThreads(unsigned(drained.threads.size()));
+  for (size_t t = 0; t < drained.threads.size(); ++t) {
+    const DrainedThread& dt = drained.threads[t];
+    auto te = threads[unsigned(t)];
+    te.setThreadId(dt.tid);
+    auto events = te.initEvents(unsigned(dt.count));
+    for (size_t i = 0; i < dt.count; ++i) {
+      const EventRecord& r = drained.records[dt.first + i];
+      auto e = events[unsigned(i)];
+      e.setTsNs(r.ts_ns);
+      e.setKind(wire::EventKind(r.kind));
+      e.setAddr(r.addr);
+      e.setSizeBytes(r.size_bytes);
+    }
+  }
+  return pack(mb);
+}
+
+std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,
+                       uint64_t events_sent, const std::vector<uint32_t>& child_pids) {
+  capnp::MallocMessageBuilder mb;
+  auto bye = start(mb, h).getBody().initBye();
+  bye.setTsNs(ts_ns);
+  bye.setDroppedTotal(dropped_total);
+  bye.setEventsSent(events_sent);
+  auto list = bye.initChildPids(unsigned(child_pids.size()));
+  for (size_t i = 0; i < child_pids.size(); ++i) list.set(unsigned(i), child_pids[i]);
+  return pack(mb);
+}
+
+}  // namespace memtap

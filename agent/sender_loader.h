@@ -1,0 +1,15 @@
+// Loading the sender library into a link namespace of its own and starting it.
+#pragma once
+
+#include "agent/sender/sender_api.h"
+
+namespace memtap {
+
+// dlmopen(LM_ID_NEWLM) of libmemtap_sender.so from the agent's own directory, then
+// memtap_sender_start(config). Each call makes a new namespace: a fork() child cannot
+// reuse its parent's, whose threads (and maybe locks) did not survive the fork.
+// Returns the stop function, or nullptr with a message in error.
+memtap_sender_stop_fn load_and_start_sender(const MemtapSenderConfig& config, char* error,
+                                            size_t error_len);
+
+}  // namespace memtap

@@ -1,0 +1,24 @@
+// The `memtap` subcommands. Each takes the arguments after its name and returns the
+// process exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace memtap {
+
+int run_command(const std::vector<std::string>& args);
+int record_command(const std::vector<std::string>& args);
+
+// Shared helpers for the commands (cli_util.cpp).
+// "./memscope_dump_<YYYYmmddHHMMSS>.db": the name MindStudio Insight's importer matches.
+std::string default_db_path();
+// The agent next to this executable: <bin>/../lib/libmemtap_agent.so, or
+// <bin>/../lib/memtap/libmemtap_agent.so in an installed tree. "" if neither exists.
+std::string find_agent_library();
+// Blocks SIGINT/SIGTERM's default action; interrupted() tells whether one arrived.
+void install_stop_signals();
+bool interrupted();
+int last_signal();
+
+}  // namespace memtap

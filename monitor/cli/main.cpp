@@ -1,0 +1,48 @@
+// memtap: the command-line front end. Subcommands dispatch to commands.h.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "monitor/cli/commands.h"
+
+namespace {
+
+void usage(FILE* out) {
+  fprintf(out,
+          "usage: memtap <command> [options]\n"
+          "\n"
+          "  memtap run [-o out.db] [--connect ENDPOINT] -- PROGRAM [ARGS...]\n"
+          "      run PROGRAM with the agent preloaded and record its memory events\n"
+          "      (default output: ./memscope_dump_<YYYYmmddHHMMSS>.db); exits with\n"
+          "      PROGRAM's exit code\n"
+          "  memtap record [--listen ENDPOINT] [-o out.db] [--allow-remote]\n"
+          "      a headless monitor: record every process that connects until Ctrl-C\n"
+          "      or SIGTERM (default endpoint: the per-user IPC socket)\n"
+          "\n"
+          "  memtap --version | --help\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (cmd == "run") return memtap::run_command(args);
+  if (cmd == "record") return memtap::record_command(args);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    usage(stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    printf("memtap %s\n", MEMTAP_VERSION);
+    return 0;
+  }
+  fprintf(stderr, "memtap: unknown command '%s'\n", cmd.c_str());
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,67 @@
+// `memtap record`: a standalone headless monitor. Records every process that connects
+// until SIGINT or SIGTERM, then finishes the database cleanly.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "common/endpoint.h"
+#include "common/socket_dir.h"
+#include "monitor/cli/commands.h"
+#include "monitor/cli/recording.h"
+
+namespace memtap {
+
+int record_command(const std::vector<std::string>& args) {
+  std::string endpoint, out;
+  bool allow_remote = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if ((a == "--listen" || a == "-l") && i + 1 < args.size()) {
+      endpoint = args[++i];
+    } else if (a == "-o" && i + 1 < args.size()) {
+      out = args[++i];
+    } else if (a == "--allow-remote") {
+      allow_remote = true;
+    } else {
+      fprintf(stderr, "memtap record: unexpected argument '%s'\n", a.c_str());
+      return 2;
+    }
+  }
+  std::string error;
+  if (endpoint.empty()) {
+    endpoint = user_ipc_endpoint(kDefaultSocketName, &error);
+    if (endpoint.empty()) {
+      fprintf(stderr, "memtap record: %s\n", error.c_str());
+      return 2;
+    }
+  }
+  if (out.empty()) out = default_db_path();
+  install_stop_signals();
+  auto rec = Recording::start(endpoint, allow_remote, out, &error);
+  if (!rec) {
+    fprintf(stderr, "memtap record: %s\n", error.c_str());
+    return 2;
+  }
+  fprintf(stderr, "memtap record: listening on %s, recording to %s (Ctrl-C to stop)\n",
+          endpoint.c_str(), out.c_str());
+  auto last_check = std::chrono::steady_clock::now();
+  while (!interrupted()) {
+    rec->pump(100);
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_check >= std::chrono::milliseconds(100)) {
+      rec->check_liveness(std::chrono::milliseconds(500));
+      last_check = now;
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> meta = {
+      {"memtap_version", MEMTAP_VERSION}, {"mode", "record"}, {"endpoint", endpoint}};
+  if (!rec->finish(meta, &error)) {
+    fprintf(stderr, "memtap record: %s\n", error.c_str());
+    return 1;
+  }
+  rec->print_summary(stderr);
+  return 0;
+}
+
+}  // namespace memtap

@@ -1,0 +1,90 @@
+// See recording.h.
+#include "monitor/cli/recording.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+namespace memtap {
+
+std::unique_ptr<Recording> Recording::start(const std::string& endpoint, bool allow_remote,
+                                            const std::string& db_path, std::string* error) {
+  std::unique_ptr<Recording> r(new Recording);
+  r->db_path_ = db_path;
+  // The socket first: a failed bind must not leave a half-made database behind.
+  r->socket_ = PullSocket::bind(endpoint, allow_remote, error);
+  if (!r->socket_) return nullptr;
+  r->writer_ = MemscopeWriter::create(db_path, error);
+  if (!r->writer_) return nullptr;
+  Recording* self = r.get();
+  r->session_ = std::make_unique<Session>([self](const DumpRow* rows, size_t n) {
+    self->writer_->append(rows, n);
+    self->summary_.add(rows, n);
+  });
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  r->hostname_ = host;
+  return r;
+}
+
+size_t Recording::pump(int timeout_ms) {
+  size_t handled = 0;
+  zmq::message_t msg;
+  int wait = timeout_ms;
+  while (socket_->receive(&msg, wait)) {
+    IngestResult res = session_->ingest(msg.data(), msg.size());
+    if (!res.ok) fprintf(stderr, "memtap: rejected a message: %s\n", res.error.c_str());
+    ++handled;
+    wait = 0;  // then take whatever else is already queued
+    if (handled >= 4096) break;
+  }
+  if (handled) last_message_ = std::chrono::steady_clock::now();
+  return handled;
+}
+
+void Recording::check_liveness(std::chrono::milliseconds grace) {
+  auto now = std::chrono::steady_clock::now();
+  std::vector<ProcessInfo> procs = session_->processes();
+  for (uint32_t pid : session_->running_pids()) {
+    bool local = true;
+    for (const ProcessInfo& p : procs) {
+      if (p.pid == pid && !p.hostname.empty() && p.hostname != hostname_) local = false;
+    }
+    if (!local) continue;
+    if (kill(pid_t(pid), 0) == 0 || errno != ESRCH) {
+      dead_since_.erase(pid);
+      continue;
+    }
+    auto it = dead_since_.emplace(pid, now).first;
+    if (now - it->second >= grace && now - last_message_ >= grace) {
+      session_->forget_process(pid);
+      dead_since_.erase(pid);
+    }
+  }
+}
+
+bool Recording::any_running() const {
+  return !session_->running_pids().empty();
+}
+
+bool Recording::saw_pid(uint32_t pid) const {
+  for (const ProcessInfo& p : session_->processes()) {
+    if (p.pid == pid) return true;
+  }
+  return false;
+}
+
+bool Recording::finish(const std::vector<std::pair<std::string, std::string>>& meta,
+                       std::string* error) {
+  pump(0);
+  session_->finish();
+  return writer_->finish(session_->processes(), meta, error);
+}
+
+void Recording::print_summary(FILE* out) const {
+  summary_.print(out, db_path_, session_->processes(), session_->rejected_messages());
+}
+
+}  // namespace memtap

@@ -1,0 +1,55 @@
+// One live recording: a bound PULL socket feeding the engine's Session, whose rows go to
+// the msMemScope writer and the run summary. Used by `memtap run` and `memtap record`.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "monitor/cli/run_summary.h"
+#include "monitor/engine/session.h"
+#include "monitor/store/memscope_writer.h"
+#include "monitor/transport/pull_socket.h"
+
+namespace memtap {
+
+class Recording {
+ public:
+  // Opens the output and binds the endpoint; nullptr with one line in *error otherwise.
+  // Nothing is left on disk when it fails.
+  static std::unique_ptr<Recording> start(const std::string& endpoint, bool allow_remote,
+                                          const std::string& db_path, std::string* error);
+
+  // Receives and ingests messages for up to timeout_ms. Returns the number handled.
+  size_t pump(int timeout_ms);
+
+  // Forgets processes on this host that are gone without Bye, once nothing has arrived
+  // from anyone for `grace` after their death was seen.
+  void check_liveness(std::chrono::milliseconds grace);
+
+  bool any_running() const;
+  bool saw_pid(uint32_t pid) const;
+  std::chrono::steady_clock::time_point last_message() const { return last_message_; }
+
+  // Ends the session, writes the database. False with *error if the recording failed.
+  bool finish(const std::vector<std::pair<std::string, std::string>>& meta, std::string* error);
+  void print_summary(FILE* out) const;
+
+  const std::string& endpoint() const { return socket_->endpoint(); }
+
+ private:
+  Recording() = default;
+  std::unique_ptr<PullSocket> socket_;
+  std::unique_ptr<MemscopeWriter> writer_;
+  std::unique_ptr<Session> session_;
+  RunSummary summary_;
+  std::string db_path_;
+  std::string hostname_;
+  std::map<uint32_t, std::chrono::steady_clock::time_point> dead_since_;
+  std::chrono::steady_clock::time_point last_message_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace memtap

@@ -1,0 +1,263 @@
+// `memtap run`: start a program with the agent preloaded, record what it (and every
+// process it forks or execs) streams, and exit with the program's exit code.
+//
+// memtap becomes a child subreaper, so that orphaned descendants (a forked worker whose
+// parent already exited) are reaped here and seen to die, rather than lingering as
+// zombies that look alive.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/endpoint.h"
+#include "monitor/cli/commands.h"
+#include "monitor/cli/recording.h"
+
+extern char** environ;
+
+namespace memtap {
+
+namespace {
+
+struct RunOptions {
+  std::string out;
+  std::string connect;
+  std::vector<std::string> command;
+};
+
+bool parse(const std::vector<std::string>& args, RunOptions* o) {
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "-o" && i + 1 < args.size()) {
+      o->out = args[++i];
+    } else if (a == "--connect" && i + 1 < args.size()) {
+      o->connect = args[++i];
+    } else if (!a.empty() && a[0] == '-') {
+      fprintf(stderr, "memtap run: unknown option '%s'\n", a.c_str());
+      return false;
+    } else {
+      break;  // the program, without "--"
+    }
+  }
+  o->command.assign(args.begin() + long(i), args.end());
+  if (o->command.empty()) {
+    fprintf(stderr, "memtap run: no program given (memtap run [-o out.db] -- PROGRAM ARGS...)\n");
+    return false;
+  }
+  return true;
+}
+
+// The program as execvp would find it, or "" if it would not.
+std::string resolve_program(const std::string& name) {
+  auto runnable = [](const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) return runnable(name) ? name : "";
+  const char* path = getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (runnable(candidate)) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// Environment for the child: the agent prepended to LD_PRELOAD, and where to stream.
+std::vector<std::string> child_environment(const std::string& agent, const std::string& endpoint) {
+  std::vector<std::string> env;
+  std::string preload = agent;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("LD_PRELOAD=", 0) == 0) {
+      if (kv.size() > 11) preload += ":" + kv.substr(11);
+    } else if (kv.rfind("MEMTAP_ENDPOINT=", 0) != 0) {
+      env.push_back(kv);
+    }
+  }
+  env.push_back("LD_PRELOAD=" + preload);
+  env.push_back("MEMTAP_ENDPOINT=" + endpoint);
+  return env;
+}
+
+pid_t spawn(const RunOptions& o, const std::vector<std::string>& env, std::string* error) {
+  std::vector<char*> argv, envp;
+  for (const std::string& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  // Everything above is built before fork: the child only execs (we are multithreaded).
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) {
+    *error = std::string("pipe: ") + strerror(errno);
+    return -1;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execvpe(argv[0], argv.data(), envp.data());
+    int err = errno;
+    (void)!write(pipefd[1], &err, sizeof err);
+    _exit(127);
+  }
+  close(pipefd[1]);
+  if (pid < 0) {
+    *error = std::string("fork: ") + strerror(errno);
+    close(pipefd[0]);
+    return -1;
+  }
+  int err = 0;
+  if (read(pipefd[0], &err, sizeof err) == sizeof err) {
+    *error = "cannot run '" + o.command[0] + "': " + strerror(err);
+    close(pipefd[0]);
+    waitpid(pid, nullptr, 0);
+    return -1;
+  }
+  close(pipefd[0]);
+  return pid;
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// Reaps every finished descendant (we are their subreaper); returns true once `child`
+// has been reaped, with its status.
+bool reap(pid_t child, int* child_status) {
+  bool child_done = false;
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    if (pid == child) {
+      *child_status = status;
+      child_done = true;
+    }
+  }
+  return child_done;
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  RunOptions o;
+  if (!parse(args, &o)) return 2;
+  std::string program = resolve_program(o.command[0]);
+  if (program.empty()) {
+    fprintf(stderr, "memtap run: cannot run '%s': no such program%s\n", o.command[0].c_str(),
+            o.command[0].find('/') == std::string::npos ? " in PATH" : "");
+    return 127;
+  }
+  std::string agent = find_agent_library();
+  if (agent.empty()) {
+    fprintf(stderr, "memtap run: cannot find libmemtap_agent.so next to the memtap executable\n");
+    return 2;
+  }
+  install_stop_signals();
+  std::string error;
+
+  if (!o.connect.empty()) {
+    // Streaming into a monitor that runs elsewhere: no recording here.
+    pid_t pid = spawn(o, child_environment(agent, o.connect), &error);
+    if (pid < 0) {
+      fprintf(stderr, "memtap run: %s\n", error.c_str());
+      return 127;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      if (interrupted()) kill(pid, last_signal());
+    }
+    return exit_code_of(status);
+  }
+
+  std::string out = o.out.empty() ? default_db_path() : o.out;
+  std::string endpoint = user_ipc_endpoint("run-" + std::to_string(getpid()), &error);
+  if (endpoint.empty()) {
+    fprintf(stderr, "memtap run: %s\n", error.c_str());
+    return 2;
+  }
+  auto rec = Recording::start(endpoint, false, out, &error);
+  if (!rec) {
+    fprintf(stderr, "memtap run: %s\n", error.c_str());
+    return 2;
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  pid_t child = spawn(o, child_environment(agent, endpoint), &error);
+  if (child < 0) {
+    fprintf(stderr, "memtap run: %s\n", error.c_str());
+    return 127;
+  }
+
+  using namespace std::chrono;
+  const milliseconds grace(500);
+  int child_status = 0;
+  bool child_done = false;
+  int forwarded = 0;
+  steady_clock::time_point child_exit_time;
+  for (;;) {
+    rec->pump(20);
+    if (interrupted() && forwarded != last_signal()) {
+      forwarded = last_signal();
+      kill(child, forwarded);  // the program decides how to end; we keep recording
+    }
+    if (!child_done && reap(child, &child_status)) {
+      child_done = true;
+      child_exit_time = steady_clock::now();
+    } else if (child_done) {
+      reap(child, &child_status);
+    }
+    if (!child_done) continue;
+    rec->check_liveness(grace);
+    if (rec->any_running()) continue;
+    // Its Hello or Bye may still be queued: finish once it has been seen, or after a
+    // quiet grace period if the agent never reported (a static program, say).
+    if (rec->saw_pid(uint32_t(child))) break;
+    if (steady_clock::now() - child_exit_time >= grace &&
+        steady_clock::now() - rec->last_message() >= grace) {
+      fprintf(stderr,
+              "memtap run: no events from '%s': the agent was not loaded (statically linked "
+              "or setuid program?)\n",
+              o.command[0].c_str());
+      break;
+    }
+  }
+
+  std::string cmdline;
+  for (const std::string& a : o.command) cmdline += (cmdline.empty() ? "" : " ") + a;
+  std::vector<std::pair<std::string, std::string>> meta = {
+      {"memtap_version", MEMTAP_VERSION},
+      {"mode", "run"},
+      {"command", cmdline},
+      {"exit_code", std::to_string(exit_code_of(child_status))}};
+  int code = exit_code_of(child_status);
+  if (!rec->finish(meta, &error)) {
+    fprintf(stderr, "memtap run: recording failed: %s\n", error.c_str());
+    return code != 0 ? code : 2;
+  }
+  rec->print_summary(stderr);
+  return code;
+}
+
+}  // namespace memtap

@@ -1,0 +1,80 @@
+// See pull_socket.h.
+#include "monitor/transport/pull_socket.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "common/endpoint.h"
+
+namespace memtap {
+
+namespace {
+
+// True when something accepts connections on the Unix socket at path.
+bool unix_socket_in_use(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  bool in_use = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  close(fd);
+  return in_use;
+}
+
+}  // namespace
+
+std::unique_ptr<PullSocket> PullSocket::bind(const std::string& endpoint, bool allow_remote,
+                                             std::string* error) {
+  std::string problem = check_listen_endpoint(endpoint, allow_remote);
+  if (!problem.empty()) {
+    *error = problem;
+    return nullptr;
+  }
+  std::string path = ipc_path(endpoint);
+  if (!path.empty() && unix_socket_in_use(path)) {
+    *error = "endpoint '" + endpoint + "' is already in use by another monitor";
+    return nullptr;
+  }
+  std::unique_ptr<PullSocket> s(new PullSocket);
+  try {
+    s->sock_ = zmq::socket_t(s->ctx_, zmq::socket_type::pull);
+    s->sock_.set(zmq::sockopt::rcvhwm, 0);
+    s->sock_.set(zmq::sockopt::linger, 0);
+    // Messages are bounded by what an agent sends in one batch; refuse anything absurd.
+    s->sock_.set(zmq::sockopt::maxmsgsize, int64_t(256) << 20);
+    s->sock_.bind(endpoint);
+  } catch (const zmq::error_t& e) {
+    *error = "cannot listen on '" + endpoint + "': " + e.what();
+    return nullptr;
+  }
+  // The directory is already private; the socket itself is made user-only too, for
+  // endpoints the user placed elsewhere.
+  if (!path.empty()) chmod(path.c_str(), 0600);
+  s->endpoint_ = endpoint;
+  return s;
+}
+
+PullSocket::~PullSocket() {
+  std::string path = ipc_path(endpoint_);
+  sock_.close();
+  if (!path.empty()) unlink(path.c_str());
+}
+
+bool PullSocket::receive(zmq::message_t* out, int timeout_ms) {
+  try {
+    if (timeout_ms != 0) {
+      zmq::pollitem_t item{sock_.handle(), 0, ZMQ_POLLIN, 0};
+      if (zmq::poll(&item, 1, std::chrono::milliseconds(timeout_ms)) <= 0) return false;
+    }
+    return sock_.recv(*out, zmq::recv_flags::dontwait).has_value();
+  } catch (const zmq::error_t&) {
+    return false;  // EINTR: a signal; the caller checks its flags and comes back
+  }
+}
+
+}  // namespace memtap
