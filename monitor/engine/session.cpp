@@ -1,1 +1,465 @@
-// placeholder: implemented by the engine work
+// Session: decoded messages -> per-process pairing -> one timestamp order (see session.h).
+//
+// Data flow of one ingest: decode (all validation; nothing is changed by a message that
+// fails it) -> per-process bookkeeping (sequence, drops, watermark) -> events held as runs in
+// the reorder buffer, or applied at once when they are already late -> release of every
+// held event older than the smallest watermark of the running processes -> the sink.
+// Pairing happens when an event is released, never when it arrives, because a fork() must
+// snapshot the parent's heap as it was at the fork's time, not as the latest batch left it.
+#include "monitor/engine/session.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "monitor/engine/decode.h"
+#include "monitor/engine/heap_pairing.h"
+#include "monitor/engine/reorder.h"
+
+namespace memtap {
+namespace {
+
+// "No promise yet": a process that has sent no Batch may still send anything, however old.
+constexpr int64_t kNoWatermark = std::numeric_limits<int64_t>::min();
+
+// tsNs (below 2^63, checked by decode) to epoch ns; saturates instead of overflowing.
+int64_t to_epoch(uint64_t monotonic_ns, int64_t realtime_offset_ns) {
+  const auto ts = static_cast<int64_t>(monotonic_ns);
+  if (realtime_offset_ns > 0 && ts > std::numeric_limits<int64_t>::max() - realtime_offset_ns) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return ts + realtime_offset_ns;
+}
+
+HeldKind held_kind(EventKind kind) {
+  switch (kind) {
+    case EventKind::kMalloc:
+      return HeldKind::kMalloc;
+    case EventKind::kFree:
+      return HeldKind::kFree;
+    case EventKind::kMmap:
+      return HeldKind::kMmap;
+    case EventKind::kMunmap:
+      return HeldKind::kMunmap;
+    case EventKind::kFork:
+      break;
+  }
+  return HeldKind::kFork;
+}
+
+std::string describe(const WireMessage& m) {
+  const char* body = m.body == WireBodyKind::kHello   ? "hello"
+                     : m.body == WireBodyKind::kBatch ? "batch"
+                                                      : "bye";
+  char instance[32];
+  std::snprintf(instance, sizeof instance, "%llx", static_cast<unsigned long long>(m.instance_id));
+  return std::string(body) + " from pid " + std::to_string(m.pid) + " instance 0x" + instance;
+}
+
+struct ProcessState {
+  ProcessInfo info;
+  LiveTables tables;
+  // Epoch ns before which this process will send nothing more (from Batch.watermarkNs).
+  int64_t watermark_ns = kNoWatermark;
+  uint64_t next_sequence = 1;  // Hello was 0
+  // Said Bye, was forgotten, or the session finished: it no longer holds the release back,
+  // and its STOP_TRACE row is held or out.
+  bool ended = false;
+  bool fork_claimed = false;  // matched to its parent's fork event already
+};
+
+// A fork() child whose parent's fork event was applied before the child's Hello came.
+// Until it comes, the child may still send events from the fork's time on, so the fork's
+// time holds the release back like a running process's watermark.
+struct ExpectedChild {
+  uint32_t parent_pid = 0;
+  int64_t fork_ns = 0;  // epoch
+  LiveTables tables;    // the parent's live blocks at the fork
+};
+
+}  // namespace
+
+struct Session::Impl {
+  RowSink sink;
+  std::vector<ProcessState> processes;  // in Hello order; never erased (indices are kept)
+  std::map<std::pair<uint32_t, uint64_t>, size_t> by_instance;  // (pid, instanceId)
+  std::map<uint32_t, ExpectedChild> expected;                   // by the child's pid
+  ReorderBuffer held;
+  std::vector<DumpRow> out;  // rows ready for the sink, in order
+  // Time of the newest row released in order: anything older arrives late.
+  int64_t released_ns = std::numeric_limits<int64_t>::min();
+  uint64_t last_allocation_id = 0;
+  uint64_t rejected = 0;
+  uint64_t rows_emitted = 0;
+  bool finished = false;
+
+  std::optional<std::string> check(const WireMessage& m) const;
+  void apply(WireMessage& m);
+  void apply_hello(const WireMessage& m);
+  void apply_batch(ProcessState& p, size_t index, WireBatch& batch);
+  void apply_bye(ProcessState& p, size_t index, const WireBye& bye);
+  void count_sequence(ProcessState& p, uint64_t sequence);
+
+  void hold_or_apply(size_t process, uint32_t thread_id, const HeldEvent& event);
+  void hold_system_row(size_t process, HeldKind kind, int64_t epoch_ns);
+  void queue_stop(size_t process);
+  void apply_event(size_t process, uint32_t thread_id, const HeldEvent& event);
+  void apply_fork(size_t parent, const HeldEvent& event);
+  std::optional<int64_t> release_limit() const;
+  void release();
+  void flush();
+};
+
+std::optional<std::string> Session::Impl::check(const WireMessage& m) const {
+  if (finished) return describe(m) + " after the session finished";
+  const auto it = by_instance.find({m.pid, m.instance_id});
+  if (m.body == WireBodyKind::kHello) {
+    if (it != by_instance.end()) return "duplicate " + describe(m) + ", expected one hello";
+    if (m.sequence != 0) {
+      return describe(m) + ": sequence " + std::to_string(m.sequence) + ", expected 0";
+    }
+    return std::nullopt;
+  }
+  if (it == by_instance.end()) return describe(m) + " before its hello, expected a hello first";
+  const ProcessState& p = processes[it->second];
+  if (p.info.bye_received) return describe(m) + " after its bye, expected nothing more";
+  if (m.sequence < p.next_sequence) {
+    return describe(m) + ": sequence " + std::to_string(m.sequence) + " already seen, expected " +
+           std::to_string(p.next_sequence) + " or later";
+  }
+  return std::nullopt;
+}
+
+void Session::Impl::apply(WireMessage& m) {
+  if (m.body == WireBodyKind::kHello) {
+    apply_hello(m);
+    return;
+  }
+  const size_t index = by_instance.at({m.pid, m.instance_id});
+  ProcessState& p = processes[index];
+  count_sequence(p, m.sequence);
+  if (m.body == WireBodyKind::kBatch) {
+    apply_batch(p, index, m.batch);
+  } else {
+    apply_bye(p, index, m.bye);
+  }
+}
+
+void Session::Impl::count_sequence(ProcessState& p, uint64_t sequence) {
+  p.info.messages_lost += sequence - p.next_sequence;
+  p.next_sequence = sequence + 1;
+}
+
+void Session::Impl::apply_hello(const WireMessage& m) {
+  const WireHello& h = m.hello;
+  ProcessState p;
+  ProcessInfo& info = p.info;
+  info.pid = m.pid;
+  info.instance_id = m.instance_id;
+  info.ppid = h.ppid;
+  info.forked_from_pid = h.forked_from_pid;
+  info.hostname = h.hostname;
+  info.command_line = h.command_line;
+  info.rank = h.rank;
+  info.world_size = h.world_size;
+  info.agent_version = h.agent_version;
+  info.realtime_offset_ns =
+      static_cast<int64_t>(h.clock_realtime_ns) - static_cast<int64_t>(h.clock_monotonic_ns);
+  info.start_ns = static_cast<int64_t>(h.clock_realtime_ns);
+  info.end_ns = info.start_ns;
+
+  // The child of a fork already applied: it takes the snapshot, and the fork's time keeps
+  // holding the release until its first Batch says how far it has got. A child that
+  // exec()ed (forkedFromPid 0, same pid and parent) ends the wait but inherits nothing:
+  // exec replaced the address space.
+  if (auto it = expected.find(m.pid); it != expected.end()) {
+    const ExpectedChild& child = it->second;
+    const bool kept_heap = h.forked_from_pid == child.parent_pid;
+    if (kept_heap || (h.forked_from_pid == 0 && h.ppid == child.parent_pid)) {
+      p.fork_claimed = true;
+      p.watermark_ns = child.fork_ns;
+      if (kept_heap) {
+        info.inherited_blocks = child.tables.heap.size() + child.tables.mmaps.size();
+        p.tables = std::move(it->second.tables);
+      }
+      expected.erase(it);
+    }
+  }
+
+  const int64_t start_ns = info.start_ns;
+  const size_t index = processes.size();
+  processes.push_back(std::move(p));
+  by_instance.emplace(std::make_pair(m.pid, m.instance_id), index);
+  hold_system_row(index, HeldKind::kStartTrace, start_ns);
+}
+
+void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch) {
+  ProcessInfo& info = p.info;
+  const int64_t offset = info.realtime_offset_ns;
+  info.events_dropped = std::max(info.events_dropped, batch.dropped_so_far);
+  for (WireThreadEvents& thread : batch.threads) {
+    info.events_received += thread.events.size();
+    HeldRun run;
+    run.process = index;
+    run.thread_id = thread.thread_id;
+    run.events.reserve(thread.events.size());
+    for (const WireEvent& e : thread.events) {
+      const HeldEvent event{to_epoch(e.ts_ns, offset), e.addr, e.size_bytes, held_kind(e.kind)};
+      info.end_ns = std::max(info.end_ns, event.epoch_ns);
+      if (event.epoch_ns < released_ns) {
+        // Rows up to released_ns are out already: apply it now, within its process's
+        // order (everything still held is newer), and let the row go out of order.
+        ++info.late_events;
+        apply_event(index, thread.thread_id, event);
+        continue;
+      }
+      // The merge needs each run in time order; a thread whose clock went backwards
+      // (an agent bug, or hostile input) starts a new run instead of breaking it.
+      if (!run.events.empty() && event.epoch_ns < run.events.back().epoch_ns) {
+        HeldRun next;
+        next.process = index;
+        next.thread_id = thread.thread_id;
+        hold_run(held, std::move(run));
+        run = std::move(next);
+      }
+      run.events.push_back(event);
+    }
+    hold_run(held, std::move(run));
+  }
+  p.watermark_ns = std::max(p.watermark_ns, to_epoch(batch.watermark_ns, offset));
+}
+
+void Session::Impl::apply_bye(ProcessState& p, size_t index, const WireBye& bye) {
+  ProcessInfo& info = p.info;
+  const int64_t bye_ns = to_epoch(bye.ts_ns, info.realtime_offset_ns);
+  info.events_dropped = std::max(info.events_dropped, bye.dropped_total);
+  info.child_pids = bye.child_pids;
+  info.bye_received = true;
+  info.end_ns = std::max(info.end_ns, bye_ns);
+  if (!p.ended) {  // a forgotten process that says Bye after all has its STOP already
+    p.ended = true;
+    hold_system_row(index, HeldKind::kStopTrace, bye_ns);
+  }
+}
+
+void Session::Impl::hold_or_apply(size_t process, uint32_t thread_id, const HeldEvent& event) {
+  if (event.epoch_ns < released_ns) {
+    apply_event(process, thread_id, event);
+    return;
+  }
+  HeldRun run;
+  run.process = process;
+  run.thread_id = thread_id;
+  run.events.push_back(event);
+  hold_run(held, std::move(run));
+}
+
+void Session::Impl::hold_system_row(size_t process, HeldKind kind, int64_t epoch_ns) {
+  hold_or_apply(process, processes[process].info.pid, HeldEvent{epoch_ns, 0, 0, kind});
+}
+
+// STOP_TRACE for a process that never said Bye, at its last event. Not before what is
+// already out, though: a process idle since long ago would otherwise get a row out of order.
+void Session::Impl::queue_stop(size_t process) {
+  ProcessState& p = processes[process];
+  p.ended = true;
+  hold_system_row(process, HeldKind::kStopTrace, std::max(p.info.end_ns, released_ns));
+}
+
+void Session::Impl::apply_event(size_t process, uint32_t thread_id, const HeldEvent& event) {
+  ProcessState& p = processes[process];
+  const RowStamp stamp{event.epoch_ns, p.info.pid, thread_id};
+  PairingOutput pairing{out, last_allocation_id, p.info.unmatched_frees, p.info.lost_frees};
+  switch (event.kind) {
+    case HeldKind::kMalloc:
+      pair_malloc(p.tables, stamp, event.addr, event.size_bytes, pairing);
+      return;
+    case HeldKind::kFree:
+      pair_free(p.tables, stamp, event.addr, pairing);
+      return;
+    case HeldKind::kMmap:
+      pair_mmap(p.tables, stamp, event.addr, event.size_bytes, pairing);
+      return;
+    case HeldKind::kMunmap:
+      pair_munmap(p.tables, stamp, event.addr, event.size_bytes, pairing);
+      return;
+    case HeldKind::kFork:
+      apply_fork(process, event);
+      return;
+    case HeldKind::kStartTrace:
+    case HeldKind::kStopTrace: {
+      DumpRow row;
+      row.event = DumpEvent::kSystem;
+      row.event_type = event.kind == HeldKind::kStartTrace ? DumpEventType::kStartTrace
+                                                           : DumpEventType::kStopTrace;
+      row.timestamp_ns = event.epoch_ns;
+      row.process_id = p.info.pid;
+      row.thread_id = thread_id;
+      out.push_back(row);
+      return;
+    }
+  }
+}
+
+void Session::Impl::apply_fork(size_t parent, const HeldEvent& event) {
+  const uint32_t parent_pid = processes[parent].info.pid;
+  const auto child_pid = static_cast<uint32_t>(event.addr);  // decode checked the range
+  LiveTables snapshot = snapshot_for_child(processes[parent].tables, parent_pid);
+  const uint64_t blocks = snapshot.heap.size() + snapshot.mmaps.size();
+  // The child's Hello may have come first (its events are newer than the fork, so none of
+  // them has been applied yet). The newest unclaimed instance of that pid is the one.
+  for (size_t i = processes.size(); i-- > 0;) {
+    ProcessState& c = processes[i];
+    const ProcessInfo& info = c.info;
+    if (info.pid != child_pid || c.fork_claimed) continue;
+    const bool kept_heap = info.forked_from_pid == parent_pid;
+    if (!kept_heap && !(info.forked_from_pid == 0 && info.ppid == parent_pid)) continue;
+    c.fork_claimed = true;
+    if (kept_heap) {
+      c.info.inherited_blocks += blocks;
+      seed_from_parent(c.tables, std::move(snapshot));
+    }
+    return;
+  }
+  expected.insert_or_assign(child_pid,
+                            ExpectedChild{parent_pid, event.epoch_ns, std::move(snapshot)});
+}
+
+// The time below which every held event is final; nullopt when nothing holds it back.
+std::optional<int64_t> Session::Impl::release_limit() const {
+  if (finished) return std::nullopt;
+  std::optional<int64_t> limit;
+  auto lower = [&limit](int64_t ns) { limit = limit ? std::min(*limit, ns) : ns; };
+  for (const ProcessState& p : processes) {
+    if (!p.ended) lower(p.watermark_ns);
+  }
+  for (const auto& entry : expected) lower(entry.second.fork_ns);
+  return limit;
+}
+
+void Session::Impl::release() {
+  std::optional<int64_t> limit = release_limit();
+  while (held.held_events > 0) {
+    const HeldRun& run = oldest_run(held);
+    const HeldEvent event = run.events[run.next];
+    const size_t process = run.process;
+    const uint32_t thread_id = run.thread_id;
+    if (limit && event.epoch_ns >= *limit) break;
+    drop_oldest(held);
+    released_ns = std::max(released_ns, event.epoch_ns);
+    apply_event(process, thread_id, event);
+    // A fork may have made a child expected: its fork time now holds the rest back.
+    if (event.kind == HeldKind::kFork) limit = release_limit();
+  }
+}
+
+void Session::Impl::flush() {
+  if (out.empty()) return;
+  rows_emitted += out.size();
+  if (sink) sink(out.data(), out.size());
+  out.clear();
+}
+
+Session::Session(RowSink sink) : impl_(std::make_unique<Impl>()) {
+  impl_->sink = std::move(sink);
+}
+
+Session::~Session() = default;
+
+IngestResult Session::ingest(const void* data, size_t size) {
+  Impl& s = *impl_;
+  IngestResult result;
+  try {
+    DecodeResult decoded = decode_message(data, size);
+    std::optional<std::string> error;
+    if (!decoded.ok) {
+      error = std::move(decoded.error);
+    } else {
+      error = s.check(decoded.message);
+    }
+    if (error) {
+      ++s.rejected;
+      result.ok = false;
+      result.error = std::move(*error);
+      return result;
+    }
+    s.apply(decoded.message);
+    s.release();
+    s.flush();
+  } catch (const std::exception& e) {
+    // Only allocation failure can get here (decode catches Cap'n Proto's own errors): the
+    // message may be half applied, but the caller must still never see an exception.
+    ++s.rejected;
+    s.out.clear();
+    result.ok = false;
+    result.error = std::string("applying the message failed: ") + e.what();
+  } catch (...) {
+    ++s.rejected;
+    s.out.clear();
+    result.ok = false;
+    result.error = "applying the message failed";
+  }
+  return result;
+}
+
+void Session::forget_process(uint32_t pid) {
+  Impl& s = *impl_;
+  if (s.finished) return;
+  for (size_t i = 0; i < s.processes.size(); ++i) {
+    ProcessState& p = s.processes[i];
+    if (p.info.pid == pid && !p.ended) s.queue_stop(i);
+  }
+  s.expected.erase(pid);
+  s.release();
+  s.flush();
+}
+
+void Session::finish() {
+  Impl& s = *impl_;
+  if (s.finished) return;
+  for (size_t i = 0; i < s.processes.size(); ++i) {
+    if (!s.processes[i].ended) s.queue_stop(i);
+  }
+  s.finished = true;
+  s.expected.clear();
+  s.release();
+  s.flush();
+}
+
+std::vector<ProcessInfo> Session::processes() const {
+  std::vector<ProcessInfo> infos;
+  infos.reserve(impl_->processes.size());
+  for (const ProcessState& p : impl_->processes) infos.push_back(p.info);
+  return infos;
+}
+
+uint64_t Session::rejected_messages() const {
+  return impl_->rejected;
+}
+
+uint64_t Session::rows_emitted() const {
+  return impl_->rows_emitted;
+}
+
+std::vector<uint32_t> Session::running_pids() const {
+  std::vector<uint32_t> pids;
+  for (const ProcessState& p : impl_->processes) {
+    if (!p.ended) pids.push_back(p.info.pid);
+  }
+  for (const auto& entry : impl_->expected) {
+    if (std::find(pids.begin(), pids.end(), entry.first) == pids.end()) {
+      pids.push_back(entry.first);
+    }
+  }
+  return pids;
+}
+
+size_t Session::held_events() const {
+  return impl_->held.held_events;
+}
+
+}  // namespace memtap

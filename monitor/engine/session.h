@@ -48,8 +48,11 @@ class Session {
   std::vector<ProcessInfo> processes() const;
   uint64_t rejected_messages() const;
   uint64_t rows_emitted() const;
-  // Processes seen (Hello) that have neither said Bye nor been forgotten.
+  // Processes seen (Hello) that have neither said Bye nor been forgotten, then fork()
+  // children expected (their parent's fork was applied, their Hello has not come yet).
   std::vector<uint32_t> running_pids() const;
+  // Events (and SYSTEM rows) held back waiting for the watermark.
+  size_t held_events() const;
 
  private:
   struct Impl;

@@ -1,0 +1,182 @@
+// Packed Cap'n Proto -> WireMessage, with every check the engine relies on (see decode.h).
+#include "monitor/engine/decode.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize-packed.h>
+#include <kj/exception.h>
+#include <kj/io.h>
+
+#include <algorithm>
+#include <exception>
+#include <limits>
+#include <string_view>
+
+#include "common/wire.capnp.h"
+
+namespace memtap {
+namespace {
+
+constexpr uint64_t kMaxTime = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+// Packing turns a run of up to 256 zero words into two bytes, so a message of N packed
+// bytes can never hold more than 128*N words. Bounding the reader by that (rather than by
+// a fixed size) keeps a tiny message that claims huge segments from allocating them.
+constexpr uint64_t kMaxWordsPerPackedByte = 128;
+constexpr uint64_t kSegmentTableSlackWords = 64;
+// And never more than kMaxMessageBytes once unpacked: decoding copies every event, so this
+// also bounds what one message can make the monitor allocate.
+constexpr uint64_t kMaxUnpackedWords = kMaxMessageBytes / sizeof(capnp::word);
+// Message -> Batch -> List(ThreadEvents) -> ThreadEvents -> List(Event) -> Event is six.
+constexpr int kNestingLimit = 16;
+
+std::string at(const std::string& path, size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
+
+bool check_time(uint64_t value, std::string_view field, std::string& error) {
+  if (value <= kMaxTime) return true;
+  error = std::string(field) + ": " + std::to_string(value) +
+          " out of range, expected a time below 2^63 ns";
+  return false;
+}
+
+// On failure `error` starts at the field (".kind: ..."): the caller prepends the event's
+// path, which is built only then because this is the hot loop.
+bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
+  // Cap'n Proto hands unknown enumerants through as raw numbers; a newer agent's event
+  // kind must not be mistaken for one of ours.
+  const auto raw_kind = static_cast<uint16_t>(in.getKind());
+  if (raw_kind > static_cast<uint16_t>(EventKind::kFork)) {
+    error = ".kind: unknown value " + std::to_string(raw_kind) +
+            ", expected malloc, free, mmap, munmap or fork (0..4)";
+    return false;
+  }
+  out.kind = static_cast<EventKind>(raw_kind);
+  out.ts_ns = in.getTsNs();
+  out.addr = in.getAddr();
+  out.size_bytes = in.getSizeBytes();
+  if (!check_time(out.ts_ns, ".tsNs", error)) return false;
+  if (out.kind == EventKind::kFork &&
+      (out.addr == 0 || out.addr > std::numeric_limits<uint32_t>::max())) {
+    error = ".addr: fork child pid " + std::to_string(out.addr) +
+            " out of range, expected 1..4294967295";
+    return false;
+  }
+  return true;
+}
+
+bool decode_batch(wire::Batch::Reader in, WireBatch& out, std::string& error) {
+  out.dropped_so_far = in.getDroppedSoFar();
+  out.watermark_ns = in.getWatermarkNs();
+  if (!check_time(out.watermark_ns, "batch.watermarkNs", error)) return false;
+  const auto threads = in.getThreads();
+  out.threads.resize(threads.size());
+  for (size_t t = 0; t < threads.size(); ++t) {
+    const auto thread = threads[t];
+    WireThreadEvents& dst = out.threads[t];
+    dst.thread_id = thread.getThreadId();
+    const auto events = thread.getEvents();
+    dst.events.resize(events.size());
+    for (size_t e = 0; e < events.size(); ++e) {
+      if (!decode_event(events[e], dst.events[e], error)) {
+        error = at(at("batch.threads", t) + ".events", e) + error;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool decode_hello(wire::Hello::Reader in, WireHello& out, std::string& error) {
+  out.ppid = in.getPpid();
+  out.hostname = in.getHostname();
+  for (auto arg : in.getCommandLine()) out.command_line.emplace_back(arg);
+  out.rank = in.getRank();
+  out.world_size = in.getWorldSize();
+  out.clock_monotonic_ns = in.getClockMonotonicNs();
+  out.clock_realtime_ns = in.getClockRealtimeNs();
+  out.agent_version = in.getAgentVersion();
+  out.forked_from_pid = in.getForkedFromPid();
+  return check_time(out.clock_monotonic_ns, "hello.clockMonotonicNs", error) &&
+         check_time(out.clock_realtime_ns, "hello.clockRealtimeNs", error);
+}
+
+bool decode_bye(wire::Bye::Reader in, WireBye& out, std::string& error) {
+  out.ts_ns = in.getTsNs();
+  out.dropped_total = in.getDroppedTotal();
+  out.events_sent = in.getEventsSent();
+  for (uint32_t pid : in.getChildPids()) out.child_pids.push_back(pid);
+  return check_time(out.ts_ns, "bye.tsNs", error);
+}
+
+bool decode_root(wire::Message::Reader in, WireMessage& out, std::string& error) {
+  const uint32_t version = in.getProtocolVersion();
+  if (version != wire::PROTOCOL_VERSION) {
+    error = "protocol version " + std::to_string(version) + ", expected " +
+            std::to_string(wire::PROTOCOL_VERSION) + " (field protocolVersion)";
+    return false;
+  }
+  out.pid = in.getPid();
+  out.instance_id = in.getInstanceId();
+  out.sequence = in.getSequence();
+  const auto body = in.getBody();
+  switch (body.which()) {
+    case wire::Message::Body::HELLO:
+      out.body = WireBodyKind::kHello;
+      return decode_hello(body.getHello(), out.hello, error);
+    case wire::Message::Body::BATCH:
+      out.body = WireBodyKind::kBatch;
+      return decode_batch(body.getBatch(), out.batch, error);
+    case wire::Message::Body::BYE:
+      out.body = WireBodyKind::kBye;
+      return decode_bye(body.getBye(), out.bye, error);
+  }
+  error = "body: unknown union tag " + std::to_string(static_cast<uint16_t>(body.which())) +
+          ", expected hello, batch or bye (0..2)";
+  return false;
+}
+
+}  // namespace
+
+DecodeResult decode_message(const void* data, size_t size) {
+  DecodeResult result;
+  if (size > kMaxMessageBytes) {
+    result.error = "message of " + std::to_string(size) + " bytes, expected at most " +
+                   std::to_string(kMaxMessageBytes);
+    return result;
+  }
+  if (size == 0 || data == nullptr) {
+    result.error = "empty message, expected a packed wire::Message";
+    return result;
+  }
+  try {
+    kj::ArrayInputStream input(
+        kj::ArrayPtr<const kj::byte>(static_cast<const kj::byte*>(data), size));
+    capnp::ReaderOptions options;
+    options.traversalLimitInWords =
+        std::min(size * kMaxWordsPerPackedByte + kSegmentTableSlackWords, kMaxUnpackedWords);
+    options.nestingLimit = kNestingLimit;
+    {
+      // Segments after the first are read lazily, and the rest of the input is skipped
+      // when the reader goes away: only then is it known what follows the message.
+      capnp::PackedMessageReader reader(input, options);
+      result.ok = decode_root(reader.getRoot<wire::Message>(), result.message, result.error);
+    }
+    const size_t trailing = input.tryGetReadBuffer().size();
+    if (result.ok && trailing != 0) {
+      result.ok = false;
+      result.error = std::to_string(trailing) +
+                     " bytes after the end of the message, expected exactly one packed "
+                     "wire::Message";
+    }
+  } catch (const kj::Exception& e) {
+    result.ok = false;
+    result.error = std::string("not a valid packed wire::Message: ") + e.getDescription().cStr();
+  } catch (const std::exception& e) {
+    result.ok = false;
+    result.error = std::string("decoding failed: ") + e.what();
+  }
+  return result;
+}
+
+}  // namespace memtap

@@ -1,0 +1,80 @@
+// Turns one untrusted ZeroMQ message body into plain structs, or says why it cannot.
+//
+// This is the only file of the engine that touches Cap'n Proto. Everything the rest of the
+// engine relies on is checked here, so that applying a decoded message cannot fail halfway:
+// the size and traversal limits, the protocol version, every enum and union tag, and the
+// ranges that later arithmetic needs (times below 2^63, fork child pids that fit a pid_t).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/event_record.h"
+
+namespace memtap {
+
+// Larger messages are refused before decoding; an agent's batches are a few MiB at most.
+inline constexpr size_t kMaxMessageBytes = size_t{256} << 20;
+
+struct WireEvent {
+  uint64_t ts_ns = 0;  // agent's CLOCK_MONOTONIC, below 2^63
+  uint64_t addr = 0;   // for kFork: the child's pid, 1..2^32-1
+  uint64_t size_bytes = 0;
+  EventKind kind = EventKind::kMalloc;
+};
+
+struct WireThreadEvents {
+  uint32_t thread_id = 0;
+  std::vector<WireEvent> events;
+};
+
+struct WireHello {
+  uint32_t ppid = 0;
+  std::string hostname;
+  std::vector<std::string> command_line;
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  uint64_t clock_monotonic_ns = 0;  // below 2^63
+  uint64_t clock_realtime_ns = 0;   // below 2^63
+  std::string agent_version;
+  uint32_t forked_from_pid = 0;
+};
+
+struct WireBatch {
+  std::vector<WireThreadEvents> threads;
+  uint64_t dropped_so_far = 0;
+  uint64_t watermark_ns = 0;  // below 2^63
+};
+
+struct WireBye {
+  uint64_t ts_ns = 0;  // below 2^63
+  uint64_t dropped_total = 0;
+  uint64_t events_sent = 0;
+  std::vector<uint32_t> child_pids;
+};
+
+enum class WireBodyKind : uint8_t { kHello, kBatch, kBye };
+
+// One wire::Message; only the body named by `body` is filled.
+struct WireMessage {
+  uint32_t pid = 0;
+  uint64_t instance_id = 0;
+  uint64_t sequence = 0;
+  WireBodyKind body = WireBodyKind::kHello;
+  WireHello hello;
+  WireBatch batch;
+  WireBye bye;
+};
+
+struct DecodeResult {
+  bool ok = false;
+  std::string error;  // names the field and what was expected
+  WireMessage message;
+};
+
+// Decodes one packed wire::Message. Never throws.
+DecodeResult decode_message(const void* data, size_t size);
+
+}  // namespace memtap

@@ -1,0 +1,137 @@
+// FREE-to-MALLOC pairing over a process's live tables (see heap_pairing.h).
+#include "monitor/engine/heap_pairing.h"
+
+#include <iterator>
+#include <limits>
+#include <utility>
+
+namespace memtap {
+namespace {
+
+DumpRow make_row(DumpEvent event, bool is_mmap, const RowStamp& stamp, uint64_t addr,
+                 const LiveBlock& block) {
+  DumpRow row;
+  row.event = event;
+  row.event_type = DumpEventType::kHost;
+  row.is_mmap = is_mmap;
+  row.timestamp_ns = stamp.timestamp_ns;
+  row.process_id = stamp.process_id;
+  row.thread_id = stamp.thread_id;
+  row.ptr = addr;
+  row.size_bytes = block.size_bytes;
+  row.allocation_id = block.allocation_id;
+  row.inherited_from_pid = event == DumpEvent::kFree ? block.inherited_from_pid : 0;
+  return row;
+}
+
+LiveBlock new_block(uint64_t size_bytes, PairingOutput& out) {
+  return LiveBlock{size_bytes, ++out.last_allocation_id, 0};
+}
+
+// One past the last byte, clamped: an untrusted addr+size may not wrap around to 0.
+uint64_t range_end(uint64_t addr, uint64_t size_bytes) {
+  const uint64_t max = std::numeric_limits<uint64_t>::max();
+  return size_bytes > max - addr ? max : addr + size_bytes;
+}
+
+// Releases the live mappings that overlap [start, end) or start inside it (a zero-length
+// mapping overlaps nothing); returns how many there were.
+size_t release_mappings(LiveTables& tables, const RowStamp& stamp, uint64_t start, uint64_t end,
+                        PairingOutput& out) {
+  if (start >= end) return 0;
+  auto& mmaps = tables.mmaps;
+  // Mappings never overlap each other, so only the last one starting before `start` can
+  // reach into the range from the left; every one starting inside it is released.
+  auto it = mmaps.lower_bound(start);
+  if (it != mmaps.begin()) {
+    auto before = std::prev(it);
+    if (range_end(before->first, before->second.size_bytes) > start) it = before;
+  }
+  size_t released = 0;
+  while (it != mmaps.end() && it->first < end) {
+    const uint64_t map_start = it->first;
+    const LiveBlock block = it->second;
+    const uint64_t map_end = range_end(map_start, block.size_bytes);
+    it = mmaps.erase(it);
+    ++released;
+    out.rows.push_back(make_row(DumpEvent::kFree, true, stamp, map_start, block));
+    // What the range did not cover stays mapped: it is a new block from here on, so it
+    // gets a MALLOC row that later FREE rows can pair with.
+    if (map_start < start) {
+      const LiveBlock left = new_block(start - map_start, out);
+      mmaps.emplace(map_start, left);
+      out.rows.push_back(make_row(DumpEvent::kMalloc, true, stamp, map_start, left));
+    }
+    if (map_end > end) {
+      const LiveBlock right = new_block(map_end - end, out);
+      it = mmaps.emplace(end, right).first;
+      ++it;
+      out.rows.push_back(make_row(DumpEvent::kMalloc, true, stamp, end, right));
+    }
+  }
+  return released;
+}
+
+}  // namespace
+
+void pair_malloc(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
+                 PairingOutput& out) {
+  const LiveBlock block = new_block(size_bytes, out);
+  auto [it, inserted] = tables.heap.try_emplace(addr, block);
+  if (!inserted) {
+    // The agent lost this address's FREE (dropped events): close the old block here so
+    // that its lifetime ends and the new block's FREE does not pair with it.
+    out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, it->second));
+    ++out.lost_frees;
+    it->second = block;
+  }
+  out.rows.push_back(make_row(DumpEvent::kMalloc, false, stamp, addr, block));
+}
+
+void pair_free(LiveTables& tables, const RowStamp& stamp, uint64_t addr, PairingOutput& out) {
+  auto it = tables.heap.find(addr);
+  if (it == tables.heap.end()) {
+    ++out.unmatched_frees;
+    out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, LiveBlock{}));
+    return;
+  }
+  out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, it->second));
+  tables.heap.erase(it);
+}
+
+void pair_mmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
+               PairingOutput& out) {
+  out.lost_frees += release_mappings(tables, stamp, addr, range_end(addr, size_bytes), out);
+  // A zero-length mapping overlaps nothing, yet may sit at the same start as this one.
+  if (auto same = tables.mmaps.find(addr); same != tables.mmaps.end()) {
+    out.rows.push_back(make_row(DumpEvent::kFree, true, stamp, addr, same->second));
+    ++out.lost_frees;
+    tables.mmaps.erase(same);
+  }
+  const LiveBlock block = new_block(size_bytes, out);
+  tables.mmaps.emplace(addr, block);
+  out.rows.push_back(make_row(DumpEvent::kMalloc, true, stamp, addr, block));
+}
+
+void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
+                 PairingOutput& out) {
+  if (release_mappings(tables, stamp, addr, range_end(addr, size_bytes), out) == 0) {
+    ++out.unmatched_frees;
+    out.rows.push_back(make_row(DumpEvent::kFree, true, stamp, addr, LiveBlock{}));
+  }
+}
+
+LiveTables snapshot_for_child(const LiveTables& parent, uint32_t parent_pid) {
+  LiveTables child = parent;
+  for (auto& entry : child.heap) entry.second.inherited_from_pid = parent_pid;
+  for (auto& entry : child.mmaps) entry.second.inherited_from_pid = parent_pid;
+  return child;
+}
+
+void seed_from_parent(LiveTables& child, LiveTables snapshot) {
+  for (auto& entry : child.heap) snapshot.heap.insert_or_assign(entry.first, entry.second);
+  for (auto& entry : child.mmaps) snapshot.mmaps.insert_or_assign(entry.first, entry.second);
+  child = std::move(snapshot);
+}
+
+}  // namespace memtap

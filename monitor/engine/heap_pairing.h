@@ -1,0 +1,69 @@
+// Live blocks of one process, and the rules that pair each FREE with its MALLOC.
+//
+// The heap (malloc family) and anonymous mappings are separate tables: a heap block and a
+// mapping never pair with each other, and mappings are released by range (munmap may cover
+// several of them, or part of one) while heap blocks are released by exact address.
+// Every function appends the rows it produces, in the order they happen, to `out.rows`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "monitor/engine/dump_row.h"
+
+namespace memtap {
+
+struct LiveBlock {
+  uint64_t size_bytes = 0;
+  uint64_t allocation_id = 0;
+  uint32_t inherited_from_pid = 0;  // non-zero: copied from that parent at fork()
+};
+
+struct LiveTables {
+  std::unordered_map<uint64_t, LiveBlock> heap;  // by start address
+  std::map<uint64_t, LiveBlock> mmaps;           // by start address; ordered for range lookups
+};
+
+// Who and when, for every row one event produces.
+struct RowStamp {
+  int64_t timestamp_ns = 0;  // epoch
+  uint32_t process_id = 0;
+  uint32_t thread_id = 0;
+};
+
+// Where pairing writes: the rows, the session-wide id counter, the process's counters.
+struct PairingOutput {
+  std::vector<DumpRow>& rows;
+  uint64_t& last_allocation_id;  // ids are last_allocation_id + 1, ...: unique per session
+  uint64_t& unmatched_frees;     // FREE/munmap of an address with no live block
+  uint64_t& lost_frees;          // MALLOC/mmap over a live block: its FREE was lost
+};
+
+// A MALLOC; a block still live at `addr` is first closed by a synthetic FREE.
+void pair_malloc(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
+                 PairingOutput& out);
+
+// A FREE carrying the live block's size and id; size 0 and id 0 when no block is live there.
+void pair_free(LiveTables& tables, const RowStamp& stamp, uint64_t addr, PairingOutput& out);
+
+// An anonymous mapping. Live mappings it overlaps were unmapped without us seeing it (or
+// replaced by MAP_FIXED): they are released as by pair_munmap and counted in lost_frees.
+void pair_mmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
+               PairingOutput& out);
+
+// Releases every live mapping overlapping [addr, addr+size_bytes), in address order: a FREE
+// of the whole mapping, then a MALLOC (new id, same time) for each part left outside the
+// range. No overlap at all gives one unmatched FREE row.
+void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
+                 PairingOutput& out);
+
+// What a fork() child starts with: the parent's live blocks, marked as inherited from it.
+LiveTables snapshot_for_child(const LiveTables& parent, uint32_t parent_pid);
+
+// Adds a fork() snapshot to a child's tables. Blocks the child already has win: they were
+// recorded from the child's own events.
+void seed_from_parent(LiveTables& child, LiveTables snapshot);
+
+}  // namespace memtap

@@ -1,0 +1,48 @@
+// Events held back until every running process has promised nothing older will come.
+//
+// Events arrive per thread, already in time order, so they are held as runs (one thread's
+// events of one batch, or one SYSTEM row) and merged: a min-heap over the runs' oldest
+// events. Taking the oldest event costs O(log runs), not O(log events), and a run's memory
+// goes back as soon as the merge has passed its last event.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace memtap {
+
+// What a held event does when it is applied: the wire's event kinds, and the SYSTEM rows.
+enum class HeldKind : uint8_t { kMalloc, kFree, kMmap, kMunmap, kFork, kStartTrace, kStopTrace };
+
+struct HeldEvent {
+  int64_t epoch_ns = 0;
+  uint64_t addr = 0;
+  uint64_t size_bytes = 0;
+  HeldKind kind = HeldKind::kMalloc;
+};
+
+struct HeldRun {
+  size_t process = 0;  // the session's index of the process
+  uint32_t thread_id = 0;
+  std::vector<HeldEvent> events;  // epoch_ns non-decreasing
+  size_t next = 0;                // first event not yet taken
+  uint64_t arrival = 0;           // breaks ties between runs: the earlier arrival goes first
+};
+
+struct ReorderBuffer {
+  std::vector<HeldRun> heap;  // min-heap by (oldest event's time, arrival)
+  uint64_t arrivals = 0;
+  size_t held_events = 0;
+};
+
+// Holds a run; its events must be in non-decreasing time order. Empty runs are dropped.
+void hold_run(ReorderBuffer& buffer, HeldRun run);
+
+// The run holding the oldest event (its events[next]); only when held_events > 0.
+const HeldRun& oldest_run(const ReorderBuffer& buffer);
+
+// Drops the oldest event (after the caller has applied it).
+void drop_oldest(ReorderBuffer& buffer);
+
+}  // namespace memtap

@@ -1,0 +1,827 @@
+// Session: real packed wire messages in, the exact DumpRows that come out.
+//
+// Every test builds messages the way an agent does (MallocMessageBuilder, packed) and
+// compares the whole row stream, so a row too many, too few or out of order fails.
+#include "monitor/engine/session.h"
+
+#include <capnp/any.h>
+#include <capnp/message.h>
+#include <capnp/serialize-packed.h>
+#include <gtest/gtest.h>
+#include <kj/io.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/wire.capnp.h"
+
+namespace memtap {
+
+bool operator==(const DumpRow& a, const DumpRow& b) {
+  return a.event == b.event && a.event_type == b.event_type && a.is_mmap == b.is_mmap &&
+         a.timestamp_ns == b.timestamp_ns && a.process_id == b.process_id &&
+         a.thread_id == b.thread_id && a.ptr == b.ptr && a.size_bytes == b.size_bytes &&
+         a.allocation_id == b.allocation_id && a.inherited_from_pid == b.inherited_from_pid;
+}
+
+void PrintTo(const DumpRow& r, std::ostream* os) {
+  static const char* const kEvents[] = {"MALLOC", "FREE", "SYSTEM"};
+  static const char* const kTypes[] = {"HOST", "START_TRACE", "STOP_TRACE"};
+  *os << "{" << kEvents[static_cast<int>(r.event)] << "/" << kTypes[static_cast<int>(r.event_type)]
+      << (r.is_mmap ? " mmap" : "") << " t=" << r.timestamp_ns << " pid=" << r.process_id
+      << " tid=" << r.thread_id << " ptr=0x" << std::hex << r.ptr << std::dec
+      << " size=" << r.size_bytes << " id=" << r.allocation_id
+      << " inherited=" << r.inherited_from_pid << "}";
+}
+
+namespace {
+
+using Bytes = std::vector<kj::byte>;
+using Kind = wire::EventKind;
+
+// Every process in these tests reads its clocks so that monotonic kMono0 is epoch kReal0.
+constexpr uint64_t kMono0 = 1000;
+constexpr int64_t kReal0 = 1'700'000'000'000'000'000;
+
+int64_t epoch(uint64_t ts_ns) {
+  return kReal0 + static_cast<int64_t>(ts_ns - kMono0);
+}
+
+struct Ev {
+  uint64_t ts_ns;
+  Kind kind;
+  uint64_t addr;
+  uint64_t size_bytes = 0;
+};
+
+struct Thread {
+  uint32_t thread_id;
+  std::vector<Ev> events;
+};
+
+struct HelloArgs {
+  uint32_t ppid = 1;
+  uint32_t forked_from_pid = 0;
+  uint64_t mono_ns = kMono0;
+  uint64_t sequence = 0;
+  uint32_t protocol_version = wire::PROTOCOL_VERSION;
+};
+
+Bytes pack(capnp::MessageBuilder& builder) {
+  kj::VectorOutputStream out;
+  capnp::writePackedMessage(out, builder);
+  auto bytes = out.getArray();
+  return Bytes(bytes.begin(), bytes.end());
+}
+
+wire::Message::Builder header(capnp::MessageBuilder& b, uint32_t pid, uint64_t instance,
+                              uint64_t sequence, uint32_t version = wire::PROTOCOL_VERSION) {
+  auto m = b.initRoot<wire::Message>();
+  m.setProtocolVersion(version);
+  m.setPid(pid);
+  m.setInstanceId(instance);
+  m.setSequence(sequence);
+  return m;
+}
+
+Bytes hello(uint32_t pid, uint64_t instance, HelloArgs args = {}) {
+  capnp::MallocMessageBuilder b;
+  auto h = header(b, pid, instance, args.sequence, args.protocol_version).getBody().initHello();
+  h.setPpid(args.ppid);
+  h.setHostname("node-1");
+  auto cmd = h.initCommandLine(2);
+  cmd.set(0, "python");
+  cmd.set(1, "train.py");
+  h.setRank(3);
+  h.setWorldSize(8);
+  h.setClockMonotonicNs(args.mono_ns);
+  h.setClockRealtimeNs(static_cast<uint64_t>(epoch(args.mono_ns)));
+  h.setAgentVersion("0.1.0");
+  h.setForkedFromPid(args.forked_from_pid);
+  return pack(b);
+}
+
+void fill_batch(wire::Batch::Builder batch, uint64_t watermark_ns,
+                const std::vector<Thread>& threads, uint64_t dropped_so_far) {
+  batch.setWatermarkNs(watermark_ns);
+  batch.setDroppedSoFar(dropped_so_far);
+  auto list = batch.initThreads(threads.size());
+  for (size_t t = 0; t < threads.size(); ++t) {
+    list[t].setThreadId(threads[t].thread_id);
+    auto events = list[t].initEvents(threads[t].events.size());
+    for (size_t e = 0; e < threads[t].events.size(); ++e) {
+      const Ev& ev = threads[t].events[e];
+      events[e].setTsNs(ev.ts_ns);
+      events[e].setKind(ev.kind);
+      events[e].setAddr(ev.addr);
+      events[e].setSizeBytes(ev.size_bytes);
+    }
+  }
+}
+
+Bytes batch(uint32_t pid, uint64_t instance, uint64_t sequence, uint64_t watermark_ns,
+            const std::vector<Thread>& threads, uint64_t dropped_so_far = 0) {
+  capnp::MallocMessageBuilder b;
+  fill_batch(header(b, pid, instance, sequence).getBody().initBatch(), watermark_ns, threads,
+             dropped_so_far);
+  return pack(b);
+}
+
+Bytes bye(uint32_t pid, uint64_t instance, uint64_t sequence, uint64_t ts_ns,
+          uint64_t dropped_total = 0, const std::vector<uint32_t>& children = {}) {
+  capnp::MallocMessageBuilder b;
+  auto y = header(b, pid, instance, sequence).getBody().initBye();
+  y.setTsNs(ts_ns);
+  y.setDroppedTotal(dropped_total);
+  y.setEventsSent(0);
+  auto list = y.initChildPids(children.size());
+  for (size_t i = 0; i < children.size(); ++i) list.set(i, children[i]);
+  return pack(b);
+}
+
+DumpRow system_row(DumpEventType type, uint32_t pid, uint64_t ts_ns) {
+  DumpRow r;
+  r.event = DumpEvent::kSystem;
+  r.event_type = type;
+  r.timestamp_ns = epoch(ts_ns);
+  r.process_id = pid;
+  r.thread_id = pid;
+  return r;
+}
+
+DumpRow start_row(uint32_t pid, uint64_t ts_ns = kMono0) {
+  return system_row(DumpEventType::kStartTrace, pid, ts_ns);
+}
+
+DumpRow stop_row(uint32_t pid, uint64_t ts_ns) {
+  return system_row(DumpEventType::kStopTrace, pid, ts_ns);
+}
+
+struct Block {
+  uint64_t ptr;
+  uint64_t size_bytes;
+  uint64_t allocation_id;
+};
+
+DumpRow host_row(DumpEvent event, uint64_t ts_ns, uint32_t pid, uint32_t tid, Block b, bool is_mmap,
+                 uint32_t inherited_from_pid) {
+  DumpRow r;
+  r.event = event;
+  r.event_type = DumpEventType::kHost;
+  r.is_mmap = is_mmap;
+  r.timestamp_ns = epoch(ts_ns);
+  r.process_id = pid;
+  r.thread_id = tid;
+  r.ptr = b.ptr;
+  r.size_bytes = b.size_bytes;
+  r.allocation_id = b.allocation_id;
+  r.inherited_from_pid = inherited_from_pid;
+  return r;
+}
+
+DumpRow malloc_row(uint64_t ts_ns, uint32_t pid, uint32_t tid, Block b) {
+  return host_row(DumpEvent::kMalloc, ts_ns, pid, tid, b, false, 0);
+}
+DumpRow free_row(uint64_t ts_ns, uint32_t pid, uint32_t tid, Block b, uint32_t inherited = 0) {
+  return host_row(DumpEvent::kFree, ts_ns, pid, tid, b, false, inherited);
+}
+DumpRow mmap_row(uint64_t ts_ns, uint32_t pid, uint32_t tid, Block b) {
+  return host_row(DumpEvent::kMalloc, ts_ns, pid, tid, b, true, 0);
+}
+DumpRow munmap_row(uint64_t ts_ns, uint32_t pid, uint32_t tid, Block b, uint32_t inherited = 0) {
+  return host_row(DumpEvent::kFree, ts_ns, pid, tid, b, true, inherited);
+}
+
+Ev ev_malloc(uint64_t ts, uint64_t addr, uint64_t size) {
+  return {ts, Kind::MALLOC, addr, size};
+}
+Ev ev_free(uint64_t ts, uint64_t addr) {
+  return {ts, Kind::FREE, addr, 0};
+}
+Ev ev_mmap(uint64_t ts, uint64_t addr, uint64_t size) {
+  return {ts, Kind::MMAP, addr, size};
+}
+Ev ev_munmap(uint64_t ts, uint64_t addr, uint64_t size) {
+  return {ts, Kind::MUNMAP, addr, size};
+}
+Ev ev_fork(uint64_t ts, uint32_t child) {
+  return {ts, Kind::FORK, child, 0};
+}
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void feed(const Bytes& message) {
+    const IngestResult r = session.ingest(message.data(), message.size());
+    ASSERT_TRUE(r.ok) << r.error;
+  }
+
+  // Feeds a message that must be rejected and checks that it changed nothing but the count.
+  std::string feed_rejected(const Bytes& message) {
+    return feed_rejected(message.data(), message.size());
+  }
+  std::string feed_rejected(const void* data, size_t size) {
+    const uint64_t rejected = session.rejected_messages();
+    const size_t rows_before = rows.size();
+    const size_t processes_before = session.processes().size();
+    const size_t held_before = session.held_events();
+    const IngestResult r = session.ingest(data, size);
+    EXPECT_FALSE(r.ok);
+    EXPECT_FALSE(r.error.empty());
+    EXPECT_EQ(session.rejected_messages(), rejected + 1);
+    EXPECT_EQ(rows.size(), rows_before);
+    EXPECT_EQ(session.processes().size(), processes_before);
+    EXPECT_EQ(session.held_events(), held_before);
+    return r.error;
+  }
+
+  ProcessInfo process(uint32_t pid) {
+    for (const ProcessInfo& p : session.processes()) {
+      if (p.pid == pid) return p;
+    }
+    ADD_FAILURE() << "no process " << pid;
+    return {};
+  }
+
+  std::vector<DumpRow> rows;
+  Session session{[this](const DumpRow* r, size_t n) { rows.insert(rows.end(), r, r + n); }};
+};
+
+constexpr uint32_t kPid = 100;
+constexpr uint32_t kPid2 = 300;
+constexpr uint32_t kChild = 200;
+constexpr uint64_t kInst = 0xabc;
+constexpr uint64_t kInst2 = 0xdef;
+constexpr uint64_t kChildInst = 0x123;
+constexpr uint64_t kFar = 1'000'000;  // a watermark past every event of a test
+
+TEST_F(SessionTest, HelloFillsProcessInfoAndStartTraceWaitsForFirstBatch) {
+  feed(hello(kPid, kInst, {.ppid = 7, .mono_ns = 5000}));
+  // No Batch yet, so no promise about older events: even START_TRACE is held.
+  EXPECT_TRUE(rows.empty());
+  EXPECT_EQ(session.held_events(), 1u);
+  EXPECT_EQ(session.running_pids(), std::vector<uint32_t>{kPid});
+
+  feed(batch(kPid, kInst, 1, kFar, {}));
+  EXPECT_EQ(rows, std::vector<DumpRow>{start_row(kPid, 5000)});
+
+  const ProcessInfo p = process(kPid);
+  EXPECT_EQ(p.instance_id, kInst);
+  EXPECT_EQ(p.ppid, 7u);
+  EXPECT_EQ(p.hostname, "node-1");
+  EXPECT_EQ(p.command_line, (std::vector<std::string>{"python", "train.py"}));
+  EXPECT_EQ(p.rank, 3);
+  EXPECT_EQ(p.world_size, 8);
+  EXPECT_EQ(p.agent_version, "0.1.0");
+  EXPECT_EQ(p.realtime_offset_ns, kReal0 - static_cast<int64_t>(kMono0));
+  EXPECT_EQ(p.start_ns, epoch(5000));
+  EXPECT_FALSE(p.bye_received);
+}
+
+TEST_F(SessionTest, FreeIsPairedWithItsMallocSizeAndId) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7,
+               {ev_malloc(2000, 0x1000, 64), ev_malloc(2100, 0x2000, 32), ev_free(2200, 0x1000),
+                ev_free(2300, 0x2000)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x1000, 64, 1}),
+                      malloc_row(2100, kPid, 7, {0x2000, 32, 2}),
+                      free_row(2200, kPid, 7, {0x1000, 64, 1}),
+                      free_row(2300, kPid, 7, {0x2000, 32, 2}),
+                  }));
+  EXPECT_EQ(process(kPid).events_received, 4u);
+  EXPECT_EQ(process(kPid).unmatched_frees, 0u);
+  EXPECT_EQ(session.rows_emitted(), rows.size());
+}
+
+TEST_F(SessionTest, ReallocLikeFreeThenMallocOfTheSameAddressStartsANewBlock) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7,
+               {ev_malloc(2000, 0x1000, 64), ev_free(2100, 0x1000), ev_malloc(2100, 0x1000, 128),
+                ev_free(2200, 0x1000)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x1000, 64, 1}),
+                      free_row(2100, kPid, 7, {0x1000, 64, 1}),
+                      malloc_row(2100, kPid, 7, {0x1000, 128, 2}),
+                      free_row(2200, kPid, 7, {0x1000, 128, 2}),
+                  }));
+  EXPECT_EQ(process(kPid).lost_frees, 0u);
+  EXPECT_EQ(process(kPid).unmatched_frees, 0u);
+}
+
+TEST_F(SessionTest, FreeOfUnknownAddressHasNoIdAndIsCounted) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_free(2000, 0xdead)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{start_row(kPid), free_row(2000, kPid, 7, {0xdead, 0, 0})}));
+  EXPECT_EQ(process(kPid).unmatched_frees, 1u);
+}
+
+TEST_F(SessionTest, MallocOverALiveBlockClosesItWithASyntheticFree) {
+  feed(hello(kPid, kInst));
+  feed(batch(
+      kPid, kInst, 1, kFar,
+      {{7, {ev_malloc(2000, 0x1000, 64), ev_malloc(2100, 0x1000, 32), ev_free(2200, 0x1000)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x1000, 64, 1}),
+                      free_row(2100, kPid, 7, {0x1000, 64, 1}),
+                      malloc_row(2100, kPid, 7, {0x1000, 32, 2}),
+                      free_row(2200, kPid, 7, {0x1000, 32, 2}),
+                  }));
+  EXPECT_EQ(process(kPid).lost_frees, 1u);
+  EXPECT_EQ(process(kPid).unmatched_frees, 0u);
+}
+
+TEST_F(SessionTest, AllocationIdsAreUniqueAcrossProcesses) {
+  feed(hello(kPid, kInst));
+  feed(hello(kPid2, kInst2));
+  feed(
+      batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 8), ev_malloc(2200, 0x3000, 8)}}}));
+  feed(batch(kPid2, kInst2, 1, kFar, {{9, {ev_malloc(2100, 0x1000, 16)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      start_row(kPid2),
+                      malloc_row(2000, kPid, 7, {0x1000, 8, 1}),
+                      malloc_row(2100, kPid2, 9, {0x1000, 16, 2}),
+                      malloc_row(2200, kPid, 7, {0x3000, 8, 3}),
+                  }));
+}
+
+TEST_F(SessionTest, ThreadsOfOneBatchAreMergedByTimestamp) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7, {ev_malloc(2000, 0x1000, 1), ev_free(2300, 0x2000)}},
+              {8, {ev_malloc(2100, 0x2000, 2), ev_free(2200, 0x1000)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x1000, 1, 1}),
+                      malloc_row(2100, kPid, 8, {0x2000, 2, 2}),
+                      free_row(2200, kPid, 8, {0x1000, 1, 1}),
+                      free_row(2300, kPid, 7, {0x2000, 2, 2}),
+                  }));
+}
+
+TEST_F(SessionTest, ThreadWhoseClockGoesBackwardsIsStillReleasedInOrder) {
+  feed(hello(kPid, kInst));
+  feed(
+      batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(3000, 0x1000, 1), ev_malloc(2000, 0x2000, 2)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x2000, 2, 1}),
+                      malloc_row(3000, kPid, 7, {0x1000, 1, 2}),
+                  }));
+}
+
+TEST_F(SessionTest, RowsWaitForTheSmallestWatermarkOfRunningProcesses) {
+  feed(hello(kPid, kInst));
+  feed(hello(kPid2, kInst2, {.mono_ns = 1500}));
+  feed(
+      batch(kPid, kInst, 1, 3500, {{7, {ev_malloc(2000, 0x1000, 1), ev_malloc(3000, 0x2000, 2)}}}));
+  // kPid2 has promised nothing yet: all of kPid's rows wait.
+  EXPECT_TRUE(rows.empty());
+  EXPECT_EQ(session.held_events(), 4u);
+
+  feed(batch(kPid2, kInst2, 1, 2500, {{9, {ev_malloc(2500, 0x1000, 3)}}}));
+  // Below 2500 (kPid2's watermark) only; kPid2's own event at 2500 is not below it.
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      start_row(kPid2, 1500),
+                      malloc_row(2000, kPid, 7, {0x1000, 1, 1}),
+                  }));
+  EXPECT_EQ(session.held_events(), 2u);
+
+  // Bye: kPid2 no longer holds the release back; its STOP waits for kPid's watermark.
+  feed(bye(kPid2, kInst2, 2, 4000));
+  EXPECT_EQ(session.running_pids(), std::vector<uint32_t>{kPid});
+  EXPECT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[3], malloc_row(2500, kPid2, 9, {0x1000, 3, 2}));
+  EXPECT_EQ(rows[4], malloc_row(3000, kPid, 7, {0x2000, 2, 3}));
+
+  feed(bye(kPid, kInst, 2, 5000));
+  EXPECT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[5], stop_row(kPid2, 4000));
+  EXPECT_EQ(rows[6], stop_row(kPid, 5000));
+  EXPECT_TRUE(session.running_pids().empty());
+  EXPECT_EQ(session.held_events(), 0u);
+}
+
+TEST_F(SessionTest, LateEventIsAppliedAtOnceAndCounted) {
+  feed(hello(kPid, kInst));
+  feed(hello(kPid2, kInst2));
+  feed(batch(kPid, kInst, 1, 5000, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  feed(batch(kPid2, kInst2, 1, 4500, {{9, {ev_malloc(4000, 0x1000, 8)}}}));
+  ASSERT_EQ(rows.size(), 4u);  // both STARTs, both MALLOCs: released up to 4000
+  // kPid breaks its promise: an event at 3000 after rows up to 4000 went out.
+  feed(batch(kPid, kInst, 2, 6000, {{7, {ev_free(3000, 0x1000), ev_malloc(4600, 0x5000, 1)}}}));
+  ASSERT_EQ(rows.size(), 5u);
+  // Still paired with kPid's own block, not kPid2's block at the same address.
+  EXPECT_EQ(rows[4], free_row(3000, kPid, 7, {0x1000, 64, 1}));
+  EXPECT_EQ(process(kPid).late_events, 1u);
+  EXPECT_EQ(process(kPid2).late_events, 0u);
+  EXPECT_EQ(session.held_events(), 1u);  // the MALLOC at 4600 waits for kPid2 (4500)
+}
+
+TEST_F(SessionTest, MmapAndHeapAreSeparateTables) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7,
+               {ev_mmap(2000, 0x10000, 0x1000), ev_free(2100, 0x10000),
+                ev_munmap(2200, 0x10000, 0x1000), ev_munmap(2300, 0x50000, 0x1000)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      mmap_row(2000, kPid, 7, {0x10000, 0x1000, 1}),
+                      free_row(2100, kPid, 7, {0x10000, 0, 0}),
+                      munmap_row(2200, kPid, 7, {0x10000, 0x1000, 1}),
+                      munmap_row(2300, kPid, 7, {0x50000, 0, 0}),
+                  }));
+  EXPECT_EQ(process(kPid).unmatched_frees, 2u);
+}
+
+TEST_F(SessionTest, MunmapOfPartOfAMappingReRecordsWhatIsLeft) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7,
+               {ev_mmap(2000, 0x10000, 0x4000),
+                // A hole in the middle leaves two mappings.
+                ev_munmap(2100, 0x11000, 0x1000),
+                // One range over both: each is released whole.
+                ev_munmap(2200, 0x10000, 0x10000)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      mmap_row(2000, kPid, 7, {0x10000, 0x4000, 1}),
+                      munmap_row(2100, kPid, 7, {0x10000, 0x4000, 1}),
+                      mmap_row(2100, kPid, 7, {0x10000, 0x1000, 2}),
+                      mmap_row(2100, kPid, 7, {0x12000, 0x2000, 3}),
+                      munmap_row(2200, kPid, 7, {0x10000, 0x1000, 2}),
+                      munmap_row(2200, kPid, 7, {0x12000, 0x2000, 3}),
+                  }));
+  EXPECT_EQ(process(kPid).unmatched_frees, 0u);
+}
+
+TEST_F(SessionTest, MunmapAcrossTwoMappingsKeepsTheOuterParts) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7,
+               {ev_mmap(2000, 0x20000, 0x2000), ev_mmap(2100, 0x22000, 0x2000),
+                ev_munmap(2200, 0x21000, 0x2000)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      mmap_row(2000, kPid, 7, {0x20000, 0x2000, 1}),
+                      mmap_row(2100, kPid, 7, {0x22000, 0x2000, 2}),
+                      munmap_row(2200, kPid, 7, {0x20000, 0x2000, 1}),
+                      mmap_row(2200, kPid, 7, {0x20000, 0x1000, 3}),
+                      munmap_row(2200, kPid, 7, {0x22000, 0x2000, 2}),
+                      mmap_row(2200, kPid, 7, {0x23000, 0x1000, 4}),
+                  }));
+}
+
+TEST_F(SessionTest, MmapOverALiveMappingReleasesTheOldOne) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7, {ev_mmap(2000, 0x10000, 0x2000), ev_mmap(2100, 0x11000, 0x2000)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      mmap_row(2000, kPid, 7, {0x10000, 0x2000, 1}),
+                      munmap_row(2100, kPid, 7, {0x10000, 0x2000, 1}),
+                      mmap_row(2100, kPid, 7, {0x10000, 0x1000, 2}),
+                      mmap_row(2100, kPid, 7, {0x11000, 0x2000, 3}),
+                  }));
+  EXPECT_EQ(process(kPid).lost_frees, 1u);
+}
+
+TEST_F(SessionTest, ForkChildInheritsTheParentsLiveBlocks) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 4000,
+             {{7,
+               {ev_malloc(2000, 0x1000, 64), ev_mmap(2100, 0x10000, 0x1000), ev_fork(3000, kChild),
+                ev_free(3500, 0x1000)}}}));
+  // The fork is applied; the child is expected from then on, so the parent's FREE at 3500
+  // waits although the parent's watermark (4000) is past it.
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x1000, 64, 1}),
+                      mmap_row(2100, kPid, 7, {0x10000, 0x1000, 2}),
+                  }));
+  EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid, kChild}));
+
+  feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
+  EXPECT_EQ(rows.size(), 3u);  // the fork's time holds until the child's first batch
+  feed(batch(kChild, kChildInst, 1, 5000,
+             {{kChild,
+               {ev_free(3200, 0x1000), ev_malloc(3300, 0x2000, 16),
+                ev_munmap(3400, 0x10000, 0x1000), ev_free(3450, 0x2000)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x1000, 64, 1}),
+                      mmap_row(2100, kPid, 7, {0x10000, 0x1000, 2}),
+                      start_row(kChild, 3100),
+                      free_row(3200, kChild, kChild, {0x1000, 64, 1}, kPid),
+                      malloc_row(3300, kChild, kChild, {0x2000, 16, 3}),
+                      munmap_row(3400, kChild, kChild, {0x10000, 0x1000, 2}, kPid),
+                      free_row(3450, kChild, kChild, {0x2000, 16, 3}),
+                      free_row(3500, kPid, 7, {0x1000, 64, 1}),
+                  }));
+  EXPECT_EQ(process(kChild).inherited_blocks, 2u);
+  EXPECT_EQ(process(kChild).unmatched_frees, 0u);
+  EXPECT_EQ(process(kChild).forked_from_pid, kPid);
+}
+
+TEST_F(SessionTest, ChildHelloBeforeTheForkIsAppliedStillInherits) {
+  feed(hello(kPid, kInst));
+  feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
+  feed(batch(kChild, kChildInst, 1, 5000, {{kChild, {ev_free(3200, 0x1000)}}}));
+  EXPECT_TRUE(rows.empty());  // the parent has promised nothing yet
+  feed(batch(kPid, kInst, 1, 4000, {{7, {ev_malloc(2000, 0x1000, 64), ev_fork(3000, kChild)}}}));
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x1000, 64, 1}),
+                      start_row(kChild, 3100),
+                      free_row(3200, kChild, kChild, {0x1000, 64, 1}, kPid),
+                  }));
+  EXPECT_EQ(process(kChild).inherited_blocks, 1u);
+  EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid, kChild}));
+}
+
+TEST_F(SessionTest, ExpectedChildHoldsTheReleaseEvenAfterTheParentsBye) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 4000, {{7, {ev_fork(3000, kChild), ev_malloc(3500, 0x1000, 8)}}}));
+  feed(bye(kPid, kInst, 2, 6000, 0, {kChild}));
+  EXPECT_EQ(rows, std::vector<DumpRow>{start_row(kPid)});
+  EXPECT_EQ(session.running_pids(), std::vector<uint32_t>{kChild});
+  EXPECT_EQ(session.held_events(), 2u);
+  EXPECT_EQ(process(kPid).child_pids, std::vector<uint32_t>{kChild});
+}
+
+TEST_F(SessionTest, ForgetProcessStopsWaitingForAnExpectedChild) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 4000, {{7, {ev_fork(3000, kChild), ev_malloc(3500, 0x1000, 8)}}}));
+  EXPECT_EQ(rows, std::vector<DumpRow>{start_row(kPid)});
+
+  session.forget_process(kChild);
+  EXPECT_EQ(session.running_pids(), std::vector<uint32_t>{kPid});
+  EXPECT_EQ(rows,
+            (std::vector<DumpRow>{start_row(kPid), malloc_row(3500, kPid, 7, {0x1000, 8, 1})}));
+}
+
+TEST_F(SessionTest, ForgetProcessEndsARunningProcessWithStopTrace) {
+  feed(hello(kPid, kInst));
+  feed(hello(kPid2, kInst2));
+  feed(batch(kPid, kInst, 1, 9000, {{7, {ev_malloc(2000, 0x1000, 8)}}}));
+  feed(batch(kPid2, kInst2, 1, 2500, {{9, {ev_malloc(2400, 0x2000, 8)}}}));
+  feed(batch(kPid, kInst, 2, 9000, {{7, {ev_malloc(3000, 0x3000, 8)}}}));
+  ASSERT_EQ(rows.size(), 4u);
+
+  session.forget_process(kPid2);  // killed: it will never send its watermark past 2500
+  EXPECT_EQ(session.running_pids(), std::vector<uint32_t>{kPid});
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      start_row(kPid2),
+                      malloc_row(2000, kPid, 7, {0x1000, 8, 1}),
+                      malloc_row(2400, kPid2, 9, {0x2000, 8, 2}),
+                      stop_row(kPid2, 2400),
+                      malloc_row(3000, kPid, 7, {0x3000, 8, 3}),
+                  }));
+}
+
+TEST_F(SessionTest, FinishReleasesEverythingAndStopsProcessesWithoutBye) {
+  feed(hello(kPid, kInst));
+  feed(
+      batch(kPid, kInst, 1, 2200, {{7, {ev_malloc(2000, 0x1000, 8), ev_malloc(2500, 0x2000, 8)}}}));
+  EXPECT_EQ(rows.size(), 2u);
+  session.finish();
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x1000, 8, 1}),
+                      malloc_row(2500, kPid, 7, {0x2000, 8, 2}),
+                      stop_row(kPid, 2500),
+                  }));
+  EXPECT_EQ(session.held_events(), 0u);
+  EXPECT_EQ(session.rows_emitted(), 4u);
+  EXPECT_TRUE(session.running_pids().empty());
+  EXPECT_EQ(process(kPid).end_ns, epoch(2500));
+
+  const std::string error = feed_rejected(batch(kPid, kInst, 2, kFar, {}));
+  EXPECT_NE(error.find("after the session finished"), std::string::npos) << error;
+}
+
+TEST_F(SessionTest, StopTraceOfAnIdleProcessIsNotEmittedBeforeRowsAlreadyOut) {
+  feed(hello(kPid, kInst));
+  feed(hello(kPid2, kInst2));
+  feed(batch(kPid, kInst, 1, 8000, {{7, {ev_malloc(2000, 0x1000, 8)}}}));
+  feed(batch(kPid2, kInst2, 1, 8000, {{9, {ev_malloc(7000, 0x1000, 8)}}}));
+  ASSERT_EQ(rows.size(), 4u);
+  session.finish();
+  ASSERT_EQ(rows.size(), 6u);
+  // kPid's last event was at 2000, but rows up to 7000 are out already.
+  EXPECT_EQ(rows[4], stop_row(kPid, 7000));
+  EXPECT_EQ(rows[5], stop_row(kPid2, 7000));
+}
+
+TEST_F(SessionTest, SequenceGapsCountLostMessagesAndDropsAreRecorded) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar, {}, 5));
+  EXPECT_EQ(process(kPid).events_dropped, 5u);
+  feed(batch(kPid, kInst, 4, kFar, {}, 7));
+  EXPECT_EQ(process(kPid).messages_lost, 2u);
+  EXPECT_EQ(process(kPid).events_dropped, 7u);
+
+  const std::string error = feed_rejected(batch(kPid, kInst, 4, kFar, {}));
+  EXPECT_NE(error.find("sequence 4 already seen, expected 5"), std::string::npos) << error;
+
+  feed(bye(kPid, kInst, 5, 9000, 11, {kChild, 201}));
+  const ProcessInfo p = process(kPid);
+  EXPECT_EQ(p.messages_lost, 2u);
+  EXPECT_EQ(p.events_dropped, 11u);
+  EXPECT_TRUE(p.bye_received);
+  EXPECT_EQ(p.child_pids, (std::vector<uint32_t>{kChild, 201}));
+  EXPECT_EQ(p.end_ns, epoch(9000));
+  EXPECT_EQ(rows.back(), stop_row(kPid, 9000));
+}
+
+TEST_F(SessionTest, WrongProtocolVersionIsRejected) {
+  const std::string error = feed_rejected(hello(kPid, kInst, {.protocol_version = 7}));
+  EXPECT_NE(error.find("protocol version 7, expected 1"), std::string::npos) << error;
+  EXPECT_TRUE(session.processes().empty());
+}
+
+TEST_F(SessionTest, GarbageBytesAreRejected) {
+  const std::string garbage = "this is not a Cap'n Proto message, just text";
+  feed_rejected(garbage.data(), garbage.size());
+  feed_rejected(garbage.data(), 0);
+  const std::vector<kj::byte> ones(64, 0xff);
+  feed_rejected(ones.data(), ones.size());
+  EXPECT_EQ(session.rejected_messages(), 3u);
+  EXPECT_TRUE(session.processes().empty());
+}
+
+TEST_F(SessionTest, TruncatedMessageIsRejectedAndChangesNothing) {
+  feed(hello(kPid, kInst));
+  const Bytes full = batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64)}}});
+  const std::string error = feed_rejected(full.data(), full.size() / 2);
+  EXPECT_NE(error.find("not a valid packed wire::Message"), std::string::npos) << error;
+  const Bytes longer = [&] {
+    Bytes b = full;
+    b.push_back(0);
+    return b;
+  }();
+  const std::string trailing = feed_rejected(longer);
+  EXPECT_NE(trailing.find("1 bytes after the end of the message"), std::string::npos) << trailing;
+
+  feed(full);  // sequence 1 was not consumed by the rejected copies
+  EXPECT_EQ(process(kPid).messages_lost, 0u);
+  EXPECT_EQ(process(kPid).events_received, 1u);
+  EXPECT_EQ(rows.size(), 2u);
+}
+
+TEST_F(SessionTest, TinyMessageClaimingHugeSegmentsIsRejected) {
+  // Segment table: one segment of 2^28 words (2 GiB), packed into two bytes.
+  const kj::byte claim[] = {0x80, 0x10};
+  const std::string error = feed_rejected(claim, sizeof claim);
+  EXPECT_NE(error.find("not a valid packed wire::Message"), std::string::npos) << error;
+}
+
+TEST_F(SessionTest, UnknownEventKindIsRejected) {
+  feed(hello(kPid, kInst));
+  const std::string error = feed_rejected(
+      batch(kPid, kInst, 1, kFar,
+            {{7, {ev_malloc(2000, 0x1000, 64), Ev{2100, static_cast<Kind>(9), 0x1000, 0}}}}));
+  EXPECT_NE(error.find("batch.threads[0].events[1].kind: unknown value 9"), std::string::npos)
+      << error;
+  feed(batch(kPid, kInst, 1, kFar, {}));  // the rejected batch did not take sequence 1
+  EXPECT_EQ(process(kPid).events_received, 0u);
+  EXPECT_EQ(process(kPid).messages_lost, 0u);
+}
+
+TEST_F(SessionTest, UnknownBodyUnionTagIsRejected) {
+  capnp::MallocMessageBuilder b;
+  header(b, kPid, kInst, 0).getBody().initHello();
+  // Message's union tag is bits [192, 208) of its data section.
+  auto data = b.getRoot<capnp::AnyStruct>().getDataSection();
+  data[24] = 5;
+  const std::string error = feed_rejected(pack(b));
+  EXPECT_NE(error.find("body: unknown union tag 5"), std::string::npos) << error;
+}
+
+TEST_F(SessionTest, ForkOfAnImpossiblePidIsRejected) {
+  feed(hello(kPid, kInst));
+  const std::string error = feed_rejected(batch(kPid, kInst, 1, kFar, {{7, {ev_fork(2000, 0)}}}));
+  EXPECT_NE(error.find("batch.threads[0].events[0].addr: fork child pid 0"), std::string::npos)
+      << error;
+}
+
+TEST_F(SessionTest, BatchOrByeBeforeHelloIsRejected) {
+  std::string error = feed_rejected(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 1, 1)}}}));
+  EXPECT_NE(error.find("batch from pid 100 instance 0xabc before its hello"), std::string::npos)
+      << error;
+  error = feed_rejected(bye(kPid, kInst, 1, 2000));
+  EXPECT_NE(error.find("bye from pid 100 instance 0xabc before its hello"), std::string::npos)
+      << error;
+  // Another instance of the same pid is another process.
+  feed(hello(kPid, kInst));
+  feed_rejected(batch(kPid, kInst2, 1, kFar, {}));
+  EXPECT_EQ(session.rejected_messages(), 3u);
+}
+
+TEST_F(SessionTest, DuplicateHelloIsRejected) {
+  feed(hello(kPid, kInst));
+  const std::string error = feed_rejected(hello(kPid, kInst));
+  EXPECT_NE(error.find("duplicate hello from pid 100"), std::string::npos) << error;
+  EXPECT_EQ(session.processes().size(), 1u);
+}
+
+TEST_F(SessionTest, BatchAfterByeIsRejected) {
+  feed(hello(kPid, kInst));
+  feed(bye(kPid, kInst, 1, 2000));
+  const std::string error = feed_rejected(batch(kPid, kInst, 2, kFar, {}));
+  EXPECT_NE(error.find("after its bye"), std::string::npos) << error;
+}
+
+TEST_F(SessionTest, CorruptedMessagesNeverCrashOrThrow) {
+  feed(hello(kPid, kInst));
+  const Bytes valid =
+      batch(kPid, kInst, 1, kFar,
+            {{7,
+              {ev_malloc(2000, 0x1000, 64), ev_mmap(2100, 0x10000, 0x3000),
+               ev_munmap(2200, 0x11000, 0x1000), ev_fork(2300, kChild), ev_free(2400, 0x1000)}},
+             {8, {ev_free(2050, 0x1000), ev_malloc(2150, 0x1000, 8)}}});
+  std::mt19937 random(12345);  // fixed: a failure must reproduce
+  uint64_t accepted = 0;
+  for (int i = 0; i < 5000; ++i) {
+    Bytes bytes = valid;
+    const int flips = 1 + static_cast<int>(random() % 4);
+    for (int f = 0; f < flips; ++f) {
+      bytes[random() % bytes.size()] = static_cast<kj::byte>(random());
+    }
+    bytes.resize(bytes.size() - random() % 3);
+    if (session.ingest(bytes.data(), bytes.size()).ok) ++accepted;
+  }
+  EXPECT_EQ(session.rejected_messages() + accepted, 5000u);
+  session.finish();
+  EXPECT_EQ(session.held_events(), 0u);
+}
+
+TEST_F(SessionTest, HeldEventsStayBoundedWhileWatermarksAdvance) {
+  feed(hello(kPid, kInst));
+  constexpr uint64_t kPerBatch = 1000;
+  uint64_t ts = 2000;
+  for (uint64_t seq = 1; seq <= 200; ++seq) {
+    std::vector<Ev> events;
+    for (uint64_t i = 0; i < kPerBatch / 2; ++i) {
+      events.push_back(ev_malloc(ts++, 0x1000 + i * 16, 16));
+      events.push_back(ev_free(ts++, 0x1000 + i * 16));
+    }
+    // The watermark trails by half a batch: at most that much may stay held.
+    feed(batch(kPid, kInst, seq, ts - kPerBatch / 2, {{7, events}}));
+    ASSERT_EQ(session.held_events(), kPerBatch / 2) << "after batch " << seq;
+  }
+  EXPECT_EQ(rows.size(), 1 + 200 * kPerBatch - kPerBatch / 2);
+}
+
+TEST_F(SessionTest, IngestThroughput) {
+  constexpr size_t kBatches = 500;
+  constexpr size_t kThreads = 4;
+  constexpr size_t kPerThread = 2500;  // 500 x 4 x 2500 = 5M events
+  std::vector<Bytes> messages;
+  messages.push_back(hello(kPid, kInst));
+  uint64_t ts = 2000;
+  for (size_t n = 0; n < kBatches; ++n) {
+    std::vector<Thread> threads;
+    for (uint32_t t = 0; t < kThreads; ++t) {
+      Thread thread{t + 1, {}};
+      for (size_t i = 0; i < kPerThread / 2; ++i) {
+        const uint64_t addr = (uint64_t{t} << 32) + i * 64;
+        thread.events.push_back(ev_malloc(ts + 2 * i, addr, 64));
+        thread.events.push_back(ev_free(ts + 2 * i + 1, addr));
+      }
+      threads.push_back(std::move(thread));
+    }
+    ts += kPerThread;
+    messages.push_back(batch(kPid, kInst, n + 1, ts, threads));
+  }
+  messages.push_back(bye(kPid, kInst, kBatches + 1, ts));
+
+  uint64_t rows_seen = 0;
+  Session fast([&rows_seen](const DumpRow*, size_t n) { rows_seen += n; });
+  const auto begin = std::chrono::steady_clock::now();
+  for (const Bytes& m : messages) {
+    ASSERT_TRUE(fast.ingest(m.data(), m.size()).ok);
+  }
+  fast.finish();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  constexpr uint64_t kEvents = kBatches * kThreads * kPerThread;
+  EXPECT_EQ(rows_seen, kEvents + 2);
+  EXPECT_EQ(fast.processes()[0].unmatched_frees, 0u);
+  std::printf("[ throughput ] %llu events in %.3f s: %.1f M events/s\n",
+              static_cast<unsigned long long>(kEvents), seconds, kEvents / seconds / 1e6);
+}
+
+}  // namespace
+}  // namespace memtap
