@@ -1,1 +1,366 @@
-// placeholder: implemented by the store work
+// The recording's file lifecycle and its writer thread (see memscope_writer.h).
+//
+// append() only copies rows into `pending` under a mutex; the writer thread swaps the
+// whole vector out and inserts it with the lock released, so the engine never waits on
+// SQLite. The thread owns the connection until it is joined; after that finish() or the
+// destructor use it from the caller's thread. After the first SQLite error nothing more
+// is written: the rows are counted, the error is kept for finish() to report.
+#include "monitor/store/memscope_writer.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "monitor/store/dump_inserter.h"
+#include "monitor/store/memscope_schema.h"
+#include "monitor/store/memtap_tables.h"
+#include "monitor/store/sqlite_status.h"
+
+namespace memtap {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the writer thread does once it sees a stop request.
+enum class StopMode { kRunning, kDrain, kAbandon };
+
+// SQLite reports every unusable location as "unable to open database file"; checking the
+// directory first turns the common cases into a reason the user can act on.
+bool check_directory(const std::string& path, std::string* reason) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) {
+    const int err = errno;
+    *reason = err == ENOENT ? "directory " + dir + " does not exist"
+                            : "directory " + dir + ": " + std::strerror(err);
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    *reason = dir + " is not a directory";
+    return false;
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    *reason = "directory " + dir + " is not writable: " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+bool remove_if_present(const std::string& file, std::string* reason) {
+  if (unlink(file.c_str()) == 0 || errno == ENOENT) return true;
+  *reason = "cannot remove stale " + file + ": " + std::strerror(errno);
+  return false;
+}
+
+// A stale -wal or -journal next to a database would be replayed into it on the next open,
+// so a file is only ever created or renamed into place with those gone.
+bool remove_sidecars(const std::string& file, std::string* reason) {
+  return remove_if_present(file + "-wal", reason) && remove_if_present(file + "-shm", reason) &&
+         remove_if_present(file + "-journal", reason);
+}
+
+}  // namespace
+
+struct MemscopeWriter::Impl {
+  std::string path;
+  std::string partial_path;
+  MemscopeWriterOptions options;
+  sqlite3* db = nullptr;
+  std::unique_ptr<DumpInserter> inserter;
+
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::vector<DumpRow> pending;        // guarded by mutex
+  StopMode stop = StopMode::kRunning;  // guarded by mutex
+  std::thread thread;
+
+  std::atomic<uint64_t> rows_queued{0};   // written by append() only
+  std::atomic<uint64_t> rows_written{0};  // written by the writer thread only
+  std::atomic<bool> failed{false};
+
+  // The writer thread's state; read by finish() only after the thread is joined.
+  uint64_t next_id = 0;
+  uint64_t rows_in_transaction = 0;
+  bool in_transaction = false;
+  Clock::time_point commit_deadline;
+  std::string error;  // the first failure, without the path
+
+  bool finished = false;
+
+  ~Impl() {
+    stop_thread(StopMode::kAbandon);
+    close_db();
+  }
+
+  bool open(std::string* reason);
+  void run();
+  void write_rows(const std::vector<DumpRow>& rows);
+  bool begin();
+  bool commit();
+  void fail(std::string message);
+  void stop_thread(StopMode mode);
+  bool close_db();
+  bool write_session_tables(const std::vector<ProcessInfo>& processes,
+                            const std::vector<std::pair<std::string, std::string>>& meta,
+                            std::string* reason);
+};
+
+bool MemscopeWriter::Impl::open(std::string* reason) {
+  if (!check_directory(path, reason) || !remove_if_present(partial_path, reason) ||
+      !remove_sidecars(partial_path, reason)) {
+    return false;
+  }
+  // NOMUTEX: one thread at a time uses the connection (the writer, then finish()).
+  int rc =
+      sqlite3_open_v2(partial_path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    *reason = sqlite_error_text(db, rc);
+    return false;
+  }
+  // WAL with synchronous=NORMAL: a commit appends to the log without fsync, and the file
+  // still cannot be corrupted by a crash (only the last commits may be lost).
+  if (!sqlite_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", reason)) return false;
+  if (options.max_page_count != 0) {
+    const std::string sql = "PRAGMA max_page_count=" + std::to_string(options.max_page_count);
+    if (!sqlite_exec(db, sql.c_str(), reason)) return false;
+  }
+  const std::string schema = std::string(kCreateMemscopeDumpSql) + ";" + memtap_tables_sql();
+  if (!sqlite_exec(db, schema.c_str(), reason)) return false;
+  inserter = DumpInserter::prepare(db, reason);
+  return inserter != nullptr;
+}
+
+void MemscopeWriter::Impl::run() {
+  std::vector<DumpRow> work;
+  for (;;) {
+    StopMode mode;
+    {
+      std::unique_lock lock(mutex);
+      auto ready = [this] { return !pending.empty() || stop != StopMode::kRunning; };
+      // With a transaction open, wake at its deadline even if no rows come, to commit it.
+      if (in_transaction) {
+        wake.wait_until(lock, commit_deadline, ready);
+      } else {
+        wake.wait(lock, ready);
+      }
+      work.swap(pending);
+      mode = stop;
+    }
+    if (mode == StopMode::kAbandon) work.clear();
+    write_rows(work);
+    work.clear();  // keeps its capacity: swapped back in as the next `pending`
+    if (in_transaction && (mode != StopMode::kRunning || Clock::now() >= commit_deadline)) {
+      commit();
+    }
+    if (mode == StopMode::kAbandon) return;
+    if (mode == StopMode::kDrain) {
+      std::lock_guard lock(mutex);
+      if (pending.empty()) return;
+    }
+  }
+}
+
+void MemscopeWriter::Impl::write_rows(const std::vector<DumpRow>& rows) {
+  for (const DumpRow& row : rows) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    if (!in_transaction && !begin()) return;
+    const int rc = inserter->insert(static_cast<int64_t>(next_id), row);
+    if (rc != SQLITE_DONE) {
+      fail("writing row " + std::to_string(next_id) + ": " + sqlite_error_text(db, rc));
+      return;
+    }
+    ++next_id;
+    if (++rows_in_transaction >= options.rows_per_transaction && !commit()) return;
+  }
+}
+
+bool MemscopeWriter::Impl::begin() {
+  std::string reason;
+  if (!sqlite_exec(db, "BEGIN", &reason)) {
+    fail("starting a transaction at row " + std::to_string(next_id) + ": " + reason);
+    return false;
+  }
+  in_transaction = true;
+  commit_deadline = Clock::now() + std::chrono::milliseconds(options.commit_interval_ms);
+  return true;
+}
+
+bool MemscopeWriter::Impl::commit() {
+  const int rc = sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) {
+    fail("committing rows " + std::to_string(next_id - rows_in_transaction) + " to " +
+         std::to_string(next_id - 1) + ": " + sqlite_error_text(db, rc));
+    return false;
+  }
+  in_transaction = false;
+  rows_written.fetch_add(rows_in_transaction, std::memory_order_relaxed);
+  rows_in_transaction = 0;
+  return true;
+}
+
+void MemscopeWriter::Impl::fail(std::string message) {
+  error = std::move(message);
+  // SQLITE_FULL and I/O errors may or may not have rolled the transaction back already.
+  if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  in_transaction = false;
+  rows_in_transaction = 0;
+  failed.store(true, std::memory_order_relaxed);
+}
+
+void MemscopeWriter::Impl::stop_thread(StopMode mode) {
+  if (!thread.joinable()) return;
+  {
+    std::lock_guard lock(mutex);
+    stop = mode;
+  }
+  wake.notify_one();
+  thread.join();
+}
+
+bool MemscopeWriter::Impl::close_db() {
+  inserter.reset();  // sqlite3_close refuses while a statement is unfinalized
+  const int rc = sqlite3_close(db);
+  db = nullptr;
+  return rc == SQLITE_OK;
+}
+
+bool MemscopeWriter::Impl::write_session_tables(
+    const std::vector<ProcessInfo>& processes,
+    const std::vector<std::pair<std::string, std::string>>& meta, std::string* reason) {
+  std::vector<std::pair<std::string, std::string>> all_meta = meta;
+  // Last, so it wins over a caller's own "complete": only finish() may say it.
+  all_meta.emplace_back("complete", "1");
+  // Each CREATE INDEX sorts every row; with the default 2 MiB cache the sort spills to
+  // many small runs on disk. The memory goes away with the connection.
+  const bool ok =
+      sqlite_exec(db, "PRAGMA cache_size=-65536", reason) && sqlite_exec(db, "BEGIN", reason) &&
+      write_memtap_session(db, processes, reason) && write_memtap_meta(db, all_meta, reason) &&
+      sqlite_exec(db, kCreateMemscopeDumpIndexesSql, reason) && sqlite_exec(db, "COMMIT", reason);
+  if (!ok && !sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  return ok;
+}
+
+MemscopeWriter::MemscopeWriter() : impl_(std::make_unique<Impl>()) {}
+
+MemscopeWriter::~MemscopeWriter() = default;
+
+std::unique_ptr<MemscopeWriter> MemscopeWriter::create(const std::string& path,
+                                                       std::string* error) {
+  return create(path, MemscopeWriterOptions{}, error);
+}
+
+std::unique_ptr<MemscopeWriter> MemscopeWriter::create(const std::string& path,
+                                                       const MemscopeWriterOptions& options,
+                                                       std::string* error) {
+  std::unique_ptr<MemscopeWriter> writer(new MemscopeWriter());
+  Impl& w = *writer->impl_;
+  w.path = path;
+  w.partial_path = path + ".partial";
+  w.options = options;
+  if (w.options.rows_per_transaction == 0) w.options.rows_per_transaction = 1;
+  std::string reason;
+  bool ok = w.open(&reason);
+  if (ok) {
+    try {
+      w.thread = std::thread([&w] { w.run(); });
+    } catch (const std::system_error& e) {
+      reason = std::string("cannot start the writer thread: ") + e.what();
+      ok = false;
+    }
+  }
+  if (!ok) {
+    w.close_db();
+    std::string ignored;
+    // A half-made file is of no use.
+    remove_if_present(w.partial_path, &ignored) && remove_sidecars(w.partial_path, &ignored);
+    if (error != nullptr) *error = "cannot create " + w.partial_path + ": " + reason;
+    return nullptr;
+  }
+  return writer;
+}
+
+void MemscopeWriter::append(const DumpRow* rows, size_t count) {
+  Impl& w = *impl_;
+  w.rows_queued.fetch_add(count, std::memory_order_relaxed);
+  if (count == 0 || w.failed.load(std::memory_order_relaxed) || !w.thread.joinable()) return;
+  bool was_empty;
+  {
+    std::lock_guard lock(w.mutex);
+    was_empty = w.pending.empty();
+    w.pending.insert(w.pending.end(), rows, rows + count);
+  }
+  // The thread only sleeps with `pending` empty, so only that transition needs a wake-up.
+  if (was_empty) w.wake.notify_one();
+}
+
+bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
+                            const std::vector<std::pair<std::string, std::string>>& meta,
+                            std::string* error) {
+  Impl& w = *impl_;
+  auto report = [&](const std::string& what) {
+    if (error != nullptr) *error = w.partial_path + ": " + what;
+    return false;
+  };
+  if (w.finished) return report("finish() called twice");
+  w.finished = true;
+  w.stop_thread(StopMode::kDrain);
+  if (w.failed.load()) {
+    w.close_db();
+    const uint64_t queued = w.rows_queued.load();
+    const uint64_t lost = queued - w.rows_written.load();
+    return report(w.error + "; " + std::to_string(lost) + " of " + std::to_string(queued) +
+                  " rows not written");
+  }
+  std::string reason;
+  if (!w.write_session_tables(processes, meta, &reason)) {
+    w.close_db();
+    return report(reason);
+  }
+  // Back to a rollback journal: this checkpoints the log into the file and removes it, and
+  // the finished file can be opened read-only where no -shm file can be created.
+  w.inserter.reset();
+  if (!sqlite_exec(w.db, "PRAGMA journal_mode=DELETE", &reason)) {
+    w.close_db();
+    return report(reason);
+  }
+  const int rc = sqlite3_close(w.db);
+  if (rc != SQLITE_OK) {
+    reason = "closing: " + sqlite_error_text(w.db, rc);
+    w.close_db();
+    return report(reason);
+  }
+  w.db = nullptr;
+  // rename() replaces an older `path` atomically, but not the old file's -wal or -journal.
+  if (!remove_sidecars(w.path, &reason)) return report(reason);
+  if (std::rename(w.partial_path.c_str(), w.path.c_str()) != 0) {
+    return report("renaming to " + w.path + ": " + std::strerror(errno));
+  }
+  return true;
+}
+
+uint64_t MemscopeWriter::rows_written() const {
+  return impl_->rows_written.load();
+}
+
+uint64_t MemscopeWriter::rows_queued() const {
+  return impl_->rows_queued.load();
+}
+
+const std::string& MemscopeWriter::path() const {
+  return impl_->path;
+}
+
+}  // namespace memtap

@@ -7,6 +7,7 @@
 // `<path>` only by finish(), so an interrupted recording never looks complete.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,23 +19,44 @@
 
 namespace memtap {
 
+struct MemscopeWriterOptions {
+  // Rows per transaction. Large transactions amortize the commit; a transaction is also
+  // committed when it has been open for commit_interval_ms, so a crash loses little.
+  size_t rows_per_transaction = 50000;
+  int commit_interval_ms = 1000;
+  // Test hook: caps the database at this many pages (PRAGMA max_page_count), so a test can
+  // make SQLite fail with SQLITE_FULL exactly as on a full disk. 0: no cap.
+  uint32_t max_page_count = 0;
+};
+
 class MemscopeWriter {
  public:
   // Creates `<path>.partial` (replacing a stale one) with the schema. On failure returns
   // nullptr and sets *error to one line naming the path and the reason.
   static std::unique_ptr<MemscopeWriter> create(const std::string& path, std::string* error);
-  ~MemscopeWriter();  // without finish(): stops the thread, leaves `<path>.partial`
+  static std::unique_ptr<MemscopeWriter> create(const std::string& path,
+                                                const MemscopeWriterOptions& options,
+                                                std::string* error);
+  // Without finish(): commits the rows already in the open transaction, drops the rest of
+  // the queue, stops the thread and leaves `<path>.partial`.
+  ~MemscopeWriter();
+  MemscopeWriter(const MemscopeWriter&) = delete;
+  MemscopeWriter& operator=(const MemscopeWriter&) = delete;
 
-  // Queues rows; never blocks on SQLite. IDs are assigned in append order, from 0.
+  // Queues copies of the rows; never blocks on SQLite. IDs are assigned in append order,
+  // from 0. After a write error the rows are counted but no longer queued.
   void append(const DumpRow* rows, size_t count);
 
   // Waits until every queued row is written, writes memtap_session and memtap_meta
-  // (meta pairs are written as given, plus `complete`=`1`), closes the database
-  // and renames it to `path`. Returns false and sets *error if anything failed.
+  // (meta pairs are written as given, plus `complete`=`1`), creates the indexes, closes
+  // the database and renames it to `path`. Returns false and sets *error if anything
+  // failed (then `<path>.partial` stays, holding the rows committed before the failure).
   bool finish(const std::vector<ProcessInfo>& processes,
               const std::vector<std::pair<std::string, std::string>>& meta, std::string* error);
 
+  // Rows committed to the file so far.
   uint64_t rows_written() const;
+  // Rows appended so far (the next row's ID), written or not.
   uint64_t rows_queued() const;
   const std::string& path() const;
 

@@ -1,0 +1,22 @@
+// Turning SQLite failures into one-line messages, and running SQL that returns no rows.
+//
+// Every store error ends up in a message a user reads after a long recording, so it
+// carries SQLite's own text, the result code's name and the OS error behind it when there
+// is one ("database or disk is full [SQLITE_FULL]", "... [SQLITE_IOERR] (No space left on
+// device)").
+#pragma once
+
+#include <string>
+
+struct sqlite3;
+
+namespace memtap {
+
+// Describes result code `rc`, just returned by a call on `db` (which may be null).
+std::string sqlite_error_text(sqlite3* db, int rc);
+
+// Runs `sql` (statements that return no rows, or whose rows are not needed). On failure
+// sets *error to "<sql>: <sqlite_error_text>" and returns false.
+bool sqlite_exec(sqlite3* db, const char* sql, std::string* error);
+
+}  // namespace memtap

@@ -1,0 +1,98 @@
+// The column texts of a DumpRow, independent of SQLite.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "monitor/store/memscope_format.h"
+
+namespace memtap {
+namespace {
+
+DumpRow malloc_row() {
+  DumpRow row;
+  row.event = DumpEvent::kMalloc;
+  row.event_type = DumpEventType::kHost;
+  row.ptr = 0x000012c080000000;
+  row.size_bytes = 6356992;
+  row.allocation_id = 4;
+  return row;
+}
+
+TEST(MemscopeFormat, EventAndTypeNames) {
+  EXPECT_EQ(dump_event_text(DumpEvent::kMalloc), "MALLOC");
+  EXPECT_EQ(dump_event_text(DumpEvent::kFree), "FREE");
+  EXPECT_EQ(dump_event_text(DumpEvent::kSystem), "SYSTEM");
+  EXPECT_EQ(dump_event_type_text(DumpEventType::kHost), "HOST");
+  EXPECT_EQ(dump_event_type_text(DumpEventType::kStartTrace), "START_TRACE");
+  EXPECT_EQ(dump_event_type_text(DumpEventType::kStopTrace), "STOP_TRACE");
+}
+
+TEST(MemscopeFormat, DeviceIsCpuForHostMemoryAndNaForSystem) {
+  EXPECT_EQ(dump_device_id_text(DumpEvent::kMalloc), "cpu");
+  EXPECT_EQ(dump_device_id_text(DumpEvent::kFree), "cpu");
+  EXPECT_EQ(dump_device_id_text(DumpEvent::kSystem), "N/A");
+}
+
+TEST(MemscopeFormat, PtrIsSixteenLowerCaseHexDigits) {
+  PtrText buffer;
+  EXPECT_EQ(format_ptr_hex(0, buffer), "0x0000000000000000");
+  EXPECT_EQ(format_ptr_hex(0xABCDEF, buffer), "0x0000000000abcdef");
+  EXPECT_EQ(format_ptr_hex(std::numeric_limits<uint64_t>::max(), buffer), "0xffffffffffffffff");
+  EXPECT_EQ(format_ptr_hex(0x8000000000000001, buffer), "0x8000000000000001");
+}
+
+TEST(MemscopeFormat, PtrIsNaForSystemRows) {
+  DumpRow row;
+  row.event = DumpEvent::kSystem;
+  row.ptr = 0x1234;  // ignored: SYSTEM has no address
+  PtrText buffer;
+  EXPECT_EQ(dump_ptr_text(row, buffer), "N/A");
+}
+
+TEST(MemscopeFormat, AttrOfMallocMatchesMsMemScope) {
+  AttrText buffer;
+  EXPECT_EQ(dump_attr_text(malloc_row(), buffer),
+            R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992"})");
+}
+
+TEST(MemscopeFormat, AttrAddsKindThenInheritedFrom) {
+  DumpRow row = malloc_row();
+  row.event = DumpEvent::kFree;
+  row.is_mmap = true;
+  AttrText buffer;
+  EXPECT_EQ(dump_attr_text(row, buffer),
+            R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992","kind":"mmap"})");
+  row.inherited_from_pid = 4242;
+  EXPECT_EQ(dump_attr_text(row, buffer),
+            R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992",)"
+            R"("kind":"mmap","inherited_from":"4242"})");
+  row.is_mmap = false;
+  EXPECT_EQ(dump_attr_text(row, buffer),
+            R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992",)"
+            R"("inherited_from":"4242"})");
+}
+
+TEST(MemscopeFormat, AttrAtItsLongestFitsTheBuffer) {
+  DumpRow row = malloc_row();
+  row.ptr = row.size_bytes = row.allocation_id = std::numeric_limits<uint64_t>::max();
+  row.is_mmap = true;
+  row.inherited_from_pid = std::numeric_limits<uint32_t>::max();
+  AttrText buffer;
+  EXPECT_EQ(dump_attr_text(row, buffer),
+            R"({"allocation_id":"18446744073709551615","addr":"0xffffffffffffffff",)"
+            R"("size":"18446744073709551615","kind":"mmap","inherited_from":"4294967295"})");
+}
+
+TEST(MemscopeFormat, AttrIsEmptyTextForSystemRows) {
+  DumpRow row;
+  row.event = DumpEvent::kSystem;
+  row.event_type = DumpEventType::kStartTrace;
+  AttrText buffer;
+  const std::string_view attr = dump_attr_text(row, buffer);
+  EXPECT_TRUE(attr.empty());
+  EXPECT_NE(attr.data(), nullptr);  // a null pointer would be bound as SQL NULL, not ''
+}
+
+}  // namespace
+}  // namespace memtap

@@ -1,0 +1,97 @@
+// Helpers for the store tests: a temporary directory and read-only queries on a database.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace memtap::test {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/memtap_store_XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~TempDir() {
+    if (path_.empty()) return;
+    std::error_code ignored;
+    // Tests make read-only subdirectories; give write permission back so they can go.
+    for (auto& entry : std::filesystem::recursive_directory_iterator(path_, ignored)) {
+      std::filesystem::permissions(entry.path(), std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::add, ignored);
+    }
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  bool ok() const { return !path_.empty(); }
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Every value as text; SQL NULL reads as "<NULL>" so it cannot pass for ''.
+using Rows = std::vector<std::vector<std::string>>;
+
+// A read-only connection to a finished (or partial) recording.
+class Db {
+ public:
+  explicit Db(const std::string& path) {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << "cannot open " << path << ": " << sqlite3_errmsg(db_);
+      sqlite3_close(db_);
+      db_ = nullptr;
+    }
+  }
+  ~Db() { sqlite3_close(db_); }
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  bool ok() const { return db_ != nullptr; }
+
+  Rows query(const std::string& sql) const {
+    Rows rows;
+    if (db_ == nullptr) return rows;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db_);
+      return rows;
+    }
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      std::vector<std::string>& row = rows.emplace_back();
+      for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+        const unsigned char* text = sqlite3_column_text(stmt, i);
+        row.emplace_back(text != nullptr ? reinterpret_cast<const char*>(text) : "<NULL>");
+      }
+    }
+    if (rc != SQLITE_DONE) ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db_);
+    sqlite3_finalize(stmt);
+    return rows;
+  }
+
+  // The first column of the first row, or "<none>".
+  std::string value(const std::string& sql) const {
+    Rows rows = query(sql);
+    return rows.empty() || rows[0].empty() ? "<none>" : rows[0][0];
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+inline bool exists(const std::string& path) {
+  return std::filesystem::exists(path);
+}
+
+}  // namespace memtap::test

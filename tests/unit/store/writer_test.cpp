@@ -1,0 +1,443 @@
+// MemscopeWriter against real database files: the schema and text are msMemScope's, IDs
+// follow append order, memtap's tables hold the session, and the file only appears under
+// its final name once finish() succeeded.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "monitor/store/memscope_writer.h"
+#include "tests/unit/store/store_test_support.h"
+
+namespace memtap {
+namespace {
+
+using test::Db;
+using test::exists;
+using test::Rows;
+using test::TempDir;
+
+const std::string kSampleDb =
+    std::string(MEMTAP_SHARED_DATA_DIR) + "/msmemscope/msinsight__memscope_dump_20260527062213.db";
+
+const char* const kAllColumns =
+    R"sql(SELECT ID, Event, "Event Type", Name, "Timestamp(ns)", "Process Id", "Thread Id", )sql"
+    R"sql("Device Id", Ptr, Attr, "Call Stack(Python)", "Call Stack(C)" FROM memscope_dump)sql";
+
+DumpRow system_row(DumpEventType type, int64_t ts, uint32_t pid) {
+  DumpRow row;
+  row.event = DumpEvent::kSystem;
+  row.event_type = type;
+  row.timestamp_ns = ts;
+  row.process_id = pid;
+  row.thread_id = pid;
+  return row;
+}
+
+DumpRow memory_row(DumpEvent event, int64_t ts, uint32_t pid, uint32_t tid, uint64_t ptr,
+                   uint64_t size, uint64_t allocation_id) {
+  DumpRow row;
+  row.event = event;
+  row.event_type = DumpEventType::kHost;
+  row.timestamp_ns = ts;
+  row.process_id = pid;
+  row.thread_id = tid;
+  row.ptr = ptr;
+  row.size_bytes = size;
+  row.allocation_id = allocation_id;
+  return row;
+}
+
+// Writes rows (in one append per entry of `appends`) and finishes; returns the final path.
+std::string write_recording(const TempDir& dir, const std::vector<std::vector<DumpRow>>& appends,
+                            const std::vector<ProcessInfo>& processes = {},
+                            const std::vector<std::pair<std::string, std::string>>& meta = {},
+                            MemscopeWriterOptions options = {}) {
+  const std::string path = dir.file("memscope_dump_20260101000000.db");
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  if (writer == nullptr) {
+    ADD_FAILURE() << error;
+    return path;
+  }
+  for (const auto& rows : appends) writer->append(rows.data(), rows.size());
+  if (!writer->finish(processes, meta, &error)) ADD_FAILURE() << error;
+  return path;
+}
+
+TEST(MemscopeWriter, SchemaEqualsMsMemScopeSample) {
+  if (!exists(kSampleDb)) GTEST_SKIP() << "sample database not found: " << kSampleDb;
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = write_recording(dir, {});
+  Db ours(path);
+  Db sample(kSampleDb);
+  const std::string columns = "SELECT * FROM pragma_table_info('memscope_dump')";
+  EXPECT_EQ(ours.query(columns), sample.query(columns));
+  EXPECT_EQ(ours.query(columns).size(), 12u);
+  const std::string table_and_indexes =
+      "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'memscope_dump' ORDER BY name";
+  EXPECT_EQ(ours.query(table_and_indexes), sample.query(table_and_indexes));
+  EXPECT_EQ(ours.query(table_and_indexes).size(), 4u);  // the table and its three indexes
+}
+
+TEST(MemscopeWriter, MemoryRowTextMatchesMsMemScopeSample) {
+  if (!exists(kSampleDb)) GTEST_SKIP() << "sample database not found: " << kSampleDb;
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  // The sample's row ID 5, a MALLOC with allocation_id 4 (its Event Type is HOST_PINNED,
+  // which memtap does not produce, so that column is left out of the comparison).
+  const std::string path =
+      write_recording(dir, {{memory_row(DumpEvent::kMalloc, 1779862932214628220, 1116991, 1116991,
+                                        0x000012c080000000, 6356992, 4)}});
+  const std::string columns =
+      R"sql(SELECT Event, Name, "Timestamp(ns)", "Process Id", "Thread Id", "Device Id", Ptr, )sql"
+      R"sql(Attr FROM memscope_dump)sql";
+  EXPECT_EQ(Db(path).query(columns), Db(kSampleDb).query(columns + " WHERE ID = 5"));
+}
+
+TEST(MemscopeWriter, SystemRowTextMatchesMsMemScopeSample) {
+  if (!exists(kSampleDb)) GTEST_SKIP() << "sample database not found: " << kSampleDb;
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path =
+      write_recording(dir, {{system_row(DumpEventType::kStartTrace, 1779862930549834990, 1116991),
+                             system_row(DumpEventType::kStopTrace, 1779862933160916120, 1116991)}});
+  const std::string columns =
+      R"sql(SELECT Event, "Event Type", Name, "Timestamp(ns)", "Process Id", "Thread Id", )sql"
+      R"sql("Device Id", Ptr, quote(Attr), quote("Call Stack(Python)"), quote("Call Stack(C)") )sql"
+      R"sql(FROM memscope_dump)sql";
+  EXPECT_EQ(Db(path).query(columns + " ORDER BY ID"),
+            Db(kSampleDb).query(columns + " WHERE \"Event Type\" IN ('START_TRACE', "
+                                          "'STOP_TRACE') ORDER BY ID"));
+}
+
+TEST(MemscopeWriter, EveryColumnOfEveryRowKind) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  DumpRow mmap_malloc = memory_row(DumpEvent::kMalloc, 1003, 100, 101, 0x7f0000000000, 1 << 20, 2);
+  mmap_malloc.is_mmap = true;
+  DumpRow inherited_free = memory_row(DumpEvent::kFree, 1005, 200, 200, 0x5555aaaa0010, 48, 1);
+  inherited_free.inherited_from_pid = 100;
+  DumpRow unmatched_free = memory_row(DumpEvent::kFree, 1006, 200, 201, 0xdead0, 0, 0);
+  const std::string path = write_recording(
+      dir, {{system_row(DumpEventType::kStartTrace, 1000, 100),
+             memory_row(DumpEvent::kMalloc, 1001, 100, 101, 0x5555aaaa0010, 48, 1),
+             memory_row(DumpEvent::kFree, 1002, 100, 101, 0x5555aaaa0010, 48, 1), mmap_malloc},
+            {system_row(DumpEventType::kStartTrace, 1004, 200), inherited_free, unmatched_free,
+             system_row(DumpEventType::kStopTrace, 1007, 100)}});
+  Db db(path);
+  const Rows expected = {
+      {"0", "SYSTEM", "START_TRACE", "N/A", "1000", "100", "100", "N/A", "N/A", "", "", ""},
+      {"1", "MALLOC", "HOST", "N/A", "1001", "100", "101", "cpu", "0x00005555aaaa0010",
+       R"({"allocation_id":"1","addr":"0x00005555aaaa0010","size":"48"})", "", ""},
+      {"2", "FREE", "HOST", "N/A", "1002", "100", "101", "cpu", "0x00005555aaaa0010",
+       R"({"allocation_id":"1","addr":"0x00005555aaaa0010","size":"48"})", "", ""},
+      {"3", "MALLOC", "HOST", "N/A", "1003", "100", "101", "cpu", "0x00007f0000000000",
+       R"({"allocation_id":"2","addr":"0x00007f0000000000","size":"1048576","kind":"mmap"})", "",
+       ""},
+      {"4", "SYSTEM", "START_TRACE", "N/A", "1004", "200", "200", "N/A", "N/A", "", "", ""},
+      {"5", "FREE", "HOST", "N/A", "1005", "200", "200", "cpu", "0x00005555aaaa0010",
+       R"({"allocation_id":"1","addr":"0x00005555aaaa0010","size":"48","inherited_from":"100"})",
+       "", ""},
+      {"6", "FREE", "HOST", "N/A", "1006", "200", "201", "cpu", "0x00000000000dead0",
+       R"({"allocation_id":"0","addr":"0x00000000000dead0","size":"0"})", "", ""},
+      {"7", "SYSTEM", "STOP_TRACE", "N/A", "1007", "100", "100", "N/A", "N/A", "", "", ""},
+  };
+  EXPECT_EQ(db.query(std::string(kAllColumns) + " ORDER BY ID"), expected);
+  // Storage classes too: '' is not NULL, and numbers are integers, not text.
+  const Rows types = db.query(
+      R"sql(SELECT DISTINCT typeof(ID), typeof(Event), typeof("Event Type"), typeof(Name), )sql"
+      R"sql(typeof("Timestamp(ns)"), typeof("Process Id"), typeof("Thread Id"), )sql"
+      R"sql(typeof("Device Id"), typeof(Ptr), typeof(Attr), typeof("Call Stack(Python)"), )sql"
+      R"sql(typeof("Call Stack(C)") FROM memscope_dump)sql");
+  EXPECT_EQ(types, (Rows{{"integer", "text", "text", "text", "integer", "integer", "integer",
+                          "text", "text", "text", "text", "text"}}));
+}
+
+TEST(MemscopeWriter, IdsFollowAppendOrderAcrossAppendsAndTransactions) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  // Timestamps deliberately not sorted: the ID is the append position, nothing else.
+  std::vector<std::vector<DumpRow>> appends;
+  int64_t n = 0;
+  for (int chunk = 0; chunk < 5; ++chunk) {
+    auto& rows = appends.emplace_back();
+    for (int i = 0; i <= chunk; ++i, ++n) {
+      rows.push_back(memory_row(DumpEvent::kMalloc, 5000 - n, 1 + n % 3, 7, 0x1000 + n, 8, n));
+    }
+  }
+  MemscopeWriterOptions options;
+  options.rows_per_transaction = 4;  // 15 rows: several commits and a partial last one
+  const std::string path = write_recording(dir, appends, {}, {}, options);
+  Rows expected;
+  for (int64_t i = 0; i < n; ++i) {
+    expected.push_back({std::to_string(i), std::to_string(5000 - i), std::to_string(1 + i % 3),
+                        std::to_string(i)});
+  }
+  EXPECT_EQ(Db(path).query(R"sql(SELECT ID, "Timestamp(ns)", "Process Id", )sql"
+                           R"sql(json_extract(Attr, '$.allocation_id') FROM memscope_dump )sql"
+                           R"sql(ORDER BY rowid)sql"),
+            expected);
+}
+
+TEST(MemscopeWriter, CountsRowsQueuedAndWritten) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  std::string error;
+  MemscopeWriterOptions options;
+  options.rows_per_transaction = 3;
+  auto writer = MemscopeWriter::create(dir.file("c.db"), options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  EXPECT_EQ(writer->path(), dir.file("c.db"));
+  std::vector<DumpRow> rows(10, memory_row(DumpEvent::kMalloc, 1, 1, 1, 16, 16, 1));
+  writer->append(rows.data(), rows.size());
+  writer->append(rows.data(), 0);
+  EXPECT_EQ(writer->rows_queued(), 10u);
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  EXPECT_EQ(writer->rows_written(), 10u);
+  EXPECT_EQ(Db(dir.file("c.db")).value("SELECT count(*) FROM memscope_dump"), "10");
+}
+
+ProcessInfo parent_process() {
+  ProcessInfo p;
+  p.pid = 4100;
+  p.instance_id = 0xfedcba9876543210;  // above INT64_MAX: must survive as text
+  p.ppid = 1;
+  p.hostname = "node-a";
+  p.command_line = {"python", "train.py", "--lr", "0.1"};
+  p.rank = 0;
+  p.world_size = 2;
+  p.agent_version = "0.1.0";
+  p.realtime_offset_ns = 1779862930000000000;
+  p.start_ns = 1779862930549834990;
+  p.end_ns = 1779862933160916120;
+  p.events_received = 123456;
+  p.events_dropped = 7;
+  p.messages_lost = 2;
+  p.unmatched_frees = 3;
+  p.late_events = 4;
+  p.lost_frees = 5;
+  p.inherited_blocks = 6;
+  p.bye_received = true;
+  p.child_pids = {4101, 4102};
+  return p;
+}
+
+ProcessInfo child_process() {
+  ProcessInfo p;
+  p.pid = 4101;
+  p.instance_id = 0x1;
+  p.ppid = 4100;
+  p.forked_from_pid = 4100;
+  p.hostname = "node-a";
+  p.command_line = {"python", "train.py", "--lr", "0.1"};
+  p.agent_version = "0.1.0";
+  p.start_ns = 1779862931000000000;
+  p.end_ns = 1779862932000000000;
+  return p;
+}
+
+TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = write_recording(dir, {}, {parent_process(), child_process()});
+  Db db(path);
+  EXPECT_EQ(db.query("SELECT name, type FROM pragma_table_info('memtap_session')"),
+            (Rows{{"pid", "INTEGER"},
+                  {"instance_id", "TEXT"},
+                  {"ppid", "INTEGER"},
+                  {"forked_from_pid", "INTEGER"},
+                  {"hostname", "TEXT"},
+                  {"command_line", "TEXT"},
+                  {"rank", "INTEGER"},
+                  {"world_size", "INTEGER"},
+                  {"agent_version", "TEXT"},
+                  {"realtime_offset_ns", "INTEGER"},
+                  {"start_ns", "INTEGER"},
+                  {"end_ns", "INTEGER"},
+                  {"events_received", "INTEGER"},
+                  {"events_dropped", "INTEGER"},
+                  {"messages_lost", "INTEGER"},
+                  {"unmatched_frees", "INTEGER"},
+                  {"late_events", "INTEGER"},
+                  {"lost_frees", "INTEGER"},
+                  {"inherited_blocks", "INTEGER"},
+                  {"bye_received", "INTEGER"},
+                  {"child_pids", "TEXT"}}));
+  EXPECT_EQ(db.query("SELECT * FROM memtap_session ORDER BY pid"),
+            (Rows{{"4100",
+                   "fedcba9876543210",
+                   "1",
+                   "0",
+                   "node-a",
+                   "python train.py --lr 0.1",
+                   "0",
+                   "2",
+                   "0.1.0",
+                   "1779862930000000000",
+                   "1779862930549834990",
+                   "1779862933160916120",
+                   "123456",
+                   "7",
+                   "2",
+                   "3",
+                   "4",
+                   "5",
+                   "6",
+                   "1",
+                   "4101 4102"},
+                  {"4101",
+                   "0000000000000001",
+                   "4100",
+                   "4100",
+                   "node-a",
+                   "python train.py --lr 0.1",
+                   "-1",
+                   "-1",
+                   "0.1.0",
+                   "0",
+                   "1779862931000000000",
+                   "1779862932000000000",
+                   "0",
+                   "0",
+                   "0",
+                   "0",
+                   "0",
+                   "0",
+                   "0",
+                   "0",
+                   ""}}));
+}
+
+// memtap_session must have a column for every ProcessInfo field. C++ cannot list a struct's
+// fields, so this mirror of the fields the table knows makes an added field visible.
+TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
+  struct KnownProcessInfo {
+    uint32_t pid;
+    uint64_t instance_id;
+    uint32_t ppid;
+    uint32_t forked_from_pid;
+    std::string hostname;
+    std::vector<std::string> command_line;
+    int32_t rank;
+    int32_t world_size;
+    std::string agent_version;
+    int64_t realtime_offset_ns;
+    int64_t start_ns;
+    int64_t end_ns;
+    uint64_t events_received;
+    uint64_t events_dropped;
+    uint64_t messages_lost;
+    uint64_t unmatched_frees;
+    uint64_t late_events;
+    uint64_t lost_frees;
+    uint64_t inherited_blocks;
+    bool bye_received;
+    std::vector<uint32_t> child_pids;
+  };
+  EXPECT_EQ(sizeof(ProcessInfo), sizeof(KnownProcessInfo))
+      << "ProcessInfo changed: add the new field to kSessionColumns in "
+         "monitor/store/memtap_tables.cpp, then to this mirror and to the session tests";
+}
+
+TEST(MemscopeWriter, MetaTableHasPairsAsGivenPlusComplete) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = write_recording(
+      dir, {}, {}, {{"memtap_version", "0.1.0"}, {"endpoint", "ipc:///tmp/x"}, {"complete", "0"}});
+  EXPECT_EQ(Db(path).query("SELECT key, value FROM memtap_meta ORDER BY key"),
+            (Rows{{"complete", "1"}, {"endpoint", "ipc:///tmp/x"}, {"memtap_version", "0.1.0"}}));
+}
+
+TEST(MemscopeWriter, FileIsPartialUntilFinishThenRenamedWithoutWal) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000000.db");
+  const std::string partial = path + ".partial";
+  std::string error;
+  auto writer = MemscopeWriter::create(path, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  DumpRow row = system_row(DumpEventType::kStartTrace, 1, 1);
+  writer->append(&row, 1);
+  EXPECT_TRUE(exists(partial));
+  EXPECT_FALSE(exists(path));
+  // Written in WAL mode while recording.
+  EXPECT_EQ(Db(partial).value("PRAGMA journal_mode"), "wal");
+
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  EXPECT_TRUE(exists(path));
+  for (const std::string& gone :
+       {partial, partial + "-wal", partial + "-shm", path + "-wal", path + "-shm"}) {
+    EXPECT_FALSE(exists(gone)) << gone;
+  }
+  // Handed over as a rollback-journal file: readable without creating -shm next to it.
+  Db db(path);
+  EXPECT_EQ(db.value("PRAGMA journal_mode"), "delete");
+  EXPECT_EQ(db.value("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump"), "1");
+}
+
+TEST(MemscopeWriter, FinishTwiceIsAnError) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  std::string error;
+  auto writer = MemscopeWriter::create(dir.file("t.db"), &error);
+  ASSERT_NE(writer, nullptr) << error;
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  EXPECT_FALSE(writer->finish({}, {}, &error));
+  EXPECT_NE(error.find("twice"), std::string::npos) << error;
+}
+
+TEST(MemscopeWriter, StalePartialAndOldRecordingAreReplaced) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("r.db");
+  // A crashed earlier run with the same name, and an older finished file with a stray -wal
+  // that SQLite would otherwise replay into the new file.
+  for (const std::string& junk :
+       {path + ".partial", path + ".partial-wal", path + ".partial-shm", path, path + "-wal"}) {
+    std::ofstream(junk) << "not a database";
+  }
+  std::string error;
+  auto writer = MemscopeWriter::create(path, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  DumpRow row = system_row(DumpEventType::kStopTrace, 2, 2);
+  writer->append(&row, 1);
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  EXPECT_FALSE(exists(path + "-wal"));
+  EXPECT_FALSE(exists(path + ".partial"));
+  Db db(path);
+  EXPECT_EQ(db.value("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(db.query(R"sql(SELECT ID, "Event Type" FROM memscope_dump)sql"),
+            (Rows{{"0", "STOP_TRACE"}}));
+}
+
+TEST(MemscopeWriter, DestructorWithoutFinishLeavesAnIncompletePartial) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("d.db");
+  {
+    std::string error;
+    auto writer = MemscopeWriter::create(path, &error);
+    ASSERT_NE(writer, nullptr) << error;
+    std::vector<DumpRow> rows(1000, memory_row(DumpEvent::kMalloc, 1, 1, 1, 16, 16, 1));
+    writer->append(rows.data(), rows.size());
+  }
+  EXPECT_FALSE(exists(path));
+  ASSERT_TRUE(exists(path + ".partial"));
+  EXPECT_FALSE(exists(path + ".partial-wal"));  // closed cleanly: the log was checkpointed
+  Db db(path + ".partial");
+  EXPECT_EQ(db.value("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(db.value("SELECT count(*) FROM memtap_meta WHERE key = 'complete'"), "0");
+  // Rows still queued when the writer was destroyed are dropped, the committed ones stay.
+  const int rows = std::stoi(db.value("SELECT count(*) FROM memscope_dump"));
+  EXPECT_LE(rows, 1000);
+  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE ID >= " + std::to_string(rows)),
+            "0");
+}
+
+}  // namespace
+}  // namespace memtap
