@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "agent/agent_state.h"
+#include "agent/event_clock.h"
 #include "agent/event_buffer_writer.h"
 #include "agent/memtap.h"
 #include "agent/process_identity.h"
@@ -27,6 +28,8 @@
 namespace memtap {
 
 AgentState g_agent;
+// Read by every hook; see event_clock.h.
+bool g_clock_is_tsc = false;
 __thread int tl_agent_busy __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
@@ -81,6 +84,7 @@ void start_sender(uint32_t forked_from_pid) {
   c.flush_timeout_ms = g_settings.flush_timeout_ms;
   c.connect_timeout_ms = g_settings.connect_timeout_ms;
   c.agent_version = memtap_agent_version();
+  c.clock_is_tsc = g_clock_is_tsc;
   char error[512];
   g_agent.sender_stop = load_and_start_sender(c, error, sizeof error);
   if (!g_agent.sender_stop) {

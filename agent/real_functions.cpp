@@ -1,10 +1,13 @@
 // Resolving the real allocator and system functions; see real_functions.h.
 #include "agent/real_functions.h"
 
+#include "agent/event_clock.h"
+
 #include <dlfcn.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 namespace memtap {
@@ -61,6 +64,10 @@ bool resolve_real_functions() {
   lookup(r.Exit, "_Exit");
   // Threads racing here compute the same pointers; the last copy wins harmlessly.
   memcpy(&g_real, &r, sizeof r);
+  // Decided before the first record, so that every record of the process uses one clock.
+  // MEMTAP_CLOCK=monotonic forces clock_gettime (a CPU whose TSC we should not trust).
+  const char* clock = getenv("MEMTAP_CLOCK");
+  g_clock_is_tsc = cpu_has_invariant_tsc() && !(clock && strcmp(clock, "monotonic") == 0);
   g_resolved.store(true, std::memory_order_release);
   tl_resolving = 0;
   return true;

@@ -13,7 +13,7 @@
 #include "agent/event_buffer_writer.h"
 #include "agent/raw_syscalls.h"
 #include "agent/real_functions.h"
-#include "common/clock.h"
+#include "agent/event_clock.h"
 
 #define MEMTAP_HOOK extern "C" __attribute__((visibility("default")))
 
@@ -27,7 +27,7 @@ inline bool ready() {
 
 inline void note(EventKind kind, const void* p, size_t size) {
   if (hooks_record()) {
-    record_event(&g_agent.registry, g_agent.lossless, kind, uint64_t(p), size, monotonic_ns());
+    record_event(&g_agent.registry, g_agent.lossless, kind, uint64_t(p), size, event_clock_now());
   }
 }
 
@@ -38,7 +38,7 @@ inline void on_realloc(void* p, void* q, size_t size, uint64_t ts_before) {
     record_event(&g_agent.registry, g_agent.lossless, EventKind::kFree, uint64_t(p), 0, ts_before);
   if (q)
     record_event(&g_agent.registry, g_agent.lossless, EventKind::kMalloc, uint64_t(q), size,
-                 monotonic_ns());
+                 event_clock_now());
 }
 
 void* realloc_bootstrap_block(void* p, size_t size) {
@@ -78,7 +78,7 @@ MEMTAP_HOOK void* realloc(void* p, size_t size) {
   if (__builtin_expect(!ready(), 0) || (p && is_bootstrap_block(p))) {
     return p ? realloc_bootstrap_block(p, size) : bootstrap_alloc(size, 16);
   }
-  uint64_t ts_before = monotonic_ns();
+  uint64_t ts_before = event_clock_now();
   void* q = g_real.realloc(p, size);
   // glibc: realloc(p, 0) frees p and returns null; a failed realloc leaves p alone.
   if (q) {
@@ -165,7 +165,7 @@ MEMTAP_HOOK void* mremap(void* old, size_t old_size, size_t new_size, int flags,
   }
   if (!ready())
     return reinterpret_cast<void*>(syscall(SYS_mremap, old, old_size, new_size, flags, fixed));
-  uint64_t ts_before = monotonic_ns();
+  uint64_t ts_before = event_clock_now();
   void* p = g_real.mremap(old, old_size, new_size, flags, fixed);
   if (p != MAP_FAILED && hooks_record()) {
     if (!(flags & MREMAP_DONTUNMAP)) {
@@ -173,7 +173,7 @@ MEMTAP_HOOK void* mremap(void* old, size_t old_size, size_t new_size, int flags,
                    ts_before);
     }
     record_event(&g_agent.registry, g_agent.lossless, EventKind::kMmap, uint64_t(p), new_size,
-                 monotonic_ns());
+                 event_clock_now());
   }
   return p;
 }
@@ -181,7 +181,7 @@ MEMTAP_HOOK void* mremap(void* old, size_t old_size, size_t new_size, int flags,
 MEMTAP_HOOK pid_t fork(void) {
   if (!ready()) return pid_t(syscall(SYS_fork));
   uint32_t parent = raw_getpid();
-  uint64_t ts = monotonic_ns();
+  uint64_t ts = event_clock_now();
   pid_t pid = g_real.fork();
   if (pid > 0) {
     agent_after_fork_parent(uint32_t(pid), ts);

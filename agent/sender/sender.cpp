@@ -20,6 +20,7 @@
 
 #include "agent/sender/buffer_drain.h"
 #include "agent/sender/sender_api.h"
+#include "agent/sender/tsc_converter.h"
 #include "agent/sender/wire_encoder.h"
 #include "common/clock.h"
 
@@ -44,6 +45,7 @@ struct Sender {
   bool hello_sent = false;
   std::string pending;  // an encoded message ZeroMQ did not take yet; sent before anything else
   DrainResult drained;
+  TscConverter tsc;
 };
 Sender* g_sender = nullptr;
 
@@ -78,6 +80,11 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     s.drained.clear();
     size_t n = drain_buffers(s.config.registry, kMaxRecordsPerBatch, &s.drained);
     if (n == 0 && !send_empty) return true;
+    if (s.config.clock_is_tsc) {
+      // After the drain: every drained record is older than this anchor.
+      s.tsc.add_anchor();
+      for (EventRecord& r : s.drained.records) r.ts_ns = s.tsc.to_ns(r.ts_ns);
+    }
     s.pending =
         encode_batch(header(s), s.drained, dropped_records(s.config.registry), watermark_ns);
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
@@ -193,6 +200,7 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
     zmq_ctx_term(s->ctx);
     return -1;
   }
+  if (s->config.clock_is_tsc) s->tsc.add_anchor();
   g_sender = s;
   s->running = true;
   s->thread = std::thread(run, s);

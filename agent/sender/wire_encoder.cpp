@@ -2,8 +2,7 @@
 #include "agent/sender/wire_encoder.h"
 
 #include <capnp/message.h>
-#include <capnp/serialize-packed.h>
-#include <kj/io.h>
+#include <capnp/serialize.h>
 
 #include "common/wire.capnp.h"
 
@@ -26,10 +25,11 @@ wire::Message::Builder start(capnp::MallocMessageBuilder& mb, const MessageHeade
   return m;
 }
 
+// Unpacked: packing costs ~80 ns per event on the sender thread (inside the training
+// process) against ~6 ns for the flat array, and the IPC socket does not care about size.
 std::string pack(capnp::MallocMessageBuilder& mb) {
-  kj::VectorOutputStream out;
-  capnp::writePackedMessage(out, mb);
-  auto bytes = out.getArray();
+  auto words = capnp::messageToFlatArray(mb);
+  auto bytes = words.asBytes();
   return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
 }
 

@@ -1,4 +1,4 @@
-// Turns what the agent knows into packed wire::Message bytes (common/wire.capnp).
+// Turns what the agent knows into wire::Message bytes (flat, unpacked) (common/wire.capnp).
 #pragma once
 
 #include <cstdint>

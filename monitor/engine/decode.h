@@ -74,7 +74,7 @@ struct DecodeResult {
   WireMessage message;
 };
 
-// Decodes one packed wire::Message. Never throws.
+// Decodes one (unpacked) wire::Message. Never throws.
 DecodeResult decode_message(const void* data, size_t size);
 
 }  // namespace memtap

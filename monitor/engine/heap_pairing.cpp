@@ -115,10 +115,9 @@ void pair_mmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_
 
 void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
                  PairingOutput& out) {
-  if (release_mappings(tables, stamp, addr, range_end(addr, size_bytes), out) == 0) {
-    ++out.unmatched_frees;
-    out.rows.push_back(make_row(DumpEvent::kFree, true, stamp, addr, LiveBlock{}));
-  }
+  // The agent reports every munmap, since it cannot tell an anonymous range from a file
+  // mapping or its own buffers; a range that holds no mapping we saw is not ours to record.
+  release_mappings(tables, stamp, addr, range_end(addr, size_bytes), out);
 }
 
 LiveTables snapshot_for_child(const LiveTables& parent, uint32_t parent_pid) {

@@ -37,7 +37,7 @@ struct RowStamp {
 struct PairingOutput {
   std::vector<DumpRow>& rows;
   uint64_t& last_allocation_id;  // ids are last_allocation_id + 1, ...: unique per session
-  uint64_t& unmatched_frees;     // FREE/munmap of an address with no live block
+  uint64_t& unmatched_frees;     // FREE of an address with no live heap block
   uint64_t& lost_frees;          // MALLOC/mmap over a live block: its FREE was lost
 };
 
@@ -55,7 +55,7 @@ void pair_mmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_
 
 // Releases every live mapping overlapping [addr, addr+size_bytes), in address order: a FREE
 // of the whole mapping, then a MALLOC (new id, same time) for each part left outside the
-// range. No overlap at all gives one unmatched FREE row.
+// range. A range with no live mapping (a file mapping, say) gives no row at all.
 void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
                  PairingOutput& out);
 

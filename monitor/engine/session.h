@@ -34,7 +34,7 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Decodes one packed wire::Message, validates it, and applies it. A rejected message
+  // Decodes one (unpacked) wire::Message, validates it, and applies it. A rejected message
   // is counted (rejected_messages) and changes nothing else. Never throws.
   IngestResult ingest(const void* data, size_t size);
 
