@@ -15,8 +15,8 @@
 #include <cstring>
 
 #include "agent/agent_state.h"
-#include "agent/event_clock.h"
 #include "agent/event_buffer_writer.h"
+#include "agent/event_clock.h"
 #include "agent/memtap.h"
 #include "agent/process_identity.h"
 #include "agent/raw_syscalls.h"

@@ -17,13 +17,26 @@ EventChunk* new_chunk(BufferRegistry* reg) {
     reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
     return nullptr;
   }
-  auto* c = static_cast<EventChunk*>(raw_mmap_anon(sizeof(EventChunk)));
+  // Populated up front: one syscall instead of 128 page faults on the application thread.
+  auto* c = static_cast<EventChunk*>(raw_mmap_anon(sizeof(EventChunk), MAP_POPULATE));
   if (!c) {
     reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
     return nullptr;
   }
   // Fresh anonymous pages are zero: committed = 0, next = nullptr.
   return c;
+}
+
+EventChunk* take_spare(ThreadBuffer* b) {
+  for (auto& slot : b->spare) {
+    if (slot.load(std::memory_order_relaxed) == nullptr) continue;
+    if (EventChunk* c = slot.exchange(nullptr, std::memory_order_acquire)) {
+      c->committed.store(0, std::memory_order_relaxed);
+      c->next.store(nullptr, std::memory_order_relaxed);
+      return c;
+    }
+  }
+  return nullptr;
 }
 
 ThreadBuffer* claim_free_buffer(BufferRegistry* reg) {
@@ -65,25 +78,15 @@ ThreadBuffer* buffer_attach(BufferRegistry* reg) {
 }
 
 bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless) {
-  EventChunk* c = b->spare.exchange(nullptr, std::memory_order_acquire);
-  if (c) {
-    c->committed.store(0, std::memory_order_relaxed);
-    c->next.store(nullptr, std::memory_order_relaxed);
-  } else {
-    c = new_chunk(reg);
-    // Lossless: wait for the sender to free room instead of dropping.
-    while (!c && lossless) {
-      raw_yield();
-      c = b->spare.exchange(nullptr, std::memory_order_acquire);
-      if (c) {
-        c->committed.store(0, std::memory_order_relaxed);
-        c->next.store(nullptr, std::memory_order_relaxed);
-      } else {
-        c = new_chunk(reg);
-      }
-    }
-    if (!c) return false;
+  EventChunk* c = take_spare(b);
+  if (!c) c = new_chunk(reg);
+  // Lossless: wait for the sender to free room instead of dropping.
+  while (!c && lossless) {
+    raw_yield();
+    c = take_spare(b);
+    if (!c) c = new_chunk(reg);
   }
+  if (!c) return false;
   b->write_chunk->next.store(c, std::memory_order_release);
   b->write_chunk = c;
   b->write_pos = 0;
@@ -121,8 +124,10 @@ void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid) {
       raw_munmap(c, sizeof(EventChunk));
       c = next;
     }
-    if (EventChunk* s = b->spare.exchange(nullptr, std::memory_order_relaxed)) {
-      raw_munmap(s, sizeof(EventChunk));
+    for (auto& slot : b->spare) {
+      if (EventChunk* s = slot.exchange(nullptr, std::memory_order_relaxed)) {
+        raw_munmap(s, sizeof(EventChunk));
+      }
     }
     keep->committed.store(0, std::memory_order_relaxed);
     keep->next.store(nullptr, std::memory_order_relaxed);

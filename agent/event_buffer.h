@@ -20,6 +20,7 @@
 namespace memtap {
 
 constexpr uint32_t kChunkEvents = 16384;  // 512 KiB of records per chunk
+constexpr uint32_t kSpareChunks = 4;
 
 struct EventChunk {
   std::atomic<uint32_t> committed;  // records published by the owner (release)
@@ -44,9 +45,11 @@ struct ThreadBuffer {
   // Shared.
   std::atomic<uint32_t> state;
   std::atomic<uint32_t> tid;
-  std::atomic<uint64_t> dropped;   // records lost here because the byte bound was hit
-  std::atomic<EventChunk*> spare;  // a drained chunk the sender hands back for reuse
-  ThreadBuffer* next_registered;   // immutable once published in the registry
+  std::atomic<uint64_t> dropped;  // records lost here because the byte bound was hit
+  // Drained chunks the sender hands back for reuse, so that a busy thread rarely maps a
+  // new one. Each slot: only the sender fills it (null -> chunk), only the owner empties it.
+  std::atomic<EventChunk*> spare[kSpareChunks];
+  ThreadBuffer* next_registered;  // immutable once published in the registry
 };
 
 constexpr uint32_t kMaxChildPids = 256;

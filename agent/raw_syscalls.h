@@ -14,9 +14,9 @@
 
 namespace memtap {
 
-inline void* raw_mmap_anon(size_t len) {
-  long r =
-      syscall(SYS_mmap, nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+inline void* raw_mmap_anon(size_t len, int extra_flags = 0) {
+  long r = syscall(SYS_mmap, nullptr, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0);
   return (r < 0 && r > -4096) ? nullptr : reinterpret_cast<void*>(r);
 }
 

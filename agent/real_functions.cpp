@@ -1,14 +1,14 @@
 // Resolving the real allocator and system functions; see real_functions.h.
 #include "agent/real_functions.h"
 
-#include "agent/event_clock.h"
-
 #include <dlfcn.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+
+#include "agent/event_clock.h"
 
 namespace memtap {
 

@@ -12,14 +12,16 @@ namespace {
 constexpr uint64_t kIdleCyclesBeforeLivenessCheck = 20;
 
 void recycle_chunk(BufferRegistry* reg, ThreadBuffer* b, EventChunk* c) {
-  // Only the owner empties `spare` and only we fill it, so a null we see stays null
+  // Only the owner empties a spare slot and only we fill it, so a null we see stays null
   // until we store.
-  if (b->spare.load(std::memory_order_acquire) == nullptr) {
-    b->spare.store(c, std::memory_order_release);
-  } else {
-    raw_munmap(c, sizeof(EventChunk));
-    reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
+  for (auto& slot : b->spare) {
+    if (slot.load(std::memory_order_acquire) == nullptr) {
+      slot.store(c, std::memory_order_release);
+      return;
+    }
   }
+  raw_munmap(c, sizeof(EventChunk));
+  reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
 }
 
 // Records of one buffer, up to max; advances the read position.

@@ -66,7 +66,8 @@ uint64_t TscConverter::to_ns(uint64_t tsc) const {
     const Anchor& lo = at(i - 1);
     if (tsc >= lo.tsc) {
       const Anchor& hi = at(i);
-      return lo.ns + uint64_t(double(tsc - lo.tsc) * double(hi.ns - lo.ns) / double(hi.tsc - lo.tsc));
+      return lo.ns +
+             uint64_t(double(tsc - lo.tsc) * double(hi.ns - lo.ns) / double(hi.tsc - lo.tsc));
     }
   }
   return oldest.ns;

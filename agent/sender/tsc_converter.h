@@ -7,8 +7,8 @@
 // kept anchor, or newer than the last, is extrapolated with the long-baseline rate.
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 
 namespace memtap {
 
