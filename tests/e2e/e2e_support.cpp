@@ -1,0 +1,110 @@
+// See e2e_support.h.
+#include "tests/e2e/e2e_support.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace memtap::e2e {
+
+TempDir::TempDir() {
+  const char* base = getenv("TMPDIR");
+  std::string pattern = std::string(base && *base ? base : "/tmp") + "/memtap_e2e_XXXXXX";
+  if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  if (path_.empty()) return;
+  const char* keep = getenv("MEMTAP_E2E_KEEP");
+  if (keep && std::string(keep) == "1") {
+    fprintf(stderr, "memtap e2e: kept %s\n", path_.c_str());
+    return;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::vector<std::string> TempDir::entries() const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(path_, ec))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ProcessSpec spec_in(const TempDir& dir, std::vector<std::string> argv) {
+  ProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.env_unset = {"LD_PRELOAD",
+                    "MEMTAP_ENDPOINT",
+                    "MEMTAP_LOSSLESS",
+                    "MEMTAP_BUFFER_MB",
+                    "MEMTAP_FLUSH_TIMEOUT_MS",
+                    "MEMTAP_DISABLE",
+                    "MEMTAP_CONNECT_TIMEOUT_MS",
+                    "MEMTAP_DRAIN_INTERVAL_US"};
+  spec.env_set = {"XDG_RUNTIME_DIR=" + dir.path()};
+  return spec;
+}
+
+ProcessSpec preloaded_spec(const TempDir& dir, std::vector<std::string> argv,
+                           const std::string& endpoint) {
+  ProcessSpec spec = spec_in(dir, std::move(argv));
+  spec.env_set.push_back("LD_PRELOAD=" + kAgentLib);
+  spec.env_set.push_back("MEMTAP_ENDPOINT=" + endpoint);
+  return spec;
+}
+
+bool is_socket(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+std::unique_ptr<Process> start_recorder(const TempDir& dir, const std::string& endpoint,
+                                        const std::string& db) {
+  std::string error;
+  std::unique_ptr<Process> recorder =
+      Process::start(spec_in(dir, {kMemtapBin, "record", "--listen", endpoint, "-o", db}), &error);
+  if (!recorder) {
+    ADD_FAILURE() << "memtap record did not start: " << error;
+    return nullptr;
+  }
+  const std::string path = endpoint.substr(endpoint.find("://") + 3);
+  if (!poll_until([&] { return is_socket(path); }, std::chrono::seconds(20))) {
+    ProcessResult r = recorder->wait(std::chrono::seconds(1));
+    ADD_FAILURE() << "memtap record never created its socket " << path << " (" << describe(r)
+                  << ")\nstderr:\n"
+                  << r.err;
+    return nullptr;
+  }
+  return recorder;
+}
+
+ProcessResult stop_recorder(Process& recorder) {
+  recorder.signal(SIGTERM);
+  return recorder.wait(kProcessTimeout);
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string host_name() {
+  struct utsname u;
+  return uname(&u) == 0 ? u.nodename : "";
+}
+
+}  // namespace memtap::e2e

@@ -1,0 +1,102 @@
+// A real interpreter under `memtap run`: CPython allocating in a thread, then os.fork()
+// with a child that ends in os._exit() (as multiprocessing and DataLoader workers do).
+// Both processes must be recorded in full, the child's Bye proving the _exit() flush.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "tests/e2e/e2e_support.h"
+#include "tests/e2e/recording_checks.h"
+
+namespace memtap::e2e {
+namespace {
+
+constexpr const char* kPython = "/usr/bin/python3";
+// bytearray(n) asks malloc for n plus a little (the trailing NUL): rows of n .. n+64 bytes.
+constexpr uint64_t kThreadBytes = 3000017;
+constexpr int kThreadBlocks = 5;
+constexpr uint64_t kChildBytes = 2000003;
+constexpr int kChildBlocks = 3;
+
+constexpr const char* kScript = R"(
+import os, threading
+def work(out):
+    out.append(threading.get_native_id())
+    blocks = [bytearray(3000017) for _ in range(5)]
+    del blocks
+tids = []
+t = threading.Thread(target=work, args=(tids,))
+t.start()
+t.join()
+pid = os.fork()
+if pid == 0:
+    blocks = [bytearray(2000003) for _ in range(3)]
+    del blocks
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+print(f"pid={os.getpid()} thread_tid={tids[0]} child={pid} status={os.waitstatus_to_exitcode(status)}", flush=True)
+)";
+
+TEST(PythonWorkload, ThreadAndForkedChildAreRecorded) {
+  if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string script = dir.file("workload.py");
+  std::ofstream(script) << kScript;
+  const std::string db = dir.file("python.db");
+
+  WallWindow window;
+  window.begin_ns = realtime_now_ns();
+  std::string error;
+  std::unique_ptr<Process> memtap =
+      Process::start(spec_in(dir, {kMemtapBin, "run", "-o", db, "--", kPython, script}), &error);
+  ASSERT_TRUE(memtap) << error;
+  const pid_t memtap_pid = memtap->pid();
+  ProcessResult r = memtap->wait(kProcessTimeout);
+  window.end_ns = realtime_now_ns();
+  ASSERT_TRUE(r.exited) << describe(r) << "\nstderr:\n" << r.err;
+  ASSERT_EQ(r.exit_code, 0) << "stdout:\n" << r.out << "\nstderr:\n" << r.err;
+  long long pid = 0, thread_tid = 0, child = 0;
+  int status = -1;
+  ASSERT_EQ(sscanf(r.out.c_str(), "pid=%lld thread_tid=%lld child=%lld status=%d", &pid,
+                   &thread_tid, &child, &status),
+            4)
+      << r.out;
+  EXPECT_EQ(status, 0) << "the child's exit status";
+
+  RecordingData rec;
+  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
+  expect_well_formed(rec, window);
+
+  ASSERT_EQ(rec.sessions.count(pid), 1u) << "no memtap_session row for the interpreter";
+  ASSERT_EQ(rec.sessions.count(child), 1u) << "no memtap_session row for the forked child";
+  const SessionRecord& parent_session = rec.sessions.at(pid);
+  const SessionRecord& child_session = rec.sessions.at(child);
+  EXPECT_EQ(rec.sessions.size(), 2u);
+  EXPECT_EQ(parent_session.ppid, memtap_pid);
+  EXPECT_EQ(parent_session.forked_from_pid, 0);
+  EXPECT_EQ(parent_session.bye_received, 1) << "the interpreter's exit flush";
+  EXPECT_EQ(child_session.ppid, pid);
+  EXPECT_EQ(child_session.forked_from_pid, pid);
+  EXPECT_EQ(child_session.bye_received, 1) << "os._exit() in the child must flush and say Bye";
+  EXPECT_EQ(parent_session.command_line, std::string(kPython) + " " + script);
+  EXPECT_EQ(child_session.command_line, std::string(kPython) + " " + script);
+
+  // The thread's and the child's bytearrays, each a MALLOC and a FREE on the right thread.
+  auto count = [&](int64_t in_pid, int64_t on_tid, const char* event, uint64_t bytes) {
+    int n = 0;
+    for (const DumpRecord& row : rec.rows)
+      n += row.pid == in_pid && row.tid == on_tid && row.event == event && row.size >= bytes &&
+           row.size <= bytes + 64;
+    return n;
+  };
+  EXPECT_EQ(count(pid, thread_tid, "MALLOC", kThreadBytes), kThreadBlocks);
+  EXPECT_EQ(count(pid, thread_tid, "FREE", kThreadBytes), kThreadBlocks);
+  EXPECT_EQ(count(child, child, "MALLOC", kChildBytes), kChildBlocks);
+  EXPECT_EQ(count(child, child, "FREE", kChildBytes), kChildBlocks);
+}
+
+}  // namespace
+}  // namespace memtap::e2e

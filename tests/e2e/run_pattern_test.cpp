@@ -1,0 +1,108 @@
+// `memtap run -o out.db -- PROGRAM`: the whole path (agent, ZeroMQ, engine, SQLite) checked
+// on a program whose every allocation is known (tests/programs/alloc_pattern.h).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/e2e/e2e_support.h"
+#include "tests/e2e/pattern_checks.h"
+#include "tests/e2e/recording_checks.h"
+
+namespace memtap::e2e {
+namespace {
+
+class MemtapRun : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(dir.ok()) << "cannot create a temporary directory"; }
+
+  // Runs `memtap run -o <db> -- argv...` and waits for it.
+  ProcessResult run(const std::string& db, const std::vector<std::string>& argv,
+                    pid_t* memtap_pid = nullptr) {
+    std::vector<std::string> cmd = {kMemtapBin, "run", "-o", db, "--"};
+    cmd.insert(cmd.end(), argv.begin(), argv.end());
+    std::string error;
+    std::unique_ptr<Process> p = Process::start(spec_in(dir, cmd), &error);
+    if (!p) {
+      ADD_FAILURE() << error;
+      return {};
+    }
+    if (memtap_pid) *memtap_pid = p->pid();
+    return p->wait(kProcessTimeout);
+  }
+
+  TempDir dir;
+};
+
+TEST_F(MemtapRun, RecordsEveryEventOfTheAllocationPattern) {
+  const std::string db = dir.file("pattern.db");
+  WallWindow window;
+  window.begin_ns = realtime_now_ns();
+  pid_t memtap_pid = 0;
+  ProcessResult r = run(db, {kAllocPattern}, &memtap_pid);
+  window.end_ns = realtime_now_ns();
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+
+  PatternRun pattern;
+  std::string error;
+  ASSERT_TRUE(parse_pattern_output(r.out, &pattern, &error)) << error;
+  pattern.expected_ppid = memtap_pid;
+  pattern.command_line = kAllocPattern;
+
+  RecordingData rec;
+  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
+  expect_well_formed(rec, window);
+  expect_alloc_pattern(rec, pattern);
+  EXPECT_EQ(rec.sessions.size(), 2u) << "the program and its fork() child, nothing else";
+  EXPECT_NE(r.err.find(db), std::string::npos) << "the summary names the recording:\n" << r.err;
+}
+
+TEST_F(MemtapRun, ExitsWithTheProgramsExitCode) {
+  const std::string db = dir.file("exit7.db");
+  WallWindow window;
+  window.begin_ns = realtime_now_ns();
+  ProcessResult r = run(db, {kAllocPattern, "7"});
+  window.end_ns = realtime_now_ns();
+  ASSERT_TRUE(r.exited) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 7) << "stderr:\n" << r.err;
+
+  RecordingData rec;
+  std::string error;
+  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
+  expect_well_formed(rec, window);
+  EXPECT_EQ(rec.sessions.size(), 2u);
+  EXPECT_EQ(rec.meta["exit_code"], "7");
+}
+
+// Arguments reach the program unchanged (spaces, empty strings), its output is its own,
+// and its exit code comes back: memtap run is transparent.
+TEST_F(MemtapRun, PassesArgumentsAndOutputThrough) {
+  const std::vector<std::string> argv = {kExitCode, "3", "two words", "", "--", "-o"};
+  ProcessResult plain = run_process(spec_in(dir, argv), kProcessTimeout);
+  ASSERT_TRUE(plain.exited) << describe(plain);
+  ProcessResult traced = run(dir.file("args.db"), argv);
+  ASSERT_TRUE(traced.exited) << describe(traced) << "\nstderr:\n" << traced.err;
+  EXPECT_EQ(traced.exit_code, 3);
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_EQ(traced.out, "argv[0]=" + kExitCode +
+                            "\nargv[1]=3\nargv[2]=two words\nargv[3]=\nargv[4]=--\n"
+                            "argv[5]=-o\n");
+}
+
+// A finished recording is the file itself: no `.partial`, no WAL or shared-memory file,
+// and memtap run's private socket is gone.
+TEST_F(MemtapRun, LeavesOnlyTheFinishedDatabase) {
+  ProcessResult r = run(dir.file("only.db"), {kAllocPattern});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  std::vector<std::string> left = dir.entries();
+  std::vector<std::string> sockets;
+  if (std::filesystem::is_directory(dir.file("memtap"))) {
+    for (const auto& e : std::filesystem::directory_iterator(dir.file("memtap")))
+      sockets.push_back(e.path().filename().string());
+    left.erase(std::find(left.begin(), left.end(), "memtap"));
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"only.db"});
+  EXPECT_EQ(sockets, std::vector<std::string>{}) << "memtap run's socket should be removed";
+}
+
+}  // namespace
+}  // namespace memtap::e2e
