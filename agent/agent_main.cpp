@@ -30,6 +30,7 @@ namespace memtap {
 AgentState g_agent;
 // Read by every hook; see event_clock.h.
 bool g_clock_is_tsc = false;
+uint64_t g_trace_start = 0;
 __thread int tl_agent_busy __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
@@ -85,6 +86,8 @@ void start_sender(uint32_t forked_from_pid) {
   c.connect_timeout_ms = g_settings.connect_timeout_ms;
   c.agent_version = memtap_agent_version();
   c.clock_is_tsc = g_clock_is_tsc;
+  // A fork() child records from the fork on: its Hello's time is its start.
+  c.trace_start = forked_from_pid ? 0 : g_trace_start;
   char error[512];
   g_agent.sender_stop = load_and_start_sender(c, error, sizeof error);
   if (!g_agent.sender_stop) {

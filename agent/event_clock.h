@@ -21,6 +21,8 @@ namespace memtap {
 
 // Decided before the first record (real_functions.cpp) and inherited by fork() children.
 extern bool g_clock_is_tsc;
+// The clock when the first hook ran, i.e. when recording began (for START_TRACE).
+extern uint64_t g_trace_start;
 
 inline bool cpu_has_invariant_tsc() {
 #if defined(__x86_64__)

@@ -68,6 +68,7 @@ bool resolve_real_functions() {
   // MEMTAP_CLOCK=monotonic forces clock_gettime (a CPU whose TSC we should not trust).
   const char* clock = getenv("MEMTAP_CLOCK");
   g_clock_is_tsc = cpu_has_invariant_tsc() && !(clock && strcmp(clock, "monotonic") == 0);
+  g_trace_start = event_clock_now();
   g_resolved.store(true, std::memory_order_release);
   tl_resolving = 0;
   return true;

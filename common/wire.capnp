@@ -46,6 +46,8 @@ struct Hello {
   clockRealtimeNs @6 :UInt64;
   agentVersion @7 :Text;
   forkedFromPid @8 :UInt32;    # non-zero when this process is a fork() child that kept the agent
+  traceStartNs @9 :UInt64;     # monotonic time of the first event the agent could record (its
+                               # first hook call, before its own constructor); 0: the Hello's time
 }
 
 struct Batch {

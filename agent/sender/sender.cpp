@@ -68,7 +68,11 @@ bool flush_pending(Sender& s, int timeout_ms) {
 
 bool send_hello(Sender& s, int timeout_ms) {
   if (s.hello_sent) return true;
-  if (s.pending.empty()) s.pending = encode_hello(header(s), s.config);
+  if (s.pending.empty()) {
+    uint64_t start = s.config.trace_start;
+    if (start != 0 && s.config.clock_is_tsc) start = s.tsc.to_ns(start);
+    s.pending = encode_hello(header(s), s.config, start);
+  }
   s.hello_sent = flush_pending(s, timeout_ms);
   return s.hello_sent;
 }
@@ -131,6 +135,10 @@ int final_flush(Sender& s) {
 }
 
 void run(Sender* s) {
+  // A second TSC anchor one interval after the first, before anything is converted: the
+  // rate then comes from a baseline of milliseconds, not from a guess.
+  std::this_thread::sleep_for(std::chrono::microseconds(s->config.drain_interval_us));
+  if (s->config.clock_is_tsc) s->tsc.add_anchor();
   uint64_t cycle = 0, last_sent_cycle = 0;
   uint64_t previous_cycle_start = monotonic_ns();
   auto interval = std::chrono::microseconds(s->config.drain_interval_us);

@@ -13,7 +13,7 @@
 
 extern "C" {
 
-constexpr uint32_t kSenderAbiVersion = 2;
+constexpr uint32_t kSenderAbiVersion = 3;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -34,7 +34,8 @@ struct MemtapSenderConfig {
   uint32_t flush_timeout_ms;    // the most the final flush may delay process exit
   uint32_t connect_timeout_ms;  // how long to wait at exit for a monitor never reached
   const char* agent_version;
-  int clock_is_tsc;  // records carry TSC ticks, to be converted (agent/event_clock.h)
+  uint64_t trace_start;  // clock reading (TSC or ns, as records) of the first hook call; 0: none
+  int clock_is_tsc;      // records carry TSC ticks, to be converted (agent/event_clock.h)
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

@@ -35,7 +35,8 @@ std::string pack(capnp::MallocMessageBuilder& mb) {
 
 }  // namespace
 
-std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c) {
+std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c,
+                         uint64_t trace_start_ns) {
   capnp::MallocMessageBuilder mb;
   auto hello = start(mb, h).getBody().initHello();
   hello.setPpid(c.ppid);
@@ -55,6 +56,7 @@ std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c) {
   hello.setClockRealtimeNs(c.clock_realtime_ns);
   hello.setAgentVersion(c.agent_version ? c.agent_version : "");
   hello.setForkedFromPid(c.forked_from_pid);
+  hello.setTraceStartNs(trace_start_ns);
   return pack(mb);
 }
 

@@ -16,7 +16,8 @@ struct MessageHeader {
   uint64_t sequence;
 };
 
-std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& config);
+std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& config,
+                         uint64_t trace_start_ns);
 std::string encode_batch(const MessageHeader& h, const DrainResult& drained,
                          uint64_t dropped_so_far, uint64_t watermark_ns);
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,

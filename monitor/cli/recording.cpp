@@ -29,7 +29,23 @@ std::unique_ptr<Recording> Recording::start(const std::string& endpoint, bool al
   return r;
 }
 
+namespace {
+
+// How far behind the present rows are held, beyond what the watermarks ask: a process
+// that starts now sends its Hello only after its start-up allocations, which must still
+// find their place in the time order.
+constexpr std::chrono::milliseconds kHorizonLag(250);
+
+int64_t realtime_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 size_t Recording::pump(int timeout_ms) {
+  session_->set_horizon(realtime_ns() - std::chrono::nanoseconds(kHorizonLag).count());
   size_t handled = 0;
   zmq::message_t msg;
   int wait = timeout_ms;
@@ -78,7 +94,14 @@ bool Recording::saw_pid(uint32_t pid) const {
 
 bool Recording::finish(const std::vector<std::pair<std::string, std::string>>& meta,
                        std::string* error) {
-  pump(0);
+  // What processes that already exited sent may still be in the socket: read until every
+  // process has said Bye, or nothing has come for a moment (bounded either way).
+  using namespace std::chrono;
+  const auto deadline = steady_clock::now() + seconds(3);
+  while (steady_clock::now() < deadline) {
+    if (pump(50) > 0) continue;
+    if (!any_running() || steady_clock::now() - last_message_ >= milliseconds(300)) break;
+  }
   session_->finish();
   return writer_->finish(session_->processes(), meta, error);
 }

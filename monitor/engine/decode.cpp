@@ -1,4 +1,5 @@
-// Cap'n Proto (unpacked, one flat array) -> WireMessage, with every check the engine relies on (see decode.h).
+// Cap'n Proto (unpacked, one flat array) -> WireMessage, with every check the engine relies on (see
+// decode.h).
 #include "monitor/engine/decode.h"
 
 #include <capnp/message.h>
@@ -97,8 +98,10 @@ bool decode_hello(wire::Hello::Reader in, WireHello& out, std::string& error) {
   out.clock_realtime_ns = in.getClockRealtimeNs();
   out.agent_version = in.getAgentVersion();
   out.forked_from_pid = in.getForkedFromPid();
+  out.trace_start_ns = in.getTraceStartNs();
   return check_time(out.clock_monotonic_ns, "hello.clockMonotonicNs", error) &&
-         check_time(out.clock_realtime_ns, "hello.clockRealtimeNs", error);
+         check_time(out.clock_realtime_ns, "hello.clockRealtimeNs", error) &&
+         check_time(out.trace_start_ns, "hello.traceStartNs", error);
 }
 
 bool decode_bye(wire::Bye::Reader in, WireBye& out, std::string& error) {

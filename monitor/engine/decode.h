@@ -40,6 +40,7 @@ struct WireHello {
   uint64_t clock_realtime_ns = 0;   // below 2^63
   std::string agent_version;
   uint32_t forked_from_pid = 0;
+  uint64_t trace_start_ns = 0;  // below 2^63; 0 when the agent did not say
 };
 
 struct WireBatch {

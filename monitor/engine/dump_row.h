@@ -17,14 +17,14 @@ enum class DumpEventType : uint8_t { kHost, kStartTrace, kStopTrace };
 struct DumpRow {
   DumpEvent event = DumpEvent::kSystem;
   DumpEventType event_type = DumpEventType::kHost;
-  bool is_mmap = false;            // Attr "kind":"mmap" (anonymous mapping, not heap)
-  int64_t timestamp_ns = 0;        // nanoseconds since the Unix epoch
+  bool is_mmap = false;      // Attr "kind":"mmap" (anonymous mapping, not heap)
+  int64_t timestamp_ns = 0;  // nanoseconds since the Unix epoch
   uint32_t process_id = 0;
   uint32_t thread_id = 0;
-  uint64_t ptr = 0;                // MALLOC/FREE only
-  uint64_t size_bytes = 0;         // MALLOC/FREE only; FREE carries the paired block's size
-  uint64_t allocation_id = 0;      // MALLOC/FREE only; 0 on a FREE that matched no block
-  uint32_t inherited_from_pid = 0; // FREE of a block this fork() child inherited from its parent
+  uint64_t ptr = 0;                 // MALLOC/FREE only
+  uint64_t size_bytes = 0;          // MALLOC/FREE only; FREE carries the paired block's size
+  uint64_t allocation_id = 0;       // MALLOC/FREE only; 0 on a FREE that matched no block
+  uint32_t inherited_from_pid = 0;  // FREE of a block this fork() child inherited from its parent
 };
 
 }  // namespace memtap

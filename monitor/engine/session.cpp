@@ -93,6 +93,7 @@ struct Session::Impl {
   // Time of the newest row released in order: anything older arrives late.
   int64_t released_ns = std::numeric_limits<int64_t>::min();
   uint64_t last_allocation_id = 0;
+  std::optional<int64_t> horizon_ns;  // see set_horizon
   uint64_t rejected = 0;
   uint64_t rows_emitted = 0;
   bool finished = false;
@@ -169,7 +170,12 @@ void Session::Impl::apply_hello(const WireMessage& m) {
   info.agent_version = h.agent_version;
   info.realtime_offset_ns =
       static_cast<int64_t>(h.clock_realtime_ns) - static_cast<int64_t>(h.clock_monotonic_ns);
+  // START_TRACE goes before every event: the agent records from its first hook call, which
+  // comes before its constructor (and so before the Hello's clock reading).
   info.start_ns = static_cast<int64_t>(h.clock_realtime_ns);
+  if (h.trace_start_ns != 0 && h.trace_start_ns < h.clock_monotonic_ns) {
+    info.start_ns = to_epoch(h.trace_start_ns, info.realtime_offset_ns);
+  }
   info.end_ns = info.start_ns;
 
   // The child of a fork already applied: it takes the snapshot, and the fork's time keeps
@@ -201,6 +207,9 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   ProcessInfo& info = p.info;
   const int64_t offset = info.realtime_offset_ns;
   info.events_dropped = std::max(info.events_dropped, batch.dropped_so_far);
+  // Late events (older than rows already out) are applied at once, but in time order
+  // across the batch's threads, or a free on one thread could precede its malloc on another.
+  std::vector<std::pair<HeldEvent, uint32_t>> late;
   for (WireThreadEvents& thread : batch.threads) {
     info.events_received += thread.events.size();
     HeldRun run;
@@ -214,7 +223,7 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
         // Rows up to released_ns are out already: apply it now, within its process's
         // order (everything still held is newer), and let the row go out of order.
         ++info.late_events;
-        apply_event(index, thread.thread_id, event);
+        late.emplace_back(event, thread.thread_id);
         continue;
       }
       // The merge needs each run in time order; a thread whose clock went backwards
@@ -230,6 +239,10 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
     }
     hold_run(held, std::move(run));
   }
+  std::stable_sort(late.begin(), late.end(), [](const auto& a, const auto& b) {
+    return a.first.epoch_ns < b.first.epoch_ns;
+  });
+  for (const auto& [event, thread_id] : late) apply_event(index, thread_id, event);
   p.watermark_ns = std::max(p.watermark_ns, to_epoch(batch.watermark_ns, offset));
 }
 
@@ -338,6 +351,7 @@ std::optional<int64_t> Session::Impl::release_limit() const {
     if (!p.ended) lower(p.watermark_ns);
   }
   for (const auto& entry : expected) lower(entry.second.fork_ns);
+  if (horizon_ns) lower(*horizon_ns);
   return limit;
 }
 
@@ -404,6 +418,14 @@ IngestResult Session::ingest(const void* data, size_t size) {
     result.error = "applying the message failed";
   }
   return result;
+}
+
+void Session::set_horizon(int64_t epoch_ns) {
+  Impl& s = *impl_;
+  if (s.finished) return;
+  s.horizon_ns = epoch_ns;
+  s.release();
+  s.flush();
 }
 
 void Session::forget_process(uint32_t pid) {

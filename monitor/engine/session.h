@@ -38,6 +38,12 @@ class Session {
   // is counted (rejected_messages) and changes nothing else. Never throws.
   IngestResult ingest(const void* data, size_t size);
 
+  // Rows newer than this epoch time stay held even when every watermark has passed them:
+  // a process whose Hello has not arrived yet may still send older events (its start-up
+  // allocations). A live monitor sets it to "now minus a short lag" and calls it
+  // periodically, which also releases rows when no message comes. Default: no horizon.
+  void set_horizon(int64_t epoch_ns);
+
   // The process stopped without Bye (killed): stop waiting for its watermark.
   void forget_process(uint32_t pid);
 

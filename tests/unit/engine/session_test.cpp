@@ -427,6 +427,41 @@ TEST_F(SessionTest, LateEventIsAppliedAtOnceAndCounted) {
   EXPECT_EQ(session.held_events(), 1u);  // the MALLOC at 4600 waits for kPid2 (4500)
 }
 
+TEST_F(SessionTest, LateEventsOfSeveralThreadsAreAppliedInTimeOrder) {
+  feed(hello(kPid, kInst));
+  feed(hello(kPid2, kInst2));
+  feed(batch(kPid2, kInst2, 1, 9000, {{9, {ev_malloc(8000, 0x9000, 8)}}}));
+  feed(batch(kPid, kInst, 1, 9000, {}));
+  ASSERT_EQ(rows.size(), 3u);  // released up to 8000
+  // A batch that is late as a whole: thread 8 frees (3000) what thread 7 allocated (2000),
+  // but thread 8's run comes first in the message.
+  feed(batch(kPid, kInst, 2, 9500,
+             {{8, {ev_free(3000, 0x1000)}}, {7, {ev_malloc(2000, 0x1000, 64)}}}));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[3], malloc_row(2000, kPid, 7, {0x1000, 64, 2}));
+  EXPECT_EQ(rows[4], free_row(3000, kPid, 8, {0x1000, 64, 2}));
+  EXPECT_EQ(process(kPid).unmatched_frees, 0u);
+  EXPECT_EQ(process(kPid).late_events, 2u);
+}
+
+TEST_F(SessionTest, HorizonHoldsRowsUntilItPasses) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  ASSERT_EQ(rows.size(), 2u);
+  session.set_horizon(epoch(2500));
+  // A second process starts later, but its first events are older than 3000: a horizon
+  // keeps them in order although the first process's watermark allows everything.
+  feed(batch(kPid, kInst, 2, kFar, {{7, {ev_free(3000, 0x1000)}}}));
+  EXPECT_EQ(rows.size(), 2u);
+  feed(hello(kPid2, kInst2));
+  feed(batch(kPid2, kInst2, 1, kFar, {{9, {ev_malloc(2600, 0x2000, 8)}}}));
+  session.set_horizon(std::numeric_limits<int64_t>::max());
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[3], malloc_row(2600, kPid2, 9, {0x2000, 8, 2}));
+  EXPECT_EQ(rows[4], free_row(3000, kPid, 7, {0x1000, 64, 1}));
+  EXPECT_EQ(process(kPid2).late_events, 0u);
+}
+
 TEST_F(SessionTest, MmapAndHeapAreSeparateTables) {
   feed(hello(kPid, kInst));
   feed(batch(kPid, kInst, 1, kFar,
@@ -434,8 +469,7 @@ TEST_F(SessionTest, MmapAndHeapAreSeparateTables) {
                {ev_mmap(2000, 0x10000, 0x1000), ev_free(2100, 0x10000),
                 ev_munmap(2200, 0x10000, 0x1000), ev_munmap(2300, 0x50000, 0x1000)}}}));
   EXPECT_EQ(rows, (std::vector<DumpRow>{
-                      start_row(kPid),
-                      mmap_row(2000, kPid, 7, {0x10000, 0x1000, 1}),
+                      start_row(kPid), mmap_row(2000, kPid, 7, {0x10000, 0x1000, 1}),
                       free_row(2100, kPid, 7, {0x10000, 0, 0}),
                       munmap_row(2200, kPid, 7, {0x10000, 0x1000, 1}),
                       // munmap of a range never mapped anonymously (a file): no row.
