@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds, runs every test with ctest.
+# The whole test suite: installs what is missing, builds, runs the monitor's unit tests
+# under ASan/UBSan and TSan (scripts/sanitize.sh), then every test with ctest.
 # Exits with ctest's status. .ci/run calls exactly this.
 #
 # --no-tests=error: a build that registered no tests is a failure, not a pass.
@@ -10,6 +11,9 @@ build_dir=${MEMTAP_BUILD_DIR:-$root/build}
 
 bash "$root/scripts/install-deps.sh"
 bash "$root/scripts/build.sh"
+# Sanitizer builds of the monitor's unit tests first, so that ctest's summary of the whole
+# suite is the last thing printed.
+bash "$root/scripts/sanitize.sh"
 
 status=0
 ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 600 --no-tests=error || status=$?

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The monitor's unit tests under sanitizers: ASan+UBSan for the engine (it decodes
+# untrusted messages) and the store, TSan for the store's writer thread. The agent is
+# never built with a sanitizer (their runtimes interpose malloc themselves), and the
+# end-to-end tests preload it, so they run only in the plain build (scripts/test.sh).
+#
+# Throughput tests are left out here: they measure, and sanitizers slow them tenfold.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+werror=OFF
+case ${CI:-} in
+  '' | 0 | false | FALSE | False) ;;
+  *) werror=ON ;;
+esac
+
+run_sanitized() {
+  local name=$1 sanitizer=$2 filter=$3
+  shift 3
+  local dir=$root/build-$name
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMTAP_WERROR=$werror \
+    -DMEMTAP_SANITIZE="$sanitizer" >/dev/null
+  cmake --build "$dir" -j "$(nproc)" --target "$@"
+  for test in "$@"; do
+    echo "== $name: $test"
+    "$dir/tests/$test" --gtest_filter="$filter" --gtest_brief=1
+  done
+}
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1
+run_sanitized asan address,undefined '-*Throughput*' engine_session_test store_writer_test
+run_sanitized tsan thread '-*Throughput*:*DiskFull*' store_writer_test
