@@ -1,0 +1,37 @@
+// `cmake --install` keeps bin/memtap able to find its agent (lib/memtap/) and the agent
+// its sender: the installed tree records a program as the build tree does.
+#include <gtest/gtest.h>
+
+#include "tests/e2e/e2e_support.h"
+#include "tests/e2e/pattern_checks.h"
+#include "tests/e2e/recording_checks.h"
+
+namespace memtap::e2e {
+namespace {
+
+TEST(Install, InstalledMemtapFindsItsAgentAndRecords) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string prefix = dir.file("prefix");
+  ProcessResult inst =
+      run_process(spec_in(dir, {CMAKE_COMMAND, "--install", MEMTAP_BUILD_DIR, "--prefix", prefix}),
+                  kProcessTimeout);
+  ASSERT_TRUE(inst.exited && inst.exit_code == 0) << describe(inst) << inst.err;
+
+  const std::string db = dir.file("installed.db");
+  WallWindow window;
+  window.begin_ns = realtime_now_ns();
+  ProcessResult r =
+      run_process(spec_in(dir, {prefix + "/bin/memtap", "run", "-o", db, "--", kAllocPattern}),
+                  kProcessTimeout);
+  window.end_ns = realtime_now_ns();
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  RecordingData rec;
+  std::string error;
+  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
+  expect_well_formed(rec, window);
+  EXPECT_EQ(rec.sessions.size(), 2u) << "the program and its fork() child";
+}
+
+}  // namespace
+}  // namespace memtap::e2e
