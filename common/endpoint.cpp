@@ -67,7 +67,7 @@ std::string ipc_path(const std::string& endpoint) {
   return starts_with(endpoint, "ipc://") ? endpoint.substr(6) : "";
 }
 
-std::string check_listen_endpoint(const std::string& endpoint, bool allow_remote) {
+std::string check_listen_endpoint(const std::string& endpoint) {
   if (starts_with(endpoint, "ipc://")) {
     std::string path = endpoint.substr(6);
     if (path.empty()) return "endpoint '" + endpoint + "': expected ipc://<path>";
@@ -80,9 +80,11 @@ std::string check_listen_endpoint(const std::string& endpoint, bool allow_remote
     std::string host = endpoint.substr(6);
     host = host.substr(0, host.rfind(':'));
     bool loopback = starts_with(host, "127.") || host == "localhost" || host == "[::1]";
-    if (loopback || allow_remote) return "";
+    if (loopback) return "";
+    // Anything else would accept an unauthenticated stream from the network.
     return "endpoint '" + endpoint +
-           "' is not loopback: remote endpoints need --allow-remote (and authentication)";
+           "' is not loopback: remote endpoints need CURVE authentication, which memtap does "
+           "not have yet (use ipc://<path> or tcp://127.0.0.1:<port>)";
   }
   return "endpoint '" + endpoint + "': expected ipc://<path> or tcp://<host>:<port>";
 }

@@ -1,8 +1,8 @@
 // Where a monitor listens and where agents connect.
 //
 // Secure by default: the default endpoint is an IPC socket inside a per-user directory of
-// mode 0700; TCP is accepted only on loopback unless the caller explicitly allows remote
-// endpoints (which later need CURVE authentication).
+// mode 0700; TCP is accepted only on loopback until remote endpoints get CURVE
+// authentication.
 #pragma once
 
 #include <string>
@@ -17,9 +17,9 @@ std::string user_socket_dir(std::string* error);
 // "ipc://<user_socket_dir>/<name>.sock", or "" with *error set.
 std::string user_ipc_endpoint(const std::string& name, std::string* error);
 
-// Checks an endpoint a monitor is asked to bind. Returns "" if acceptable, else one line
-// naming the endpoint and what was expected.
-std::string check_listen_endpoint(const std::string& endpoint, bool allow_remote);
+// Checks an endpoint a monitor is asked to bind: ipc://, or tcp:// on loopback. Returns ""
+// if acceptable, else one line naming the endpoint and what was expected.
+std::string check_listen_endpoint(const std::string& endpoint);
 
 // For an ipc:// endpoint, the filesystem path; "" otherwise.
 std::string ipc_path(const std::string& endpoint);

@@ -16,9 +16,10 @@ void usage(FILE* out) {
           "      run PROGRAM with the agent preloaded and record its memory events\n"
           "      (default output: ./memscope_dump_<YYYYmmddHHMMSS>.db); exits with\n"
           "      PROGRAM's exit code\n"
-          "  memtap record [--listen ENDPOINT] [-o out.db] [--allow-remote]\n"
+          "  memtap record [--listen ENDPOINT] [-o out.db]\n"
           "      a headless monitor: record every process that connects until Ctrl-C\n"
-          "      or SIGTERM (default endpoint: the per-user IPC socket)\n"
+          "      or SIGTERM (default endpoint: the per-user IPC socket; tcp:// only on\n"
+          "      loopback)\n"
           "\n"
           "  memtap --version | --help\n");
 }

@@ -9,12 +9,12 @@
 
 namespace memtap {
 
-std::unique_ptr<Recording> Recording::start(const std::string& endpoint, bool allow_remote,
-                                            const std::string& db_path, std::string* error) {
+std::unique_ptr<Recording> Recording::start(const std::string& endpoint, const std::string& db_path,
+                                            std::string* error) {
   std::unique_ptr<Recording> r(new Recording);
   r->db_path_ = db_path;
   // The socket first: a failed bind must not leave a half-made database behind.
-  r->socket_ = PullSocket::bind(endpoint, allow_remote, error);
+  r->socket_ = PullSocket::bind(endpoint, error);
   if (!r->socket_) return nullptr;
   r->writer_ = MemscopeWriter::create(db_path, error);
   if (!r->writer_) return nullptr;

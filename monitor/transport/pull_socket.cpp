@@ -28,9 +28,8 @@ bool unix_socket_in_use(const std::string& path) {
 
 }  // namespace
 
-std::unique_ptr<PullSocket> PullSocket::bind(const std::string& endpoint, bool allow_remote,
-                                             std::string* error) {
-  std::string problem = check_listen_endpoint(endpoint, allow_remote);
+std::unique_ptr<PullSocket> PullSocket::bind(const std::string& endpoint, std::string* error) {
+  std::string problem = check_listen_endpoint(endpoint);
   if (!problem.empty()) {
     *error = problem;
     return nullptr;

@@ -14,8 +14,7 @@ class PullSocket {
   // Binds endpoint (checked with check_listen_endpoint). An IPC socket already served by
   // a live monitor is an error, not stolen; a stale one is replaced. Returns nullptr with
   // one line in *error naming the endpoint and the reason.
-  static std::unique_ptr<PullSocket> bind(const std::string& endpoint, bool allow_remote,
-                                          std::string* error);
+  static std::unique_ptr<PullSocket> bind(const std::string& endpoint, std::string* error);
   ~PullSocket();
 
   // Waits up to timeout_ms (0: don't wait) for one message. False on timeout or signal.

@@ -69,6 +69,18 @@ TEST_F(BadInput, OutputThatCannotBeWritten) {
   EXPECT_EQ(files_left(), std::vector<std::string>{});
 }
 
+// Secure by default: nothing listens on the network without authentication.
+TEST_F(BadInput, RemoteEndpointIsRefused) {
+  const std::string endpoint = "tcp://0.0.0.0:47391";
+  ProcessResult r = memtap({"record", "--listen", endpoint, "-o", dir.file("r.db")});
+  ASSERT_TRUE(r.exited) << describe(r);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(one_line(r).find(endpoint), std::string::npos)
+      << "the message names the endpoint: " << r.err;
+  EXPECT_NE(r.err.find("authentication"), std::string::npos) << r.err;
+  EXPECT_EQ(files_left(), std::vector<std::string>{});
+}
+
 TEST_F(BadInput, EndpointThatCannotBeBound) {
   const std::string endpoint = "ipc://" + dir.file("no_such_dir/m.sock");
   ProcessResult r = memtap({"record", "--listen", endpoint, "-o", dir.file("r.db")});
