@@ -51,8 +51,8 @@ int record_command(const std::vector<std::string>& args) {
       last_check = now;
     }
   }
-  std::vector<std::pair<std::string, std::string>> meta = {
-      {"memtap_version", MEMTAP_VERSION}, {"mode", "record"}, {"endpoint", endpoint}};
+  std::vector<std::pair<std::string, std::string>> meta = {{"memtap_version", MEMTAP_VERSION},
+                                                           {"mode", "record"}};
   if (!rec->finish(meta, &error)) {
     fprintf(stderr, "memtap record: %s\n", error.c_str());
     return 1;

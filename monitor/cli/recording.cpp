@@ -103,7 +103,11 @@ bool Recording::finish(const std::vector<std::pair<std::string, std::string>>& m
     if (!any_running() || steady_clock::now() - last_message_ >= milliseconds(300)) break;
   }
   session_->finish();
-  return writer_->finish(session_->processes(), meta, error);
+  // Malformed messages are lost events too: the count goes into the file, not only stderr.
+  std::vector<std::pair<std::string, std::string>> all = meta;
+  all.emplace_back("rejected_messages", std::to_string(session_->rejected_messages()));
+  all.emplace_back("endpoint", socket_->endpoint());
+  return writer_->finish(session_->processes(), all, error);
 }
 
 void Recording::print_summary(FILE* out) const {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <zmq.hpp>
 
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/pattern_checks.h"
@@ -64,6 +65,48 @@ TEST_F(MemtapRecord, RecordsManyProcessesAtOnce) {
   for (const auto& [pid, session] : rec.sessions) recorded_pids.insert(pid);
   EXPECT_EQ(recorded_pids, expected_pids) << "6 programs and their 6 children, nothing else";
   EXPECT_EQ(rec.meta["mode"], "record");
+}
+
+// Untrusted input: messages that are not memtap's are counted (memtap_meta
+// rejected_messages), never crash the monitor, and do not disturb real processes.
+TEST_F(MemtapRecord, MalformedMessagesAreCountedAndRecordingGoesOn) {
+  const std::string endpoint = "ipc://" + dir.file("m.sock");
+  const std::string db = dir.file("malformed.db");
+  std::unique_ptr<Process> recorder = start_recorder(dir, endpoint, db);
+  ASSERT_TRUE(recorder);
+  {
+    zmq::context_t ctx;
+    zmq::socket_t push(ctx, zmq::socket_type::push);
+    push.set(zmq::sockopt::linger, 5000);  // close waits until all three are delivered
+    push.connect(endpoint);
+    const std::string text = "not a memtap message";
+    const std::string words(64, '\xff');   // whole words, nonsense segment table
+    const std::string ragged(13, '\x01');  // not a whole number of words
+    for (const std::string* m : {&text, &words, &ragged}) {
+      push.send(zmq::buffer(*m), zmq::send_flags::none);
+    }
+  }
+  WallWindow window;
+  window.begin_ns = realtime_now_ns();
+  ProcessResult r = run_process(preloaded_spec(dir, {kAllocPattern}, endpoint), kProcessTimeout);
+  window.end_ns = realtime_now_ns();
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  PatternRun run;
+  std::string error;
+  ASSERT_TRUE(parse_pattern_output(r.out, &run, &error)) << error;
+  run.expected_ppid = getpid();
+  run.command_line = kAllocPattern;
+
+  ProcessResult stopped = stop_recorder(*recorder);
+  ASSERT_TRUE(stopped.exited && stopped.exit_code == 0) << describe(stopped) << stopped.err;
+  EXPECT_NE(stopped.err.find("3 malformed messages rejected"), std::string::npos)
+      << "the summary shows the loss:\n"
+      << stopped.err;
+  RecordingData rec;
+  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
+  expect_well_formed(rec, window);
+  expect_alloc_pattern(rec, run);
+  EXPECT_EQ(rec.meta["rejected_messages"], "3");
 }
 
 TEST_F(MemtapRecord, MemtapRunConnectStreamsIntoARunningRecorder) {
