@@ -51,7 +51,12 @@ size_t Recording::pump(int timeout_ms) {
   int wait = timeout_ms;
   while (socket_->receive(&msg, wait)) {
     IngestResult res = session_->ingest(msg.data(), msg.size());
-    if (!res.ok) fprintf(stderr, "memtap: rejected a message: %s\n", res.error.c_str());
+    // The first few are shown; a flood is only counted (summary and memtap_meta).
+    constexpr uint64_t kShown = 10;
+    if (!res.ok && session_->rejected_messages() <= kShown) {
+      fprintf(stderr, "memtap: rejected a message: %s%s\n", res.error.c_str(),
+              session_->rejected_messages() == kShown ? " (further ones are only counted)" : "");
+    }
     ++handled;
     wait = 0;  // then take whatever else is already queued
     if (handled >= 4096) break;
