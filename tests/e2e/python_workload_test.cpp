@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "tests/e2e/db_query.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/recording_checks.h"
 
@@ -96,6 +97,69 @@ TEST(PythonWorkload, ThreadAndForkedChildAreRecorded) {
   EXPECT_EQ(count(pid, thread_tid, "FREE", kThreadBytes), kThreadBlocks);
   EXPECT_EQ(count(child, child, "MALLOC", kChildBytes), kChildBlocks);
   EXPECT_EQ(count(child, child, "FREE", kChildBytes), kChildBlocks);
+}
+
+// PyTorch (Debian's python3-torch, CPU) under the agent: a training step with a DataLoader
+// whose two workers are fork()ed children, as users run it. The tensor of a distinctive size
+// comes from torch's CPU allocator (posix_memalign) and must be recorded with its size.
+constexpr uint64_t kTensorBytes = 10000019;
+constexpr const char* kTorchScript = R"(
+import os, torch
+from torch.utils.data import DataLoader, TensorDataset
+big = torch.empty(10000019, dtype=torch.uint8)
+ds = TensorDataset(torch.randn(64, 8), torch.randn(64, 1))
+model = torch.nn.Linear(8, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in DataLoader(ds, batch_size=16, num_workers=2):
+    loss = ((model(x) - y) ** 2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+del big
+print(f"pid={os.getpid()}", flush=True)
+)";
+
+TEST(PythonWorkload, TorchTrainingWithDataLoaderWorkers) {
+  if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
+  ProcessSpec probe;
+  probe.argv = {kPython, "-c", "import torch"};
+  if (run_process(probe, kProcessTimeout).exit_code != 0) {
+    GTEST_SKIP() << "torch is not importable by " << kPython;
+  }
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string script = dir.file("train.py");
+  std::ofstream(script) << kTorchScript;
+  const std::string db = dir.file("torch.db");
+  ProcessResult r = run_process(spec_in(dir, {kMemtapBin, "run", "-o", db, "--", kPython, script}),
+                                kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  long long pid = 0;
+  ASSERT_EQ(sscanf(r.out.c_str(), "pid=%lld", &pid), 1) << r.out;
+
+  // Importing torch makes a million allocations: the checks are SQL queries here, not the
+  // whole recording loaded into memory (the well-formedness of recordings is pinned by
+  // the other tests).
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  const std::string p = std::to_string(pid);
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session WHERE forked_from_pid = " + p), 2)
+      << "both DataLoader workers recorded as processes of their own";
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session"), 3);
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session WHERE bye_received != 1 OR "
+                          "events_dropped != 0"),
+            0);
+  const std::string tensor = "WHERE \"Process Id\" = " + p + " AND Attr LIKE '%\"size\":\"" +
+                             std::to_string(kTensorBytes) + "\"%'";
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memscope_dump " + tensor + " AND Event = 'MALLOC'"),
+            1)
+      << "the 10000019-byte tensor's allocation";
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memscope_dump " + tensor + " AND Event = 'FREE'"),
+            1)
+      << "and its release";
+  // Every FREE in the interpreter paired: same id as an earlier MALLOC of that address.
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memscope_dump WHERE \"Process Id\" = " + p +
+                          " AND Event = 'FREE' AND Attr LIKE '{\"allocation_id\":\"0\"%'"),
+            0);
 }
 
 }  // namespace
