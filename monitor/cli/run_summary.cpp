@@ -60,15 +60,21 @@ void RunSummary::print(FILE* out, const std::string& db_path,
   for (const ProcessInfo& p : processes) {
     std::string cmd;
     for (const std::string& a : p.command_line) cmd += (cmd.empty() ? "" : " ") + a;
-    if (cmd.size() > 60) cmd = cmd.substr(0, 57) + "...";
+    if (cmd.size() > 100) cmd = cmd.substr(0, 97) + "...";
     auto it = totals_.find(p.pid);
     ProcessTotals t = it == totals_.end() ? ProcessTotals{} : it->second;
-    fprintf(
-        out, "  pid %-7u %-40s %llu allocations, %s allocated, peak live %s, live at end %s%s\n",
-        p.pid, cmd.c_str(), (unsigned long long)t.allocations,
-        format_bytes(double(t.bytes_allocated)).c_str(),
-        format_bytes(double(t.peak_live_bytes)).c_str(), format_bytes(double(t.live_bytes)).c_str(),
-        p.events_dropped ? (" (" + std::to_string(p.events_dropped) + " dropped)").c_str() : "");
+    std::string who = "pid " + std::to_string(p.pid);
+    if (p.rank >= 0) who += " rank " + std::to_string(p.rank);
+    if (p.forked_from_pid) who += " (fork of " + std::to_string(p.forked_from_pid) + ")";
+    fprintf(out, "  %s  %s\n", who.c_str(), cmd.c_str());
+    fprintf(out, "      %llu allocations, %s allocated, peak live %s, live at end %s",
+            (unsigned long long)t.allocations, format_bytes(double(t.bytes_allocated)).c_str(),
+            format_bytes(double(t.peak_live_bytes)).c_str(),
+            format_bytes(double(t.live_bytes)).c_str());
+    if (p.events_dropped)
+      fprintf(out, ", %llu events dropped", (unsigned long long)p.events_dropped);
+    if (!p.bye_received) fprintf(out, " (ended without its final flush)");
+    fprintf(out, "\n");
   }
 }
 
