@@ -37,6 +37,8 @@ struct Sender {
   std::string endpoint, hostname, cmdline, agent_version;
   void* ctx = nullptr;
   void* sock = nullptr;
+  void* watch = nullptr;   // PAIR end of zmq_socket_monitor: connected / disconnected
+  bool connected = false;  // a monitor is connected right now
   std::thread thread;
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> running{false};
@@ -53,16 +55,57 @@ MessageHeader header(Sender& s) {
   return MessageHeader{s.config.pid, s.config.instance_id, s.sequence};
 }
 
-// Sends s.pending; true when ZeroMQ took it (or there was nothing to send).
+// Applies the connection events ZeroMQ reported since the last call.
+void watch_connection(Sender& s) {
+  for (;;) {
+    zmq_msg_t event, address;
+    zmq_msg_init(&event);
+    if (zmq_msg_recv(&event, s.watch, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&event);
+      return;
+    }
+    uint16_t id = 0;
+    if (zmq_msg_size(&event) >= sizeof id) memcpy(&id, zmq_msg_data(&event), sizeof id);
+    zmq_msg_close(&event);
+    zmq_msg_init(&address);  // every event is followed by the endpoint's address
+    zmq_msg_recv(&address, s.watch, 0);
+    zmq_msg_close(&address);
+    if (id == ZMQ_EVENT_CONNECTED) s.connected = true;
+    if (id == ZMQ_EVENT_DISCONNECTED) s.connected = false;
+  }
+}
+
+// Sends s.pending; true when ZeroMQ took it (or there was nothing to send). With a
+// timeout, waits for room, but stops waiting as soon as the monitor is gone: a dead
+// monitor must not hold the application's exit for the whole flush timeout.
 bool flush_pending(Sender& s, int timeout_ms) {
   if (s.pending.empty()) return true;
-  if (timeout_ms != 0) {
-    zmq_pollitem_t item{s.sock, 0, ZMQ_POLLOUT, 0};
-    if (zmq_poll(&item, 1, timeout_ms) <= 0) return false;
+  using Clock = std::chrono::steady_clock;
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (zmq_send(s.sock, s.pending.data(), s.pending.size(), ZMQ_DONTWAIT) < 0) {
+    watch_connection(s);
+    int left =
+        int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+    if (left <= 0 || !s.connected) return false;
+    zmq_pollitem_t items[2] = {{s.sock, 0, ZMQ_POLLOUT, 0}, {s.watch, 0, ZMQ_POLLIN, 0}};
+    if (zmq_poll(items, 2, left) < 0 && errno != EINTR) return false;
   }
-  if (zmq_send(s.sock, s.pending.data(), s.pending.size(), ZMQ_DONTWAIT) < 0) return false;
   s.pending.clear();
   ++s.sequence;
+  return true;
+}
+
+// Waits up to timeout_ms for a monitor to be connected.
+bool wait_connected(Sender& s, int timeout_ms) {
+  using Clock = std::chrono::steady_clock;
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (watch_connection(s); !s.connected; watch_connection(s)) {
+    int left =
+        int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+    if (left <= 0) return false;
+    zmq_pollitem_t item{s.watch, 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&item, 1, left) < 0 && errno != EINTR) return false;
+  }
   return true;
 }
 
@@ -113,14 +156,14 @@ int final_flush(Sender& s) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     return int(std::max<int64_t>(0, left.count()));
   };
-  // A monitor never reached: wait a little for the connection (a short program may end
-  // before ZeroMQ has connected), not at all if its IPC socket does not even exist.
-  if (!s.hello_sent) {
-    int wait = ipc_socket_missing(s.endpoint)
-                   ? 0
-                   : std::min<int>(remaining_ms(), int(s.config.connect_timeout_ms));
-    if (!send_hello(s, wait)) return 0;
-  }
+  // No monitor connected now (never reached, or gone): wait a little for the connection
+  // (a short program may end before ZeroMQ has connected, a restarted monitor may be
+  // coming back), not at all if its IPC socket does not even exist.
+  int wait = ipc_socket_missing(s.endpoint)
+                 ? 0
+                 : std::min<int>(remaining_ms(), int(s.config.connect_timeout_ms));
+  if (!wait_connected(s, wait)) return 0;
+  if (!send_hello(s, std::max(1, remaining_ms()))) return 0;
   // Everything published until now: nothing older can follow, so the watermark is now.
   if (!drain_and_send(s, monotonic_ns(), false, std::max(1, remaining_ms()))) {
     return remaining_ms();
@@ -153,6 +196,7 @@ void run(Sender* s) {
       last_sent_cycle = cycle;
     }
     reclaim_dead_buffers(s->config.registry);
+    watch_connection(*s);
     previous_cycle_start = cycle_start;
     ++cycle;
     std::this_thread::sleep_for(interval);
@@ -202,8 +246,22 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
   int one = 1, hwm = 256;
   zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &one, sizeof one);
   zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  // Connection events, to know at exit whether anyone is listening at all.
+  char watch_endpoint[64];
+  snprintf(watch_endpoint, sizeof watch_endpoint, "inproc://memtap-sender-%p", (void*)s);
+  s->watch = zmq_socket(s->ctx, ZMQ_PAIR);
+  if (!s->watch ||
+      zmq_socket_monitor(s->sock, watch_endpoint, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) !=
+          0 ||
+      zmq_connect(s->watch, watch_endpoint) != 0) {
+    set_error(error, error_len,
+              std::string("cannot watch the ZeroMQ socket: ") + zmq_strerror(errno));
+    return -1;
+  }
   if (zmq_connect(s->sock, s->endpoint.c_str()) != 0) {
     set_error(error, error_len, "cannot connect to '" + s->endpoint + "': " + zmq_strerror(errno));
+    zmq_socket_monitor(s->sock, nullptr, 0);
+    zmq_close(s->watch);
     zmq_close(s->sock);
     zmq_ctx_term(s->ctx);
     return -1;
@@ -220,6 +278,10 @@ extern "C" __attribute__((visibility("default"))) void memtap_sender_stop(void) 
   if (!s || !s->running.exchange(false)) return;
   s->stop_requested.store(true, std::memory_order_release);
   s->thread.join();
+  zmq_socket_monitor(s->sock, nullptr, 0);
+  int no_linger = 0;
+  zmq_setsockopt(s->watch, ZMQ_LINGER, &no_linger, sizeof no_linger);
+  zmq_close(s->watch);
   zmq_close(s->sock);
   zmq_ctx_term(s->ctx);
 }
