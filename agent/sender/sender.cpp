@@ -37,8 +37,10 @@ struct Sender {
   std::string endpoint, hostname, cmdline, agent_version;
   void* ctx = nullptr;
   void* sock = nullptr;
-  void* watch = nullptr;   // PAIR end of zmq_socket_monitor: connected / disconnected
-  bool connected = false;  // a monitor is connected right now
+  void* watch = nullptr;           // PAIR end of zmq_socket_monitor: connected / disconnected
+  bool connected = false;          // a monitor is connected right now
+  uint64_t pending_events = 0;     // records in `pending` when it is a batch
+  uint64_t dropped_in_sender = 0;  // records of batches discarded at a reconnection
   std::thread thread;
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> running{false};
@@ -71,7 +73,19 @@ void watch_connection(Sender& s) {
     zmq_msg_recv(&address, s.watch, 0);
     zmq_msg_close(&address);
     if (id == ZMQ_EVENT_CONNECTED) s.connected = true;
-    if (id == ZMQ_EVENT_DISCONNECTED) s.connected = false;
+    if (id == ZMQ_EVENT_DISCONNECTED) {
+      // Whoever answers next may be another monitor (a restart), which has never heard of
+      // us: the next message is a Hello again, with the sequence from 0. With
+      // ZMQ_IMMEDIATE nothing is sent until then. A batch ZeroMQ would not take is given
+      // up and counted, since its sequence number belonged to the old connection.
+      s.connected = false;
+      s.dropped_in_sender += s.pending_events;
+      s.events_sent.fetch_sub(s.pending_events, std::memory_order_relaxed);
+      s.pending.clear();
+      s.pending_events = 0;
+      s.hello_sent = false;
+      s.sequence = 0;
+    }
   }
 }
 
@@ -84,6 +98,7 @@ bool flush_pending(Sender& s, int timeout_ms) {
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (zmq_send(s.sock, s.pending.data(), s.pending.size(), ZMQ_DONTWAIT) < 0) {
     watch_connection(s);
+    if (s.pending.empty()) return false;  // a reconnection discarded it
     int left =
         int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
     if (left <= 0 || !s.connected) return false;
@@ -91,8 +106,13 @@ bool flush_pending(Sender& s, int timeout_ms) {
     if (zmq_poll(items, 2, left) < 0 && errno != EINTR) return false;
   }
   s.pending.clear();
+  s.pending_events = 0;
   ++s.sequence;
   return true;
+}
+
+uint64_t total_dropped(const Sender& s) {
+  return dropped_records(s.config.registry) + s.dropped_in_sender;
 }
 
 // Waits up to timeout_ms for a monitor to be connected.
@@ -132,8 +152,8 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
       s.tsc.add_anchor();
       for (EventRecord& r : s.drained.records) r.ts_ns = s.tsc.to_ns(r.ts_ns);
     }
-    s.pending =
-        encode_batch(header(s), s.drained, dropped_records(s.config.registry), watermark_ns);
+    s.pending = encode_batch(header(s), s.drained, total_dropped(s), watermark_ns);
+    s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;
     if (n < kMaxRecordsPerBatch) return true;
@@ -171,8 +191,8 @@ int final_flush(Sender& s) {
   std::vector<uint32_t> children;
   uint32_t nchildren = std::min(s.config.registry->child_count.load(), kMaxChildPids);
   for (uint32_t i = 0; i < nchildren; ++i) children.push_back(s.config.registry->child_pids[i]);
-  s.pending = encode_bye(header(s), monotonic_ns(), dropped_records(s.config.registry),
-                         s.events_sent.load(), children);
+  s.pending =
+      encode_bye(header(s), monotonic_ns(), total_dropped(s), s.events_sent.load(), children);
   flush_pending(s, std::max(1, remaining_ms()));
   return remaining_ms();
 }
@@ -187,6 +207,7 @@ void run(Sender* s) {
   auto interval = std::chrono::microseconds(s->config.drain_interval_us);
   while (!s->stop_requested.load(std::memory_order_acquire)) {
     uint64_t cycle_start = monotonic_ns();
+    watch_connection(*s);
     // A record timestamped before the previous cycle began and still unpublished would
     // have to have been preempted for a whole cycle between its timestamp and its store.
     bool heartbeat = cycle - last_sent_cycle >= kHeartbeatCycles;
@@ -196,7 +217,6 @@ void run(Sender* s) {
       last_sent_cycle = cycle;
     }
     reclaim_dead_buffers(s->config.registry);
-    watch_connection(*s);
     previous_cycle_start = cycle_start;
     ++cycle;
     std::this_thread::sleep_for(interval);

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace memtap {
 
@@ -30,6 +31,23 @@ std::unique_ptr<Recording> Recording::start(const std::string& endpoint, const s
 }
 
 namespace {
+
+// Exited: no such process, or a zombie its parent has not reaped yet (which kill(pid, 0)
+// would call alive, and which sends nothing more either).
+bool process_gone(uint32_t pid) {
+  if (kill(pid_t(pid), 0) != 0) return errno == ESRCH;
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%u/stat", pid);
+  FILE* f = fopen(path, "re");
+  if (!f) return true;
+  char buf[512];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  // "pid (comm) S ...": the state follows the last ')' (comm may contain one).
+  const char* close = strrchr(buf, ')');
+  return close && close[1] == ' ' && close[2] == 'Z';
+}
 
 // How far behind the present rows are held, beyond what the watermarks ask: a process
 // that starts now sends its Hello only after its start-up allocations, which must still
@@ -67,14 +85,9 @@ size_t Recording::pump(int timeout_ms) {
 
 void Recording::check_liveness(std::chrono::milliseconds grace) {
   auto now = std::chrono::steady_clock::now();
-  std::vector<ProcessInfo> procs = session_->processes();
   for (uint32_t pid : session_->running_pids()) {
-    bool local = true;
-    for (const ProcessInfo& p : procs) {
-      if (p.pid == pid && !p.hostname.empty() && p.hostname != hostname_) local = false;
-    }
-    if (!local) continue;
-    if (kill(pid_t(pid), 0) == 0 || errno != ESRCH) {
+    if (!is_local(pid)) continue;
+    if (!process_gone(pid)) {
       dead_since_.erase(pid);
       continue;
     }
@@ -90,6 +103,20 @@ bool Recording::any_running() const {
   return !session_->running_pids().empty();
 }
 
+bool Recording::is_local(uint32_t pid) const {
+  for (const ProcessInfo& p : session_->processes()) {
+    if (p.pid == pid && !p.hostname.empty() && p.hostname != hostname_) return false;
+  }
+  return true;
+}
+
+bool Recording::any_exited_without_bye() const {
+  for (uint32_t pid : session_->running_pids()) {
+    if (is_local(pid) && process_gone(pid)) return true;
+  }
+  return false;
+}
+
 bool Recording::saw_pid(uint32_t pid) const {
   for (const ProcessInfo& p : session_->processes()) {
     if (p.pid == pid) return true;
@@ -99,14 +126,18 @@ bool Recording::saw_pid(uint32_t pid) const {
 
 bool Recording::finish(const std::vector<std::pair<std::string, std::string>>& meta,
                        std::string* error) {
-  // What processes that already exited sent may still be in the socket: read until every
-  // process has said Bye, or nothing has come for a moment (bounded either way).
+  // What processes that already exited sent may still be in the socket: read until each
+  // of them has said Bye, or nothing has come for a moment (bounded either way). Processes
+  // still running are not waited for: they would send forever.
   using namespace std::chrono;
   const auto deadline = steady_clock::now() + seconds(3);
   while (steady_clock::now() < deadline) {
-    if (pump(50) > 0) continue;
-    if (!any_running() || steady_clock::now() - last_message_ >= milliseconds(300)) break;
+    if (pump(50) > 0 && any_exited_without_bye()) continue;
+    if (!any_exited_without_bye() || steady_clock::now() - last_message_ >= milliseconds(300)) {
+      break;
+    }
   }
+  pump(0);
   session_->finish();
   // Malformed messages are lost events too: the count goes into the file, not only stderr.
   std::vector<std::pair<std::string, std::string>> all = meta;

@@ -31,6 +31,8 @@ class Recording {
   void check_liveness(std::chrono::milliseconds grace);
 
   bool any_running() const;
+  // A process on this host that is gone although it never said Bye (nor was forgotten).
+  bool any_exited_without_bye() const;
   bool saw_pid(uint32_t pid) const;
   std::chrono::steady_clock::time_point last_message() const { return last_message_; }
 
@@ -42,6 +44,7 @@ class Recording {
 
  private:
   Recording() = default;
+  bool is_local(uint32_t pid) const;  // on this host, so kill(pid, 0) says whether it lives
   std::unique_ptr<PullSocket> socket_;
   std::unique_ptr<MemscopeWriter> writer_;
   std::unique_ptr<Session> session_;

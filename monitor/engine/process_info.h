@@ -30,6 +30,8 @@ struct ProcessInfo {
   uint64_t lost_frees = 0;        // MALLOC/mmap over a still-live block: a synthetic FREE
                                   // closed the old block (its FREE was lost)
   uint64_t inherited_blocks = 0;  // live blocks copied from the parent at fork()
+  uint64_t reconnects = 0;        // Hellos after the first: the agent lost its monitor and
+                                  // came back (its sequence starts again)
   bool bye_received = false;
   std::vector<uint32_t> child_pids;  // from Bye
 };

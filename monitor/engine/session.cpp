@@ -119,7 +119,9 @@ std::optional<std::string> Session::Impl::check(const WireMessage& m) const {
   if (finished) return describe(m) + " after the session finished";
   const auto it = by_instance.find({m.pid, m.instance_id});
   if (m.body == WireBodyKind::kHello) {
-    if (it != by_instance.end()) return "duplicate " + describe(m) + ", expected one hello";
+    if (it != by_instance.end() && processes[it->second].info.bye_received) {
+      return describe(m) + " after its bye, expected nothing more";
+    }
     if (m.sequence != 0) {
       return describe(m) + ": sequence " + std::to_string(m.sequence) + ", expected 0";
     }
@@ -137,6 +139,15 @@ std::optional<std::string> Session::Impl::check(const WireMessage& m) const {
 
 void Session::Impl::apply(WireMessage& m) {
   if (m.body == WireBodyKind::kHello) {
+    // A second Hello from an instance we know: its agent lost the connection (a monitor
+    // restart, a network hiccup) and starts its sequence again. What ZeroMQ dropped with
+    // the old connection cannot be counted here; the agent counts what it discarded.
+    if (auto it = by_instance.find({m.pid, m.instance_id}); it != by_instance.end()) {
+      ProcessState& p = processes[it->second];
+      ++p.info.reconnects;
+      p.next_sequence = 1;
+      return;
+    }
     apply_hello(m);
     return;
   }

@@ -87,6 +87,7 @@ constexpr SessionColumn kSessionColumns[] = {
     {"late_events", "INTEGER", bind_integer<&ProcessInfo::late_events>},
     {"lost_frees", "INTEGER", bind_integer<&ProcessInfo::lost_frees>},
     {"inherited_blocks", "INTEGER", bind_integer<&ProcessInfo::inherited_blocks>},
+    {"reconnects", "INTEGER", bind_integer<&ProcessInfo::reconnects>},
     {"bye_received", "INTEGER", bind_integer<&ProcessInfo::bye_received>},
     {"child_pids", "TEXT", bind_child_pids},  // space-separated, from Bye
 };

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "tests/e2e/db_query.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/pattern_checks.h"
 
@@ -86,10 +87,6 @@ sys.exit(3)
 )";
   ProcessSpec spec = preloaded_spec(dir, {"/usr/bin/python3", "-c", script}, endpoint);
   spec.pipe_stdin = true;
-  // Events sent before the kill can never be delivered, so the final flush waits out its
-  // deadline (MEMTAP_FLUSH_TIMEOUT_MS, default 10 s): shortened to keep the suite fast. A
-  // flush that ignored its deadline would still fail the test (kProcessTimeout).
-  spec.env_set.push_back("MEMTAP_FLUSH_TIMEOUT_MS=1000");
   std::string error;
   std::unique_ptr<Process> program = Process::start(spec, &error);
   ASSERT_TRUE(program) << error;
@@ -109,6 +106,62 @@ sys.exit(3)
   ASSERT_TRUE(r.exited) << describe(r) << "\nstderr:\n" << r.err;
   EXPECT_EQ(r.exit_code, 3) << "stderr:\n" << r.err;
   EXPECT_EQ(r.out, "ready\ndone 0\n");
+}
+
+// A monitor restarted on the same endpoint while the program runs: the agent notices the
+// new connection, says Hello again, and what it records from then on, its exit included,
+// is in the new recording. (What was in flight to the first recorder when it stopped is
+// lost to both and not counted yet: that needs acknowledgements on the wire.)
+TEST_F(MonitorAbsent, MonitorRestartedWhileTheProgramRuns) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "/usr/bin/python3 is not installed";
+  const std::string endpoint = "ipc://" + dir.file("m.sock");
+  const std::string first_db = dir.file("first.db");
+  const std::string second_db = dir.file("second.db");
+  std::unique_ptr<Process> first = start_recorder(dir, endpoint, first_db);
+  ASSERT_TRUE(first);
+  const char* script = R"(
+import os, sys
+before = [bytearray(100003) for _ in range(5)]
+print(os.getpid(), flush=True)
+sys.stdin.readline()
+after = [bytearray(70001) for _ in range(7)]
+del after
+print("done", flush=True)
+)";
+  ProcessSpec spec = preloaded_spec(dir, {"/usr/bin/python3", "-c", script}, endpoint);
+  spec.pipe_stdin = true;
+  std::string error;
+  std::unique_ptr<Process> program = Process::start(spec, &error);
+  ASSERT_TRUE(program) << error;
+  ASSERT_TRUE(program->wait_for_output(
+      [](const std::string& out, const std::string&) { return out.find('\n') != out.npos; },
+      kProcessTimeout))
+      << program->err();
+  const long long pid = std::stoll(program->out());
+
+  ProcessResult stopped = stop_recorder(*first);
+  ASSERT_TRUE(stopped.exited && stopped.exit_code == 0) << describe(stopped) << stopped.err;
+  std::unique_ptr<Process> second = start_recorder(dir, endpoint, second_db);
+  ASSERT_TRUE(second);
+  // The agent reconnects on its own; if it has not yet when the program ends, its exit
+  // flush waits up to MEMTAP_CONNECT_TIMEOUT_MS for the connection.
+  ASSERT_TRUE(program->write_stdin("go\n"));
+  program->close_stdin();
+  ProcessResult r = program->wait(kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  ProcessResult second_stopped = stop_recorder(*second);
+  ASSERT_TRUE(second_stopped.exited && second_stopped.exit_code == 0)
+      << describe(second_stopped) << second_stopped.err;
+
+  std::unique_ptr<DbQuery> q = DbQuery::open(second_db, &error);
+  ASSERT_TRUE(q) << error;
+  const std::string p = std::to_string(pid);
+  EXPECT_EQ(q->scalar_int("SELECT bye_received FROM memtap_session WHERE pid = " + p), 1)
+      << "the program's exit flush reached the new recorder";
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memscope_dump WHERE \"Process Id\" = " + p +
+                          " AND Event = 'MALLOC' AND Attr LIKE '%\"size\":\"70002\"%'"),
+            7)
+      << "the allocations made after the restart";
 }
 
 }  // namespace

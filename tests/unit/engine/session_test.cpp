@@ -764,11 +764,26 @@ TEST_F(SessionTest, BatchOrByeBeforeHelloIsRejected) {
   EXPECT_EQ(session.rejected_messages(), 3u);
 }
 
-TEST_F(SessionTest, DuplicateHelloIsRejected) {
+TEST_F(SessionTest, SecondHelloIsAReconnectionThatRestartsTheSequence) {
   feed(hello(kPid, kInst));
-  const std::string error = feed_rejected(hello(kPid, kInst));
-  EXPECT_NE(error.find("duplicate hello from pid 100"), std::string::npos) << error;
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  feed(batch(kPid, kInst, 2, kFar, {}));
+  feed(hello(kPid, kInst));  // the agent reconnected: sequence 0 again
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_free(3000, 0x1000)}}}));
   EXPECT_EQ(session.processes().size(), 1u);
+  EXPECT_EQ(process(kPid).reconnects, 1u);
+  EXPECT_EQ(process(kPid).messages_lost, 0u);
+  EXPECT_EQ(session.rejected_messages(), 0u);
+  ASSERT_EQ(rows.size(), 3u);  // one START only, then the pair across the reconnection
+  EXPECT_EQ(rows[2], free_row(3000, kPid, 7, {0x1000, 64, 1}));
+}
+
+TEST_F(SessionTest, HelloAfterByeIsRejected) {
+  feed(hello(kPid, kInst));
+  feed(bye(kPid, kInst, 1, 2000));
+  const std::string error = feed_rejected(hello(kPid, kInst));
+  EXPECT_NE(error.find("after its bye"), std::string::npos) << error;
+  EXPECT_EQ(process(kPid).reconnects, 0u);
 }
 
 TEST_F(SessionTest, BatchAfterByeIsRejected) {

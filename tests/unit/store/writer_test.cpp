@@ -221,6 +221,7 @@ ProcessInfo parent_process() {
   p.late_events = 4;
   p.lost_frees = 5;
   p.inherited_blocks = 6;
+  p.reconnects = 8;
   p.bye_received = true;
   p.child_pids = {4101, 4102};
   return p;
@@ -265,6 +266,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                   {"late_events", "INTEGER"},
                   {"lost_frees", "INTEGER"},
                   {"inherited_blocks", "INTEGER"},
+                  {"reconnects", "INTEGER"},
                   {"bye_received", "INTEGER"},
                   {"child_pids", "TEXT"}}));
   EXPECT_EQ(db.query("SELECT * FROM memtap_session ORDER BY pid"),
@@ -287,6 +289,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "4",
                    "5",
                    "6",
+                   "8",
                    "1",
                    "4101 4102"},
                   {"4101",
@@ -301,6 +304,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "0",
                    "1779862931000000000",
                    "1779862932000000000",
+                   "0",
                    "0",
                    "0",
                    "0",
@@ -335,6 +339,7 @@ TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
     uint64_t late_events;
     uint64_t lost_frees;
     uint64_t inherited_blocks;
+    uint64_t reconnects;
     bool bye_received;
     std::vector<uint32_t> child_pids;
   };
