@@ -216,11 +216,12 @@ int run_command(const std::vector<std::string>& args) {
   bool child_done = false;
   int forwarded = 0;
   steady_clock::time_point child_exit_time;
+  bool told_waiting = false;
   for (;;) {
     rec->pump(20);
     if (interrupted() && forwarded != last_signal()) {
       forwarded = last_signal();
-      kill(child, forwarded);  // the program decides how to end; we keep recording
+      if (!child_done) kill(child, forwarded);  // the program decides how to end
     }
     if (!child_done && reap(child, &child_status)) {
       child_done = true;
@@ -230,7 +231,19 @@ int run_command(const std::vector<std::string>& args) {
     }
     if (!child_done) continue;
     rec->check_liveness(grace);
-    if (rec->any_running()) continue;
+    if (rec->any_running()) {
+      // Descendants that outlive the program (a daemon it started) are recorded until
+      // they end, or until the user says stop.
+      if (interrupted()) break;
+      if (!told_waiting && steady_clock::now() - child_exit_time >= seconds(2)) {
+        fprintf(stderr,
+                "memtap run: '%s' exited; still recording processes it started (Ctrl-C to "
+                "stop)\n",
+                o.command[0].c_str());
+        told_waiting = true;
+      }
+      continue;
+    }
     // Its Hello or Bye may still be queued: finish once it has been seen, or after a
     // quiet grace period if the agent never reported (a static program, say).
     if (rec->saw_pid(uint32_t(child))) break;

@@ -73,7 +73,7 @@ void RunSummary::print(FILE* out, const std::string& db_path,
             format_bytes(double(t.live_bytes)).c_str());
     if (p.events_dropped)
       fprintf(out, ", %llu events dropped", (unsigned long long)p.events_dropped);
-    if (!p.bye_received) fprintf(out, " (ended without its final flush)");
+    if (!p.bye_received) fprintf(out, " (no final flush: still running, or killed)");
     fprintf(out, "\n");
   }
 }
