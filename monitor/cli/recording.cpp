@@ -99,6 +99,10 @@ void Recording::check_liveness(std::chrono::milliseconds grace) {
   }
 }
 
+uint64_t Recording::backlog() const {
+  return writer_->rows_queued() - writer_->rows_written();
+}
+
 bool Recording::any_running() const {
   return !session_->running_pids().empty();
 }
@@ -139,6 +143,11 @@ bool Recording::finish(const std::vector<std::pair<std::string, std::string>>& m
   }
   pump(0);
   session_->finish();
+  // SQLite is the slow end: say what is left rather than look hung.
+  if (backlog() > 100000) {
+    fprintf(stderr, "memtap: writing the remaining %llu rows of the recording...\n",
+            (unsigned long long)backlog());
+  }
   // Malformed messages are lost events too: the count goes into the file, not only stderr.
   std::vector<std::pair<std::string, std::string>> all = meta;
   all.emplace_back("rejected_messages", std::to_string(session_->rejected_messages()));

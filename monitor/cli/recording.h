@@ -31,6 +31,8 @@ class Recording {
   void check_liveness(std::chrono::milliseconds grace);
 
   bool any_running() const;
+  // Rows the writer has been given but not yet committed to the database.
+  uint64_t backlog() const;
   // A process on this host that is gone although it never said Bye (nor was forgotten).
   bool any_exited_without_bye() const;
   bool saw_pid(uint32_t pid) const;

@@ -270,6 +270,13 @@ int run_command(const std::vector<std::string>& args) {
     return code != 0 ? code : 2;
   }
   rec->print_summary(stderr);
+  // The wait after the program is the recorder catching up (SQLite is the slow part):
+  // say so rather than look hung.
+  auto catch_up = duration_cast<milliseconds>(steady_clock::now() - child_exit_time);
+  if (catch_up >= seconds(1)) {
+    fprintf(stderr, "memtap: the recording was complete %.1f s after the program ended\n",
+            double(catch_up.count()) / 1000);
+  }
   return code;
 }
 
