@@ -11,9 +11,9 @@
 
 #include "agent/agent_state.h"
 #include "agent/event_buffer_writer.h"
+#include "agent/event_clock.h"
 #include "agent/raw_syscalls.h"
 #include "agent/real_functions.h"
-#include "agent/event_clock.h"
 
 #define MEMTAP_HOOK extern "C" __attribute__((visibility("default")))
 
