@@ -10,6 +10,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${MEMTAP_BUILD_DIR:-$root/build}
 
 bash "$root/scripts/install-deps.sh"
+bash "$root/scripts/check-format.sh"
 bash "$root/scripts/build.sh"
 # Sanitizer builds of the monitor's unit tests first, so that ctest's summary of the whole
 # suite is the last thing printed.
