@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
   python3-torch                             # PyTorch examples and tests
   heaptrack                                 # the benchmark's point of comparison
+  clang-format                              # the test suite checks formatting
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
