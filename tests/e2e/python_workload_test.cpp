@@ -162,5 +162,48 @@ TEST(PythonWorkload, TorchTrainingWithDataLoaderWorkers) {
             0);
 }
 
+// LD_PRELOAD with a relative path (as a user types it), then the program changes directory
+// and forks: the child must still find the sender library to stream on its own.
+TEST(PythonWorkload, RelativeAgentPathSurvivesChdirAndFork) {
+  if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string endpoint = "ipc://" + dir.file("m.sock");
+  const std::string db = dir.file("relative.db");
+  std::unique_ptr<Process> recorder = start_recorder(dir, endpoint, db);
+  ASSERT_TRUE(recorder);
+  const std::string script = dir.file("chdir_fork.py");
+  std::ofstream(script) << R"(
+import os
+os.chdir("/")
+pid = os.fork()
+if pid == 0:
+    blocks = [bytearray(4321) for _ in range(3)]
+    os._exit(0)
+os.waitpid(pid, 0)
+print(pid, flush=True)
+)";
+  const std::string agent_dir = kAgentLib.substr(0, kAgentLib.rfind('/'));
+  ProcessSpec spec = spec_in(dir, {kPython, script});
+  spec.cwd = agent_dir.substr(0, agent_dir.rfind('/'));
+  spec.env_set.push_back("LD_PRELOAD=" + agent_dir.substr(agent_dir.rfind('/') + 1) + "/" +
+                         kAgentLib.substr(kAgentLib.rfind('/') + 1));
+  spec.env_set.push_back("MEMTAP_ENDPOINT=" + endpoint);
+  ProcessResult r = run_process(spec, kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_EQ(r.err.find("memtap agent"), std::string::npos) << "no agent warning: " << r.err;
+  const std::string child = std::to_string(std::stoll(r.out));
+  ProcessResult stopped = stop_recorder(*recorder);
+  ASSERT_TRUE(stopped.exited && stopped.exit_code == 0) << describe(stopped) << stopped.err;
+
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(q->scalar_int("SELECT bye_received FROM memtap_session WHERE pid = " + child), 1);
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memscope_dump WHERE \"Process Id\" = " + child +
+                          " AND Event = 'MALLOC' AND Attr LIKE '%\"size\":\"4322\"%'"),
+            3);
+}
+
 }  // namespace
 }  // namespace memtap::e2e
