@@ -168,6 +168,15 @@ void Session::Impl::count_sequence(ProcessState& p, uint64_t sequence) {
 
 void Session::Impl::apply_hello(const WireMessage& m) {
   const WireHello& h = m.hello;
+  // Another agent instance in a pid we know on the same host, not a fork child: the old
+  // program exec()ed this one, and its instance ends here without a Bye (exec discards it).
+  // Left running, it would hold every row back until the session ends.
+  if (h.forked_from_pid == 0) {
+    for (size_t i = 0; i < processes.size(); ++i) {
+      ProcessState& old = processes[i];
+      if (old.info.pid == m.pid && !old.ended && old.info.hostname == h.hostname) queue_stop(i);
+    }
+  }
   ProcessState p;
   ProcessInfo& info = p.info;
   info.pid = m.pid;

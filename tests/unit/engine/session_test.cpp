@@ -778,6 +778,19 @@ TEST_F(SessionTest, SecondHelloIsAReconnectionThatRestartsTheSequence) {
   EXPECT_EQ(rows[2], free_row(3000, kPid, 7, {0x1000, 64, 1}));
 }
 
+TEST_F(SessionTest, HelloOfANewInstanceInTheSamePidEndsTheOldOne) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 3000, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  // exec(): the new program's agent says Hello in the same pid; the old one never says Bye.
+  feed(hello(kPid, kInst2, HelloArgs{.mono_ns = 4000}));
+  feed(batch(kPid, kInst2, 1, kFar, {{7, {ev_malloc(5000, 0x2000, 8)}}}));
+  EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid}));
+  // Both instances' rows are out: the old one no longer holds the watermark at 3000.
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[2], stop_row(kPid, 2000));
+  EXPECT_EQ(rows[4], malloc_row(5000, kPid, 7, {0x2000, 8, 2}));
+}
+
 TEST_F(SessionTest, HelloAfterByeIsRejected) {
   feed(hello(kPid, kInst));
   feed(bye(kPid, kInst, 1, 2000));
