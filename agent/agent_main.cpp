@@ -8,6 +8,7 @@
 //   MEMTAP_FLUSH_TIMEOUT_MS  the most the final flush may delay exit (default 10000)
 //   MEMTAP_CONNECT_TIMEOUT_MS  at exit, how long to wait for a monitor never reached (1000)
 //   MEMTAP_DRAIN_INTERVAL_US   how often the sender drains the buffers (default 2000)
+//   MEMTAP_RSS_INTERVAL_MS     how often the sender samples the resident set (10; 0: never)
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -42,6 +43,7 @@ struct Settings {
   uint32_t flush_timeout_ms = 10000;
   uint32_t connect_timeout_ms = 1000;
   uint32_t drain_interval_us = 2000;
+  uint32_t rss_interval_ms = 10;
 };
 Settings g_settings;
 ProcessIdentity g_identity;
@@ -86,6 +88,7 @@ void start_sender(uint32_t forked_from_pid) {
   c.connect_timeout_ms = g_settings.connect_timeout_ms;
   c.agent_version = memtap_agent_version();
   c.clock_is_tsc = g_clock_is_tsc;
+  c.rss_interval_ms = g_settings.rss_interval_ms;
   // A fork() child records from the fork on: its Hello's time is its start.
   c.trace_start = forked_from_pid ? 0 : g_trace_start;
   char error[512];
@@ -115,6 +118,7 @@ __attribute__((constructor)) void agent_init() {
   g_settings.flush_timeout_ms = uint32_t(env_u64("MEMTAP_FLUSH_TIMEOUT_MS", 10000));
   g_settings.connect_timeout_ms = uint32_t(env_u64("MEMTAP_CONNECT_TIMEOUT_MS", 1000));
   g_settings.drain_interval_us = uint32_t(env_u64("MEMTAP_DRAIN_INTERVAL_US", 2000));
+  g_settings.rss_interval_ms = uint32_t(env_u64("MEMTAP_RSS_INTERVAL_MS", 10));
   const char* ep = getenv("MEMTAP_ENDPOINT");
   if (ep && *ep) {
     snprintf(g_settings.endpoint, sizeof g_settings.endpoint, "%s", ep);

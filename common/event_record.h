@@ -14,7 +14,8 @@ enum class EventKind : uint32_t {
   kFree = 1,
   kMmap = 2,
   kMunmap = 3,
-  kFork = 4,  // addr: the child's pid
+  kFork = 4,       // addr: the child's pid
+  kRssSample = 5,  // size_bytes: resident set; written by the sender, not by hooks
 };
 
 struct EventRecord {

@@ -22,6 +22,7 @@ enum EventKind {
   munmap @3;   # unmapping of [addr, addr+sizeBytes)
   fork @4;     # this process fork()ed; addr is the child's pid. The child starts with a
                # copy of the parent's heap at this instant and sends its own Hello.
+  rssSample @5;  # sizeBytes: the process's resident set, sampled by the sender (App Reserved)
 }
 
 struct Event {
@@ -46,6 +47,8 @@ struct Hello {
   clockRealtimeNs @6 :UInt64;
   agentVersion @7 :Text;
   forkedFromPid @8 :UInt32;    # non-zero when this process is a fork() child that kept the agent
+  memoryTotalBytes @10 :UInt64;  # what the host lets this process have: the cgroup limit,
+                                 # else MemTotal (the capacity for time-to-OOM); 0 unknown
   traceStartNs @9 :UInt64;     # monotonic time of the first event the agent could record (its
                                # first hook call, before its own constructor); 0: the Hello's time
 }

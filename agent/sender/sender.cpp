@@ -15,10 +15,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "agent/sender/buffer_drain.h"
+#include "agent/sender/memory_sampler.h"
 #include "agent/sender/sender_api.h"
 #include "agent/sender/tsc_converter.h"
 #include "agent/sender/wire_encoder.h"
@@ -50,6 +52,7 @@ struct Sender {
   std::string pending;  // an encoded message ZeroMQ did not take yet; sent before anything else
   DrainResult drained;
   TscConverter tsc;
+  std::unique_ptr<MemorySampler> sampler;
 };
 Sender* g_sender = nullptr;
 
@@ -141,17 +144,23 @@ bool send_hello(Sender& s, int timeout_ms) {
 }
 
 // One drain-and-send round. Returns false when ZeroMQ would not take more.
-bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeout_ms) {
+// `final`: the last round before Bye, which also takes a last memory sample.
+bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeout_ms,
+                    bool final = false) {
   if (!send_hello(s, timeout_ms) || !flush_pending(s, timeout_ms)) return false;
   for (;;) {
     s.drained.clear();
     size_t n = drain_buffers(s.config.registry, kMaxRecordsPerBatch, &s.drained);
-    if (n == 0 && !send_empty) return true;
-    if (s.config.clock_is_tsc) {
+    if (s.config.clock_is_tsc && n != 0) {
       // After the drain: every drained record is older than this anchor.
       s.tsc.add_anchor();
       for (EventRecord& r : s.drained.records) r.ts_ns = s.tsc.to_ns(r.ts_ns);
     }
+    // Appended after the conversion: the sample is timestamped in nanoseconds already.
+    bool sampled = s.sampler->sample_if_due(monotonic_ns(), final || s.sequence == 1, s.config.pid,
+                                            &s.drained);
+    if (n == 0 && !send_empty && !sampled) return true;
+    n += sampled ? 1 : 0;
     s.pending = encode_batch(header(s), s.drained, total_dropped(s), watermark_ns);
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
@@ -185,7 +194,7 @@ int final_flush(Sender& s) {
   if (!wait_connected(s, wait)) return 0;
   if (!send_hello(s, std::max(1, remaining_ms()))) return 0;
   // Everything published until now: nothing older can follow, so the watermark is now.
-  if (!drain_and_send(s, monotonic_ns(), false, std::max(1, remaining_ms()))) {
+  if (!drain_and_send(s, monotonic_ns(), false, std::max(1, remaining_ms()), true)) {
     return remaining_ms();
   }
   std::vector<uint32_t> children;
@@ -287,6 +296,7 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
     return -1;
   }
   if (s->config.clock_is_tsc) s->tsc.add_anchor();
+  s->sampler = std::make_unique<MemorySampler>(config->rss_interval_ms);
   g_sender = s;
   s->running = true;
   s->thread = std::thread(run, s);

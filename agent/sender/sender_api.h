@@ -13,7 +13,7 @@
 
 extern "C" {
 
-constexpr uint32_t kSenderAbiVersion = 3;
+constexpr uint32_t kSenderAbiVersion = 4;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -35,7 +35,9 @@ struct MemtapSenderConfig {
   uint32_t connect_timeout_ms;  // how long to wait at exit for a monitor never reached
   const char* agent_version;
   uint64_t trace_start;  // clock reading (TSC or ns, as records) of the first hook call; 0: none
-  int clock_is_tsc;      // records carry TSC ticks, to be converted (agent/event_clock.h)
+  int clock_is_tsc;
+  uint32_t rss_interval_ms;  // memory (RSS) samples for App Reserved; 0: none      // records carry
+                             // TSC ticks, to be converted (agent/event_clock.h)
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

@@ -4,6 +4,7 @@
 #include <capnp/message.h>
 #include <capnp/serialize.h>
 
+#include "agent/sender/memory_sampler.h"
 #include "common/wire.capnp.h"
 
 namespace memtap {
@@ -13,6 +14,7 @@ static_assert(uint32_t(EventKind::kFree) == uint32_t(wire::EventKind::FREE));
 static_assert(uint32_t(EventKind::kMmap) == uint32_t(wire::EventKind::MMAP));
 static_assert(uint32_t(EventKind::kMunmap) == uint32_t(wire::EventKind::MUNMAP));
 static_assert(uint32_t(EventKind::kFork) == uint32_t(wire::EventKind::FORK));
+static_assert(uint32_t(EventKind::kRssSample) == uint32_t(wire::EventKind::RSS_SAMPLE));
 
 namespace {
 
@@ -57,6 +59,7 @@ std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c,
   hello.setAgentVersion(c.agent_version ? c.agent_version : "");
   hello.setForkedFromPid(c.forked_from_pid);
   hello.setTraceStartNs(trace_start_ns);
+  hello.setMemoryTotalBytes(MemorySampler::memory_total_bytes());
   return pack(mb);
 }
 

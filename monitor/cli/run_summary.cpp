@@ -23,7 +23,7 @@ std::string format_bytes(double bytes) {
 void RunSummary::add(const DumpRow* rows, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const DumpRow& r = rows[i];
-    if (r.event == DumpEvent::kSystem) continue;
+    if (r.event != DumpEvent::kMalloc && r.event != DumpEvent::kFree) continue;
     ProcessTotals& t = totals_[r.process_id];
     if (r.event == DumpEvent::kMalloc) {
       ++t.allocations;

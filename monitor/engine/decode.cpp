@@ -47,9 +47,9 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
   // Cap'n Proto hands unknown enumerants through as raw numbers; a newer agent's event
   // kind must not be mistaken for one of ours.
   const auto raw_kind = static_cast<uint16_t>(in.getKind());
-  if (raw_kind > static_cast<uint16_t>(EventKind::kFork)) {
+  if (raw_kind > static_cast<uint16_t>(EventKind::kRssSample)) {
     error = ".kind: unknown value " + std::to_string(raw_kind) +
-            ", expected malloc, free, mmap, munmap or fork (0..4)";
+            ", expected malloc, free, mmap, munmap, fork or rssSample (0..5)";
     return false;
   }
   out.kind = static_cast<EventKind>(raw_kind);
@@ -99,6 +99,7 @@ bool decode_hello(wire::Hello::Reader in, WireHello& out, std::string& error) {
   out.agent_version = in.getAgentVersion();
   out.forked_from_pid = in.getForkedFromPid();
   out.trace_start_ns = in.getTraceStartNs();
+  out.memory_total_bytes = in.getMemoryTotalBytes();
   return check_time(out.clock_monotonic_ns, "hello.clockMonotonicNs", error) &&
          check_time(out.clock_realtime_ns, "hello.clockRealtimeNs", error) &&
          check_time(out.trace_start_ns, "hello.traceStartNs", error);

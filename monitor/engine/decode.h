@@ -41,6 +41,7 @@ struct WireHello {
   std::string agent_version;
   uint32_t forked_from_pid = 0;
   uint64_t trace_start_ns = 0;  // below 2^63; 0 when the agent did not say
+  uint64_t memory_total_bytes = 0;
 };
 
 struct WireBatch {

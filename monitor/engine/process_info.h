@@ -14,6 +14,7 @@ struct ProcessInfo {
   uint64_t instance_id = 0;
   uint32_t ppid = 0;
   uint32_t forked_from_pid = 0;
+  uint64_t memory_total_bytes = 0;  // the cgroup limit or MemTotal the agent saw; 0 unknown
   std::string hostname;
   std::vector<std::string> command_line;
   int32_t rank = -1;

@@ -13,7 +13,16 @@
 namespace memtap {
 
 // What a held event does when it is applied: the wire's event kinds, and the SYSTEM rows.
-enum class HeldKind : uint8_t { kMalloc, kFree, kMmap, kMunmap, kFork, kStartTrace, kStopTrace };
+enum class HeldKind : uint8_t {
+  kMalloc,
+  kFree,
+  kMmap,
+  kMunmap,
+  kFork,
+  kRssSample,
+  kStartTrace,
+  kStopTrace
+};
 
 struct HeldEvent {
   int64_t epoch_ns = 0;

@@ -45,6 +45,8 @@ HeldKind held_kind(EventKind kind) {
       return HeldKind::kMmap;
     case EventKind::kMunmap:
       return HeldKind::kMunmap;
+    case EventKind::kRssSample:
+      return HeldKind::kRssSample;
     case EventKind::kFork:
       break;
   }
@@ -183,6 +185,7 @@ void Session::Impl::apply_hello(const WireMessage& m) {
   info.instance_id = m.instance_id;
   info.ppid = h.ppid;
   info.forked_from_pid = h.forked_from_pid;
+  info.memory_total_bytes = h.memory_total_bytes;
   info.hostname = h.hostname;
   info.command_line = h.command_line;
   info.rank = h.rank;
@@ -323,6 +326,18 @@ void Session::Impl::apply_event(size_t process, uint32_t thread_id, const HeldEv
     case HeldKind::kFork:
       apply_fork(process, event);
       return;
+    case HeldKind::kRssSample: {
+      DumpRow row;
+      row.event = DumpEvent::kSnapshot;
+      row.event_type = DumpEventType::kSnapshot;
+      row.timestamp_ns = event.epoch_ns;
+      row.process_id = p.info.pid;
+      row.thread_id = thread_id;
+      row.size_bytes = event.size_bytes;
+      row.total_bytes = p.info.memory_total_bytes;
+      out.push_back(row);
+      return;
+    }
     case HeldKind::kStartTrace:
     case HeldKind::kStopTrace: {
       DumpRow row;

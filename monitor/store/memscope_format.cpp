@@ -13,6 +13,8 @@ constexpr std::string_view kAttrSize = "\",\"size\":\"";
 constexpr std::string_view kAttrKindMmap = "\",\"kind\":\"mmap";
 constexpr std::string_view kAttrInheritedFrom = "\",\"inherited_from\":\"";
 constexpr std::string_view kAttrEnd = "\"}";
+constexpr std::string_view kAttrAppReserved = "{\"app_reserved\":\"";
+constexpr std::string_view kAttrTotal = "\",\"total\":\"";
 constexpr size_t kU64DigitsMax = 20;
 constexpr size_t kU32DigitsMax = 10;
 
@@ -43,6 +45,8 @@ std::string_view dump_event_text(DumpEvent event) {
       return "FREE";
     case DumpEvent::kSystem:
       return "SYSTEM";
+    case DumpEvent::kSnapshot:
+      return "SNAPSHOT";
   }
   return "N/A";  // a value outside the enum: keep the column non-empty rather than crash
 }
@@ -55,6 +59,8 @@ std::string_view dump_event_type_text(DumpEventType type) {
       return "START_TRACE";
     case DumpEventType::kStopTrace:
       return "STOP_TRACE";
+    case DumpEventType::kSnapshot:
+      return "SNAPSHOT";
   }
   return "N/A";
 }
@@ -75,13 +81,24 @@ std::string_view format_ptr_hex(uint64_t ptr, PtrText& out) {
 }
 
 std::string_view dump_ptr_text(const DumpRow& row, PtrText& out) {
-  if (row.event == DumpEvent::kSystem) return "N/A";
+  if (row.event == DumpEvent::kSystem || row.event == DumpEvent::kSnapshot) return "N/A";
   return format_ptr_hex(row.ptr, out);
 }
 
 std::string_view dump_attr_text(const DumpRow& row, AttrText& out) {
   if (row.event == DumpEvent::kSystem) return "";
   TextCursor cursor{out.data()};
+  if (row.event == DumpEvent::kSnapshot) {
+    // Host memory samples: what the process holds (RSS) and what it may hold.
+    cursor.put(kAttrAppReserved);
+    cursor.put_decimal(row.size_bytes);
+    if (row.total_bytes != 0) {
+      cursor.put(kAttrTotal);
+      cursor.put_decimal(row.total_bytes);
+    }
+    cursor.put(kAttrEnd);
+    return {out.data(), size_t(cursor.at - out.data())};
+  }
   cursor.put(kAttrAllocationId);
   cursor.put_decimal(row.allocation_id);
   cursor.put(kAttrAddr);

@@ -39,7 +39,7 @@ void check_columns(const RecordingData& rec) {
 }
 
 void check_encodings(const RecordingData& rec) {
-  Violations v("MALLOC/FREE and SYSTEM rows use msMemScope's encodings");
+  Violations v("MALLOC/FREE, SYSTEM and SNAPSHOT rows use msMemScope's encodings");
   static const std::set<std::string> kKnownKeys = {"allocation_id", "addr", "size", "kind",
                                                    "inherited_from"};
   for (const DumpRecord& r : rec.rows) {
@@ -69,6 +69,18 @@ void check_encodings(const RecordingData& rec) {
         v.add(r.describe() + ": SYSTEM row of unexpected Event Type");
       if (r.name != "N/A" || r.device != "N/A" || r.ptr_text != "N/A")
         v.add(r.describe() + ": SYSTEM row with a Name, Device Id or Ptr other than N/A");
+    } else if (r.event == "SNAPSHOT") {
+      // The agent's memory samples: what the process holds (RSS) and what it may hold.
+      uint64_t n;
+      if (r.event_type != "SNAPSHOT" || r.name != "N/A" || r.device != "cpu" || r.ptr_text != "N/A")
+        v.add(r.describe() + ": SNAPSHOT row not SNAPSHOT/N/A/cpu/N/A");
+      if (r.tid != r.pid) v.add(r.describe() + ": SNAPSHOT row not on the process's own id");
+      if (!r.attr_ok || !r.attr.count("app_reserved") ||
+          !parse_decimal(r.attr.at("app_reserved"), &n) || n == 0)
+        v.add(r.describe() + ": SNAPSHOT Attr has no app_reserved byte count");
+      for (const auto& [key, value] : r.attr)
+        if ((key != "app_reserved" && key != "total") || !parse_decimal(value, &n))
+          v.add(r.describe() + ": SNAPSHOT Attr key '" + key + "' unexpected or not decimal");
     } else {
       v.add(r.describe() + ": unexpected Event");
     }

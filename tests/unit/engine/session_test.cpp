@@ -25,12 +25,13 @@ bool operator==(const DumpRow& a, const DumpRow& b) {
   return a.event == b.event && a.event_type == b.event_type && a.is_mmap == b.is_mmap &&
          a.timestamp_ns == b.timestamp_ns && a.process_id == b.process_id &&
          a.thread_id == b.thread_id && a.ptr == b.ptr && a.size_bytes == b.size_bytes &&
-         a.allocation_id == b.allocation_id && a.inherited_from_pid == b.inherited_from_pid;
+         a.allocation_id == b.allocation_id && a.inherited_from_pid == b.inherited_from_pid &&
+         a.total_bytes == b.total_bytes;
 }
 
 void PrintTo(const DumpRow& r, std::ostream* os) {
-  static const char* const kEvents[] = {"MALLOC", "FREE", "SYSTEM"};
-  static const char* const kTypes[] = {"HOST", "START_TRACE", "STOP_TRACE"};
+  static const char* const kEvents[] = {"MALLOC", "FREE", "SYSTEM", "SNAPSHOT"};
+  static const char* const kTypes[] = {"HOST", "START_TRACE", "STOP_TRACE", "SNAPSHOT"};
   *os << "{" << kEvents[static_cast<int>(r.event)] << "/" << kTypes[static_cast<int>(r.event_type)]
       << (r.is_mmap ? " mmap" : "") << " t=" << r.timestamp_ns << " pid=" << r.process_id
       << " tid=" << r.thread_id << " ptr=0x" << std::hex << r.ptr << std::dec
@@ -69,6 +70,7 @@ struct HelloArgs {
   uint64_t mono_ns = kMono0;
   uint64_t sequence = 0;
   uint32_t protocol_version = wire::PROTOCOL_VERSION;
+  uint64_t memory_total_bytes = 0;
 };
 
 Bytes pack(capnp::MessageBuilder& builder) {
@@ -101,6 +103,7 @@ Bytes hello(uint32_t pid, uint64_t instance, HelloArgs args = {}) {
   h.setClockRealtimeNs(static_cast<uint64_t>(epoch(args.mono_ns)));
   h.setAgentVersion("0.1.0");
   h.setForkedFromPid(args.forked_from_pid);
+  h.setMemoryTotalBytes(args.memory_total_bytes);
   return pack(b);
 }
 
@@ -206,6 +209,9 @@ Ev ev_mmap(uint64_t ts, uint64_t addr, uint64_t size) {
 }
 Ev ev_munmap(uint64_t ts, uint64_t addr, uint64_t size) {
   return {ts, Kind::MUNMAP, addr, size};
+}
+Ev ev_rss(uint64_t ts, uint64_t rss) {
+  return {ts, Kind::RSS_SAMPLE, 0, rss};
 }
 Ev ev_fork(uint64_t ts, uint32_t child) {
   return {ts, Kind::FORK, child, 0};
@@ -789,6 +795,24 @@ TEST_F(SessionTest, HelloOfANewInstanceInTheSamePidEndsTheOldOne) {
   ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[2], stop_row(kPid, 2000));
   EXPECT_EQ(rows[4], malloc_row(5000, kPid, 7, {0x2000, 8, 2}));
+}
+
+TEST_F(SessionTest, RssSampleBecomesASnapshotRowWithTheHostsCapacity) {
+  HelloArgs args;
+  args.memory_total_bytes = 8ull << 30;
+  feed(hello(kPid, kInst, args));
+  feed(batch(kPid, kInst, 1, kFar, {{kPid, {ev_rss(2000, 50 << 20)}}}));
+  ASSERT_EQ(rows.size(), 2u);
+  DumpRow expected;
+  expected.event = DumpEvent::kSnapshot;
+  expected.event_type = DumpEventType::kSnapshot;
+  expected.timestamp_ns = epoch(2000);
+  expected.process_id = kPid;
+  expected.thread_id = kPid;
+  expected.size_bytes = 50 << 20;
+  expected.total_bytes = 8ull << 30;
+  EXPECT_EQ(rows[1], expected);
+  EXPECT_EQ(process(kPid).memory_total_bytes, 8ull << 30);
 }
 
 TEST_F(SessionTest, HelloAfterByeIsRejected) {

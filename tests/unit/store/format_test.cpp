@@ -94,5 +94,22 @@ TEST(MemscopeFormat, AttrIsEmptyTextForSystemRows) {
   EXPECT_NE(attr.data(), nullptr);  // a null pointer would be bound as SQL NULL, not ''
 }
 
+TEST(MemscopeFormat, SnapshotRowCarriesAppReservedAndTotal) {
+  DumpRow row;
+  row.event = DumpEvent::kSnapshot;
+  row.event_type = DumpEventType::kSnapshot;
+  row.size_bytes = 123456789;
+  row.total_bytes = 25769803776;
+  AttrText attr;
+  PtrText ptr;
+  EXPECT_EQ(dump_event_text(row.event), "SNAPSHOT");
+  EXPECT_EQ(dump_event_type_text(row.event_type), "SNAPSHOT");
+  EXPECT_EQ(dump_device_id_text(row.event), "cpu");
+  EXPECT_EQ(dump_ptr_text(row, ptr), "N/A");
+  EXPECT_EQ(dump_attr_text(row, attr), R"({"app_reserved":"123456789","total":"25769803776"})");
+  row.total_bytes = 0;  // unknown capacity: the key is left out rather than written as 0
+  EXPECT_EQ(dump_attr_text(row, attr), R"({"app_reserved":"123456789"})");
+}
+
 }  // namespace
 }  // namespace memtap

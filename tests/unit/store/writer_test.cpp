@@ -222,6 +222,7 @@ ProcessInfo parent_process() {
   p.lost_frees = 5;
   p.inherited_blocks = 6;
   p.reconnects = 8;
+  p.memory_total_bytes = 9;
   p.bye_received = true;
   p.child_pids = {4101, 4102};
   return p;
@@ -267,6 +268,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                   {"lost_frees", "INTEGER"},
                   {"inherited_blocks", "INTEGER"},
                   {"reconnects", "INTEGER"},
+                  {"memory_total_bytes", "INTEGER"},
                   {"bye_received", "INTEGER"},
                   {"child_pids", "TEXT"}}));
   EXPECT_EQ(db.query("SELECT * FROM memtap_session ORDER BY pid"),
@@ -290,6 +292,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "5",
                    "6",
                    "8",
+                   "9",
                    "1",
                    "4101 4102"},
                   {"4101",
@@ -313,6 +316,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "0",
                    "0",
                    "0",
+                   "0",
                    ""}}));
 }
 
@@ -324,6 +328,7 @@ TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
     uint64_t instance_id;
     uint32_t ppid;
     uint32_t forked_from_pid;
+    uint64_t memory_total_bytes;
     std::string hostname;
     std::vector<std::string> command_line;
     int32_t rank;
