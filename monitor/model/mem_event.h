@@ -1,0 +1,109 @@
+// One event of a recording as every analysis sees it, whatever it came from: live agents
+// (the Session's rows), a memtap or msMemScope database (memscope_dump / leaks_dump), or
+// an msMemScope / CANN CSV export. The vocabulary is msMemScope's (docs/design.md §6):
+// Event -> kind, Event Type -> layer (for MALLOC/FREE) or kind detail, Device Id -> device.
+// Strings (operator names, owners, stacks) are interned in a StringTable and referred to
+// by id, so an event stays a small fixed-size struct.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace memtap {
+
+enum class MemEventKind : uint8_t {
+  kMalloc,        // MALLOC
+  kFree,          // FREE
+  kAccess,        // ACCESS (a block was read or written; msMemScope's access events)
+  kOpStart,       // OP_LAUNCH ATEN_START (an operator begins)
+  kOpEnd,         // OP_LAUNCH ATEN_END
+  kKernelLaunch,  // KERNEL_LAUNCH
+  kMark,          // MSTX Mark
+  kRangeStart,    // MSTX Range_start
+  kRangeEnd,      // MSTX Range_end
+  kStep,          // SYSTEM STEP (a training step begins)
+  kSnapshot,      // SNAPSHOT (a device or process memory sample)
+  kTraceStart,    // SYSTEM START_TRACE
+  kTraceStop,     // SYSTEM STOP_TRACE
+  kOom,           // OOM_DETAIL
+  kOther,         // anything else a file holds (kept, counted, not analysed)
+};
+
+// Where a block lives (msMemScope's Event Type for MALLOC/FREE).
+enum class Layer : uint8_t {
+  kHost,        // libc heap (and anonymous mappings, is_mmap)
+  kHostPinned,  // page-locked host memory
+  kHal,         // driver / runtime device memory
+  kPta,         // the framework's caching pool (PyTorch / torch_npu)
+  kPtaWorkspace,
+  kAtb,
+  kMindspore,
+  kOther,
+};
+
+constexpr int32_t kHostDevice = -1;  // Device Id "cpu" (older files: "host")
+constexpr int32_t kNoDevice = -2;    // Device Id "N/A"
+constexpr int64_t kUnknown = -1;     // a numeric field the source did not give
+
+struct MemEvent {
+  int64_t ts_ns = 0;  // nanoseconds since the Unix epoch
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  int32_t device = kNoDevice;
+  MemEventKind kind = MemEventKind::kOther;
+  Layer layer = Layer::kHost;
+  bool is_mmap = false;  // HOST anonymous mapping rather than heap
+  uint64_t addr = 0;
+  uint64_t size_bytes = 0;     // MALLOC/FREE: the block's size (on FREE too)
+  uint64_t allocation_id = 0;  // 0: unknown
+  uint32_t name = 0;           // StringTable ids; 0 is the empty string
+  uint32_t owner = 0;          // owner label, levels joined by '@'
+  uint32_t stack_python = 0;
+  uint32_t stack_c = 0;
+  uint64_t stream = 0;  // Attr stream, when given
+  // Pool state after the event (Attr used/total), and SNAPSHOT figures; kUnknown if absent.
+  int64_t pool_used = kUnknown;
+  int64_t pool_total = kUnknown;
+  int64_t snap_allocated = kUnknown;
+  int64_t snap_reserved = kUnknown;
+  int64_t snap_app_reserved = kUnknown;  // what the whole process holds (host: RSS)
+  int64_t snap_total = kUnknown;         // capacity (host: MemTotal or the cgroup limit)
+  int64_t snap_free = kUnknown;
+};
+
+// Interned strings. Id 0 is always "". Not thread-safe.
+class StringTable {
+ public:
+  StringTable() { strings_.emplace_back(); }
+  uint32_t intern(std::string_view s) {
+    if (s.empty()) return 0;
+    auto it = ids_.find(std::string(s));
+    if (it != ids_.end()) return it->second;
+    uint32_t id = uint32_t(strings_.size());
+    strings_.emplace_back(s);
+    ids_.emplace(strings_.back(), id);
+    return id;
+  }
+  const std::string& get(uint32_t id) const { return strings_.at(id); }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, uint32_t> ids_;
+};
+
+// What is known of a traced process (from memtap_session, or derived from a file's rows).
+struct RecordedProcess {
+  uint32_t pid = 0;
+  std::string hostname;
+  std::string command_line;
+  int32_t rank = -1;
+  int32_t world_size = -1;
+  uint32_t forked_from_pid = 0;
+  uint64_t events_dropped = 0;
+};
+
+}  // namespace memtap
