@@ -1,0 +1,115 @@
+// What `memtap report` (and the end of `memtap run`) tells: plain data filled by the
+// analyzer from the engine's analyses, rendered as text or JSON by report_text/report_json.
+// Byte counts are int64 (a FREE-before-MALLOC recording can make a running total dip); a
+// figure the recording cannot give is kUnknown (-1) or an empty list, and the renderers
+// say so instead of printing zeros.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monitor/model/mem_event.h"
+
+namespace memtap {
+
+struct CurveSummary {
+  std::string name;  // Allocated, Reserved, Active, App Reserved
+  int64_t peak_ns = kUnknown;
+  int64_t peak_bytes = kUnknown;
+  int64_t final_bytes = kUnknown;
+};
+
+struct BreakdownEntry {
+  std::string key;  // owner, stack (first frame line) or operator name; "" shown as (none)
+  int64_t bytes = 0;
+  int64_t blocks = 0;
+  double share = 0;  // of the peak
+};
+
+struct PeakSection {
+  int64_t ts_ns = kUnknown;
+  int64_t bytes = kUnknown;
+  std::vector<BreakdownEntry> by_owner, by_stack, by_name;
+};
+
+struct LeakSuspect {
+  std::string what;  // "owner" or "stack"
+  std::string key;
+  double bytes_per_step = 0;
+  int64_t first_step = -1;
+  int64_t live_bytes = 0;  // at the last step
+};
+
+struct LeakSection {
+  int64_t steps = 0;  // SYSTEM STEP markers seen; 0: the fallback below applies
+  std::vector<LeakSuspect> suspects;
+  std::vector<BreakdownEntry> alive_at_end;  // without steps: what was never freed, by stack
+  double trend_bytes_per_s = 0;              // growth of live bytes over the session
+};
+
+struct FragmentationSection {
+  int64_t worst_ns = kUnknown;
+  int64_t reserved = kUnknown;
+  int64_t allocated = kUnknown;
+  int64_t largest_free_gap = kUnknown;
+  int64_t final_gap = kUnknown;  // reserved - allocated at the end
+};
+
+struct InefficientBlock {
+  std::string category;  // lazy_used, delayed_free, long_idle
+  uint64_t addr = 0;
+  int64_t size_bytes = 0;
+  std::string owner, name;
+  int64_t wasted_ns = 0;
+};
+
+struct InefficientSection {
+  bool has_usage_events = false;  // ACCESS or operator events: without them, nothing to say
+  int64_t lazy_used = 0, delayed_free = 0, long_idle = 0;  // block counts
+  int64_t lazy_used_bytes = 0, delayed_free_bytes = 0, long_idle_bytes = 0;
+  std::vector<InefficientBlock> top;
+};
+
+struct ScopeEntry {
+  std::string kind;  // owner, operator, range
+  std::string name;
+  int64_t occurrences = 0;
+  int64_t inclusive_bytes = 0;
+  int64_t exclusive_bytes = 0;
+  int64_t peak_bytes = 0;  // most live bytes allocated inside it at any moment
+};
+
+struct OomSection {
+  bool sustained_growth = false;
+  double growth_bytes_per_s = 0;
+  int64_t capacity_bytes = kUnknown;
+  double seconds_to_oom = -1;  // only with sustained growth and a known capacity
+};
+
+// One process on one device.
+struct DeviceReport {
+  uint32_t pid = 0;
+  int32_t device = kHostDevice;
+  int64_t start_ns = kUnknown, end_ns = kUnknown;
+  uint64_t allocations = 0, frees = 0;
+  int64_t bytes_allocated = 0;
+  std::vector<CurveSummary> curves;
+  PeakSection peak;
+  LeakSection leaks;
+  FragmentationSection fragmentation;
+  InefficientSection inefficient;
+  std::vector<ScopeEntry> scopes;
+  OomSection oom;
+};
+
+struct Report {
+  std::string source;  // the file, or "live"
+  std::string format;  // memscope_dump, leaks_dump, msmemscope_csv, ...
+  uint64_t events = 0;
+  uint64_t rows_skipped = 0;
+  std::vector<RecordedProcess> processes;
+  std::vector<DeviceReport> devices;
+};
+
+}  // namespace memtap

@@ -1,0 +1,275 @@
+// See report_render.h.
+#include "monitor/report/report_render.h"
+
+#include <ctime>
+
+#include "monitor/report/json_writer.h"
+
+namespace memtap {
+namespace {
+
+std::string bytes_text(double bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  bool negative = bytes < 0;
+  if (negative) bytes = -bytes;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  snprintf(buf, sizeof buf, unit == 0 ? "%s%.0f %s" : "%s%.1f %s", negative ? "-" : "", bytes,
+           kUnits[unit]);
+  return buf;
+}
+
+// Seconds since the session began, or the wall-clock time when no start is known.
+std::string time_text(int64_t ts_ns, int64_t start_ns) {
+  if (ts_ns == kUnknown) return "?";
+  char buf[64];
+  if (start_ns != kUnknown && ts_ns >= start_ns) {
+    snprintf(buf, sizeof buf, "+%.3f s", double(ts_ns - start_ns) / 1e9);
+    return buf;
+  }
+  time_t secs = time_t(ts_ns / 1000000000);
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::string device_text(int32_t device) {
+  if (device == kHostDevice) return "host";
+  if (device == kNoDevice) return "no device";
+  return "device " + std::to_string(device);
+}
+
+std::string key_text(const std::string& key) {
+  if (key.empty()) return "(none)";
+  // Stacks are several lines: the innermost frame names them well enough here.
+  size_t nl = key.find('\n');
+  return nl == std::string::npos ? key : key.substr(0, nl) + " ...";
+}
+
+void breakdown_text(FILE* out, const char* title, const std::vector<BreakdownEntry>& entries) {
+  if (entries.empty()) return;
+  fprintf(out, "      by %s:\n", title);
+  for (const BreakdownEntry& e : entries) {
+    fprintf(out, "        %10s  %5.1f%%  %6lld blocks  %s\n", bytes_text(double(e.bytes)).c_str(),
+            e.share * 100, (long long)e.blocks, key_text(e.key).c_str());
+  }
+}
+
+void device_text_section(const DeviceReport& d, FILE* out) {
+  fprintf(out, "\n  pid %u, %s: %llu allocations, %llu frees, %s allocated\n", d.pid,
+          device_text(d.device).c_str(), (unsigned long long)d.allocations,
+          (unsigned long long)d.frees, bytes_text(double(d.bytes_allocated)).c_str());
+  for (const CurveSummary& c : d.curves) {
+    if (c.peak_bytes == kUnknown) continue;
+    fprintf(out, "    %-13s peak %10s at %-12s final %s\n", c.name.c_str(),
+            bytes_text(double(c.peak_bytes)).c_str(), time_text(c.peak_ns, d.start_ns).c_str(),
+            bytes_text(double(c.final_bytes)).c_str());
+  }
+  if (d.peak.bytes != kUnknown) {
+    fprintf(out, "    Peak: %s at %s\n", bytes_text(double(d.peak.bytes)).c_str(),
+            time_text(d.peak.ts_ns, d.start_ns).c_str());
+    breakdown_text(out, "owner", d.peak.by_owner);
+    breakdown_text(out, "stack", d.peak.by_stack);
+    breakdown_text(out, "name", d.peak.by_name);
+  }
+  const LeakSection& l = d.leaks;
+  if (l.steps > 0) {
+    fprintf(out, "    Leaks by step (%lld steps):", (long long)l.steps);
+    if (l.suspects.empty())
+      fprintf(out, " no owner or stack grows step after step\n");
+    else
+      fprintf(out, "\n");
+    for (const LeakSuspect& s : l.suspects) {
+      fprintf(out, "      %s %s: +%s per step since step %lld (%s live)\n", s.what.c_str(),
+              key_text(s.key).c_str(), bytes_text(s.bytes_per_step).c_str(),
+              (long long)s.first_step, bytes_text(double(s.live_bytes)).c_str());
+    }
+  } else {
+    fprintf(out, "    Leaks: no step markers; live at the end, growth %s/s over the session\n",
+            bytes_text(l.trend_bytes_per_s).c_str());
+    breakdown_text(out, "stack", l.alive_at_end);
+  }
+  const FragmentationSection& f = d.fragmentation;
+  if (f.worst_ns != kUnknown) {
+    fprintf(out,
+            "    Fragmentation: worst at %s: reserved %s, allocated %s, largest free gap %s; "
+            "at the end %s unused\n",
+            time_text(f.worst_ns, d.start_ns).c_str(), bytes_text(double(f.reserved)).c_str(),
+            bytes_text(double(f.allocated)).c_str(),
+            f.largest_free_gap == kUnknown ? "?" : bytes_text(double(f.largest_free_gap)).c_str(),
+            bytes_text(double(f.final_gap)).c_str());
+  }
+  const InefficientSection& in = d.inefficient;
+  if (in.has_usage_events) {
+    fprintf(out,
+            "    Inefficient blocks: lazy_used %lld (%s), delayed_free %lld (%s), long_idle %lld "
+            "(%s)\n",
+            (long long)in.lazy_used, bytes_text(double(in.lazy_used_bytes)).c_str(),
+            (long long)in.delayed_free, bytes_text(double(in.delayed_free_bytes)).c_str(),
+            (long long)in.long_idle, bytes_text(double(in.long_idle_bytes)).c_str());
+  }
+  if (!d.scopes.empty()) {
+    fprintf(out, "    Scopes (inclusive / exclusive allocated, true peak inside):\n");
+    for (const ScopeEntry& s : d.scopes) {
+      fprintf(
+          out, "      %-8s %-32s x%-5lld %10s / %10s, peak %s\n", s.kind.c_str(), s.name.c_str(),
+          (long long)s.occurrences, bytes_text(double(s.inclusive_bytes)).c_str(),
+          bytes_text(double(s.exclusive_bytes)).c_str(), bytes_text(double(s.peak_bytes)).c_str());
+    }
+  }
+  const OomSection& o = d.oom;
+  if (o.sustained_growth && o.seconds_to_oom >= 0) {
+    fprintf(out, "    Time to OOM: %.0f s at +%s/s (capacity %s)\n", o.seconds_to_oom,
+            bytes_text(o.growth_bytes_per_s).c_str(), bytes_text(double(o.capacity_bytes)).c_str());
+  } else if (o.sustained_growth) {
+    fprintf(out, "    Growth: +%s/s, sustained (capacity unknown)\n",
+            bytes_text(o.growth_bytes_per_s).c_str());
+  } else {
+    fprintf(out, "    Time to OOM: no sustained growth\n");
+  }
+}
+
+void breakdown_json(JsonWriter& j, const char* name, const std::vector<BreakdownEntry>& entries) {
+  j.key(name).begin_array();
+  for (const BreakdownEntry& e : entries) {
+    j.begin_object();
+    j.key("key").value(e.key).key("bytes").value(e.bytes).key("blocks").value(e.blocks);
+    j.key("share").value(e.share);
+    j.end_object();
+  }
+  j.end_array();
+}
+
+void optional_int(JsonWriter& j, const char* name, int64_t v) {
+  j.key(name);
+  if (v == kUnknown)
+    j.null();
+  else
+    j.value(v);
+}
+
+}  // namespace
+
+void report_text(const Report& r, FILE* out) {
+  fprintf(out, "memtap report: %s (%s), %llu events", r.source.c_str(), r.format.c_str(),
+          (unsigned long long)r.events);
+  if (r.rows_skipped)
+    fprintf(out, ", %llu rows not understood", (unsigned long long)r.rows_skipped);
+  fprintf(out, "\n");
+  for (const RecordedProcess& p : r.processes) {
+    fprintf(out, "  process %u", p.pid);
+    if (!p.hostname.empty()) fprintf(out, " on %s", p.hostname.c_str());
+    if (p.rank >= 0) fprintf(out, ", rank %d of %d", p.rank, p.world_size);
+    if (p.forked_from_pid) fprintf(out, ", fork of %u", p.forked_from_pid);
+    if (!p.command_line.empty()) fprintf(out, ": %s", p.command_line.c_str());
+    if (p.events_dropped)
+      fprintf(out, " (%llu events dropped)", (unsigned long long)p.events_dropped);
+    fprintf(out, "\n");
+  }
+  for (const DeviceReport& d : r.devices) device_text_section(d, out);
+}
+
+std::string report_json(const Report& r) {
+  JsonWriter j;
+  j.begin_object();
+  j.key("source").value(r.source).key("format").value(r.format);
+  j.key("events").value(r.events).key("rows_skipped").value(r.rows_skipped);
+  j.key("processes").begin_array();
+  for (const RecordedProcess& p : r.processes) {
+    j.begin_object();
+    j.key("pid").value(p.pid).key("hostname").value(p.hostname);
+    j.key("command_line").value(p.command_line).key("rank").value(p.rank);
+    j.key("world_size").value(p.world_size).key("forked_from_pid").value(p.forked_from_pid);
+    j.key("events_dropped").value(p.events_dropped);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("devices").begin_array();
+  for (const DeviceReport& d : r.devices) {
+    j.begin_object();
+    j.key("pid").value(d.pid).key("device").value(device_text(d.device));
+    optional_int(j, "start_ns", d.start_ns);
+    optional_int(j, "end_ns", d.end_ns);
+    j.key("allocations").value(d.allocations).key("frees").value(d.frees);
+    j.key("bytes_allocated").value(d.bytes_allocated);
+    j.key("curves").begin_array();
+    for (const CurveSummary& c : d.curves) {
+      j.begin_object().key("name").value(c.name);
+      optional_int(j, "peak_ns", c.peak_ns);
+      optional_int(j, "peak_bytes", c.peak_bytes);
+      optional_int(j, "final_bytes", c.final_bytes);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("peak").begin_object();
+    optional_int(j, "ts_ns", d.peak.ts_ns);
+    optional_int(j, "bytes", d.peak.bytes);
+    breakdown_json(j, "by_owner", d.peak.by_owner);
+    breakdown_json(j, "by_stack", d.peak.by_stack);
+    breakdown_json(j, "by_name", d.peak.by_name);
+    j.end_object();
+    j.key("leaks").begin_object();
+    j.key("steps").value(d.leaks.steps);
+    j.key("suspects").begin_array();
+    for (const LeakSuspect& s : d.leaks.suspects) {
+      j.begin_object().key("what").value(s.what).key("key").value(s.key);
+      j.key("bytes_per_step").value(s.bytes_per_step).key("first_step").value(s.first_step);
+      j.key("live_bytes").value(s.live_bytes).end_object();
+    }
+    j.end_array();
+    breakdown_json(j, "alive_at_end", d.leaks.alive_at_end);
+    j.key("trend_bytes_per_s").value(d.leaks.trend_bytes_per_s);
+    j.end_object();
+    j.key("fragmentation").begin_object();
+    optional_int(j, "worst_ns", d.fragmentation.worst_ns);
+    optional_int(j, "reserved", d.fragmentation.reserved);
+    optional_int(j, "allocated", d.fragmentation.allocated);
+    optional_int(j, "largest_free_gap", d.fragmentation.largest_free_gap);
+    optional_int(j, "final_gap", d.fragmentation.final_gap);
+    j.end_object();
+    const InefficientSection& in = d.inefficient;
+    j.key("inefficient").begin_object();
+    j.key("has_usage_events").value(in.has_usage_events);
+    j.key("lazy_used").value(in.lazy_used).key("lazy_used_bytes").value(in.lazy_used_bytes);
+    j.key("delayed_free").value(in.delayed_free);
+    j.key("delayed_free_bytes").value(in.delayed_free_bytes);
+    j.key("long_idle").value(in.long_idle).key("long_idle_bytes").value(in.long_idle_bytes);
+    j.key("top").begin_array();
+    for (const InefficientBlock& b : in.top) {
+      j.begin_object().key("category").value(b.category).key("addr").value(b.addr);
+      j.key("size_bytes").value(b.size_bytes).key("owner").value(b.owner);
+      j.key("name").value(b.name).key("wasted_ns").value(b.wasted_ns).end_object();
+    }
+    j.end_array();
+    j.end_object();
+    j.key("scopes").begin_array();
+    for (const ScopeEntry& s : d.scopes) {
+      j.begin_object().key("kind").value(s.kind).key("name").value(s.name);
+      j.key("occurrences").value(s.occurrences).key("inclusive_bytes").value(s.inclusive_bytes);
+      j.key("exclusive_bytes").value(s.exclusive_bytes).key("peak_bytes").value(s.peak_bytes);
+      j.end_object();
+    }
+    j.end_array();
+    j.key("oom").begin_object();
+    j.key("sustained_growth").value(d.oom.sustained_growth);
+    j.key("growth_bytes_per_s").value(d.oom.growth_bytes_per_s);
+    optional_int(j, "capacity_bytes", d.oom.capacity_bytes);
+    j.key("seconds_to_oom");
+    if (d.oom.seconds_to_oom >= 0)
+      j.value(d.oom.seconds_to_oom);
+    else
+      j.null();
+    j.end_object();
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object();
+  return j.str();
+}
+
+}  // namespace memtap

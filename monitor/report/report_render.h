@@ -1,0 +1,16 @@
+// Rendering a Report: readable text for the terminal, JSON for scripts and CI. Both say
+// what the recording could not tell (no step markers, no access events, no capacity)
+// rather than print zeros as findings.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "monitor/report/report.h"
+
+namespace memtap {
+
+void report_text(const Report& report, FILE* out);
+std::string report_json(const Report& report);
+
+}  // namespace memtap

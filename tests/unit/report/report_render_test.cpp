@@ -1,0 +1,75 @@
+// Report rendering: JSON is valid and complete, text says what the recording could not
+// tell instead of printing zeros.
+#include "monitor/report/report_render.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "monitor/report/json_writer.h"
+
+namespace memtap {
+namespace {
+
+Report sample_report() {
+  Report r;
+  r.source = "run.db";
+  r.format = "memscope_dump";
+  r.events = 10;
+  RecordedProcess p;
+  p.pid = 42;
+  p.hostname = "node\"a";
+  p.command_line = "python train.py";
+  r.processes.push_back(p);
+  DeviceReport d;
+  d.pid = 42;
+  d.start_ns = 1000;
+  d.curves.push_back({"Allocated", 3000, 4096, 1024});
+  d.peak.ts_ns = 3000;
+  d.peak.bytes = 4096;
+  d.peak.by_owner.push_back({"leaks_mem", 4096, 1, 1.0});
+  d.leaks.steps = 5;
+  d.leaks.suspects.push_back({"owner", "leaks_mem", 41943040, 1, 209715200});
+  r.devices.push_back(d);
+  return r;
+}
+
+std::string text_of(const Report& r) {
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&buf, &len);
+  report_text(r, f);
+  fclose(f);
+  std::string s(buf, len);
+  free(buf);
+  return s;
+}
+
+TEST(JsonWriter, EscapesAndPlacesCommas) {
+  JsonWriter j;
+  j.begin_object().key("a").value("x\"y\n").key("b").begin_array().value(int64_t(1)).value(2.5);
+  j.null().end_array().key("c").value(true).end_object();
+  EXPECT_EQ(j.str(), R"({"a":"x\"y\n","b":[1,2.5,null],"c":true})");
+}
+
+TEST(ReportRender, JsonCarriesEveryFigure) {
+  const std::string json = report_json(sample_report());
+  EXPECT_NE(json.find(R"("hostname":"node\"a")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("bytes_per_step":4.1943e+07)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("peak_bytes":4096)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("seconds_to_oom":null)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("largest_free_gap":null)"), std::string::npos) << json;
+}
+
+TEST(ReportRender, TextNamesTheLeakAndSaysWhatIsUnknown) {
+  const std::string text = text_of(sample_report());
+  EXPECT_NE(text.find("owner leaks_mem: +40.0 MiB per step since step 1"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Time to OOM: no sustained growth"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Inefficient blocks"), std::string::npos)
+      << "no access events: no zeros printed as findings\n"
+      << text;
+}
+
+}  // namespace
+}  // namespace memtap
