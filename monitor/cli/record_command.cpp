@@ -35,7 +35,7 @@ int record_command(const std::vector<std::string>& args) {
   }
   if (out.empty()) out = default_db_path();
   install_stop_signals();
-  auto rec = Recording::start(endpoint, out, &error);
+  auto rec = LiveRecording::start(endpoint, out, &error);
   if (!rec) {
     fprintf(stderr, "memtap record: %s\n", error.c_str());
     return 2;

@@ -10,16 +10,16 @@
 
 namespace memtap {
 
-std::unique_ptr<Recording> Recording::start(const std::string& endpoint, const std::string& db_path,
+std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint, const std::string& db_path,
                                             std::string* error) {
-  std::unique_ptr<Recording> r(new Recording);
+  std::unique_ptr<LiveRecording> r(new LiveRecording);
   r->db_path_ = db_path;
   // The socket first: a failed bind must not leave a half-made database behind.
   r->socket_ = PullSocket::bind(endpoint, error);
   if (!r->socket_) return nullptr;
   r->writer_ = MemscopeWriter::create(db_path, error);
   if (!r->writer_) return nullptr;
-  Recording* self = r.get();
+  LiveRecording* self = r.get();
   r->session_ = std::make_unique<Session>([self](const DumpRow* rows, size_t n) {
     self->writer_->append(rows, n);
     self->summary_.add(rows, n);
@@ -62,7 +62,7 @@ int64_t realtime_ns() {
 
 }  // namespace
 
-size_t Recording::pump(int timeout_ms) {
+size_t LiveRecording::pump(int timeout_ms) {
   session_->set_horizon(realtime_ns() - std::chrono::nanoseconds(kHorizonLag).count());
   size_t handled = 0;
   zmq::message_t msg;
@@ -83,7 +83,7 @@ size_t Recording::pump(int timeout_ms) {
   return handled;
 }
 
-void Recording::check_liveness(std::chrono::milliseconds grace) {
+void LiveRecording::check_liveness(std::chrono::milliseconds grace) {
   auto now = std::chrono::steady_clock::now();
   for (uint32_t pid : session_->running_pids()) {
     if (!is_local(pid)) continue;
@@ -99,36 +99,36 @@ void Recording::check_liveness(std::chrono::milliseconds grace) {
   }
 }
 
-uint64_t Recording::backlog() const {
+uint64_t LiveRecording::backlog() const {
   return writer_->rows_queued() - writer_->rows_written();
 }
 
-bool Recording::any_running() const {
+bool LiveRecording::any_running() const {
   return !session_->running_pids().empty();
 }
 
-bool Recording::is_local(uint32_t pid) const {
+bool LiveRecording::is_local(uint32_t pid) const {
   for (const ProcessInfo& p : session_->processes()) {
     if (p.pid == pid && !p.hostname.empty() && p.hostname != hostname_) return false;
   }
   return true;
 }
 
-bool Recording::any_exited_without_bye() const {
+bool LiveRecording::any_exited_without_bye() const {
   for (uint32_t pid : session_->running_pids()) {
     if (is_local(pid) && process_gone(pid)) return true;
   }
   return false;
 }
 
-bool Recording::saw_pid(uint32_t pid) const {
+bool LiveRecording::saw_pid(uint32_t pid) const {
   for (const ProcessInfo& p : session_->processes()) {
     if (p.pid == pid) return true;
   }
   return false;
 }
 
-bool Recording::finish(const std::vector<std::pair<std::string, std::string>>& meta,
+bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>>& meta,
                        std::string* error) {
   // What processes that already exited sent may still be in the socket: read until each
   // of them has said Bye, or nothing has come for a moment (bounded either way). Processes
@@ -155,7 +155,7 @@ bool Recording::finish(const std::vector<std::pair<std::string, std::string>>& m
   return writer_->finish(session_->processes(), all, error);
 }
 
-void Recording::print_summary(FILE* out) const {
+void LiveRecording::print_summary(FILE* out) const {
   summary_.print(out, db_path_, session_->processes(), session_->rejected_messages());
 }
 

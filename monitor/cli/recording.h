@@ -16,11 +16,11 @@
 
 namespace memtap {
 
-class Recording {
+class LiveRecording {
  public:
   // Opens the output and binds the endpoint; nullptr with one line in *error otherwise.
   // Nothing is left on disk when it fails.
-  static std::unique_ptr<Recording> start(const std::string& endpoint, const std::string& db_path,
+  static std::unique_ptr<LiveRecording> start(const std::string& endpoint, const std::string& db_path,
                                           std::string* error);
 
   // Receives and ingests messages for up to timeout_ms. Returns the number handled.
@@ -45,7 +45,7 @@ class Recording {
   const std::string& endpoint() const { return socket_->endpoint(); }
 
  private:
-  Recording() = default;
+  LiveRecording() = default;
   bool is_local(uint32_t pid) const;  // on this host, so kill(pid, 0) says whether it lives
   std::unique_ptr<PullSocket> socket_;
   std::unique_ptr<MemscopeWriter> writer_;

@@ -198,7 +198,7 @@ int run_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap run: %s\n", error.c_str());
     return 2;
   }
-  auto rec = Recording::start(endpoint, out, &error);
+  auto rec = LiveRecording::start(endpoint, out, &error);
   if (!rec) {
     fprintf(stderr, "memtap run: %s\n", error.c_str());
     return 2;
