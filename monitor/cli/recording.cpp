@@ -10,8 +10,9 @@
 
 namespace memtap {
 
-std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint, const std::string& db_path,
-                                            std::string* error) {
+std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
+                                                    const std::string& db_path,
+                                                    std::string* error) {
   std::unique_ptr<LiveRecording> r(new LiveRecording);
   r->db_path_ = db_path;
   // The socket first: a failed bind must not leave a half-made database behind.
@@ -129,7 +130,7 @@ bool LiveRecording::saw_pid(uint32_t pid) const {
 }
 
 bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>>& meta,
-                       std::string* error) {
+                           std::string* error) {
   // What processes that already exited sent may still be in the socket: read until each
   // of them has said Bye, or nothing has come for a moment (bounded either way). Processes
   // still running are not waited for: they would send forever.
