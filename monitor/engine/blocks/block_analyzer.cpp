@@ -1,0 +1,367 @@
+// BlockAnalyzer, ingest side: each event goes to its (process, device, layer) and to the
+// analyses that count it. The queries are in block_queries.cpp.
+#include <algorithm>
+
+#include "monitor/engine/blocks/analyzer_state.h"
+#include "monitor/engine/blocks/pool_current.h"
+
+namespace memtap::blocks {
+namespace {
+
+ProcessState& process_of(AnalyzerState& s, uint32_t pid) {
+  uint32_t i = s.process_index.find(pid);
+  if (i == FlatIndex::kNone) {
+    i = uint32_t(s.processes.size());
+    s.processes.push_back(std::make_unique<ProcessState>());
+    s.processes.back()->pid = pid;
+    s.process_index.insert(pid, i);
+  }
+  return *s.processes[i];
+}
+
+DeviceState& device_of(AnalyzerState& s, uint32_t pid, int32_t device) {
+  const uint64_t key = (uint64_t(pid) << 32) | uint32_t(device);
+  if (key == s.last_device_key) return *s.last_device;
+  uint32_t i = s.device_index.find(key);
+  if (i == FlatIndex::kNone) {
+    ProcessState& p = process_of(s, pid);
+    i = uint32_t(s.devices.size());
+    auto d = std::make_unique<DeviceState>();
+    d->pid = pid;
+    d->device = device;
+    d->index = i;
+    d->process = s.process_index.find(pid);
+    for (Account& a : d->accounts) {
+      a.steps.window = std::max<size_t>(s.options.leaks.window_steps, 1);
+      // A device first seen during a step had nothing live at that step's start.
+      if (p.steps) record_step_boundary(a.steps, a.live, p.steps, kNoTime);
+    }
+    s.devices.push_back(std::move(d));
+    s.device_index.insert(key, i);
+    p.devices.push_back(i);
+  }
+  s.last_device_key = key;
+  s.last_device = s.devices[i].get();
+  return *s.last_device;
+}
+
+ThreadState* find_thread(ProcessState& p, uint32_t tid) {
+  const uint32_t i = p.thread_index.find(tid);
+  return i == FlatIndex::kNone ? nullptr : &p.threads[i];
+}
+
+ThreadState& thread_of(ProcessState& p, uint32_t tid) {
+  uint32_t i = p.thread_index.find(tid);
+  if (i == FlatIndex::kNone) {
+    i = uint32_t(p.threads.size());
+    p.threads.emplace_back();
+    p.thread_index.insert(tid, i);
+  }
+  return p.threads[i];
+}
+
+// Layers whose events change the pool's state (pool_current.h).
+bool is_pool_slot(const DeviceState& d, uint8_t slot) {
+  if (d.is_host()) return slot == kMmapSlot || slot == uint8_t(Layer::kHost);
+  return slot == uint8_t(Layer::kHal) || slot == uint8_t(Layer::kPta);
+}
+
+bool is_segment_change(const DeviceState& d, const MemEvent& e, uint8_t slot) {
+  if (d.is_host()) return slot == kMmapSlot;
+  if (slot == uint8_t(Layer::kHal)) return true;
+  return e.layer == Layer::kPta && e.pool_total >= 0 && e.pool_total != d.pool_total;
+}
+
+void evaluate_fragmentation(AnalyzerState& s, DeviceState& d, int64_t ts_ns) {
+  if (!d.is_host() && !d.pta_seen) return;  // no pool yet
+  FragmentationTracker& f = d.fragmentation;
+  const uint64_t live = pool_live_blocks(d);
+  if (f.pool_events_since * s.options.fragmentation_amortization < live) {
+    ++f.skipped;
+    return;
+  }
+  PoolState ps = current_pool(d, false);
+  ps.ts_ns = ts_ns;
+  ++f.evaluations;
+  f.pool_events_since = 0;
+  consider_moment(f, moment_of(ps));
+}
+
+// Everything a block's end changes; the block has left its table already.
+void release(AnalyzerState& s, DeviceState& d, uint8_t slot, const LiveBlock& b, int64_t end_ns) {
+  LayerTotals& t = d.layers[slot].totals;
+  ++t.frees;
+  t.freed_bytes += b.size_bytes;
+  t.live_bytes -= b.size_bytes;
+  --t.live_blocks;
+  const int64_t lifetime = end_ns - b.alloc_ts_ns;
+  const int bucket = lifetime_bucket(lifetime);
+  ++t.lifetimes.blocks[bucket];
+  t.lifetimes.bytes[bucket] += b.size_bytes;
+  if (b.account == kNoAccount) return;
+
+  Account& a = d.accounts[b.account];
+  const BlockKeys keys{b.owner_key, b.stack_key, b.name_key};
+  live_remove(a.live, keys, b.size_bytes);
+  trend_update(a.trend, end_ns, double(a.live.live_bytes));
+  add_finished(a.finished, keys, b.size_bytes, lifetime);
+  owner_scopes_remove(a.owner_scopes, s.owner_prefixes, d.owner_prefix_list[b.owner_key],
+                      b.size_bytes);
+  ProcessState& p = *s.processes[d.process];
+  const uint32_t account = d.account_id(b.account);
+  // Open occurrences that started before the block was allocated contain it (scopes.h).
+  if (b.in_op)
+    if (ThreadState* th = find_thread(p, b.tid))
+      for (OpenScope& o : th->ops) {
+        if (o.start_seq >= b.alloc_seq) break;
+        scope_free(o, account, b.size_bytes);
+      }
+  if (b.in_range)
+    for (OpenScope& r : p.ranges) {
+      if (r.start_seq >= b.alloc_seq) break;
+      scope_free(r, account, b.size_bytes);
+    }
+  const size_t top_n = s.options.top_n;
+  // Before a process's first ACCESS event its blocks say nothing about uses: judging them
+  // would report every one as never used.
+  if (p.access_events != 0)
+    judge_by_access(a.by_access, b, end_ns, true, s.options.inefficiency, top_n);
+  if (b.in_op) judge_by_operators(a.by_operators, b, end_ns, true, s.options.inefficiency, top_n);
+}
+
+void on_malloc(AnalyzerState& s, const MemEvent& e) {
+  DeviceState& d = device_of(s, e.pid, e.device);
+  const uint8_t slot = layer_slot(e.layer, e.is_mmap);
+  // Fragmentation is sampled just before the pool changes shape (pool_state.h).
+  if (is_segment_change(d, e, slot)) evaluate_fragmentation(s, d, e.ts_ns);
+  if (is_pool_slot(d, slot)) ++d.fragmentation.pool_events_since;
+  if (e.layer == Layer::kPta) {
+    d.pta_seen = true;
+    if (e.pool_total >= 0) d.pool_total = e.pool_total;
+  }
+  LayerState& layer = d.layers[slot];
+  layer.seen = true;
+  if (layer.table.find(e.addr)) {
+    LiveBlock old;
+    layer.table.erase(e.addr, &old);
+    ++layer.totals.replaced_blocks;
+    release(s, d, slot, old, e.ts_ns);
+  }
+  const uint32_t block_slot = layer.table.insert(e.addr);
+  LiveBlock& b = layer.table.at(block_slot);
+  b.size_bytes = e.size_bytes;
+  b.alloc_ts_ns = e.ts_ns;
+  b.allocation_id = e.allocation_id;
+  b.alloc_seq = s.seq;
+  b.tid = e.tid;
+  b.owner = e.owner;
+  b.name = e.name;
+  b.owner_key = d.keys.key(kByOwner, owner_tag(e.owner));
+  b.stack_key = d.keys.key(kByStack, stack_key_of(e));
+  b.name_key = d.keys.key(kByName, name_tag(e.name));
+  if (b.owner_key == d.owner_prefix_list.size())
+    d.owner_prefix_list.push_back(owner_prefix_list(s.owner_prefixes, s.strings, e.owner));
+
+  LayerTotals& t = layer.totals;
+  ++t.allocs;
+  t.alloc_bytes += e.size_bytes;
+  t.live_bytes += e.size_bytes;
+  ++t.live_blocks;
+  if (t.live_bytes > t.peak_live_bytes || t.peak_ts_ns == kNoTime) {
+    t.peak_live_bytes = t.live_bytes;
+    t.peak_ts_ns = e.ts_ns;
+  }
+
+  b.account = account_of(e.device, e.layer, e.is_mmap);
+  if (b.account == kNoAccount) return;
+  Account& a = d.accounts[b.account];
+  live_add(a.live, {b.owner_key, b.stack_key, b.name_key}, e.size_bytes, e.ts_ns);
+  trend_update(a.trend, e.ts_ns, double(a.live.live_bytes));
+  owner_scopes_add(a.owner_scopes, s.owner_prefixes, d.owner_prefix_list[b.owner_key], e.size_bytes,
+                   e.ts_ns);
+
+  ProcessState& p = *s.processes[d.process];
+  const uint32_t account = d.account_id(b.account);
+  if (!p.threads.empty())
+    if (ThreadState* th = find_thread(p, e.tid); th && !th->ops.empty()) {
+      b.in_op = true;
+      for (size_t i = 0; i < th->ops.size(); ++i)
+        scope_alloc(th->ops[i], account, e.size_bytes, i + 1 == th->ops.size());
+      OpenScope& outermost = th->ops.front();
+      if (outermost.blocks.size() < kMaxScopeBlocks)
+        outermost.blocks.push_back({d.index, block_slot, b.generation, slot});
+    }
+  if (!p.ranges.empty()) {
+    b.in_range = true;
+    for (size_t i = 0; i < p.ranges.size(); ++i)
+      scope_alloc(p.ranges[i], account, e.size_bytes, i + 1 == p.ranges.size());
+  }
+}
+
+void on_free(AnalyzerState& s, const MemEvent& e) {
+  DeviceState& d = device_of(s, e.pid, e.device);
+  const uint8_t slot = layer_slot(e.layer, e.is_mmap);
+  if (is_segment_change(d, e, slot)) evaluate_fragmentation(s, d, e.ts_ns);
+  if (is_pool_slot(d, slot)) ++d.fragmentation.pool_events_since;
+  if (e.layer == Layer::kPta && e.pool_total >= 0) d.pool_total = e.pool_total;
+  LayerState& layer = d.layers[slot];
+  layer.seen = true;
+  LiveBlock b;
+  if (!layer.table.erase(e.addr, &b)) {
+    ++layer.totals.unmatched_frees;
+    return;
+  }
+  release(s, d, slot, b, e.ts_ns);
+}
+
+// The block an ACCESS names: its start address, in the framework pool first.
+LiveBlock* accessed_block(AnalyzerState& s, const ProcessState& p, const MemEvent& e) {
+  static constexpr uint8_t kOrder[] = {
+      uint8_t(Layer::kPta),        uint8_t(Layer::kHost),      uint8_t(Layer::kPtaWorkspace),
+      uint8_t(Layer::kAtb),        uint8_t(Layer::kMindspore), uint8_t(Layer::kHal),
+      uint8_t(Layer::kHostPinned), uint8_t(Layer::kOther),     kMmapSlot};
+  for (uint32_t i : p.devices) {
+    DeviceState& d = *s.devices[i];
+    if (e.device != kNoDevice && d.device != e.device) continue;
+    for (uint8_t slot : kOrder)
+      if (LiveBlock* b = d.layers[slot].table.find(e.addr)) return b;
+  }
+  return nullptr;
+}
+
+void on_access(AnalyzerState& s, const MemEvent& e) {
+  ProcessState& p = process_of(s, e.pid);
+  ++p.access_events;
+  LiveBlock* b = accessed_block(s, p, e);
+  if (!b) return;
+  if (b->uses == 0) {
+    b->first_use_ns = e.ts_ns;
+  } else if (e.ts_ns - b->last_use_ns > b->max_idle_ns) {
+    b->max_idle_ns = e.ts_ns - b->last_use_ns;
+    b->max_idle_start_ns = b->last_use_ns;
+  }
+  b->last_use_ns = e.ts_ns;
+  ++b->uses;
+}
+
+void close_operator(AnalyzerState& s, ProcessState& p, ThreadState& th, size_t i, int64_t ts_ns) {
+  OpenScope& o = th.ops[i];
+  close_scope(p.operators, o);
+  if (i != 0) return;
+  for (const BlockRef& ref : o.blocks) {
+    LiveBlock& b = s.devices[ref.device]->layers[ref.layer_slot].table.at(ref.slot);
+    if (b.generation == ref.generation) b.op_last_use_ns = ts_ns;
+  }
+}
+
+void on_op_start(AnalyzerState& s, const MemEvent& e) {
+  ProcessState& p = process_of(s, e.pid);
+  ++p.op_events;
+  ThreadState& th = thread_of(p, e.tid);
+  if (th.ops.size() >= kMaxOpenScopes) {
+    ++th.dropped;
+    return;
+  }
+  th.ops.push_back({});
+  th.ops.back().name = e.name;
+  th.ops.back().start_seq = s.seq;
+  th.ops.back().start_ts_ns = e.ts_ns;
+}
+
+// An end closes the latest open operator of its name on the thread, and any operator
+// opened inside it that never ended.
+void on_op_end(AnalyzerState& s, const MemEvent& e) {
+  ProcessState& p = process_of(s, e.pid);
+  ++p.op_events;
+  ThreadState* th = find_thread(p, e.tid);
+  if (th && th->dropped) {
+    --th->dropped;
+    return;
+  }
+  size_t i = th ? th->ops.size() : 0;
+  while (i > 0 && th->ops[i - 1].name != e.name) --i;
+  if (i == 0) {
+    ++p.unmatched_ends;
+    return;
+  }
+  for (size_t j = th->ops.size(); j-- > i - 1;) close_operator(s, p, *th, j, e.ts_ns);
+  th->ops.resize(i - 1);
+}
+
+void on_range_start(AnalyzerState& s, const MemEvent& e) {
+  ProcessState& p = process_of(s, e.pid);
+  if (p.ranges.size() >= kMaxOpenScopes) return;  // its end will count as unmatched
+  p.ranges.push_back({});
+  p.ranges.back().name = e.name;
+  p.ranges.back().start_seq = s.seq;
+  p.ranges.back().start_ts_ns = e.ts_ns;
+}
+
+// Ranges may overlap: an end closes only the latest open range of its name.
+void on_range_end(AnalyzerState& s, const MemEvent& e) {
+  ProcessState& p = process_of(s, e.pid);
+  size_t i = p.ranges.size();
+  while (i > 0 && p.ranges[i - 1].name != e.name) --i;
+  if (i == 0) {
+    ++p.unmatched_ends;
+    return;
+  }
+  close_scope(p.range_names, p.ranges[i - 1]);
+  p.ranges.erase(p.ranges.begin() + std::ptrdiff_t(i - 1));
+}
+
+void on_step(AnalyzerState& s, const MemEvent& e) {
+  ProcessState& p = process_of(s, e.pid);
+  ++p.steps;
+  for (uint32_t i : p.devices) {
+    DeviceState& d = *s.devices[i];
+    for (Account& a : d.accounts) record_step_boundary(a.steps, a.live, p.steps, e.ts_ns);
+    evaluate_fragmentation(s, d, e.ts_ns);
+  }
+}
+
+}  // namespace
+
+BlockAnalyzer::BlockAnalyzer(const StringTable& strings, BlockAnalyzerOptions options)
+    : s_(std::make_unique<AnalyzerState>(strings, options)) {}
+
+BlockAnalyzer::~BlockAnalyzer() = default;
+
+void BlockAnalyzer::add(const MemEvent* events, size_t n) {
+  AnalyzerState& s = *s_;
+  for (size_t i = 0; i < n; ++i) {
+    const MemEvent& e = events[i];
+    ++s.seq;
+    if (e.ts_ns > s.now_ns) s.now_ns = e.ts_ns;
+    switch (e.kind) {
+      case MemEventKind::kMalloc:
+        on_malloc(s, e);
+        break;
+      case MemEventKind::kFree:
+        on_free(s, e);
+        break;
+      case MemEventKind::kAccess:
+        on_access(s, e);
+        break;
+      case MemEventKind::kOpStart:
+        on_op_start(s, e);
+        break;
+      case MemEventKind::kOpEnd:
+        on_op_end(s, e);
+        break;
+      case MemEventKind::kRangeStart:
+        on_range_start(s, e);
+        break;
+      case MemEventKind::kRangeEnd:
+        on_range_end(s, e);
+        break;
+      case MemEventKind::kStep:
+        on_step(s, e);
+        break;
+      default:
+        break;  // snapshots, marks, kernels, trace start/stop: other parts of the engine
+    }
+  }
+}
+
+}  // namespace memtap::blocks

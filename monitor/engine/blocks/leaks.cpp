@@ -1,0 +1,155 @@
+// See leaks.h. The boundary values are kept in a ring per key, so recording a boundary is
+// O(keys) and judging one is O(keys x window), both independent of the session's length.
+#include "monitor/engine/blocks/leaks.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace memtap::blocks {
+namespace {
+
+constexpr Dim kHistoryDims[2] = {kByOwner, kByStack};
+
+std::vector<AliveGroup> alive_groups(const std::vector<KeyBytes>& v, const KeyIndex& keys,
+                                     const StringTable& strings, Dim dim, size_t top_n) {
+  std::vector<uint32_t> order;
+  for (uint32_t k = 0; k < v.size(); ++k)
+    if (v[k].blocks != 0) order.push_back(k);
+  const size_t n = std::min(top_n, order.size());
+  std::partial_sort(order.begin(), order.begin() + n, order.end(), [&](uint32_t a, uint32_t b) {
+    if (v[a].bytes != v[b].bytes) return v[a].bytes > v[b].bytes;
+    return keys.string_id(dim, a) < keys.string_id(dim, b);
+  });
+  std::vector<AliveGroup> out;
+  for (size_t i = 0; i < n; ++i)
+    out.push_back({label_of(keys, strings, dim, order[i]), v[order[i]].bytes, v[order[i]].blocks});
+  return out;
+}
+
+// Suspects among the keys of one dimension; n >= 1 deltas are judged.
+std::vector<LeakSuspect> suspects(const StepHistory& h, int d, const KeyIndex& keys,
+                                  const StringTable& strings, const LeakOptions& o, size_t n,
+                                  size_t top_n) {
+  const size_t w = h.window + 1;
+  const uint64_t last = h.last_step;
+  const size_t key_count = h.min_bytes[d].size();
+  std::vector<double> y(n + 1);
+  const double x_mean = double(n) / 2;
+  double sxx = 0;
+  for (size_t j = 0; j <= n; ++j) sxx += (double(j) - x_mean) * (double(j) - x_mean);
+  std::vector<LeakSuspect> out;
+  for (uint32_t k = 0; k < key_count; ++k) {
+    uint64_t grown = 0;
+    double y_mean = 0;
+    for (size_t j = 0; j <= n; ++j) {
+      y[j] = double(h.ring[d][k * w + (last - n + j) % w]);
+      y_mean += y[j];
+      if (j > 0 && y[j] > y[j - 1]) ++grown;
+    }
+    if (double(grown) < o.min_growth_fraction * double(n)) continue;
+    y_mean /= double(n + 1);
+    double sxy = 0;
+    for (size_t j = 0; j <= n; ++j) sxy += (double(j) - x_mean) * (y[j] - y_mean);
+    const double slope = sxy / sxx;
+    if (!(slope > o.min_bytes_per_step)) continue;
+    LeakSuspect s;
+    s.key = label_of(keys, strings, kHistoryDims[d], k);
+    s.bytes_per_step = slope;
+    s.steps_judged = n;
+    s.steps_grown = grown;
+    s.growth_start_step = h.min_boundary[d][k];
+    s.first_bytes = int64_t(y[0]);
+    s.last_bytes = int64_t(y[n]);
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const LeakSuspect& a, const LeakSuspect& b) {
+    if (a.bytes_per_step != b.bytes_per_step) return a.bytes_per_step > b.bytes_per_step;
+    return a.key.string_id < b.key.string_id;
+  });
+  if (out.size() > top_n) out.resize(top_n);
+  return out;
+}
+
+}  // namespace
+
+void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, int64_t ts_ns) {
+  const uint64_t b = step;
+  const bool first = ++h.recorded == 1;
+  h.last_step = step;
+  h.last_boundary_ts_ns = ts_ns;
+  const size_t w = h.window + 1;
+  for (int d = 0; d < 2; ++d) {
+    const std::vector<KeyBytes>& now = live.live[kHistoryDims[d]];
+    const size_t old = h.min_bytes[d].size();
+    if (now.size() > old) {
+      // Keys first seen since the previous boundary had 0 bytes at every earlier one.
+      h.ring[d].resize(now.size() * w, 0);
+      h.min_bytes[d].resize(now.size(), first ? std::numeric_limits<int64_t>::max() : 0);
+      h.min_boundary[d].resize(now.size(), first ? 0 : b - 1);
+    }
+    for (size_t k = 0; k < now.size(); ++k) {
+      const int64_t v = int64_t(now[k].bytes);
+      h.ring[d][k * w + b % w] = v;
+      // "<=": the last boundary at the lowest value is where the growth that followed began.
+      if (v <= h.min_bytes[d][k]) {
+        h.min_bytes[d][k] = v;
+        h.min_boundary[d][k] = b;
+      }
+    }
+  }
+}
+
+void trend_update(LiveTrend& t, int64_t ts_ns, double value) {
+  if (t.t0_ns == kNoTime) {
+    t.t0_ns = ts_ns;
+    t.last_ts_ns = ts_ns;
+    t.last_value = value;
+    return;
+  }
+  if (ts_ns > t.last_ts_ns) {
+    const double a = double(t.last_ts_ns - t.t0_ns) * 1e-9;
+    const double b = double(ts_ns - t.t0_ns) * 1e-9;
+    const double dt = b - a;
+    // Integrals over [a, b) of 1, t, t^2, y and t*y with y constant, written as products of
+    // (b - a) so that no difference of two large cubes loses the precision.
+    t.s0 += dt;
+    t.s1 += dt * (a + b) / 2;
+    t.s2 += dt * (a * a + a * b + b * b) / 3;
+    t.sy += t.last_value * dt;
+    t.sty += t.last_value * dt * (a + b) / 2;
+    t.last_ts_ns = ts_ns;
+  }
+  t.last_value = value;
+}
+
+double trend_slope(LiveTrend t, int64_t now_ns) {
+  if (t.t0_ns == kNoTime) return 0;
+  trend_update(t, now_ns, t.last_value);
+  const double den = t.s0 * t.s2 - t.s1 * t.s1;
+  if (!(den > 0)) return 0;
+  return (t.s0 * t.sty - t.s1 * t.sy) / den;
+}
+
+LeakResult leak_result(const StepHistory& h, const LiveByKey& live, const LiveTrend& trend,
+                       const KeyIndex& keys, const StringTable& strings, const LeakOptions& o,
+                       size_t top_n, int64_t now_ns) {
+  LeakResult r;
+  r.steps = h.recorded;
+  const uint64_t complete = h.recorded > 0 ? h.recorded - 1 : 0;
+  r.step_based = complete >= std::max<size_t>(o.min_steps, 1);
+  if (r.step_based) {
+    const size_t n = size_t(std::min<uint64_t>(complete, h.window));
+    r.owner_suspects = suspects(h, 0, keys, strings, o, n, top_n);
+    r.stack_suspects = suspects(h, 1, keys, strings, o, n, top_n);
+  }
+  r.alive_bytes = live.live_bytes;
+  r.alive_blocks = live.live_blocks;
+  r.alive_by_stack = alive_groups(live.live[kByStack], keys, strings, kByStack, top_n);
+  r.alive_by_owner = alive_groups(live.live[kByOwner], keys, strings, kByOwner, top_n);
+  r.alive_by_name = alive_groups(live.live[kByName], keys, strings, kByName, top_n);
+  r.trend_bytes_per_s = trend_slope(trend, now_ns);
+  r.trend_span_ns = trend.t0_ns == kNoTime ? 0 : now_ns - trend.t0_ns;
+  return r;
+}
+
+}  // namespace memtap::blocks

@@ -1,0 +1,103 @@
+// Leak suspects of one account.
+//
+// With SYSTEM STEP events: the live bytes of every owner and every stack are recorded at
+// each step boundary (only the last window_steps + 1 of them, so memory is keys x window,
+// whatever the number of steps); a key is a suspect when its live bytes grew over at least
+// min_growth_fraction of the last window_steps complete steps and their least-squares
+// slope is above min_bytes_per_step.
+// Without steps (or too few): the blocks alive now grouped by stack, owner and name, and
+// the trend of total live bytes over time. Both are always filled; step_based says which
+// one a report should lead with.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "monitor/engine/blocks/basis.h"
+#include "monitor/engine/blocks/block_table.h"
+#include "monitor/engine/blocks/keys.h"
+#include "monitor/engine/blocks/peak.h"
+
+namespace memtap::blocks {
+
+struct LeakOptions {
+  size_t window_steps = 10;          // K: the last K complete steps are judged
+  double min_growth_fraction = 0.8;  // grew in at least this share of them
+  size_t min_steps = 3;              // fewer complete steps: no step verdict
+  double min_bytes_per_step = 0;     // the slope must be above this
+};
+
+// Per-key live bytes at the last K+1 step boundaries. Step s begins at the s-th STEP event
+// of the process (boundary s, 1-based); step s is complete once boundary s+1 is seen. A
+// device first seen after some steps records from the next boundary on.
+struct StepHistory {
+  size_t window = 10;
+  uint64_t recorded = 0;   // boundaries recorded here (consecutive steps)
+  uint64_t last_step = 0;  // the step of the last one
+  int64_t last_boundary_ts_ns = kNoTime;
+  // Only owners and stacks: [0] owners, [1] stacks; ring[d][key * (window+1) + b % (window+1)]
+  std::array<std::vector<int64_t>, 2> ring;
+  // The lowest value a key had at a boundary and the last boundary where it had it: the
+  // key's growth started in that step.
+  std::array<std::vector<int64_t>, 2> min_bytes;
+  std::array<std::vector<uint64_t>, 2> min_boundary;
+};
+
+// Step `step` of the process begins now.
+void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, int64_t ts_ns);
+
+// Least-squares line through live bytes over time, live bytes taken as the step function
+// they are (each value weighted by how long it held), so a burst of events does not
+// outweigh a long quiet stretch. Times are seconds since the first change.
+struct LiveTrend {
+  int64_t t0_ns = kNoTime;
+  int64_t last_ts_ns = 0;
+  double last_value = 0;
+  double s0 = 0, s1 = 0, s2 = 0, sy = 0, sty = 0;  // integrals of 1, t, t^2, y, t*y
+};
+
+// Live bytes became `value` at ts_ns.
+void trend_update(LiveTrend& t, int64_t ts_ns, double value);
+// Bytes per second, the current value held until now_ns; 0 when undefined.
+double trend_slope(LiveTrend t, int64_t now_ns);
+
+struct LeakSuspect {
+  KeyLabel key;
+  double bytes_per_step = 0;       // least-squares slope over the judged boundaries
+  uint64_t steps_judged = 0;       // complete steps in the window
+  uint64_t steps_grown = 0;        // of which live bytes grew
+  uint64_t growth_start_step = 0;  // the step in which the growth began
+  int64_t first_bytes = 0;         // live bytes at the window's first boundary
+  int64_t last_bytes = 0;          // ... and at its last
+};
+
+struct AliveGroup {
+  KeyLabel key;
+  uint64_t bytes = 0;
+  uint64_t blocks = 0;
+};
+
+struct LeakResult {
+  uint32_t pid = 0;
+  int32_t device = kNoDevice;
+  Basis basis = Basis::kHostHeap;
+  uint64_t steps = 0;       // step boundaries recorded for this device
+  bool step_based = false;  // at least min_steps complete steps: lead with the suspects
+  std::vector<LeakSuspect> owner_suspects;  // most bytes per step first
+  std::vector<LeakSuspect> stack_suspects;
+  // Blocks alive now, most bytes first (top_n each), and their totals.
+  uint64_t alive_bytes = 0;
+  uint64_t alive_blocks = 0;
+  std::vector<AliveGroup> alive_by_stack;
+  std::vector<AliveGroup> alive_by_owner;
+  std::vector<AliveGroup> alive_by_name;
+  double trend_bytes_per_s = 0;  // slope of total live bytes over the whole run
+  int64_t trend_span_ns = 0;     // the time it covers
+};
+
+LeakResult leak_result(const StepHistory& h, const LiveByKey& live, const LiveTrend& trend,
+                       const KeyIndex& keys, const StringTable& strings, const LeakOptions& o,
+                       size_t top_n, int64_t now_ns);
+
+}  // namespace memtap::blocks

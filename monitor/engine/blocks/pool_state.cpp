@@ -1,0 +1,132 @@
+// See pool_state.h: one sort of segments, one of the blocks that fall inside them, then a
+// sweep per segment for its gaps.
+#include "monitor/engine/blocks/pool_state.h"
+
+#include <algorithm>
+
+namespace memtap::blocks {
+namespace {
+
+struct Placed {
+  size_t segment;
+  const LiveBlock* block;
+};
+
+}  // namespace
+
+PoolState compute_pool_state(const BlockTable* segments, const BlockTable* blocks,
+                             int64_t pool_total, PoolSource segment_source, bool with_blocks) {
+  PoolState s;
+  std::vector<const LiveBlock*> segs;
+  if (segments) segments->for_each([&](const LiveBlock& b) { segs.push_back(&b); });
+  std::sort(segs.begin(), segs.end(),
+            [](const LiveBlock* a, const LiveBlock* b) { return a->addr < b->addr; });
+
+  uint64_t all_block_bytes = 0;
+  std::vector<Placed> placed;
+  if (blocks) {
+    blocks->for_each([&](const LiveBlock& b) {
+      all_block_bytes += b.size_bytes;
+      // The last segment starting at or before the block; the block is inside if it starts
+      // before that segment's end.
+      auto it = std::upper_bound(segs.begin(), segs.end(), b.addr,
+                                 [](uint64_t a, const LiveBlock* seg) { return a < seg->addr; });
+      if (it != segs.begin()) {
+        const LiveBlock* seg = *(it - 1);
+        if (b.addr - seg->addr < seg->size_bytes) {
+          placed.push_back({size_t(it - 1 - segs.begin()), &b});
+          return;
+        }
+      }
+      ++s.unsegmented_blocks;
+      s.unsegmented_bytes += b.size_bytes;
+    });
+  }
+  std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
+    return a.segment != b.segment ? a.segment < b.segment : a.block->addr < b.block->addr;
+  });
+
+  uint64_t seg_reserved = 0, seg_allocated = 0, largest_gap = 0;
+  size_t p = 0;
+  s.segments.reserve(segs.size());
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const LiveBlock& sb = *segs[i];
+    PoolSegment seg;
+    seg.addr = sb.addr;
+    seg.size_bytes = sb.size_bytes;
+    seg.alloc_ts_ns = sb.alloc_ts_ns;
+    seg.allocation_id = sb.allocation_id;
+    const uint64_t end = sb.addr + sb.size_bytes;
+    uint64_t cursor = sb.addr;
+    for (; p < placed.size() && placed[p].segment == i; ++p) {
+      const LiveBlock& b = *placed[p].block;
+      const uint64_t b_end = std::min(end, b.addr + b.size_bytes);
+      if (b.addr > cursor) {
+        seg.free_bytes += b.addr - cursor;
+        seg.largest_free_gap = std::max(seg.largest_free_gap, b.addr - cursor);
+      }
+      cursor = std::max(cursor, b_end);  // overlapping blocks (bad input) count once
+      ++seg.blocks;
+      seg.allocated_bytes += b_end - b.addr;
+      if (with_blocks)
+        seg.block_list.push_back(
+            {b.addr, b.size_bytes, b.alloc_ts_ns, b.allocation_id, b.owner, b.name});
+    }
+    if (end > cursor) {
+      seg.free_bytes += end - cursor;
+      seg.largest_free_gap = std::max(seg.largest_free_gap, end - cursor);
+    }
+    seg.fragmentation =
+        seg.free_bytes ? 1.0 - double(seg.largest_free_gap) / double(seg.free_bytes) : 0.0;
+    seg_reserved += seg.size_bytes;
+    seg_allocated += seg.allocated_bytes;
+    largest_gap = std::max(largest_gap, seg.largest_free_gap);
+    s.segments.push_back(std::move(seg));
+  }
+
+  // Reserved and allocated come in pairs that describe the same memory: the framework's
+  // total with all its blocks, or the segments seen with the blocks inside them.
+  if (pool_total >= 0) {
+    s.reserved_bytes = uint64_t(pool_total);
+    s.allocated_bytes = all_block_bytes;
+    s.source = segs.empty() ? PoolSource::kPoolTotalOnly : segment_source;
+  } else if (!segs.empty()) {
+    s.reserved_bytes = seg_reserved;
+    s.allocated_bytes = seg_allocated;
+    s.source = segment_source;
+  } else {
+    return s;  // no pool: every block is unsegmented
+  }
+  s.free_bytes = s.reserved_bytes > s.allocated_bytes ? s.reserved_bytes - s.allocated_bytes : 0;
+  if (s.source != PoolSource::kPoolTotalOnly) {
+    s.largest_free_gap = int64_t(std::min(largest_gap, s.free_bytes));
+    s.fragmentation = s.free_bytes ? 1.0 - double(s.largest_free_gap) / double(s.free_bytes) : 0;
+  }
+  return s;
+}
+
+FragmentationMoment moment_of(const PoolState& s) {
+  FragmentationMoment m;
+  m.found = s.source != PoolSource::kNoPool;
+  m.ts_ns = s.ts_ns;
+  m.reserved_bytes = s.reserved_bytes;
+  m.allocated_bytes = s.allocated_bytes;
+  m.free_bytes = s.free_bytes;
+  m.largest_free_gap = s.largest_free_gap;
+  m.fragmentation = s.fragmentation;
+  m.segments = s.segments.size();
+  return m;
+}
+
+void consider_moment(FragmentationTracker& t, const FragmentationMoment& m) {
+  if (!m.found) return;
+  if (m.largest_free_gap >= 0) {
+    const uint64_t stranded = m.free_bytes - uint64_t(m.largest_free_gap);
+    const uint64_t worst =
+        t.worst.found ? t.worst.free_bytes - uint64_t(t.worst.largest_free_gap) : 0;
+    if (!t.worst.found || stranded > worst) t.worst = m;
+  }
+  if (!t.most_free.found || m.free_bytes > t.most_free.free_bytes) t.most_free = m;
+}
+
+}  // namespace memtap::blocks

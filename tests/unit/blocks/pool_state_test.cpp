@@ -1,0 +1,191 @@
+// Pool state (segments, blocks, gaps, fragmentation) and the worst fragmentation moment.
+#include <gtest/gtest.h>
+
+#include "tests/unit/blocks/script.h"
+
+namespace memtap::blocks::test {
+namespace {
+
+TEST(PoolState, HostMappingsAreSegmentsAndHeapBlocksInsideBelongToThem) {
+  Script s;
+  s.mmap(1, 0x10000, 0x1000);
+  s.mmap(2, 0x20000, 0x2000);
+  s.malloc(3, 0x10000, 0x100, {"a", "", "op"});
+  s.malloc(4, 0x10400, 0x200, {"b"});
+  s.malloc(5, 0x50000, 0x80);  // in no mapping
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+
+  const PoolState p = a.pool_state(100, kHostDevice);
+  EXPECT_EQ(p.source, PoolSource::kHostMappings);
+  EXPECT_EQ(p.ts_ns, 5);
+  ASSERT_EQ(p.segments.size(), 2u);
+  const PoolSegment& first = p.segments[0];
+  EXPECT_EQ(first.addr, 0x10000u);
+  EXPECT_EQ(first.size_bytes, 0x1000u);
+  EXPECT_EQ(first.blocks, 2u);
+  EXPECT_EQ(first.allocated_bytes, 0x300u);
+  EXPECT_EQ(first.free_bytes, 0xD00u);  // 0x300 between the blocks, 0xA00 after
+  EXPECT_EQ(first.largest_free_gap, 0xA00u);
+  EXPECT_DOUBLE_EQ(first.fragmentation, 1.0 - double(0xA00) / double(0xD00));
+  ASSERT_EQ(first.block_list.size(), 2u);
+  EXPECT_EQ(first.block_list[0].addr, 0x10000u);
+  EXPECT_EQ(s.strings.get(first.block_list[0].owner), "a");
+  EXPECT_EQ(s.strings.get(first.block_list[0].name), "op");
+  EXPECT_EQ(first.block_list[1].addr, 0x10400u);
+  EXPECT_EQ(first.block_list[1].alloc_ts_ns, 4);
+  const PoolSegment& second = p.segments[1];
+  EXPECT_EQ(second.blocks, 0u);
+  EXPECT_EQ(second.largest_free_gap, 0x2000u);
+  EXPECT_DOUBLE_EQ(second.fragmentation, 0.0);
+
+  EXPECT_EQ(p.reserved_bytes, 0x3000u);
+  EXPECT_EQ(p.allocated_bytes, 0x300u);
+  EXPECT_EQ(p.free_bytes, 0x2D00u);
+  EXPECT_EQ(p.largest_free_gap, 0x2000);
+  EXPECT_DOUBLE_EQ(p.fragmentation, 1.0 - double(0x2000) / double(0x2D00));
+  EXPECT_EQ(p.unsegmented_blocks, 1u);
+  EXPECT_EQ(p.unsegmented_bytes, 0x80u);
+
+  EXPECT_TRUE(a.pool_state(100, kHostDevice, false).segments[0].block_list.empty());
+}
+
+TEST(PoolState, DeviceHalSegmentsHoldPtaBlocksAndPoolTotalIsReserved) {
+  Script s;
+  s.device = 0;
+  s.layer = Layer::kHal;
+  s.malloc(1, 0x7f0000000, 2 * kMiB);
+  s.layer = Layer::kPta;
+  s.malloc(2, 0x7f0000000, 512 * kKiB).pool_total = int64_t(2 * kMiB);
+  s.malloc(3, 0x7f0000000 + kMiB, 256 * kKiB).pool_total = int64_t(2 * kMiB);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+
+  const PoolState p = a.pool_state(100, 0);
+  EXPECT_EQ(p.source, PoolSource::kDeviceSegments);
+  ASSERT_EQ(p.segments.size(), 1u);
+  EXPECT_EQ(p.segments[0].blocks, 2u);
+  EXPECT_EQ(p.segments[0].free_bytes, 1280 * kKiB);
+  EXPECT_EQ(p.segments[0].largest_free_gap, 768 * kKiB);
+  EXPECT_DOUBLE_EQ(p.segments[0].fragmentation, 0.4);
+  EXPECT_EQ(p.reserved_bytes, 2 * kMiB);
+  EXPECT_EQ(p.allocated_bytes, 768 * kKiB);
+  EXPECT_EQ(p.free_bytes, 1280 * kKiB);
+  EXPECT_EQ(p.largest_free_gap, int64_t(768 * kKiB));
+  EXPECT_DOUBLE_EQ(p.fragmentation, 0.4);
+}
+
+TEST(PoolState, PoolTotalWithoutSegmentAddressesKnowsNoGaps) {
+  Script s;
+  s.device = 3;
+  s.layer = Layer::kPta;
+  s.malloc(1, 0x1000, 100).pool_total = 1000;
+  s.malloc(2, 0x2000, 300).pool_total = 1000;
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  const PoolState p = a.pool_state(100, 3);
+  EXPECT_EQ(p.source, PoolSource::kPoolTotalOnly);
+  EXPECT_EQ(p.reserved_bytes, 1000u);
+  EXPECT_EQ(p.allocated_bytes, 400u);
+  EXPECT_EQ(p.free_bytes, 600u);
+  EXPECT_EQ(p.largest_free_gap, -1);
+  EXPECT_EQ(p.fragmentation, -1);
+  EXPECT_TRUE(p.segments.empty());
+}
+
+TEST(PoolState, ADeviceWithoutAPoolAndAnUnknownOneHaveNoPool) {
+  Script s;
+  s.device = 0;
+  s.layer = Layer::kHal;
+  s.malloc(1, 0x1000, 100);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  EXPECT_EQ(a.pool_state(100, 0).source, PoolSource::kNoPool);
+  EXPECT_EQ(a.pool_state(100, 0).reserved_bytes, 0u);
+  EXPECT_EQ(a.pool_state(5, 5).source, PoolSource::kNoPool);
+}
+
+TEST(PoolState, APastInstantIsReplayed) {
+  Script s;
+  s.mmap(10, 0x10000, 0x1000);
+  s.malloc(20, 0x10000, 0x100);
+  s.malloc(30, 0x10800, 0x100);
+  s.munmap(40, 0x10000);
+  s.sort();
+  const PoolState at25 =
+      replay_pool_state(s.events.data(), s.events.size(), s.strings, 100, kHostDevice, 25);
+  EXPECT_EQ(at25.ts_ns, 25);
+  ASSERT_EQ(at25.segments.size(), 1u);
+  EXPECT_EQ(at25.segments[0].blocks, 1u);
+  EXPECT_EQ(at25.segments[0].largest_free_gap, 0xF00u);
+  const PoolState at30 =
+      replay_pool_state(s.events.data(), s.events.size(), s.strings, 100, kHostDevice, 30);
+  EXPECT_EQ(at30.segments[0].blocks, 2u);
+  EXPECT_EQ(at30.segments[0].largest_free_gap, 0x700u);
+  const PoolState at40 =
+      replay_pool_state(s.events.data(), s.events.size(), s.strings, 100, kHostDevice, 40);
+  EXPECT_EQ(at40.source, PoolSource::kNoPool);
+  EXPECT_EQ(at40.unsegmented_blocks, 2u);
+}
+
+// One 1 MiB segment with four 256 KiB blocks; the 2nd and 4th are freed (256 KiB of the
+// 512 KiB free stranded); the pool then takes a second segment: that is the worst moment.
+TEST(Fragmentation, TheWorstMomentIsTheOneBeforeTheNewSegment) {
+  Script s;
+  s.device = 0;
+  const uint64_t seg1 = 0x100000000, seg2 = 0x200000000;
+  s.layer = Layer::kHal;
+  s.malloc(1, seg1, kMiB);
+  s.layer = Layer::kPta;
+  for (int i = 0; i < 4; ++i)
+    s.malloc(2 + i, seg1 + i * 256 * kKiB, 256 * kKiB).pool_total = int64_t(kMiB);
+  s.free(6, seg1 + 256 * kKiB).pool_total = int64_t(kMiB);
+  s.free(7, seg1 + 768 * kKiB).pool_total = int64_t(kMiB);
+  s.layer = Layer::kHal;
+  s.malloc(8, seg2, kMiB);
+  s.layer = Layer::kPta;
+  s.malloc(9, seg2, kMiB).pool_total = int64_t(2 * kMiB);
+  s.free(10, seg1).pool_total = int64_t(2 * kMiB);
+  s.free(11, seg1 + 512 * kKiB).pool_total = int64_t(2 * kMiB);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+
+  const FragmentationResult f = a.fragmentation(100, 0);
+  EXPECT_EQ(f.source, PoolSource::kDeviceSegments);
+  EXPECT_EQ(f.evaluations, 2u);  // before t=8 (new segment) and t=9 (new pool_total)
+  EXPECT_EQ(f.skipped_evaluations, 0u);
+  ASSERT_TRUE(f.worst.found);
+  EXPECT_EQ(f.worst.ts_ns, 8);
+  EXPECT_EQ(f.worst.reserved_bytes, kMiB);
+  EXPECT_EQ(f.worst.allocated_bytes, 512 * kKiB);
+  EXPECT_EQ(f.worst.free_bytes, 512 * kKiB);
+  EXPECT_EQ(f.worst.largest_free_gap, int64_t(256 * kKiB));
+  EXPECT_DOUBLE_EQ(f.worst.fragmentation, 0.5);
+  EXPECT_EQ(f.worst.segments, 1u);
+  // Now: segment 1 empty, segment 2 full.
+  EXPECT_EQ(f.now.ts_ns, 11);
+  EXPECT_EQ(f.now.free_bytes, kMiB);
+  EXPECT_EQ(f.now.largest_free_gap, int64_t(kMiB));
+  EXPECT_DOUBLE_EQ(f.now.fragmentation, 0.0);
+  EXPECT_EQ(f.most_free.ts_ns, 11);
+}
+
+TEST(Fragmentation, EvaluationsRightAfterOneAreSkippedWhenThePoolIsLarge) {
+  Script s;
+  s.device = 0;
+  s.layer = Layer::kHal;
+  s.malloc(1, 0x100000000, 64 * kMiB);
+  s.layer = Layer::kPta;
+  for (int i = 0; i < 40; ++i) s.malloc(2 + i, 0x100000000 + i * kMiB, kMiB);
+  s.layer = Layer::kHal;
+  s.malloc(100, 0x200000000, kMiB);  // evaluated: 41 pool events since none
+  s.malloc(101, 0x300000000, kMiB);  // 1 event x 16 < 42 live: skipped
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  const FragmentationResult f = a.fragmentation(100, 0);
+  EXPECT_EQ(f.evaluations, 1u);
+  EXPECT_EQ(f.skipped_evaluations, 1u);
+}
+
+}  // namespace
+}  // namespace memtap::blocks::test
