@@ -1,0 +1,86 @@
+// What the four curves of docs/design.md §5 are made of, for one process on one device,
+// given the running totals the timeline keeps. Pure functions over plain data, so the
+// rules can be read (and tested) apart from the bookkeeping.
+//
+//   Allocated     framework blocks in use: the live bytes of the framework layers (PTA,
+//                 PTA_WORKSPACE, ATB, MINDSPORE) once the scope has any; before that, on a
+//                 device the live HAL bytes, on the host the live heap bytes (HOST, not
+//                 mmap).
+//   Reserved      what the pool holds: the framework layers' pool_total (Attr "total") where
+//                 they report it (a framework layer that never does counts its live bytes);
+//                 without any, on the host heap + anonymous mappings, on a device the live
+//                 HAL bytes, never less than Allocated (a pool holds at least what it hands
+//                 out; less means the driver allocations predate the recording).
+//   Active        Allocated plus blocks freed but pending on another stream. MemEvent does
+//                 not tell a requested free from a completed one, so today Active equals
+//                 Allocated.
+//   App Reserved  what the process holds on the device: the newest SNAPSHOT app_reserved
+//                 (the host's RSS samples) once there is one; else on a device that has HAL
+//                 events the live HAL bytes; else Reserved.
+//   Fragmentation Reserved - Allocated, at least 0.
+//
+// Host means a device id < 0 ("cpu"/"host", and the "N/A" of events that name none).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "monitor/model/mem_event.h"
+
+namespace memtap::timeline {
+
+// Live bytes are kept per slot: one per Layer, and HOST anonymous mappings apart from the
+// heap.
+constexpr int kLayerSlots = 9;
+constexpr int kHostMmapSlot = 8;
+
+inline int layer_slot(Layer layer, bool is_mmap) {
+  if (layer == Layer::kHost && is_mmap) return kHostMmapSlot;
+  // A value past the enum (a reader that let one through) must not index past the arrays.
+  return int(layer) <= int(Layer::kOther) ? int(layer) : int(Layer::kOther);
+}
+
+constexpr uint16_t kFrameworkSlots = (1u << int(Layer::kPta)) | (1u << int(Layer::kPtaWorkspace)) |
+                                     (1u << int(Layer::kAtb)) | (1u << int(Layer::kMindspore));
+
+inline bool is_framework_slot(int slot) {
+  return (kFrameworkSlots >> slot) & 1u;
+}
+
+// Sizes come from untrusted files: totals saturate rather than overflow.
+inline int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? (b > 0 ? INT64_MAX : INT64_MIN) : sum;
+}
+
+// Which blocks Allocated counts, and so which blocks Group By Owner and Stream split.
+enum class BlockClass : uint8_t { kFramework, kDriver, kHostHeap, kNone };
+constexpr int kBlockClasses = 3;  // the classes before kNone
+
+inline BlockClass block_class(int slot) {
+  if (is_framework_slot(slot)) return BlockClass::kFramework;
+  if (slot == int(Layer::kHal)) return BlockClass::kDriver;
+  if (slot == int(Layer::kHost)) return BlockClass::kHostHeap;
+  return BlockClass::kNone;
+}
+
+struct ScopeTotals {
+  std::array<int64_t, kLayerSlots> live_bytes{};
+  uint16_t seen_slots = 0;  // bit per slot that has had a MALLOC or FREE
+  std::array<int64_t, kLayerSlots> pool_total_bytes{};  // framework slots, newest Attr total
+  uint16_t pool_total_slots = 0;                        // bit per slot that reported one
+  int64_t app_sample_bytes = kUnknown;                  // newest SNAPSHOT app_reserved
+};
+
+struct CurveValues {
+  int64_t allocated = 0;
+  int64_t reserved = 0;
+  int64_t active = 0;
+  int64_t app_reserved = 0;
+  int64_t fragmentation = 0;
+};
+
+BlockClass allocated_class(const ScopeTotals& totals, bool host);
+CurveValues derive_curves(const ScopeTotals& totals, bool host);
+
+}  // namespace memtap::timeline

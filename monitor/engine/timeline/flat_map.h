@@ -1,0 +1,120 @@
+// A small open-addressing hash map from uint64_t to uint64_t, for the timeline's per-event
+// lookups (scope by pid and device, group series by owner or stream, labelled blocks by
+// address). std::unordered_map allocates a node per insert; this one allocates only when it
+// doubles, and a lookup is one multiply and, usually, one cache line.
+//
+// Linear probing with backward-shift deletion (no tombstones, so a map that sees millions
+// of insert/erase pairs never degrades). The all-ones key marks an empty slot; that key is
+// still storable, in a slot of its own beside the table.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace memtap::timeline {
+
+class FlatMapU64 {
+ public:
+  size_t size() const { return size_ + (has_max_key_ ? 1 : 0); }
+  bool empty() const { return size() == 0; }
+
+  // The value stored under `key`, or nullptr.
+  const uint64_t* find(uint64_t key) const {
+    if (key == kEmpty) return has_max_key_ ? &max_key_value_ : nullptr;
+    if (slots_.empty()) return nullptr;
+    for (size_t i = home(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      if (slots_[i].key == kEmpty) return nullptr;
+    }
+  }
+
+  // Inserts or overwrites.
+  void put(uint64_t key, uint64_t value) {
+    if (key == kEmpty) {
+      has_max_key_ = true;
+      max_key_value_ = value;
+      return;
+    }
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    size_t i = home(key);
+    while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & mask_;
+    if (slots_[i].key == kEmpty) ++size_;
+    slots_[i] = {key, value};
+  }
+
+  // Removes `key`; returns whether it was there, and its value through `value`.
+  bool take(uint64_t key, uint64_t* value) {
+    if (key == kEmpty) {
+      if (!has_max_key_) return false;
+      *value = max_key_value_;
+      has_max_key_ = false;
+      return true;
+    }
+    if (slots_.empty()) return false;
+    size_t i = home(key);
+    for (;; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) break;
+      if (slots_[i].key == kEmpty) return false;
+    }
+    *value = slots_[i].value;
+    // Backward shift: pull later entries of the same probe run into the hole, so that a
+    // lookup never stops early at it.
+    for (size_t j = (i + 1) & mask_; slots_[j].key != kEmpty; j = (j + 1) & mask_) {
+      size_t h = home(slots_[j].key);
+      bool movable = (i <= j) ? (h <= i || h > j) : (h <= i && h > j);
+      if (movable) {
+        slots_[i] = slots_[j];
+        i = j;
+      }
+    }
+    slots_[i].key = kEmpty;
+    --size_;
+    return true;
+  }
+
+  // Calls f(key, value) for every entry, in no particular order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Slot& s : slots_)
+      if (s.key != kEmpty) f(s.key, s.value);
+    if (has_max_key_) f(kEmpty, max_key_value_);
+  }
+
+  size_t memory_bytes() const { return slots_.capacity() * sizeof(Slot); }
+
+ private:
+  struct Slot {
+    uint64_t key;
+    uint64_t value;
+  };
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+
+  size_t home(uint64_t key) const {
+    // Fibonacci hashing: the top bits of key * 2^64/phi spread sequential keys (addresses,
+    // string ids) evenly.
+    return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    size_t n = old.empty() ? 16 : old.size() * 2;
+    slots_.assign(n, Slot{kEmpty, 0});
+    mask_ = n - 1;
+    shift_ = 64;
+    for (size_t m = n; m > 1; m >>= 1) --shift_;
+    size_ = 0;
+    for (const Slot& s : old)
+      if (s.key != kEmpty) put(s.key, s.value);
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  int shift_ = 64;
+  size_t size_ = 0;  // entries in slots_
+  bool has_max_key_ = false;
+  uint64_t max_key_value_ = 0;
+};
+
+}  // namespace memtap::timeline

@@ -1,0 +1,227 @@
+// Timeline::add and what it calls: the hot path. See timeline.h for what the curves are
+// and what memory they take.
+#include <limits>
+
+#include "monitor/engine/timeline/timeline.h"
+#include "monitor/engine/timeline/timeline_scope.h"
+
+namespace memtap::timeline {
+
+namespace {
+
+uint64_t scope_key(uint32_t pid, int32_t device) {
+  return (uint64_t(pid) << 32) | uint32_t(device);
+}
+
+void append_if_changed(Series& series, int64_t ts, int64_t value) {
+  if (series.empty() || series.value() != value) series.append(ts, value);
+}
+
+}  // namespace
+
+Timeline::Timeline(TimelineConfig config) : config_(config) {}
+Timeline::~Timeline() = default;
+
+SeriesId Timeline::new_series(const SeriesKey& key, const SeriesLimits& limits) {
+  SeriesId id = SeriesId(series_.size());
+  series_.push_back(std::make_unique<Series>(limits));
+  keys_.push_back(key);
+  return id;
+}
+
+Scope& Timeline::scope_for(uint32_t pid, int32_t device) {
+  const uint64_t key = scope_key(pid, device);
+  if (key == last_scope_key_) return *last_scope_;
+  Scope* scope;
+  if (const uint64_t* index = scope_index_.find(key)) {
+    scope = scopes_[size_t(*index)].get();
+  } else {
+    scope_index_.put(key, scopes_.size());
+    scopes_.push_back(std::make_unique<Scope>());
+    scope = scopes_.back().get();
+    scope->pid = pid;
+    scope->device = device;
+    scope->host = device < 0;
+    scope->layer_series.fill(kNoSeries);
+    static constexpr Curve kStoredCurves[kStored] = {Curve::kAllocated, Curve::kReserved,
+                                                     Curve::kAppReserved, Curve::kFragmentation};
+    for (int c = 0; c < kStored; ++c) {
+      SeriesId id = new_series({pid, device, kStoredCurves[c]}, config_.curve_limits);
+      scope->curve_ids[c] = id;
+      scope->curves[c] = series_[id].get();
+    }
+  }
+  last_scope_key_ = key;
+  last_scope_ = scope;
+  return *scope;
+}
+
+void Timeline::add(const MemEvent* events, size_t count) {
+  events_ += count;
+  for (size_t i = 0; i < count; ++i) {
+    const MemEvent& e = events[i];
+    if (e.kind != MemEventKind::kMalloc && e.kind != MemEventKind::kFree &&
+        e.kind != MemEventKind::kSnapshot)
+      continue;
+    // An event of no device ("N/A") that is about memory can only be the host's.
+    Scope& s = scope_for(e.pid, e.device < 0 ? kHostDevice : e.device);
+    int64_t ts = e.ts_ns;
+    if (s.events == 0) {
+      s.first_ts_ns = ts;
+    } else if (ts < s.last_ts_ns) {
+      ts = s.last_ts_ns;  // keeps every series sorted by time, which the queries rely on
+      ++s.out_of_order;
+    }
+    s.last_ts_ns = ts;
+    ++s.events;
+    if (e.kind == MemEventKind::kSnapshot) {
+      ++s.snapshots;
+      if (e.snap_app_reserved >= 0) s.totals.app_sample_bytes = e.snap_app_reserved;
+      if (e.snap_total > 0) s.snapshot_capacity_bytes = e.snap_total;
+    } else {
+      apply_block(s, e, ts, e.kind == MemEventKind::kFree);
+    }
+    update_curves(s, ts);
+  }
+}
+
+void Timeline::apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free) {
+  const int slot = layer_slot(e.layer, e.is_mmap);
+  const int64_t size = e.size_bytes > uint64_t(std::numeric_limits<int64_t>::max())
+                           ? std::numeric_limits<int64_t>::max()
+                           : int64_t(e.size_bytes);
+  bool clamped = false;
+  int64_t& live = s.totals.live_bytes[slot];
+  if (!is_free) {
+    live = saturating_add(live, size);
+    ++s.mallocs;
+  } else {
+    ++s.frees;
+    if (size > live) {
+      live = 0;
+      clamped = true;
+    } else {
+      live -= size;
+    }
+  }
+  const bool first_framework_block =
+      is_framework_slot(slot) && !s.host && (s.totals.seen_slots & kFrameworkSlots) == 0;
+  s.totals.seen_slots |= uint16_t(1u << slot);
+  if (first_framework_block) restart_allocated(s);
+  SeriesId& layer = s.layer_series[slot];
+  if (layer == kNoSeries)
+    layer = new_series({s.pid, s.device, Curve::kAllocated, GroupBy::kLayer, uint64_t(slot)},
+                       config_.group_limits);
+  append_if_changed(*series_[layer], ts, live);
+
+  if (is_framework_slot(slot) && e.pool_total >= 0) {
+    s.totals.pool_total_bytes[slot] = e.pool_total;
+    s.totals.pool_total_slots |= uint16_t(1u << slot);
+  }
+  if (slot == int(Layer::kPta) && e.pool_used >= 0 && e.pool_used != live) ++s.pool_used_mismatches;
+
+  const BlockClass blocks = block_class(slot);
+  if (blocks != BlockClass::kNone) {
+    const int c = int(blocks);
+    SeriesId owner = kNoSeries, stream = kNoSeries;
+    FlatMapU64& labelled = s.labelled[c];
+    uint64_t packed;
+    // On a MALLOC too: an entry still there is a block whose FREE was lost, and must not
+    // lend its label to this one.
+    if (!labelled.empty() && labelled.take(e.addr, &packed) && is_free) {
+      owner = SeriesId(packed >> 32);
+      stream = SeriesId(packed);
+    }
+    if (owner == kNoSeries) {
+      owner = group_series(s, GroupBy::kOwner, blocks, e.owner);
+      stream = group_series(s, GroupBy::kStream, blocks, e.stream);
+    }
+    apply_group(owner, ts, size, is_free, &clamped);
+    apply_group(stream, ts, size, is_free, &clamped);
+    if (!is_free && (e.owner != 0 || e.stream != 0))
+      labelled.put(e.addr, (uint64_t(owner) << 32) | stream);
+  }
+  if (clamped) ++s.clamped_frees;
+}
+
+// Until a device's first framework block, its Allocated stood in with the HAL bytes. Once
+// the framework shows up that history is wrong (the framework had 0 bytes in blocks then),
+// and left alone it would show the first segment as a spike of Allocated and make it the
+// peak. So Allocated restarts at 0 from the scope's first event, and Fragmentation (then
+// Reserved - 0) is rebuilt from Reserved; both only while Reserved's window still holds
+// its whole history, which it does unless hundreds of thousands of driver events came
+// first.
+void Timeline::restart_allocated(Scope& s) {
+  const Series& reserved = *s.curves[kStoredReserved];
+  if (reserved.empty() || reserved.window().first_index() != 0) return;
+  auto allocated = std::make_unique<Series>(config_.curve_limits);
+  auto gap = std::make_unique<Series>(config_.curve_limits);
+  FragmentationSummary f = s.fragmentation;
+  f.worst_gap_bytes = -1;
+  allocated->append(reserved.first_ts_ns(), 0);
+  for (size_t i = 0; i < reserved.window().size(); ++i) {
+    const CurvePoint& p = reserved.window().at(i);
+    append_if_changed(*gap, p.ts_ns, p.value_bytes);
+    if (p.value_bytes > f.worst_gap_bytes) f = {p.ts_ns, p.value_bytes, 0, p.value_bytes, 0};
+  }
+  f.final_gap_bytes = gap->value();
+  s.fragmentation = f;
+  series_[s.curve_ids[kStoredAllocated]] = std::move(allocated);
+  series_[s.curve_ids[kStoredGap]] = std::move(gap);
+  s.curves[kStoredAllocated] = series_[s.curve_ids[kStoredAllocated]].get();
+  s.curves[kStoredGap] = series_[s.curve_ids[kStoredGap]].get();
+}
+
+SeriesId Timeline::group_series(Scope& s, GroupBy by, BlockClass blocks, uint64_t group) {
+  GroupIndex& index = (by == GroupBy::kOwner ? s.owners : s.streams)[int(blocks)];
+  if (index.last_series != kNoSeries && index.last_group == group) return index.last_series;
+  SeriesId id;
+  if (const uint64_t* found = index.series_by_group.find(group)) {
+    id = SeriesId(*found);
+  } else {
+    uint64_t stored = index.groups < config_.max_groups ? group : kOverflowGroup;
+    if (const uint64_t* overflow = index.series_by_group.find(stored)) {
+      id = SeriesId(*overflow);
+    } else {
+      id = new_series({s.pid, s.device, Curve::kAllocated, by, stored, blocks},
+                      config_.group_limits);
+      index.series_by_group.put(stored, id);
+      if (stored != kOverflowGroup) ++index.groups;
+    }
+  }
+  index.last_group = group;
+  index.last_series = id;
+  return id;
+}
+
+void Timeline::apply_group(SeriesId id, int64_t ts, int64_t size, bool is_free, bool* clamped) {
+  Series& series = *series_[id];
+  int64_t value = series.value();
+  if (!is_free) {
+    value = saturating_add(value, size);
+  } else if (size > value) {
+    value = 0;
+    *clamped = true;
+  } else {
+    value -= size;
+  }
+  append_if_changed(series, ts, value);
+}
+
+void Timeline::update_curves(Scope& s, int64_t ts) {
+  const CurveValues v = derive_curves(s.totals, s.host);
+  append_if_changed(*s.curves[kStoredAllocated], ts, v.allocated);
+  append_if_changed(*s.curves[kStoredReserved], ts, v.reserved);
+  append_if_changed(*s.curves[kStoredApp], ts, v.app_reserved);
+  append_if_changed(*s.curves[kStoredGap], ts, v.fragmentation);
+  FragmentationSummary& f = s.fragmentation;
+  if (v.fragmentation > f.worst_gap_bytes) {
+    f.worst_ts_ns = ts;
+    f.worst_reserved_bytes = v.reserved;
+    f.worst_allocated_bytes = v.allocated;
+    f.worst_gap_bytes = v.fragmentation;
+  }
+  f.final_gap_bytes = v.fragmentation;
+}
+
+}  // namespace memtap::timeline
