@@ -1,0 +1,138 @@
+// The rows of a dump table decoded into events (see dump_table_scan.h).
+#include "monitor/store/reader/dump_table_scan.h"
+
+#include "monitor/store/reader/dump_row_decoder.h"
+#include "monitor/store/reader/timestamp_unit.h"
+
+namespace memtap::reader {
+namespace {
+
+constexpr std::array<const char*, kDumpColumnCount> kColumnNames = {
+    "ID",        "Event",     "Event Type", "Name", "Timestamp(ns)",      "Process Id",
+    "Thread Id", "Device Id", "Ptr",        "Attr", "Call Stack(Python)", "Call Stack(C)"};
+
+// The current row's columns as the decoder takes them, without copying text.
+class RowView {
+ public:
+  RowView(sqlite3_stmt* stmt, const DumpQuery& query) : stmt_(stmt), query_(query) {}
+
+  std::string_view text(DumpColumn column) const {
+    const int at = query_.at[column];
+    if (at < 0) return {};
+    const unsigned char* p = sqlite3_column_text(stmt_, at);
+    if (p == nullptr) return {};
+    return {reinterpret_cast<const char*>(p), size_t(sqlite3_column_bytes(stmt_, at))};
+  }
+  NumberField number(DumpColumn column) const {
+    NumberField field;
+    const int at = query_.at[column];
+    if (at < 0) return field;
+    switch (sqlite3_column_type(stmt_, at)) {
+      case SQLITE_NULL:
+        return field;
+      case SQLITE_INTEGER:
+        field.type = NumberField::Type::kInteger;
+        field.integer = sqlite3_column_int64(stmt_, at);
+        return field;
+      default:  // TEXT (a column declared without INTEGER affinity), FLOAT, BLOB
+        field.type = NumberField::Type::kText;
+        field.text = text(column);
+        return field;
+    }
+  }
+  // How a message names the row: by its ID where the table has one.
+  std::string where() const {
+    const int id = query_.at[kColId];
+    if (id >= 0 && sqlite3_column_type(stmt_, id) == SQLITE_INTEGER) {
+      return "ID " + std::to_string(sqlite3_column_int64(stmt_, id));
+    }
+    return "rowid " + std::to_string(sqlite3_column_int64(stmt_, query_.rowid_at));
+  }
+
+ private:
+  sqlite3_stmt* stmt_;
+  const DumpQuery& query_;
+};
+
+}  // namespace
+
+bool plan_dump_query(const std::string& path, sqlite3* db, const std::string& table,
+                     DumpQuery* query, std::string* error) {
+  std::vector<std::string> columns;
+  if (!table_columns(path, db, table, &columns, error)) return false;
+  for (DumpColumn required : {kColEvent, kColTimestamp}) {
+    if (find_column(columns, kColumnNames[required]) < 0) {
+      *error = path + ": table " + table + " has no column \"" + kColumnNames[required] +
+               "\" (its columns: " + join_names(columns) + ")";
+      return false;
+    }
+  }
+  query->table = table;
+  std::string list;
+  int selected = 0;
+  for (int column = 0; column < kDumpColumnCount; ++column) {
+    const int found = find_column(columns, kColumnNames[column]);
+    query->at[column] = found < 0 ? -1 : selected++;
+    if (found >= 0) list += quote_identifier(columns[found]) + ", ";
+  }
+  query->rowid_at = selected;
+  query->select = "SELECT " + list + "rowid FROM " + quote_identifier(table);
+  query->timestamp = quote_identifier(columns[find_column(columns, "Timestamp(ns)")]);
+  return true;
+}
+
+bool dump_timestamp_factor(const std::string& path, sqlite3* db, const DumpQuery& query,
+                           int64_t* factor, std::string* error) {
+  *factor = 0;
+  const std::string sql = "SELECT CAST(" + query.timestamp + " AS INTEGER) FROM " +
+                          quote_identifier(query.table) + " WHERE CAST(" + query.timestamp +
+                          " AS INTEGER) > 0 ORDER BY rowid LIMIT 1";
+  return for_each_row(
+      path, db, sql,
+      [&](sqlite3_stmt* s) { *factor = TimestampUnit::factor_for(sqlite3_column_int64(s, 0)); },
+      error);
+}
+
+bool scan_dump_rows(const std::string& path, sqlite3* db, const DumpQuery& query,
+                    const DumpScan& scan, std::vector<MemEvent>* events, StringTable* strings,
+                    RowProblems* problems, std::string* error) {
+  std::string sql = query.select;
+  if (!scan.whole_table) sql += " WHERE rowid BETWEEN ?1 AND ?2";
+  if (scan.time_order) sql += " ORDER BY " + query.timestamp + ", rowid";
+  Statement s;
+  int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s.stmt, nullptr);
+  if (rc == SQLITE_OK && !scan.whole_table) {
+    sqlite3_bind_int64(s.stmt, 1, scan.first_rowid);
+    sqlite3_bind_int64(s.stmt, 2, scan.last_rowid);
+  }
+  DumpRowDecoder decoder(strings, scan.ts_factor);
+  const RowView row(s.stmt, query);
+  std::string problem;
+  while (rc == SQLITE_OK && (rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
+    rc = SQLITE_OK;
+    ++problems->rows;
+    DumpFields fields;
+    fields.event = row.text(kColEvent);
+    fields.event_type = row.text(kColEventType);
+    fields.name = row.text(kColName);
+    fields.device = row.text(kColDevice);
+    fields.ptr = row.text(kColPtr);
+    fields.attr = row.text(kColAttr);
+    fields.stack_python = row.text(kColStackPython);
+    fields.stack_c = row.text(kColStackC);
+    fields.timestamp = row.number(kColTimestamp);
+    fields.pid = row.number(kColPid);
+    fields.tid = row.number(kColTid);
+    MemEvent& event = events->emplace_back();
+    if (!decoder.decode(fields, &event, &problem)) {
+      events->pop_back();
+      skip_row(problems, row.where(), problem);
+    }
+    if (scan.drain && events->size() >= scan.batch_events && !scan.drain()) return true;
+  }
+  if (rc == SQLITE_DONE) return true;
+  *error = sqlite_failure(path, db, rc) + " after " + std::to_string(problems->rows) + " rows";
+  return false;
+}
+
+}  // namespace memtap::reader

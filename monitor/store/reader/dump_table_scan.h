@@ -1,0 +1,72 @@
+// The rows of a memscope_dump / leaks_dump table decoded into events.
+//
+// The query is planned from the columns the table has (pragma_table_info; only `Event`
+// and `Timestamp(ns)` are required), then run over all rows or over a range of rowids, so
+// several threads can each decode a part of a large file (sqlite_dump_source.cpp).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "monitor/model/mem_event.h"
+#include "monitor/store/reader/row_problems.h"
+#include "monitor/store/reader/sqlite_access.h"
+
+namespace memtap::reader {
+
+enum DumpColumn {
+  kColId,
+  kColEvent,
+  kColEventType,
+  kColName,
+  kColTimestamp,
+  kColPid,
+  kColTid,
+  kColDevice,
+  kColPtr,
+  kColAttr,
+  kColStackPython,
+  kColStackC,
+  kDumpColumnCount
+};
+
+struct DumpQuery {
+  std::string table;
+  std::string select;                      // SELECT <the columns present>, rowid FROM "<table>"
+  std::string timestamp;                   // the timestamp column, quoted
+  std::array<int, kDumpColumnCount> at{};  // result position of each column; -1: absent
+  int rowid_at = 0;
+};
+
+// Plans the query for `table`. False with *error naming the missing column and the columns
+// the table has.
+bool plan_dump_query(const std::string& path, sqlite3* db, const std::string& table,
+                     DumpQuery* query, std::string* error);
+
+// The unit factor of the table's timestamps (TimestampUnit::factor_for) from its first
+// positive one in file order; 0 if it has none.
+bool dump_timestamp_factor(const std::string& path, sqlite3* db, const DumpQuery& query,
+                           int64_t* factor, std::string* error);
+
+struct DumpScan {
+  bool time_order = false;  // ORDER BY the timestamp (then rowid); else rowid order
+  bool whole_table = true;  // else only rowids in [first_rowid, last_rowid]
+  int64_t first_rowid = 0;
+  int64_t last_rowid = 0;
+  int64_t ts_factor = 0;
+  // Optional: called whenever *events holds batch_events or more; false stops the scan.
+  std::function<bool()> drain;
+  size_t batch_events = 0;
+};
+
+// Appends the decoded rows to *events (strings interned into *strings), counting rows and
+// skipped ones in *problems. False with *error when SQLite fails mid-way (corruption).
+bool scan_dump_rows(const std::string& path, sqlite3* db, const DumpQuery& query,
+                    const DumpScan& scan, std::vector<MemEvent>* events, StringTable* strings,
+                    RowProblems* problems, std::string* error);
+
+}  // namespace memtap::reader

@@ -1,0 +1,45 @@
+// memtap's `memtap_session` table (see memtap_session_source.h).
+#include "monitor/store/reader/memtap_session_source.h"
+
+#include "monitor/store/reader/sqlite_access.h"
+
+namespace memtap::reader {
+
+bool read_memtap_session(const std::string& path, sqlite3* db,
+                         std::vector<RecordedProcess>* processes, std::string* error) {
+  std::vector<std::string> columns;
+  if (!table_columns(path, db, "memtap_session", &columns, error)) return false;
+  const char* const wanted[] = {"pid",        "hostname",        "command_line",  "rank",
+                                "world_size", "forked_from_pid", "events_dropped"};
+  std::string select;
+  for (const char* name : wanted) {
+    select += std::string(select.empty() ? "" : ", ") +
+              (find_column(columns, name) >= 0 ? quote_identifier(name) : "NULL");
+  }
+  const auto read_row = [&](sqlite3_stmt* s) {
+    const auto pid = static_cast<uint32_t>(sqlite3_column_int64(s, 0));
+    RecordedProcess* process = nullptr;
+    for (RecordedProcess& known : *processes) {
+      if (known.pid == pid) process = &known;
+    }
+    if (process == nullptr) {
+      process = &processes->emplace_back();
+      process->pid = pid;
+    }
+    process->hostname = column_string(s, 1);
+    process->command_line = column_string(s, 2);
+    if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
+      process->rank = static_cast<int32_t>(sqlite3_column_int64(s, 3));
+    }
+    if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+      process->world_size = static_cast<int32_t>(sqlite3_column_int64(s, 4));
+    }
+    if (process->forked_from_pid == 0) {
+      process->forked_from_pid = static_cast<uint32_t>(sqlite3_column_int64(s, 5));
+    }
+    process->events_dropped += static_cast<uint64_t>(sqlite3_column_int64(s, 6));
+  };
+  return for_each_row(path, db, "SELECT " + select + " FROM memtap_session", read_row, error);
+}
+
+}  // namespace memtap::reader

@@ -1,0 +1,71 @@
+// Any recording memtap opens, read into one time-ordered MemEvent stream.
+//
+// `memtap report` and `memtap replay` take files written by memtap itself, by Huawei's
+// msMemScope (over its versions) and by the CANN / torch_npu profiler. This is their one
+// entry point: the format is recognised by content, never by file name; every row becomes
+// MemEvents in the vocabulary of monitor/model/mem_event.h; events come out in time order.
+//
+//   format                 what it is
+//   memscope_dump          SQLite, table memscope_dump (msMemScope, memtap; + memtap_session)
+//   leaks_dump             SQLite, table leaks_dump (msMemScope before its rename)
+//   msmemscope_csv         msMemScope's CSV export: ID,Event,Event Type,Name,Timestamp(ns),...
+//   operator_memory_csv    CANN / torch_npu operator_memory.csv: a block per row
+//   memory_record_csv      CANN / torch_npu memory_record.csv: pool totals over time
+//
+// Mapping per format: dump_row_decoder.h (both dump forms), operator_memory_source.h,
+// memory_record_source.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "monitor/model/mem_event.h"
+
+namespace memtap {
+
+inline constexpr const char* kFormatMemscopeDump = "memscope_dump";
+inline constexpr const char* kFormatLeaksDump = "leaks_dump";
+inline constexpr const char* kFormatMsmemscopeCsv = "msmemscope_csv";
+inline constexpr const char* kFormatOperatorMemoryCsv = "operator_memory_csv";
+inline constexpr const char* kFormatMemoryRecordCsv = "memory_record_csv";
+
+struct Recording {
+  // Sorted by ts_ns; events of equal time keep the file's order. A FREE that lacked its
+  // size or device in the file has its MALLOC's (free_matcher.h).
+  std::vector<MemEvent> events;
+  StringTable strings;  // names, owners and stacks the events refer to
+  // From memtap_session where the file has one; a pid with events but no session row (and
+  // every pid of other files) gets a RecordedProcess with just its pid.
+  std::vector<RecordedProcess> processes;
+  std::string format;         // one of the kFormat* names
+  uint64_t rows_read = 0;     // data rows in the file (a CSV header is not one)
+  uint64_t rows_skipped = 0;  // rows that could not be understood; they gave no event
+  // One line about the skipped rows, naming the file and the first bad row; "" if none.
+  std::string warning;
+};
+
+// Reads `path` into *out (replacing what it held). False with *error, one line naming the
+// file and what is wrong, when the file cannot be read at all: missing, empty, not a
+// known format (the message lists the expected ones), a corrupt or truncated database, a
+// database without a memscope_dump / leaks_dump table (the message lists its tables), a
+// CSV header without a column its format needs, or rows none of which could be read.
+bool read_recording(const std::string& path, Recording* out, std::string* error);
+
+// Gets a batch of events, in time order across batches. Return false to stop reading.
+using EventBatchFn = std::function<bool(std::span<const MemEvent> batch)>;
+
+// read_recording for files too large to hold: delivers the events in batches of about
+// `batch_events` instead of keeping them (out->events stays empty). out->strings grows as
+// batches arrive, so a batch's string ids are valid in out->strings when it is delivered;
+// processes, counts and warning are complete when this returns. A database streams with
+// memory bounded by the batch and the live blocks; a CSV is held whole while it is read
+// (the CSV formats are small, and their rows are not in time order). Stopping early
+// returns true.
+bool stream_recording(const std::string& path, size_t batch_events, Recording* out,
+                      const EventBatchFn& on_batch, std::string* error);
+
+}  // namespace memtap

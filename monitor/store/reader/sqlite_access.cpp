@@ -1,0 +1,107 @@
+// Reading SQLite files for the reader (see sqlite_access.h).
+#include "monitor/store/reader/sqlite_access.h"
+
+#include <sys/stat.h>
+
+#include <array>
+#include <fstream>
+
+#include "monitor/store/reader/text_values.h"
+#include "monitor/store/sqlite_status.h"
+
+namespace memtap::reader {
+namespace {
+
+uint32_t big_endian(const unsigned char* p, int bytes) {
+  uint32_t value = 0;
+  for (int i = 0; i < bytes; ++i) value = value << 8 | p[i];
+  return value;
+}
+
+}  // namespace
+
+std::string sqlite_failure(const std::string& path, sqlite3* db, int rc) {
+  const int primary = rc & 0xff;
+  const char* what = primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
+                         ? ": corrupt or truncated SQLite database ("
+                         : ": cannot read the SQLite database (";
+  return path + what + sqlite_error_text(db, rc) + ")";
+}
+
+bool check_sqlite_length(const std::string& path, std::string* error) {
+  std::array<unsigned char, 100> header{};
+  std::ifstream file(path, std::ios::binary);
+  file.read(reinterpret_cast<char*>(header.data()), header.size());
+  const auto got = file.gcount();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return true;  // SQLite will say what is wrong
+  if (got < std::streamsize(header.size())) {
+    *error = path + ": truncated SQLite database: " + std::to_string(st.st_size) +
+             " bytes, shorter than the 100-byte header";
+    return false;
+  }
+  uint64_t page_size = big_endian(&header[16], 2);
+  if (page_size == 1) page_size = 65536;
+  const bool page_size_valid =
+      page_size >= 512 && page_size <= 65536 && (page_size & (page_size - 1)) == 0;
+  const uint32_t pages = big_endian(&header[28], 4);
+  // The page count is trusted (by SQLite too) only while the change counters agree; a
+  // header that is itself garbage says nothing about length, and SQLite calls it NOTADB.
+  const bool count_valid =
+      page_size_valid && pages > 0 && big_endian(&header[24], 4) == big_endian(&header[92], 4);
+  if (count_valid && uint64_t(st.st_size) < page_size * pages) {
+    *error = path + ": truncated SQLite database: its header says " + std::to_string(pages) +
+             " pages of " + std::to_string(page_size) + " bytes (" +
+             std::to_string(page_size * pages) + " bytes) but the file has " +
+             std::to_string(st.st_size);
+    return false;
+  }
+  return true;
+}
+
+bool open_for_reading(const std::string& path, DbHandle* handle, std::string* error) {
+  const int rc = sqlite3_open_v2(path.c_str(), &handle->db,
+                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    *error = sqlite_failure(path, handle->db, rc);
+    return false;
+  }
+  sqlite3_busy_timeout(handle->db, 2000);  // a recorder may be committing right now
+  // Map the file instead of copying every page through read(): a large recording is read
+  // once, front to back. (SQLite caps this at its compile-time maximum.)
+  sqlite3_exec(handle->db, "PRAGMA mmap_size = 17179869184", nullptr, nullptr, nullptr);
+  return true;
+}
+
+std::string column_string(sqlite3_stmt* stmt, int index) {
+  const unsigned char* text = sqlite3_column_text(stmt, index);
+  return text != nullptr ? reinterpret_cast<const char*>(text) : "";
+}
+
+std::string quote_identifier(const std::string& name) {
+  std::string quoted = "\"";
+  for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+bool table_columns(const std::string& path, sqlite3* db, const std::string& table,
+                   std::vector<std::string>* columns, std::string* error) {
+  const std::string sql = "SELECT name FROM pragma_table_info('" + table + "') ORDER BY cid";
+  return for_each_row(
+      path, db, sql, [&](sqlite3_stmt* s) { columns->push_back(column_string(s, 0)); }, error);
+}
+
+int find_column(const std::vector<std::string>& columns, std::string_view name) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (equals_ignore_case(columns[i], name)) return int(i);
+  }
+  return -1;
+}
+
+}  // namespace memtap::reader

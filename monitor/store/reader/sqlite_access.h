@@ -1,0 +1,72 @@
+// Reading SQLite files for the reader: handles that close themselves, queries run row by
+// row, and failures worded once ("<path>: corrupt or truncated SQLite database (...)").
+#pragma once
+
+#include <sqlite3.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace memtap::reader {
+
+struct DbHandle {
+  sqlite3* db = nullptr;
+  DbHandle() = default;
+  DbHandle(const DbHandle&) = delete;
+  DbHandle& operator=(const DbHandle&) = delete;
+  ~DbHandle() { sqlite3_close(db); }
+};
+
+struct Statement {
+  sqlite3_stmt* stmt = nullptr;
+  Statement() = default;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { sqlite3_finalize(stmt); }
+};
+
+// "<path>: corrupt or truncated SQLite database (<sqlite_error_text>)" for SQLITE_CORRUPT
+// and SQLITE_NOTADB, "<path>: cannot read the SQLite database (...)" otherwise.
+std::string sqlite_failure(const std::string& path, sqlite3* db, int rc);
+
+// Checks the file's length against its header's page count: a copy cut short still
+// opens, and may even read its first rows, so SQLite alone would not always say.
+bool check_sqlite_length(const std::string& path, std::string* error);
+
+// Opens `path` read-only for one reader thread. False with *error.
+bool open_for_reading(const std::string& path, DbHandle* handle, std::string* error);
+
+// Runs `sql` and calls `row(stmt)` for each result row. False with *error on failure.
+template <typename Row>
+bool for_each_row(const std::string& path, sqlite3* db, const std::string& sql, Row row,
+                  std::string* error) {
+  Statement s;
+  int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s.stmt, nullptr);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
+    row(s.stmt);
+    rc = SQLITE_OK;
+  }
+  if (rc == SQLITE_DONE) return true;
+  *error = sqlite_failure(path, db, rc);
+  return false;
+}
+
+// Column `index` of the current row as text ("" for NULL).
+std::string column_string(sqlite3_stmt* stmt, int index);
+
+// "name" with inner quotes doubled.
+std::string quote_identifier(const std::string& name);
+
+// Names joined with ", " (for messages).
+std::string join_names(const std::vector<std::string>& names);
+
+// The names of `table`'s columns (pragma_table_info), in table order. `table` must be one
+// of the reader's own table names (it is not quoted).
+bool table_columns(const std::string& path, sqlite3* db, const std::string& table,
+                   std::vector<std::string>* columns, std::string* error);
+
+// Position of `name` in `columns`, ignoring case; -1 if absent.
+int find_column(const std::vector<std::string>& columns, std::string_view name);
+
+}  // namespace memtap::reader

@@ -1,0 +1,200 @@
+// msMemScope's database, and memtap's (see sqlite_dump_source.h).
+#include "monitor/store/reader/sqlite_dump_source.h"
+
+#include <algorithm>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "monitor/store/reader/dump_table_scan.h"
+#include "monitor/store/reader/memtap_session_source.h"
+#include "monitor/store/reader/sqlite_access.h"
+#include "monitor/store/reader/string_interner.h"
+#include "monitor/store/reader/text_values.h"
+
+namespace memtap::reader {
+namespace {
+
+// A rowid span is only a hint of the row count (ids may skip): reserve no more than this.
+constexpr int64_t kMaxReserve = 50'000'000;
+constexpr unsigned kMaxThreads = 8;
+
+// The dump table's name: memscope_dump, else the older leaks_dump. Lists the tables when
+// there is neither.
+bool find_dump_table(const std::string& path, const std::vector<std::string>& tables,
+                     std::string* dump_table, std::string* error) {
+  for (const char* preferred : {"memscope_dump", "leaks_dump"}) {
+    for (const std::string& table : tables) {
+      if (equals_ignore_case(table, preferred)) {
+        *dump_table = table;
+        return true;
+      }
+    }
+  }
+  *error =
+      path + ": no memscope_dump or leaks_dump table in this SQLite database (" +
+      (tables.empty() ? std::string("it has no tables") : "its tables: " + join_names(tables)) +
+      ")";
+  return false;
+}
+
+bool rowid_bound(const std::string& path, sqlite3* db, const DumpQuery& query, const char* fn,
+                 int64_t* value, std::string* error) {
+  // One min() or max() per query: SQLite answers that from the b-tree's edge, not a scan.
+  return for_each_row(
+      path, db, std::string("SELECT ") + fn + "(rowid) FROM " + quote_identifier(query.table),
+      [&](sqlite3_stmt* s) { *value = sqlite3_column_int64(s, 0); }, error);
+}
+
+// One thread's share of a large table: a rowid range, decoded on its own connection.
+struct Part {
+  DumpScan scan;
+  std::vector<MemEvent> own_events;
+  StringTable own_strings;
+  RowProblems problems;
+  std::string error;
+  bool ok = false;
+};
+
+void read_part(const std::string& path, const DumpQuery& query, Part* part,
+               std::vector<MemEvent>* events, StringTable* strings) {
+  DbHandle handle;
+  if (!open_for_reading(path, &handle, &part->error)) return;
+  part->ok = scan_dump_rows(path, handle.db, query, part->scan, events, strings, &part->problems,
+                            &part->error);
+}
+
+// A part's events refer to its own strings: rewrite them into the recording's, then move
+// the events behind those already there (parts are in rowid order, so file order holds).
+void adopt(Part* part, Recording* out) {
+  StringInterner interner(&out->strings);
+  std::vector<uint32_t> ids(part->own_strings.size());
+  for (uint32_t id = 1; id < ids.size(); ++id) ids[id] = interner.intern(part->own_strings.get(id));
+  for (MemEvent& event : part->own_events) {
+    event.name = ids[event.name];
+    event.owner = ids[event.owner];
+    event.stack_python = ids[event.stack_python];
+    event.stack_c = ids[event.stack_c];
+  }
+  out->events.insert(out->events.end(), part->own_events.begin(), part->own_events.end());
+  part->own_events = {};
+}
+
+void add_problems(const RowProblems& part, RowProblems* total) {
+  if (total->skipped == 0 && part.skipped > 0) total->first = part.first;
+  total->rows += part.rows;
+  total->skipped += part.skipped;
+}
+
+// The table in file order. A large table is split by rowid over the cores: the cost is
+// per row (SQLite's record decoding and ours), not page reads, so it parallelises.
+bool read_file_order(const std::string& path, sqlite3* db, const DumpQuery& query,
+                     int64_t ts_factor, const SqliteReadOptions& options, Recording* out,
+                     RowProblems* problems, std::string* error) {
+  int64_t first = 0;
+  int64_t last = -1;
+  if (!rowid_bound(path, db, query, "min", &first, error) ||
+      !rowid_bound(path, db, query, "max", &last, error)) {
+    return false;
+  }
+  // Rowids may be negative or far apart: 128-bit arithmetic, and no split of a span that
+  // large (it says nothing about the row count anyway).
+  const __int128 wide_span = last >= first ? __int128(last) - first + 1 : 0;
+  const int64_t span = int64_t(std::min<__int128>(wide_span, int64_t(1) << 40));
+  // Room for every row up front: growing a vector of ten million events by doubling would
+  // copy most of them twice. Pages reserved but never written cost no memory.
+  out->events.reserve(out->events.size() + size_t(std::min(span, kMaxReserve)));
+  const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
+  const int64_t by_size = span / std::max<int64_t>(1, options.min_rows_per_thread);
+  const unsigned threads =
+      wide_span == span ? unsigned(std::clamp<int64_t>(
+                              by_size, 1, options.max_threads > 0 ? options.max_threads : cores))
+                        : 1;
+
+  std::vector<Part> parts(threads);
+  for (unsigned k = 0; k < threads; ++k) {
+    DumpScan& scan = parts[k].scan;
+    scan.ts_factor = ts_factor;
+    scan.whole_table = threads == 1;
+    scan.first_rowid = first + span * k / threads;
+    scan.last_rowid = first + span * (k + 1) / threads - 1;
+  }
+  if (threads == 1) {
+    parts[0].ok = scan_dump_rows(path, db, query, parts[0].scan, &out->events, &out->strings,
+                                 &parts[0].problems, &parts[0].error);
+  } else {
+    std::vector<std::thread> workers;
+    std::vector<Part*> not_started;
+    for (unsigned k = 1; k < threads; ++k) {
+      Part* part = &parts[k];
+      part->own_events.reserve(size_t(std::min(span / threads + 1, kMaxReserve)));
+      try {
+        workers.emplace_back([&path, &query, part] {
+          read_part(path, query, part, &part->own_events, &part->own_strings);
+        });
+      } catch (const std::system_error&) {
+        not_started.push_back(part);  // no thread to be had: read it here instead
+      }
+    }
+    read_part(path, query, &parts[0], &out->events, &out->strings);  // straight into `out`
+    for (Part* part : not_started) {
+      read_part(path, query, part, &part->own_events, &part->own_strings);
+    }
+    for (std::thread& worker : workers) worker.join();
+  }
+  for (Part& part : parts) {
+    if (!part.ok) {
+      *error = part.error;
+      return false;
+    }
+  }
+  for (unsigned k = 0; k < threads; ++k) {
+    add_problems(parts[k].problems, problems);
+    if (k > 0) adopt(&parts[k], out);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& options,
+                           Recording* out, RowProblems* problems, std::string* error) {
+  if (!check_sqlite_length(path, error)) return false;
+  DbHandle handle;
+  if (!open_for_reading(path, &handle, error)) return false;
+
+  std::vector<std::string> tables;
+  if (!for_each_row(
+          path, handle.db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+          [&](sqlite3_stmt* s) { tables.push_back(column_string(s, 0)); }, error)) {
+    return false;
+  }
+  std::string dump_table;
+  if (!find_dump_table(path, tables, &dump_table, error)) return false;
+  out->format =
+      equals_ignore_case(dump_table, "leaks_dump") ? kFormatLeaksDump : kFormatMemscopeDump;
+  for (const std::string& table : tables) {
+    if (equals_ignore_case(table, "memtap_session") &&
+        !read_memtap_session(path, handle.db, &out->processes, error)) {
+      return false;
+    }
+  }
+
+  DumpQuery query;
+  int64_t ts_factor = 0;
+  if (!plan_dump_query(path, handle.db, dump_table, &query, error) ||
+      !dump_timestamp_factor(path, handle.db, query, &ts_factor, error)) {
+    return false;
+  }
+  if (!options.time_order && !options.drain) {
+    return read_file_order(path, handle.db, query, ts_factor, options, out, problems, error);
+  }
+  DumpScan scan;
+  scan.time_order = options.time_order;
+  scan.ts_factor = ts_factor;
+  scan.drain = options.drain;
+  scan.batch_events = options.batch_events;
+  return scan_dump_rows(path, handle.db, query, scan, &out->events, &out->strings, problems, error);
+}
+
+}  // namespace memtap::reader
