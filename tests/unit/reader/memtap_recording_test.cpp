@@ -1,0 +1,89 @@
+// A recording made by the real `memtap run` reads back whole: as many MALLOC and FREE
+// events as the file has rows, the same bytes, and its processes from memtap_session.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/unit/reader/reader_test_support.h"
+
+extern char** environ;
+
+namespace memtap {
+namespace {
+
+using test::count_kind;
+using test::read_ok;
+using test::TempDir;
+
+// Runs `argv` (under timeout(1), so a hang fails instead of stalling the suite) with its
+// output discarded; the exit status.
+int run_quietly(std::vector<std::string> argv) {
+  argv.insert(argv.begin(), {"/usr/bin/timeout", "120"});
+  std::vector<char*> args;
+  for (std::string& arg : argv) args.push_back(arg.data());
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(MemtapRecording, ReadsBackEveryRow) {
+  TempDir dir;
+  const std::string path = dir.file("memscope_dump_20260101000000.db");
+  // sh forks and execs ls: two processes, each with its session row.
+  ASSERT_EQ(run_quietly({MEMTAP_BIN, "run", "-o", path, "--", "/bin/sh", "-c",
+                         "/bin/ls / >/dev/null; true"}),
+            0);
+  const Recording rec = read_ok(path);
+  test::Db db(path);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(rec.format, "memscope_dump");
+  EXPECT_EQ(std::to_string(rec.rows_read), db.value("SELECT count(*) FROM memscope_dump"));
+  EXPECT_EQ(rec.rows_skipped, 0u) << rec.warning;
+  EXPECT_EQ(std::to_string(count_kind(rec, MemEventKind::kMalloc)),
+            db.value("SELECT count(*) FROM memscope_dump WHERE Event = 'MALLOC'"));
+  EXPECT_EQ(std::to_string(count_kind(rec, MemEventKind::kFree)),
+            db.value("SELECT count(*) FROM memscope_dump WHERE Event = 'FREE'"));
+  EXPECT_GT(count_kind(rec, MemEventKind::kMalloc), 100u);
+  EXPECT_TRUE(test::time_ordered(rec));
+
+  uint64_t malloc_bytes = 0;
+  for (const MemEvent& e : rec.events) {
+    if (e.kind == MemEventKind::kMalloc) malloc_bytes += e.size_bytes;
+    if (e.kind == MemEventKind::kMalloc || e.kind == MemEventKind::kFree) {
+      EXPECT_EQ(e.layer, Layer::kHost);
+      EXPECT_EQ(e.device, kHostDevice);
+      EXPECT_NE(e.addr, 0u);
+      EXPECT_NE(e.allocation_id, 0u);
+    }
+  }
+  EXPECT_EQ(std::to_string(malloc_bytes),
+            db.value("SELECT sum(CAST(json_extract(Attr, '$.size') AS INTEGER)) FROM "
+                     "memscope_dump WHERE Event = 'MALLOC'"));
+
+  const test::Rows sessions = db.query("SELECT pid, command_line FROM memtap_session");
+  ASSERT_EQ(rec.processes.size(), 2u);
+  for (const RecordedProcess& process : rec.processes) {
+    EXPECT_FALSE(process.hostname.empty());
+    bool in_session = false;
+    for (const auto& session : sessions) in_session |= session[0] == std::to_string(process.pid);
+    EXPECT_TRUE(in_session) << process.pid;
+  }
+  EXPECT_EQ(rec.processes[0].command_line, "/bin/sh -c /bin/ls / >/dev/null; true");
+  EXPECT_EQ(rec.processes[1].command_line, "/bin/ls /");  // the child, after its exec
+}
+
+}  // namespace
+}  // namespace memtap
