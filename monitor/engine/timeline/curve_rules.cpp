@@ -27,17 +27,20 @@ CurveValues derive_curves(const ScopeTotals& t, bool host) {
     framework_reserved +=
         ((t.pool_total_slots >> slot) & 1u) ? t.pool_total_bytes[slot] : live[slot];
   }
-  const int hal = int(Layer::kHal), heap = int(Layer::kHost);
+  const int hal = int(Layer::kHal);
+  // Host memory in use: the heap and page-locked (pinned) host buffers, which msMemScope
+  // records on device "cpu" as HOST_PINNED.
+  const int64_t host_live = saturating_add(live[int(Layer::kHost)], live[int(Layer::kHostPinned)]);
 
   if (framework)
     v.allocated = framework_live;
   else
-    v.allocated = host ? live[heap] : live[hal];
+    v.allocated = host ? host_live : live[hal];
 
   if (t.pool_total_slots != 0)
     v.reserved = framework_reserved;
   else if (host && !framework)
-    v.reserved = saturating_add(live[heap], live[kHostMmapSlot]);
+    v.reserved = saturating_add(host_live, live[kHostMmapSlot]);
   else if (seen(t, hal))
     v.reserved = std::max(live[hal], v.allocated);
   else

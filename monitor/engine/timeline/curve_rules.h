@@ -4,8 +4,8 @@
 //
 //   Allocated     framework blocks in use: the live bytes of the framework layers (PTA,
 //                 PTA_WORKSPACE, ATB, MINDSPORE) once the scope has any; before that, on a
-//                 device the live HAL bytes, on the host the live heap bytes (HOST, not
-//                 mmap).
+//                 device the live HAL bytes, on the host the live heap and pinned bytes
+//                 (HOST not mmap, HOST_PINNED).
 //   Reserved      what the pool holds: the framework layers' pool_total (Attr "total") where
 //                 they report it (a framework layer that never does counts its live bytes);
 //                 without any, on the host heap + anonymous mappings, on a device the live
@@ -60,7 +60,7 @@ constexpr int kBlockClasses = 3;  // the classes before kNone
 inline BlockClass block_class(int slot) {
   if (is_framework_slot(slot)) return BlockClass::kFramework;
   if (slot == int(Layer::kHal)) return BlockClass::kDriver;
-  if (slot == int(Layer::kHost)) return BlockClass::kHostHeap;
+  if (slot == int(Layer::kHost) || slot == int(Layer::kHostPinned)) return BlockClass::kHostHeap;
   return BlockClass::kNone;
 }
 
