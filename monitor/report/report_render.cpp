@@ -52,7 +52,10 @@ std::string key_text(const std::string& key) {
 }
 
 void breakdown_text(FILE* out, const char* title, const std::vector<BreakdownEntry>& entries) {
-  if (entries.empty()) return;
+  // A recording without owners (or stacks, or names) has one key, "none": nothing to show.
+  bool any_key = false;
+  for (const BreakdownEntry& e : entries) any_key = any_key || !e.key.empty();
+  if (!any_key) return;
   fprintf(out, "      by %s:\n", title);
   for (const BreakdownEntry& e : entries) {
     fprintf(out, "        %10s  %5.1f%%  %6lld blocks  %s\n", bytes_text(double(e.bytes)).c_str(),

@@ -1,0 +1,198 @@
+// See analyzer.h. The analyses live in timeline/ and blocks/; this file feeds them and
+// turns their results into the Report's words.
+#include "monitor/engine/analyzer.h"
+
+#include <algorithm>
+
+#include "monitor/engine/blocks/block_analyzer.h"
+#include "monitor/engine/timeline/timeline.h"
+
+namespace memtap {
+
+namespace {
+
+blocks::BlockAnalyzerOptions block_options(const AnalyzerOptions& o) {
+  blocks::BlockAnalyzerOptions b;
+  b.top_n = o.top_entries;
+  // Absolute thresholds: a fraction of the lifetime does not apply on top of them.
+  b.inefficiency.lazy_used = {o.lazy_used_ns, 0};
+  b.inefficiency.delayed_free = {o.delayed_free_ns, 0};
+  b.inefficiency.long_idle = {o.long_idle_ns, 0};
+  return b;
+}
+
+int64_t known_time(int64_t ts_ns) {
+  return ts_ns == blocks::kNoTime ? kUnknown : ts_ns;
+}
+
+std::vector<BreakdownEntry> breakdown(const std::vector<blocks::PeakEntry>& entries) {
+  std::vector<BreakdownEntry> out;
+  for (const blocks::PeakEntry& e : entries) {
+    out.push_back({e.key.label, int64_t(e.bytes), int64_t(e.blocks), e.share});
+  }
+  return out;
+}
+
+std::vector<BreakdownEntry> alive(const std::vector<blocks::AliveGroup>& groups,
+                                  uint64_t total_bytes) {
+  std::vector<BreakdownEntry> out;
+  for (const blocks::AliveGroup& g : groups) {
+    double share = total_bytes ? double(g.bytes) / double(total_bytes) : 0;
+    out.push_back({g.key.label, int64_t(g.bytes), int64_t(g.blocks), share});
+  }
+  return out;
+}
+
+void add_suspects(const char* what, const std::vector<blocks::LeakSuspect>& in,
+                  std::vector<LeakSuspect>* out) {
+  for (const blocks::LeakSuspect& s : in) {
+    out->push_back(
+        {what, s.key.label, s.bytes_per_step, int64_t(s.growth_start_step), s.last_bytes});
+  }
+}
+
+void add_category(const char* name, const blocks::InefficiencyCategory& c, size_t top,
+                  std::vector<InefficientBlock>* out) {
+  for (size_t i = 0; i < c.top.size() && i < top; ++i) {
+    const blocks::InefficientBlock& b = c.top[i];
+    out->push_back({name, b.addr, int64_t(b.size_bytes), b.owner_label, b.name_label, b.gap_ns});
+  }
+}
+
+void add_scopes(const char* kind, const std::vector<blocks::ScopeEntry>& in, size_t top,
+                std::vector<ScopeEntry>* out) {
+  for (size_t i = 0; i < in.size() && i < top; ++i) {
+    const blocks::ScopeEntry& s = in[i];
+    out->push_back({kind, s.name, s.occurrences, int64_t(s.inclusive_bytes),
+                    int64_t(s.exclusive_bytes), int64_t(s.peak_bytes)});
+  }
+}
+
+}  // namespace
+
+struct Analyzer::Impl {
+  AnalyzerOptions options;
+  timeline::Timeline timeline;
+  blocks::BlockAnalyzer blocks;
+  uint64_t events = 0;
+
+  Impl(const StringTable* strings, AnalyzerOptions o)
+      : options(o), blocks(*strings, block_options(o)) {
+    if (o.capacity_bytes != kUnknown) timeline.set_host_capacity(o.capacity_bytes);
+  }
+
+  DeviceReport device_report(uint32_t pid, int32_t device) const;
+};
+
+DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
+  DeviceReport d;
+  d.pid = pid;
+  d.device = device;
+  const timeline::ScopeSummary s = timeline.summary(pid, device);
+  d.start_ns = s.first_ts_ns;
+  d.end_ns = s.last_ts_ns;
+  d.allocations = s.mallocs;
+  d.frees = s.frees;
+  for (timeline::Curve c : {timeline::Curve::kAllocated, timeline::Curve::kReserved,
+                            timeline::Curve::kActive, timeline::Curve::kAppReserved}) {
+    CurveSummary curve;
+    curve.name = timeline::curve_name(c);
+    if (s.events != 0) {
+      curve.peak_ns = s.peak[size_t(c)].ts_ns;
+      curve.peak_bytes = s.peak[size_t(c)].value_bytes;
+      curve.final_bytes = s.final_bytes[size_t(c)];
+    }
+    d.curves.push_back(curve);
+  }
+  for (const blocks::LayerTotals& layer : blocks.lifetimes(pid, device).layers) {
+    d.bytes_allocated += int64_t(layer.alloc_bytes);
+  }
+
+  const blocks::PeakResult peak = blocks.peak(pid, device);
+  if (peak.found) {
+    d.peak.ts_ns = known_time(peak.ts_ns);
+    d.peak.bytes = int64_t(peak.bytes);
+    d.peak.by_owner = breakdown(peak.by_owner);
+    d.peak.by_stack = breakdown(peak.by_stack);
+    d.peak.by_name = breakdown(peak.by_name);
+  }
+
+  const blocks::LeakResult leaks = blocks.leaks(pid, device);
+  d.leaks.steps = leaks.step_based ? int64_t(leaks.steps) : 0;
+  add_suspects("owner", leaks.owner_suspects, &d.leaks.suspects);
+  add_suspects("stack", leaks.stack_suspects, &d.leaks.suspects);
+  d.leaks.alive_at_end = alive(leaks.alive_by_stack, leaks.alive_bytes);
+  d.leaks.trend_bytes_per_s = leaks.trend_bytes_per_s;
+
+  // When the curves rose furthest apart comes from the timeline; the largest free gap
+  // there, where segments are known, from the pool.
+  if (s.fragmentation.worst_ts_ns != kUnknown) {
+    d.fragmentation.worst_ns = s.fragmentation.worst_ts_ns;
+    d.fragmentation.reserved = s.fragmentation.worst_reserved_bytes;
+    d.fragmentation.allocated = s.fragmentation.worst_allocated_bytes;
+    d.fragmentation.final_gap = s.fragmentation.final_gap_bytes;
+    const blocks::FragmentationResult pool = blocks.fragmentation(pid, device);
+    if (pool.worst.found && pool.worst.largest_free_gap >= 0) {
+      d.fragmentation.largest_free_gap = pool.worst.largest_free_gap;
+    }
+  }
+
+  const blocks::InefficiencyResult in = blocks.inefficient_blocks(pid, device);
+  d.inefficient.has_usage_events = !in.no_use_events;
+  d.inefficient.lazy_used = int64_t(in.lazy_used.blocks);
+  d.inefficient.lazy_used_bytes = int64_t(in.lazy_used.bytes);
+  d.inefficient.delayed_free = int64_t(in.delayed_free.blocks);
+  d.inefficient.delayed_free_bytes = int64_t(in.delayed_free.bytes);
+  d.inefficient.long_idle = int64_t(in.long_idle.blocks);
+  d.inefficient.long_idle_bytes = int64_t(in.long_idle.bytes);
+  add_category("lazy_used", in.lazy_used, options.top_entries, &d.inefficient.top);
+  add_category("delayed_free", in.delayed_free, options.top_entries, &d.inefficient.top);
+  add_category("long_idle", in.long_idle, options.top_entries, &d.inefficient.top);
+
+  const blocks::ScopeResult scopes = blocks.scopes(pid, device);
+  add_scopes("owner", scopes.owners, options.top_entries, &d.scopes);
+  add_scopes("operator", scopes.operators, options.top_entries, &d.scopes);
+  add_scopes("range", scopes.ranges, options.top_entries, &d.scopes);
+
+  const timeline::OomForecast oom = timeline.time_to_oom(pid, device);
+  d.oom.sustained_growth = oom.status == timeline::OomStatus::kForecast ||
+                           oom.status == timeline::OomStatus::kNoCapacity;
+  d.oom.growth_bytes_per_s = oom.slope_bytes_per_s;
+  d.oom.capacity_bytes = oom.capacity_bytes;
+  if (oom.status == timeline::OomStatus::kForecast) d.oom.seconds_to_oom = oom.seconds_to_oom;
+  return d;
+}
+
+Analyzer::Analyzer(const StringTable* strings, AnalyzerOptions options)
+    : impl_(std::make_unique<Impl>(strings, options)) {}
+
+Analyzer::~Analyzer() = default;
+
+void Analyzer::add(const MemEvent* events, size_t count) {
+  impl_->timeline.add(events, count);
+  impl_->blocks.add(events, count);
+  impl_->events += count;
+}
+
+uint64_t Analyzer::events() const {
+  return impl_->events;
+}
+
+Report Analyzer::report(const std::vector<RecordedProcess>& processes) const {
+  Report r;
+  r.events = impl_->events;
+  r.processes = processes;
+  std::sort(r.processes.begin(), r.processes.end(),
+            [](const RecordedProcess& a, const RecordedProcess& b) { return a.pid < b.pid; });
+  std::vector<timeline::ScopeId> scopes = impl_->timeline.scopes();
+  std::sort(scopes.begin(), scopes.end(),
+            [](const timeline::ScopeId& a, const timeline::ScopeId& b) {
+              return a.pid != b.pid ? a.pid < b.pid : a.device < b.device;
+            });
+  for (const timeline::ScopeId& s : scopes) {
+    r.devices.push_back(impl_->device_report(s.pid, s.device));
+  }
+  return r;
+}
+
+}  // namespace memtap

@@ -1,0 +1,45 @@
+// The engine's front: MemEvents in (live rows or a recording, in time order), a Report out.
+// It owns the analyses (timeline: curves, fragmentation over time, time to OOM; blocks:
+// peak breakdown, leaks, pool state, inefficient blocks, scopes) and keeps the per-device
+// counts a report opens with. One Analyzer serves `memtap run`, `report` and `replay`, so a
+// replayed recording and the live run that wrote it give the same report.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "monitor/model/mem_event.h"
+#include "monitor/report/report.h"
+
+namespace memtap {
+
+struct AnalyzerOptions {
+  size_t top_entries = 10;             // rows per breakdown / list in the report
+  int64_t lazy_used_ns = 100'000'000;  // allocated this long before first use
+  int64_t delayed_free_ns = 100'000'000;
+  int64_t long_idle_ns = 1'000'000'000;
+  int64_t capacity_bytes = kUnknown;  // overrides what the recording says (time to OOM)
+};
+
+class Analyzer {
+ public:
+  // `strings` must outlive the analyzer and hold every id the events use.
+  Analyzer(const StringTable* strings, AnalyzerOptions options = {});
+  ~Analyzer();
+  Analyzer(const Analyzer&) = delete;
+  Analyzer& operator=(const Analyzer&) = delete;
+
+  void add(const MemEvent* events, size_t count);
+  uint64_t events() const;
+
+  Report report(const std::vector<RecordedProcess>& processes) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace memtap
