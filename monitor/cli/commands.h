@@ -9,6 +9,8 @@ namespace memtap {
 
 int run_command(const std::vector<std::string>& args);
 int record_command(const std::vector<std::string>& args);
+int report_command(const std::vector<std::string>& args);
+int replay_command(const std::vector<std::string>& args);
 
 // Shared helpers for the commands (cli_util.cpp).
 // "./memscope_dump_<YYYYmmddHHMMSS>.db": the name MindStudio Insight's importer matches.

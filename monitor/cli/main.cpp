@@ -20,6 +20,12 @@ void usage(FILE* out) {
           "      a headless monitor: record every process that connects until Ctrl-C\n"
           "      or SIGTERM (default endpoint: the per-user IPC socket; tcp:// only on\n"
           "      loopback)\n"
+          "  memtap report [--json] [--top N] [--lazy-used-ms MS] [--delayed-free-ms MS]\n"
+          "                [--long-idle-ms MS] [--capacity-mb MB] FILE\n"
+          "      analyse a recording (memtap's, msMemScope's .db or .csv, CANN\n"
+          "      operator_memory/memory_record .csv) and print the report\n"
+          "  memtap replay FILE [--speed max|1x|10x] [--json] [report options]\n"
+          "      feed a recording through the engine as if live, then print the report\n"
           "\n"
           "  memtap --version | --help\n");
 }
@@ -35,6 +41,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (cmd == "run") return memtap::run_command(args);
   if (cmd == "record") return memtap::record_command(args);
+  if (cmd == "report") return memtap::report_command(args);
+  if (cmd == "replay") return memtap::replay_command(args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);
     return 0;

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "monitor/engine/row_events.h"
+#include "monitor/report/report_render.h"
+
 namespace memtap {
 
 std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
@@ -21,9 +24,12 @@ std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
   r->writer_ = MemscopeWriter::create(db_path, error);
   if (!r->writer_) return nullptr;
   LiveRecording* self = r.get();
+  r->analyzer_ = std::make_unique<Analyzer>(&r->strings_);
   r->session_ = std::make_unique<Session>([self](const DumpRow* rows, size_t n) {
     self->writer_->append(rows, n);
-    self->summary_.add(rows, n);
+    self->events_.clear();
+    append_events(rows, n, &self->events_);
+    self->analyzer_->add(self->events_.data(), self->events_.size());
   });
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -157,7 +163,11 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
 }
 
 void LiveRecording::print_summary(FILE* out) const {
-  summary_.print(out, db_path_, session_->processes(), session_->rejected_messages());
+  print_session_header(out, db_path_, session_->processes(), session_->rejected_messages());
+  Report report = analyzer_->report(recorded_processes(session_->processes()));
+  report.source = "live";
+  report.format = "memscope_dump";
+  report_text(report, out);
 }
 
 }  // namespace memtap

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "monitor/cli/run_summary.h"
+#include "monitor/engine/analyzer.h"
 #include "monitor/engine/session.h"
 #include "monitor/store/memscope_writer.h"
 #include "monitor/transport/pull_socket.h"
@@ -50,7 +51,11 @@ class LiveRecording {
   std::unique_ptr<PullSocket> socket_;
   std::unique_ptr<MemscopeWriter> writer_;
   std::unique_ptr<Session> session_;
-  RunSummary summary_;
+  // The live report: the session's rows as MemEvents, fed to the same engine that
+  // `memtap report` runs on the file.
+  StringTable strings_;
+  std::unique_ptr<Analyzer> analyzer_;
+  std::vector<MemEvent> events_;
   std::string db_path_;
   std::string hostname_;
   std::map<uint32_t, std::chrono::steady_clock::time_point> dead_since_;

@@ -1,39 +1,21 @@
-// The short summary printed when a recording ends: per process, what it allocated, its
-// peak live bytes and what was still live at the end. Fed with the rows the engine emits.
+// What memtap run and memtap record print when a recording ends: where it went, what
+// arrived and what was lost, then the same report `memtap report` gives for the file.
 #pragma once
 
-#include <cstdint>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
 #include "monitor/engine/process_info.h"
+#include "monitor/model/mem_event.h"
 
 namespace memtap {
 
-struct ProcessTotals {
-  uint64_t allocations = 0;
-  uint64_t frees = 0;
-  uint64_t bytes_allocated = 0;
-  int64_t live_bytes = 0;
-  int64_t peak_live_bytes = 0;
-  uint64_t largest_allocation = 0;
-};
+// "memtap: recording written to X" and "memtap: N processes, E events, D dropped, ...".
+void print_session_header(FILE* out, const std::string& db_path,
+                          const std::vector<ProcessInfo>& processes, uint64_t rejected_messages);
 
-class RunSummary {
- public:
-  void add(const DumpRow* rows, size_t count);
-  // Prints to out: one line for the session, one per process.
-  void print(FILE* out, const std::string& db_path, const std::vector<ProcessInfo>& processes,
-             uint64_t rejected_messages) const;
-
- private:
-  std::map<uint32_t, ProcessTotals> totals_;  // by pid
-};
-
-// "1.5 GiB", "12.0 KiB", "512 B".
-std::string format_bytes(double bytes);
+// The processes as a report lists them (what memtap_session holds for them).
+std::vector<RecordedProcess> recorded_processes(const std::vector<ProcessInfo>& processes);
 
 }  // namespace memtap

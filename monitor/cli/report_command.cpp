@@ -1,0 +1,113 @@
+// `memtap report [--json] [options] FILE`: a recording (memtap's, msMemScope's DB or CSV,
+// CANN CSVs) read and analysed, the report printed on stdout.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "monitor/cli/commands.h"
+#include "monitor/engine/analyzer.h"
+#include "monitor/report/report_render.h"
+#include "monitor/store/reader/recording_reader.h"
+
+namespace memtap {
+
+namespace {
+
+bool parse_ms(const std::string& text, int64_t* out_ns) {
+  char* end = nullptr;
+  double ms = strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != 0 || ms < 0) return false;
+  *out_ns = int64_t(ms * 1e6);
+  return true;
+}
+
+}  // namespace
+
+bool parse_analysis_option(const std::vector<std::string>& args, size_t* i,
+                           AnalyzerOptions* options, std::string* error) {
+  const std::string& a = args[*i];
+  auto next = [&](std::string* value) {
+    if (*i + 1 >= args.size()) {
+      *error = a + " needs a value";
+      return false;
+    }
+    *value = args[++*i];
+    return true;
+  };
+  std::string v;
+  if (a == "--top") {
+    if (!next(&v)) return false;
+    options->top_entries = size_t(strtoul(v.c_str(), nullptr, 10));
+    return true;
+  }
+  int64_t* target = a == "--lazy-used-ms"      ? &options->lazy_used_ns
+                    : a == "--delayed-free-ms" ? &options->delayed_free_ns
+                    : a == "--long-idle-ms"    ? &options->long_idle_ns
+                                               : nullptr;
+  if (target) {
+    if (!next(&v)) return false;
+    if (!parse_ms(v, target)) {
+      *error = a + ": expected milliseconds, got '" + v + "'";
+      return false;
+    }
+    return true;
+  }
+  if (a == "--capacity-mb") {
+    if (!next(&v)) return false;
+    options->capacity_bytes = int64_t(strtod(v.c_str(), nullptr) * 1048576);
+    return true;
+  }
+  *error = "unknown option '" + a + "'";
+  return false;
+}
+
+Report analyse_recording(const Recording& rec, const std::string& path,
+                         const AnalyzerOptions& options) {
+  Analyzer analyzer(&rec.strings, options);
+  analyzer.add(rec.events.data(), rec.events.size());
+  Report report = analyzer.report(rec.processes);
+  report.source = path;
+  report.format = rec.format;
+  report.rows_skipped = rec.rows_skipped;
+  return report;
+}
+
+int report_command(const std::vector<std::string>& args) {
+  bool json = false;
+  std::string path, error;
+  AnalyzerOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json") {
+      json = true;
+    } else if (!args[i].empty() && args[i][0] == '-') {
+      if (!parse_analysis_option(args, &i, &options, &error)) {
+        fprintf(stderr, "memtap report: %s\n", error.c_str());
+        return 2;
+      }
+    } else if (path.empty()) {
+      path = args[i];
+    } else {
+      fprintf(stderr, "memtap report: one recording at a time (got '%s' and '%s')\n", path.c_str(),
+              args[i].c_str());
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    fprintf(stderr, "memtap report: no recording given (memtap report [--json] FILE)\n");
+    return 2;
+  }
+  Recording rec;
+  if (!read_recording(path, &rec, &error)) {
+    fprintf(stderr, "memtap report: %s\n", error.c_str());
+    return 1;
+  }
+  Report report = analyse_recording(rec, path, options);
+  if (json) {
+    printf("%s\n", report_json(report).c_str());
+  } else {
+    report_text(report, stdout);
+  }
+  return 0;
+}
+
+}  // namespace memtap

@@ -1,0 +1,185 @@
+// `memtap report` and `memtap replay` on real files: memtap's own recordings, msMemScope's
+// and MindStudio Insight's sample files, and files that are broken in the ways files
+// break. And the promise that a replayed recording reports what the live run reported.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace memtap::e2e {
+namespace {
+
+ProcessResult memtap(const TempDir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), kMemtapBin);
+  return run_process(spec_in(dir, args), kProcessTimeout);
+}
+
+// The report's lines after its first (which names the source: a path, or "live").
+std::string report_body(const std::string& text, const std::string& first_line_prefix) {
+  size_t at = text.find(first_line_prefix);
+  if (at == std::string::npos) return "";
+  size_t nl = text.find('\n', at);
+  return nl == std::string::npos ? "" : text.substr(nl + 1);
+}
+
+TEST(Report, ReplayedRecordingReportsWhatTheLiveRunReported) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string db = dir.file("live.db");
+  ProcessResult run = memtap(dir, {"run", "-o", db, "--", kAllocPattern});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << describe(run) << run.err;
+  ProcessResult report = memtap(dir, {"report", db});
+  ASSERT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
+
+  const std::string live = report_body(run.err, "memtap report: live");
+  const std::string replayed = report_body(report.out, "memtap report: " + db);
+  ASSERT_FALSE(live.empty()) << "memtap run prints the report:\n" << run.err;
+  EXPECT_NE(live.find("Allocated"), std::string::npos) << live;
+  // The run's summary goes on after the report (where the file went): compare the report.
+  EXPECT_EQ(live.substr(0, replayed.size()), replayed) << "live:\n"
+                                                       << live << "\nreplayed:\n"
+                                                       << replayed;
+
+  ProcessResult replay = memtap(dir, {"replay", db, "--speed", "max"});
+  ASSERT_TRUE(replay.exited && replay.exit_code == 0) << describe(replay) << replay.err;
+  EXPECT_EQ(report_body(replay.out, "memtap report: " + db), replayed);
+}
+
+TEST(Report, JsonOfAMemtapRecording) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string db = dir.file("j.db");
+  ProcessResult run = memtap(dir, {"run", "-o", db, "--", kAllocPattern});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << describe(run) << run.err;
+  ProcessResult r = memtap(dir, {"report", "--json", db});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  ASSERT_FALSE(r.out.empty());
+  EXPECT_EQ(r.out.front(), '{');
+  EXPECT_NE(r.out.find("\"format\":\"memscope_dump\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"name\":\"App Reserved\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"devices\":[{"), std::string::npos) << r.out;
+}
+
+TEST(Report, EverySharedSampleFileOpensAndReports) {
+  const std::string data = std::string(MEMTAP_SHARED_DATA_DIR) + "/msmemscope";
+  DIR* d = opendir(data.c_str());
+  if (!d) GTEST_SKIP() << data << " is not here";
+  std::vector<std::string> files;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() > 3 && (name.ends_with(".db") || name.ends_with(".csv"))) {
+      files.push_back(data + "/" + name);
+    }
+  }
+  closedir(d);
+  ASSERT_GE(files.size(), 9u);
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  for (const std::string& file : files) {
+    for (const char* mode : {"", "--json"}) {
+      std::vector<std::string> args = {"report"};
+      if (*mode) args.push_back(mode);
+      args.push_back(file);
+      ProcessResult r = memtap(dir, args);
+      EXPECT_TRUE(r.exited && r.exit_code == 0) << file << ": " << describe(r) << "\n" << r.err;
+      EXPECT_FALSE(r.out.empty()) << file;
+    }
+  }
+}
+
+TEST(Report, BrokenFilesGiveOneLineNamingTheFile) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string text = dir.file("notes.txt");
+  std::ofstream(text) << "these are not memory events\n";
+  const std::string empty = dir.file("empty.db");
+  std::ofstream(empty).close();
+  const std::string no_table = dir.file("other.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(no_table.c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "CREATE TABLE something(x)", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  // The first half of a real recording: cut where a crash or a full disk would cut it.
+  const std::string whole = dir.file("whole.db");
+  ProcessResult run = memtap(dir, {"run", "-o", whole, "--", kAllocPattern});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << run.err;
+  const std::string truncated = dir.file("truncated.db");
+  {
+    std::ifstream in(whole, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  for (const std::string& file :
+       {text, empty, no_table, truncated, dir.file("does_not_exist.db")}) {
+    ProcessResult r = memtap(dir, {"report", file});
+    ASSERT_TRUE(r.exited) << file << ": " << describe(r);
+    EXPECT_NE(r.exit_code, 0) << file;
+    EXPECT_NE(r.err.find(file), std::string::npos) << "names the file: " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << file << ": no report for a broken file";
+  }
+}
+
+// A recording with step markers and an owner whose live bytes grow 40 MiB a step (as
+// examples/train_leak.py will make once the Python API exists): the report names it.
+TEST(Report, NamesTheOwnerThatGrowsStepAfterStep) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000000.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::string sql =
+      "CREATE TABLE memscope_dump (\"ID\" INTEGER PRIMARY KEY, \"Event\" TEXT, \"Event Type\" "
+      "TEXT, \"Name\" TEXT, \"Timestamp(ns)\" INTEGER, \"Process Id\" INTEGER, \"Thread Id\" "
+      "INTEGER, \"Device Id\" TEXT, \"Ptr\" TEXT, \"Attr\" TEXT, \"Call Stack(Python)\" TEXT, "
+      "\"Call Stack(C)\" TEXT);";
+  int64_t id = 0, t = 1'700'000'000'000'000'000;
+  auto row = [&](const char* event, const char* type, const std::string& ptr,
+                 const std::string& attr) {
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "INSERT INTO memscope_dump VALUES (%lld,'%s','%s','N/A',%lld,7,7,'cpu','%s','%s',"
+             "'train.py(12): step','');",
+             (long long)id++, event, type, (long long)(t += 1'000'000), ptr.c_str(), attr.c_str());
+    sql += buf;
+  };
+  row("SYSTEM", "START_TRACE", "N/A", "");
+  const int64_t kLeak = 40ll << 20;
+  for (int step = 0; step < 10; ++step) {
+    row("SYSTEM", "STEP", "N/A", "");
+    char ptr[32], attr[256];
+    // A steady 8 MiB activation, allocated and freed every step.
+    snprintf(ptr, sizeof ptr, "0x%016llx", 0x100000000ull);
+    snprintf(attr, sizeof attr,
+             "{\"allocation_id\":\"%d\",\"addr\":\"%s\",\"size\":\"8388608\",\"owner\":"
+             "\"activations\"}",
+             2 * step + 1, ptr);
+    row("MALLOC", "HOST", ptr, attr);
+    row("FREE", "HOST", ptr, attr);
+    // The leak: kept forever.
+    snprintf(ptr, sizeof ptr, "0x%016llx", 0x200000000ull + uint64_t(step) * uint64_t(kLeak));
+    snprintf(attr, sizeof attr,
+             "{\"allocation_id\":\"%d\",\"addr\":\"%s\",\"size\":\"%lld\",\"owner\":"
+             "\"leaks_mem\"}",
+             2 * step + 2, ptr, (long long)kLeak);
+    row("MALLOC", "HOST", ptr, attr);
+  }
+  row("SYSTEM", "STOP_TRACE", "N/A", "");
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+
+  ProcessResult r = memtap(dir, {"report", path});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  EXPECT_NE(r.out.find("owner leaks_mem: +40.0 MiB per step"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("owner activations: +"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace memtap::e2e
