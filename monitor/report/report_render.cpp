@@ -98,7 +98,9 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     breakdown_text(out, "stack", l.alive_at_end);
   }
   const FragmentationSection& f = d.fragmentation;
-  if (f.worst_ns != kUnknown) {
+  if (f.worst_ns != kUnknown && f.reserved <= f.allocated) {
+    fprintf(out, "    Fragmentation: none (nothing reserved beyond what was allocated)\n");
+  } else if (f.worst_ns != kUnknown) {
     fprintf(out,
             "    Fragmentation: worst at %s: reserved %s, allocated %s, largest free gap %s; "
             "at the end %s unused\n",
