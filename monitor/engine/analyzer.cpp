@@ -3,6 +3,7 @@
 #include "monitor/engine/analyzer.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "monitor/engine/blocks/block_analyzer.h"
 #include "monitor/engine/timeline/timeline.h"
@@ -169,8 +170,17 @@ Analyzer::Analyzer(const StringTable* strings, AnalyzerOptions options)
 Analyzer::~Analyzer() = default;
 
 void Analyzer::add(const MemEvent* events, size_t count) {
-  impl_->timeline.add(events, count);
-  impl_->blocks.add(events, count);
+  // The two analyses share nothing: on a large batch (a report or replay of a file) they
+  // run side by side; small live batches are not worth a thread.
+  constexpr size_t kParallelBatch = 65536;
+  if (count >= kParallelBatch) {
+    std::thread timeline([&] { impl_->timeline.add(events, count); });
+    impl_->blocks.add(events, count);
+    timeline.join();
+  } else {
+    impl_->timeline.add(events, count);
+    impl_->blocks.add(events, count);
+  }
   impl_->events += count;
 }
 
