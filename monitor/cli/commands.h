@@ -5,12 +5,23 @@
 #include <string>
 #include <vector>
 
+#include "monitor/engine/analyzer.h"
+#include "monitor/store/reader/recording_reader.h"
+
 namespace memtap {
 
 int run_command(const std::vector<std::string>& args);
 int record_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
 int replay_command(const std::vector<std::string>& args);
+
+// Shared by report and replay (report_command.cpp).
+// One of --top, --lazy-used-ms, --delayed-free-ms, --long-idle-ms, --capacity-mb at args[*i]
+// (with its value, advancing *i); false with *error otherwise.
+bool parse_analysis_option(const std::vector<std::string>& args, size_t* i,
+                           AnalyzerOptions* options, std::string* error);
+// The analyzer's report of a file, labelled with where it came from.
+Report recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path);
 
 // Shared helpers for the commands (cli_util.cpp).
 // "./memscope_dump_<YYYYmmddHHMMSS>.db": the name MindStudio Insight's importer matches.

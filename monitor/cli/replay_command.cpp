@@ -14,9 +14,6 @@
 
 namespace memtap {
 
-bool parse_analysis_option(const std::vector<std::string>& args, size_t* i,
-                           AnalyzerOptions* options, std::string* error);
-
 namespace {
 
 // "max" (0: no pacing) or "<factor>x" (1x: real time).
@@ -104,10 +101,7 @@ int replay_command(const std::vector<std::string>& args) {
     }
   }
   if (done < n) fprintf(stderr, "memtap replay: stopped after %zu of %zu events\n", done, n);
-  Report report = analyzer.report(rec.processes);
-  report.source = path;
-  report.format = rec.format;
-  report.rows_skipped = rec.rows_skipped;
+  Report report = recording_report(analyzer, rec, path);
   if (json) {
     printf("%s\n", report_json(report).c_str());
   } else {

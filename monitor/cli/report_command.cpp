@@ -61,10 +61,7 @@ bool parse_analysis_option(const std::vector<std::string>& args, size_t* i,
   return false;
 }
 
-Report analyse_recording(const Recording& rec, const std::string& path,
-                         const AnalyzerOptions& options) {
-  Analyzer analyzer(&rec.strings, options);
-  analyzer.add(rec.events.data(), rec.events.size());
+Report recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path) {
   Report report = analyzer.report(rec.processes);
   report.source = path;
   report.format = rec.format;
@@ -101,7 +98,9 @@ int report_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap report: %s\n", error.c_str());
     return 1;
   }
-  Report report = analyse_recording(rec, path, options);
+  Analyzer analyzer(&rec.strings, options);
+  analyzer.add(rec.events.data(), rec.events.size());
+  Report report = recording_report(analyzer, rec, path);
   if (json) {
     printf("%s\n", report_json(report).c_str());
   } else {
