@@ -20,8 +20,10 @@ int replay_command(const std::vector<std::string>& args);
 // (with its value, advancing *i); false with *error otherwise.
 bool parse_analysis_option(const std::vector<std::string>& args, size_t* i,
                            AnalyzerOptions* options, std::string* error);
-// The analyzer's report of a file, labelled with where it came from.
-Report recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path);
+// The analyzer's report of a file, labelled with where it came from, on stdout as text or
+// JSON.
+void print_recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path,
+                            bool json);
 
 // Shared helpers for the commands (cli_util.cpp).
 // "./memscope_dump_<YYYYmmddHHMMSS>.db": the name MindStudio Insight's importer matches.

@@ -9,7 +9,6 @@
 
 #include "monitor/cli/commands.h"
 #include "monitor/engine/analyzer.h"
-#include "monitor/report/report_render.h"
 #include "monitor/store/reader/recording_reader.h"
 
 namespace memtap {
@@ -101,12 +100,7 @@ int replay_command(const std::vector<std::string>& args) {
     }
   }
   if (done < n) fprintf(stderr, "memtap replay: stopped after %zu of %zu events\n", done, n);
-  Report report = recording_report(analyzer, rec, path);
-  if (json) {
-    printf("%s\n", report_json(report).c_str());
-  } else {
-    report_text(report, stdout);
-  }
+  print_recording_report(analyzer, rec, path, json);
   return 0;
 }
 

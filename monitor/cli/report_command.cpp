@@ -61,12 +61,17 @@ bool parse_analysis_option(const std::vector<std::string>& args, size_t* i,
   return false;
 }
 
-Report recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path) {
+void print_recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path,
+                            bool json) {
   Report report = analyzer.report(rec.processes);
   report.source = path;
   report.format = rec.format;
   report.rows_skipped = rec.rows_skipped;
-  return report;
+  if (json) {
+    printf("%s\n", report_json(report).c_str());
+  } else {
+    report_text(report, stdout);
+  }
 }
 
 int report_command(const std::vector<std::string>& args) {
@@ -100,12 +105,7 @@ int report_command(const std::vector<std::string>& args) {
   }
   Analyzer analyzer(&rec.strings, options);
   analyzer.add(rec.events.data(), rec.events.size());
-  Report report = recording_report(analyzer, rec, path);
-  if (json) {
-    printf("%s\n", report_json(report).c_str());
-  } else {
-    report_text(report, stdout);
-  }
+  print_recording_report(analyzer, rec, path, json);
   return 0;
 }
 
