@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -80,7 +81,7 @@ class StringTable {
   StringTable() { strings_.emplace_back(); }
   uint32_t intern(std::string_view s) {
     if (s.empty()) return 0;
-    auto it = ids_.find(std::string(s));
+    auto it = ids_.find(s);  // no std::string for a lookup (transparent hash)
     if (it != ids_.end()) return it->second;
     uint32_t id = uint32_t(strings_.size());
     strings_.emplace_back(s);
@@ -91,8 +92,12 @@ class StringTable {
   size_t size() const { return strings_.size(); }
 
  private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<std::string> strings_;
-  std::unordered_map<std::string, uint32_t> ids_;
+  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;
 };
 
 // What is known of a traced process (from memtap_session, or derived from a file's rows).

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "monitor/engine/timeline/curve_rules.h"
-#include "monitor/engine/timeline/flat_map.h"
+#include "monitor/engine/flat_map.h"
 #include "monitor/engine/timeline/timeline.h"
 
 namespace memtap::timeline {
