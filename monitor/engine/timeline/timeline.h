@@ -38,8 +38,8 @@
 #include <utility>
 #include <vector>
 
-#include "monitor/engine/timeline/curve_rules.h"
 #include "monitor/engine/flat_map.h"
+#include "monitor/engine/timeline/curve_rules.h"
 #include "monitor/engine/timeline/oom_forecast.h"
 #include "monitor/engine/timeline/series.h"
 #include "monitor/model/mem_event.h"

@@ -5,8 +5,8 @@
 #include <array>
 #include <cstdint>
 
-#include "monitor/engine/timeline/curve_rules.h"
 #include "monitor/engine/flat_map.h"
+#include "monitor/engine/timeline/curve_rules.h"
 #include "monitor/engine/timeline/timeline.h"
 
 namespace memtap::timeline {
