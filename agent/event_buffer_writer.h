@@ -20,7 +20,7 @@ inline void write_record(ThreadBuffer* b, EventKind kind, uint64_t addr, uint64_
   r.addr = addr;
   r.size_bytes = size_bytes;
   r.kind = uint32_t(kind);
-  r.reserved = 0;
+  r.string_id = 0;
   b->write_pos = i + 1;
   c->committed.store(i + 1, std::memory_order_release);
 }

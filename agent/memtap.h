@@ -1,7 +1,16 @@
 /* The agent's C ABI: what a traced program (or the Python package, through ctypes)
- * may call. Every symbol the agent exports is either a hook or starts with memtap_. */
+ * may call. Every symbol the agent exports is either a hook or starts with memtap_.
+ *
+ * The context calls below record an event into the calling thread's buffer (the same
+ * bounded, never-blocking path as the hooks) and return; without a monitor they cost a
+ * record each. They are safe from any thread, and do nothing once the agent has stopped.
+ * Text is interned first (memtap_intern) and then referred to by id, so a label used on
+ * every step is sent once. */
 #ifndef MEMTAP_AGENT_MEMTAP_H
 #define MEMTAP_AGENT_MEMTAP_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -11,6 +20,31 @@ extern "C" {
 const char* memtap_agent_version(void);
 /* 1 while the agent records events, 0 when disabled or stopped. */
 int memtap_agent_active(void);
+
+/* The id of `length` bytes of text (UTF-8, no NUL needed): the same text gives the same id
+ * for the life of the process; 0 for empty text, or when the agent's string memory is
+ * exhausted (then the event that uses it carries no text, and the loss is counted). */
+uint32_t memtap_intern(const char* text, size_t length);
+
+/* SYSTEM STEP: a training step begins. Steps are numbered 1, 2, ... per process. */
+void memtap_step(void);
+/* MSTX Mark with the text `text_id`. */
+void memtap_mark(uint32_t text_id);
+/* MSTX Range_start / Range_end: ranges may overlap; an end closes the latest open range of
+ * its name in the process. */
+void memtap_range_start(uint32_t name_id);
+void memtap_range_end(uint32_t name_id);
+/* Owner labels: this thread's allocations between a push and its pop carry the owner
+ * (nested levels join with '@', outermost first: "model@activations"). */
+void memtap_owner_push(uint32_t name_id);
+void memtap_owner_pop(void);
+/* OP_LAUNCH ATEN_START / ATEN_END: an operator runs on this thread; the blocks it allocates
+ * are named after it. */
+void memtap_op_start(uint32_t name_id);
+void memtap_op_end(uint32_t name_id);
+/* A Python tracer slice (memtap.tracer): `func_id` is "file(line): function", start and end
+ * are CLOCK_MONOTONIC nanoseconds (Python's time.monotonic_ns()). */
+void memtap_trace_slice(uint32_t func_id, uint64_t start_ns, uint64_t end_ns);
 
 #ifdef __cplusplus
 }

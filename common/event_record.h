@@ -16,14 +16,26 @@ enum class EventKind : uint32_t {
   kMunmap = 3,
   kFork = 4,       // addr: the child's pid
   kRssSample = 5,  // size_bytes: resident set; written by the sender, not by hooks
+  // Context events (agent/memtap.h); string_id names interned text (wire.capnp).
+  kStep = 6,  // addr: the step's number
+  kMark = 7,
+  kRangeStart = 8,
+  kRangeEnd = 9,
+  kOwnerPush = 10,
+  kOwnerPop = 11,
+  kOpStart = 12,
+  kOpEnd = 13,
+  kPythonStack = 14,  // the stack of this thread's next malloc / mmap record
+  kCStack = 15,
+  kTraceSlice = 16,  // addr, size_bytes: start and end, CLOCK_MONOTONIC ns
 };
 
 struct EventRecord {
   uint64_t ts_ns;  // CLOCK_MONOTONIC
   uint64_t addr;
   uint64_t size_bytes;
-  uint32_t kind;  // EventKind
-  uint32_t reserved;
+  uint32_t kind;       // EventKind
+  uint32_t string_id;  // interned text (0: none); see wire.capnp Event.stringId
 };
 static_assert(sizeof(EventRecord) == 32, "one record is half a cache line");
 

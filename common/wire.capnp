@@ -13,7 +13,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("memtap::wire");
 
 # Bumped on any change that an older monitor could misread.
-const protocolVersion :UInt32 = 1;
+const protocolVersion :UInt32 = 2;  # 2: context events, stringId, Batch.strings
 
 enum EventKind {
   malloc @0;   # heap block from the malloc family (layer HOST)
@@ -23,6 +23,26 @@ enum EventKind {
   fork @4;     # this process fork()ed; addr is the child's pid. The child starts with a
                # copy of the parent's heap at this instant and sends its own Hello.
   rssSample @5;  # sizeBytes: the process's resident set, sampled by the sender (App Reserved)
+
+  # The training run's context (the memtap_* C ABI, agent/memtap.h; the Python package).
+  # stringId names interned text (Batch.strings). Owner, operator and stack events apply
+  # to the events of the same thread that follow them, in the thread's order.
+  step @6;         # SYSTEM STEP: a training step begins; addr: the step's number (1, 2, ...)
+  mark @7;         # MSTX Mark; stringId: the text
+  rangeStart @8;   # MSTX Range_start; stringId: the range's name (ranges may overlap)
+  rangeEnd @9;     # MSTX Range_end; stringId: the name of the range it ends
+  ownerPush @10;   # stringId: an owner level; this thread's allocations belong to it until
+                   # the matching ownerPop (nested levels join with '@')
+  ownerPop @11;
+  opStart @12;     # OP_LAUNCH ATEN_START; stringId: the operator (aten op) name. Blocks the
+                   # thread allocates until the matching opEnd are named after it
+  opEnd @13;       # OP_LAUNCH ATEN_END; stringId: the operator name
+  pythonStack @14; # stringId: the Python call stack (innermost first, "file(line): function"
+                   # a line) of this thread's next malloc or mmap event
+  cStack @15;      # stringId: the C call stack ("module(symbol+0xoff) [0xaddr]" a line) of this
+                   # thread's next malloc or mmap event
+  traceSlice @16;  # a Python tracer slice: stringId: FuncInfo ("file(line): function");
+                   # addr, sizeBytes: its start and end (monotonic ns, like tsNs)
 }
 
 struct Event {
@@ -30,6 +50,14 @@ struct Event {
   kind @1 :EventKind;
   addr @2 :UInt64;
   sizeBytes @3 :UInt64;
+  stringId @4 :UInt32;    # 0: none; else an id of Batch.strings (this or an earlier batch of
+                          # the same agent instance; the monitor also waits a little for it)
+}
+
+# Interned text: ids are per agent instance, never reused, defined once.
+struct StringDef {
+  id @0 :UInt32;
+  text @1 :Text;
 }
 
 struct ThreadEvents {
@@ -57,6 +85,8 @@ struct Batch {
   threads @0 :List(ThreadEvents);
   droppedSoFar @1 :UInt64;     # events lost in the agent since it started (buffer bound reached)
   watermarkNs @2 :UInt64;      # every later event of this process has tsNs >= watermarkNs
+  strings @3 :List(StringDef); # text interned since the previous batch, defined before any
+                               # event of this batch that refers to it
 }
 
 struct Bye {
