@@ -12,7 +12,7 @@ namespace memtap {
 extern __thread ThreadBuffer* tl_buffer __attribute__((tls_model("initial-exec")));
 
 inline void write_record(ThreadBuffer* b, EventKind kind, uint64_t addr, uint64_t size_bytes,
-                         uint64_t ts_ns) {
+                         uint64_t ts_ns, uint32_t string_id = 0) {
   EventChunk* c = b->write_chunk;
   uint32_t i = b->write_pos;
   EventRecord& r = c->events[i];
@@ -20,7 +20,7 @@ inline void write_record(ThreadBuffer* b, EventKind kind, uint64_t addr, uint64_
   r.addr = addr;
   r.size_bytes = size_bytes;
   r.kind = uint32_t(kind);
-  r.string_id = 0;
+  r.string_id = string_id;
   b->write_pos = i + 1;
   c->committed.store(i + 1, std::memory_order_release);
 }
@@ -40,6 +40,26 @@ inline void record_event(BufferRegistry* reg, bool lossless, EventKind kind, uin
 
 ThreadBuffer* buffer_attach(BufferRegistry* reg);
 bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless);
+
+// A record that names interned text (context events, call stacks): record_event with a
+// string_id. Not on the allocation hot path, so its slow case is inline here.
+inline void record_event_with_string(BufferRegistry* reg, bool lossless, EventKind kind,
+                                     uint64_t addr, uint64_t size_bytes, uint64_t ts_ns,
+                                     uint32_t string_id) {
+  ThreadBuffer* b = tl_buffer;
+  if (__builtin_expect(b == nullptr, 0)) {
+    b = buffer_attach(reg);
+    if (!b) {
+      reg->dropped_no_buffer.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  if (b->write_pos == kChunkEvents && !buffer_next_chunk(reg, b, lossless)) {
+    b->dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  write_record(b, kind, addr, size_bytes, ts_ns, string_id);
+}
 // In a fork() child: every buffer emptied, all but the calling thread's made free.
 void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid);
 
