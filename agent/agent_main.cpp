@@ -5,6 +5,7 @@
 //   MEMTAP_DISABLE=1         load but record nothing
 //   MEMTAP_LOSSLESS=1        the application waits when buffers are full instead of dropping
 //   MEMTAP_BUFFER_MB         bound on buffered events (default 256 MiB)
+//   MEMTAP_STRING_MB         bound on interned text, index included (default 64 MiB)
 //   MEMTAP_FLUSH_TIMEOUT_MS  the most the final flush may delay exit (default 10000)
 //   MEMTAP_CONNECT_TIMEOUT_MS  at exit, how long to wait for a monitor never reached (1000)
 //   MEMTAP_DRAIN_INTERVAL_US   how often the sender drains the buffers (default 2000)
@@ -23,6 +24,7 @@
 #include "agent/raw_syscalls.h"
 #include "agent/real_functions.h"
 #include "agent/sender_loader.h"
+#include "agent/string_log.h"
 #include "common/clock.h"
 #include "common/socket_dir.h"
 
@@ -71,6 +73,7 @@ void start_sender(uint32_t forked_from_pid) {
   MemtapSenderConfig c{};
   c.abi_version = kSenderAbiVersion;
   c.registry = &g_agent.registry;
+  c.strings = &g_string_log;
   c.endpoint = g_settings.endpoint;
   c.pid = g_identity.pid;
   c.ppid = g_identity.ppid;
@@ -115,6 +118,7 @@ __attribute__((constructor)) void agent_init() {
   }
   g_agent.lossless = env_u64("MEMTAP_LOSSLESS", 0) != 0;
   g_agent.registry.byte_limit = env_u64("MEMTAP_BUFFER_MB", 256) << 20;
+  string_log_set_limit(env_u64("MEMTAP_STRING_MB", 64) << 20);
   g_settings.flush_timeout_ms = uint32_t(env_u64("MEMTAP_FLUSH_TIMEOUT_MS", 10000));
   g_settings.connect_timeout_ms = uint32_t(env_u64("MEMTAP_CONNECT_TIMEOUT_MS", 1000));
   g_settings.drain_interval_us = uint32_t(env_u64("MEMTAP_DRAIN_INTERVAL_US", 2000));
@@ -157,6 +161,9 @@ void agent_after_fork_child(uint32_t parent_pid) {
   if (!g_agent.sender_stop || g_agent.stopped.load()) return;  // the parent was not streaming
   BusyScope busy;
   registry_reset_after_fork(&g_agent.registry, raw_getpid());
+  // The child keeps its parent's string ids; its new sender sends every text again.
+  string_log_after_fork_child();
+  context_after_fork_child();
   start_sender(parent_pid);
 }
 

@@ -36,5 +36,6 @@ inline bool hooks_record() {
 void agent_stop();                                 // flush, Bye; idempotent
 void agent_after_fork_child(uint32_t parent_pid);  // in a fork() child
 void agent_after_fork_parent(uint32_t child_pid, uint64_t fork_ts_ns);
+void context_after_fork_child();  // context_api.cpp: steps count from 1 again
 
 }  // namespace memtap

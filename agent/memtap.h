@@ -22,11 +22,14 @@ const char* memtap_agent_version(void);
 int memtap_agent_active(void);
 
 /* The id of `length` bytes of text (UTF-8, no NUL needed): the same text gives the same id
- * for the life of the process; 0 for empty text, or when the agent's string memory is
- * exhausted (then the event that uses it carries no text, and the loss is counted). */
+ * for the life of the process (and in its fork() children); 0 for empty text, while the
+ * agent is not recording, for text over 1 MiB, or when the agent's string memory
+ * (MEMTAP_STRING_MB, default 64 MiB) is exhausted (then the event that uses it carries no
+ * text, and the loss is counted in the batch's droppedSoFar). */
 uint32_t memtap_intern(const char* text, size_t length);
 
-/* SYSTEM STEP: a training step begins. Steps are numbered 1, 2, ... per process. */
+/* SYSTEM STEP: a training step begins. Steps are numbered 1, 2, ... per process (a fork()
+ * child counts its own from 1). */
 void memtap_step(void);
 /* MSTX Mark with the text `text_id`. */
 void memtap_mark(uint32_t text_id);

@@ -83,7 +83,8 @@ struct Hello {
 
 struct Batch {
   threads @0 :List(ThreadEvents);
-  droppedSoFar @1 :UInt64;     # events lost in the agent since it started (buffer bound reached)
+  droppedSoFar @1 :UInt64;     # events lost in the agent since it started (buffer bound reached),
+                               # plus texts its string log refused (full, MEMTAP_STRING_MB)
   watermarkNs @2 :UInt64;      # every later event of this process has tsNs >= watermarkNs
   strings @3 :List(StringDef); # text interned since the previous batch, defined before any
                                # event of this batch that refers to it

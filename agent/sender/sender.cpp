@@ -22,6 +22,7 @@
 #include "agent/sender/buffer_drain.h"
 #include "agent/sender/memory_sampler.h"
 #include "agent/sender/sender_api.h"
+#include "agent/sender/string_drain.h"
 #include "agent/sender/tsc_converter.h"
 #include "agent/sender/wire_encoder.h"
 #include "common/clock.h"
@@ -31,6 +32,9 @@ namespace {
 
 constexpr size_t kMaxRecordsPerBatch = 65536;
 constexpr uint64_t kHeartbeatCycles = 10;  // an empty batch carries the watermark forward
+// Text beyond this goes ahead in batches of its own (a fork() child, or a new monitor,
+// gets the whole string log at once), so that no message grows with the log.
+constexpr size_t kMaxStringBytesPerBatch = size_t{4} << 20;
 
 // One sender per process (per namespace, and a fork() child gets a fresh namespace).
 // Global because the agent reaches it only through plain C calls.
@@ -51,6 +55,8 @@ struct Sender {
   bool hello_sent = false;
   std::string pending;  // an encoded message ZeroMQ did not take yet; sent before anything else
   DrainResult drained;
+  StringCursor string_cursor;  // from 1 again for each monitor that has not seen them
+  std::vector<StringText> strings;
   TscConverter tsc;
   std::unique_ptr<MemorySampler> sampler;
 };
@@ -88,6 +94,7 @@ void watch_connection(Sender& s) {
       s.pending_events = 0;
       s.hello_sent = false;
       s.sequence = 0;
+      s.string_cursor = StringCursor{};
     }
   }
 }
@@ -114,8 +121,11 @@ bool flush_pending(Sender& s, int timeout_ms) {
   return true;
 }
 
+// Records lost, plus texts the string log refused (full): either way something the
+// monitor will not see, and Batch.droppedSoFar is the one count that reaches it.
 uint64_t total_dropped(const Sender& s) {
-  return dropped_records(s.config.registry) + s.dropped_in_sender;
+  uint64_t texts = s.config.strings ? s.config.strings->lost.load(std::memory_order_relaxed) : 0;
+  return dropped_records(s.config.registry) + s.dropped_in_sender + texts;
 }
 
 // Waits up to timeout_ms for a monitor to be connected.
@@ -150,7 +160,18 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
   if (!send_hello(s, timeout_ms) || !flush_pending(s, timeout_ms)) return false;
   for (;;) {
     s.drained.clear();
+    s.strings.clear();
+    while (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
+                             &s.strings)) {
+      s.pending = encode_batch(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
+      s.pending_events = 0;
+      s.strings.clear();
+      if (!flush_pending(s, timeout_ms)) return false;
+    }
     size_t n = drain_buffers(s.config.registry, kMaxRecordsPerBatch, &s.drained);
+    // Texts again after the drain: each text a drained record names was published before
+    // that record, so this read has it, and the batch defines it with its first use.
+    read_new_strings(s.config.strings, &s.string_cursor, SIZE_MAX, &s.strings);
     if (s.config.clock_is_tsc && n != 0) {
       // After the drain: every drained record is older than this anchor.
       s.tsc.add_anchor();
@@ -159,9 +180,9 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     // Appended after the conversion: the sample is timestamped in nanoseconds already.
     bool sampled = s.sampler->sample_if_due(monotonic_ns(), final || s.sequence == 1, s.config.pid,
                                             &s.drained);
-    if (n == 0 && !send_empty && !sampled) return true;
+    if (n == 0 && s.strings.empty() && !send_empty && !sampled) return true;
     n += sampled ? 1 : 0;
-    s.pending = encode_batch(header(s), s.drained, total_dropped(s), watermark_ns);
+    s.pending = encode_batch(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;

@@ -3,21 +3,23 @@
 // The sender (ZeroMQ, Cap'n Proto, libstdc++) is loaded with dlmopen into a link
 // namespace of its own, so none of it enters the application's symbol scope and its own
 // allocations and threads go through that namespace's libc, never through our hooks. The
-// two sides share only this struct, the buffer registry and plain C calls.
+// two sides share only this struct, the buffer registry, the string log and plain C calls.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "agent/event_buffer.h"
+#include "agent/string_log.h"
 
 extern "C" {
 
-constexpr uint32_t kSenderAbiVersion = 4;
+constexpr uint32_t kSenderAbiVersion = 5;  // 5: strings
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
   memtap::BufferRegistry* registry;
+  const memtap::StringLog* strings;  // interned text; the agent's, read-only here
   const char* endpoint;
   uint32_t pid;
   uint32_t ppid;
@@ -35,9 +37,8 @@ struct MemtapSenderConfig {
   uint32_t connect_timeout_ms;  // how long to wait at exit for a monitor never reached
   const char* agent_version;
   uint64_t trace_start;  // clock reading (TSC or ns, as records) of the first hook call; 0: none
-  int clock_is_tsc;
-  uint32_t rss_interval_ms;  // memory (RSS) samples for App Reserved; 0: none      // records carry
-                             // TSC ticks, to be converted (agent/event_clock.h)
+  int clock_is_tsc;      // records carry TSC ticks, to be converted (agent/event_clock.h)
+  uint32_t rss_interval_ms;  // memory (RSS) samples for App Reserved; 0: none
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

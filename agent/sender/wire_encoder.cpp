@@ -1,4 +1,4 @@
-// Cap'n Proto encoding of Hello / Batch / Bye (packed, one ZeroMQ message each).
+// Cap'n Proto encoding of Hello / Batch / Bye (unpacked, one ZeroMQ message each).
 #include "agent/sender/wire_encoder.h"
 
 #include <capnp/message.h>
@@ -15,6 +15,17 @@ static_assert(uint32_t(EventKind::kMmap) == uint32_t(wire::EventKind::MMAP));
 static_assert(uint32_t(EventKind::kMunmap) == uint32_t(wire::EventKind::MUNMAP));
 static_assert(uint32_t(EventKind::kFork) == uint32_t(wire::EventKind::FORK));
 static_assert(uint32_t(EventKind::kRssSample) == uint32_t(wire::EventKind::RSS_SAMPLE));
+static_assert(uint32_t(EventKind::kStep) == uint32_t(wire::EventKind::STEP));
+static_assert(uint32_t(EventKind::kMark) == uint32_t(wire::EventKind::MARK));
+static_assert(uint32_t(EventKind::kRangeStart) == uint32_t(wire::EventKind::RANGE_START));
+static_assert(uint32_t(EventKind::kRangeEnd) == uint32_t(wire::EventKind::RANGE_END));
+static_assert(uint32_t(EventKind::kOwnerPush) == uint32_t(wire::EventKind::OWNER_PUSH));
+static_assert(uint32_t(EventKind::kOwnerPop) == uint32_t(wire::EventKind::OWNER_POP));
+static_assert(uint32_t(EventKind::kOpStart) == uint32_t(wire::EventKind::OP_START));
+static_assert(uint32_t(EventKind::kOpEnd) == uint32_t(wire::EventKind::OP_END));
+static_assert(uint32_t(EventKind::kPythonStack) == uint32_t(wire::EventKind::PYTHON_STACK));
+static_assert(uint32_t(EventKind::kCStack) == uint32_t(wire::EventKind::C_STACK));
+static_assert(uint32_t(EventKind::kTraceSlice) == uint32_t(wire::EventKind::TRACE_SLICE));
 
 namespace {
 
@@ -64,13 +75,23 @@ std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c,
 }
 
 std::string encode_batch(const MessageHeader& h, const DrainResult& drained,
-                         uint64_t dropped_so_far, uint64_t watermark_ns) {
+                         const std::vector<StringText>& strings, uint64_t dropped_so_far,
+                         uint64_t watermark_ns) {
   // One segment big enough for the whole batch: fewer, larger allocations.
-  size_t words = 64 + drained.threads.size() * 8 + drained.records.size() * 5;
+  size_t text_words = 0;
+  for (const StringText& t : strings) text_words += 3 + (t.length + 8) / 8;
+  size_t words = 64 + drained.threads.size() * 8 + drained.records.size() * 5 + text_words;
   capnp::MallocMessageBuilder mb(unsigned(std::min<size_t>(words, 1u << 28)));
   auto batch = start(mb, h).getBody().initBatch();
   batch.setDroppedSoFar(dropped_so_far);
   batch.setWatermarkNs(watermark_ns);
+  if (!strings.empty()) {
+    auto defs = batch.initStrings(unsigned(strings.size()));
+    for (size_t i = 0; i < strings.size(); ++i) {
+      defs[unsigned(i)].setId(strings[i].id);
+      defs[unsigned(i)].setText(capnp::Text::Reader(strings[i].text, strings[i].length));
+    }
+  }
   auto threads = batch.initThreads(unsigned(drained.threads.size()));
   for (size_t t = 0; t < drained.threads.size(); ++t) {
     const DrainedThread& dt = drained.threads[t];
@@ -84,6 +105,7 @@ std::string encode_batch(const MessageHeader& h, const DrainResult& drained,
       e.setKind(wire::EventKind(r.kind));
       e.setAddr(r.addr);
       e.setSizeBytes(r.size_bytes);
+      e.setStringId(r.string_id);
     }
   }
   return pack(mb);

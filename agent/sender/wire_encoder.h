@@ -7,6 +7,7 @@
 
 #include "agent/sender/buffer_drain.h"
 #include "agent/sender/sender_api.h"
+#include "agent/sender/string_drain.h"
 
 namespace memtap {
 
@@ -18,8 +19,10 @@ struct MessageHeader {
 
 std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& config,
                          uint64_t trace_start_ns);
+// strings: the texts defined in this batch (Batch.strings), before any of its events.
 std::string encode_batch(const MessageHeader& h, const DrainResult& drained,
-                         uint64_t dropped_so_far, uint64_t watermark_ns);
+                         const std::vector<StringText>& strings, uint64_t dropped_so_far,
+                         uint64_t watermark_ns);
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,
                        uint64_t events_sent, const std::vector<uint32_t>& child_pids);
 

@@ -1,0 +1,168 @@
+/* A program that calls the agent's context C ABI (agent/memtap.h) the way the Python
+ * package does: found at run time with dlsym, so that it runs (and says so) without the
+ * agent too. The end-to-end test context_wire_test.cpp runs it under LD_PRELOAD and reads
+ * the agent's messages off the wire.
+ *
+ * Usage: memtap_test_context_calls MODE
+ *   basic    every context call once (steps 1..3, mark, range, owner around a malloc,
+ *            operator, tracer slice), then two threads interning the same kThreadTexts
+ *            texts at once and marking each
+ *   fork     kBulkTexts texts of 200 bytes ("bulk-...") and a mark in the parent, fork();
+ *            the child marks with the parent's id and one of its own; the parent waits
+ *   full     interns distinct texts until the string log (MEMTAP_STRING_MB) is full
+ * It prints "name=value" lines: the ids it got, and what it checked itself. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { kThreadTexts = 2000, kBulkTexts = 30000 };
+
+static uint32_t (*intern_fn)(const char*, size_t);
+static void (*step_fn)(void);
+static void (*mark_fn)(uint32_t);
+static void (*range_start_fn)(uint32_t);
+static void (*range_end_fn)(uint32_t);
+static void (*owner_push_fn)(uint32_t);
+static void (*owner_pop_fn)(void);
+static void (*op_start_fn)(uint32_t);
+static void (*op_end_fn)(uint32_t);
+static void (*trace_slice_fn)(uint32_t, uint64_t, uint64_t);
+
+static int resolve(void) {
+#define FIND(var, name) \
+  if (!(*(void**)& var = dlsym(RTLD_DEFAULT, name))) return 0;
+  FIND(intern_fn, "memtap_intern");
+  FIND(step_fn, "memtap_step");
+  FIND(mark_fn, "memtap_mark");
+  FIND(range_start_fn, "memtap_range_start");
+  FIND(range_end_fn, "memtap_range_end");
+  FIND(owner_push_fn, "memtap_owner_push");
+  FIND(owner_pop_fn, "memtap_owner_pop");
+  FIND(op_start_fn, "memtap_op_start");
+  FIND(op_end_fn, "memtap_op_end");
+  FIND(trace_slice_fn, "memtap_trace_slice");
+#undef FIND
+  return 1;
+}
+
+static uint32_t intern(const char* text) {
+  return intern_fn(text, strlen(text));
+}
+
+static pthread_barrier_t start_together;
+static uint32_t thread_ids[2][kThreadTexts];
+
+static void* intern_all(void* arg) {
+  uint32_t* ids = thread_ids[(intptr_t)arg];
+  char text[64];
+  pthread_barrier_wait(&start_together);
+  for (int i = 0; i < kThreadTexts; ++i) {
+    snprintf(text, sizeof text, "shared-%d", i);
+    ids[i] = intern(text);
+    mark_fn(ids[i]);
+  }
+  return NULL;
+}
+
+static int run_basic(void) {
+  uint32_t alpha = intern("alpha");
+  printf("alpha=%u\nalpha_again=%u\nempty=%u\n", alpha, intern("alpha"), intern_fn("", 0));
+  step_fn();
+  step_fn();
+  step_fn();
+  mark_fn(alpha);
+  uint32_t range = intern("range-r");
+  range_start_fn(range);
+  range_end_fn(range);
+  uint32_t owner = intern("model");
+  owner_push_fn(owner);
+  void* volatile block = malloc(4242);
+  owner_pop_fn();
+  free(block);
+  uint32_t op = intern("aten::add");
+  op_start_fn(op);
+  op_end_fn(op);
+  uint32_t func = intern("train.py(10): forward");
+  trace_slice_fn(func, 123456789ull, 987654321ull);
+  printf("range=%u\nowner=%u\nop=%u\nfunc=%u\n", range, owner, op, func);
+
+  pthread_t threads[2];
+  pthread_barrier_init(&start_together, NULL, 2);
+  for (intptr_t t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, intern_all, (void*)t);
+  for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
+  int agree = 1;
+  for (int i = 0; i < kThreadTexts; ++i) {
+    if (thread_ids[0][i] != thread_ids[1][i] || thread_ids[0][i] == 0) agree = 0;
+  }
+  printf("threads_agree=%d\nshared_0=%u\n", agree, thread_ids[0][0]);
+  return 0;
+}
+
+static int run_fork(void) {
+  char text[256];
+  for (int i = 0; i < kBulkTexts; ++i) {
+    snprintf(text, sizeof text, "bulk-%0195d", i);
+    if (!intern(text)) return 4;
+  }
+  uint32_t parent_text = intern("parent-text");
+  mark_fn(parent_text);
+  printf("parent_text=%u\n", parent_text);
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    uint32_t child_text = intern("child-text");
+    mark_fn(parent_text);
+    mark_fn(child_text);
+    printf("child_pid=%d\nchild_text=%u\nchild_parent_text=%u\n", getpid(), child_text,
+           intern("parent-text"));
+    exit(0);  // exit, not _exit: the agent flushes at exit
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  printf("child_status=%d\n", status);
+  return 0;
+}
+
+static int run_full(void) {
+  char text[256];
+  unsigned interned = 0, lost = 0;
+  uint32_t first = intern("first"), last = 0;
+  for (unsigned i = 0; lost < 100 && i < 10000000; ++i) {
+    snprintf(text, sizeof text, "%0200u", i);  // 200 bytes, all distinct
+    uint32_t id = intern(text);
+    if (id == 0) {
+      ++lost;
+    } else {
+      ++interned;
+      last = id;
+    }
+  }
+  mark_fn(last);
+  /* A full log still finds what it holds. */
+  printf("interned=%u\nlost=%u\nlast=%u\nrefound=%d\n", interned, lost, last,
+         first != 0 && intern("first") == first);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s basic|fork|full\n", argv[0]);
+    return 2;
+  }
+  if (!resolve()) {
+    printf("agent=absent\n");
+    return 3;
+  }
+  if (strcmp(argv[1], "basic") == 0) return run_basic();
+  if (strcmp(argv[1], "fork") == 0) return run_fork();
+  if (strcmp(argv[1], "full") == 0) return run_full();
+  fprintf(stderr, "unknown mode %s\n", argv[1]);
+  return 2;
+}
