@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "monitor/engine/row_events.h"
 #include "monitor/report/report_render.h"
 
 namespace memtap {
@@ -25,12 +24,17 @@ std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
   if (!r->writer_) return nullptr;
   LiveRecording* self = r.get();
   r->analyzer_ = std::make_unique<Analyzer>(&r->strings_);
-  r->session_ = std::make_unique<Session>([self](const DumpRow* rows, size_t n) {
-    self->writer_->append(rows, n);
-    self->events_.clear();
-    append_events(rows, n, &self->events_);
-    self->analyzer_->add(self->events_.data(), self->events_.size());
-  });
+  r->session_ = std::make_unique<Session>(
+      [self](const DumpRow* rows, size_t n) {
+        self->writer_->append(rows, n);
+        self->events_.clear();
+        append_events(rows, n, self->row_strings_, &self->events_);
+        self->analyzer_->add(self->events_.data(), self->events_.size());
+      },
+      [self](uint32_t id, std::string_view text) {
+        self->writer_->define_string(id, text);
+        self->row_strings_.add(id, text);
+      });
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   r->hostname_ = host;

@@ -11,6 +11,7 @@
 
 #include "monitor/cli/run_summary.h"
 #include "monitor/engine/analyzer.h"
+#include "monitor/engine/row_events.h"
 #include "monitor/engine/session.h"
 #include "monitor/store/memscope_writer.h"
 #include "monitor/transport/pull_socket.h"
@@ -54,6 +55,7 @@ class LiveRecording {
   // The live report: the session's rows as MemEvents, fed to the same engine that
   // `memtap report` runs on the file.
   StringTable strings_;
+  RowStrings row_strings_{&strings_};  // the session's string ids as strings_'s
   std::unique_ptr<Analyzer> analyzer_;
   std::vector<MemEvent> events_;
   std::string db_path_;

@@ -47,16 +47,22 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
   // Cap'n Proto hands unknown enumerants through as raw numbers; a newer agent's event
   // kind must not be mistaken for one of ours.
   const auto raw_kind = static_cast<uint16_t>(in.getKind());
-  if (raw_kind > static_cast<uint16_t>(EventKind::kRssSample)) {
+  if (raw_kind > static_cast<uint16_t>(EventKind::kTraceSlice)) {
     error = ".kind: unknown value " + std::to_string(raw_kind) +
-            ", expected malloc, free, mmap, munmap, fork or rssSample (0..5)";
+            ", expected malloc .. traceSlice (0..16)";
     return false;
   }
   out.kind = static_cast<EventKind>(raw_kind);
   out.ts_ns = in.getTsNs();
   out.addr = in.getAddr();
   out.size_bytes = in.getSizeBytes();
+  out.string_id = in.getStringId();
   if (!check_time(out.ts_ns, ".tsNs", error)) return false;
+  if (out.kind == EventKind::kTraceSlice &&
+      (!check_time(out.addr, ".addr (trace slice start)", error) ||
+       !check_time(out.size_bytes, ".sizeBytes (trace slice end)", error))) {
+    return false;
+  }
   if (out.kind == EventKind::kFork &&
       (out.addr == 0 || out.addr > std::numeric_limits<uint32_t>::max())) {
     error = ".addr: fork child pid " + std::to_string(out.addr) +
@@ -70,6 +76,24 @@ bool decode_batch(wire::Batch::Reader in, WireBatch& out, std::string& error) {
   out.dropped_so_far = in.getDroppedSoFar();
   out.watermark_ns = in.getWatermarkNs();
   if (!check_time(out.watermark_ns, "batch.watermarkNs", error)) return false;
+  const auto strings = in.getStrings();
+  out.strings.resize(strings.size());
+  for (size_t s = 0; s < strings.size(); ++s) {
+    const auto def = strings[s];
+    WireString& dst = out.strings[s];
+    dst.id = def.getId();
+    if (dst.id == 0) {
+      error = at("batch.strings", s) + ".id: 0, expected an id from 1 (0 means no text)";
+      return false;
+    }
+    const auto text = def.getText();
+    if (text.size() > kMaxStringBytes) {
+      error = at("batch.strings", s) + ".text: " + std::to_string(text.size()) +
+              " bytes, expected at most " + std::to_string(kMaxStringBytes);
+      return false;
+    }
+    dst.text.assign(text.cStr(), text.size());
+  }
   const auto threads = in.getThreads();
   out.threads.resize(threads.size());
   for (size_t t = 0; t < threads.size(); ++t) {

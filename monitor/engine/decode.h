@@ -3,7 +3,9 @@
 // This is the only file of the engine that touches Cap'n Proto. Everything the rest of the
 // engine relies on is checked here, so that applying a decoded message cannot fail halfway:
 // the size and traversal limits, the protocol version, every enum and union tag, and the
-// ranges that later arithmetic needs (times below 2^63, fork child pids that fit a pid_t).
+// ranges that later arithmetic needs (times below 2^63, fork child pids that fit a pid_t,
+// trace slice bounds). String ids are not resolved here: a definition may come in a later
+// batch, so the session resolves them when an event leaves its reorder buffer.
 #pragma once
 
 #include <cstddef>
@@ -19,11 +21,22 @@ namespace memtap {
 inline constexpr size_t kMaxMessageBytes = size_t{256} << 20;
 
 struct WireEvent {
-  uint64_t ts_ns = 0;  // agent's CLOCK_MONOTONIC, below 2^63
-  uint64_t addr = 0;   // for kFork: the child's pid, 1..2^32-1
-  uint64_t size_bytes = 0;
+  uint64_t ts_ns = 0;       // agent's CLOCK_MONOTONIC, below 2^63
+  uint64_t addr = 0;        // kFork: the child's pid, 1..2^32-1; kStep: the step's number;
+                            // kTraceSlice: its start (monotonic ns, below 2^63)
+  uint64_t size_bytes = 0;  // kTraceSlice: its end (monotonic ns, below 2^63)
   EventKind kind = EventKind::kMalloc;
+  uint32_t string_id = 0;  // the agent instance's interned text; 0: none
 };
+
+// Interned text of one agent instance (wire StringDef); ids are never 0.
+struct WireString {
+  uint32_t id = 0;
+  std::string text;
+};
+
+// Longest interned text accepted (a deep Python or C stack is a few KiB).
+inline constexpr size_t kMaxStringBytes = size_t{1} << 20;
 
 struct WireThreadEvents {
   uint32_t thread_id = 0;
@@ -48,6 +61,7 @@ struct WireBatch {
   std::vector<WireThreadEvents> threads;
   uint64_t dropped_so_far = 0;
   uint64_t watermark_ns = 0;  // below 2^63
+  std::vector<WireString> strings;
 };
 
 struct WireBye {

@@ -21,11 +21,21 @@ DumpRow make_row(DumpEvent event, bool is_mmap, const RowStamp& stamp, uint64_t 
   row.size_bytes = block.size_bytes;
   row.allocation_id = block.allocation_id;
   row.inherited_from_pid = event == DumpEvent::kFree ? block.inherited_from_pid : 0;
+  row.owner = block.owner;
   return row;
 }
 
-LiveBlock new_block(uint64_t size_bytes, PairingOutput& out) {
-  return LiveBlock{size_bytes, ++out.last_allocation_id, 0};
+DumpRow make_malloc_row(bool is_mmap, const RowStamp& stamp, uint64_t addr, const LiveBlock& block,
+                        const AllocContext& context) {
+  DumpRow row = make_row(DumpEvent::kMalloc, is_mmap, stamp, addr, block);
+  row.name = context.name;
+  row.stack_python = context.stack_python;
+  row.stack_c = context.stack_c;
+  return row;
+}
+
+LiveBlock new_block(uint64_t size_bytes, uint32_t owner, PairingOutput& out) {
+  return LiveBlock{size_bytes, ++out.last_allocation_id, 0, owner};
 }
 
 // One past the last byte, clamped: an untrusted addr+size may not wrap around to 0.
@@ -58,12 +68,12 @@ size_t release_mappings(LiveTables& tables, const RowStamp& stamp, uint64_t star
     // What the range did not cover stays mapped: it is a new block from here on, so it
     // gets a MALLOC row that later FREE rows can pair with.
     if (map_start < start) {
-      const LiveBlock left = new_block(start - map_start, out);
+      const LiveBlock left = new_block(start - map_start, block.owner, out);
       mmaps.emplace(map_start, left);
       out.rows.push_back(make_row(DumpEvent::kMalloc, true, stamp, map_start, left));
     }
     if (map_end > end) {
-      const LiveBlock right = new_block(map_end - end, out);
+      const LiveBlock right = new_block(map_end - end, block.owner, out);
       it = mmaps.emplace(end, right).first;
       ++it;
       out.rows.push_back(make_row(DumpEvent::kMalloc, true, stamp, end, right));
@@ -75,8 +85,8 @@ size_t release_mappings(LiveTables& tables, const RowStamp& stamp, uint64_t star
 }  // namespace
 
 void pair_malloc(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
-                 PairingOutput& out) {
-  const LiveBlock block = new_block(size_bytes, out);
+                 const AllocContext& context, PairingOutput& out) {
+  const LiveBlock block = new_block(size_bytes, context.owner, out);
   auto [it, inserted] = tables.heap.try_emplace(addr, block);
   if (!inserted) {
     // The agent lost this address's FREE (dropped events): close the old block here so
@@ -85,7 +95,7 @@ void pair_malloc(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint6
     ++out.lost_frees;
     it->second = block;
   }
-  out.rows.push_back(make_row(DumpEvent::kMalloc, false, stamp, addr, block));
+  out.rows.push_back(make_malloc_row(false, stamp, addr, block, context));
 }
 
 void pair_free(LiveTables& tables, const RowStamp& stamp, uint64_t addr, PairingOutput& out) {
@@ -100,7 +110,7 @@ void pair_free(LiveTables& tables, const RowStamp& stamp, uint64_t addr, Pairing
 }
 
 void pair_mmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
-               PairingOutput& out) {
+               const AllocContext& context, PairingOutput& out) {
   out.lost_frees += release_mappings(tables, stamp, addr, range_end(addr, size_bytes), out);
   // A zero-length mapping overlaps nothing, yet may sit at the same start as this one.
   if (auto same = tables.mmaps.find(addr); same != tables.mmaps.end()) {
@@ -108,9 +118,9 @@ void pair_mmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_
     ++out.lost_frees;
     tables.mmaps.erase(same);
   }
-  const LiveBlock block = new_block(size_bytes, out);
+  const LiveBlock block = new_block(size_bytes, context.owner, out);
   tables.mmaps.emplace(addr, block);
-  out.rows.push_back(make_row(DumpEvent::kMalloc, true, stamp, addr, block));
+  out.rows.push_back(make_malloc_row(true, stamp, addr, block, context));
 }
 
 void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,

@@ -19,6 +19,16 @@ struct LiveBlock {
   uint64_t size_bytes = 0;
   uint64_t allocation_id = 0;
   uint32_t inherited_from_pid = 0;  // non-zero: copied from that parent at fork()
+  uint32_t owner = 0;               // session string id of its owner label: its FREE says it too
+};
+
+// What the allocating thread was doing (session string ids, 0: nothing): written on the
+// MALLOC row; the owner also on the block's FREE row.
+struct AllocContext {
+  uint32_t owner = 0;
+  uint32_t name = 0;  // the innermost open operator
+  uint32_t stack_python = 0;
+  uint32_t stack_c = 0;
 };
 
 struct LiveTables {
@@ -43,7 +53,7 @@ struct PairingOutput {
 
 // A MALLOC; a block still live at `addr` is first closed by a synthetic FREE.
 void pair_malloc(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
-                 PairingOutput& out);
+                 const AllocContext& context, PairingOutput& out);
 
 // A FREE carrying the live block's size and id; size 0 and id 0 when no block is live there.
 void pair_free(LiveTables& tables, const RowStamp& stamp, uint64_t addr, PairingOutput& out);
@@ -51,11 +61,12 @@ void pair_free(LiveTables& tables, const RowStamp& stamp, uint64_t addr, Pairing
 // An anonymous mapping. Live mappings it overlaps were unmapped without us seeing it (or
 // replaced by MAP_FIXED): they are released as by pair_munmap and counted in lost_frees.
 void pair_mmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
-               PairingOutput& out);
+               const AllocContext& context, PairingOutput& out);
 
 // Releases every live mapping overlapping [addr, addr+size_bytes), in address order: a FREE
 // of the whole mapping, then a MALLOC (new id, same time) for each part left outside the
-// range. A range with no live mapping (a file mapping, say) gives no row at all.
+// range (with the mapping's owner). A range with no live mapping (a file mapping, say)
+// gives no row at all.
 void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
                  PairingOutput& out);
 

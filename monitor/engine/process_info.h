@@ -24,15 +24,17 @@ struct ProcessInfo {
   int64_t start_ns = 0;            // epoch ns of Hello
   int64_t end_ns = 0;              // epoch ns of the last event or Bye
   uint64_t events_received = 0;
-  uint64_t events_dropped = 0;    // as reported by the agent (droppedSoFar / droppedTotal)
-  uint64_t messages_lost = 0;     // gaps in the message sequence
-  uint64_t unmatched_frees = 0;   // FREE of an address with no live block
-  uint64_t late_events = 0;       // arrived after the watermark had passed them
-  uint64_t lost_frees = 0;        // MALLOC/mmap over a still-live block: a synthetic FREE
-                                  // closed the old block (its FREE was lost)
-  uint64_t inherited_blocks = 0;  // live blocks copied from the parent at fork()
-  uint64_t reconnects = 0;        // Hellos after the first: the agent lost its monitor and
-                                  // came back (its sequence starts again)
+  uint64_t events_dropped = 0;      // as reported by the agent (droppedSoFar / droppedTotal)
+  uint64_t messages_lost = 0;       // gaps in the message sequence
+  uint64_t unmatched_frees = 0;     // FREE of an address with no live block
+  uint64_t late_events = 0;         // arrived after the watermark had passed them
+  uint64_t lost_frees = 0;          // MALLOC/mmap over a still-live block: a synthetic FREE
+                                    // closed the old block (its FREE was lost)
+  uint64_t inherited_blocks = 0;    // live blocks copied from the parent at fork()
+  uint64_t reconnects = 0;          // Hellos after the first: the agent lost its monitor and
+                                    // came back (its sequence starts again)
+  uint64_t unresolved_strings = 0;  // events whose string id was still undefined when they
+                                    // were applied: their text was written empty
   bool bye_received = false;
   std::vector<uint32_t> child_pids;  // from Bye
 };

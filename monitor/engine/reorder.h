@@ -21,7 +21,19 @@ enum class HeldKind : uint8_t {
   kFork,
   kRssSample,
   kStartTrace,
-  kStopTrace
+  kStopTrace,
+  // The training run's context (wire.capnp step .. traceSlice).
+  kStep,
+  kMark,
+  kRangeStart,
+  kRangeEnd,
+  kOwnerPush,
+  kOwnerPop,
+  kOpStart,
+  kOpEnd,
+  kPythonStack,
+  kCStack,
+  kTraceSlice,
 };
 
 struct HeldEvent {
@@ -29,7 +41,11 @@ struct HeldEvent {
   uint64_t addr = 0;
   uint64_t size_bytes = 0;
   HeldKind kind = HeldKind::kMalloc;
+  // The agent instance's string id, resolved only when the event is applied: its
+  // definition may arrive in a later batch than the event.
+  uint32_t string_id = 0;
 };
+static_assert(sizeof(HeldEvent) == 32, "the string id fits in what was padding");
 
 struct HeldRun {
   size_t process = 0;  // the session's index of the process

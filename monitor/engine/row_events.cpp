@@ -2,13 +2,22 @@
 // reader's view of the file and this view of the rows agree field by field.
 #include "monitor/engine/row_events.h"
 
+#include <charconv>
+
 namespace memtap {
 
-MemEvent event_from_row(const DumpRow& row) {
+void RowStrings::add(uint32_t session_id, std::string_view text) {
+  if (session_id >= ids_.size()) ids_.resize(size_t{session_id} + 1, 0);
+  ids_[session_id] = table_->intern(text);
+}
+
+MemEvent event_from_row(const DumpRow& row, RowStrings& strings) {
   MemEvent e;
   e.ts_ns = row.timestamp_ns;
   e.pid = row.process_id;
   e.tid = row.thread_id;
+  e.device = kNoDevice;
+  e.name = strings.id(row.name);
   switch (row.event) {
     case DumpEvent::kMalloc:
     case DumpEvent::kFree:
@@ -19,6 +28,9 @@ MemEvent event_from_row(const DumpRow& row) {
       e.addr = row.ptr;
       e.size_bytes = row.size_bytes;
       e.allocation_id = row.allocation_id;
+      e.owner = strings.id(row.owner);
+      e.stack_python = strings.id(row.stack_python);
+      e.stack_c = strings.id(row.stack_c);
       break;
     case DumpEvent::kSnapshot:
       e.kind = MemEventKind::kSnapshot;
@@ -27,17 +39,46 @@ MemEvent event_from_row(const DumpRow& row) {
       if (row.total_bytes != 0) e.snap_total = int64_t(row.total_bytes);
       break;
     case DumpEvent::kSystem:
-      e.kind = row.event_type == DumpEventType::kStopTrace ? MemEventKind::kTraceStop
-                                                           : MemEventKind::kTraceStart;
-      e.device = kNoDevice;
+      switch (row.event_type) {
+        case DumpEventType::kStopTrace:
+          e.kind = MemEventKind::kTraceStop;
+          break;
+        case DumpEventType::kStep: {
+          // The file's Name is the number: the reader interns its text. Once per step.
+          e.kind = MemEventKind::kStep;
+          char digits[24];
+          const auto end = std::to_chars(digits, digits + sizeof digits, row.step).ptr;
+          e.name = strings.table().intern(std::string_view(digits, size_t(end - digits)));
+          break;
+        }
+        default:
+          e.kind = MemEventKind::kTraceStart;
+          break;
+      }
+      break;
+    case DumpEvent::kMstx:
+      e.kind = row.event_type == DumpEventType::kRangeStart ? MemEventKind::kRangeStart
+               : row.event_type == DumpEventType::kRangeEnd ? MemEventKind::kRangeEnd
+                                                            : MemEventKind::kMark;
+      break;
+    case DumpEvent::kOpLaunch:
+      e.kind =
+          row.event_type == DumpEventType::kAtenEnd ? MemEventKind::kOpEnd : MemEventKind::kOpStart;
+      break;
+    case DumpEvent::kTraceSlice:
+      e.kind = MemEventKind::kOther;
       break;
   }
   return e;
 }
 
-void append_events(const DumpRow* rows, size_t count, std::vector<MemEvent>* out) {
+void append_events(const DumpRow* rows, size_t count, RowStrings& strings,
+                   std::vector<MemEvent>* out) {
   out->reserve(out->size() + count);
-  for (size_t i = 0; i < count; ++i) out->push_back(event_from_row(rows[i]));
+  for (size_t i = 0; i < count; ++i) {
+    if (rows[i].event == DumpEvent::kTraceSlice) continue;
+    out->push_back(event_from_row(rows[i], strings));
+  }
 }
 
 }  // namespace memtap

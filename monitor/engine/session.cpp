@@ -6,14 +6,19 @@
 // held event older than the smallest watermark of the running processes -> the sink.
 // Pairing happens when an event is released, never when it arrives, because a fork() must
 // snapshot the parent's heap as it was at the fork's time, not as the latest batch left it.
+// Context events (owner, operator, stacks) change per-thread state at the same moment, so
+// a MALLOC sees exactly the context its thread had set before it.
 #include "monitor/engine/session.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "monitor/engine/decode.h"
@@ -47,11 +52,85 @@ HeldKind held_kind(EventKind kind) {
       return HeldKind::kMunmap;
     case EventKind::kRssSample:
       return HeldKind::kRssSample;
+    case EventKind::kStep:
+      return HeldKind::kStep;
+    case EventKind::kMark:
+      return HeldKind::kMark;
+    case EventKind::kRangeStart:
+      return HeldKind::kRangeStart;
+    case EventKind::kRangeEnd:
+      return HeldKind::kRangeEnd;
+    case EventKind::kOwnerPush:
+      return HeldKind::kOwnerPush;
+    case EventKind::kOwnerPop:
+      return HeldKind::kOwnerPop;
+    case EventKind::kOpStart:
+      return HeldKind::kOpStart;
+    case EventKind::kOpEnd:
+      return HeldKind::kOpEnd;
+    case EventKind::kPythonStack:
+      return HeldKind::kPythonStack;
+    case EventKind::kCStack:
+      return HeldKind::kCStack;
+    case EventKind::kTraceSlice:
+      return HeldKind::kTraceSlice;
     case EventKind::kFork:
       break;
   }
   return HeldKind::kFork;
 }
+
+// Every text any agent sent, once: equal texts of different processes share an id, so the
+// writer and the analyzer keep (and cache formatted forms of) each text once.
+class SessionStrings {
+ public:
+  SessionStrings() { texts_.emplace_back(); }
+
+  uint32_t intern(std::string_view text) {
+    if (text.empty()) return 0;
+    if (auto it = ids_.find(text); it != ids_.end()) return it->second;
+    const auto id = static_cast<uint32_t>(texts_.size());
+    texts_.emplace_back(text);
+    ids_.emplace(texts_.back(), id);  // deque elements never move: the view stays valid
+    return id;
+  }
+
+  // The owner label of `level` nested inside the label `outer` ("outer@level"). Composed
+  // once per pair: pushing the same owners again (every step) builds no string.
+  uint32_t nest(uint32_t outer, uint32_t level) {
+    if (outer == 0) return level;
+    if (level == 0) return outer;
+    const uint64_t key = (uint64_t{outer} << 32) | level;
+    if (auto it = nested_.find(key); it != nested_.end()) return it->second;
+    std::string label = texts_[outer];
+    label += '@';
+    label += texts_[level];
+    const uint32_t id = intern(label);
+    nested_.emplace(key, id);
+    return id;
+  }
+
+  const std::string& text(uint32_t id) const {
+    static const std::string kEmpty;
+    return id < texts_.size() ? texts_[id] : kEmpty;
+  }
+  size_t size() const { return texts_.size(); }
+
+ private:
+  std::deque<std::string> texts_;  // by id; 0 is ""
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::unordered_map<uint64_t, uint32_t> nested_;  // (outer, level) -> label
+};
+
+// What one thread of a traced process is doing (session string ids).
+struct ThreadContext {
+  std::vector<uint32_t> owners;  // the owner label at each nesting depth, outermost first
+  std::vector<uint32_t> ops;     // open operators, innermost last
+  uint32_t stack_python = 0;     // for the thread's next malloc or mmap
+  uint32_t stack_c = 0;
+
+  bool empty() const { return owners.empty() && ops.empty() && stack_python == 0 && stack_c == 0; }
+};
 
 std::string describe(const WireMessage& m) {
   const char* body = m.body == WireBodyKind::kHello   ? "hello"
@@ -65,6 +144,8 @@ std::string describe(const WireMessage& m) {
 struct ProcessState {
   ProcessInfo info;
   LiveTables tables;
+  std::unordered_map<uint32_t, uint32_t> strings;       // this agent instance's id -> session id
+  std::unordered_map<uint32_t, ThreadContext> threads;  // only threads with some context
   // Epoch ns before which this process will send nothing more (from Batch.watermarkNs).
   int64_t watermark_ns = kNoWatermark;
   uint64_t next_sequence = 1;  // Hello was 0
@@ -79,14 +160,34 @@ struct ProcessState {
 // time holds the release back like a running process's watermark.
 struct ExpectedChild {
   uint32_t parent_pid = 0;
-  int64_t fork_ns = 0;  // epoch
-  LiveTables tables;    // the parent's live blocks at the fork
+  int64_t fork_ns = 0;           // epoch
+  LiveTables tables;             // the parent's live blocks at the fork
+  ThreadContext forking_thread;  // the parent's forking thread's owners and operators
 };
+
+// What the child's forking thread starts with: the owner stack and operators, not the
+// stacks waiting for the parent's next malloc.
+ThreadContext inherited_context(const ProcessState& parent, uint32_t thread_id) {
+  ThreadContext context;
+  if (auto it = parent.threads.find(thread_id); it != parent.threads.end()) {
+    context.owners = it->second.owners;
+    context.ops = it->second.ops;
+  }
+  return context;
+}
+
+void adopt_context(ProcessState& child, ThreadContext context) {
+  if (context.empty()) return;
+  child.threads.try_emplace(child.info.pid, std::move(context));
+}
 
 }  // namespace
 
 struct Session::Impl {
   RowSink sink;
+  StringSink string_sink;
+  SessionStrings strings;
+  size_t strings_published = 1;         // ids below this went to string_sink
   std::vector<ProcessState> processes;  // in Hello order; never erased (indices are kept)
   std::map<std::pair<uint32_t, uint64_t>, size_t> by_instance;  // (pid, instanceId)
   std::map<uint32_t, ExpectedChild> expected;                   // by the child's pid
@@ -111,7 +212,10 @@ struct Session::Impl {
   void hold_system_row(size_t process, HeldKind kind, int64_t epoch_ns);
   void queue_stop(size_t process);
   void apply_event(size_t process, uint32_t thread_id, const HeldEvent& event);
-  void apply_fork(size_t parent, const HeldEvent& event);
+  void apply_context(ProcessState& p, uint32_t thread_id, const HeldEvent& event);
+  AllocContext take_alloc_context(ProcessState& p, uint32_t thread_id);
+  uint32_t resolve(ProcessState& p, uint32_t agent_string_id);
+  void apply_fork(size_t parent, uint32_t thread_id, const HeldEvent& event);
   std::optional<int64_t> release_limit() const;
   void release();
   void flush();
@@ -214,6 +318,7 @@ void Session::Impl::apply_hello(const WireMessage& m) {
       if (kept_heap) {
         info.inherited_blocks = child.tables.heap.size() + child.tables.mmaps.size();
         p.tables = std::move(it->second.tables);
+        adopt_context(p, std::move(it->second.forking_thread));
       }
       expected.erase(it);
     }
@@ -230,6 +335,11 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   ProcessInfo& info = p.info;
   const int64_t offset = info.realtime_offset_ns;
   info.events_dropped = std::max(info.events_dropped, batch.dropped_so_far);
+  // Definitions first: events of this batch (late ones are applied below) may use them.
+  // An id defined twice keeps its first text: the agent never reuses ids.
+  for (const WireString& def : batch.strings) {
+    p.strings.try_emplace(def.id, strings.intern(def.text));
+  }
   // Late events (older than rows already out) are applied at once, but in time order
   // across the batch's threads, or a free on one thread could precede its malloc on another.
   std::vector<std::pair<HeldEvent, uint32_t>> late;
@@ -240,7 +350,8 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
     run.thread_id = thread.thread_id;
     run.events.reserve(thread.events.size());
     for (const WireEvent& e : thread.events) {
-      const HeldEvent event{to_epoch(e.ts_ns, offset), e.addr, e.size_bytes, held_kind(e.kind)};
+      const HeldEvent event{to_epoch(e.ts_ns, offset), e.addr, e.size_bytes, held_kind(e.kind),
+                            e.string_id};
       info.end_ns = std::max(info.end_ns, event.epoch_ns);
       if (event.epoch_ns < released_ns) {
         // Rows up to released_ns are out already: apply it now, within its process's
@@ -312,19 +423,21 @@ void Session::Impl::apply_event(size_t process, uint32_t thread_id, const HeldEv
   PairingOutput pairing{out, last_allocation_id, p.info.unmatched_frees, p.info.lost_frees};
   switch (event.kind) {
     case HeldKind::kMalloc:
-      pair_malloc(p.tables, stamp, event.addr, event.size_bytes, pairing);
+      pair_malloc(p.tables, stamp, event.addr, event.size_bytes, take_alloc_context(p, thread_id),
+                  pairing);
       return;
     case HeldKind::kFree:
       pair_free(p.tables, stamp, event.addr, pairing);
       return;
     case HeldKind::kMmap:
-      pair_mmap(p.tables, stamp, event.addr, event.size_bytes, pairing);
+      pair_mmap(p.tables, stamp, event.addr, event.size_bytes, take_alloc_context(p, thread_id),
+                pairing);
       return;
     case HeldKind::kMunmap:
       pair_munmap(p.tables, stamp, event.addr, event.size_bytes, pairing);
       return;
     case HeldKind::kFork:
-      apply_fork(process, event);
+      apply_fork(process, thread_id, event);
       return;
     case HeldKind::kRssSample: {
       DumpRow row;
@@ -350,11 +463,119 @@ void Session::Impl::apply_event(size_t process, uint32_t thread_id, const HeldEv
       out.push_back(row);
       return;
     }
+    default:
+      apply_context(p, thread_id, event);
+      return;
   }
 }
 
-void Session::Impl::apply_fork(size_t parent, const HeldEvent& event) {
+uint32_t Session::Impl::resolve(ProcessState& p, uint32_t agent_string_id) {
+  if (agent_string_id == 0) return 0;
+  if (auto it = p.strings.find(agent_string_id); it != p.strings.end()) return it->second;
+  ++p.info.unresolved_strings;
+  return 0;
+}
+
+// The context a malloc or mmap of this thread is recorded with; the stacks waiting for it
+// are used up. Processes that send no context never look a thread up.
+AllocContext Session::Impl::take_alloc_context(ProcessState& p, uint32_t thread_id) {
+  AllocContext context;
+  if (p.threads.empty()) return context;
+  auto it = p.threads.find(thread_id);
+  if (it == p.threads.end()) return context;
+  ThreadContext& t = it->second;
+  if (!t.owners.empty()) context.owner = t.owners.back();
+  if (!t.ops.empty()) context.name = t.ops.back();
+  context.stack_python = t.stack_python;
+  context.stack_c = t.stack_c;
+  t.stack_python = 0;
+  t.stack_c = 0;
+  if (t.empty()) p.threads.erase(it);
+  return context;
+}
+
+// Steps, marks, ranges, operators, owners, stacks and tracer slices.
+void Session::Impl::apply_context(ProcessState& p, uint32_t thread_id, const HeldEvent& event) {
+  DumpRow row;
+  row.timestamp_ns = event.epoch_ns;
+  row.process_id = p.info.pid;
+  row.thread_id = thread_id;
+  const uint32_t text = resolve(p, event.string_id);
+  auto context = [&]() -> ThreadContext& { return p.threads[thread_id]; };
+  auto drop_if_empty = [&] {
+    if (auto it = p.threads.find(thread_id); it != p.threads.end() && it->second.empty()) {
+      p.threads.erase(it);
+    }
+  };
+  switch (event.kind) {
+    case HeldKind::kStep:
+      row.event = DumpEvent::kSystem;
+      row.event_type = DumpEventType::kStep;
+      row.step = event.addr;
+      break;
+    case HeldKind::kMark:
+    case HeldKind::kRangeStart:
+    case HeldKind::kRangeEnd:
+      row.event = DumpEvent::kMstx;
+      row.event_type = event.kind == HeldKind::kMark         ? DumpEventType::kMark
+                       : event.kind == HeldKind::kRangeStart ? DumpEventType::kRangeStart
+                                                             : DumpEventType::kRangeEnd;
+      row.name = text;
+      break;
+    case HeldKind::kOpStart:
+      context().ops.push_back(text);
+      row.event = DumpEvent::kOpLaunch;
+      row.event_type = DumpEventType::kAtenStart;
+      row.name = text;
+      break;
+    case HeldKind::kOpEnd: {
+      // An end closes the latest open operator of its name, and any opened inside it that
+      // never ended; an end that matches none changes nothing (its row is still written).
+      if (auto it = p.threads.find(thread_id); it != p.threads.end()) {
+        std::vector<uint32_t>& ops = it->second.ops;
+        auto match = std::find(ops.rbegin(), ops.rend(), text);
+        if (match != ops.rend()) ops.erase(std::prev(match.base()), ops.end());
+        drop_if_empty();
+      }
+      row.event = DumpEvent::kOpLaunch;
+      row.event_type = DumpEventType::kAtenEnd;
+      row.name = text;
+      break;
+    }
+    case HeldKind::kOwnerPush: {
+      ThreadContext& t = context();
+      t.owners.push_back(strings.nest(t.owners.empty() ? 0 : t.owners.back(), text));
+      return;
+    }
+    case HeldKind::kOwnerPop:
+      if (auto it = p.threads.find(thread_id); it != p.threads.end()) {
+        if (!it->second.owners.empty()) it->second.owners.pop_back();
+        drop_if_empty();
+      }
+      return;
+    case HeldKind::kPythonStack:
+      context().stack_python = text;
+      drop_if_empty();  // a stack id that resolved to nothing leaves nothing waiting
+      return;
+    case HeldKind::kCStack:
+      context().stack_c = text;
+      drop_if_empty();
+      return;
+    case HeldKind::kTraceSlice:
+      row.event = DumpEvent::kTraceSlice;
+      row.timestamp_ns = to_epoch(event.addr, p.info.realtime_offset_ns);
+      row.end_ns = to_epoch(event.size_bytes, p.info.realtime_offset_ns);
+      row.name = text;
+      break;
+    default:
+      return;
+  }
+  out.push_back(row);
+}
+
+void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEvent& event) {
   const uint32_t parent_pid = processes[parent].info.pid;
+  ThreadContext forking_thread = inherited_context(processes[parent], thread_id);
   const auto child_pid = static_cast<uint32_t>(event.addr);  // decode checked the range
   LiveTables snapshot = snapshot_for_child(processes[parent].tables, parent_pid);
   const uint64_t blocks = snapshot.heap.size() + snapshot.mmaps.size();
@@ -370,11 +591,13 @@ void Session::Impl::apply_fork(size_t parent, const HeldEvent& event) {
     if (kept_heap) {
       c.info.inherited_blocks += blocks;
       seed_from_parent(c.tables, std::move(snapshot));
+      adopt_context(c, std::move(forking_thread));
     }
     return;
   }
-  expected.insert_or_assign(child_pid,
-                            ExpectedChild{parent_pid, event.epoch_ns, std::move(snapshot)});
+  expected.insert_or_assign(
+      child_pid,
+      ExpectedChild{parent_pid, event.epoch_ns, std::move(snapshot), std::move(forking_thread)});
 }
 
 // The time below which every held event is final; nullopt when nothing holds it back.
@@ -407,14 +630,20 @@ void Session::Impl::release() {
 }
 
 void Session::Impl::flush() {
+  // Strings before rows: a row may use any string defined so far.
+  for (; strings_published < strings.size(); ++strings_published) {
+    const auto id = static_cast<uint32_t>(strings_published);
+    if (string_sink) string_sink(id, strings.text(id));
+  }
   if (out.empty()) return;
   rows_emitted += out.size();
   if (sink) sink(out.data(), out.size());
   out.clear();
 }
 
-Session::Session(RowSink sink) : impl_(std::make_unique<Impl>()) {
+Session::Session(RowSink sink, StringSink strings) : impl_(std::make_unique<Impl>()) {
   impl_->sink = std::move(sink);
+  impl_->string_sink = std::move(strings);
 }
 
 Session::~Session() = default;
@@ -517,6 +746,10 @@ std::vector<uint32_t> Session::running_pids() const {
 
 size_t Session::held_events() const {
   return impl_->held.held_events;
+}
+
+const std::string& Session::string_text(uint32_t id) const {
+  return impl_->strings.text(id);
 }
 
 }  // namespace memtap

@@ -7,12 +7,25 @@
 // so rows older than the smallest watermark of all processes still running are final.
 // A process that said Bye, or that `forget_process` was told is dead, no longer holds
 // the watermark back.
+//
+// Context: each (process, thread) has an owner stack (ownerPush/ownerPop; the label joins
+// the levels with '@', outermost first), open operators (opStart/opEnd: a MALLOC is named
+// after the innermost) and the Python / C stack waiting for its next malloc or mmap. A
+// fork() child's forking thread (tid == the child's pid) starts with the owner stack and
+// open operators of the parent's thread that forked, as they were at the fork.
+//
+// Strings: agents intern text per instance (Batch.strings); the session maps every
+// (instance, id) to one session string id, equal texts sharing an id, and the rows carry
+// session ids. Ids are resolved when an event is applied, so a definition may arrive after
+// the event that uses it as long as the event is still held; an id still unknown then
+// gives empty text and counts in ProcessInfo::unresolved_strings.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "monitor/engine/dump_row.h"
@@ -21,6 +34,9 @@
 namespace memtap {
 
 using RowSink = std::function<void(const DumpRow*, size_t count)>;
+// One new session string: ids come 1, 2, 3, ... in order, each before the first row that
+// uses it (in the same flush, strings go first). Id 0 is the empty text and never comes.
+using StringSink = std::function<void(uint32_t id, std::string_view text)>;
 
 struct IngestResult {
   bool ok = true;
@@ -29,7 +45,7 @@ struct IngestResult {
 
 class Session {
  public:
-  explicit Session(RowSink sink);
+  explicit Session(RowSink sink, StringSink strings = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -59,6 +75,8 @@ class Session {
   std::vector<uint32_t> running_pids() const;
   // Events (and SYSTEM rows) held back waiting for the watermark.
   size_t held_events() const;
+  // The text of a session string id ("" for 0 or an id not issued).
+  const std::string& string_text(uint32_t id) const;
 
  private:
   struct Impl;

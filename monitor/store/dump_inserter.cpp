@@ -1,8 +1,9 @@
-// The prepared INSERT into `memscope_dump` (see dump_inserter.h).
+// The prepared INSERTs of a recording (see dump_inserter.h).
 #include "monitor/store/dump_inserter.h"
 
 #include <sqlite3.h>
 
+#include <charconv>
 #include <string_view>
 
 #include "monitor/store/memscope_schema.h"
@@ -27,12 +28,20 @@ enum Param : int {
   kCallStackC,
 };
 
+// Parameter numbers of kInsertPythonTraceSql.
+enum TraceParam : int { kFuncInfo = 1, kStartTime, kEndTime, kTraceThreadId, kTraceProcessId };
+
 // Every text bound here is a string literal or a buffer in DumpInserter that outlives the
 // next sqlite3_step, which is what SQLITE_STATIC requires. Empty texts come from "" literals,
 // whose data() is not null: SQLite would bind a null pointer as NULL, and msMemScope's
 // empty columns are '' (readers test `Attr = ''`).
 int bind_static(sqlite3_stmt* stmt, int param, std::string_view text) {
   return sqlite3_bind_text(stmt, param, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+}
+
+std::string_view decimal(int64_t value, StepText& out) {
+  const auto end = std::to_chars(out.data(), out.data() + out.size(), value).ptr;
+  return {out.data(), size_t(end - out.data())};
 }
 
 }  // namespace
@@ -46,30 +55,98 @@ std::unique_ptr<DumpInserter> DumpInserter::prepare(sqlite3* db, std::string* er
     sqlite3_finalize(stmt);
     return nullptr;
   }
-  bind_static(stmt, kName, kDumpNameText);
-  bind_static(stmt, kCallStackPython, kDumpCallStackText);
-  bind_static(stmt, kCallStackC, kDumpCallStackText);
-  return std::unique_ptr<DumpInserter>(new DumpInserter(stmt));
+  return std::unique_ptr<DumpInserter>(new DumpInserter(db, stmt));
 }
 
-DumpInserter::DumpInserter(sqlite3_stmt* stmt) : stmt_(stmt) {}
+DumpInserter::DumpInserter(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
 
 DumpInserter::~DumpInserter() {
   sqlite3_finalize(stmt_);
+  for (auto& entry : trace_inserts_) sqlite3_finalize(entry.second);
+}
+
+void DumpInserter::define_string(uint32_t id, std::string_view text) {
+  while (strings_.size() <= id) strings_.emplace_back();
+  // Ids are defined once; should one come again, nothing may stay bound to its old text.
+  if (id == bound_name_) bound_name_ = kNothingBound;
+  if (id == bound_stack_python_) bound_stack_python_ = kNothingBound;
+  if (id == bound_stack_c_) bound_stack_c_ = kNothingBound;
+  strings_[id].assign(text);
+  if (id < owner_attrs_.size()) owner_attrs_[id].clear();
+}
+
+const std::string& DumpInserter::text(uint32_t id) const {
+  return id < strings_.size() ? strings_[id] : strings_[0];
+}
+
+// Formatted once per owner label: most rows of a training run share a few owners.
+std::string_view DumpInserter::owner_attr(uint32_t owner) {
+  if (owner == 0 || text(owner).empty()) return {};
+  if (owner >= owner_attrs_.size()) owner_attrs_.resize(size_t{owner} + 1);
+  std::string& attr = owner_attrs_[owner];
+  if (attr.empty()) attr = format_owner_attr(text(owner));
+  return attr;
 }
 
 int DumpInserter::insert(int64_t id, const DumpRow& row) {
   sqlite3_bind_int64(stmt_, kId, id);
   bind_static(stmt_, kEvent, dump_event_text(row.event));
   bind_static(stmt_, kEventType, dump_event_type_text(row.event_type));
+  if (row.event == DumpEvent::kSystem && row.event_type == DumpEventType::kStep) {
+    bind_static(stmt_, kName, format_step_text(row.step, step_));
+    bound_name_ = kStepBound;
+  } else if (row.name != bound_name_) {
+    bind_static(
+        stmt_, kName,
+        row.name == 0 || text(row.name).empty() ? kDumpNameText : std::string_view(text(row.name)));
+    bound_name_ = row.name;
+  }
   sqlite3_bind_int64(stmt_, kTimestamp, row.timestamp_ns);
   sqlite3_bind_int64(stmt_, kProcessId, row.process_id);
   sqlite3_bind_int64(stmt_, kThreadId, row.thread_id);
   bind_static(stmt_, kDeviceId, dump_device_id_text(row.event));
   bind_static(stmt_, kPtr, dump_ptr_text(row, ptr_));
-  bind_static(stmt_, kAttr, dump_attr_text(row, attr_));
+  bind_static(stmt_, kAttr, dump_attr_text(row, owner_attr(row.owner), attr_, attr_spill_));
+  if (row.stack_python != bound_stack_python_) {
+    bind_static(stmt_, kCallStackPython, text(row.stack_python));
+    bound_stack_python_ = row.stack_python;
+  }
+  if (row.stack_c != bound_stack_c_) {
+    bind_static(stmt_, kCallStackC, text(row.stack_c));
+    bound_stack_c_ = row.stack_c;
+  }
   const int rc = sqlite3_step(stmt_);
   sqlite3_reset(stmt_);
+  return rc;
+}
+
+sqlite3_stmt* DumpInserter::trace_statement(uint32_t pid, int* rc) {
+  if (auto it = trace_inserts_.find(pid); it != trace_inserts_.end()) return it->second;
+  const std::string table = python_trace_table_name(pid);
+  *rc = sqlite3_exec(db_, python_trace_create_sql(table).c_str(), nullptr, nullptr, nullptr);
+  if (*rc != SQLITE_OK) return nullptr;
+  sqlite3_stmt* stmt = nullptr;
+  *rc = sqlite3_prepare_v3(db_, python_trace_insert_sql(table).c_str(), -1,
+                           SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (*rc != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return nullptr;
+  }
+  trace_inserts_.emplace(pid, stmt);
+  return stmt;
+}
+
+int DumpInserter::insert_trace_slice(const DumpRow& row) {
+  int rc = SQLITE_OK;
+  sqlite3_stmt* stmt = trace_statement(row.process_id, &rc);
+  if (stmt == nullptr) return rc;
+  bind_static(stmt, kFuncInfo, text(row.name));
+  bind_static(stmt, kStartTime, decimal(row.timestamp_ns, trace_start_));
+  bind_static(stmt, kEndTime, decimal(row.end_ns, trace_end_));
+  sqlite3_bind_int64(stmt, kTraceThreadId, row.thread_id);
+  sqlite3_bind_int64(stmt, kTraceProcessId, row.process_id);
+  rc = sqlite3_step(stmt);
+  sqlite3_reset(stmt);
   return rc;
 }
 

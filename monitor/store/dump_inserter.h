@@ -1,14 +1,21 @@
-// The one prepared INSERT into `memscope_dump`, and the buffers its text parameters point at.
+// The prepared INSERTs of a recording (`memscope_dump`, and `python_trace_{pid}` per traced
+// process that sends tracer slices), the session strings their text comes from, and the
+// buffers their text parameters point at.
 //
-// Constant columns (Name, both call stacks) are bound once: sqlite3_reset keeps bindings.
 // Ptr and Attr are formatted into buffers owned here and bound with SQLITE_STATIC, so
 // SQLite copies each value once, into the record, and no heap allocation happens per row.
-// That is why the object is not copyable or movable: the statement holds pointers into it.
+// Name and the call stacks are bound only when they differ from the previous row's
+// (sqlite3_reset keeps bindings), and point at the strings kept here, which never move.
+// That is why the object is not copyable or movable: the statements hold pointers into it.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "monitor/engine/dump_row.h"
 #include "monitor/store/memscope_format.h"
@@ -26,15 +33,41 @@ class DumpInserter {
   DumpInserter(const DumpInserter&) = delete;
   DumpInserter& operator=(const DumpInserter&) = delete;
 
-  // Writes one row with `ID` = id. Returns SQLite's result code: SQLITE_DONE on success.
+  // Session string `id` is `text` (the Session's StringSink). Ids the rows use must be
+  // defined first; an id never defined reads as empty text.
+  void define_string(uint32_t id, std::string_view text);
+
+  // Writes one memscope_dump row with `ID` = id. Returns SQLite's result code: SQLITE_DONE
+  // on success.
   int insert(int64_t id, const DumpRow& row);
 
- private:
-  explicit DumpInserter(sqlite3_stmt* stmt);
+  // Writes a DumpEvent::kTraceSlice row into `python_trace_{pid}`, creating the table on
+  // the process's first slice. Returns SQLITE_DONE on success, or SQLite's error code.
+  int insert_trace_slice(const DumpRow& row);
 
+ private:
+  DumpInserter(sqlite3* db, sqlite3_stmt* stmt);
+  const std::string& text(uint32_t id) const;
+  std::string_view owner_attr(uint32_t owner);
+  sqlite3_stmt* trace_statement(uint32_t pid, int* rc);
+
+  sqlite3* db_;
   sqlite3_stmt* stmt_;
   PtrText ptr_{};
   AttrText attr_{};
+  std::string attr_spill_;  // Attr with an owner; keeps its capacity from row to row
+  StepText step_{};
+  std::deque<std::string> strings_{std::string()};  // by session id; never move
+  std::vector<std::string> owner_attrs_;            // by session id, built on first use
+  // What Name and the stacks are bound to now (a session id; kStepBound: step_).
+  static constexpr uint32_t kNothingBound = 0xffffffffu;
+  static constexpr uint32_t kStepBound = 0xfffffffeu;
+  uint32_t bound_name_ = kNothingBound;
+  uint32_t bound_stack_python_ = kNothingBound;
+  uint32_t bound_stack_c_ = kNothingBound;
+  std::unordered_map<uint32_t, sqlite3_stmt*> trace_inserts_;  // by pid
+  StepText trace_start_{};
+  StepText trace_end_{};
 };
 
 }  // namespace memtap

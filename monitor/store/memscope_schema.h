@@ -5,6 +5,9 @@
 // (tests compare them with a sample file in ../shared/data/msmemscope/).
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 namespace memtap {
 
 inline constexpr const char* kCreateMemscopeDumpSql =
@@ -23,5 +26,22 @@ inline constexpr const char* kCreateMemscopeDumpIndexesSql =
 // Parameters ?1..?12 in column order.
 inline constexpr const char* kInsertMemscopeDumpSql =
     R"sql(INSERT INTO "memscope_dump" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12))sql";
+
+// msMemScope's Python tracer table, one per traced process: `python_trace_{pid}`, with
+// FuncInfo as "file(line): function" and the times as decimal epoch ns in TEXT columns.
+inline std::string python_trace_table_name(uint32_t pid) {
+  return "python_trace_" + std::to_string(pid);
+}
+
+inline std::string python_trace_create_sql(const std::string& table) {
+  return "CREATE TABLE IF NOT EXISTS \"" + table +
+         "\" (\"FuncInfo\" TEXT, \"StartTime(ns)\" TEXT, \"EndTime(ns)\" TEXT, "
+         "\"Thread Id\" INTEGER, \"Process Id\" INTEGER)";
+}
+
+// Parameters ?1..?5 in column order.
+inline std::string python_trace_insert_sql(const std::string& table) {
+  return "INSERT INTO \"" + table + "\" VALUES (?1, ?2, ?3, ?4, ?5)";
+}
 
 }  // namespace memtap

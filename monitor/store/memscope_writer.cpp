@@ -1,10 +1,11 @@
 // The recording's file lifecycle and its writer thread (see memscope_writer.h).
 //
-// append() only copies rows into `pending` under a mutex; the writer thread swaps the
-// whole vector out and inserts it with the lock released, so the engine never waits on
-// SQLite. The thread owns the connection until it is joined; after that finish() or the
-// destructor use it from the caller's thread. After the first SQLite error nothing more
-// is written: the rows are counted, the error is kept for finish() to report.
+// append() only copies rows into `pending` under a mutex (define_string, strings into
+// `pending_strings`); the writer thread swaps both out together and inserts them with the
+// lock released, strings first, so the engine never waits on SQLite and a row never comes
+// before a string it uses. The thread owns the connection until it is joined; after that finish()
+// or the destructor use it from the caller's thread. After the first SQLite error nothing more is
+// written: the rows are counted, the error is kept for finish() to report.
 #include "monitor/store/memscope_writer.h"
 
 #include <sqlite3.h>
@@ -82,8 +83,9 @@ struct MemscopeWriter::Impl {
 
   std::mutex mutex;
   std::condition_variable wake;
-  std::vector<DumpRow> pending;        // guarded by mutex
-  StopMode stop = StopMode::kRunning;  // guarded by mutex
+  std::vector<DumpRow> pending;                                   // guarded by mutex
+  std::vector<std::pair<uint32_t, std::string>> pending_strings;  // guarded by mutex
+  StopMode stop = StopMode::kRunning;                             // guarded by mutex
   std::thread thread;
 
   std::atomic<uint64_t> rows_queued{0};   // written by append() only
@@ -107,6 +109,7 @@ struct MemscopeWriter::Impl {
   bool open(std::string* reason);
   void run();
   void write_rows(const std::vector<DumpRow>& rows);
+  bool write_row(const DumpRow& row);
   bool begin();
   bool commit();
   void fail(std::string message);
@@ -145,11 +148,14 @@ bool MemscopeWriter::Impl::open(std::string* reason) {
 
 void MemscopeWriter::Impl::run() {
   std::vector<DumpRow> work;
+  std::vector<std::pair<uint32_t, std::string>> strings;
   for (;;) {
     StopMode mode;
     {
       std::unique_lock lock(mutex);
-      auto ready = [this] { return !pending.empty() || stop != StopMode::kRunning; };
+      auto ready = [this] {
+        return !pending.empty() || !pending_strings.empty() || stop != StopMode::kRunning;
+      };
       // With a transaction open, wake at its deadline even if no rows come, to commit it.
       if (in_transaction) {
         wake.wait_until(lock, commit_deadline, ready);
@@ -157,9 +163,12 @@ void MemscopeWriter::Impl::run() {
         wake.wait(lock, ready);
       }
       work.swap(pending);
+      strings.swap(pending_strings);
       mode = stop;
     }
     if (mode == StopMode::kAbandon) work.clear();
+    for (const auto& [id, text] : strings) inserter->define_string(id, text);
+    strings.clear();
     write_rows(work);
     work.clear();  // keeps its capacity: swapped back in as the next `pending`
     if (in_transaction && (mode != StopMode::kRunning || Clock::now() >= commit_deadline)) {
@@ -168,7 +177,7 @@ void MemscopeWriter::Impl::run() {
     if (mode == StopMode::kAbandon) return;
     if (mode == StopMode::kDrain) {
       std::lock_guard lock(mutex);
-      if (pending.empty()) return;
+      if (pending.empty() && pending_strings.empty()) return;
     }
   }
 }
@@ -177,14 +186,28 @@ void MemscopeWriter::Impl::write_rows(const std::vector<DumpRow>& rows) {
   for (const DumpRow& row : rows) {
     if (failed.load(std::memory_order_relaxed)) return;
     if (!in_transaction && !begin()) return;
-    const int rc = inserter->insert(static_cast<int64_t>(next_id), row);
-    if (rc != SQLITE_DONE) {
-      fail("writing row " + std::to_string(next_id) + ": " + sqlite_error_text(db, rc));
-      return;
-    }
-    ++next_id;
+    if (!write_row(row)) return;
     if (++rows_in_transaction >= options.rows_per_transaction && !commit()) return;
   }
+}
+
+bool MemscopeWriter::Impl::write_row(const DumpRow& row) {
+  if (row.event == DumpEvent::kTraceSlice) {
+    const int rc = inserter->insert_trace_slice(row);
+    if (rc != SQLITE_DONE) {
+      fail("writing a python_trace_" + std::to_string(row.process_id) +
+           " row: " + sqlite_error_text(db, rc));
+      return false;
+    }
+    return true;
+  }
+  const int rc = inserter->insert(static_cast<int64_t>(next_id), row);
+  if (rc != SQLITE_DONE) {
+    fail("writing row " + std::to_string(next_id) + ": " + sqlite_error_text(db, rc));
+    return false;
+  }
+  ++next_id;
+  return true;
 }
 
 bool MemscopeWriter::Impl::begin() {
@@ -299,10 +322,22 @@ void MemscopeWriter::append(const DumpRow* rows, size_t count) {
   bool was_empty;
   {
     std::lock_guard lock(w.mutex);
-    was_empty = w.pending.empty();
+    was_empty = w.pending.empty() && w.pending_strings.empty();
     w.pending.insert(w.pending.end(), rows, rows + count);
   }
-  // The thread only sleeps with `pending` empty, so only that transition needs a wake-up.
+  // The thread only sleeps with both queues empty, so only that transition needs a wake-up.
+  if (was_empty) w.wake.notify_one();
+}
+
+void MemscopeWriter::define_string(uint32_t id, std::string_view text) {
+  Impl& w = *impl_;
+  if (w.failed.load(std::memory_order_relaxed) || !w.thread.joinable()) return;
+  bool was_empty;
+  {
+    std::lock_guard lock(w.mutex);
+    was_empty = w.pending.empty() && w.pending_strings.empty();
+    w.pending_strings.emplace_back(id, std::string(text));
+  }
   if (was_empty) w.wake.notify_one();
 }
 

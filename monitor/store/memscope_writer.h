@@ -1,9 +1,11 @@
 // Writes a session to SQLite in the msMemScope DB format (docs/design.md §6).
 //
-// Table `memscope_dump` with msMemScope's columns and text encodings, plus memtap's own
-// tables (`memtap_session`: one row per traced process; `memtap_meta`: key/value). Rows
-// go in through append() from any one thread and are written by the writer's own thread
-// in batched transactions. The file is written under `<path>.partial` and renamed to
+// Table `memscope_dump` with msMemScope's columns and text encodings, `python_trace_{pid}`
+// for Python tracer slices, plus memtap's own tables (`memtap_session`: one row per traced
+// process; `memtap_meta`: key/value). Strings (define_string) and rows (append) go in from
+// any one thread, in the order the Session gives them, and are written by the writer's own
+// thread in batched transactions: a string defined before a row is known when it is written. The
+// file is written under `<path>.partial` and renamed to
 // `<path>` only by finish(), so an interrupted recording never looks complete.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,8 +46,13 @@ class MemscopeWriter {
   MemscopeWriter(const MemscopeWriter&) = delete;
   MemscopeWriter& operator=(const MemscopeWriter&) = delete;
 
-  // Queues copies of the rows; never blocks on SQLite. IDs are assigned in append order,
-  // from 0. After a write error the rows are counted but no longer queued.
+  // Session string `id` is `text` (the Session's StringSink): queued, like rows, so that
+  // every row appended after it finds it.
+  void define_string(uint32_t id, std::string_view text);
+
+  // Queues copies of the rows; never blocks on SQLite. memscope_dump IDs are assigned in
+  // append order, from 0; trace slice rows (python_trace_{pid}) take none. After a write
+  // error the rows are counted but no longer queued.
   void append(const DumpRow* rows, size_t count);
 
   // Waits until every queued row is written, writes memtap_session and memtap_meta
@@ -56,7 +64,7 @@ class MemscopeWriter {
 
   // Rows committed to the file so far.
   uint64_t rows_written() const;
-  // Rows appended so far (the next row's ID), written or not.
+  // Rows appended so far (trace slices included), written or not.
   uint64_t rows_queued() const;
   const std::string& path() const;
 

@@ -88,6 +88,7 @@ constexpr SessionColumn kSessionColumns[] = {
     {"lost_frees", "INTEGER", bind_integer<&ProcessInfo::lost_frees>},
     {"inherited_blocks", "INTEGER", bind_integer<&ProcessInfo::inherited_blocks>},
     {"reconnects", "INTEGER", bind_integer<&ProcessInfo::reconnects>},
+    {"unresolved_strings", "INTEGER", bind_integer<&ProcessInfo::unresolved_strings>},
     {"memory_total_bytes", "INTEGER", bind_integer<&ProcessInfo::memory_total_bytes>},
     {"bye_received", "INTEGER", bind_integer<&ProcessInfo::bye_received>},
     {"child_pids", "TEXT", bind_child_pids},  // space-separated, from Bye

@@ -15,6 +15,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/wire.capnp.h"
@@ -26,17 +27,24 @@ bool operator==(const DumpRow& a, const DumpRow& b) {
          a.timestamp_ns == b.timestamp_ns && a.process_id == b.process_id &&
          a.thread_id == b.thread_id && a.ptr == b.ptr && a.size_bytes == b.size_bytes &&
          a.allocation_id == b.allocation_id && a.inherited_from_pid == b.inherited_from_pid &&
-         a.total_bytes == b.total_bytes;
+         a.total_bytes == b.total_bytes && a.name == b.name && a.owner == b.owner &&
+         a.stack_python == b.stack_python && a.stack_c == b.stack_c && a.step == b.step &&
+         a.end_ns == b.end_ns;
 }
 
 void PrintTo(const DumpRow& r, std::ostream* os) {
-  static const char* const kEvents[] = {"MALLOC", "FREE", "SYSTEM", "SNAPSHOT"};
-  static const char* const kTypes[] = {"HOST", "START_TRACE", "STOP_TRACE", "SNAPSHOT"};
+  static const char* const kEvents[] = {"MALLOC", "FREE",      "SYSTEM",     "SNAPSHOT",
+                                        "MSTX",   "OP_LAUNCH", "TRACE_SLICE"};
+  static const char* const kTypes[] = {"HOST",       "START_TRACE", "STOP_TRACE",  "SNAPSHOT",
+                                       "STEP",       "Mark",        "Range_start", "Range_end",
+                                       "ATEN_START", "ATEN_END"};
   *os << "{" << kEvents[static_cast<int>(r.event)] << "/" << kTypes[static_cast<int>(r.event_type)]
       << (r.is_mmap ? " mmap" : "") << " t=" << r.timestamp_ns << " pid=" << r.process_id
       << " tid=" << r.thread_id << " ptr=0x" << std::hex << r.ptr << std::dec
       << " size=" << r.size_bytes << " id=" << r.allocation_id
-      << " inherited=" << r.inherited_from_pid << "}";
+      << " inherited=" << r.inherited_from_pid << " name=" << r.name << " owner=" << r.owner
+      << " py=" << r.stack_python << " c=" << r.stack_c << " step=" << r.step << " end=" << r.end_ns
+      << "}";
 }
 
 namespace {
@@ -57,7 +65,11 @@ struct Ev {
   Kind kind;
   uint64_t addr;
   uint64_t size_bytes = 0;
+  uint32_t string_id = 0;
 };
+
+// An agent's interned text: (its id, the text).
+using Strings = std::vector<std::pair<uint32_t, std::string>>;
 
 struct Thread {
   uint32_t thread_id;
@@ -108,9 +120,15 @@ Bytes hello(uint32_t pid, uint64_t instance, HelloArgs args = {}) {
 }
 
 void fill_batch(wire::Batch::Builder batch, uint64_t watermark_ns,
-                const std::vector<Thread>& threads, uint64_t dropped_so_far) {
+                const std::vector<Thread>& threads, uint64_t dropped_so_far,
+                const Strings& strings = {}) {
   batch.setWatermarkNs(watermark_ns);
   batch.setDroppedSoFar(dropped_so_far);
+  auto defs = batch.initStrings(strings.size());
+  for (size_t i = 0; i < strings.size(); ++i) {
+    defs[i].setId(strings[i].first);
+    defs[i].setText(strings[i].second);
+  }
   auto list = batch.initThreads(threads.size());
   for (size_t t = 0; t < threads.size(); ++t) {
     list[t].setThreadId(threads[t].thread_id);
@@ -121,6 +139,7 @@ void fill_batch(wire::Batch::Builder batch, uint64_t watermark_ns,
       events[e].setKind(ev.kind);
       events[e].setAddr(ev.addr);
       events[e].setSizeBytes(ev.size_bytes);
+      events[e].setStringId(ev.string_id);
     }
   }
 }
@@ -130,6 +149,15 @@ Bytes batch(uint32_t pid, uint64_t instance, uint64_t sequence, uint64_t waterma
   capnp::MallocMessageBuilder b;
   fill_batch(header(b, pid, instance, sequence).getBody().initBatch(), watermark_ns, threads,
              dropped_so_far);
+  return pack(b);
+}
+
+// A batch that defines `strings` (before any of its events, as the agent sends them).
+Bytes batch_with(uint32_t pid, uint64_t instance, uint64_t sequence, uint64_t watermark_ns,
+                 const Strings& strings, const std::vector<Thread>& threads) {
+  capnp::MallocMessageBuilder b;
+  fill_batch(header(b, pid, instance, sequence).getBody().initBatch(), watermark_ns, threads, 0,
+             strings);
   return pack(b);
 }
 
@@ -216,6 +244,12 @@ Ev ev_rss(uint64_t ts, uint64_t rss) {
 Ev ev_fork(uint64_t ts, uint32_t child) {
   return {ts, Kind::FORK, child, 0};
 }
+Ev ev_ctx(uint64_t ts, Kind kind, uint32_t string_id = 0) {
+  return {ts, kind, 0, 0, string_id};
+}
+Ev ev_step(uint64_t ts, uint64_t number) {
+  return {ts, Kind::STEP, number, 0};
+}
 
 class SessionTest : public ::testing::Test {
  protected:
@@ -251,8 +285,23 @@ class SessionTest : public ::testing::Test {
     return {};
   }
 
+  // The text of a row's string id, as the sink was given it.
+  std::string text(uint32_t id) const { return id < strings.size() ? strings[id] : "<undefined>"; }
+
   std::vector<DumpRow> rows;
-  Session session{[this](const DumpRow* r, size_t n) { rows.insert(rows.end(), r, r + n); }};
+  std::vector<std::string> strings{""};  // by session id, from the StringSink
+  Session session{[this](const DumpRow* r, size_t n) {
+                    for (size_t i = 0; i < n; ++i) {
+                      // Every id a row uses was handed to the string sink before the row.
+                      for (uint32_t id : {r[i].name, r[i].owner, r[i].stack_python, r[i].stack_c})
+                        EXPECT_LT(id, strings.size()) << "row uses a string not yet defined";
+                    }
+                    rows.insert(rows.end(), r, r + n);
+                  },
+                  [this](uint32_t id, std::string_view t) {
+                    EXPECT_EQ(id, strings.size()) << "string ids come in order";
+                    strings.emplace_back(t);
+                  }};
 };
 
 constexpr uint32_t kPid = 100;
@@ -686,7 +735,7 @@ TEST_F(SessionTest, SequenceGapsCountLostMessagesAndDropsAreRecorded) {
 
 TEST_F(SessionTest, WrongProtocolVersionIsRejected) {
   const std::string error = feed_rejected(hello(kPid, kInst, {.protocol_version = 7}));
-  EXPECT_NE(error.find("protocol version 7, expected 1"), std::string::npos) << error;
+  EXPECT_NE(error.find("protocol version 7, expected 2"), std::string::npos) << error;
   EXPECT_TRUE(session.processes().empty());
 }
 
@@ -732,8 +781,8 @@ TEST_F(SessionTest, UnknownEventKindIsRejected) {
   feed(hello(kPid, kInst));
   const std::string error = feed_rejected(
       batch(kPid, kInst, 1, kFar,
-            {{7, {ev_malloc(2000, 0x1000, 64), Ev{2100, static_cast<Kind>(9), 0x1000, 0}}}}));
-  EXPECT_NE(error.find("batch.threads[0].events[1].kind: unknown value 9"), std::string::npos)
+            {{7, {ev_malloc(2000, 0x1000, 64), Ev{2100, static_cast<Kind>(17), 0x1000, 0}}}}));
+  EXPECT_NE(error.find("batch.threads[0].events[1].kind: unknown value 17"), std::string::npos)
       << error;
   feed(batch(kPid, kInst, 1, kFar, {}));  // the rejected batch did not take sequence 1
   EXPECT_EQ(process(kPid).events_received, 0u);
@@ -869,6 +918,239 @@ TEST_F(SessionTest, HeldEventsStayBoundedWhileWatermarksAdvance) {
     ASSERT_EQ(session.held_events(), kPerBatch / 2) << "after batch " << seq;
   }
   EXPECT_EQ(rows.size(), 1 + 200 * kPerBatch - kPerBatch / 2);
+}
+
+// ---- The training run's context: steps, marks, ranges, owners, operators, stacks --------
+
+constexpr Kind kPush = Kind::OWNER_PUSH;
+constexpr Kind kPop = Kind::OWNER_POP;
+
+class ContextTest : public SessionTest {
+ protected:
+  // The rows after START_TRACE, each as one readable line with its text resolved.
+  std::vector<std::string> lines() const {
+    static const char* const kEvents[] = {"MALLOC", "FREE",      "SYSTEM",     "SNAPSHOT",
+                                          "MSTX",   "OP_LAUNCH", "TRACE_SLICE"};
+    static const char* const kTypes[] = {"HOST",       "START_TRACE", "STOP_TRACE",  "SNAPSHOT",
+                                         "STEP",       "Mark",        "Range_start", "Range_end",
+                                         "ATEN_START", "ATEN_END"};
+    std::vector<std::string> out;
+    for (const DumpRow& r : rows) {
+      if (r.event_type == DumpEventType::kStartTrace) continue;
+      std::string line = kEvents[int(r.event)];
+      if (r.event != DumpEvent::kTraceSlice) line += std::string(" ") + kTypes[int(r.event_type)];
+      line += " tid=" + std::to_string(r.thread_id);
+      if (r.event == DumpEvent::kMalloc || r.event == DumpEvent::kFree) {
+        line += " ptr=" + std::to_string(r.ptr);
+      }
+      if (r.step != 0) line += " step=" + std::to_string(r.step);
+      if (r.name != 0) line += " name=" + text(r.name);
+      if (r.owner != 0) line += " owner=" + text(r.owner);
+      if (r.stack_python != 0) line += " py=" + text(r.stack_python);
+      if (r.stack_c != 0) line += " c=" + text(r.stack_c);
+      out.push_back(line);
+    }
+    return out;
+  }
+};
+
+using Lines = std::vector<std::string>;
+
+TEST_F(ContextTest, StepMarkAndRangeRowsCarryTheirNumberAndText) {
+  feed(hello(kPid, kInst));
+  feed(batch_with(
+      kPid, kInst, 1, kFar, {{1, "warmup"}, {2, "epoch 1"}},
+      {{7,
+        {ev_step(2000, 1), ev_ctx(2100, Kind::MARK, 1), ev_ctx(2200, Kind::RANGE_START, 2),
+         ev_ctx(2300, Kind::RANGE_END, 2), ev_step(2400, 2)}}}));
+  EXPECT_EQ(lines(), (Lines{
+                         "SYSTEM STEP tid=7 step=1",
+                         "MSTX Mark tid=7 name=warmup",
+                         "MSTX Range_start tid=7 name=epoch 1",
+                         "MSTX Range_end tid=7 name=epoch 1",
+                         "SYSTEM STEP tid=7 step=2",
+                     }));
+  EXPECT_EQ(rows[1].timestamp_ns, epoch(2000));
+  EXPECT_EQ(process(kPid).events_received, 5u);
+  EXPECT_EQ(process(kPid).unresolved_strings, 0u);
+}
+
+TEST_F(ContextTest, OwnerLevelsNestWithAtOutermostFirstAndTheFreeSaysTheOwnerToo) {
+  feed(hello(kPid, kInst));
+  feed(batch_with(
+      kPid, kInst, 1, kFar, {{1, "model"}, {2, "activations"}},
+      {{7,
+        {ev_ctx(2000, kPush, 1), ev_ctx(2010, kPush, 2), ev_malloc(2020, 0x1000, 8),
+         ev_ctx(2030, kPop), ev_malloc(2040, 0x2000, 8), ev_free(2045, 0x1000), ev_ctx(2050, kPop),
+         ev_malloc(2060, 0x3000, 8), ev_ctx(2070, kPop), ev_malloc(2080, 0x4000, 8)}}}));
+  EXPECT_EQ(lines(), (Lines{
+                         "MALLOC HOST tid=7 ptr=4096 owner=model@activations",
+                         "MALLOC HOST tid=7 ptr=8192 owner=model",
+                         "FREE HOST tid=7 ptr=4096 owner=model@activations",
+                         "MALLOC HOST tid=7 ptr=12288",
+                         // A pop with nothing pushed changes nothing.
+                         "MALLOC HOST tid=7 ptr=16384",
+                     }));
+}
+
+TEST_F(ContextTest, OwnersAndOperatorsBelongToTheirThread) {
+  feed(hello(kPid, kInst));
+  feed(batch_with(kPid, kInst, 1, kFar, {{1, "model"}, {2, "aten::mm"}},
+                  {{7, {ev_ctx(2000, kPush, 1), ev_ctx(2001, Kind::OP_START, 2)}},
+                   {8, {ev_malloc(2010, 0x1000, 8)}},
+                   {7, {ev_malloc(2020, 0x2000, 8)}}}));
+  EXPECT_EQ(lines(), (Lines{
+                         "OP_LAUNCH ATEN_START tid=7 name=aten::mm",
+                         "MALLOC HOST tid=8 ptr=4096",
+                         "MALLOC HOST tid=7 ptr=8192 name=aten::mm owner=model",
+                     }));
+}
+
+TEST_F(ContextTest, MallocIsNamedAfterTheInnermostOpenOperator) {
+  feed(hello(kPid, kInst));
+  feed(batch_with(
+      kPid, kInst, 1, kFar, {{1, "aten::linear"}, {2, "aten::mm"}, {3, "aten::relu"}},
+      {{7,
+        {ev_ctx(2000, Kind::OP_START, 1), ev_ctx(2010, Kind::OP_START, 2),
+         ev_malloc(2020, 0x1000, 8), ev_ctx(2030, Kind::OP_END, 2), ev_malloc(2040, 0x2000, 8),
+         // An end closes its operator and any opened inside it that never ended.
+         ev_ctx(2050, Kind::OP_START, 3), ev_ctx(2060, Kind::OP_END, 1),
+         ev_malloc(2070, 0x3000, 8)}}}));
+  EXPECT_EQ(lines(), (Lines{
+                         "OP_LAUNCH ATEN_START tid=7 name=aten::linear",
+                         "OP_LAUNCH ATEN_START tid=7 name=aten::mm",
+                         "MALLOC HOST tid=7 ptr=4096 name=aten::mm",
+                         "OP_LAUNCH ATEN_END tid=7 name=aten::mm",
+                         "MALLOC HOST tid=7 ptr=8192 name=aten::linear",
+                         "OP_LAUNCH ATEN_START tid=7 name=aten::relu",
+                         "OP_LAUNCH ATEN_END tid=7 name=aten::linear",
+                         "MALLOC HOST tid=7 ptr=12288",
+                     }));
+}
+
+TEST_F(ContextTest, StacksAttachToTheThreadsNextMallocOrMmapOnly) {
+  feed(hello(kPid, kInst));
+  feed(batch_with(
+      kPid, kInst, 1, kFar,
+      {{1, "train.py(3): main\n"}, {2, "libc.so(malloc+0x1) [0x1]\n"}, {3, "train.py(9): other\n"}},
+      {{7,
+        {ev_ctx(2000, Kind::PYTHON_STACK, 1), ev_ctx(2001, Kind::C_STACK, 2), ev_free(2002, 0x9000),
+         ev_malloc(2010, 0x1000, 8), ev_malloc(2020, 0x2000, 8),
+         ev_ctx(2030, Kind::PYTHON_STACK, 3), ev_mmap(2040, 0x100000, 4096)}},
+       {8, {ev_ctx(2005, Kind::PYTHON_STACK, 3), ev_malloc(2050, 0x3000, 8)}}}));
+  EXPECT_EQ(lines(), (Lines{
+                         "FREE HOST tid=7 ptr=36864",
+                         "MALLOC HOST tid=7 ptr=4096 py=train.py(3): main\n c=libc.so(malloc+0x1) "
+                         "[0x1]\n",
+                         "MALLOC HOST tid=7 ptr=8192",
+                         "MALLOC HOST tid=7 ptr=1048576 py=train.py(9): other\n",
+                         "MALLOC HOST tid=8 ptr=12288 py=train.py(9): other\n",
+                     }));
+  // Equal stacks of two threads are one session string.
+  EXPECT_EQ(rows[4].stack_python, rows[5].stack_python);
+}
+
+TEST_F(ContextTest, StringNeverDefinedIsEmptyAndCounted) {
+  feed(hello(kPid, kInst));
+  feed(batch_with(kPid, kInst, 1, kFar, {{1, "known"}},
+                  {{7,
+                    {ev_ctx(2000, Kind::MARK, 99), ev_ctx(2010, Kind::OP_START, 1),
+                     ev_ctx(2020, kPush, 98), ev_malloc(2030, 0x1000, 8)}}}));
+  EXPECT_EQ(lines(), (Lines{
+                         "MSTX Mark tid=7",
+                         "OP_LAUNCH ATEN_START tid=7 name=known",
+                         "MALLOC HOST tid=7 ptr=4096 name=known",
+                     }));
+  EXPECT_EQ(process(kPid).unresolved_strings, 2u);
+}
+
+TEST_F(ContextTest, DefinitionInALaterBatchResolvesAnEventStillHeld) {
+  feed(hello(kPid, kInst));
+  // The mark waits behind the watermark (1500); its text comes in the next batch.
+  feed(batch_with(kPid, kInst, 1, 1500, {}, {{7, {ev_ctx(2000, Kind::MARK, 5)}}}));
+  EXPECT_EQ(lines(), Lines{});
+  feed(batch_with(kPid, kInst, 2, kFar, {{5, "late text"}}, {}));
+  EXPECT_EQ(lines(), Lines{"MSTX Mark tid=7 name=late text"});
+  EXPECT_EQ(process(kPid).unresolved_strings, 0u);
+}
+
+TEST_F(ContextTest, StringsDefinedInAnEarlierBatchAreKept) {
+  feed(hello(kPid, kInst));
+  feed(batch_with(kPid, kInst, 1, kFar, {{1, "model"}, {2, "loss"}}, {}));
+  feed(batch_with(kPid, kInst, 2, kFar, {}, {{7, {ev_ctx(2000, kPush, 1)}}}));
+  feed(batch_with(kPid, kInst, 3, kFar, {},
+                  {{7, {ev_malloc(2100, 0x1000, 8), ev_ctx(2200, Kind::MARK, 2)}}}));
+  EXPECT_EQ(lines(),
+            (Lines{"MALLOC HOST tid=7 ptr=4096 owner=model", "MSTX Mark tid=7 name=loss"}));
+}
+
+TEST_F(ContextTest, StringIdsArePerAgentInstanceAndEqualTextsShareASessionId) {
+  feed(hello(kPid, kInst));
+  feed(hello(kPid2, kInst2));
+  // The same agent id names different texts in two processes, and the same text has
+  // different agent ids.
+  feed(batch_with(kPid, kInst, 1, kFar, {{1, "model"}, {2, "data"}},
+                  {{7, {ev_ctx(2000, kPush, 1), ev_malloc(2010, 0x1000, 8)}}}));
+  feed(batch_with(kPid2, kInst2, 1, kFar, {{1, "data"}, {2, "model"}},
+                  {{9, {ev_ctx(2000, kPush, 2), ev_malloc(2020, 0x1000, 8)}}}));
+  ASSERT_EQ(lines(), (Lines{"MALLOC HOST tid=7 ptr=4096 owner=model",
+                            "MALLOC HOST tid=9 ptr=4096 owner=model"}));
+  EXPECT_EQ(rows[2].owner, rows[3].owner);
+}
+
+TEST_F(ContextTest, ForkChildsForkingThreadKeepsTheParentsOwnersAndOperators) {
+  feed(hello(kPid, kInst));
+  feed(
+      batch_with(kPid, kInst, 1, 4000,
+                 {{1, "loader"}, {2, "worker"}, {3, "aten::copy_"}, {4, "train.py(1): f\n"}},
+                 {{7,
+                   {ev_ctx(2000, kPush, 1), ev_ctx(2010, kPush, 2), ev_ctx(2020, Kind::OP_START, 3),
+                    ev_ctx(2030, Kind::PYTHON_STACK, 4), ev_fork(3000, kChild)}},
+                  // Another thread of the parent: its owners stay with it.
+                  {8, {ev_ctx(2040, kPush, 1)}}}));
+  feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
+  // The child is another agent instance: it defines its strings again, with its own ids.
+  feed(batch_with(kChild, kChildInst, 1, 5000, {{1, "aten::copy_"}},
+                  {{kChild,
+                    {ev_malloc(3200, 0x1000, 8), ev_ctx(3300, Kind::OP_END, 1), ev_ctx(3400, kPop),
+                     ev_malloc(3500, 0x2000, 8)}},
+                   {kChild + 1, {ev_malloc(3600, 0x3000, 8)}}}));
+  feed(bye(kPid, kInst, 2, 4500));
+  EXPECT_EQ(lines(), (Lines{
+                         "OP_LAUNCH ATEN_START tid=7 name=aten::copy_",
+                         // The parent's pending stack is not the child's.
+                         "MALLOC HOST tid=200 ptr=4096 name=aten::copy_ owner=loader@worker",
+                         "OP_LAUNCH ATEN_END tid=200 name=aten::copy_",
+                         "MALLOC HOST tid=200 ptr=8192 owner=loader",
+                         "MALLOC HOST tid=201 ptr=12288",
+                         "SYSTEM STOP_TRACE tid=100",
+                     }));
+}
+
+TEST_F(ContextTest, TraceSliceRowHasEpochStartAndEnd) {
+  feed(hello(kPid, kInst));
+  feed(batch_with(kPid, kInst, 1, kFar, {{1, "train.py(12): step"}},
+                  {{7, {Ev{2500, Kind::TRACE_SLICE, 2100, 2400, 1}}}}));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].event, DumpEvent::kTraceSlice);
+  EXPECT_EQ(rows[1].timestamp_ns, epoch(2100));
+  EXPECT_EQ(rows[1].end_ns, epoch(2400));
+  EXPECT_EQ(rows[1].process_id, kPid);
+  EXPECT_EQ(rows[1].thread_id, 7u);
+  EXPECT_EQ(text(rows[1].name), "train.py(12): step");
+}
+
+TEST_F(ContextTest, StringDefinitionWithIdZeroIsRejected) {
+  feed(hello(kPid, kInst));
+  const std::string error = feed_rejected(batch_with(kPid, kInst, 1, kFar, {{0, "x"}}, {}));
+  EXPECT_NE(error.find("batch.strings[0].id: 0"), std::string::npos) << error;
+}
+
+TEST_F(ContextTest, TraceSliceBeyondTheTimeRangeIsRejected) {
+  feed(hello(kPid, kInst));
+  const std::string error = feed_rejected(
+      batch_with(kPid, kInst, 1, kFar, {}, {{7, {Ev{2500, Kind::TRACE_SLICE, 1, ~0ull, 0}}}}));
+  EXPECT_NE(error.find("trace slice end"), std::string::npos) << error;
 }
 
 TEST_F(SessionTest, IngestThroughput) {

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <string_view>
 
 #include "monitor/store/memscope_format.h"
 
@@ -19,6 +21,12 @@ DumpRow malloc_row() {
   return row;
 }
 
+// Attr without an owner (the owner case has its own tests).
+std::string_view attr_of(const DumpRow& row, AttrText& buffer) {
+  static std::string spill;
+  return dump_attr_text(row, {}, buffer, spill);
+}
+
 TEST(MemscopeFormat, EventAndTypeNames) {
   EXPECT_EQ(dump_event_text(DumpEvent::kMalloc), "MALLOC");
   EXPECT_EQ(dump_event_text(DumpEvent::kFree), "FREE");
@@ -26,6 +34,53 @@ TEST(MemscopeFormat, EventAndTypeNames) {
   EXPECT_EQ(dump_event_type_text(DumpEventType::kHost), "HOST");
   EXPECT_EQ(dump_event_type_text(DumpEventType::kStartTrace), "START_TRACE");
   EXPECT_EQ(dump_event_type_text(DumpEventType::kStopTrace), "STOP_TRACE");
+}
+
+TEST(MemscopeFormat, ContextEventsAreSpelledAsMsMemScopeWritesThem) {
+  EXPECT_EQ(dump_event_text(DumpEvent::kMstx), "MSTX");
+  EXPECT_EQ(dump_event_text(DumpEvent::kOpLaunch), "OP_LAUNCH");
+  EXPECT_EQ(dump_event_type_text(DumpEventType::kStep), "STEP");
+  EXPECT_EQ(dump_event_type_text(DumpEventType::kMark), "Mark");
+  EXPECT_EQ(dump_event_type_text(DumpEventType::kRangeStart), "Range_start");
+  EXPECT_EQ(dump_event_type_text(DumpEventType::kRangeEnd), "Range_end");
+  EXPECT_EQ(dump_event_type_text(DumpEventType::kAtenStart), "ATEN_START");
+  EXPECT_EQ(dump_event_type_text(DumpEventType::kAtenEnd), "ATEN_END");
+  EXPECT_EQ(dump_device_id_text(DumpEvent::kMstx), "N/A");
+  EXPECT_EQ(dump_device_id_text(DumpEvent::kOpLaunch), "N/A");
+  StepText step;
+  EXPECT_EQ(format_step_text(42, step), "42");
+  EXPECT_EQ(format_step_text(std::numeric_limits<uint64_t>::max(), step), "18446744073709551615");
+  DumpRow mark;
+  mark.event = DumpEvent::kMstx;
+  mark.event_type = DumpEventType::kMark;
+  AttrText buffer;
+  PtrText ptr;
+  EXPECT_EQ(attr_of(mark, buffer), "");
+  EXPECT_EQ(dump_ptr_text(mark, ptr), "N/A");
+}
+
+TEST(MemscopeFormat, OwnerFollowsTheSizeAndBeforeKindAndInheritedFrom) {
+  DumpRow row = malloc_row();
+  AttrText buffer;
+  std::string spill;
+  const std::string owner = format_owner_attr("model@activations");
+  EXPECT_EQ(dump_attr_text(row, owner, buffer, spill),
+            R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992",)"
+            R"("owner":"model@activations"})");
+  row.is_mmap = true;
+  row.inherited_from_pid = 7;
+  EXPECT_EQ(dump_attr_text(row, owner, buffer, spill),
+            R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992",)"
+            R"("owner":"model@activations","kind":"mmap","inherited_from":"7"})");
+  // A label far longer than the fixed buffer.
+  const std::string long_label(1000, 'x');
+  const std::string_view attr = dump_attr_text(row, format_owner_attr(long_label), buffer, spill);
+  EXPECT_NE(attr.find(long_label), std::string_view::npos);
+  EXPECT_EQ(attr.substr(attr.size() - 2), "\"}");
+}
+
+TEST(MemscopeFormat, OwnerIsEscapedAsAJsonString) {
+  EXPECT_EQ(format_owner_attr("a\"b\\c\nd\x01"), R"(","owner":"a\"b\\c\nd\u0001)");
 }
 
 TEST(MemscopeFormat, DeviceIsCpuForHostMemoryAndNaForSystem) {
@@ -52,7 +107,7 @@ TEST(MemscopeFormat, PtrIsNaForSystemRows) {
 
 TEST(MemscopeFormat, AttrOfMallocMatchesMsMemScope) {
   AttrText buffer;
-  EXPECT_EQ(dump_attr_text(malloc_row(), buffer),
+  EXPECT_EQ(attr_of(malloc_row(), buffer),
             R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992"})");
 }
 
@@ -61,14 +116,14 @@ TEST(MemscopeFormat, AttrAddsKindThenInheritedFrom) {
   row.event = DumpEvent::kFree;
   row.is_mmap = true;
   AttrText buffer;
-  EXPECT_EQ(dump_attr_text(row, buffer),
+  EXPECT_EQ(attr_of(row, buffer),
             R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992","kind":"mmap"})");
   row.inherited_from_pid = 4242;
-  EXPECT_EQ(dump_attr_text(row, buffer),
+  EXPECT_EQ(attr_of(row, buffer),
             R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992",)"
             R"("kind":"mmap","inherited_from":"4242"})");
   row.is_mmap = false;
-  EXPECT_EQ(dump_attr_text(row, buffer),
+  EXPECT_EQ(attr_of(row, buffer),
             R"({"allocation_id":"4","addr":"0x000012c080000000","size":"6356992",)"
             R"("inherited_from":"4242"})");
 }
@@ -79,7 +134,7 @@ TEST(MemscopeFormat, AttrAtItsLongestFitsTheBuffer) {
   row.is_mmap = true;
   row.inherited_from_pid = std::numeric_limits<uint32_t>::max();
   AttrText buffer;
-  EXPECT_EQ(dump_attr_text(row, buffer),
+  EXPECT_EQ(attr_of(row, buffer),
             R"({"allocation_id":"18446744073709551615","addr":"0xffffffffffffffff",)"
             R"("size":"18446744073709551615","kind":"mmap","inherited_from":"4294967295"})");
 }
@@ -89,7 +144,7 @@ TEST(MemscopeFormat, AttrIsEmptyTextForSystemRows) {
   row.event = DumpEvent::kSystem;
   row.event_type = DumpEventType::kStartTrace;
   AttrText buffer;
-  const std::string_view attr = dump_attr_text(row, buffer);
+  const std::string_view attr = attr_of(row, buffer);
   EXPECT_TRUE(attr.empty());
   EXPECT_NE(attr.data(), nullptr);  // a null pointer would be bound as SQL NULL, not ''
 }
@@ -106,9 +161,9 @@ TEST(MemscopeFormat, SnapshotRowCarriesAppReservedAndTotal) {
   EXPECT_EQ(dump_event_type_text(row.event_type), "SNAPSHOT");
   EXPECT_EQ(dump_device_id_text(row.event), "cpu");
   EXPECT_EQ(dump_ptr_text(row, ptr), "N/A");
-  EXPECT_EQ(dump_attr_text(row, attr), R"({"app_reserved":"123456789","total":"25769803776"})");
+  EXPECT_EQ(attr_of(row, attr), R"({"app_reserved":"123456789","total":"25769803776"})");
   row.total_bytes = 0;  // unknown capacity: the key is left out rather than written as 0
-  EXPECT_EQ(dump_attr_text(row, attr), R"({"app_reserved":"123456789"})");
+  EXPECT_EQ(attr_of(row, attr), R"({"app_reserved":"123456789"})");
 }
 
 }  // namespace

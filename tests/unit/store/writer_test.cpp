@@ -222,6 +222,7 @@ ProcessInfo parent_process() {
   p.lost_frees = 5;
   p.inherited_blocks = 6;
   p.reconnects = 8;
+  p.unresolved_strings = 10;
   p.memory_total_bytes = 9;
   p.bye_received = true;
   p.child_pids = {4101, 4102};
@@ -268,6 +269,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                   {"lost_frees", "INTEGER"},
                   {"inherited_blocks", "INTEGER"},
                   {"reconnects", "INTEGER"},
+                  {"unresolved_strings", "INTEGER"},
                   {"memory_total_bytes", "INTEGER"},
                   {"bye_received", "INTEGER"},
                   {"child_pids", "TEXT"}}));
@@ -292,6 +294,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "5",
                    "6",
                    "8",
+                   "10",
                    "9",
                    "1",
                    "4101 4102"},
@@ -307,6 +310,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "0",
                    "1779862931000000000",
                    "1779862932000000000",
+                   "0",
                    "0",
                    "0",
                    "0",
@@ -345,6 +349,7 @@ TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
     uint64_t lost_frees;
     uint64_t inherited_blocks;
     uint64_t reconnects;
+    uint64_t unresolved_strings;
     bool bye_received;
     std::vector<uint32_t> child_pids;
   };
@@ -447,6 +452,165 @@ TEST(MemscopeWriter, DestructorWithoutFinishLeavesAnIncompletePartial) {
   EXPECT_LE(rows, 1000);
   EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE ID >= " + std::to_string(rows)),
             "0");
+}
+
+// Strings go in through define_string before the rows that use them, as the Session hands
+// them over; `texts` are defined as ids 1, 2, ... before the rows.
+std::string write_with_strings(const TempDir& dir, const std::vector<std::string>& texts,
+                               const std::vector<DumpRow>& rows) {
+  const std::string path = dir.file("memscope_dump_20260101000001.db");
+  std::string error;
+  auto writer = MemscopeWriter::create(path, &error);
+  if (writer == nullptr) {
+    ADD_FAILURE() << error;
+    return path;
+  }
+  for (size_t i = 0; i < texts.size(); ++i) writer->define_string(uint32_t(i + 1), texts[i]);
+  writer->append(rows.data(), rows.size());
+  if (!writer->finish({}, {}, &error)) ADD_FAILURE() << error;
+  return path;
+}
+
+// Session string ids of the texts below.
+enum : uint32_t { kOwnerModel = 1, kOwnerNested, kOpAdd, kPyStack, kCStack, kMarkText, kFunc };
+const std::vector<std::string> kTexts = {
+    "model",
+    "model@act\"ivations",
+    "aten::add",
+    "train.py(12): step\nmodel.py(3): forward\n",
+    "libtorch.so(at::empty+0x10) [0x7f0000001000]\n",
+    "epoch 1 begins",
+    "train.py(12): step",
+};
+
+DumpRow context_row(DumpEvent event, DumpEventType type, int64_t ts, uint32_t name) {
+  DumpRow row;
+  row.event = event;
+  row.event_type = type;
+  row.timestamp_ns = ts;
+  row.process_id = 100;
+  row.thread_id = 101;
+  row.name = name;
+  return row;
+}
+
+TEST(MemscopeWriter, ContextColumnsAndRows) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  DumpRow step = context_row(DumpEvent::kSystem, DumpEventType::kStep, 1000, 0);
+  step.step = 3;
+  DumpRow malloc = memory_row(DumpEvent::kMalloc, 1003, 100, 101, 0x1000, 64, 1);
+  malloc.owner = kOwnerNested;
+  malloc.name = kOpAdd;
+  malloc.stack_python = kPyStack;
+  malloc.stack_c = kCStack;
+  DumpRow plain = memory_row(DumpEvent::kMalloc, 1004, 100, 101, 0x2000, 32, 2);
+  DumpRow free = memory_row(DumpEvent::kFree, 1005, 100, 101, 0x1000, 64, 1);
+  free.owner = kOwnerNested;
+  DumpRow owned = memory_row(DumpEvent::kMalloc, 1006, 100, 101, 0x3000, 16, 3);
+  owned.owner = kOwnerModel;
+  owned.stack_python = kPyStack;
+  const std::string path = write_with_strings(
+      dir, kTexts,
+      {step, context_row(DumpEvent::kMstx, DumpEventType::kMark, 1001, kMarkText),
+       context_row(DumpEvent::kOpLaunch, DumpEventType::kAtenStart, 1002, kOpAdd), malloc, plain,
+       free, owned, context_row(DumpEvent::kOpLaunch, DumpEventType::kAtenEnd, 1007, kOpAdd),
+       context_row(DumpEvent::kMstx, DumpEventType::kRangeStart, 1008, kMarkText),
+       context_row(DumpEvent::kMstx, DumpEventType::kRangeEnd, 1009, kMarkText)});
+  const Rows expected = {
+      {"0", "SYSTEM", "STEP", "3", "1000", "100", "101", "N/A", "N/A", "", "", ""},
+      {"1", "MSTX", "Mark", "epoch 1 begins", "1001", "100", "101", "N/A", "N/A", "", "", ""},
+      {"2", "OP_LAUNCH", "ATEN_START", "aten::add", "1002", "100", "101", "N/A", "N/A", "", "", ""},
+      {"3", "MALLOC", "HOST", "aten::add", "1003", "100", "101", "cpu", "0x0000000000001000",
+       R"({"allocation_id":"1","addr":"0x0000000000001000","size":"64",)"
+       R"("owner":"model@act\"ivations"})",
+       kTexts[kPyStack - 1], kTexts[kCStack - 1]},
+      {"4", "MALLOC", "HOST", "N/A", "1004", "100", "101", "cpu", "0x0000000000002000",
+       R"({"allocation_id":"2","addr":"0x0000000000002000","size":"32"})", "", ""},
+      {"5", "FREE", "HOST", "N/A", "1005", "100", "101", "cpu", "0x0000000000001000",
+       R"({"allocation_id":"1","addr":"0x0000000000001000","size":"64",)"
+       R"("owner":"model@act\"ivations"})",
+       "", ""},
+      {"6", "MALLOC", "HOST", "N/A", "1006", "100", "101", "cpu", "0x0000000000003000",
+       R"({"allocation_id":"3","addr":"0x0000000000003000","size":"16","owner":"model"})",
+       kTexts[kPyStack - 1], ""},
+      {"7", "OP_LAUNCH", "ATEN_END", "aten::add", "1007", "100", "101", "N/A", "N/A", "", "", ""},
+      {"8", "MSTX", "Range_start", "epoch 1 begins", "1008", "100", "101", "N/A", "N/A", "", "",
+       ""},
+      {"9", "MSTX", "Range_end", "epoch 1 begins", "1009", "100", "101", "N/A", "N/A", "", "", ""},
+  };
+  Db db(path);
+  EXPECT_EQ(db.query(std::string(kAllColumns) + " ORDER BY ID"), expected);
+  // The owner reads back through SQLite's JSON functions, escapes undone.
+  EXPECT_EQ(db.value("SELECT json_extract(Attr, '$.owner') FROM memscope_dump WHERE ID = 3"),
+            "model@act\"ivations");
+  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE json_valid(Attr) = 0 AND "
+                     "Attr != ''"),
+            "0");
+}
+
+TEST(MemscopeWriter, TraceSlicesGoToPythonTraceTablesPerProcess) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  DumpRow slice;
+  slice.event = DumpEvent::kTraceSlice;
+  slice.process_id = 100;
+  slice.thread_id = 101;
+  slice.name = kFunc;
+  slice.timestamp_ns = 1779862930000000100;
+  slice.end_ns = 1779862930000000900;
+  DumpRow other = slice;
+  other.process_id = 200;
+  other.thread_id = 201;
+  other.timestamp_ns = 1779862930000001000;
+  other.end_ns = 1779862930000002000;
+  DumpRow later = slice;
+  later.timestamp_ns = 1779862930000003000;
+  later.end_ns = 1779862930000004000;
+  const std::string path =
+      write_with_strings(dir, kTexts,
+                         {system_row(DumpEventType::kStartTrace, 1, 100), slice, other, later,
+                          system_row(DumpEventType::kStopTrace, 2, 100)});
+  Db db(path);
+  // Slices take no memscope_dump ID: the dump's IDs stay dense.
+  EXPECT_EQ(db.query(R"sql(SELECT ID, "Event Type" FROM memscope_dump ORDER BY ID)sql"),
+            (Rows{{"0", "START_TRACE"}, {"1", "STOP_TRACE"}}));
+  EXPECT_EQ(db.query("SELECT name, type FROM pragma_table_info('python_trace_100')"),
+            (Rows{{"FuncInfo", "TEXT"},
+                  {"StartTime(ns)", "TEXT"},
+                  {"EndTime(ns)", "TEXT"},
+                  {"Thread Id", "INTEGER"},
+                  {"Process Id", "INTEGER"}}));
+  EXPECT_EQ(
+      db.query(
+          R"sql(SELECT FuncInfo, "StartTime(ns)", "EndTime(ns)", "Thread Id", )sql"
+          R"sql("Process Id", typeof("StartTime(ns)") FROM python_trace_100 ORDER BY rowid)sql"),
+      (Rows{{"train.py(12): step", "1779862930000000100", "1779862930000000900", "101", "100",
+             "text"},
+            {"train.py(12): step", "1779862930000003000", "1779862930000004000", "101", "100",
+             "text"}}));
+  EXPECT_EQ(db.query(R"sql(SELECT "StartTime(ns)", "Process Id" FROM python_trace_200)sql"),
+            (Rows{{"1779862930000001000", "200"}}));
+}
+
+TEST(MemscopeWriter, StringsDefinedBetweenAppendsReachLaterRows) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("s.db");
+  std::string error;
+  auto writer = MemscopeWriter::create(path, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  for (uint32_t i = 1; i <= 2000; ++i) {
+    writer->define_string(i, "owner" + std::to_string(i));
+    DumpRow row = memory_row(DumpEvent::kMalloc, i, 1, 1, 0x1000 + i * 16, 16, i);
+    row.owner = i;
+    writer->append(&row, 1);
+  }
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  Db db(path);
+  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE json_extract(Attr, '$.owner') = "
+                     "'owner' || (ID + 1)"),
+            "2000");
 }
 
 }  // namespace
