@@ -16,6 +16,9 @@ int report_command(const std::vector<std::string>& args);
 int replay_command(const std::vector<std::string>& args);
 
 // Shared by report and replay (report_command.cpp).
+// Events per Analyzer::add: large enough that its two analyses run side by side, small
+// enough that a streamed file stays within a few tens of MB.
+constexpr size_t kReportBatchEvents = 262144;
 // One of --top, --lazy-used-ms, --delayed-free-ms, --long-idle-ms, --capacity-mb at args[*i]
 // (with its value, advancing *i); false with *error otherwise.
 bool parse_analysis_option(const std::vector<std::string>& args, size_t* i,

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "monitor/cli/commands.h"
+#include "monitor/cli/recording_feed.h"
 #include "monitor/engine/analyzer.h"
 #include "monitor/store/reader/recording_reader.h"
 
@@ -31,12 +32,15 @@ bool parse_speed(const std::string& text, double* factor) {
 
 int replay_command(const std::vector<std::string>& args) {
   bool json = false;
+  bool low_memory = false;
   double speed = 0;
   std::string path, error;
   AnalyzerOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--json") {
       json = true;
+    } else if (args[i] == "--low-memory") {
+      low_memory = true;
     } else if (args[i] == "--speed" && i + 1 < args.size()) {
       if (!parse_speed(args[++i], &speed)) {
         fprintf(stderr, "memtap replay: --speed: expected max, 1x, 10x or <factor>x, got '%s'\n",
@@ -61,45 +65,62 @@ int replay_command(const std::vector<std::string>& args) {
     return 2;
   }
   install_stop_signals();
+  const FeedPlan plan = plan_feed(path, low_memory);
+  if (!plan.why.empty()) fprintf(stderr, "memtap replay: %s: %s\n", path.c_str(), plan.why.c_str());
+
+  using Clock = std::chrono::steady_clock;
   Recording rec;
-  if (!read_recording(path, &rec, &error)) {
+  Analyzer analyzer(&rec.strings, options);
+  size_t total = 0;  // known when the file is held, not when it streams
+  size_t done = 0;
+  int64_t first_ns = 0;
+  Clock::time_point started;
+  Clock::time_point next_progress;
+  // Everything due by now (in recording time) goes in at once: pacing per event would
+  // spend the time in the clock, not the engine.
+  auto pace = [&](const MemEvent* events, size_t n) {
+    if (done == 0 && n > 0) {
+      first_ns = events[0].ts_ns;
+      started = Clock::now();
+      next_progress = started + std::chrono::seconds(1);
+    }
+    size_t at = 0;
+    while (at < n) {
+      if (interrupted()) return false;
+      size_t end = n;
+      if (speed > 0) {
+        double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+        int64_t due_ns = first_ns + int64_t(elapsed_s * speed * 1e9);
+        end = at;
+        while (end < n && events[end].ts_ns <= due_ns && end - at < 65536) ++end;
+        if (end == at) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          continue;
+        }
+      }
+      analyzer.add(events + at, end - at);
+      done += end - at;
+      at = end;
+      if (Clock::now() >= next_progress) {
+        next_progress += std::chrono::seconds(1);
+        const double at_s = double(events[at - 1].ts_ns - first_ns) / 1e9;
+        if (total != 0) {
+          fprintf(stderr, "memtap replay: %.1f s into the recording, %zu of %zu events\n", at_s,
+                  done, total);
+        } else {
+          fprintf(stderr, "memtap replay: %.1f s into the recording, %zu events\n", at_s, done);
+        }
+      }
+    }
+    return true;
+  };
+  // Paced in small batches so that a 1x replay feeds the engine as a live run would.
+  const size_t batch = speed > 0 ? 65536 : kReportBatchEvents;
+  if (!feed_recording(path, plan, batch, &rec, &total, pace, &error)) {
     fprintf(stderr, "memtap replay: %s\n", error.c_str());
     return 1;
   }
-  using Clock = std::chrono::steady_clock;
-  Analyzer analyzer(&rec.strings, options);
-  const size_t n = rec.events.size();
-  const int64_t first_ns = n ? rec.events.front().ts_ns : 0;
-  const int64_t last_ns = n ? rec.events.back().ts_ns : 0;
-  const auto started = Clock::now();
-  auto next_progress = started + std::chrono::seconds(1);
-  size_t done = 0;
-  while (done < n && !interrupted()) {
-    // Everything due by now (in recording time) goes in at once: pacing per event would
-    // spend the time in the clock, not the engine.
-    size_t end = n;
-    if (speed > 0) {
-      double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
-      int64_t due_ns = first_ns + int64_t(elapsed_s * speed * 1e9);
-      end = done;
-      while (end < n && rec.events[end].ts_ns <= due_ns && end - done < 65536) ++end;
-      if (end == done) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        continue;
-      }
-    } else {
-      end = std::min(n, done + 65536);
-    }
-    analyzer.add(rec.events.data() + done, end - done);
-    done = end;
-    if (Clock::now() >= next_progress) {
-      next_progress += std::chrono::seconds(1);
-      fprintf(stderr, "memtap replay: %.1f s of %.1f s, %zu of %zu events\n",
-              double(rec.events[done - 1].ts_ns - first_ns) / 1e9, double(last_ns - first_ns) / 1e9,
-              done, n);
-    }
-  }
-  if (done < n) fprintf(stderr, "memtap replay: stopped after %zu of %zu events\n", done, n);
+  if (interrupted()) fprintf(stderr, "memtap replay: stopped after %zu events\n", done);
   print_recording_report(analyzer, rec, path, json);
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "monitor/cli/commands.h"
+#include "monitor/cli/recording_feed.h"
 #include "monitor/engine/analyzer.h"
 #include "monitor/report/report_render.h"
 #include "monitor/store/reader/recording_reader.h"
@@ -76,11 +77,14 @@ void print_recording_report(const Analyzer& analyzer, const Recording& rec, cons
 
 int report_command(const std::vector<std::string>& args) {
   bool json = false;
+  bool low_memory = false;
   std::string path, error;
   AnalyzerOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--json") {
       json = true;
+    } else if (args[i] == "--low-memory") {
+      low_memory = true;
     } else if (!args[i].empty() && args[i][0] == '-') {
       if (!parse_analysis_option(args, &i, &options, &error)) {
         fprintf(stderr, "memtap report: %s\n", error.c_str());
@@ -98,13 +102,22 @@ int report_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap report: no recording given (memtap report [--json] FILE)\n");
     return 2;
   }
+  const FeedPlan plan = plan_feed(path, low_memory);
+  if (!plan.why.empty()) fprintf(stderr, "memtap report: %s: %s\n", path.c_str(), plan.why.c_str());
   Recording rec;
-  if (!read_recording(path, &rec, &error)) {
+  Analyzer analyzer(&rec.strings, options);
+  size_t total = 0;
+  const bool read = feed_recording(
+      path, plan, kReportBatchEvents, &rec, &total,
+      [&](const MemEvent* events, size_t count) {
+        analyzer.add(events, count);
+        return true;
+      },
+      &error);
+  if (!read) {
     fprintf(stderr, "memtap report: %s\n", error.c_str());
     return 1;
   }
-  Analyzer analyzer(&rec.strings, options);
-  analyzer.add(rec.events.data(), rec.events.size());
   print_recording_report(analyzer, rec, path, json);
   return 0;
 }

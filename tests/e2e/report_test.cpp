@@ -92,6 +92,29 @@ TEST(Report, EverySharedSampleFileOpensAndReports) {
   }
 }
 
+// --low-memory streams the file in time order in batches instead of holding it; the
+// report must not change (a memtap recording, and msMemScope's files whose rows are not
+// in time order).
+TEST(Report, LowMemoryReadingReportsTheSame) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string db = dir.file("lm.db");
+  ProcessResult run = memtap(dir, {"run", "-o", db, "--", kAllocPattern});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << describe(run) << run.err;
+  const std::string data = std::string(MEMTAP_SHARED_DATA_DIR) + "/msmemscope/";
+  for (const std::string& file :
+       {db, data + "msinsight__memscope_dump_20260527062213.db",
+        data + "msmemscope__test_smoke_testfile_csvfile_memscope_dump_20250428113810.csv"}) {
+    ProcessResult held = memtap(dir, {"report", "--json", file});
+    ProcessResult streamed = memtap(dir, {"report", "--json", "--low-memory", file});
+    ProcessResult replayed = memtap(dir, {"replay", "--json", "--low-memory", file});
+    ASSERT_TRUE(held.exited && held.exit_code == 0) << file << describe(held) << held.err;
+    EXPECT_NE(held.out.find("\"devices\":[{"), std::string::npos) << file << held.out;
+    EXPECT_EQ(streamed.out, held.out) << file << streamed.err;
+    EXPECT_EQ(replayed.out, held.out) << file << replayed.err;
+  }
+}
+
 TEST(Report, BrokenFilesGiveOneLineNamingTheFile) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());

@@ -1,0 +1,83 @@
+// See recording_feed.h.
+#include "monitor/cli/recording_feed.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+namespace memtap {
+
+namespace {
+
+// A recording row takes at least ~100 bytes on disk (memtap writes ~180, msMemScope ~150),
+// so this over-counts events, which errs towards streaming.
+constexpr double kFileBytesPerEvent = 100;
+// The event array, plus a reader thread's part of it while the parts are joined.
+constexpr double kHeldBytesPerEvent = 2.0 * sizeof(MemEvent);
+
+double mem_available_bytes() {
+  FILE* f = std::fopen("/proc/meminfo", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  double kib = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "MemAvailable: %lf kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib * 1024;
+}
+
+}  // namespace
+
+FeedPlan plan_feed(const std::string& path, bool low_memory) {
+  FeedPlan plan;
+  if (low_memory) {
+    plan.stream = true;
+    return plan;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return plan;  // the reader will say what is wrong
+  const double need = double(st.st_size) / kFileBytesPerEvent * kHeldBytesPerEvent;
+  const double available = mem_available_bytes();
+  if (available > 0 && need > available / 2) {
+    plan.stream = true;
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "holding its events would take ~%.1f GiB of the %.1f GiB available: "
+                  "reading it in batches (--low-memory)",
+                  need / (1u << 30), available / (1u << 30));
+    plan.why = text;
+  }
+  return plan;
+}
+
+bool feed_recording(const std::string& path, const FeedPlan& plan, size_t batch_events,
+                    Recording* rec, size_t* total_events,
+                    const std::function<bool(const MemEvent* events, size_t count)>& on_batch,
+                    std::string* error) {
+  *total_events = 0;
+  batch_events = std::max<size_t>(batch_events, 1);
+  if (plan.stream) {
+    return stream_recording(
+        path, batch_events, rec,
+        [&](std::span<const MemEvent> batch) {
+          // The reader's batches are about batch_events; pass them on in at most that.
+          for (size_t at = 0; at < batch.size(); at += batch_events) {
+            if (!on_batch(batch.data() + at, std::min(batch_events, batch.size() - at)))
+              return false;
+          }
+          return true;
+        },
+        error);
+  }
+  if (!read_recording(path, rec, error)) return false;
+  *total_events = rec->events.size();
+  for (size_t at = 0; at < rec->events.size(); at += batch_events) {
+    if (!on_batch(rec->events.data() + at, std::min(batch_events, rec->events.size() - at))) break;
+  }
+  return true;
+}
+
+}  // namespace memtap
