@@ -80,6 +80,14 @@ HeldKind held_kind(EventKind kind) {
   return HeldKind::kFork;
 }
 
+// A program that pushes owners without popping them (or hostile input) must not make the
+// labels, and so the string table, grow without bound: pushes beyond this depth, or levels
+// that would make a label longer than kMaxOwnerLabelBytes, keep the label of the level
+// above. Operators nest no deeper than kMaxOpenOps; deeper starts are not tracked.
+constexpr size_t kMaxOwnerDepth = 64;
+constexpr size_t kMaxOwnerLabelBytes = 64 * 1024;
+constexpr size_t kMaxOpenOps = 256;
+
 // Every text any agent sent, once: equal texts of different processes share an id, so the
 // writer and the analyzer keep (and cache formatted forms of) each text once.
 class SessionStrings {
@@ -102,6 +110,7 @@ class SessionStrings {
     if (level == 0) return outer;
     const uint64_t key = (uint64_t{outer} << 32) | level;
     if (auto it = nested_.find(key); it != nested_.end()) return it->second;
+    if (texts_[outer].size() + 1 + texts_[level].size() > kMaxOwnerLabelBytes) return outer;
     std::string label = texts_[outer];
     label += '@';
     label += texts_[level];
@@ -125,11 +134,14 @@ class SessionStrings {
 // What one thread of a traced process is doing (session string ids).
 struct ThreadContext {
   std::vector<uint32_t> owners;  // the owner label at each nesting depth, outermost first
+  uint32_t owners_beyond = 0;    // pushes past kMaxOwnerDepth, still to be popped
   std::vector<uint32_t> ops;     // open operators, innermost last
   uint32_t stack_python = 0;     // for the thread's next malloc or mmap
   uint32_t stack_c = 0;
 
-  bool empty() const { return owners.empty() && ops.empty() && stack_python == 0 && stack_c == 0; }
+  bool empty() const {
+    return owners.empty() && owners_beyond == 0 && ops.empty() && stack_python == 0 && stack_c == 0;
+  }
 };
 
 std::string describe(const WireMessage& m) {
@@ -171,6 +183,7 @@ ThreadContext inherited_context(const ProcessState& parent, uint32_t thread_id) 
   ThreadContext context;
   if (auto it = parent.threads.find(thread_id); it != parent.threads.end()) {
     context.owners = it->second.owners;
+    context.owners_beyond = it->second.owners_beyond;
     context.ops = it->second.ops;
   }
   return context;
@@ -523,7 +536,7 @@ void Session::Impl::apply_context(ProcessState& p, uint32_t thread_id, const Hel
       row.name = text;
       break;
     case HeldKind::kOpStart:
-      context().ops.push_back(text);
+      if (ThreadContext& t = context(); t.ops.size() < kMaxOpenOps) t.ops.push_back(text);
       row.event = DumpEvent::kOpLaunch;
       row.event_type = DumpEventType::kAtenStart;
       row.name = text;
@@ -544,12 +557,21 @@ void Session::Impl::apply_context(ProcessState& p, uint32_t thread_id, const Hel
     }
     case HeldKind::kOwnerPush: {
       ThreadContext& t = context();
+      if (t.owners.size() >= kMaxOwnerDepth) {
+        ++t.owners_beyond;
+        return;
+      }
       t.owners.push_back(strings.nest(t.owners.empty() ? 0 : t.owners.back(), text));
       return;
     }
     case HeldKind::kOwnerPop:
       if (auto it = p.threads.find(thread_id); it != p.threads.end()) {
-        if (!it->second.owners.empty()) it->second.owners.pop_back();
+        ThreadContext& t = it->second;
+        if (t.owners_beyond != 0) {
+          --t.owners_beyond;
+        } else if (!t.owners.empty()) {
+          t.owners.pop_back();
+        }
         drop_if_empty();
       }
       return;

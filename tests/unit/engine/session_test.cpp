@@ -1127,6 +1127,32 @@ TEST_F(ContextTest, ForkChildsForkingThreadKeepsTheParentsOwnersAndOperators) {
                      }));
 }
 
+TEST_F(ContextTest, OwnerPushesWithoutPopsKeepLabelsBounded) {
+  feed(hello(kPid, kInst));
+  std::vector<Ev> events;
+  uint64_t ts = 2000;
+  for (int i = 0; i < 10000; ++i) events.push_back(ev_ctx(ts++, kPush, 1));
+  events.push_back(ev_malloc(ts++, 0x1000, 8));
+  // Popping all but one level leaves the outermost label.
+  for (int i = 0; i < 9999; ++i) events.push_back(ev_ctx(ts++, kPop));
+  events.push_back(ev_malloc(ts++, 0x2000, 8));
+  feed(batch_with(kPid, kInst, 1, kFar, {{1, "layer"}}, {{7, events}}));
+  ASSERT_EQ(rows.size(), 3u);
+  const std::string deep = text(rows[1].owner);
+  EXPECT_EQ(deep.size(), 64 * 6 - 1) << "64 levels of 'layer' joined by '@'";
+  EXPECT_EQ(text(rows[2].owner), "layer");
+  EXPECT_LT(strings.size(), 100u);
+}
+
+TEST_F(ContextTest, ChildHelloBeforeTheForkStillInheritsTheOwnerStack) {
+  feed(hello(kPid, kInst));
+  feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
+  feed(batch_with(kChild, kChildInst, 1, 5000, {}, {{kChild, {ev_malloc(3200, 0x1000, 8)}}}));
+  feed(batch_with(kPid, kInst, 1, 4000, {{1, "loader"}},
+                  {{7, {ev_ctx(2000, kPush, 1), ev_fork(3000, kChild)}}}));
+  EXPECT_EQ(lines(), (Lines{"MALLOC HOST tid=200 ptr=4096 owner=loader"}));
+}
+
 TEST_F(ContextTest, TraceSliceRowHasEpochStartAndEnd) {
   feed(hello(kPid, kInst));
   feed(batch_with(kPid, kInst, 1, kFar, {{1, "train.py(12): step"}},
