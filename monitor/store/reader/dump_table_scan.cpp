@@ -1,6 +1,10 @@
 // The rows of a dump table decoded into events (see dump_table_scan.h).
 #include "monitor/store/reader/dump_table_scan.h"
 
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
 #include "monitor/store/reader/dump_row_decoder.h"
 #include "monitor/store/reader/timestamp_unit.h"
 
@@ -54,12 +58,27 @@ class RowView {
   const DumpQuery& query_;
 };
 
+// SQLite gives a column INTEGER affinity when its declared type contains "INT".
+bool integer_affinity(const std::string& declared_type) {
+  std::string upper = declared_type;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return char(std::toupper(c)); });
+  return upper.find("INT") != std::string::npos;
+}
+
+// floor(a / b) for b > 0: the largest raw timestamp that is at most a nanoseconds.
+int64_t floor_div(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
 }  // namespace
 
 bool plan_dump_query(const std::string& path, sqlite3* db, const std::string& table,
-                     DumpQuery* query, std::string* error) {
+                     DumpQuery* query, std::string* error, bool names_and_stacks) {
   std::vector<std::string> columns;
-  if (!table_columns(path, db, table, &columns, error)) return false;
+  std::vector<std::string> types;
+  if (!table_columns(path, db, table, &columns, error, &types)) return false;
   for (DumpColumn required : {kColEvent, kColTimestamp}) {
     if (find_column(columns, kColumnNames[required]) < 0) {
       *error = path + ": table " + table + " has no column \"" + kColumnNames[required] +
@@ -71,13 +90,22 @@ bool plan_dump_query(const std::string& path, sqlite3* db, const std::string& ta
   std::string list;
   int selected = 0;
   for (int column = 0; column < kDumpColumnCount; ++column) {
-    const int found = find_column(columns, kColumnNames[column]);
+    const bool text_column =
+        column == kColName || column == kColStackPython || column == kColStackC;
+    const int found =
+        !names_and_stacks && text_column ? -1 : find_column(columns, kColumnNames[column]);
     query->at[column] = found < 0 ? -1 : selected++;
     if (found >= 0) list += quote_identifier(columns[found]) + ", ";
   }
   query->rowid_at = selected;
   query->select = "SELECT " + list + "rowid FROM " + quote_identifier(table);
-  query->timestamp = quote_identifier(columns[find_column(columns, "Timestamp(ns)")]);
+  const int timestamp = find_column(columns, kColumnNames[kColTimestamp]);
+  query->timestamp = quote_identifier(columns[timestamp]);
+  query->timestamp_integer = integer_affinity(types[timestamp]);
+  if (const int pid = find_column(columns, kColumnNames[kColPid]); pid >= 0) {
+    query->pid = quote_identifier(columns[pid]);
+    query->pid_integer = integer_affinity(types[pid]);
+  }
   return true;
 }
 
@@ -96,14 +124,36 @@ bool dump_timestamp_factor(const std::string& path, sqlite3* db, const DumpQuery
 bool scan_dump_rows(const std::string& path, sqlite3* db, const DumpQuery& query,
                     const DumpScan& scan, std::vector<MemEvent>* events, StringTable* strings,
                     RowProblems* problems, std::string* error) {
+  // The filter goes into SQL only where SQL compares as the decoder reads: numbers in a
+  // column declared INTEGER. Pid 0 stays out, since the decoder also reads `N/A` as 0.
+  // With the timestamp index the planner then walks the index up to the bound.
+  const RecordingFilter& filter = scan.filter;
+  const bool pid_in_sql = filter.pid && *filter.pid != 0 && query.pid_integer;
+  const bool ts_in_sql =
+      filter.max_ts_ns != std::numeric_limits<int64_t>::max() && query.timestamp_integer;
   std::string sql = query.select;
-  if (!scan.whole_table) sql += " WHERE rowid BETWEEN ?1 AND ?2";
+  const char* joint = " WHERE ";
+  if (!scan.whole_table) {
+    sql += std::string(joint) + "rowid BETWEEN ?1 AND ?2";
+    joint = " AND ";
+  }
+  if (pid_in_sql) {
+    sql += joint + query.pid + " = ?3";
+    joint = " AND ";
+  }
+  if (ts_in_sql) sql += joint + query.timestamp + " <= ?4";
   if (scan.time_order) sql += " ORDER BY " + query.timestamp + ", rowid";
   Statement s;
   int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s.stmt, nullptr);
   if (rc == SQLITE_OK && !scan.whole_table) {
     sqlite3_bind_int64(s.stmt, 1, scan.first_rowid);
     sqlite3_bind_int64(s.stmt, 2, scan.last_rowid);
+  }
+  if (rc == SQLITE_OK && pid_in_sql) sqlite3_bind_int64(s.stmt, 3, *filter.pid);
+  if (rc == SQLITE_OK && ts_in_sql) {
+    // Raw units: a microsecond file's bound is the last whole microsecond.
+    sqlite3_bind_int64(s.stmt, 4,
+                       floor_div(filter.max_ts_ns, std::max<int64_t>(scan.ts_factor, 1)));
   }
   DumpRowDecoder decoder(strings, scan.ts_factor);
   const RowView row(s.stmt, query);
@@ -127,6 +177,8 @@ bool scan_dump_rows(const std::string& path, sqlite3* db, const DumpQuery& query
     if (!decoder.decode(fields, &event, &problem)) {
       events->pop_back();
       skip_row(problems, row.where(), problem);
+    } else if (!filter.passes(event)) {
+      events->pop_back();  // what the query could not leave out
     }
     if (scan.drain && events->size() >= scan.batch_events && !scan.drain()) return true;
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "monitor/model/mem_event.h"
+#include "monitor/store/reader/recording_reader.h"
 #include "monitor/store/reader/row_problems.h"
 #include "monitor/store/reader/sqlite_access.h"
 
@@ -40,12 +41,18 @@ struct DumpQuery {
   std::string timestamp;                   // the timestamp column, quoted
   std::array<int, kDumpColumnCount> at{};  // result position of each column; -1: absent
   int rowid_at = 0;
+  // Whether SQL compares these columns' values as numbers (declared INTEGER, as memtap and
+  // msMemScope declare them): only then can a RecordingFilter go into the query.
+  bool timestamp_integer = false;
+  std::string pid;  // the Process Id column, quoted; "" when the table has none
+  bool pid_integer = false;
 };
 
-// Plans the query for `table`. False with *error naming the missing column and the columns
-// the table has.
+// Plans the query for `table`; without `names_and_stacks`, Name and the call stacks are
+// left out as if absent. False with *error naming the missing column and the columns the
+// table has.
 bool plan_dump_query(const std::string& path, sqlite3* db, const std::string& table,
-                     DumpQuery* query, std::string* error);
+                     DumpQuery* query, std::string* error, bool names_and_stacks = true);
 
 // The unit factor of the table's timestamps (TimestampUnit::factor_for) from its first
 // positive one in file order; 0 if it has none.
@@ -61,6 +68,9 @@ struct DumpScan {
   // Optional: called whenever *events holds batch_events or more; false stops the scan.
   std::function<bool()> drain;
   size_t batch_events = 0;
+  // Rows whose events it does not pass are left out: in the query where the columns allow
+  // (DumpQuery), else after decoding.
+  RecordingFilter filter;
 };
 
 // Appends the decoded rows to *events (strings interned into *strings), counting rows and

@@ -128,6 +128,54 @@ bool finish(const std::string& path, const RowProblems& problems, Recording* out
   return true;
 }
 
+// stream_recording and stream_recording_range: `filter` null reads everything.
+bool stream_events(const std::string& path, const RecordingFilter* filter, size_t batch_events,
+                   Recording* out, const EventBatchFn& on_batch, std::string* error) {
+  *out = Recording{};
+  batch_events = std::max<size_t>(batch_events, 1);
+  bool is_sqlite = false;
+  if (!sniff_sqlite(path, &is_sqlite, error)) return false;
+  RowProblems problems;
+  if (!is_sqlite) {
+    // CSVs are not in time order and carry no index: read whole, then hand out in batches.
+    if (!read_csv(path, out, &problems, error) || !finish(path, problems, out, error)) {
+      return false;
+    }
+    std::vector<MemEvent> events = std::move(out->events);
+    out->events.clear();
+    sort_by_time(&events);
+    if (frees_incomplete(events)) complete_frees(&events);
+    if (filter != nullptr) {
+      std::erase_if(events, [filter](const MemEvent& e) { return !filter->passes(e); });
+    }
+    ProcessCollector(*out).note(events, out);
+    for (size_t at = 0; at < events.size(); at += batch_events) {
+      const size_t count = std::min(batch_events, events.size() - at);
+      if (!on_batch(std::span<const MemEvent>(events.data() + at, count))) break;
+    }
+    return true;
+  }
+
+  std::optional<ProcessCollector> processes;  // made once memtap_session has been read
+  FreeMatcher matcher;
+  bool stopped = false;
+  SqliteReadOptions options;
+  options.time_order = true;
+  options.batch_events = batch_events;
+  if (filter != nullptr) options.filter = *filter;
+  options.drain = [&] {
+    if (!processes) processes.emplace(*out);
+    for (MemEvent& event : out->events) matcher.observe(&event);
+    processes->note(out->events, out);
+    stopped = !on_batch(out->events);
+    out->events.clear();
+    return !stopped;
+  };
+  if (!read_sqlite_recording(path, options, out, &problems, error)) return false;
+  if (!stopped && !out->events.empty()) options.drain();
+  return finish(path, problems, out, error);
+}
+
 }  // namespace
 
 bool read_recording(const std::string& path, Recording* out, std::string* error) {
@@ -146,45 +194,13 @@ bool read_recording(const std::string& path, Recording* out, std::string* error)
 
 bool stream_recording(const std::string& path, size_t batch_events, Recording* out,
                       const EventBatchFn& on_batch, std::string* error) {
-  *out = Recording{};
-  batch_events = std::max<size_t>(batch_events, 1);
-  bool is_sqlite = false;
-  if (!sniff_sqlite(path, &is_sqlite, error)) return false;
-  RowProblems problems;
-  if (!is_sqlite) {
-    // CSVs are not in time order and carry no index: read whole, then hand out in batches.
-    if (!read_csv(path, out, &problems, error) || !finish(path, problems, out, error)) {
-      return false;
-    }
-    std::vector<MemEvent> events = std::move(out->events);
-    out->events.clear();
-    sort_by_time(&events);
-    if (frees_incomplete(events)) complete_frees(&events);
-    ProcessCollector(*out).note(events, out);
-    for (size_t at = 0; at < events.size(); at += batch_events) {
-      const size_t count = std::min(batch_events, events.size() - at);
-      if (!on_batch(std::span<const MemEvent>(events.data() + at, count))) break;
-    }
-    return true;
-  }
+  return stream_events(path, nullptr, batch_events, out, on_batch, error);
+}
 
-  std::optional<ProcessCollector> processes;  // made once memtap_session has been read
-  FreeMatcher matcher;
-  bool stopped = false;
-  SqliteReadOptions options;
-  options.time_order = true;
-  options.batch_events = batch_events;
-  options.drain = [&] {
-    if (!processes) processes.emplace(*out);
-    for (MemEvent& event : out->events) matcher.observe(&event);
-    processes->note(out->events, out);
-    stopped = !on_batch(out->events);
-    out->events.clear();
-    return !stopped;
-  };
-  if (!read_sqlite_recording(path, options, out, &problems, error)) return false;
-  if (!stopped && !out->events.empty()) options.drain();
-  return finish(path, problems, out, error);
+bool stream_recording_range(const std::string& path, const RecordingFilter& filter,
+                            size_t batch_events, Recording* out, const EventBatchFn& on_batch,
+                            std::string* error) {
+  return stream_events(path, &filter, batch_events, out, on_batch, error);
 }
 
 }  // namespace memtap

@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,5 +69,31 @@ using EventBatchFn = std::function<bool(std::span<const MemEvent> batch)>;
 // returns true.
 bool stream_recording(const std::string& path, size_t batch_events, Recording* out,
                       const EventBatchFn& on_batch, std::string* error);
+
+// Which events stream_recording_range delivers: all of them by default.
+struct RecordingFilter {
+  std::optional<uint32_t> pid;                              // only this process's
+  int64_t max_ts_ns = std::numeric_limits<int64_t>::max();  // only those at or before
+  // Leaves a database's Name and call-stack columns unread (their ids are 0), for readers
+  // that need only times, sizes and owners: stacks are most of a real row's bytes.
+  bool skip_names_and_stacks = false;
+
+  bool passes(const MemEvent& event) const {
+    return (!pid || event.pid == *pid) && event.ts_ns <= max_ts_ns;
+  }
+};
+
+// stream_recording of the events `filter` lets through, for reading one process's past
+// again (store_detail_source.h). A database applies the filter in its query where the
+// columns compare as numbers (declared INTEGER, as memtap and msMemScope declare them), so
+// with the timestamp index of a finished memtap or msMemScope file only the rows up to
+// max_ts_ns are visited, in index order, and no sort is needed. A live `.partial` file has
+// no index until the writer finishes: SQLite then scans the table and sorts the rows that
+// pass. Whatever SQL cannot filter is filtered here after decoding, so the events are the
+// same either way: those stream_recording would deliver, minus the ones filtered out
+// (rows_read counts the rows the query returned). A CSV is read whole and then filtered.
+bool stream_recording_range(const std::string& path, const RecordingFilter& filter,
+                            size_t batch_events, Recording* out, const EventBatchFn& on_batch,
+                            std::string* error);
 
 }  // namespace memtap

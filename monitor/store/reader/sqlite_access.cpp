@@ -91,10 +91,16 @@ std::string join_names(const std::vector<std::string>& names) {
 }
 
 bool table_columns(const std::string& path, sqlite3* db, const std::string& table,
-                   std::vector<std::string>* columns, std::string* error) {
-  const std::string sql = "SELECT name FROM pragma_table_info('" + table + "') ORDER BY cid";
+                   std::vector<std::string>* columns, std::string* error,
+                   std::vector<std::string>* types) {
+  const std::string sql = "SELECT name, type FROM pragma_table_info('" + table + "') ORDER BY cid";
   return for_each_row(
-      path, db, sql, [&](sqlite3_stmt* s) { columns->push_back(column_string(s, 0)); }, error);
+      path, db, sql,
+      [&](sqlite3_stmt* s) {
+        columns->push_back(column_string(s, 0));
+        if (types != nullptr) types->push_back(column_string(s, 1));
+      },
+      error);
 }
 
 int find_column(const std::vector<std::string>& columns, std::string_view name) {

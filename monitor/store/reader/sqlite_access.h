@@ -61,10 +61,12 @@ std::string quote_identifier(const std::string& name);
 // Names joined with ", " (for messages).
 std::string join_names(const std::vector<std::string>& names);
 
-// The names of `table`'s columns (pragma_table_info), in table order. `table` must be one
-// of the reader's own table names (it is not quoted).
+// The names of `table`'s columns (pragma_table_info), in table order, and when `types` is
+// given their declared types ("" for none). `table` must be one of the reader's own table
+// names (it is not quoted).
 bool table_columns(const std::string& path, sqlite3* db, const std::string& table,
-                   std::vector<std::string>* columns, std::string* error);
+                   std::vector<std::string>* columns, std::string* error,
+                   std::vector<std::string>* types = nullptr);
 
 // Position of `name` in `columns`, ignoring case; -1 if absent.
 int find_column(const std::vector<std::string>& columns, std::string_view name);

@@ -115,6 +115,7 @@ bool read_file_order(const std::string& path, sqlite3* db, const DumpQuery& quer
   for (unsigned k = 0; k < threads; ++k) {
     DumpScan& scan = parts[k].scan;
     scan.ts_factor = ts_factor;
+    scan.filter = options.filter;
     scan.whole_table = threads == 1;
     scan.first_rowid = first + span * k / threads;
     scan.last_rowid = first + span * (k + 1) / threads - 1;
@@ -182,7 +183,8 @@ bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& opt
 
   DumpQuery query;
   int64_t ts_factor = 0;
-  if (!plan_dump_query(path, handle.db, dump_table, &query, error) ||
+  if (!plan_dump_query(path, handle.db, dump_table, &query, error,
+                       !options.filter.skip_names_and_stacks) ||
       !dump_timestamp_factor(path, handle.db, query, &ts_factor, error)) {
     return false;
   }
@@ -194,6 +196,7 @@ bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& opt
   scan.ts_factor = ts_factor;
   scan.drain = options.drain;
   scan.batch_events = options.batch_events;
+  scan.filter = options.filter;
   return scan_dump_rows(path, handle.db, query, scan, &out->events, &out->strings, problems, error);
 }
 

@@ -34,6 +34,8 @@ struct SqliteReadOptions {
   // on its own connection. 0: one per core, at most 8. Tests set these to force a split.
   unsigned max_threads = 0;
   int64_t min_rows_per_thread = 250'000;
+  // Only the events this lets through (see DumpScan::filter).
+  RecordingFilter filter;
 };
 
 // Appends the dump table's events to out->events and sets out->format to the table's name;
