@@ -1,6 +1,11 @@
 // `memtap run`: start a program with the agent preloaded, record what it (and every
 // process it forks or execs) streams, and exit with the program's exit code.
 //
+// The child's environment carries what the options ask of the agent (MEMTAP_STACKS,
+// MEMTAP_STACK_MIN_SIZE, MEMTAP_TORCH_OPS), and PYTHONPATH starts with the `memtap` Python
+// package beside the agent (<agent dir>/python: <build>/lib/python, <prefix>/lib/memtap/python),
+// whose sitecustomize turns on Python stacks and --torch-ops inside the interpreter.
+//
 // memtap becomes a child subreaper, so that orphaned descendants (a forked worker whose
 // parent already exited) are reaped here and seen to die, rather than lingering as
 // zombies that look alive.
@@ -11,7 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,8 +37,47 @@ namespace {
 struct RunOptions {
   std::string out;
   std::string connect;
+  std::string stacks;          // "python", "c", "python,c"; "" leaves MEMTAP_STACKS alone
+  std::string stack_min_size;  // bytes, as text; "" leaves MEMTAP_STACK_MIN_SIZE alone
+  bool torch_ops = false;
   std::vector<std::string> command;
 };
+
+// "1048576", "512KiB", "1MiB", "1.5GiB" (K, M, G and any case accepted) -> bytes.
+bool parse_size(const std::string& text, uint64_t* bytes) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  double value = strtod(begin, &end);
+  if (end == begin || errno != 0 || !(value >= 0) || !isdigit((unsigned char)text[0])) {
+    return false;
+  }
+  std::string unit(end);
+  for (char& c : unit) c = char(tolower((unsigned char)c));
+  double scale = 0;
+  if (unit.empty() || unit == "b") scale = 1;
+  if (unit == "k" || unit == "kib") scale = 1024.0;
+  if (unit == "m" || unit == "mib") scale = 1024.0 * 1024;
+  if (unit == "g" || unit == "gib") scale = 1024.0 * 1024 * 1024;
+  if (scale == 0 || value * scale > 1e18) return false;
+  double b = value * scale;
+  if (b != double(uint64_t(b))) return false;  // a fraction of a byte
+  *bytes = uint64_t(b);
+  return true;
+}
+
+// "python", "c", "python,c" (either order); false for anything else.
+bool valid_stacks(const std::string& list) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    std::string kind = list.substr(start, end - start);
+    if (kind != "python" && kind != "c") return false;
+    start = end + 1;
+  }
+  return true;
+}
 
 bool parse(const std::vector<std::string>& args, RunOptions* o) {
   size_t i = 0;
@@ -44,8 +91,30 @@ bool parse(const std::vector<std::string>& args, RunOptions* o) {
       o->out = args[++i];
     } else if (a == "--connect" && i + 1 < args.size()) {
       o->connect = args[++i];
+    } else if (a == "--stacks" && i + 1 < args.size()) {
+      o->stacks = args[++i];
+      if (!valid_stacks(o->stacks)) {
+        fprintf(stderr, "memtap run: --stacks '%s': expected python, c or python,c\n",
+                o->stacks.c_str());
+        return false;
+      }
+    } else if (a == "--stack-min-size" && i + 1 < args.size()) {
+      uint64_t bytes = 0;
+      if (!parse_size(args[++i], &bytes)) {
+        fprintf(stderr,
+                "memtap run: --stack-min-size '%s' is not a size (bytes, or a number with "
+                "KiB, MiB or GiB: 1MiB)\n",
+                args[i].c_str());
+        return false;
+      }
+      o->stack_min_size = std::to_string(bytes);
+    } else if (a == "--torch-ops") {
+      o->torch_ops = true;
     } else if (!a.empty() && a[0] == '-') {
-      fprintf(stderr, "memtap run: unknown option '%s'\n", a.c_str());
+      fprintf(stderr, "memtap run: unknown option '%s'%s\n", a.c_str(),
+              a == "-o" || a == "--connect" || a == "--stacks" || a == "--stack-min-size"
+                  ? " (it needs a value)"
+                  : "");
       return false;
     } else {
       break;  // the program, without "--"
@@ -53,7 +122,9 @@ bool parse(const std::vector<std::string>& args, RunOptions* o) {
   }
   o->command.assign(args.begin() + long(i), args.end());
   if (o->command.empty()) {
-    fprintf(stderr, "memtap run: no program given (memtap run [-o out.db] -- PROGRAM ARGS...)\n");
+    fprintf(stderr,
+            "memtap run: no program given (memtap run [-o out.db] [--stacks python,c] -- "
+            "PROGRAM ARGS...)\n");
     return false;
   }
   return true;
@@ -80,20 +151,41 @@ std::string resolve_program(const std::string& name) {
   return "";
 }
 
-// Environment for the child: the agent prepended to LD_PRELOAD, and where to stream.
-std::vector<std::string> child_environment(const std::string& agent, const std::string& endpoint) {
-  std::vector<std::string> env;
+// The `memtap` Python package beside the agent (see the top of this file), or "".
+std::string python_package_dir(const std::string& agent) {
+  std::string dir = agent.substr(0, agent.rfind('/')) + "/python";
+  return access((dir + "/memtap/__init__.py").c_str(), R_OK) == 0 ? dir : "";
+}
+
+// Environment for the child: the agent prepended to LD_PRELOAD, where to stream, what the
+// options ask of the agent, and the Python package first on PYTHONPATH.
+std::vector<std::string> child_environment(const RunOptions& o, const std::string& agent,
+                                           const std::string& endpoint) {
+  std::vector<std::pair<std::string, std::string>> set = {{"MEMTAP_ENDPOINT", endpoint}};
+  if (!o.stacks.empty()) set.push_back({"MEMTAP_STACKS", o.stacks});
+  if (!o.stack_min_size.empty()) set.push_back({"MEMTAP_STACK_MIN_SIZE", o.stack_min_size});
+  if (o.torch_ops) set.push_back({"MEMTAP_TORCH_OPS", "1"});
+  const std::string package = python_package_dir(agent);
   std::string preload = agent;
+  std::string pythonpath = package;
+  std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
-    if (kv.rfind("LD_PRELOAD=", 0) == 0) {
-      if (kv.size() > 11) preload += ":" + kv.substr(11);
-    } else if (kv.rfind("MEMTAP_ENDPOINT=", 0) != 0) {
+    std::string name = kv.substr(0, kv.find('='));
+    std::string value = kv.size() > name.size() ? kv.substr(name.size() + 1) : "";
+    bool replaced = false;
+    for (const auto& [n, v] : set) replaced = replaced || n == name;
+    if (name == "LD_PRELOAD") {
+      if (!value.empty()) preload += ":" + value;
+    } else if (name == "PYTHONPATH") {
+      if (!value.empty()) pythonpath += (pythonpath.empty() ? "" : ":") + value;
+    } else if (!replaced) {
       env.push_back(kv);
     }
   }
   env.push_back("LD_PRELOAD=" + preload);
-  env.push_back("MEMTAP_ENDPOINT=" + endpoint);
+  if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
+  for (const auto& [n, v] : set) env.push_back(n + "=" + v);
   return env;
 }
 
@@ -175,12 +267,19 @@ int run_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap run: cannot find libmemtap_agent.so next to the memtap executable\n");
     return 2;
   }
+  if (python_package_dir(agent).empty() &&
+      (o.torch_ops || o.stacks.find("python") != std::string::npos)) {
+    fprintf(stderr,
+            "memtap run: the memtap Python package is not beside the agent (%s/python): "
+            "--stacks python and --torch-ops will do nothing\n",
+            agent.substr(0, agent.rfind('/')).c_str());
+  }
   install_stop_signals();
   std::string error;
 
   if (!o.connect.empty()) {
     // Streaming into a monitor that runs elsewhere: no recording here.
-    pid_t pid = spawn(o, child_environment(agent, o.connect), &error);
+    pid_t pid = spawn(o, child_environment(o, agent, o.connect), &error);
     if (pid < 0) {
       fprintf(stderr, "memtap run: %s\n", error.c_str());
       return 127;
@@ -204,7 +303,7 @@ int run_command(const std::vector<std::string>& args) {
     return 2;
   }
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  pid_t child = spawn(o, child_environment(agent, endpoint), &error);
+  pid_t child = spawn(o, child_environment(o, agent, endpoint), &error);
   if (child < 0) {
     fprintf(stderr, "memtap run: %s\n", error.c_str());
     return 127;
