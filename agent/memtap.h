@@ -49,6 +49,15 @@ void memtap_op_end(uint32_t name_id);
  * are CLOCK_MONOTONIC nanoseconds (Python's time.monotonic_ns()). */
 void memtap_trace_slice(uint32_t func_id, uint64_t start_ns, uint64_t end_ns);
 
+/* Python call stacks (MEMTAP_STACKS=python): the agent follows the calling thread's Python
+ * frames from now on, with a C profile function it installs (PyEval_SetProfile), replacing
+ * the thread's profiler. Call it with the GIL held, from the thread itself (the Python
+ * package does, through ctypes.PyDLL: memtap._stacks.enable()). `skip_frames`: how many of
+ * the innermost running frames will never report their return (1 when called from a
+ * Python-level profile function, 0 otherwise). Returns 1 when installed, 0 when Python
+ * stacks are off or the interpreter lacks what the agent needs. */
+int memtap_python_stacks_thread_start(int skip_frames);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,9 @@
 // Order matters for causality: a release (free, munmap) is recorded before the memory
 // goes back, an acquisition after it is obtained, so a free's timestamp precedes that of
 // any malloc that returns the same address, on any thread.
+//
+// An acquisition of at least g_stack_min_size bytes is preceded by its call stack records
+// (agent/stacks.h); with stacks off that is one compare against UINT64_MAX, never taken.
 #include <sys/mman.h>
 
 #include <cstdarg>
@@ -14,6 +17,7 @@
 #include "agent/event_clock.h"
 #include "agent/raw_syscalls.h"
 #include "agent/real_functions.h"
+#include "agent/stacks.h"
 
 #define MEMTAP_HOOK extern "C" __attribute__((visibility("default")))
 
@@ -31,14 +35,24 @@ inline void note(EventKind kind, const void* p, size_t size) {
   }
 }
 
+// A block or mapping obtained: its stacks first when it is large enough.
+inline void note_acquired(EventKind kind, const void* p, size_t size) {
+  if (hooks_record()) {
+    if (__builtin_expect(size >= g_stack_min_size, 0)) record_call_stacks();
+    record_event(&g_agent.registry, g_agent.lossless, kind, uint64_t(p), size, event_clock_now());
+  }
+}
+
 // realloc moved or resized p into q: the old block ends at ts_before, the new one starts now.
 inline void on_realloc(void* p, void* q, size_t size, uint64_t ts_before) {
   if (!hooks_record()) return;
   if (p)
     record_event(&g_agent.registry, g_agent.lossless, EventKind::kFree, uint64_t(p), 0, ts_before);
-  if (q)
+  if (q) {
+    if (__builtin_expect(size >= g_stack_min_size, 0)) record_call_stacks();
     record_event(&g_agent.registry, g_agent.lossless, EventKind::kMalloc, uint64_t(q), size,
                  event_clock_now());
+  }
 }
 
 void* realloc_bootstrap_block(void* p, size_t size) {
@@ -52,7 +66,7 @@ void* realloc_bootstrap_block(void* p, size_t size) {
 MEMTAP_HOOK void* malloc(size_t size) {
   if (__builtin_expect(!ready(), 0)) return bootstrap_alloc(size, 16);
   void* p = g_real.malloc(size);
-  if (p) note(EventKind::kMalloc, p, size);
+  if (p) note_acquired(EventKind::kMalloc, p, size);
   return p;
 }
 
@@ -70,7 +84,7 @@ MEMTAP_HOOK void* calloc(size_t n, size_t size) {
     return bootstrap_alloc(total, 16);
   }
   void* p = g_real.calloc(n, size);
-  if (p) note(EventKind::kMalloc, p, n * size);
+  if (p) note_acquired(EventKind::kMalloc, p, n * size);
   return p;
 }
 
@@ -104,42 +118,42 @@ MEMTAP_HOOK int posix_memalign(void** out, size_t alignment, size_t size) {
     return *out ? 0 : ENOMEM;
   }
   int rc = g_real.posix_memalign(out, alignment, size);
-  if (rc == 0) note(EventKind::kMalloc, *out, size);
+  if (rc == 0) note_acquired(EventKind::kMalloc, *out, size);
   return rc;
 }
 
 MEMTAP_HOOK void* aligned_alloc(size_t alignment, size_t size) {
   if (__builtin_expect(!ready(), 0)) return bootstrap_alloc(size, alignment);
   void* p = g_real.aligned_alloc(alignment, size);
-  if (p) note(EventKind::kMalloc, p, size);
+  if (p) note_acquired(EventKind::kMalloc, p, size);
   return p;
 }
 
 MEMTAP_HOOK void* memalign(size_t alignment, size_t size) {
   if (__builtin_expect(!ready(), 0)) return bootstrap_alloc(size, alignment);
   void* p = g_real.memalign(alignment, size);
-  if (p) note(EventKind::kMalloc, p, size);
+  if (p) note_acquired(EventKind::kMalloc, p, size);
   return p;
 }
 
 MEMTAP_HOOK void* valloc(size_t size) {
   if (__builtin_expect(!ready(), 0)) return bootstrap_alloc(size, 4096);
   void* p = g_real.valloc(size);
-  if (p) note(EventKind::kMalloc, p, size);
+  if (p) note_acquired(EventKind::kMalloc, p, size);
   return p;
 }
 
 MEMTAP_HOOK void* pvalloc(size_t size) {
   if (__builtin_expect(!ready(), 0)) return bootstrap_alloc(size, 4096);
   void* p = g_real.pvalloc(size);
-  if (p) note(EventKind::kMalloc, p, size);
+  if (p) note_acquired(EventKind::kMalloc, p, size);
   return p;
 }
 
 MEMTAP_HOOK void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   void* p = ready() ? g_real.mmap(addr, len, prot, flags, fd, off)
                     : reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
-  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS)) note(EventKind::kMmap, p, len);
+  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS)) note_acquired(EventKind::kMmap, p, len);
   return p;
 }
 
@@ -172,6 +186,7 @@ MEMTAP_HOOK void* mremap(void* old, size_t old_size, size_t new_size, int flags,
       record_event(&g_agent.registry, g_agent.lossless, EventKind::kMunmap, uint64_t(old), old_size,
                    ts_before);
     }
+    if (__builtin_expect(new_size >= g_stack_min_size, 0)) record_call_stacks();
     record_event(&g_agent.registry, g_agent.lossless, EventKind::kMmap, uint64_t(p), new_size,
                  event_clock_now());
   }
