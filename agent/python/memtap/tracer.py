@@ -8,7 +8,9 @@ Between start() and stop() every Python function call becomes a slice (FuncInfo
 "file(line): function", start and end in time.monotonic_ns()) in the recording's
 python_trace_{pid} table, on the thread that ran it. Uses sys.setprofile and
 threading.setprofile, so it replaces any other profiler for that time and slows
-Python-heavy code noticeably; C functions are not traced. A no-op without the agent.
+Python-heavy code noticeably; C functions are not traced. A thread has one profile hook:
+while traced, its allocations carry no Python stack (--stacks python); stop() gives the
+hook back to the agent's stacks. A no-op without the agent.
 """
 import sys
 import threading
@@ -56,7 +58,11 @@ def _finish_thread(end_ns):
     stack = getattr(_local, "stack", None)
     while stack:
         code, start_ns = stack.pop()
-        _agent.lib.memtap_trace_slice(_func_id(code), start_ns, max(start_ns, end_ns))
+        if code is not _stop_code:
+            _agent.lib.memtap_trace_slice(_func_id(code), start_ns, max(start_ns, end_ns))
+    stacks = sys.modules.get("memtap._stacks")
+    if stacks is not None:  # Python stacks were on: their profile hook comes back
+        stacks.enable()
 
 
 def running():
@@ -82,7 +88,11 @@ def stop():
     global _running, _stop_ns
     if not _running:
         return
+    sys.setprofile(None)
     _stop_ns = _now()
     _running = False
     threading.setprofile(None)
     _finish_thread(_stop_ns)
+
+
+_stop_code = stop.__code__  # the tracer's own frame is not a slice
