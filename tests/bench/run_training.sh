@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Benchmark: memtap's overhead on PyTorch CPU training (issue 4's limits).
+#
+# Runs two workloads of examples/train_leak.py with /usr/bin/python3 (Debian's python3-torch):
+#   leak   the example as the README runs it (MLP 512-512-512-10, batch 64, one 40 MiB tensor
+#          kept per step), TRAIN_STEPS steps (default 30)
+#   large  a larger CPU training step: MLP 512-2048-2048-10, batch 64, no leak, 10 steps
+# each plain, under `memtap run` with stacks off, and under `memtap run --stacks python`
+# (Python stacks on allocations of at least the agent's default threshold), TRAIN_REPS
+# times (default 3; the modes interleaved, so a noisy neighbour hits all of them alike),
+# once as a user runs them and once pinned ("pin"): the program on CPU 0, memtap's monitor
+# on CPU 1, which separates the agent's own cost from the monitor competing with the
+# program for the CPUs (this machine has two; torch runs one thread here),
+# and prints a Markdown table of the training loop's wall time as the script measures it
+# (train_ms, from its first step to its last: interpreter start-up, `import torch` and the
+# recording's completion are outside it), medians and ratios to plain. Targets: stacks off
+# < 1.05x, Python stacks < 1.25x. It prints; it does not fail on ratios.
+#
+# Usage: tests/bench/run_training.sh
+# Environment: MEMTAP_BUILD_DIR (default build/), TRAIN_REPS (3), TRAIN_STEPS (30).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build_dir=${MEMTAP_BUILD_DIR:-$root/build}
+memtap=$build_dir/bin/memtap
+python=/usr/bin/python3
+reps=${TRAIN_REPS:-3}
+steps=${TRAIN_STEPS:-30}
+script=$root/examples/train_leak.py
+
+[[ -x $memtap ]] || { echo "run_training: $memtap not found; build first (scripts/build.sh)" >&2; exit 1; }
+"$python" -c 'import torch' 2>/dev/null ||
+  { echo "run_training: $python cannot import torch (apt install python3-torch)" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+declare -A args=(
+  [leak]="--steps $steps"
+  [large]="--no-leak --steps 10 --hidden 2048 --batch 64")
+workloads=(leak large)
+modes=(plain stacks_off stacks_python pin_plain pin_stacks_off pin_stacks_python)
+declare -A times  # "workload mode" -> space-separated train_ms of each run
+
+run_once() {  # workload mode -> prints train_ms
+  local w=$1 mode=$2 out monitor=() program=() memtap_args=()
+  if [[ $mode == pin_* ]]; then
+    monitor=(taskset -c 1)
+    program=(taskset -c 0)
+  fi
+  [[ $mode == *stacks_python ]] && memtap_args=(--stacks python)
+  # shellcheck disable=SC2086  # the workload's arguments are split on purpose
+  if [[ $mode == *plain ]]; then
+    out=$("${program[@]}" "$python" "$script" ${args[$w]} 2>/dev/null)
+  else
+    out=$("${monitor[@]}" "$memtap" run -o "$work/run.db" "${memtap_args[@]}" -- \
+      "${program[@]}" "$python" "$script" ${args[$w]} 2>/dev/null)
+  fi
+  rm -f "$work/run.db"
+  sed -n 's/.*train_ms=\([0-9.]*\).*/\1/p' <<<"$out"
+}
+
+median() {  # numbers... -> the median
+  printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+
+for ((r = 1; r <= reps; r++)); do
+  for w in "${workloads[@]}"; do
+    for mode in "${modes[@]}"; do
+      ms=$(run_once "$w" "$mode")
+      [[ -n $ms ]] || { echo "run_training: $w $mode printed no train_ms" >&2; exit 1; }
+      times["$w $mode"]+="$ms "
+      echo "run $r: $w $mode train_ms=$ms" >&2
+    done
+  done
+done
+
+echo "| workload | mode | train_ms per run | median ms | x plain |"
+echo "| --- | --- | --- | ---: | ---: |"
+for w in "${workloads[@]}"; do
+  # shellcheck disable=SC2086
+  for mode in "${modes[@]}"; do
+    base=plain
+    [[ $mode == pin_* ]] && base=pin_plain
+    # shellcheck disable=SC2086
+    plain=$(median ${times["$w $base"]})
+    # shellcheck disable=SC2086
+    m=$(median ${times["$w $mode"]})
+    printf '| %s | %s | %s | %.0f | %.3f |\n' "$w" "$mode" "$(echo ${times["$w $mode"]} | sed 's/ /, /g')" \
+      "$m" "$(awk -v a="$m" -v b="$plain" 'BEGIN {print a / b}')"
+  done
+done
+echo
+echo "(commit $(git -C "$root" rev-parse --short HEAD), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
