@@ -19,6 +19,7 @@
 #include <zmq.hpp>
 
 #include "common/wire.capnp.h"
+#include "tests/e2e/db_query.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace memtap::e2e {
@@ -298,6 +299,37 @@ TEST_F(Stacks, CStackNamesTheCallingFunctions) {
   EXPECT_NE(frames[0].find(") [0x"), std::string::npos) << frames[0];
   EXPECT_EQ(count_kind(s, wire::EventKind::PYTHON_STACK), 0u);
   expect_stacks_only_on_large_blocks(s, kDefaultMinSize);
+}
+
+// The whole path: memtap run --stacks python,c sets the environment and PYTHONPATH, and the
+// recording's Call Stack(Python) and Call Stack(C) columns hold the texts.
+TEST_F(Stacks, MemtapRunFillsTheCallStackColumns) {
+  if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
+  const std::string script = dir_.file("script.py");
+  std::ofstream(script) << kScript;
+  const std::string db = dir_.file("stacks.db");
+  ProcessSpec spec = spec_in(dir_, {kMemtapBin, "run", "--stacks", "python,c", "--stack-min-size",
+                                    "1MiB", "-o", db, "--", kPython, script});
+  spec.env_unset.push_back("PYTHONPATH");
+  ProcessResult r = run_process(spec, kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\n" << r.err;
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  DbRows rows;
+  ASSERT_TRUE(
+      q->query("SELECT \"Call Stack(Python)\", \"Call Stack(C)\" FROM memscope_dump "
+               "WHERE Event = 'MALLOC' AND Attr LIKE ?1 ORDER BY ID",
+               {"%\"size\":\"" + std::to_string(kBlockBytes + 1) + "\"%"}, &rows, &error))
+      << error;
+  ASSERT_EQ(rows.rows.size(), 2u) << "the block of the main thread and the worker's";
+  for (const auto& row : rows.rows) {
+    std::vector<std::string> frames = split_lines(row[0].text);
+    ASSERT_GE(frames.size(), 2u) << row[0].text;
+    EXPECT_EQ(frames[0], script + "(4): make_block");
+    EXPECT_EQ(frames[1], script + "(8): outer");
+    EXPECT_NE(row[1].text.find("(PyByteArray_"), std::string::npos) << row[1].text;
+  }
 }
 
 }  // namespace
