@@ -109,7 +109,7 @@ struct CodeSlot {
 
 // Code objects resolved so far keep a reference: their address cannot be reused by
 // another code object while the table names it.
-CodeSlot* g_code_slots = nullptr;  // kCodeSlots, mapped by the first thread start
+CodeSlot* g_code_slots = nullptr;  // kCodeSlots, mapped by init_once
 uint32_t g_code_count = 0;
 char* g_arena = nullptr;
 size_t g_arena_left = 0;
@@ -242,16 +242,18 @@ const char kCapsuleName[] = "memtap.python_stacks";
 
 __thread PyThreadStacks* tl_stacks __attribute__((tls_model("initial-exec"))) = nullptr;
 pthread_key_t g_thread_key;
-pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
-bool g_key_ok = false;
+pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+bool g_key_ok = false;  // and g_code_slots mapped
 
 void thread_exited(void* state) {
   tl_stacks = nullptr;
   raw_munmap(state, sizeof(PyThreadStacks));
 }
 
-void make_key() {
-  g_key_ok = pthread_key_create(&g_thread_key, thread_exited) == 0;
+// Once per process (a free-threaded interpreter may start two threads at once).
+void init_once() {
+  g_code_slots = static_cast<CodeSlot*>(raw_mmap_anon(sizeof(CodeSlot) * kCodeSlots));
+  g_key_ok = g_code_slots && pthread_key_create(&g_thread_key, thread_exited) == 0;
 }
 
 void on_profile_dropped(PyObject* capsule) {
@@ -386,12 +388,7 @@ extern "C" __attribute__((visibility("default"))) int memtap_python_stacks_threa
   if (!g_stack_settings.python || !hooks_record()) return 0;
   BusyScope busy;
   if (!resolve_api()) return 0;
-  if (!g_code_slots) {
-    // The first start runs with the GIL, before any profile function of ours exists.
-    g_code_slots = static_cast<CodeSlot*>(raw_mmap_anon(sizeof(CodeSlot) * kCodeSlots));
-    if (!g_code_slots) return 0;
-  }
-  pthread_once(&g_key_once, make_key);
+  pthread_once(&g_init_once, init_once);
   if (!g_key_ok) return 0;
   PyThreadStacks* s = tl_stacks;
   if (!s) {
