@@ -2,7 +2,6 @@
 
     memtap run -- /usr/bin/python3 examples/train_multirank.py            # 2 ranks
     memtap run -- /usr/bin/python3 examples/train_multirank.py --ranks 4
-    memtap run -- torchrun --standalone --nproc_per_node 2 examples/train_multirank.py
 
 Every rank is a process of its own, preloaded with the agent (the environment carries it),
 all streaming into the one monitor; the report lists each under its hostname and rank.
@@ -10,6 +9,7 @@ The agent reads RANK and WORLD_SIZE from the environment when the process starts
 the launcher here starts each rank (multiprocessing's "spawn": a fresh interpreter) with
 its own RANK in the environment, as torchrun does. torch.multiprocessing.spawn passes
 the rank only as an argument, after the process has started: the agent would not see it.
+Started with RANK already set (torchrun, Slurm) the script trains as that one rank.
 """
 import argparse
 import multiprocessing
