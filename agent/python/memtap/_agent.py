@@ -43,8 +43,8 @@ def _load():
 
 lib = _load()
 
-# text -> id. Ids are the agent's, stable for the life of the process; a fork child
-# starts with an empty cache so that its own agent instance sees every text it uses.
+# text -> id. Ids are the agent's, stable for the life of the process and kept by fork
+# children (their agent sends every text again), so the cache stays valid after fork.
 _ids = {}
 
 
@@ -59,6 +59,3 @@ def intern(text):
         _ids[text] = i
     return i
 
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_ids.clear)
