@@ -6,7 +6,7 @@
 #          kept per step), TRAIN_STEPS steps (default 30)
 #   large  a larger CPU training step: MLP 512-2048-2048-10, batch 64, no leak, 10 steps
 # each plain, under `memtap run` with stacks off, and under `memtap run --stacks python`
-# (Python stacks on allocations of at least the agent's default threshold), TRAIN_REPS
+# (Python stacks on allocations of at least 1 MiB, the agent's default), TRAIN_REPS
 # times (default 3; the modes interleaved, so a noisy neighbour hits all of them alike),
 # and, to separate the agent's own cost from the monitor's, with the agent preloaded but no
 # monitor listening ("agent_only": the hooks and stacks run and events are buffered, nothing
@@ -85,8 +85,9 @@ for w in "${workloads[@]}"; do
   for mode in "${modes[@]}"; do
     # shellcheck disable=SC2086
     m=$(median ${times["$w $mode"]})
-    printf '| %s | %s | %s | %.0f | %.3f |\n' "$w" "$mode" "$(echo ${times["$w $mode"]} | sed 's/ /, /g')" \
-      "$m" "$(awk -v a="$m" -v b="$plain" 'BEGIN {print a / b}')"
+    list=${times["$w $mode"]% }
+    printf '| %s | %s | %s | %.0f | %.3f |\n' "$w" "$mode" "${list// /, }" "$m" \
+      "$(awk -v a="$m" -v b="$plain" 'BEGIN {print a / b}')"
   done
 done
 echo
