@@ -2,6 +2,7 @@
 #include "monitor/report/report_render.h"
 
 #include <ctime>
+#include <string>
 
 #include "monitor/report/json_writer.h"
 
@@ -121,10 +122,12 @@ void device_text_section(const DeviceReport& d, FILE* out) {
   if (!d.scopes.empty()) {
     fprintf(out, "    Scopes (inclusive / exclusive allocated, true peak inside):\n");
     for (const ScopeEntry& s : d.scopes) {
-      fprintf(
-          out, "      %-8s %-32s x%-5lld %10s / %10s, peak %s\n", s.kind.c_str(), s.name.c_str(),
-          (long long)s.occurrences, bytes_text(double(s.inclusive_bytes)).c_str(),
-          bytes_text(double(s.exclusive_bytes)).c_str(), bytes_text(double(s.peak_bytes)).c_str());
+      // Owner labels have no occurrences (nothing opens and closes them): -1.
+      const std::string times = s.occurrences >= 0 ? "x" + std::to_string(s.occurrences) : "";
+      fprintf(out, "      %-8s %-32s %-6s %10s / %10s, peak %s\n", s.kind.c_str(), s.name.c_str(),
+              times.c_str(), bytes_text(double(s.inclusive_bytes)).c_str(),
+              bytes_text(double(s.exclusive_bytes)).c_str(),
+              bytes_text(double(s.peak_bytes)).c_str());
     }
   }
   const OomSection& o = d.oom;

@@ -52,6 +52,7 @@ std::vector<LeakSuspect> suspects(const StepHistory& h, int d, const KeyIndex& k
     for (size_t j = 0; j <= n; ++j) sxy += (double(j) - x_mean) * (y[j] - y_mean);
     const double slope = sxy / sxx;
     if (!(slope > o.min_bytes_per_step)) continue;
+    if (slope * double(n) < o.min_growth_of_live * y[n]) continue;
     LeakSuspect s;
     s.key = label_of(keys, strings, kHistoryDims[d], k);
     s.bytes_per_step = slope;

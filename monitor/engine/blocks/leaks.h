@@ -26,6 +26,10 @@ struct LeakOptions {
   double min_growth_fraction = 0.8;  // grew in at least this share of them
   size_t min_steps = 3;              // fewer complete steps: no step verdict
   double min_bytes_per_step = 0;     // the slope must be above this
+  // ... and the growth over the judged steps must be at least this share of what the key
+  // holds at the last step: a key holding 66 MiB that grows 304 B a step is churn, not a
+  // leak, while a small leak grows by about what it holds.
+  double min_growth_of_live = 0.01;
 };
 
 // Per-key live bytes at the last K+1 step boundaries. Step s begins at the s-th STEP event

@@ -50,6 +50,29 @@ TEST(Leaks, AnOwnerGrowing40MiBPerStepAmongSteadyOnesIsTheOneSuspect) {
   EXPECT_DOUBLE_EQ(r.stack_suspects[0].bytes_per_step, double(40 * kMiB));
 }
 
+// A key that holds a lot and creeps by a few bytes a step (an allocator's churn under no
+// label) is not a leak; a small key that grows by about what it holds is.
+TEST(Leaks, ACreepTinyAgainstWhatTheKeyHoldsIsNotASuspect) {
+  Script sc;
+  sc.malloc(1, 0x1000'0000, 64 * kMiB, {"", "big.py(1): hold"});
+  uint64_t creep = 0x3000'0000, small = 0x6000'0000;
+  run_steps(sc, 12, [&](int, int64_t t0) {
+    sc.malloc(t0 + 10, creep, 304, {"", "big.py(1): hold"});
+    creep += 4096;
+    sc.malloc(t0 + 20, small, 512, {"tiny", "small.py(2): keep"});
+    small += 4096;
+  });
+  BlockAnalyzer a(sc.strings);
+  sc.feed(a);
+  const LeakResult r = a.leaks(100, kHostDevice);
+  ASSERT_TRUE(r.step_based);
+  ASSERT_EQ(r.owner_suspects.size(), 1u);
+  EXPECT_EQ(r.owner_suspects[0].key.label, "tiny");
+  EXPECT_DOUBLE_EQ(r.owner_suspects[0].bytes_per_step, 512.0);
+  ASSERT_EQ(r.stack_suspects.size(), 1u);
+  EXPECT_EQ(r.stack_suspects[0].key.label, "small.py(2): keep");
+}
+
 TEST(Leaks, ASawtoothIsNotReportedButOneDipInTenIs) {
   // Live bytes of "saw" at boundaries 1..11: 0 40 80 0 40 80 0 40 80 0 40 (grows 7 of 10).
   // "mostly" grows every step but one: 9 of 10 >= 80%.
