@@ -1,9 +1,12 @@
 // Helpers shared by the memtap subcommands; see commands.h.
+#include <dirent.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 
 #include "monitor/cli/commands.h"
@@ -59,6 +62,25 @@ bool interrupted() {
 }
 int last_signal() {
   return g_signal;
+}
+
+int yield_cpu_to_the_program(bool calling_thread_too) {
+  int nice = 10;
+  if (const char* v = getenv("MEMTAP_MONITOR_NICE")) nice = atoi(v);
+  if (nice <= 0) return 0;
+  // Nice values are per thread on Linux: every thread the monitor has (and, by inheritance,
+  // any it starts later) steps back. Raising one's own nice needs no privilege.
+  const int self = int(gettid());
+  int changed = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) {
+      const int tid = atoi(e->d_name);
+      if (tid == self && !calling_thread_too) continue;
+      if (tid > 0 && setpriority(PRIO_PROCESS, id_t(tid), nice) == 0) ++changed;
+    }
+    closedir(d);
+  }
+  return changed;
 }
 
 }  // namespace memtap

@@ -34,6 +34,14 @@ std::string default_db_path();
 // The agent next to this executable: <bin>/../lib/libmemtap_agent.so, or
 // <bin>/../lib/memtap/libmemtap_agent.so in an installed tree. "" if neither exists.
 std::string find_agent_library();
+// The training process comes first: once `memtap run` has started the program, the
+// monitor's threads run at nice MEMTAP_MONITOR_NICE (default 10; 0 keeps them as they are),
+// so on a machine with few cores the program gets the CPU and the monitor the rest (the
+// agent's bounded buffers absorb the difference; the monitor catches up when the program
+// idles or ends). The thread that forks the program steps back only after the fork
+// (calling_thread_too), since a child inherits its nice value and may not lower it again.
+// Returns the number of threads changed.
+int yield_cpu_to_the_program(bool calling_thread_too);
 // Blocks SIGINT/SIGTERM's default action; interrupted() tells whether one arrived.
 void install_stop_signals();
 bool interrupted();

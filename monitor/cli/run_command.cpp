@@ -303,11 +303,13 @@ int run_command(const std::vector<std::string>& args) {
     return 2;
   }
   prctl(PR_SET_CHILD_SUBREAPER, 1);
+  yield_cpu_to_the_program(false);
   pid_t child = spawn(o, child_environment(o, agent, endpoint), &error);
   if (child < 0) {
     fprintf(stderr, "memtap run: %s\n", error.c_str());
     return 127;
   }
+  yield_cpu_to_the_program(true);
 
   using namespace std::chrono;
   const milliseconds grace(500);

@@ -56,6 +56,26 @@ TEST_F(MemtapRun, RecordsEveryEventOfTheAllocationPattern) {
   EXPECT_NE(r.err.find(db), std::string::npos) << "the summary names the recording:\n" << r.err;
 }
 
+// The training process comes first: while the program runs, every thread of the monitor
+// runs at nice 10 and the program at its own (0). The program waits (bounded) for the
+// thread that forked it to step back, which happens just after the fork.
+TEST_F(MemtapRun, MonitorThreadsStepBackForTheProgram) {
+  const std::string script =
+      "i=0; while [ $i -lt 2000 ] && [ \"$(cut -d' ' -f19 /proc/$PPID/stat)\" != 10 ]; do "
+      "i=$((i+1)); done; for t in /proc/$PPID/task/*; do echo monitor $(cut -d' ' -f19 "
+      "$t/stat); done; echo program $(cut -d' ' -f19 /proc/self/stat)";
+  ProcessResult r = run(dir.file("nice.db"), {"/bin/sh", "-c", script});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  EXPECT_NE(r.out.find("program 0\n"), std::string::npos) << r.out;
+  int monitor_threads = 0;
+  for (size_t at = r.out.find("monitor "); at != std::string::npos;
+       at = r.out.find("monitor ", at + 1)) {
+    ++monitor_threads;
+    EXPECT_EQ(r.out.substr(at, 11), "monitor 10\n") << r.out;
+  }
+  EXPECT_GE(monitor_threads, 2) << r.out;  // the main thread and the writer at least
+}
+
 TEST_F(MemtapRun, ExitsWithTheProgramsExitCode) {
   const std::string db = dir.file("exit7.db");
   WallWindow window;
