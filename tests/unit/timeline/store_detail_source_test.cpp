@@ -367,7 +367,9 @@ TEST(StoreDetailSource, OldRangesOfALongStreamComeBackAtFullResolution) {
   for (const SeriesInfo& info : curves) {
     const bool from_store = t.expect_exact(info, ts_of(t.rec, 3000), ts_of(t.rec, 5000));
     // Allocated, Reserved and Active (Allocated's series) change with every heap event.
-    if (info.key.curve <= timeline::Curve::kActive) EXPECT_TRUE(from_store);
+    if (info.key.curve <= timeline::Curve::kActive) {
+      EXPECT_TRUE(from_store);
+    }
     t.expect_exact(info, kStart - 5, ts_of(t.rec, 40));  // before the first point
     // t0 on a time several events share: the last of them is the one in force.
     size_t tie = 7 * 1000;
@@ -397,7 +399,9 @@ TEST(StoreDetailSource, MicrosecondFilesAreBoundedInTheirOwnUnit) {
   for (const SeriesInfo& info : t.live.series(77, kHostDevice, GroupBy::kOverall)) {
     // t1 between two whole microseconds: the last one at or before it is still in.
     const bool from_store = t.expect_exact(info, ts_of(t.rec, 1000) + 1, ts_of(t.rec, 3000) + 999);
-    if (info.key.curve == timeline::Curve::kAllocated) EXPECT_TRUE(from_store);
+    if (info.key.curve == timeline::Curve::kAllocated) {
+      EXPECT_TRUE(from_store);
+    }
     t.expect_exact(info, ts_of(t.rec, 1000) - 1, ts_of(t.rec, 3000) - 1);
   }
 }
@@ -527,7 +531,9 @@ TEST(StoreDetailSource, ALiveRecordingAnswersFromItsCommittedRows) {
   t.live.set_detail_source(make_store_detail_source(path, t.options()));
   for (const SeriesInfo& info : t.live.series(4242, kHostDevice, GroupBy::kOverall)) {
     const bool from_store = t.expect_exact(info, ts_of(t.rec, 2000), ts_of(t.rec, 6000));
-    if (info.key.curve == timeline::Curve::kAllocated) EXPECT_TRUE(from_store);
+    if (info.key.curve == timeline::Curve::kAllocated) {
+      EXPECT_TRUE(from_store);
+    }
   }
 }
 
@@ -559,7 +565,9 @@ TEST(StoreDetailSource, ALiveMemtapWriterPartialFile) {
   t.live.set_detail_source(make_store_detail_source(path, t.options()));
   for (const SeriesInfo& info : t.live.series(31337, kHostDevice, GroupBy::kOverall)) {
     const bool from_store = t.expect_exact(info, ts_of(t.rec, 1000), ts_of(t.rec, 4000));
-    if (info.key.curve == timeline::Curve::kAllocated) EXPECT_TRUE(from_store);
+    if (info.key.curve == timeline::Curve::kAllocated) {
+      EXPECT_TRUE(from_store);
+    }
   }
 }
 
