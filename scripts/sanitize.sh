@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The monitor's unit tests under sanitizers: ASan+UBSan for the engine (it decodes
-# untrusted messages), the analyses, the reader (untrusted files) and the store, TSan for the store's writer thread. The agent is
+# untrusted messages), the analyses, the reader (untrusted files) and the store, TSan for the store's writer thread and the agent's lock-free string log. The agent is
 # never built with a sanitizer (their runtimes interpose malloc themselves), and the
 # end-to-end tests preload it, so they run only in the plain build (scripts/test.sh).
 #
@@ -34,5 +34,5 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1
 run_sanitized asan address,undefined '-*Throughput*:*ReadSpeed*' engine_session_test \
-  store_writer_test timeline_test blocks_test report_render_test reader_test
-run_sanitized tsan thread '-*Throughput*:*DiskFull*' store_writer_test
+  store_writer_test timeline_test blocks_test report_render_test reader_test store_detail_test
+run_sanitized tsan thread '-*Throughput*:*DiskFull*' store_writer_test memtap_string_log_test

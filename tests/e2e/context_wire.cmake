@@ -6,11 +6,3 @@ target_compile_definitions(memtap_e2e_test PRIVATE
   MEMTAP_TEST_CONTEXT_CALLS="$<TARGET_FILE:memtap_test_context_calls>")
 add_dependencies(memtap_e2e_test memtap_test_context_calls)
 
-# The string log on its own (its writer from the agent, its reader from the sender), built
-# from their sources: neither library is linkable into a test.
-memtap_test(memtap_string_log_test
-  SOURCES
-    ${CMAKE_SOURCE_DIR}/tests/unit/agent/string_log_test.cpp
-    ${CMAKE_SOURCE_DIR}/agent/string_log.cpp
-    ${CMAKE_SOURCE_DIR}/agent/sender/string_drain.cpp
-  LIBS Threads::Threads)
