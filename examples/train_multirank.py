@@ -53,8 +53,12 @@ def train(steps):
         opt.step()
     dist.barrier()
     train_ms = (time.monotonic() - start) * 1000
-    print(f"rank={rank} world={world} pid={os.getpid()} loss={loss.item():.4f} "
-          f"train_ms={train_ms:.1f}", flush=True)
+    # One write(2) per line: the ranks share the terminal (or pipe), and print() may write
+    # the text and its newline separately when stdout is unbuffered, interleaving the ranks.
+    line = (f"rank={rank} world={world} pid={os.getpid()} loss={loss.item():.4f} "
+            f"train_ms={train_ms:.1f}\n")
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), line.encode())
     dist.destroy_process_group()
 
 
