@@ -19,10 +19,16 @@ int replay_command(const std::vector<std::string>& args);
 // Events per Analyzer::add: large enough that its two analyses run side by side, small
 // enough that a streamed file stays within a few tens of MB.
 constexpr size_t kReportBatchEvents = 262144;
-// One of --top, --lazy-used-ms, --delayed-free-ms, --long-idle-ms, --capacity-mb at args[*i]
-// (with its value, advancing *i); false with *error otherwise.
-bool parse_analysis_option(const std::vector<std::string>& args, size_t* i,
-                           AnalyzerOptions* options, std::string* error);
+// The options report and replay share.
+struct ReportOptions {
+  bool json = false;        // --json
+  bool low_memory = false;  // --low-memory (recording_feed.h)
+  AnalyzerOptions analysis;
+};
+// One of --json, --low-memory, --top, --lazy-used-ms, --delayed-free-ms, --long-idle-ms,
+// --capacity-mb at args[*i] (with its value, advancing *i); false with *error otherwise.
+bool parse_report_option(const std::vector<std::string>& args, size_t* i, ReportOptions* options,
+                         std::string* error);
 // The analyzer's report of a file, labelled with where it came from, on stdout as text or
 // JSON.
 void print_recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path,

@@ -31,24 +31,18 @@ bool parse_speed(const std::string& text, double* factor) {
 }  // namespace
 
 int replay_command(const std::vector<std::string>& args) {
-  bool json = false;
-  bool low_memory = false;
   double speed = 0;
   std::string path, error;
-  AnalyzerOptions options;
+  ReportOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json") {
-      json = true;
-    } else if (args[i] == "--low-memory") {
-      low_memory = true;
-    } else if (args[i] == "--speed" && i + 1 < args.size()) {
+    if (args[i] == "--speed" && i + 1 < args.size()) {
       if (!parse_speed(args[++i], &speed)) {
         fprintf(stderr, "memtap replay: --speed: expected max, 1x, 10x or <factor>x, got '%s'\n",
                 args[i].c_str());
         return 2;
       }
     } else if (!args[i].empty() && args[i][0] == '-') {
-      if (!parse_analysis_option(args, &i, &options, &error)) {
+      if (!parse_report_option(args, &i, &options, &error)) {
         fprintf(stderr, "memtap replay: %s\n", error.c_str());
         return 2;
       }
@@ -65,12 +59,12 @@ int replay_command(const std::vector<std::string>& args) {
     return 2;
   }
   install_stop_signals();
-  const FeedPlan plan = plan_feed(path, low_memory);
+  const FeedPlan plan = plan_feed(path, options.low_memory);
   if (!plan.why.empty()) fprintf(stderr, "memtap replay: %s: %s\n", path.c_str(), plan.why.c_str());
 
   using Clock = std::chrono::steady_clock;
   Recording rec;
-  Analyzer analyzer(&rec.strings, options);
+  Analyzer analyzer(&rec.strings, options.analysis);
   size_t total = 0;  // known when the file is held, not when it streams
   size_t done = 0;
   int64_t first_ns = 0;
@@ -121,7 +115,7 @@ int replay_command(const std::vector<std::string>& args) {
     return 1;
   }
   if (interrupted()) fprintf(stderr, "memtap replay: stopped after %zu events\n", done);
-  print_recording_report(analyzer, rec, path, json);
+  print_recording_report(analyzer, rec, path, options.json);
   return 0;
 }
 

@@ -24,9 +24,18 @@ bool parse_ms(const std::string& text, int64_t* out_ns) {
 
 }  // namespace
 
-bool parse_analysis_option(const std::vector<std::string>& args, size_t* i,
-                           AnalyzerOptions* options, std::string* error) {
+bool parse_report_option(const std::vector<std::string>& args, size_t* i, ReportOptions* report,
+                         std::string* error) {
   const std::string& a = args[*i];
+  if (a == "--json") {
+    report->json = true;
+    return true;
+  }
+  if (a == "--low-memory") {
+    report->low_memory = true;
+    return true;
+  }
+  AnalyzerOptions* options = &report->analysis;
   auto next = [&](std::string* value) {
     if (*i + 1 >= args.size()) {
       *error = a + " needs a value";
@@ -76,17 +85,11 @@ void print_recording_report(const Analyzer& analyzer, const Recording& rec, cons
 }
 
 int report_command(const std::vector<std::string>& args) {
-  bool json = false;
-  bool low_memory = false;
   std::string path, error;
-  AnalyzerOptions options;
+  ReportOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--json") {
-      json = true;
-    } else if (args[i] == "--low-memory") {
-      low_memory = true;
-    } else if (!args[i].empty() && args[i][0] == '-') {
-      if (!parse_analysis_option(args, &i, &options, &error)) {
+    if (!args[i].empty() && args[i][0] == '-') {
+      if (!parse_report_option(args, &i, &options, &error)) {
         fprintf(stderr, "memtap report: %s\n", error.c_str());
         return 2;
       }
@@ -102,10 +105,10 @@ int report_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap report: no recording given (memtap report [--json] FILE)\n");
     return 2;
   }
-  const FeedPlan plan = plan_feed(path, low_memory);
+  const FeedPlan plan = plan_feed(path, options.low_memory);
   if (!plan.why.empty()) fprintf(stderr, "memtap report: %s: %s\n", path.c_str(), plan.why.c_str());
   Recording rec;
-  Analyzer analyzer(&rec.strings, options);
+  Analyzer analyzer(&rec.strings, options.analysis);
   size_t total = 0;
   const bool read = feed_recording(
       path, plan, kReportBatchEvents, &rec, &total,
@@ -118,7 +121,7 @@ int report_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap report: %s\n", error.c_str());
     return 1;
   }
-  print_recording_report(analyzer, rec, path, json);
+  print_recording_report(analyzer, rec, path, options.json);
   return 0;
 }
 
