@@ -3,7 +3,6 @@
 
 #include <sqlite3.h>
 
-#include <charconv>
 #include <string_view>
 
 #include "monitor/store/memscope_schema.h"
@@ -28,20 +27,12 @@ enum Param : int {
   kCallStackC,
 };
 
-// Parameter numbers of kInsertPythonTraceSql.
-enum TraceParam : int { kFuncInfo = 1, kStartTime, kEndTime, kTraceThreadId, kTraceProcessId };
-
 // Every text bound here is a string literal or a buffer in DumpInserter that outlives the
 // next sqlite3_step, which is what SQLITE_STATIC requires. Empty texts come from "" literals,
 // whose data() is not null: SQLite would bind a null pointer as NULL, and msMemScope's
 // empty columns are '' (readers test `Attr = ''`).
 int bind_static(sqlite3_stmt* stmt, int param, std::string_view text) {
   return sqlite3_bind_text(stmt, param, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
-}
-
-std::string_view decimal(int64_t value, StepText& out) {
-  const auto end = std::to_chars(out.data(), out.data() + out.size(), value).ptr;
-  return {out.data(), size_t(end - out.data())};
 }
 
 }  // namespace
@@ -62,7 +53,6 @@ DumpInserter::DumpInserter(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stm
 
 DumpInserter::~DumpInserter() {
   sqlite3_finalize(stmt_);
-  for (auto& entry : trace_inserts_) sqlite3_finalize(entry.second);
 }
 
 void DumpInserter::define_string(uint32_t id, std::string_view text) {
@@ -117,36 +107,6 @@ int DumpInserter::insert(int64_t id, const DumpRow& row) {
   }
   const int rc = sqlite3_step(stmt_);
   sqlite3_reset(stmt_);
-  return rc;
-}
-
-sqlite3_stmt* DumpInserter::trace_statement(uint32_t pid, int* rc) {
-  if (auto it = trace_inserts_.find(pid); it != trace_inserts_.end()) return it->second;
-  const std::string table = python_trace_table_name(pid);
-  *rc = sqlite3_exec(db_, python_trace_create_sql(table).c_str(), nullptr, nullptr, nullptr);
-  if (*rc != SQLITE_OK) return nullptr;
-  sqlite3_stmt* stmt = nullptr;
-  *rc = sqlite3_prepare_v3(db_, python_trace_insert_sql(table).c_str(), -1,
-                           SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-  if (*rc != SQLITE_OK) {
-    sqlite3_finalize(stmt);
-    return nullptr;
-  }
-  trace_inserts_.emplace(pid, stmt);
-  return stmt;
-}
-
-int DumpInserter::insert_trace_slice(const DumpRow& row) {
-  int rc = SQLITE_OK;
-  sqlite3_stmt* stmt = trace_statement(row.process_id, &rc);
-  if (stmt == nullptr) return rc;
-  bind_static(stmt, kFuncInfo, text(row.name));
-  bind_static(stmt, kStartTime, decimal(row.timestamp_ns, trace_start_));
-  bind_static(stmt, kEndTime, decimal(row.end_ns, trace_end_));
-  sqlite3_bind_int64(stmt, kTraceThreadId, row.thread_id);
-  sqlite3_bind_int64(stmt, kTraceProcessId, row.process_id);
-  rc = sqlite3_step(stmt);
-  sqlite3_reset(stmt);
   return rc;
 }
 

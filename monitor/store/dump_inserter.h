@@ -1,6 +1,6 @@
-// The prepared INSERTs of a recording (`memscope_dump`, and `python_trace_{pid}` per traced
-// process that sends tracer slices), the session strings their text comes from, and the
-// buffers their text parameters point at.
+// The prepared INSERT of msMemScope's text rows (`memscope_dump`), the session strings their
+// text comes from, and the buffers their text parameters point at; `python_trace_{pid}` rows
+// go through a TraceInserter. (compact_inserter.h writes the same rows as integers.)
 //
 // Ptr and Attr are formatted into buffers owned here and bound with SQLITE_STATIC, so
 // SQLite copies each value once, into the record, and no heap allocation happens per row.
@@ -14,11 +14,11 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "monitor/engine/dump_row.h"
 #include "monitor/store/memscope_format.h"
+#include "monitor/store/trace_inserter.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -41,15 +41,13 @@ class DumpInserter {
   // on success.
   int insert(int64_t id, const DumpRow& row);
 
-  // Writes a DumpEvent::kTraceSlice row into `python_trace_{pid}`, creating the table on
-  // the process's first slice. Returns SQLITE_DONE on success, or SQLite's error code.
-  int insert_trace_slice(const DumpRow& row);
+  // Writes a DumpEvent::kTraceSlice row into `python_trace_{pid}` (trace_inserter.h).
+  int insert_trace_slice(const DumpRow& row) { return traces_.insert(row, text(row.name)); }
 
  private:
   DumpInserter(sqlite3* db, sqlite3_stmt* stmt);
   const std::string& text(uint32_t id) const;
   std::string_view owner_attr(uint32_t owner);
-  sqlite3_stmt* trace_statement(uint32_t pid, int* rc);
 
   sqlite3* db_;
   sqlite3_stmt* stmt_;
@@ -65,9 +63,7 @@ class DumpInserter {
   uint32_t bound_name_ = kNothingBound;
   uint32_t bound_stack_python_ = kNothingBound;
   uint32_t bound_stack_c_ = kNothingBound;
-  std::unordered_map<uint32_t, sqlite3_stmt*> trace_inserts_;  // by pid
-  StepText trace_start_{};
-  StepText trace_end_{};
+  TraceInserter traces_{db_};
 };
 
 }  // namespace memtap

@@ -23,6 +23,8 @@
 #include <system_error>
 #include <thread>
 
+#include "monitor/store/compact_inserter.h"
+#include "monitor/store/compact_schema.h"
 #include "monitor/store/dump_inserter.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
@@ -79,7 +81,9 @@ struct MemscopeWriter::Impl {
   std::string partial_path;
   MemscopeWriterOptions options;
   sqlite3* db = nullptr;
-  std::unique_ptr<DumpInserter> inserter;
+  // One of the two, as options.compact says.
+  std::unique_ptr<DumpInserter> text;
+  std::unique_ptr<CompactInserter> compact;
 
   std::mutex mutex;
   std::condition_variable wake;
@@ -108,6 +112,7 @@ struct MemscopeWriter::Impl {
 
   bool open(std::string* reason);
   void run();
+  bool define_string(uint32_t id, const std::string& string);
   void write_rows(const std::vector<DumpRow>& rows);
   bool write_row(const DumpRow& row);
   bool begin();
@@ -140,10 +145,16 @@ bool MemscopeWriter::Impl::open(std::string* reason) {
     const std::string sql = "PRAGMA max_page_count=" + std::to_string(options.max_page_count);
     if (!sqlite_exec(db, sql.c_str(), reason)) return false;
   }
-  const std::string schema = std::string(kCreateMemscopeDumpSql) + ";" + memtap_tables_sql();
+  const std::string schema =
+      (options.compact ? compact_schema_sql() : std::string(kCreateMemscopeDumpSql) + ";") +
+      memtap_tables_sql();
   if (!sqlite_exec(db, schema.c_str(), reason)) return false;
-  inserter = DumpInserter::prepare(db, reason);
-  return inserter != nullptr;
+  if (options.compact) {
+    compact = CompactInserter::prepare(db, reason);
+    return compact != nullptr;
+  }
+  text = DumpInserter::prepare(db, reason);
+  return text != nullptr;
 }
 
 void MemscopeWriter::Impl::run() {
@@ -167,7 +178,9 @@ void MemscopeWriter::Impl::run() {
       mode = stop;
     }
     if (mode == StopMode::kAbandon) work.clear();
-    for (const auto& [id, text] : strings) inserter->define_string(id, text);
+    for (const auto& [id, string] : strings) {
+      if (!define_string(id, string)) break;
+    }
     strings.clear();
     write_rows(work);
     work.clear();  // keeps its capacity: swapped back in as the next `pending`
@@ -182,6 +195,20 @@ void MemscopeWriter::Impl::run() {
   }
 }
 
+bool MemscopeWriter::Impl::define_string(uint32_t id, const std::string& string) {
+  if (failed.load(std::memory_order_relaxed)) return false;
+  if (!compact) {
+    text->define_string(id, string);
+    return true;
+  }
+  // A compact file keeps its strings in memtap_string, written with the rows that use them.
+  if (!in_transaction && !begin()) return false;
+  const int rc = compact->define_string(id, string);
+  if (rc == SQLITE_DONE) return true;
+  fail("writing string " + std::to_string(id) + ": " + sqlite_error_text(db, rc));
+  return false;
+}
+
 void MemscopeWriter::Impl::write_rows(const std::vector<DumpRow>& rows) {
   for (const DumpRow& row : rows) {
     if (failed.load(std::memory_order_relaxed)) return;
@@ -193,7 +220,7 @@ void MemscopeWriter::Impl::write_rows(const std::vector<DumpRow>& rows) {
 
 bool MemscopeWriter::Impl::write_row(const DumpRow& row) {
   if (row.event == DumpEvent::kTraceSlice) {
-    const int rc = inserter->insert_trace_slice(row);
+    const int rc = compact ? compact->insert_trace_slice(row) : text->insert_trace_slice(row);
     if (rc != SQLITE_DONE) {
       fail("writing a python_trace_" + std::to_string(row.process_id) +
            " row: " + sqlite_error_text(db, rc));
@@ -201,7 +228,8 @@ bool MemscopeWriter::Impl::write_row(const DumpRow& row) {
     }
     return true;
   }
-  const int rc = inserter->insert(static_cast<int64_t>(next_id), row);
+  const int64_t id = static_cast<int64_t>(next_id);
+  const int rc = compact ? compact->insert(id, row) : text->insert(id, row);
   if (rc != SQLITE_DONE) {
     fail("writing row " + std::to_string(next_id) + ": " + sqlite_error_text(db, rc));
     return false;
@@ -222,7 +250,13 @@ bool MemscopeWriter::Impl::begin() {
 }
 
 bool MemscopeWriter::Impl::commit() {
-  const int rc = sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  int rc = compact ? compact->flush_chunk() : SQLITE_DONE;
+  if (rc != SQLITE_DONE) {
+    fail("writing the time chunk of row " + std::to_string(next_id - 1) + ": " +
+         sqlite_error_text(db, rc));
+    return false;
+  }
+  rc = sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) {
     fail("committing rows " + std::to_string(next_id - rows_in_transaction) + " to " +
          std::to_string(next_id - 1) + ": " + sqlite_error_text(db, rc));
@@ -254,7 +288,8 @@ void MemscopeWriter::Impl::stop_thread(StopMode mode) {
 }
 
 bool MemscopeWriter::Impl::close_db() {
-  inserter.reset();  // sqlite3_close refuses while a statement is unfinalized
+  text.reset();  // sqlite3_close refuses while a statement is unfinalized
+  compact.reset();
   const int rc = sqlite3_close(db);
   db = nullptr;
   return rc == SQLITE_OK;
@@ -268,10 +303,12 @@ bool MemscopeWriter::Impl::write_session_tables(
   all_meta.emplace_back("complete", "1");
   // Each CREATE INDEX sorts every row; with the default 2 MiB cache the sort spills to
   // many small runs on disk. The memory goes away with the connection.
-  const bool ok =
-      sqlite_exec(db, "PRAGMA cache_size=-65536", reason) && sqlite_exec(db, "BEGIN", reason) &&
-      write_memtap_session(db, processes, reason) && write_memtap_meta(db, all_meta, reason) &&
-      sqlite_exec(db, kCreateMemscopeDumpIndexesSql, reason) && sqlite_exec(db, "COMMIT", reason);
+  bool ok = sqlite_exec(db, "PRAGMA cache_size=-65536", reason) &&
+            sqlite_exec(db, "BEGIN", reason) && write_memtap_session(db, processes, reason) &&
+            write_memtap_meta(db, all_meta, reason) &&
+            // A view cannot be indexed; a compact file finds time ranges by memtap_event_chunk.
+            (options.compact || sqlite_exec(db, kCreateMemscopeDumpIndexesSql, reason)) &&
+            sqlite_exec(db, "COMMIT", reason);
   if (!ok && !sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
   return ok;
 }
@@ -366,7 +403,8 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
   }
   // Back to a rollback journal: this checkpoints the log into the file and removes it, and
   // the finished file can be opened read-only where no -shm file can be created.
-  w.inserter.reset();
+  w.text.reset();
+  w.compact.reset();
   if (!sqlite_exec(w.db, "PRAGMA journal_mode=DELETE", &reason)) {
     w.close_db();
     return report(reason);

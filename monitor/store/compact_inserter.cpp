@@ -1,0 +1,158 @@
+// The prepared INSERTs of a recording (see compact_inserter.h).
+#include "monitor/store/compact_inserter.h"
+
+#include <sqlite3.h>
+
+#include <string_view>
+#include <utility>
+
+#include "monitor/store/compact_schema.h"
+#include "monitor/store/memscope_schema.h"
+#include "monitor/store/sqlite_status.h"
+
+namespace memtap {
+namespace {
+
+// Parameter numbers, in the column order of memtap_event (compact_schema.h).
+enum Param : int {
+  kId = 1,
+  kEvent,
+  kEventType,
+  kTimestampOffset,
+  kThread,
+  kPtr,
+  kSizeBytes,
+  kAllocationId,
+  kName,
+  kOwner,
+  kStackPython,
+  kStackC,
+  kDetail,
+};
+
+int prepare_one(sqlite3* db, const char* sql, sqlite3_stmt** stmt) {
+  return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, nullptr);
+}
+
+int step_and_reset(sqlite3_stmt* stmt) {
+  const int rc = sqlite3_step(stmt);
+  sqlite3_reset(stmt);
+  return rc;
+}
+
+// Values that do not fit SQLite's signed 64-bit integers keep their bits.
+int64_t bits(uint64_t value) {
+  return static_cast<int64_t>(value);
+}
+
+}  // namespace
+
+std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::string* error) {
+  std::unique_ptr<CompactInserter> inserter(new CompactInserter(db));
+  const std::pair<sqlite3_stmt**, const char*> statements[] = {
+      {&inserter->event_, kInsertEventSql},     {&inserter->thread_, kInsertThreadSql},
+      {&inserter->string_, kInsertStringSql},   {&inserter->chunk_, kInsertEventChunkSql},
+      {&inserter->base_, kSetTimestampBaseSql},
+  };
+  for (const auto& [stmt, sql] : statements) {
+    const int rc = prepare_one(db, sql, stmt);
+    if (rc != SQLITE_OK) {
+      if (error != nullptr)
+        *error = "preparing `" + std::string(sql) + "`: " + sqlite_error_text(db, rc);
+      return nullptr;
+    }
+  }
+  return inserter;
+}
+
+CompactInserter::~CompactInserter() {
+  for (sqlite3_stmt* stmt : {event_, thread_, string_, chunk_, base_}) sqlite3_finalize(stmt);
+}
+
+int CompactInserter::define_string(uint32_t id, std::string_view text) {
+  while (strings_.size() <= id) strings_.emplace_back();
+  strings_[id].assign(text);
+  if (id == 0) return SQLITE_DONE;  // 0 is "none" in every column
+  sqlite3_bind_int64(string_, 1, id);
+  sqlite3_bind_text(string_, 2, strings_[id].data(), static_cast<int>(strings_[id].size()),
+                    SQLITE_STATIC);
+  return step_and_reset(string_);
+}
+
+const std::string& CompactInserter::text(uint32_t id) const {
+  return id < strings_.size() ? strings_[id] : strings_[0];
+}
+
+int64_t CompactInserter::thread_number(uint32_t pid, uint32_t tid, int* rc) {
+  const uint64_t key = (uint64_t{pid} << 32) | tid;
+  if (key == last_thread_key_) return last_thread_;
+  auto [it, added] = threads_.try_emplace(key, static_cast<int64_t>(threads_.size()));
+  if (added) {
+    sqlite3_bind_int64(thread_, 1, it->second);
+    sqlite3_bind_int64(thread_, 2, pid);
+    sqlite3_bind_int64(thread_, 3, tid);
+    *rc = step_and_reset(thread_);
+    if (*rc != SQLITE_DONE) {
+      threads_.erase(it);
+      return -1;
+    }
+  }
+  last_thread_key_ = key;
+  last_thread_ = it->second;
+  return it->second;
+}
+
+int CompactInserter::insert(int64_t id, const DumpRow& row) {
+  int rc = SQLITE_DONE;
+  const int64_t thread = thread_number(row.process_id, row.thread_id, &rc);
+  if (thread < 0) return rc;
+  if (!have_base_) {
+    // Times are stored from the first row's, so a run of up to 39 hours needs 6 bytes a
+    // row where epoch nanoseconds take 8.
+    sqlite3_bind_int64(base_, 1, row.timestamp_ns);
+    rc = step_and_reset(base_);
+    if (rc != SQLITE_DONE) return rc;
+    timestamp_base_ns_ = row.timestamp_ns;
+    have_base_ = true;
+  }
+  const int64_t offset = row.timestamp_ns - timestamp_base_ns_;
+  // Unused columns are bound as 0, which SQLite stores in no data byte at all.
+  const bool block = row.event == DumpEvent::kMalloc || row.event == DumpEvent::kFree;
+  const bool snapshot = row.event == DumpEvent::kSnapshot;
+  sqlite3_bind_int64(event_, kId, id);
+  sqlite3_bind_int64(event_, kEvent, static_cast<int>(row.event));
+  sqlite3_bind_int64(event_, kEventType, static_cast<int>(row.event_type));
+  sqlite3_bind_int64(event_, kTimestampOffset, offset);
+  sqlite3_bind_int64(event_, kThread, thread);
+  sqlite3_bind_int64(event_, kPtr, block ? bits(row.ptr) : 0);
+  sqlite3_bind_int64(event_, kSizeBytes, block || snapshot ? bits(row.size_bytes) : 0);
+  sqlite3_bind_int64(event_, kAllocationId, block ? bits(row.allocation_id) : 0);
+  sqlite3_bind_int64(event_, kName, row.name);
+  sqlite3_bind_int64(event_, kOwner, block ? row.owner : 0);
+  sqlite3_bind_int64(event_, kStackPython, row.stack_python);
+  sqlite3_bind_int64(event_, kStackC, row.stack_c);
+  sqlite3_bind_int64(event_, kDetail, pack_detail(row));
+  rc = step_and_reset(event_);
+  if (rc != SQLITE_DONE) return rc;
+  if (chunk_first_id_ >= 0 && id - chunk_first_id_ >= kEventChunkRows) {
+    rc = flush_chunk();
+    if (rc != SQLITE_DONE) return rc;
+    chunk_first_id_ = -1;
+  }
+  if (chunk_first_id_ < 0) {
+    chunk_first_id_ = id - id % kEventChunkRows;
+    chunk_min_offset_ = offset;
+  } else if (offset < chunk_min_offset_) {
+    chunk_min_offset_ = offset;
+  }
+  return SQLITE_DONE;
+}
+
+int CompactInserter::flush_chunk() {
+  if (chunk_first_id_ < 0) return SQLITE_DONE;
+  sqlite3_bind_int64(chunk_, 1, chunk_first_id_);
+  sqlite3_bind_int64(chunk_, 2, chunk_min_offset_);
+  return step_and_reset(chunk_);
+}
+
+}  // namespace memtap
