@@ -67,6 +67,23 @@ std::string write_recording(const TempDir& dir, const std::vector<std::vector<Du
   return path;
 }
 
+// The tests of what a file holds run on both storage forms: msMemScope's text table and the
+// compact integer tables with memscope_dump a view (MemscopeWriterOptions::compact). Both
+// must read back the same text, so the expected rows are written once.
+class WriterForms : public ::testing::TestWithParam<bool> {
+ protected:
+  MemscopeWriterOptions form() const {
+    MemscopeWriterOptions options;
+    options.compact = GetParam();
+    return options;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Storage, WriterForms, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "Compact" : "Text");
+                         });
+
 TEST(MemscopeWriter, SchemaEqualsMsMemScopeSample) {
   if (!exists(kSampleDb)) GTEST_SKIP() << "sample database not found: " << kSampleDb;
   TempDir dir;
@@ -114,7 +131,7 @@ TEST(MemscopeWriter, SystemRowTextMatchesMsMemScopeSample) {
                                           "'STOP_TRACE') ORDER BY ID"));
 }
 
-TEST(MemscopeWriter, EveryColumnOfEveryRowKind) {
+TEST_P(WriterForms, EveryColumnOfEveryRowKind) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   DumpRow mmap_malloc = memory_row(DumpEvent::kMalloc, 1003, 100, 101, 0x7f0000000000, 1 << 20, 2);
@@ -123,11 +140,13 @@ TEST(MemscopeWriter, EveryColumnOfEveryRowKind) {
   inherited_free.inherited_from_pid = 100;
   DumpRow unmatched_free = memory_row(DumpEvent::kFree, 1006, 200, 201, 0xdead0, 0, 0);
   const std::string path = write_recording(
-      dir, {{system_row(DumpEventType::kStartTrace, 1000, 100),
-             memory_row(DumpEvent::kMalloc, 1001, 100, 101, 0x5555aaaa0010, 48, 1),
-             memory_row(DumpEvent::kFree, 1002, 100, 101, 0x5555aaaa0010, 48, 1), mmap_malloc},
-            {system_row(DumpEventType::kStartTrace, 1004, 200), inherited_free, unmatched_free,
-             system_row(DumpEventType::kStopTrace, 1007, 100)}});
+      dir,
+      {{system_row(DumpEventType::kStartTrace, 1000, 100),
+        memory_row(DumpEvent::kMalloc, 1001, 100, 101, 0x5555aaaa0010, 48, 1),
+        memory_row(DumpEvent::kFree, 1002, 100, 101, 0x5555aaaa0010, 48, 1), mmap_malloc},
+       {system_row(DumpEventType::kStartTrace, 1004, 200), inherited_free, unmatched_free,
+        system_row(DumpEventType::kStopTrace, 1007, 100)}},
+      {}, {}, form());
   Db db(path);
   const Rows expected = {
       {"0", "SYSTEM", "START_TRACE", "N/A", "1000", "100", "100", "N/A", "N/A", "", "", ""},
@@ -157,7 +176,7 @@ TEST(MemscopeWriter, EveryColumnOfEveryRowKind) {
                           "text", "text", "text", "text", "text"}}));
 }
 
-TEST(MemscopeWriter, IdsFollowAppendOrderAcrossAppendsAndTransactions) {
+TEST_P(WriterForms, IdsFollowAppendOrderAcrossAppendsAndTransactions) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   // Timestamps deliberately not sorted: the ID is the append position, nothing else.
@@ -169,7 +188,7 @@ TEST(MemscopeWriter, IdsFollowAppendOrderAcrossAppendsAndTransactions) {
       rows.push_back(memory_row(DumpEvent::kMalloc, 5000 - n, 1 + n % 3, 7, 0x1000 + n, 8, n));
     }
   }
-  MemscopeWriterOptions options;
+  MemscopeWriterOptions options = form();
   options.rows_per_transaction = 4;  // 15 rows: several commits and a partial last one
   const std::string path = write_recording(dir, appends, {}, {}, options);
   Rows expected;
@@ -179,7 +198,7 @@ TEST(MemscopeWriter, IdsFollowAppendOrderAcrossAppendsAndTransactions) {
   }
   EXPECT_EQ(Db(path).query(R"sql(SELECT ID, "Timestamp(ns)", "Process Id", )sql"
                            R"sql(json_extract(Attr, '$.allocation_id') FROM memscope_dump )sql"
-                           R"sql(ORDER BY rowid)sql"),
+                           R"sql(ORDER BY ID)sql"),
             expected);
 }
 
@@ -430,13 +449,13 @@ TEST(MemscopeWriter, StalePartialAndOldRecordingAreReplaced) {
             (Rows{{"0", "STOP_TRACE"}}));
 }
 
-TEST(MemscopeWriter, DestructorWithoutFinishLeavesAnIncompletePartial) {
+TEST_P(WriterForms, DestructorWithoutFinishLeavesAnIncompletePartial) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("d.db");
   {
     std::string error;
-    auto writer = MemscopeWriter::create(path, &error);
+    auto writer = MemscopeWriter::create(path, form(), &error);
     ASSERT_NE(writer, nullptr) << error;
     std::vector<DumpRow> rows(1000, memory_row(DumpEvent::kMalloc, 1, 1, 1, 16, 16, 1));
     writer->append(rows.data(), rows.size());
@@ -457,10 +476,11 @@ TEST(MemscopeWriter, DestructorWithoutFinishLeavesAnIncompletePartial) {
 // Strings go in through define_string before the rows that use them, as the Session hands
 // them over; `texts` are defined as ids 1, 2, ... before the rows.
 std::string write_with_strings(const TempDir& dir, const std::vector<std::string>& texts,
-                               const std::vector<DumpRow>& rows) {
+                               const std::vector<DumpRow>& rows,
+                               const MemscopeWriterOptions& options) {
   const std::string path = dir.file("memscope_dump_20260101000001.db");
   std::string error;
-  auto writer = MemscopeWriter::create(path, &error);
+  auto writer = MemscopeWriter::create(path, options, &error);
   if (writer == nullptr) {
     ADD_FAILURE() << error;
     return path;
@@ -494,7 +514,7 @@ DumpRow context_row(DumpEvent event, DumpEventType type, int64_t ts, uint32_t na
   return row;
 }
 
-TEST(MemscopeWriter, ContextColumnsAndRows) {
+TEST_P(WriterForms, ContextColumnsAndRows) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   DumpRow step = context_row(DumpEvent::kSystem, DumpEventType::kStep, 1000, 0);
@@ -516,7 +536,8 @@ TEST(MemscopeWriter, ContextColumnsAndRows) {
        context_row(DumpEvent::kOpLaunch, DumpEventType::kAtenStart, 1002, kOpAdd), malloc, plain,
        free, owned, context_row(DumpEvent::kOpLaunch, DumpEventType::kAtenEnd, 1007, kOpAdd),
        context_row(DumpEvent::kMstx, DumpEventType::kRangeStart, 1008, kMarkText),
-       context_row(DumpEvent::kMstx, DumpEventType::kRangeEnd, 1009, kMarkText)});
+       context_row(DumpEvent::kMstx, DumpEventType::kRangeEnd, 1009, kMarkText)},
+      form());
   const Rows expected = {
       {"0", "SYSTEM", "STEP", "3", "1000", "100", "101", "N/A", "N/A", "", "", ""},
       {"1", "MSTX", "Mark", "epoch 1 begins", "1001", "100", "101", "N/A", "N/A", "", "", ""},
@@ -549,7 +570,7 @@ TEST(MemscopeWriter, ContextColumnsAndRows) {
             "0");
 }
 
-TEST(MemscopeWriter, TraceSlicesGoToPythonTraceTablesPerProcess) {
+TEST_P(WriterForms, TraceSlicesGoToPythonTraceTablesPerProcess) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   DumpRow slice;
@@ -570,7 +591,8 @@ TEST(MemscopeWriter, TraceSlicesGoToPythonTraceTablesPerProcess) {
   const std::string path =
       write_with_strings(dir, kTexts,
                          {system_row(DumpEventType::kStartTrace, 1, 100), slice, other, later,
-                          system_row(DumpEventType::kStopTrace, 2, 100)});
+                          system_row(DumpEventType::kStopTrace, 2, 100)},
+                         form());
   Db db(path);
   // Slices take no memscope_dump ID: the dump's IDs stay dense.
   EXPECT_EQ(db.query(R"sql(SELECT ID, "Event Type" FROM memscope_dump ORDER BY ID)sql"),
@@ -593,12 +615,12 @@ TEST(MemscopeWriter, TraceSlicesGoToPythonTraceTablesPerProcess) {
             (Rows{{"1779862930000001000", "200"}}));
 }
 
-TEST(MemscopeWriter, StringsDefinedBetweenAppendsReachLaterRows) {
+TEST_P(WriterForms, StringsDefinedBetweenAppendsReachLaterRows) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("s.db");
   std::string error;
-  auto writer = MemscopeWriter::create(path, &error);
+  auto writer = MemscopeWriter::create(path, form(), &error);
   ASSERT_NE(writer, nullptr) << error;
   for (uint32_t i = 1; i <= 2000; ++i) {
     writer->define_string(i, "owner" + std::to_string(i));
