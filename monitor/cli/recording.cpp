@@ -14,13 +14,14 @@ namespace memtap {
 
 std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
                                                     const std::string& db_path,
+                                                    const MemscopeWriterOptions& store,
                                                     std::string* error) {
   std::unique_ptr<LiveRecording> r(new LiveRecording);
   r->db_path_ = db_path;
   // The socket first: a failed bind must not leave a half-made database behind.
   r->socket_ = PullSocket::bind(endpoint, error);
   if (!r->socket_) return nullptr;
-  r->writer_ = MemscopeWriter::create(db_path, error);
+  r->writer_ = MemscopeWriter::create(db_path, store, error);
   if (!r->writer_) return nullptr;
   LiveRecording* self = r.get();
   r->analyzer_ = std::make_unique<Analyzer>(&r->strings_);

@@ -20,10 +20,12 @@ namespace memtap {
 
 class LiveRecording {
  public:
-  // Opens the output and binds the endpoint; nullptr with one line in *error otherwise.
-  // Nothing is left on disk when it fails.
+  // Opens the output (written as `store` says) and binds the endpoint; nullptr with one
+  // line in *error otherwise. Nothing is left on disk when it fails.
   static std::unique_ptr<LiveRecording> start(const std::string& endpoint,
-                                              const std::string& db_path, std::string* error);
+                                              const std::string& db_path,
+                                              const MemscopeWriterOptions& store,
+                                              std::string* error);
 
   // Receives and ingests messages for up to timeout_ms. Returns the number handled.
   size_t pump(int timeout_ms);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "tests/e2e/db_query.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace memtap::e2e {
@@ -48,6 +49,39 @@ TEST(Report, ReplayedRecordingReportsWhatTheLiveRunReported) {
   ProcessResult replay = memtap(dir, {"replay", db, "--speed", "max"});
   ASSERT_TRUE(replay.exited && replay.exit_code == 0) << describe(replay) << replay.err;
   EXPECT_EQ(report_body(replay.out, "memtap report: " + db), replayed);
+}
+
+// `memtap run --compact`: integer rows with memscope_dump a view, read back by report to
+// the same report the live run printed, and by SQL as msMemScope's rows.
+TEST(Report, ACompactRecordingReportsWhatTheLiveRunReported) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string db = dir.file("compact.db");
+  ProcessResult run = memtap(dir, {"run", "--compact", "-o", db, "--", kAllocPattern});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << describe(run) << run.err;
+  ProcessResult report = memtap(dir, {"report", db});
+  ASSERT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
+  const std::string live = report_body(run.err, "memtap report: live");
+  const std::string replayed = report_body(report.out, "memtap report: " + db);
+  ASSERT_FALSE(replayed.empty()) << report.out;
+  EXPECT_EQ(live.substr(0, replayed.size()), replayed) << "live:\n"
+                                                       << live << "\nreplayed:\n"
+                                                       << replayed;
+  std::string error;
+  auto file = DbQuery::open(db, &error);
+  ASSERT_NE(file, nullptr) << error;
+  DbRows type;
+  ASSERT_TRUE(
+      file->query("SELECT type FROM sqlite_master WHERE name = 'memscope_dump'", {}, &type, &error))
+      << error;
+  ASSERT_EQ(type.rows.size(), 1u);
+  EXPECT_EQ(type.rows[0][0].text, "view");
+  const int64_t rows = file->scalar_int("SELECT count(*) FROM memscope_dump");
+  EXPECT_GT(rows, 0);
+  EXPECT_EQ(rows, file->scalar_int("SELECT count(*) FROM memtap_event"));
+  EXPECT_GT(file->scalar_int("SELECT count(*) FROM memscope_dump WHERE Event = 'MALLOC' AND "
+                             "json_extract(Attr, '$.size') > 0"),
+            0);
 }
 
 TEST(Report, JsonOfAMemtapRecording) {
