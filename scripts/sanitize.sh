@@ -33,6 +33,6 @@ run_sanitized() {
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1
-run_sanitized asan address,undefined '-*Throughput*:*ReadSpeed*' engine_session_test \
+run_sanitized asan address,undefined '-*Throughput*:*ReadSpeed*:*FortyBytes*' engine_session_test \
   store_writer_test timeline_test blocks_test report_render_test reader_test store_detail_test
-run_sanitized tsan thread '-*Throughput*:*DiskFull*' store_writer_test memtap_string_log_test
+run_sanitized tsan thread '-*Throughput*:*DiskFull*:*FortyBytes*' store_writer_test memtap_string_log_test

@@ -64,6 +64,21 @@ int last_signal() {
   return g_signal;
 }
 
+bool recording_options(bool compact, MemscopeWriterOptions* out, std::string* error) {
+  out->compact = compact;
+  const char* rows = getenv("MEMTAP_QUEUE_MEMORY_ROWS");
+  if (rows == nullptr || *rows == '\0') return true;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = strtoull(rows, &end, 10);
+  if (errno != 0 || *end != '\0' || !isdigit((unsigned char)rows[0])) {
+    *error = std::string("MEMTAP_QUEUE_MEMORY_ROWS='") + rows + "': expected a number of rows";
+    return false;
+  }
+  out->max_memory_rows = size_t(value);
+  return true;
+}
+
 int yield_cpu_to_the_program(bool calling_thread_too) {
   int nice = 10;
   if (const char* v = getenv("MEMTAP_MONITOR_NICE")) nice = atoi(v);

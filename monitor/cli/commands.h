@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "monitor/engine/analyzer.h"
+#include "monitor/store/memscope_writer.h"
 #include "monitor/store/reader/recording_reader.h"
 
 namespace memtap {
@@ -48,6 +49,11 @@ std::string find_agent_library();
 // (calling_thread_too), since a child inherits its nice value and may not lower it again.
 // Returns the number of threads changed.
 int yield_cpu_to_the_program(bool calling_thread_too);
+// How `memtap run` and `memtap record` write the recording: `compact` (--compact), and
+// MEMTAP_QUEUE_MEMORY_ROWS, the rows queued in memory before the queue goes to disk while
+// SQLite is behind (MemscopeWriterOptions::max_memory_rows; 0: memory only). A value
+// that is not a number is an error naming it.
+bool recording_options(bool compact, MemscopeWriterOptions* out, std::string* error);
 // Blocks SIGINT/SIGTERM's default action; interrupted() tells whether one arrived.
 void install_stop_signals();
 bool interrupted();

@@ -14,7 +14,7 @@ namespace memtap {
 
 int record_command(const std::vector<std::string>& args) {
   std::string endpoint, out;
-  MemscopeWriterOptions store;
+  bool compact = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if ((a == "--listen" || a == "-l") && i + 1 < args.size()) {
@@ -22,7 +22,7 @@ int record_command(const std::vector<std::string>& args) {
     } else if (a == "-o" && i + 1 < args.size()) {
       out = args[++i];
     } else if (a == "--compact") {
-      store.compact = true;
+      compact = true;
     } else {
       fprintf(stderr, "memtap record: unexpected argument '%s'\n", a.c_str());
       return 2;
@@ -38,6 +38,11 @@ int record_command(const std::vector<std::string>& args) {
   }
   if (out.empty()) out = default_db_path();
   install_stop_signals();
+  MemscopeWriterOptions store;
+  if (!recording_options(compact, &store, &error)) {
+    fprintf(stderr, "memtap record: %s\n", error.c_str());
+    return 2;
+  }
   auto rec = LiveRecording::start(endpoint, out, store, &error);
   if (!rec) {
     fprintf(stderr, "memtap record: %s\n", error.c_str());

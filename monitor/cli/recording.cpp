@@ -169,6 +169,12 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
 
 void LiveRecording::print_summary(FILE* out) const {
   print_session_header(out, db_path_, session_->processes(), session_->rejected_messages());
+  if (const uint64_t spooled = writer_->rows_spooled(); spooled != 0) {
+    fprintf(out,
+            "memtap: SQLite fell behind the live rate: %llu rows waited on disk until it caught "
+            "up; none were lost\n",
+            (unsigned long long)spooled);
+  }
   Report report = analyzer_->report(recorded_processes(session_->processes()));
   report.source = "live";
   report.format = "memscope_dump";

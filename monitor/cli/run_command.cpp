@@ -40,7 +40,7 @@ struct RunOptions {
   std::string stacks;          // "python", "c", "python,c"; "" leaves MEMTAP_STACKS alone
   std::string stack_min_size;  // bytes, as text; "" leaves MEMTAP_STACK_MIN_SIZE alone
   bool torch_ops = false;
-  MemscopeWriterOptions store;  // --compact
+  bool compact = false;
   std::vector<std::string> command;
 };
 
@@ -112,7 +112,7 @@ bool parse(const std::vector<std::string>& args, RunOptions* o) {
     } else if (a == "--torch-ops") {
       o->torch_ops = true;
     } else if (a == "--compact") {
-      o->store.compact = true;
+      o->compact = true;
     } else if (!a.empty() && a[0] == '-') {
       fprintf(stderr, "memtap run: unknown option '%s'%s\n", a.c_str(),
               a == "-o" || a == "--connect" || a == "--stacks" || a == "--stack-min-size"
@@ -300,7 +300,12 @@ int run_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap run: %s\n", error.c_str());
     return 2;
   }
-  auto rec = LiveRecording::start(endpoint, out, o.store, &error);
+  MemscopeWriterOptions store;
+  if (!recording_options(o.compact, &store, &error)) {
+    fprintf(stderr, "memtap run: %s\n", error.c_str());
+    return 2;
+  }
+  auto rec = LiveRecording::start(endpoint, out, store, &error);
   if (!rec) {
     fprintf(stderr, "memtap run: %s\n", error.c_str());
     return 2;

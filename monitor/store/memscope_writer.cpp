@@ -3,9 +3,12 @@
 // append() only copies rows into `pending` under a mutex (define_string, strings into
 // `pending_strings`); the writer thread swaps both out together and inserts them with the
 // lock released, strings first, so the engine never waits on SQLite and a row never comes
-// before a string it uses. The thread owns the connection until it is joined; after that finish()
-// or the destructor use it from the caller's thread. After the first SQLite error nothing more is
-// written: the rows are counted, the error is kept for finish() to report.
+// before a string it uses. Once `pending` holds max_memory_rows, rows queue in a file
+// instead (row_spool.h), and keep doing so until the writer has read that file empty, so
+// the order is always pending, then the spool, then `behind_spool` (rows that came while
+// the spool had rows but the disk refused more). The thread owns the connection until it is joined;
+// after that finish() or the destructor use it from the caller's thread. After the first SQLite
+// error nothing more is written: the rows are counted, the error is kept for finish() to report.
 #include "monitor/store/memscope_writer.h"
 
 #include <sqlite3.h>
@@ -28,6 +31,7 @@
 #include "monitor/store/dump_inserter.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
+#include "monitor/store/row_spool.h"
 #include "monitor/store/sqlite_status.h"
 
 namespace memtap {
@@ -89,7 +93,13 @@ struct MemscopeWriter::Impl {
   std::condition_variable wake;
   std::vector<DumpRow> pending;                                   // guarded by mutex
   std::vector<std::pair<uint32_t, std::string>> pending_strings;  // guarded by mutex
-  StopMode stop = StopMode::kRunning;                             // guarded by mutex
+  std::unique_ptr<RowSpool> spool;                                // guarded by mutex
+  std::vector<DumpRow> behind_spool;                              // guarded by mutex
+  bool spool_failed = false;                                      // guarded by mutex
+  std::string spool_error;                                        // guarded by mutex
+  std::atomic<uint64_t> rows_spooled{0};
+  uint64_t rows_lost_in_spool = 0;     // guarded by mutex
+  StopMode stop = StopMode::kRunning;  // guarded by mutex
   std::thread thread;
 
   std::atomic<uint64_t> rows_queued{0};   // written by append() only
@@ -113,6 +123,16 @@ struct MemscopeWriter::Impl {
   bool open(std::string* reason);
   void run();
   bool define_string(uint32_t id, const std::string& string);
+  // With the mutex held: whether the thread has anything to do.
+  bool has_work() const {
+    return !pending.empty() || !pending_strings.empty() || !behind_spool.empty() ||
+           (spool != nullptr && spool->unread() != 0);
+  }
+  // With the mutex held: queues rows for the thread, in memory or on disk.
+  void queue_rows(const DumpRow* rows, size_t count);
+  // The next rows to write, in order, into *work (empty: none); the mutex is held on entry
+  // and exit, and released while the spool is read.
+  void take_rows(std::unique_lock<std::mutex>& lock, std::vector<DumpRow>* work);
   void write_rows(const std::vector<DumpRow>& rows);
   bool write_row(const DumpRow& row);
   bool begin();
@@ -164,17 +184,15 @@ void MemscopeWriter::Impl::run() {
     StopMode mode;
     {
       std::unique_lock lock(mutex);
-      auto ready = [this] {
-        return !pending.empty() || !pending_strings.empty() || stop != StopMode::kRunning;
-      };
+      auto ready = [this] { return has_work() || stop != StopMode::kRunning; };
       // With a transaction open, wake at its deadline even if no rows come, to commit it.
       if (in_transaction) {
         wake.wait_until(lock, commit_deadline, ready);
       } else {
         wake.wait(lock, ready);
       }
-      work.swap(pending);
       strings.swap(pending_strings);
+      take_rows(lock, &work);
       mode = stop;
     }
     if (mode == StopMode::kAbandon) work.clear();
@@ -190,9 +208,56 @@ void MemscopeWriter::Impl::run() {
     if (mode == StopMode::kAbandon) return;
     if (mode == StopMode::kDrain) {
       std::lock_guard lock(mutex);
-      if (pending.empty() && pending_strings.empty()) return;
+      if (!has_work()) return;
     }
   }
+}
+
+void MemscopeWriter::Impl::queue_rows(const DumpRow* rows, size_t count) {
+  const bool spooling = spool != nullptr && spool->unread() != 0;
+  if (spooling && spool_failed) {
+    behind_spool.insert(behind_spool.end(), rows, rows + count);
+    return;
+  }
+  const bool full =
+      options.max_memory_rows != 0 && pending.size() + count > options.max_memory_rows;
+  if (!spooling && (!full || spool_failed)) {
+    pending.insert(pending.end(), rows, rows + count);
+    return;
+  }
+  if (spool == nullptr) spool = RowSpool::create(partial_path + ".spool", &spool_error);
+  if (spool != nullptr && spool->push(rows, count, &spool_error)) {
+    rows_spooled.fetch_add(count, std::memory_order_relaxed);
+    return;
+  }
+  // The disk refused: memory it is, after whatever the spool already holds.
+  spool_failed = true;
+  auto& queue = spool != nullptr && spool->unread() != 0 ? behind_spool : pending;
+  queue.insert(queue.end(), rows, rows + count);
+}
+
+void MemscopeWriter::Impl::take_rows(std::unique_lock<std::mutex>& lock,
+                                     std::vector<DumpRow>* work) {
+  work->swap(pending);
+  if (!work->empty()) return;
+  if (spool != nullptr && spool->unread() != 0) {
+    // Rows are read back in pieces the size of a transaction, with appends free to go on:
+    // the claimed range is never written again.
+    const RowSpool::Claim claim = spool->claim(options.rows_per_transaction);
+    std::string error;
+    lock.unlock();
+    const bool ok = spool->read(claim, work, &error);
+    lock.lock();
+    if (!ok) {
+      // Rows on a disk that cannot be read back are lost: say which, and how many.
+      if (spool_error.empty()) spool_error = error;
+      rows_lost_in_spool += claim.count;
+    }
+    spool->truncate_if_drained();
+    return;
+  }
+  work->swap(behind_spool);
+  if (!work->empty()) spool_failed = false;  // the spool is empty again: try it next time
 }
 
 bool MemscopeWriter::Impl::define_string(uint32_t id, const std::string& string) {
@@ -359,8 +424,8 @@ void MemscopeWriter::append(const DumpRow* rows, size_t count) {
   bool was_empty;
   {
     std::lock_guard lock(w.mutex);
-    was_empty = w.pending.empty() && w.pending_strings.empty();
-    w.pending.insert(w.pending.end(), rows, rows + count);
+    was_empty = !w.has_work();
+    w.queue_rows(rows, count);
   }
   // The thread only sleeps with both queues empty, so only that transition needs a wake-up.
   if (was_empty) w.wake.notify_one();
@@ -372,7 +437,7 @@ void MemscopeWriter::define_string(uint32_t id, std::string_view text) {
   bool was_empty;
   {
     std::lock_guard lock(w.mutex);
-    was_empty = w.pending.empty() && w.pending_strings.empty();
+    was_empty = !w.has_work();
     w.pending_strings.emplace_back(id, std::string(text));
   }
   if (was_empty) w.wake.notify_one();
@@ -389,6 +454,12 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
   if (w.finished) return report("finish() called twice");
   w.finished = true;
   w.stop_thread(StopMode::kDrain);
+  w.spool.reset();  // drained: nothing in it, and the file goes
+  if (w.rows_lost_in_spool != 0 && !w.failed.load()) {
+    w.error = std::to_string(w.rows_lost_in_spool) +
+              " rows could not be read back from the queue on disk: " + w.spool_error;
+    w.failed.store(true);
+  }
   if (w.failed.load()) {
     w.close_db();
     const uint64_t queued = w.rows_queued.load();
@@ -426,6 +497,10 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
 
 uint64_t MemscopeWriter::rows_written() const {
   return impl_->rows_written.load();
+}
+
+uint64_t MemscopeWriter::rows_spooled() const {
+  return impl_->rows_spooled.load();
 }
 
 uint64_t MemscopeWriter::rows_queued() const {

@@ -34,6 +34,10 @@ struct MemscopeWriterOptions {
   // the view as the table; MindStudio Insight and msMemScope's analyzer do not (they look
   // the table up with `type='table'`), so the default is msMemScope's own table.
   bool compact = false;
+  // Rows the queue holds in memory before further rows queue on disk, in
+  // `<path>.partial.spool` (about 100 bytes a row; the default is about 100 MB), until the
+  // writer has caught up. 0: memory only.
+  size_t max_memory_rows = size_t{1} << 20;
   // Test hook: caps the database at this many pages (PRAGMA max_page_count), so a test can
   // make SQLite fail with SQLITE_FULL exactly as on a full disk. 0: no cap.
   uint32_t max_page_count = 0;
@@ -57,7 +61,8 @@ class MemscopeWriter {
   // every row appended after it finds it.
   void define_string(uint32_t id, std::string_view text);
 
-  // Queues copies of the rows; never blocks on SQLite. memscope_dump IDs are assigned in
+  // Queues copies of the rows (in memory, or on disk past max_memory_rows); never blocks on
+  // SQLite. memscope_dump IDs are assigned in
   // append order, from 0; trace slice rows (python_trace_{pid}) take none. After a write
   // error the rows are counted but no longer queued.
   void append(const DumpRow* rows, size_t count);
@@ -71,6 +76,8 @@ class MemscopeWriter {
 
   // Rows committed to the file so far.
   uint64_t rows_written() const;
+  // Rows that waited on disk because SQLite fell behind (max_memory_rows).
+  uint64_t rows_spooled() const;
   // Rows appended so far (trace slices included), written or not.
   uint64_t rows_queued() const;
   const std::string& path() const;

@@ -15,19 +15,48 @@ class MemtapRun : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(dir.ok()) << "cannot create a temporary directory"; }
 
-  // Runs `memtap run -o <db> -- argv...` and waits for it.
+  // Runs `memtap run -o <db> [options...] -- argv...` (with `env` added to the
+  // environment) and waits for it.
   ProcessResult run(const std::string& db, const std::vector<std::string>& argv,
-                    pid_t* memtap_pid = nullptr) {
-    std::vector<std::string> cmd = {kMemtapBin, "run", "-o", db, "--"};
+                    pid_t* memtap_pid = nullptr, const std::vector<std::string>& options = {},
+                    const std::vector<std::string>& env = {}) {
+    std::vector<std::string> cmd = {kMemtapBin, "run", "-o", db};
+    cmd.insert(cmd.end(), options.begin(), options.end());
+    cmd.push_back("--");
     cmd.insert(cmd.end(), argv.begin(), argv.end());
     std::string error;
-    std::unique_ptr<Process> p = Process::start(spec_in(dir, cmd), &error);
+    ProcessSpec spec = spec_in(dir, cmd);
+    spec.env_set.insert(spec.env_set.end(), env.begin(), env.end());
+    std::unique_ptr<Process> p = Process::start(spec, &error);
     if (!p) {
       ADD_FAILURE() << error;
       return {};
     }
     if (memtap_pid) *memtap_pid = p->pid();
     return p->wait(kProcessTimeout);
+  }
+
+  // The allocation pattern recorded whole: every event, in a well-formed file. Returns the
+  // run, for more checks.
+  ProcessResult check_pattern_recording(const std::string& db,
+                                        const std::vector<std::string>& options = {},
+                                        const std::vector<std::string>& env = {}) {
+    WallWindow window;
+    window.begin_ns = realtime_now_ns();
+    pid_t memtap_pid = 0;
+    ProcessResult r = run(db, {kAllocPattern}, &memtap_pid, options, env);
+    window.end_ns = realtime_now_ns();
+    EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+    PatternRun pattern;
+    std::string error;
+    EXPECT_TRUE(parse_pattern_output(r.out, &pattern, &error)) << error;
+    pattern.expected_ppid = memtap_pid;
+    pattern.command_line = kAllocPattern;
+    RecordingData rec;
+    EXPECT_TRUE(load_recording(db, &rec, &error)) << error;
+    expect_well_formed(rec, window);
+    expect_alloc_pattern(rec, pattern);
+    return r;
   }
 
   TempDir dir;
@@ -54,6 +83,33 @@ TEST_F(MemtapRun, RecordsEveryEventOfTheAllocationPattern) {
   expect_alloc_pattern(rec, pattern);
   EXPECT_EQ(rec.sessions.size(), 2u) << "the program and its fork() child, nothing else";
   EXPECT_NE(r.err.find(db), std::string::npos) << "the summary names the recording:\n" << r.err;
+}
+
+// When SQLite falls behind, rows wait on disk, not in memory, and none is lost: with a
+// queue of 64 rows in memory every release of rows goes to disk.
+TEST_F(MemtapRun, RecordsEveryEventWhenTheQueueWaitsOnDisk) {
+  const std::string db = dir.file("spooled.db");
+  ProcessResult r = check_pattern_recording(db, {}, {"MEMTAP_QUEUE_MEMORY_ROWS=64"});
+  EXPECT_NE(r.err.find("rows waited on disk until it caught up; none were lost"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(db + ".partial.spool"));
+}
+
+// `--compact`: integer rows, memscope_dump a view, every event there all the same.
+TEST_F(MemtapRun, RecordsEveryEventCompact) {
+  const std::string db = dir.file("compact.db");
+  ProcessResult r = check_pattern_recording(db, {"--compact"});
+  EXPECT_EQ(r.err.find("waited on disk"), std::string::npos) << r.err;
+}
+
+TEST_F(MemtapRun, AQueueSizeThatIsNoNumberIsRefused) {
+  ProcessResult r =
+      run(dir.file("x.db"), {kAllocPattern}, nullptr, {}, {"MEMTAP_QUEUE_MEMORY_ROWS=lots"});
+  EXPECT_TRUE(r.exited && r.exit_code == 2) << describe(r);
+  EXPECT_NE(r.err.find("MEMTAP_QUEUE_MEMORY_ROWS='lots': expected a number of rows"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.db")));
 }
 
 // The training process comes first: while the program runs, every thread of the monitor

@@ -202,6 +202,35 @@ TEST_P(WriterForms, IdsFollowAppendOrderAcrossAppendsAndTransactions) {
             expected);
 }
 
+// Past max_memory_rows the queue goes to disk and comes back in order: an append larger than
+// the limit always does, and whatever comes while the spool has rows follows it there.
+TEST_P(WriterForms, RowsQueuedOnDiskAreWrittenInAppendOrder) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000009.db");
+  MemscopeWriterOptions options = form();
+  options.max_memory_rows = 1000;
+  options.rows_per_transaction = 700;
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  constexpr int kRows = 30000;
+  std::vector<DumpRow> rows;
+  for (int i = 0; i < kRows; ++i) {
+    rows.push_back(memory_row(DumpEvent::kMalloc, 1000 + i, 7, 7, 0x1000 + 16 * i, 16, i + 1));
+  }
+  writer->append(rows.data(), 20000);
+  EXPECT_GE(writer->rows_spooled(), 20000u);
+  for (int at = 20000; at < kRows; at += 250) writer->append(&rows[at], 250);
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  EXPECT_EQ(writer->rows_written(), uint64_t(kRows));
+  EXPECT_FALSE(exists(path + ".partial.spool"));
+  Db db(path);
+  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE CAST(json_extract(Attr, "
+                     "'$.allocation_id') AS INTEGER) = ID + 1 AND \"Timestamp(ns)\" = ID + 1000"),
+            std::to_string(kRows));
+}
+
 TEST(MemscopeWriter, CountsRowsQueuedAndWritten) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
