@@ -7,7 +7,10 @@
 # agent's buffers (MEMTAP_BUFFER_MB is raised so that none is dropped), so this is the hook's
 # own cost, not the monitor's. Python stacks need a Python program: tests/bench/run_stacks_train.sh.
 # Target: at most 15 ns added per event (30 per pair), stacks off. Prints; fails nothing.
+# Ends with `RESULT name=value` lines (added ns per pair by agent and size, and stacks off's
+# ns per event) for tests/bench/run.
 #   tests/bench/run_hot_path.sh [BUILD_DIR]
+# Environment: HOT_PATH_REPS (3 repetitions), HOT_PATH_MIN_TIME (0.2 s each).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
@@ -15,28 +18,40 @@ bench=$build/tests/bench/memtap_bench_hot_path
 agent=$build/lib/libmemtap_agent.so
 [ -x "$bench" ] || { echo "run_hot_path: $bench not built (libbenchmark-dev missing?)" >&2; exit 1; }
 endpoint="ipc://$(mktemp -u /tmp/memtap-nobody-XXXXXX)"
+reps=${HOT_PATH_REPS:-3}
+min_time=${HOT_PATH_MIN_TIME:-0.2}
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
 
-run() {  # label, env...
-  local label=$1
-  shift
-  env "$@" "$bench" --benchmark_min_time=0.2 --benchmark_repetitions=3 \
+run() {  # label, result name, env...
+  local label=$1 name=$2
+  shift 2
+  env "$@" "$bench" --benchmark_min_time="$min_time" --benchmark_repetitions="$reps" \
     --benchmark_report_aggregates_only=true --benchmark_format=csv 2>/dev/null |
-    awk -F, -v label="$label" '
-      /_median"/ { gsub(/"/, "", $1); split($1, p, "/"); sub(/_median/, "", p[2]);
-                   t[p[1] "/" p[2]] = $4 }
+    awk -F, -v label="$label" -v name="$name" -v results="$results" '
+      # The medians; with one repetition Google Benchmark prints the run itself instead.
+      /^"BM_/ { gsub(/"/, "", $1); split($1, p, "/"); k = p[1] "/" p[2]
+                if (k ~ /_median$/) { sub(/_median$/, "", k); t[k] = $4; median[k] = 1 }
+                else if (k !~ /_(mean|stddev|cv)$/ && !(k in median)) t[k] = $4 }
       END {
         for (size_ = 0; size_ < 2; size_++) {
           s = size_ == 0 ? "64" : "2097152"
           g = t["BM_GlibcPair/" s]; h = t["BM_HookedPair/" s]
           printf "| %-22s | %8s B | %7.1f | %7.1f | %+7.1f |\n", label, s, g, h, h - g
+          d = (g == "" || h == "") ? "n/a" : sprintf("%.1f", h - g)
+          printf "RESULT hot_path_%s_%s_added_ns=%s\n", name, s, d >>results
+          if (name == "stacks_off" && s == "64")
+            printf "RESULT hot_path_stacks_off_ns_per_event=%s\n",
+                   d == "n/a" ? d : sprintf("%.1f", (h - g) / 2) >>results
         }
       }'
 }
 
 echo "| agent | pair size | glibc ns | hooked ns | added ns |"
 echo "| --- | ---: | ---: | ---: | ---: |"
-run "none" MEMTAP_UNUSED=1
-run "stacks off" LD_PRELOAD="$agent" MEMTAP_ENDPOINT="$endpoint" MEMTAP_BUFFER_MB=4096
-run "C stacks (>= 1 MiB)" LD_PRELOAD="$agent" MEMTAP_ENDPOINT="$endpoint" MEMTAP_BUFFER_MB=4096 \
+run "none" none MEMTAP_UNUSED=1
+run "stacks off" stacks_off LD_PRELOAD="$agent" MEMTAP_ENDPOINT="$endpoint" MEMTAP_BUFFER_MB=4096
+run "C stacks (>= 1 MiB)" c_stacks LD_PRELOAD="$agent" MEMTAP_ENDPOINT="$endpoint" MEMTAP_BUFFER_MB=4096 \
   MEMTAP_STACKS=c
 echo "(commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo ?), $(nproc) CPUs)"
+cat "$results"

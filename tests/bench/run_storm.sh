@@ -9,7 +9,10 @@
 #   ratios of both to the plain run (medians), and for memtap the MALLOC and FREE rows in
 #   the database against the 2,000,000 the loop made (libc and start-up add a few), plus the
 #   drop count the agent reported, so lost events are visible.
-# It prints; it does not fail on ratios.
+# It prints; it does not fail on ratios. It ends with `RESULT name=value` lines for
+# tests/bench/run: per thread count T, storm_tT_{app,wall}_ratio_MODE (medians' ratios to
+# plain), storm_tT_app_ms_MODE, and storm_tT_lost (the most MALLOC+FREE rows missing in one
+# memtap run; "n/a" when a run failed or its database could not be read).
 #
 # Usage: tests/bench/run_storm.sh [threads ...]   thread counts to run, 1 and/or 2 (default 1)
 # Environment: MEMTAP_BUILD_DIR (default build/), STORM_REPS (3), STORM_DB (/tmp/storm.db).
@@ -38,6 +41,8 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+results=()  # RESULT lines, printed at the end
+
 now_ns() { date +%s%N; }
 
 # median of a space-separated list of numbers ("n/a" when it is empty)
@@ -55,6 +60,7 @@ for threads in "${thread_counts[@]}"; do
   echo "== threads=$threads"
   printf '%-10s %3s %8s %8s %12s %12s %8s\n' mode run app_ms wall_ms malloc_rows free_rows dropped
   declare -A app=() wall=()
+  lost_max=0
   for mode in "${modes[@]}"; do
     for ((rep = 1; rep <= reps; rep++)); do
       log=$work/$mode.$rep.log
@@ -84,12 +90,17 @@ for threads in "${thread_counts[@]}"; do
       printf '%-10s %3d %8s %8s %12s %12s %8s\n' "$mode" "$rep" "$app_ms" "$wall_ms" \
         "$malloc_rows" "$free_rows" "$dropped"
       if [[ $mode == memtap ]]; then
+        lost=0
         for pair in "MALLOC:$malloc_rows" "FREE:$free_rows"; do
           n=${pair#*:}
-          if [[ $n =~ ^[0-9]+$ ]] && ((n < expected)); then
+          if ! [[ $n =~ ^[0-9]+$ ]]; then
+            lost_max=n/a
+          elif ((n < expected)); then
             echo "    events lost: $((expected - n)) ${pair%%:*} rows fewer than the $expected the loop made"
+            lost=$((lost + expected - n))
           fi
         done
+        [[ $lost_max == n/a ]] || ((lost <= lost_max)) || lost_max=$lost
       fi
     done
   done
@@ -103,8 +114,14 @@ for threads in "${thread_counts[@]}"; do
     w=$(median "${wall[$mode]:-}")
     printf '%-10s %8s %9s %8s %10s\n' "$mode" "$a" "$(ratio "$a" "$plain_app")" "$w" \
       "$(ratio "$w" "$plain_wall")"
+    results+=("storm_t${threads}_app_ms_$mode=$a" "storm_t${threads}_app_ratio_$mode=$(ratio "$a" "$plain_app")"
+      "storm_t${threads}_wall_ratio_$mode=$(ratio "$w" "$plain_wall")")
   done
+  # A mode whose every run failed has no median: its lost count is unknown too.
+  [[ -n ${app[memtap]:-} ]] || lost_max=n/a
+  results+=("storm_t${threads}_lost=$lost_max")
   unset app wall
 done
 echo
 echo "memtap's last recording: $db (rows: sqlite3 $db 'SELECT Event, COUNT(*) FROM memscope_dump GROUP BY 1')"
+printf 'RESULT %s\n' "${results[@]}"

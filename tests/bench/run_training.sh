@@ -16,7 +16,8 @@
 # and prints a Markdown table of the training loop's wall time as the script measures it
 # (train_ms, from its first step to its last: interpreter start-up, `import torch` and the
 # recording's completion are outside it), medians and ratios to plain. Targets: stacks off
-# < 1.05x, Python stacks < 1.25x. It prints; it does not fail on ratios.
+# < 1.05x, Python stacks < 1.25x. It prints; it does not fail on ratios. It ends with
+# `RESULT training_WORKLOAD_MODE_ratio=X` lines (median over plain's) for tests/bench/run.
 #
 # Usage: tests/bench/run_training.sh
 # Environment: MEMTAP_BUILD_DIR (default build/), TRAIN_REPS (3), TRAIN_STEPS (30).
@@ -78,17 +79,19 @@ done
 
 echo "| workload | mode | train_ms per run | median ms | x plain |"
 echo "| --- | --- | --- | ---: | ---: |"
+results=()
 for w in "${workloads[@]}"; do
-  # shellcheck disable=SC2086
   # shellcheck disable=SC2086
   plain=$(median ${times["$w plain"]})
   for mode in "${modes[@]}"; do
     # shellcheck disable=SC2086
     m=$(median ${times["$w $mode"]})
     list=${times["$w $mode"]% }
-    printf '| %s | %s | %s | %.0f | %.3f |\n' "$w" "$mode" "${list// /, }" "$m" \
-      "$(awk -v a="$m" -v b="$plain" 'BEGIN {print a / b}')"
+    r=$(awk -v a="$m" -v b="$plain" 'BEGIN {printf "%.3f", a / b}')
+    printf '| %s | %s | %s | %.0f | %s |\n' "$w" "$mode" "${list// /, }" "$m" "$r"
+    results+=("training_${w}_${mode}_ratio=$r")
   done
 done
 echo
 echo "(commit $(git -C "$root" rev-parse --short HEAD), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+printf 'RESULT %s\n' "${results[@]}"
