@@ -1,0 +1,84 @@
+// See wal_checkpointer.h.
+#include "monitor/store/wal_checkpointer.h"
+
+#include <sqlite3.h>
+
+#include <system_error>
+
+#include "monitor/store/sqlite_status.h"
+
+namespace memtap {
+
+std::unique_ptr<WalCheckpointer> WalCheckpointer::start(const std::string& path,
+                                                        std::string* error) {
+  std::unique_ptr<WalCheckpointer> c(new WalCheckpointer());
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &c->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    if (error != nullptr) *error = "checkpoint connection: " + sqlite_error_text(c->db_, rc);
+    sqlite3_close(c->db_);
+    c->db_ = nullptr;
+    return nullptr;
+  }
+  try {
+    c->thread_ = std::thread([raw = c.get()] { raw->run(); });
+  } catch (const std::system_error& e) {
+    if (error != nullptr) *error = std::string("cannot start the checkpoint thread: ") + e.what();
+    sqlite3_close(c->db_);
+    c->db_ = nullptr;
+    return nullptr;
+  }
+  return c;
+}
+
+WalCheckpointer::~WalCheckpointer() {
+  if (thread_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  sqlite3_close(db_);
+}
+
+void WalCheckpointer::attach(sqlite3* writer) {
+  sqlite3_wal_hook(writer, &WalCheckpointer::on_commit, this);
+}
+
+unsigned long WalCheckpointer::checkpoints() const {
+  std::lock_guard lock(mutex_);
+  return checkpoints_;
+}
+
+int WalCheckpointer::on_commit(void* self, sqlite3* writer, const char* db_name, int wal_pages) {
+  auto* c = static_cast<WalCheckpointer*>(self);
+  if (wal_pages >= kMaxWalPages) {
+    // Best effort, as SQLite's own hook: a failure here only leaves the log longer.
+    sqlite3_wal_checkpoint_v2(writer, db_name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  }
+  {
+    std::lock_guard lock(c->mutex_);
+    c->requested_ = true;
+  }
+  c->wake_.notify_one();
+  return SQLITE_OK;
+}
+
+void WalCheckpointer::run() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    wake_.wait(lock, [this] { return requested_ || stop_; });
+    if (stop_) return;
+    requested_ = false;
+    lock.unlock();
+    // PASSIVE copies what no reader still needs and never waits for the writer; a busy
+    // result just means the next commit asks again.
+    sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    lock.lock();
+    ++checkpoints_;
+  }
+}
+
+}  // namespace memtap

@@ -1,0 +1,58 @@
+// Copies a recording's write-ahead log into the database from a thread of its own, so the
+// writer thread never stops inserting to do it.
+//
+// SQLite checkpoints by itself after a commit once the log holds 1000 pages, and then it
+// fsyncs the log and the database on the writer's thread: that halved the rows the writer
+// stored per second. Here the writer's connection hands the work over (attach(): a
+// sqlite3_wal_hook that wakes this thread) and this thread runs PASSIVE checkpoints on its
+// own connection, which never block the writer. Should the log still outgrow
+// kMaxWalPages (this thread starved of CPU), the writer checkpoints itself once, so the
+// log's size on disk stays bounded.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+struct sqlite3;
+
+namespace memtap {
+
+class WalCheckpointer {
+ public:
+  // Pages of log the hook lets pass before the writer checkpoints itself (with 16 KiB
+  // pages, 1 GiB).
+  static constexpr int kMaxWalPages = 65536;
+
+  // Opens its own connection to `path` (a WAL database) and starts the thread. nullptr
+  // with *error if it cannot.
+  static std::unique_ptr<WalCheckpointer> start(const std::string& path, std::string* error);
+  // Stops the thread and closes its connection (call before the writer changes the
+  // journal mode, which needs to be the only connection).
+  ~WalCheckpointer();
+  WalCheckpointer(const WalCheckpointer&) = delete;
+  WalCheckpointer& operator=(const WalCheckpointer&) = delete;
+
+  // Installs the hook on the writer's connection `writer` (its automatic checkpoints end).
+  void attach(sqlite3* writer);
+
+  // Checkpoints run so far (tests).
+  unsigned long checkpoints() const;
+
+ private:
+  WalCheckpointer() = default;
+  static int on_commit(void* self, sqlite3* writer, const char* db_name, int wal_pages);
+  void run();
+
+  sqlite3* db_ = nullptr;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool requested_ = false;         // guarded by mutex_
+  bool stop_ = false;              // guarded by mutex_
+  unsigned long checkpoints_ = 0;  // guarded by mutex_
+};
+
+}  // namespace memtap
