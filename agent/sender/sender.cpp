@@ -9,6 +9,7 @@
 // connected and its queue has room. When it is not, we simply stop draining: records stay
 // in the per-thread buffers, which are bounded (MEMTAP_BUFFER_MB); past the bound the
 // hooks drop and count, and the count travels in the next batch.
+#include <pthread.h>
 #include <sys/stat.h>
 #include <zmq.h>
 
@@ -228,6 +229,9 @@ int final_flush(Sender& s) {
 }
 
 void run(Sender* s) {
+  // Named, so that a user looking at their training process's threads (top -H, py-spy)
+  // sees which one is memtap's.
+  pthread_setname_np(pthread_self(), "memtap-sender");
   // A second TSC anchor one interval after the first, before anything is converted: the
   // rate then comes from a baseline of milliseconds, not from a guess.
   std::this_thread::sleep_for(std::chrono::microseconds(s->config.drain_interval_us));

@@ -24,17 +24,15 @@ std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
   r->writer_ = MemscopeWriter::create(db_path, store, error);
   if (!r->writer_) return nullptr;
   LiveRecording* self = r.get();
-  r->analyzer_ = std::make_unique<Analyzer>(&r->strings_);
+  r->analysis_ = std::make_unique<AnalysisThread>();
   r->session_ = std::make_unique<Session>(
       [self](const DumpRow* rows, size_t n) {
         self->writer_->append(rows, n);
-        self->events_.clear();
-        append_events(rows, n, self->row_strings_, &self->events_);
-        self->analyzer_->add(self->events_.data(), self->events_.size());
+        self->analysis_->add_rows(rows, n);
       },
       [self](uint32_t id, std::string_view text) {
         self->writer_->define_string(id, text);
-        self->row_strings_.add(id, text);
+        self->analysis_->define_string(id, text);
       });
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -175,7 +173,7 @@ void LiveRecording::print_summary(FILE* out) const {
             "up; none were lost\n",
             (unsigned long long)spooled);
   }
-  Report report = analyzer_->report(recorded_processes(session_->processes()));
+  Report report = analysis_->drained().report(recorded_processes(session_->processes()));
   report.source = "live";
   report.format = "memscope_dump";
   report_text(report, out);

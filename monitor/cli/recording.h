@@ -10,8 +10,7 @@
 #include <vector>
 
 #include "monitor/cli/run_summary.h"
-#include "monitor/engine/analyzer.h"
-#include "monitor/engine/row_events.h"
+#include "monitor/engine/analysis_thread.h"
 #include "monitor/engine/session.h"
 #include "monitor/store/memscope_writer.h"
 #include "monitor/transport/pull_socket.h"
@@ -53,13 +52,11 @@ class LiveRecording {
   bool is_local(uint32_t pid) const;  // on this host, so kill(pid, 0) says whether it lives
   std::unique_ptr<PullSocket> socket_;
   std::unique_ptr<MemscopeWriter> writer_;
+  // The live report: the session's rows, analysed on their own thread by the same engine
+  // that `memtap report` runs on the file. Before session_, whose
+  // callbacks feed it, so that it outlives them.
+  std::unique_ptr<AnalysisThread> analysis_;
   std::unique_ptr<Session> session_;
-  // The live report: the session's rows as MemEvents, fed to the same engine that
-  // `memtap report` runs on the file.
-  StringTable strings_;
-  RowStrings row_strings_{&strings_};  // the session's string ids as strings_'s
-  std::unique_ptr<Analyzer> analyzer_;
-  std::vector<MemEvent> events_;
   std::string db_path_;
   std::string hostname_;
   std::map<uint32_t, std::chrono::steady_clock::time_point> dead_since_;

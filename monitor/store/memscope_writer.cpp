@@ -11,6 +11,7 @@
 // error nothing more is written: the rows are counted, the error is kept for finish() to report.
 #include "monitor/store/memscope_writer.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -190,6 +191,7 @@ bool MemscopeWriter::Impl::open(std::string* reason) {
 }
 
 void MemscopeWriter::Impl::run() {
+  pthread_setname_np(pthread_self(), "memtap-writer");
   std::vector<DumpRow> work;
   std::vector<std::pair<uint32_t, std::string>> strings;
   for (;;) {

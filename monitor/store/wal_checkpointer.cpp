@@ -1,6 +1,7 @@
 // See wal_checkpointer.h.
 #include "monitor/store/wal_checkpointer.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 
 #include <system_error>
@@ -67,6 +68,7 @@ int WalCheckpointer::on_commit(void* self, sqlite3* writer, const char* db_name,
 }
 
 void WalCheckpointer::run() {
+  pthread_setname_np(pthread_self(), "memtap-ckpt");
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return requested_ || stop_; });

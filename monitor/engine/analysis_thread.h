@@ -1,0 +1,76 @@
+// The live analyses on a thread of their own: the Session's rows go in, the Analyzer's
+// report comes out once drained.
+//
+// `memtap run` received, decoded, ordered, converted and analysed every event on one
+// thread, so the engine took events no faster than all of those together. Here the
+// receiving thread only queues the rows (and the strings they name, in the same order, so
+// a row never comes before its text), and this thread converts them to MemEvents and feeds
+// the Analyzer. The queue is bounded: when the analyses fall behind by max_queued_rows the
+// producer waits, which leaves the backlog where it was before (ZeroMQ's queue and the
+// agents' bounded buffers, whose drops are counted), not in this process's memory.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "monitor/engine/analyzer.h"
+#include "monitor/engine/dump_row.h"
+#include "monitor/engine/row_events.h"
+
+namespace memtap {
+
+class AnalysisThread {
+ public:
+  explicit AnalysisThread(AnalyzerOptions options = {}, size_t max_queued_rows = size_t{1} << 20);
+  // Analyses what is queued, then stops the thread.
+  ~AnalysisThread();
+  AnalysisThread(const AnalysisThread&) = delete;
+  AnalysisThread& operator=(const AnalysisThread&) = delete;
+
+  // Queues copies of the rows (trace slices are skipped when analysed, as append_events
+  // does); waits while max_queued_rows are already queued.
+  void add_rows(const DumpRow* rows, size_t count);
+  // Session string `id` is `text` (the Session's StringSink), for rows queued after it.
+  void define_string(uint32_t id, std::string_view text);
+
+  // Waits until everything queued so far has been analysed, and returns the Analyzer. Use
+  // it (and its StringTable) only while nothing is being queued, e.g. after the session
+  // finished.
+  const Analyzer& drained();
+
+  // Rows analysed so far (any thread; for progress figures).
+  uint64_t rows_analysed() const;
+
+ private:
+  // One queued thing: rows, or a string definition (rows empty).
+  struct Item {
+    std::vector<DumpRow> rows;
+    uint32_t string_id = 0;
+    std::string text;
+  };
+  void run();
+
+  StringTable strings_;
+  RowStrings row_strings_{&strings_};
+  Analyzer analyzer_;
+  const size_t max_queued_rows_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_;      // the thread: something queued, or stop
+  std::condition_variable progress_;  // producers and drained(): room, or all done
+  std::vector<Item> queue_;           // guarded by mutex_
+  size_t queued_rows_ = 0;            // guarded by mutex_
+  bool busy_ = false;                 // guarded by mutex_: the thread holds a taken queue
+  bool stop_ = false;                 // guarded by mutex_
+  uint64_t rows_analysed_ = 0;        // guarded by mutex_
+  std::thread thread_;                // last: starts once everything above exists
+};
+
+}  // namespace memtap
