@@ -490,6 +490,10 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
                   " rows not written");
   }
   std::string reason;
+  // The log into the file first: building the indexes then reads pages from the file, not
+  // through the log's frame lookup (sqlite3WalFindFrame was a top symbol of finish()).
+  w.stop_checkpointer();
+  sqlite3_wal_checkpoint_v2(w.db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
   if (!w.write_session_tables(processes, meta, &reason)) {
     w.close_db();
     return report(reason);
@@ -498,7 +502,6 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
   // the finished file can be opened read-only where no -shm file can be created.
   w.text.reset();
   w.compact.reset();
-  w.stop_checkpointer();  // changing the journal mode needs the only connection
   if (!sqlite_exec(w.db, "PRAGMA journal_mode=DELETE", &reason)) {
     w.close_db();
     return report(reason);
