@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
@@ -77,6 +78,11 @@ bool recording_options(bool compact, MemscopeWriterOptions* out, std::string* er
   }
   out->max_memory_rows = size_t(value);
   return true;
+}
+
+int progress_interval_ms() {
+  const char* v = getenv("MEMTAP_PROGRESS_MS");
+  return v != nullptr ? std::max(0, atoi(v)) : 0;
 }
 
 int yield_cpu_to_the_program(bool calling_thread_too) {

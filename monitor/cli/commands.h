@@ -54,6 +54,10 @@ int yield_cpu_to_the_program(bool calling_thread_too);
 // SQLite is behind (MemscopeWriterOptions::max_memory_rows; 0: memory only). A value
 // that is not a number is an error naming it.
 bool recording_options(bool compact, MemscopeWriterOptions* out, std::string* error);
+// MEMTAP_PROGRESS_MS: how often `memtap run` and `memtap record` print a progress line
+// (LiveRecording::progress_line) to stderr while recording, and while catching up after;
+// 0 (the default, or not a number): never.
+int progress_interval_ms();
 // Blocks SIGINT/SIGTERM's default action; interrupted() tells whether one arrived.
 void install_stop_signals();
 bool interrupted();

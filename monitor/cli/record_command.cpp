@@ -51,9 +51,15 @@ int record_command(const std::vector<std::string>& args) {
   fprintf(stderr, "memtap record: listening on %s, recording to %s (Ctrl-C to stop)\n",
           endpoint.c_str(), out.c_str());
   auto last_check = std::chrono::steady_clock::now();
+  const std::chrono::milliseconds progress_every(progress_interval_ms());
+  auto next_progress = last_check + progress_every;
   while (!interrupted()) {
     rec->pump(100);
     auto now = std::chrono::steady_clock::now();
+    if (progress_every.count() != 0 && now >= next_progress) {
+      fprintf(stderr, "%s\n", rec->progress_line().c_str());
+      next_progress += progress_every;
+    }
     if (now - last_check >= std::chrono::milliseconds(100)) {
       rec->check_liveness(std::chrono::milliseconds(500));
       last_check = now;

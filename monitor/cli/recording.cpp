@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include "monitor/report/report_render.h"
 
@@ -29,6 +30,7 @@ std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
       [self](const DumpRow* rows, size_t n) {
         self->writer_->append(rows, n);
         self->analysis_->add_rows(rows, n);
+        self->rows_to_analyse_ += n;
       },
       [self](uint32_t id, std::string_view text) {
         self->writer_->define_string(id, text);
@@ -163,6 +165,26 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
   all.emplace_back("rejected_messages", std::to_string(session_->rejected_messages()));
   all.emplace_back("endpoint", socket_->endpoint());
   return writer_->finish(session_->processes(), all, error);
+}
+
+bool LiveRecording::caught_up() const {
+  return backlog() == 0 && analysis_->rows_analysed() == rows_to_analyse_;
+}
+
+std::string LiveRecording::progress_line() const {
+  uint64_t received = 0;
+  for (const ProcessInfo& p : session_->processes()) received += p.events_received;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  char line[256];
+  snprintf(line, sizeof line,
+           "memtap: progress monotonic_ns=%lld received=%llu analysed=%llu written=%llu "
+           "spooled=%llu",
+           (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (unsigned long long)received,
+           (unsigned long long)analysis_->rows_analysed(),
+           (unsigned long long)writer_->rows_written(),
+           (unsigned long long)writer_->rows_spooled());
+  return line;
 }
 
 void LiveRecording::print_summary(FILE* out) const {

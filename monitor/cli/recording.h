@@ -34,6 +34,12 @@ class LiveRecording {
   void check_liveness(std::chrono::milliseconds grace);
 
   bool any_running() const;
+  // One line of how far each stage got, for MEMTAP_PROGRESS_MS: events received from the
+  // agents, rows analysed by the engine, rows committed to the database and rows that
+  // waited on disk, with the CLOCK_MONOTONIC time it was taken.
+  std::string progress_line() const;
+  // Whether the engine has analysed, and the writer committed, every row so far.
+  bool caught_up() const;
   // Rows the writer has been given but not yet committed to the database.
   uint64_t backlog() const;
   // A process on this host that is gone although it never said Bye (nor was forgotten).
@@ -56,6 +62,7 @@ class LiveRecording {
   // that `memtap report` runs on the file. Before session_, whose
   // callbacks feed it, so that it outlives them.
   std::unique_ptr<AnalysisThread> analysis_;
+  uint64_t rows_to_analyse_ = 0;  // rows handed to analysis_
   std::unique_ptr<Session> session_;
   std::string db_path_;
   std::string hostname_;

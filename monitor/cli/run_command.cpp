@@ -326,8 +326,16 @@ int run_command(const std::vector<std::string>& args) {
   int forwarded = 0;
   steady_clock::time_point child_exit_time;
   bool told_waiting = false;
+  const milliseconds progress_every(progress_interval_ms());
+  steady_clock::time_point next_progress = steady_clock::now() + progress_every;
+  auto progress = [&] {
+    if (progress_every.count() == 0 || steady_clock::now() < next_progress) return;
+    fprintf(stderr, "%s\n", rec->progress_line().c_str());
+    next_progress += progress_every;
+  };
   for (;;) {
     rec->pump(20);
+    progress();
     if (interrupted() && forwarded != last_signal()) {
       forwarded = last_signal();
       if (!child_done) kill(child, forwarded);  // the program decides how to end
@@ -366,6 +374,12 @@ int run_command(const std::vector<std::string>& args) {
     }
   }
 
+  // With progress lines asked for, show the engine and the writer catching up too.
+  while (progress_every.count() != 0 && !rec->caught_up() && !interrupted()) {
+    rec->pump(20);
+    progress();
+  }
+
   std::string cmdline;
   for (const std::string& a : o.command) cmdline += (cmdline.empty() ? "" : " ") + a;
   std::vector<std::pair<std::string, std::string>> meta = {
@@ -379,6 +393,8 @@ int run_command(const std::vector<std::string>& args) {
     return code != 0 ? code : 2;
   }
   rec->print_summary(stderr);
+  // The last line is final: the session's held rows released, analysed and written.
+  if (progress_every.count() != 0) fprintf(stderr, "%s\n", rec->progress_line().c_str());
   // The wait after the program is the recorder catching up (SQLite is the slow part):
   // say so rather than look hung.
   auto catch_up = duration_cast<milliseconds>(steady_clock::now() - child_exit_time);

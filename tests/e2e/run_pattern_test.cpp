@@ -2,6 +2,7 @@
 // on a program whose every allocation is known (tests/programs/alloc_pattern.h).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "tests/e2e/e2e_support.h"
@@ -100,6 +101,27 @@ TEST_F(MemtapRun, RecordsEveryEventCompact) {
   const std::string db = dir.file("compact.db");
   ProcessResult r = check_pattern_recording(db, {"--compact"});
   EXPECT_EQ(r.err.find("waited on disk"), std::string::npos) << r.err;
+}
+
+// MEMTAP_PROGRESS_MS: progress lines while recording and catching up; the last one, once
+// caught up, has the engine and the writer at the same row.
+TEST_F(MemtapRun, ProgressLinesEndCaughtUp) {
+  ProcessResult r = run(dir.file("p.db"), {kAllocPattern}, nullptr, {}, {"MEMTAP_PROGRESS_MS=1"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  const std::string prefix = "memtap: progress monotonic_ns=";
+  const size_t last = r.err.rfind(prefix);
+  ASSERT_NE(last, std::string::npos) << r.err;
+  unsigned long long ns = 0, received = 0, analysed = 0, written = 0, spooled = 0;
+  ASSERT_EQ(std::sscanf(r.err.c_str() + last,
+                        "memtap: progress monotonic_ns=%llu received=%llu analysed=%llu "
+                        "written=%llu spooled=%llu",
+                        &ns, &received, &analysed, &written, &spooled),
+            5)
+      << r.err.substr(last);
+  EXPECT_GT(received, 0u);
+  EXPECT_GE(analysed, received);  // + the rows the monitor adds (START/STOP_TRACE)
+  EXPECT_EQ(written, analysed);
+  EXPECT_EQ(spooled, 0u);
 }
 
 TEST_F(MemtapRun, AQueueSizeThatIsNoNumberIsRefused) {
