@@ -367,8 +367,6 @@ void MemscopeWriter::Impl::stop_thread(StopMode mode) {
 }
 
 void MemscopeWriter::Impl::stop_checkpointer() {
-  if (checkpointer == nullptr) return;
-  sqlite3_wal_hook(db, nullptr, nullptr);  // the hook points at the checkpointer
   checkpointer.reset();
 }
 

@@ -33,6 +33,8 @@ std::unique_ptr<WalCheckpointer> WalCheckpointer::start(const std::string& path,
 }
 
 WalCheckpointer::~WalCheckpointer() {
+  // The hook points here; SQLite would otherwise call it after this is gone.
+  if (writer_ != nullptr) sqlite3_wal_hook(writer_, nullptr, nullptr);
   if (thread_.joinable()) {
     {
       std::lock_guard lock(mutex_);
@@ -45,6 +47,7 @@ WalCheckpointer::~WalCheckpointer() {
 }
 
 void WalCheckpointer::attach(sqlite3* writer) {
+  writer_ = writer;
   sqlite3_wal_hook(writer, &WalCheckpointer::on_commit, this);
 }
 

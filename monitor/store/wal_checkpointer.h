@@ -29,8 +29,9 @@ class WalCheckpointer {
   // Opens its own connection to `path` (a WAL database) and starts the thread. nullptr
   // with *error if it cannot.
   static std::unique_ptr<WalCheckpointer> start(const std::string& path, std::string* error);
-  // Stops the thread and closes its connection (call before the writer changes the
-  // journal mode, which needs to be the only connection).
+  // Takes the hook off the attached writer, stops the thread and closes its connection
+  // (call before the writer changes the journal mode, which needs to be the only
+  // connection; from the thread that uses the writer's connection, or with it idle).
   ~WalCheckpointer();
   WalCheckpointer(const WalCheckpointer&) = delete;
   WalCheckpointer& operator=(const WalCheckpointer&) = delete;
@@ -47,6 +48,7 @@ class WalCheckpointer {
   void run();
 
   sqlite3* db_ = nullptr;
+  sqlite3* writer_ = nullptr;  // attach()'s
   std::thread thread_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

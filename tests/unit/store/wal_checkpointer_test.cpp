@@ -1,0 +1,86 @@
+// WalCheckpointer: once attached, the writer's connection no longer checkpoints by itself
+// (its log keeps every page a commit wrote), and the checkpoint thread copies the log into
+// the file after commits, from its own connection.
+#include "monitor/store/wal_checkpointer.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "tests/unit/store/store_test_support.h"
+
+namespace memtap {
+namespace {
+
+sqlite3* open_wal(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS t (x BLOB)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  return db;
+}
+
+// Commits `n` transactions of 100 rows of 1 KiB each.
+void commit_rows(sqlite3* db, int n) {
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(sqlite3_exec(db,
+                           "BEGIN; WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+                           "WHERE i < 100) INSERT INTO t SELECT randomblob(1024) FROM c; COMMIT",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+  }
+}
+
+// The log's frames and how many of them are in the file.
+std::pair<int, int> wal_state(sqlite3* db) {
+  int log = -1, done = -1;
+  sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+  return {log, done};
+}
+
+TEST(WalCheckpointer, TheThreadCopiesTheLogAfterCommits) {
+  test::TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("w.db");
+  sqlite3* writer = open_wal(path);
+  std::string error;
+  auto checkpointer = WalCheckpointer::start(path, &error);
+  ASSERT_NE(checkpointer, nullptr) << error;
+  checkpointer->attach(writer);
+  commit_rows(writer, 20);  // ~2 MB: SQLite alone would have checkpointed at 1000 pages
+  // Wait (bounded) for the thread to have run after the last commit.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (checkpointer->checkpoints() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_GT(checkpointer->checkpoints(), 0u);
+  checkpointer.reset();  // joins: every requested checkpoint has run
+  const auto [log, done] = wal_state(writer);
+  EXPECT_GT(log, 0);
+  EXPECT_EQ(done, log);
+  sqlite3_close(writer);
+}
+
+TEST(WalCheckpointer, AnAttachedWriterNoLongerCheckpointsByItself) {
+  test::TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("w.db");
+  sqlite3* writer = open_wal(path);
+  std::string error;
+  auto checkpointer = WalCheckpointer::start(path, &error);
+  ASSERT_NE(checkpointer, nullptr) << error;
+  checkpointer->attach(writer);
+  checkpointer.reset();     // gone before any commit: nobody copies the log
+  commit_rows(writer, 60);  // ~6 MB, 1,500 pages: SQLite alone checkpoints at 1,000
+  // The log was never restarted: it holds every page written.
+  EXPECT_GT(std::filesystem::file_size(path + "-wal"), 6'000'000u);
+  sqlite3_close(writer);
+}
+
+}  // namespace
+}  // namespace memtap
