@@ -7,12 +7,14 @@
 //
 //   format                 what it is
 //   memscope_dump          SQLite, table memscope_dump (msMemScope, memtap; + memtap_session)
+//                          or memtap's compact tables, memscope_dump then being their view
 //   leaks_dump             SQLite, table leaks_dump (msMemScope before its rename)
 //   msmemscope_csv         msMemScope's CSV export: ID,Event,Event Type,Name,Timestamp(ns),...
 //   operator_memory_csv    CANN / torch_npu operator_memory.csv: a block per row
 //   memory_record_csv      CANN / torch_npu memory_record.csv: pool totals over time
 //
-// Mapping per format: dump_row_decoder.h (both dump forms), operator_memory_source.h,
+// Mapping per format: dump_row_decoder.h (both dump forms), compact_table_scan.h (the compact
+// tables, read from their integers rather than through the view), operator_memory_source.h,
 // memory_record_source.h.
 #pragma once
 
@@ -91,7 +93,9 @@ struct RecordingFilter {
 // no index until the writer finishes: SQLite then scans the table and sorts the rows that
 // pass. Whatever SQL cannot filter is filtered here after decoding, so the events are the
 // same either way: those stream_recording would deliver, minus the ones filtered out
-// (rows_read counts the rows the query returned). A CSV is read whole and then filtered.
+// (rows_read counts the rows the query returned). A compact file (no index) has its pid
+// and time bound in the query, and its chunk table stops the scan after the last rows that
+// may be at or before max_ts_ns. A CSV is read whole and then filtered.
 bool stream_recording_range(const std::string& path, const RecordingFilter& filter,
                             size_t batch_events, Recording* out, const EventBatchFn& on_batch,
                             std::string* error);

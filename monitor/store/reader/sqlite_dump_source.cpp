@@ -2,10 +2,12 @@
 #include "monitor/store/reader/sqlite_dump_source.h"
 
 #include <algorithm>
+#include <functional>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#include "monitor/store/reader/compact_table_scan.h"
 #include "monitor/store/reader/dump_table_scan.h"
 #include "monitor/store/reader/memtap_session_source.h"
 #include "monitor/store/reader/sqlite_access.h"
@@ -46,9 +48,17 @@ bool rowid_bound(const std::string& path, sqlite3* db, const DumpQuery& query, c
       [&](sqlite3_stmt* s) { *value = sqlite3_column_int64(s, 0); }, error);
 }
 
+// Decodes the rows with rowids in [first, last] (all rows when `whole`) on `db`: the dump
+// table's or memtap_event's scan, so both share the split below.
+using ScanPart = std::function<bool(sqlite3* db, bool whole, int64_t first, int64_t last,
+                                    std::vector<MemEvent>* events, StringTable* strings,
+                                    RowProblems* problems, std::string* error)>;
+
 // One thread's share of a large table: a rowid range, decoded on its own connection.
 struct Part {
-  DumpScan scan;
+  bool whole = true;
+  int64_t first = 0;
+  int64_t last = 0;
   std::vector<MemEvent> own_events;
   StringTable own_strings;
   RowProblems problems;
@@ -56,12 +66,12 @@ struct Part {
   bool ok = false;
 };
 
-void read_part(const std::string& path, const DumpQuery& query, Part* part,
+void read_part(const std::string& path, const ScanPart& scan, Part* part,
                std::vector<MemEvent>* events, StringTable* strings) {
   DbHandle handle;
   if (!open_for_reading(path, &handle, &part->error)) return;
-  part->ok = scan_dump_rows(path, handle.db, query, part->scan, events, strings, &part->problems,
-                            &part->error);
+  part->ok = scan(handle.db, part->whole, part->first, part->last, events, strings, &part->problems,
+                  &part->error);
 }
 
 // A part's events refer to its own strings: rewrite them into the recording's, then move
@@ -86,17 +96,12 @@ void add_problems(const RowProblems& part, RowProblems* total) {
   total->skipped += part.skipped;
 }
 
-// The table in file order. A large table is split by rowid over the cores: the cost is
-// per row (SQLite's record decoding and ours), not page reads, so it parallelises.
-bool read_file_order(const std::string& path, sqlite3* db, const DumpQuery& query,
-                     int64_t ts_factor, const SqliteReadOptions& options, Recording* out,
+// The rows with rowids in [first, last] in file order. A large table is split by rowid
+// over the cores: the cost is per row (SQLite's record decoding and ours), not page reads,
+// so it parallelises.
+bool read_file_order(const std::string& path, sqlite3* db, int64_t first, int64_t last,
+                     const ScanPart& scan, const SqliteReadOptions& options, Recording* out,
                      RowProblems* problems, std::string* error) {
-  int64_t first = 0;
-  int64_t last = -1;
-  if (!rowid_bound(path, db, query, "min", &first, error) ||
-      !rowid_bound(path, db, query, "max", &last, error)) {
-    return false;
-  }
   // Rowids may be negative or far apart: 128-bit arithmetic, and no split of a span that
   // large (it says nothing about the row count anyway).
   const __int128 wide_span = last >= first ? __int128(last) - first + 1 : 0;
@@ -113,16 +118,13 @@ bool read_file_order(const std::string& path, sqlite3* db, const DumpQuery& quer
 
   std::vector<Part> parts(threads);
   for (unsigned k = 0; k < threads; ++k) {
-    DumpScan& scan = parts[k].scan;
-    scan.ts_factor = ts_factor;
-    scan.filter = options.filter;
-    scan.whole_table = threads == 1;
-    scan.first_rowid = first + span * k / threads;
-    scan.last_rowid = first + span * (k + 1) / threads - 1;
+    parts[k].whole = threads == 1;
+    parts[k].first = first + span * k / threads;
+    parts[k].last = first + span * (k + 1) / threads - 1;
   }
   if (threads == 1) {
-    parts[0].ok = scan_dump_rows(path, db, query, parts[0].scan, &out->events, &out->strings,
-                                 &parts[0].problems, &parts[0].error);
+    parts[0].ok = scan(db, parts[0].whole, parts[0].first, parts[0].last, &out->events,
+                       &out->strings, &parts[0].problems, &parts[0].error);
   } else {
     std::vector<std::thread> workers;
     std::vector<Part*> not_started;
@@ -130,16 +132,16 @@ bool read_file_order(const std::string& path, sqlite3* db, const DumpQuery& quer
       Part* part = &parts[k];
       part->own_events.reserve(size_t(std::min(span / threads + 1, kMaxReserve)));
       try {
-        workers.emplace_back([&path, &query, part] {
-          read_part(path, query, part, &part->own_events, &part->own_strings);
+        workers.emplace_back([&path, &scan, part] {
+          read_part(path, scan, part, &part->own_events, &part->own_strings);
         });
       } catch (const std::system_error&) {
         not_started.push_back(part);  // no thread to be had: read it here instead
       }
     }
-    read_part(path, query, &parts[0], &out->events, &out->strings);  // straight into `out`
+    read_part(path, scan, &parts[0], &out->events, &out->strings);  // straight into `out`
     for (Part* part : not_started) {
-      read_part(path, query, part, &part->own_events, &part->own_strings);
+      read_part(path, scan, part, &part->own_events, &part->own_strings);
     }
     for (std::thread& worker : workers) worker.join();
   }
@@ -156,6 +158,79 @@ bool read_file_order(const std::string& path, sqlite3* db, const DumpQuery& quer
   return true;
 }
 
+// The dump table (memscope_dump / leaks_dump) through its text columns.
+bool read_dump_table(const std::string& path, sqlite3* db, const std::string& dump_table,
+                     const SqliteReadOptions& options, Recording* out, RowProblems* problems,
+                     std::string* error) {
+  DumpQuery query;
+  int64_t ts_factor = 0;
+  if (!plan_dump_query(path, db, dump_table, &query, error,
+                       !options.filter.skip_names_and_stacks) ||
+      !dump_timestamp_factor(path, db, query, &ts_factor, error)) {
+    return false;
+  }
+  if (!options.time_order && !options.drain) {
+    int64_t first = 0;
+    int64_t last = -1;
+    if (!rowid_bound(path, db, query, "min", &first, error) ||
+        !rowid_bound(path, db, query, "max", &last, error)) {
+      return false;
+    }
+    const ScanPart scan = [&](sqlite3* part_db, bool whole, int64_t part_first, int64_t part_last,
+                              std::vector<MemEvent>* events, StringTable* strings,
+                              RowProblems* part_problems, std::string* part_error) {
+      DumpScan part;
+      part.ts_factor = ts_factor;
+      part.filter = options.filter;
+      part.whole_table = whole;
+      part.first_rowid = part_first;
+      part.last_rowid = part_last;
+      return scan_dump_rows(path, part_db, query, part, events, strings, part_problems, part_error);
+    };
+    return read_file_order(path, db, first, last, scan, options, out, problems, error);
+  }
+  DumpScan scan;
+  scan.time_order = options.time_order;
+  scan.ts_factor = ts_factor;
+  scan.drain = options.drain;
+  scan.batch_events = options.batch_events;
+  scan.filter = options.filter;
+  return scan_dump_rows(path, db, query, scan, &out->events, &out->strings, problems, error);
+}
+
+// memtap's compact tables, read from their integers rather than through the view
+// (compact_table_scan.h). The format keeps the name memscope_dump: to the user it is the
+// same table, and it is what the view is called.
+bool read_compact_tables(const std::string& path, sqlite3* db, const SqliteReadOptions& options,
+                         Recording* out, RowProblems* problems, std::string* error) {
+  CompactFile file;
+  if (!load_compact_file(path, db, &file, error)) return false;
+  out->format = kFormatMemscopeDump;
+  if (!file.has_rows) return true;
+  if (!options.time_order && !options.drain) {
+    // Rows past the filter's time bound (by the chunks) are not even split among threads.
+    const int64_t last = compact_scan_last_id(file, options.filter);
+    const ScanPart scan = [&](sqlite3* part_db, bool whole, int64_t first, int64_t part_last,
+                              std::vector<MemEvent>* events, StringTable* strings,
+                              RowProblems* part_problems, std::string* part_error) {
+      CompactScan part;
+      part.filter = options.filter;
+      part.whole_table = whole;
+      part.first_id = first;
+      part.last_id = part_last;
+      return scan_compact_rows(path, part_db, file, part, events, strings, part_problems,
+                               part_error);
+    };
+    return read_file_order(path, db, file.first_id, last, scan, options, out, problems, error);
+  }
+  CompactScan scan;
+  scan.time_order = options.time_order;
+  scan.drain = options.drain;
+  scan.batch_events = options.batch_events;
+  scan.filter = options.filter;
+  return scan_compact_rows(path, db, file, scan, &out->events, &out->strings, problems, error);
+}
+
 }  // namespace
 
 bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& options,
@@ -170,34 +245,19 @@ bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& opt
           [&](sqlite3_stmt* s) { tables.push_back(column_string(s, 0)); }, error)) {
     return false;
   }
+  const bool compact = has_compact_tables(tables);
   std::string dump_table;
-  if (!find_dump_table(path, tables, &dump_table, error)) return false;
-  out->format =
-      equals_ignore_case(dump_table, "leaks_dump") ? kFormatLeaksDump : kFormatMemscopeDump;
+  if (!compact && !find_dump_table(path, tables, &dump_table, error)) return false;
   for (const std::string& table : tables) {
     if (equals_ignore_case(table, "memtap_session") &&
         !read_memtap_session(path, handle.db, &out->processes, error)) {
       return false;
     }
   }
-
-  DumpQuery query;
-  int64_t ts_factor = 0;
-  if (!plan_dump_query(path, handle.db, dump_table, &query, error,
-                       !options.filter.skip_names_and_stacks) ||
-      !dump_timestamp_factor(path, handle.db, query, &ts_factor, error)) {
-    return false;
-  }
-  if (!options.time_order && !options.drain) {
-    return read_file_order(path, handle.db, query, ts_factor, options, out, problems, error);
-  }
-  DumpScan scan;
-  scan.time_order = options.time_order;
-  scan.ts_factor = ts_factor;
-  scan.drain = options.drain;
-  scan.batch_events = options.batch_events;
-  scan.filter = options.filter;
-  return scan_dump_rows(path, handle.db, query, scan, &out->events, &out->strings, problems, error);
+  if (compact) return read_compact_tables(path, handle.db, options, out, problems, error);
+  out->format =
+      equals_ignore_case(dump_table, "leaks_dump") ? kFormatLeaksDump : kFormatMemscopeDump;
+  return read_dump_table(path, handle.db, dump_table, options, out, problems, error);
 }
 
 }  // namespace memtap::reader

@@ -7,6 +7,10 @@
 // when present, gives the processes (one per pid; a pid that exec'd has several rows, and
 // the last describes what it became).
 //
+// A file with memtap's compact tables (memtap_format, memtap_event: compact_schema.h) is read
+// from them directly (compact_table_scan.h), not through its memscope_dump view; its format
+// is still reported as memscope_dump, the table the user knows.
+//
 // A damaged file is an error, not a short read: the header's page count is checked against
 // the file's size first (a truncated copy), and any SQLite failure while reading names the
 // result code (SQLITE_CORRUPT, SQLITE_NOTADB).

@@ -571,6 +571,57 @@ TEST(StoreDetailSource, ALiveMemtapWriterPartialFile) {
   }
 }
 
+// The same with the compact tables (MemscopeWriterOptions::compact), read from memtap_event's
+// integers with the filter in the query: while the run goes on and once it is finished, the
+// source answers exactly as the timeline fed the same rows from a text file.
+TEST(StoreDetailSource, ALiveCompactWriterPartialFile) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000006.db");
+  const std::string text = dir.file("memscope_dump_20260101000007.db");
+  constexpr size_t kRows = 20'000;
+  const std::vector<DumpRow> rows = heap_dump_rows(kRows, 31338);
+  std::string error;
+  {
+    auto text_writer = MemscopeWriter::create(text, &error);
+    ASSERT_NE(text_writer, nullptr) << error;
+    text_writer->append(rows.data(), rows.size());
+    ASSERT_TRUE(text_writer->finish({}, {}, &error)) << error;
+  }
+  MemscopeWriterOptions options;
+  options.compact = true;
+  options.rows_per_transaction = kRows;  // one commit once every row is in
+  options.commit_interval_ms = 60'000;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  writer->append(rows.data(), rows.size());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (writer->rows_written() < kRows && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();  // the writer's thread commits as soon as the rows are in
+  }
+  ASSERT_EQ(writer->rows_written(), kRows);
+  ASSERT_TRUE(std::filesystem::exists(path + ".partial"));
+
+  Timelines t(text, path);  // the events from the text file, the detail from the compact one
+  ASSERT_EQ(t.rec.events.size(), kRows);
+  t.live.set_detail_source(make_store_detail_source(path, t.options()));
+  const std::vector<SeriesInfo> series = t.live.series(31338, kHostDevice, GroupBy::kOverall);
+  ASSERT_FALSE(series.empty());
+  for (const bool finished : {false, true}) {
+    SCOPED_TRACE(finished ? "finished" : "live");
+    if (finished) {
+      ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+      ASSERT_TRUE(std::filesystem::exists(path));
+    }
+    for (const SeriesInfo& info : series) {
+      const bool from_store = t.expect_exact(info, ts_of(t.rec, 1000), ts_of(t.rec, 4000));
+      if (info.key.curve == timeline::Curve::kAllocated) {
+        EXPECT_TRUE(from_store);
+      }
+    }
+  }
+}
+
 // The reader's filtered stream: the events stream_recording gives, less those filtered
 // out, whether SQL can filter (INTEGER columns, with or without the index) or not (a
 // table declared without types).

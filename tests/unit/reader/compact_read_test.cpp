@@ -1,0 +1,423 @@
+// A compact recording (MemscopeWriterOptions::compact) read from its integer tables gives
+// exactly the Recording that the same rows give as msMemScope's text table, and that the
+// text reader makes of the compact file's own memscope_dump view: every event kind, owners
+// that need escaping, stacks, mmap and inherited blocks, several processes and threads, a
+// row out of time order. Also streamed, split over threads, filtered (with the chunk
+// table stopping the scan early), and refused when its format version is not 1.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "monitor/store/memscope_writer.h"
+#include "monitor/store/reader/row_problems.h"
+#include "monitor/store/reader/sqlite_dump_source.h"
+#include "tests/unit/reader/reader_test_support.h"
+
+namespace memtap {
+namespace {
+
+using test::count_kind;
+using test::exec_sql;
+using test::read_error;
+using test::read_ok;
+using test::TempDir;
+
+constexpr int64_t kStart = 1779862930000000000;  // ns since the epoch
+constexpr uint32_t kPid = 4242;
+constexpr uint32_t kChild = 4300;
+
+// Session strings the rows refer to; owners that JSON must escape, an owner spelled `N/A`
+// (the reader's "no value") and an empty one.
+const std::vector<std::pair<uint32_t, std::string>> kStrings = {
+    {1, "aten::empty"},
+    {2, "model@enc\"oder\"@back\\slash@new\nline\ttab"},
+    {3, "train.py(12): step\nmodel.py(40): forward"},
+    {4, "libc.so.6(malloc+0x10) [0x7f00]\nlibtorch.so(alloc+0x2) [0x7f10]"},
+    {5, "optimizer"},
+    {6, "N/A"},
+    {7, ""},
+    {8, "epoch 1"},
+    {9, "forward pass"},
+    {10, "layer \xe5\xb1\x82 0"},
+};
+
+DumpRow row(DumpEvent event, DumpEventType type, int64_t at, uint32_t pid = kPid,
+            uint32_t tid = kPid) {
+  DumpRow r;
+  r.event = event;
+  r.event_type = type;
+  r.timestamp_ns = kStart + at;
+  r.process_id = pid;
+  r.thread_id = tid;
+  return r;
+}
+
+DumpRow block(DumpEvent event, int64_t at, uint64_t ptr, uint64_t size, uint64_t id,
+              uint32_t owner = 0, uint32_t tid = kPid) {
+  DumpRow r = row(event, DumpEventType::kHost, at, kPid, tid);
+  r.ptr = ptr;
+  r.size_bytes = size;
+  r.allocation_id = id;
+  r.owner = owner;
+  return r;
+}
+
+// Every kind of row memtap writes, in the order a session would hand them over.
+std::vector<DumpRow> rich_rows() {
+  using E = DumpEvent;
+  using T = DumpEventType;
+  std::vector<DumpRow> rows;
+  rows.push_back(row(E::kSystem, T::kStartTrace, 0));
+  DumpRow step = row(E::kSystem, T::kStep, 10);
+  step.step = 1;
+  rows.push_back(step);
+  DumpRow op = row(E::kOpLaunch, T::kAtenStart, 20);
+  op.name = 1;
+  rows.push_back(op);
+  DumpRow named = block(E::kMalloc, 30, 0x5555a0000000, 4096, 1, 2);
+  named.name = 1;
+  named.stack_python = 3;
+  named.stack_c = 4;
+  rows.push_back(named);
+  rows.push_back(block(E::kMalloc, 40, 0x5555a0001000, 64, 2, 5, kPid + 1));
+  rows.push_back(block(E::kMalloc, 41, 0x5555a0002000, 32, 3, 6, kPid + 2));  // owner `N/A`
+  rows.push_back(block(E::kMalloc, 42, 0x5555a0003000, 16, 4, 7));            // owner ""
+  rows.push_back(block(E::kMalloc, 43, 0x5555a0004000, 48, 5, 10));
+  rows.push_back(row(E::kOpLaunch, T::kAtenEnd, 50));
+  DumpRow mmap = block(E::kMalloc, 60, 0x7f0000000000, 1 << 20, 6);
+  mmap.is_mmap = true;
+  rows.push_back(mmap);
+  // A kernel-half address: the top bit set, which SQLite holds as a negative integer.
+  rows.push_back(block(E::kMalloc, 61, 0xffff800000001000, 128, 7));
+  DumpRow mark = row(E::kMstx, T::kMark, 70);
+  mark.name = 8;
+  rows.push_back(mark);
+  DumpRow range = row(E::kMstx, T::kRangeStart, 80, kPid, kPid + 1);
+  range.name = 9;
+  rows.push_back(range);
+  rows.push_back(row(E::kMstx, T::kRangeEnd, 90, kPid, kPid + 1));
+  DumpRow snapshot = row(E::kSnapshot, T::kSnapshot, 100);
+  snapshot.size_bytes = 123456789;
+  snapshot.total_bytes = 64ull << 30;
+  rows.push_back(snapshot);
+  snapshot.timestamp_ns += 5;
+  snapshot.total_bytes = 0;  // the capacity unknown: no "total"
+  rows.push_back(snapshot);
+  rows.push_back(block(E::kFree, 110, 0x5555a0001000, 64, 2, 5, kPid + 1));
+  DumpRow unmap = block(E::kFree, 120, 0x7f0000000000, 1 << 20, 6);
+  unmap.is_mmap = true;
+  rows.push_back(unmap);
+  rows.push_back(block(E::kFree, 121, 0x5555a0009000, 0, 0));  // a FREE that matched nothing
+  // A fork child: its own threads, a block inherited from its parent freed.
+  DumpRow inherited = block(E::kFree, 130, 0x5555a0000000, 4096, 1, 2);
+  inherited.process_id = kChild;
+  inherited.thread_id = kChild;
+  inherited.inherited_from_pid = kPid;
+  rows.push_back(inherited);
+  DumpRow child_malloc = block(E::kMalloc, 131, 0x5555b0000000, 256, 1);
+  child_malloc.process_id = kChild;
+  child_malloc.thread_id = kChild + 1;
+  child_malloc.stack_python = 3;
+  rows.push_back(child_malloc);
+  step = row(E::kSystem, T::kStep, 140);
+  step.step = 2;
+  rows.push_back(step);
+  // Late: an event that reached the writer after later ones.
+  rows.push_back(block(E::kFree, 35, 0x5555a0003000, 16, 4, 7));
+  rows.push_back(block(E::kFree, 150, 0xffff800000001000, 128, 7));
+  rows.push_back(row(E::kSystem, T::kStopTrace, 160));
+  return rows;
+}
+
+std::vector<ProcessInfo> processes() {
+  ProcessInfo parent;
+  parent.pid = kPid;
+  parent.hostname = "node-1";
+  parent.command_line = {"python", "train.py"};
+  parent.rank = 0;
+  parent.world_size = 2;
+  ProcessInfo child = parent;
+  child.pid = kChild;
+  child.forked_from_pid = kPid;
+  child.events_dropped = 3;
+  return {parent, child};
+}
+
+// The rows through the real writer, finished; the file's path.
+std::string write(const std::string& path, const std::vector<DumpRow>& rows, bool compact) {
+  MemscopeWriterOptions options;
+  options.compact = compact;
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  if (writer == nullptr) {
+    ADD_FAILURE() << error;
+    return path;
+  }
+  for (const auto& [id, text] : kStrings) writer->define_string(id, text);
+  writer->append(rows.data(), rows.size());
+  if (!writer->finish(processes(), {}, &error)) ADD_FAILURE() << error;
+  return path;
+}
+
+// The compact file's view as a table of its own, so the text reader reads what the view
+// spells (a view is no dump table to it, and the compact tables would take the fast path).
+std::string materialize_view(const std::string& compact, const std::string& path) {
+  exec_sql(path, "ATTACH '" + compact +
+                     "' AS src; CREATE TABLE memscope_dump AS SELECT * FROM src.memscope_dump;"
+                     "CREATE TABLE memtap_session AS SELECT * FROM src.memtap_session;");
+  return path;
+}
+
+void expect_same_event(const MemEvent& a, const StringTable& sa, const MemEvent& b,
+                       const StringTable& sb) {
+  EXPECT_EQ(a.ts_ns, b.ts_ns);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.tid, b.tid);
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.layer, b.layer);
+  EXPECT_EQ(a.is_mmap, b.is_mmap);
+  EXPECT_EQ(a.addr, b.addr);
+  EXPECT_EQ(a.size_bytes, b.size_bytes);
+  EXPECT_EQ(a.allocation_id, b.allocation_id);
+  EXPECT_EQ(sa.get(a.name), sb.get(b.name));
+  EXPECT_EQ(sa.get(a.owner), sb.get(b.owner));
+  EXPECT_EQ(sa.get(a.stack_python), sb.get(b.stack_python));
+  EXPECT_EQ(sa.get(a.stack_c), sb.get(b.stack_c));
+  EXPECT_EQ(a.stream, b.stream);
+  EXPECT_EQ(a.pool_used, b.pool_used);
+  EXPECT_EQ(a.pool_total, b.pool_total);
+  EXPECT_EQ(a.snap_allocated, b.snap_allocated);
+  EXPECT_EQ(a.snap_reserved, b.snap_reserved);
+  EXPECT_EQ(a.snap_app_reserved, b.snap_app_reserved);
+  EXPECT_EQ(a.snap_total, b.snap_total);
+  EXPECT_EQ(a.snap_free, b.snap_free);
+}
+
+void expect_same_events(const std::vector<MemEvent>& a, const StringTable& sa,
+                        const std::vector<MemEvent>& b, const StringTable& sb) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE("event " + std::to_string(i));
+    expect_same_event(a[i], sa, b[i], sb);
+  }
+}
+
+void expect_same_recording(const Recording& a, const Recording& b) {
+  EXPECT_EQ(a.format, b.format);
+  EXPECT_EQ(a.rows_read, b.rows_read);
+  EXPECT_EQ(a.rows_skipped, b.rows_skipped);
+  EXPECT_EQ(a.warning, b.warning);
+  expect_same_events(a.events, a.strings, b.events, b.strings);
+  ASSERT_EQ(a.processes.size(), b.processes.size());
+  for (size_t i = 0; i < a.processes.size(); ++i) {
+    EXPECT_EQ(a.processes[i].pid, b.processes[i].pid);
+    EXPECT_EQ(a.processes[i].hostname, b.processes[i].hostname);
+    EXPECT_EQ(a.processes[i].command_line, b.processes[i].command_line);
+    EXPECT_EQ(a.processes[i].rank, b.processes[i].rank);
+    EXPECT_EQ(a.processes[i].world_size, b.processes[i].world_size);
+    EXPECT_EQ(a.processes[i].forked_from_pid, b.processes[i].forked_from_pid);
+    EXPECT_EQ(a.processes[i].events_dropped, b.processes[i].events_dropped);
+  }
+}
+
+// stream_recording (or stream_recording_range when `filter` is given), batches collected;
+// each batch's strings resolved when it arrives, as they are promised to be.
+struct Streamed {
+  Recording rec;
+  std::vector<MemEvent> events;
+};
+
+Streamed stream(const std::string& path, size_t batch, const RecordingFilter* filter = nullptr) {
+  Streamed out;
+  std::string error;
+  const auto take = [&](std::span<const MemEvent> events) {
+    EXPECT_LE(events.size(), batch + 1);
+    for (const MemEvent& e : events) {
+      EXPECT_LT(e.name, out.rec.strings.size());
+      EXPECT_LT(e.owner, out.rec.strings.size());
+      EXPECT_LT(e.stack_python, out.rec.strings.size());
+      EXPECT_LT(e.stack_c, out.rec.strings.size());
+    }
+    out.events.insert(out.events.end(), events.begin(), events.end());
+    return true;
+  };
+  const bool ok = filter != nullptr
+                      ? stream_recording_range(path, *filter, batch, &out.rec, take, &error)
+                      : stream_recording(path, batch, &out.rec, take, &error);
+  EXPECT_TRUE(ok) << error;
+  return out;
+}
+
+class CompactRead : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir.ok());
+    text = write(dir.file("text.db"), rich_rows(), false);
+    compact = write(dir.file("compact.db"), rich_rows(), true);
+    view = materialize_view(compact, dir.file("view.db"));
+  }
+
+  TempDir dir;
+  std::string text, compact, view;
+};
+
+TEST_F(CompactRead, GivesTheRecordingOfTheTextTableAndOfTheView) {
+  const Recording from_text = read_ok(text);
+  const Recording from_compact = read_ok(compact);
+  const Recording from_view = read_ok(view);
+  ASSERT_EQ(from_compact.events.size(), rich_rows().size());
+  EXPECT_EQ(from_compact.format, "memscope_dump");
+  EXPECT_EQ(from_compact.rows_skipped, 0u) << from_compact.warning;
+  {
+    SCOPED_TRACE("compact against text");
+    expect_same_recording(from_compact, from_text);
+  }
+  {
+    SCOPED_TRACE("compact against its view read as text");
+    expect_same_recording(from_compact, from_view);
+  }
+  // The strings are interned in the text reader's order, so even the ids agree.
+  for (size_t i = 0; i < from_compact.events.size(); ++i) {
+    EXPECT_EQ(from_compact.events[i].owner, from_text.events[i].owner) << i;
+    EXPECT_EQ(from_compact.events[i].stack_c, from_text.events[i].stack_c) << i;
+  }
+  // What the rows were written to mean, not only what the other readings agree on.
+  const MemEvent& named = from_compact.events[3];
+  EXPECT_EQ(named.kind, MemEventKind::kMalloc);
+  EXPECT_EQ(from_compact.strings.get(named.owner), kStrings[1].second);
+  EXPECT_EQ(from_compact.strings.get(named.stack_c), kStrings[3].second);
+  EXPECT_EQ(count_kind(from_compact, MemEventKind::kStep), 2u);
+  EXPECT_EQ(count_kind(from_compact, MemEventKind::kSnapshot), 2u);
+  EXPECT_EQ(count_kind(from_compact, MemEventKind::kRangeEnd), 1u);
+  EXPECT_EQ(count_kind(from_compact, MemEventKind::kOpEnd), 1u);
+  EXPECT_TRUE(test::time_ordered(from_compact));
+}
+
+TEST_F(CompactRead, StreamsTheSameEventsInSmallBatches) {
+  const Recording whole = read_ok(text);
+  for (const size_t batch : {size_t(1), size_t(3), size_t(1000)}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const Streamed from_compact = stream(compact, batch);
+    expect_same_events(from_compact.events, from_compact.rec.strings, whole.events, whole.strings);
+    EXPECT_EQ(from_compact.rec.rows_read, whole.rows_read);
+    EXPECT_EQ(from_compact.rec.processes.size(), whole.processes.size());
+  }
+}
+
+TEST_F(CompactRead, SplitOverThreadsGivesTheOneThreadRead) {
+  auto read_with = [&](unsigned threads) {
+    Recording rec;
+    reader::RowProblems problems;
+    reader::SqliteReadOptions options;
+    options.max_threads = threads;
+    options.min_rows_per_thread = 2;
+    std::string error;
+    EXPECT_TRUE(reader::read_sqlite_recording(compact, options, &rec, &problems, &error)) << error;
+    EXPECT_EQ(problems.rows, rich_rows().size());
+    return rec;
+  };
+  const Recording one = read_with(1), four = read_with(4);
+  expect_same_events(four.events, four.strings, one.events, one.strings);
+  EXPECT_EQ(four.strings.size(), one.strings.size());
+}
+
+TEST_F(CompactRead, LeavesNamesAndStacksUnreadWhenAsked) {
+  RecordingFilter lean;
+  lean.skip_names_and_stacks = true;
+  const Streamed got = stream(compact, 4, &lean), want = stream(text, 4, &lean);
+  expect_same_events(got.events, got.rec.strings, want.events, want.rec.strings);
+  for (const MemEvent& e : got.events) {
+    EXPECT_EQ(e.name, 0u);
+    EXPECT_EQ(e.stack_python, 0u);
+    EXPECT_EQ(e.stack_c, 0u);
+  }
+}
+
+TEST_F(CompactRead, AnotherFormatVersionIsRefusedByName) {
+  exec_sql(compact, "UPDATE memtap_format SET version = 99");
+  const std::string error = read_error(compact);
+  EXPECT_NE(error.find(compact), std::string::npos) << error;
+  EXPECT_NE(error.find("version 99"), std::string::npos) << error;
+  EXPECT_NE(error.find("version 1"), std::string::npos) << error;
+}
+
+TEST_F(CompactRead, UnknownCodesAreSkippedRowsNamedInTheWarning) {
+  exec_sql(compact, "UPDATE memtap_event SET event = 9 WHERE ID = 4");
+  const Recording rec = read_ok(compact);
+  EXPECT_EQ(rec.rows_read, rich_rows().size());
+  EXPECT_EQ(rec.rows_skipped, 1u);
+  EXPECT_EQ(rec.events.size(), rich_rows().size() - 1);
+  EXPECT_NE(rec.warning.find("ID 4: event 9"), std::string::npos) << rec.warning;
+  EXPECT_NE(rec.warning.find(compact), std::string::npos) << rec.warning;
+}
+
+// Rows of two processes over several chunks, times rising with a few going back: among
+// them one far into the file that is older than most rows before it.
+std::vector<DumpRow> long_rows(size_t count) {
+  std::vector<DumpRow> rows;
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t pid = i % 3 == 2 ? kChild : kPid;
+    const uint64_t slot = i / 2;
+    DumpRow r = block(i % 2 == 0 ? DumpEvent::kMalloc : DumpEvent::kFree, int64_t(i) * 1000,
+                      0x5555a0000000 + slot * 64, 16 + slot % 512, slot + 1, slot % 7 == 0 ? 5 : 0,
+                      kPid + uint32_t(i % 4));
+    r.process_id = pid;
+    if (i % 1000 == 999) r.timestamp_ns -= 500'000;  // a little late
+    if (i == 5000) r.timestamp_ns = kStart + 1500;   // very late: its chunk's minimum
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+TEST(CompactReadRange, FiltersAsTheFullReadAndStopsAtTheChunks) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  constexpr size_t kRows = 5 * 4096 + 100;
+  const std::vector<DumpRow> rows = long_rows(kRows);
+  const std::string text = write(dir.file("text.db"), rows, false);
+  const std::string compact = write(dir.file("compact.db"), rows, true);
+  // As a live file may be: the last chunks not written yet, their rows covered by none.
+  const std::string uncovered = dir.file("uncovered.db");
+  std::filesystem::copy_file(compact, uncovered);
+  exec_sql(uncovered, "DELETE FROM memtap_event_chunk WHERE first_id >= 3 * 4096");
+
+  const Recording all = read_ok(text);
+  ASSERT_EQ(all.events.size(), kRows);
+  const int64_t mid = all.events[kRows / 3].ts_ns;
+  for (const RecordingFilter& filter :
+       {RecordingFilter{kPid, mid}, RecordingFilter{kChild, mid - 1},
+        RecordingFilter{std::nullopt, kStart + 2000}, RecordingFilter{kChild, INT64_MAX},
+        RecordingFilter{12345, INT64_MAX}, RecordingFilter{kPid, kStart - 1},
+        RecordingFilter{std::nullopt, std::numeric_limits<int64_t>::min()}}) {
+    std::vector<MemEvent> want;
+    for (const MemEvent& e : all.events) {
+      if (filter.passes(e)) want.push_back(e);
+    }
+    for (const std::string& path : {compact, uncovered}) {
+      SCOPED_TRACE(path + " pid " + (filter.pid ? std::to_string(*filter.pid) : "any") + " max " +
+                   std::to_string(filter.max_ts_ns));
+      const Streamed got = stream(path, 100, &filter);
+      expect_same_events(got.events, got.rec.strings, want, all.strings);
+    }
+  }
+  // The chunks stop the scan after the last one that may hold a row at or before the
+  // bound: a row made to break their promise further on is not visited; where no chunk
+  // row covers it yet, it is.
+  const RecordingFilter early{std::nullopt, kStart + 2000};
+  EXPECT_EQ(stream(compact, 100, &early).events.size(), 4u);  // 0, 1000, 2000 and the late one
+  for (const std::string& path : {compact, uncovered}) {
+    exec_sql(path, "UPDATE memtap_event SET timestamp_offset_ns = 0 WHERE ID = 15000");
+  }
+  EXPECT_EQ(stream(compact, 100, &early).events.size(), 4u);
+  EXPECT_EQ(stream(uncovered, 100, &early).events.size(), 5u);
+}
+
+}  // namespace
+}  // namespace memtap
