@@ -34,7 +34,9 @@ TEST(FlatMap, AgreesWithStdMapThroughInsertsAndErases) {
       uint32_t value = 0;
       const bool found = m.take(key, &value);
       ASSERT_EQ(found, expected.count(key) == 1);
-      if (found) EXPECT_EQ(value, expected[key]);
+      if (found) {
+        EXPECT_EQ(value, expected[key]);
+      }
       expected.erase(key);
     } else {
       const uint32_t value = uint32_t(rng());
