@@ -260,10 +260,11 @@ int main(int argc, char** argv) {
               kBatch);
   // What each part keeps per live block, to read the table against.
   std::printf(
-      "per live block: blocks: a blocks::LiveBlock of %zu B in a slab (std::vector) and a 16 B\n"
-      "  FlatMap slot in the address index at 25-50 %% load (32-64 B); timeline: a 16 B FlatMap\n"
-      "  slot per block with an owner or stream (32-64 B), beside its series (bounded, ~15 MB\n"
-      "  here); pairing (memtap run only, not in the Analyzer): a std::unordered_map node\n"
+      "per live block: blocks: a blocks::LiveBlock of %zu B in a chunked slab and a 12 B\n"
+      "  FlatMap slot in the address index at 25-50 %% load (24-48 B; uses only for blocks with\n"
+      "  ACCESS or operator/range events, in a side table); timeline: a 12 B FlatMap slot per\n"
+      "  block with an owner or stream (24-48 B), beside its series (bounded, ~15 MB here);\n"
+      "  pairing (memtap run only, not in the Analyzer): a std::unordered_map node\n"
       "  (%zu B + next pointer + malloc's header) and a bucket pointer\n",
       sizeof(memtap::blocks::LiveBlock), sizeof(uint64_t) + sizeof(memtap::LiveBlock));
 

@@ -61,6 +61,13 @@ struct DeviceState {
   uint32_t account_id(uint8_t account) const { return index * kAccounts + account; }
 };
 
+// A block of d with the owner and name its keys stand for.
+inline JudgedBlock judged_block(const DeviceState& d, uint64_t addr, const LiveBlock& b,
+                                const BlockUses& u) {
+  return {addr, d.keys.string_id(kByOwner, b.owner_key), d.keys.string_id(kByName, b.name_key), b,
+          u};
+}
+
 struct ThreadState {
   std::vector<OpenScope> ops;  // outermost first
   uint64_t dropped = 0;        // OP_STARTs past kMaxOpenScopes, whose ends are skipped too

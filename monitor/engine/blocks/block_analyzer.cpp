@@ -87,8 +87,19 @@ void evaluate_fragmentation(AnalyzerState& s, DeviceState& d, int64_t ts_ns) {
   consider_moment(f, moment_of(ps));
 }
 
+// A block allocated inside an operator or range: its uses, with what its end needs to
+// find the scopes that contain it.
+uint32_t scope_uses(const AnalyzerState& s, BlockTable& table, uint32_t block_slot,
+                    const MemEvent& e) {
+  const uint32_t i = table.uses_of(block_slot);
+  table.uses_at(i).alloc_seq = s.seq;
+  table.uses_at(i).tid = e.tid;
+  return i;
+}
+
 // Everything a block's end changes; the block has left its table already.
-void release(AnalyzerState& s, DeviceState& d, uint8_t slot, const LiveBlock& b, int64_t end_ns) {
+void release(AnalyzerState& s, DeviceState& d, uint8_t slot, uint64_t addr, const LiveBlock& b,
+             const BlockUses& u, int64_t end_ns) {
   LayerTotals& t = d.layers[slot].totals;
   ++t.frees;
   t.freed_bytes += b.size_bytes;
@@ -110,23 +121,25 @@ void release(AnalyzerState& s, DeviceState& d, uint8_t slot, const LiveBlock& b,
   ProcessState& p = *s.processes[d.process];
   const uint32_t account = d.account_id(b.account);
   // Open occurrences that started before the block was allocated contain it (scopes.h).
-  if (b.in_op)
-    if (ThreadState* th = find_thread(p, b.tid))
+  if (u.in_op)
+    if (ThreadState* th = find_thread(p, u.tid))
       for (OpenScope& o : th->ops) {
-        if (o.start_seq >= b.alloc_seq) break;
+        if (o.start_seq >= u.alloc_seq) break;
         scope_free(o, account, b.size_bytes);
       }
-  if (b.in_range)
+  if (u.in_range)
     for (OpenScope& r : p.ranges) {
-      if (r.start_seq >= b.alloc_seq) break;
+      if (r.start_seq >= u.alloc_seq) break;
       scope_free(r, account, b.size_bytes);
     }
-  const size_t top_n = s.options.top_n;
   // Before a process's first ACCESS event its blocks say nothing about uses: judging them
   // would report every one as never used.
+  if (p.access_events == 0 && !u.in_op) return;
+  const size_t top_n = s.options.top_n;
+  const JudgedBlock j = judged_block(d, addr, b, u);
   if (p.access_events != 0)
-    judge_by_access(a.by_access, b, end_ns, true, s.options.inefficiency, top_n);
-  if (b.in_op) judge_by_operators(a.by_operators, b, end_ns, true, s.options.inefficiency, top_n);
+    judge_by_access(a.by_access, j, end_ns, true, s.options.inefficiency, top_n);
+  if (u.in_op) judge_by_operators(a.by_operators, j, end_ns, true, s.options.inefficiency, top_n);
 }
 
 void on_malloc(AnalyzerState& s, const MemEvent& e) {
@@ -141,21 +154,18 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
   }
   LayerState& layer = d.layers[slot];
   layer.seen = true;
-  if (layer.table.find(e.addr)) {
+  if (layer.table.find(e.addr) != FlatIndex::kNone) {
     LiveBlock old;
-    layer.table.erase(e.addr, &old);
+    BlockUses old_uses;
+    layer.table.erase(e.addr, &old, &old_uses);
     ++layer.totals.replaced_blocks;
-    release(s, d, slot, old, e.ts_ns);
+    release(s, d, slot, e.addr, old, old_uses, e.ts_ns);
   }
   const uint32_t block_slot = layer.table.insert(e.addr);
   LiveBlock& b = layer.table.at(block_slot);
   b.size_bytes = e.size_bytes;
   b.alloc_ts_ns = e.ts_ns;
   b.allocation_id = e.allocation_id;
-  b.alloc_seq = s.seq;
-  b.tid = e.tid;
-  b.owner = e.owner;
-  b.name = e.name;
   b.owner_key = d.keys.key(kByOwner, owner_tag(e.owner));
   b.stack_key = d.keys.key(kByStack, stack_key_of(e));
   b.name_key = d.keys.key(kByName, name_tag(e.name));
@@ -184,15 +194,16 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
   const uint32_t account = d.account_id(b.account);
   if (!p.threads.empty())
     if (ThreadState* th = find_thread(p, e.tid); th && !th->ops.empty()) {
-      b.in_op = true;
+      const uint32_t uses = scope_uses(s, layer.table, block_slot, e);
+      layer.table.uses_at(uses).in_op = true;
       for (size_t i = 0; i < th->ops.size(); ++i)
         scope_alloc(th->ops[i], account, e.size_bytes, i + 1 == th->ops.size());
       OpenScope& outermost = th->ops.front();
       if (outermost.blocks.size() < kMaxScopeBlocks)
-        outermost.blocks.push_back({d.index, block_slot, b.generation, slot});
+        outermost.blocks.push_back({d.index, uses, layer.table.uses_at(uses).generation, slot});
     }
   if (!p.ranges.empty()) {
-    b.in_range = true;
+    layer.table.uses_at(scope_uses(s, layer.table, block_slot, e)).in_range = true;
     for (size_t i = 0; i < p.ranges.size(); ++i)
       scope_alloc(p.ranges[i], account, e.size_bytes, i + 1 == p.ranges.size());
   }
@@ -207,15 +218,17 @@ void on_free(AnalyzerState& s, const MemEvent& e) {
   LayerState& layer = d.layers[slot];
   layer.seen = true;
   LiveBlock b;
-  if (!layer.table.erase(e.addr, &b)) {
+  BlockUses u;
+  if (!layer.table.erase(e.addr, &b, &u)) {
     ++layer.totals.unmatched_frees;
     return;
   }
-  release(s, d, slot, b, e.ts_ns);
+  release(s, d, slot, e.addr, b, u, e.ts_ns);
 }
 
-// The block an ACCESS names: its start address, in the framework pool first.
-LiveBlock* accessed_block(AnalyzerState& s, const ProcessState& p, const MemEvent& e) {
+// The uses of the block an ACCESS names (its start address, in the framework pool first),
+// made on its first ACCESS; null when no block starts there.
+BlockUses* accessed_block(AnalyzerState& s, const ProcessState& p, const MemEvent& e) {
   static constexpr uint8_t kOrder[] = {
       uint8_t(Layer::kPta),        uint8_t(Layer::kHost),      uint8_t(Layer::kPtaWorkspace),
       uint8_t(Layer::kAtb),        uint8_t(Layer::kMindspore), uint8_t(Layer::kHal),
@@ -223,8 +236,11 @@ LiveBlock* accessed_block(AnalyzerState& s, const ProcessState& p, const MemEven
   for (uint32_t i : p.devices) {
     DeviceState& d = *s.devices[i];
     if (e.device != kNoDevice && d.device != e.device) continue;
-    for (uint8_t slot : kOrder)
-      if (LiveBlock* b = d.layers[slot].table.find(e.addr)) return b;
+    for (uint8_t slot : kOrder) {
+      BlockTable& table = d.layers[slot].table;
+      const uint32_t block_slot = table.find(e.addr);
+      if (block_slot != FlatIndex::kNone) return &table.uses_at(table.uses_of(block_slot));
+    }
   }
   return nullptr;
 }
@@ -232,7 +248,7 @@ LiveBlock* accessed_block(AnalyzerState& s, const ProcessState& p, const MemEven
 void on_access(AnalyzerState& s, const MemEvent& e) {
   ProcessState& p = process_of(s, e.pid);
   ++p.access_events;
-  LiveBlock* b = accessed_block(s, p, e);
+  BlockUses* b = accessed_block(s, p, e);
   if (!b) return;
   if (b->uses == 0) {
     b->first_use_ns = e.ts_ns;
@@ -249,8 +265,8 @@ void close_operator(AnalyzerState& s, ProcessState& p, ThreadState& th, size_t i
   close_scope(p.operators, o);
   if (i != 0) return;
   for (const BlockRef& ref : o.blocks) {
-    LiveBlock& b = s.devices[ref.device]->layers[ref.layer_slot].table.at(ref.slot);
-    if (b.generation == ref.generation) b.op_last_use_ns = ts_ns;
+    BlockUses& u = s.devices[ref.device]->layers[ref.layer_slot].table.uses_at(ref.uses);
+    if (u.generation == ref.generation) u.op_last_use_ns = ts_ns;
   }
 }
 

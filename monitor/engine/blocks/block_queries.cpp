@@ -131,12 +131,13 @@ InefficiencyResult BlockAnalyzer::inefficient_blocks(uint32_t pid, int32_t devic
   // Blocks still live are judged as of now, on a copy: their figures may change later.
   const InefficiencyOptions& o = s_->options.inefficiency;
   for (const LayerState& layer : d->layers)
-    layer.table.for_each([&](const LiveBlock& b) {
+    layer.table.for_each([&](uint64_t addr, const LiveBlock& b, const BlockUses& u) {
       if (b.account != account) return;
+      const JudgedBlock j = judged_block(*d, addr, b, u);
       if (r.source == UseSource::kAccess)
-        judge_by_access(t, b, s_->now_ns, false, o, s_->options.top_n);
+        judge_by_access(t, j, s_->now_ns, false, o, s_->options.top_n);
       else
-        judge_by_operators(t, b, s_->now_ns, false, o, s_->options.top_n);
+        judge_by_operators(t, j, s_->now_ns, false, o, s_->options.top_n);
     });
   fill_categories(r, t, s_->strings);
   return r;

@@ -25,19 +25,19 @@ struct Uses {
   int64_t last_ns;
 };
 
-void record(InefficiencyTally& t, Category c, const LiveBlock& b, Uses uses, int64_t end_ns,
+void record(InefficiencyTally& t, Category c, const JudgedBlock& b, Uses uses, int64_t end_ns,
             bool freed, int64_t gap_start_ns, int64_t gap_ns, size_t top_n) {
   CategoryTally& ct = t.categories[c];
   ++ct.blocks;
-  ct.bytes += b.size_bytes;
+  ct.bytes += b.block.size_bytes;
   if (top_n == 0) return;
   InefficientBlock ib;
   ib.addr = b.addr;
-  ib.size_bytes = b.size_bytes;
-  ib.allocation_id = b.allocation_id;
+  ib.size_bytes = b.block.size_bytes;
+  ib.allocation_id = b.block.allocation_id;
   ib.owner = b.owner;
   ib.name = b.name;
-  ib.alloc_ts_ns = b.alloc_ts_ns;
+  ib.alloc_ts_ns = b.block.alloc_ts_ns;
   ib.free_ts_ns = freed ? end_ns : kNoTime;
   ib.first_use_ns = uses.first_ns;
   ib.last_use_ns = uses.last_ns;
@@ -71,39 +71,43 @@ InefficiencyCategory sorted(const CategoryTally& t, const StringTable& strings) 
 
 }  // namespace
 
-void judge_by_access(InefficiencyTally& t, const LiveBlock& b, int64_t end_ns, bool freed,
+void judge_by_access(InefficiencyTally& t, const JudgedBlock& j, int64_t end_ns, bool freed,
                      const InefficiencyOptions& o, size_t top_n) {
+  const LiveBlock& b = j.block;
+  const BlockUses& u = j.uses;
   if (b.size_bytes < o.min_size_bytes) return;
   const int64_t lifetime = end_ns - b.alloc_ts_ns;
   if (freed) ++t.judged;
-  if (b.uses == 0) {
+  if (u.uses == 0) {
     if (freed)
-      record(t, kNeverUsed, b, {kNoTime, kNoTime}, end_ns, freed, b.alloc_ts_ns, lifetime, top_n);
+      record(t, kNeverUsed, j, {kNoTime, kNoTime}, end_ns, freed, b.alloc_ts_ns, lifetime, top_n);
     return;
   }
-  const Uses uses{b.first_use_ns, b.last_use_ns};
-  const int64_t lazy = b.first_use_ns - b.alloc_ts_ns;
+  const Uses uses{u.first_use_ns, u.last_use_ns};
+  const int64_t lazy = u.first_use_ns - b.alloc_ts_ns;
   if (qualifies(lazy, lifetime, o.lazy_used))
-    record(t, kLazyUsed, b, uses, end_ns, freed, b.alloc_ts_ns, lazy, top_n);
+    record(t, kLazyUsed, j, uses, end_ns, freed, b.alloc_ts_ns, lazy, top_n);
   if (freed) {
-    const int64_t delayed = end_ns - b.last_use_ns;
+    const int64_t delayed = end_ns - u.last_use_ns;
     if (qualifies(delayed, lifetime, o.delayed_free))
-      record(t, kDelayedFree, b, uses, end_ns, freed, b.last_use_ns, delayed, top_n);
+      record(t, kDelayedFree, j, uses, end_ns, freed, u.last_use_ns, delayed, top_n);
   }
-  if (qualifies(b.max_idle_ns, lifetime, o.long_idle))
-    record(t, kLongIdle, b, uses, end_ns, freed, b.max_idle_start_ns, b.max_idle_ns, top_n);
+  if (qualifies(u.max_idle_ns, lifetime, o.long_idle))
+    record(t, kLongIdle, j, uses, end_ns, freed, u.max_idle_start_ns, u.max_idle_ns, top_n);
 }
 
-void judge_by_operators(InefficiencyTally& t, const LiveBlock& b, int64_t end_ns, bool freed,
+void judge_by_operators(InefficiencyTally& t, const JudgedBlock& j, int64_t end_ns, bool freed,
                         const InefficiencyOptions& o, size_t top_n) {
-  if (!b.in_op || !freed || b.size_bytes < o.min_size_bytes) return;
+  const LiveBlock& b = j.block;
+  const BlockUses& u = j.uses;
+  if (!u.in_op || !freed || b.size_bytes < o.min_size_bytes) return;
   ++t.judged;
   // op_last_use_ns is set when the outermost operator ends with the block still live; a
   // block freed inside its operator was released as soon as it could be.
-  if (b.op_last_use_ns == kNoTime) return;
-  const int64_t delayed = end_ns - b.op_last_use_ns;
+  if (u.op_last_use_ns == kNoTime) return;
+  const int64_t delayed = end_ns - u.op_last_use_ns;
   if (qualifies(delayed, end_ns - b.alloc_ts_ns, o.delayed_free))
-    record(t, kDelayedFree, b, {b.alloc_ts_ns, b.op_last_use_ns}, end_ns, freed, b.op_last_use_ns,
+    record(t, kDelayedFree, j, {b.alloc_ts_ns, u.op_last_use_ns}, end_ns, freed, u.op_last_use_ns,
            delayed, top_n);
 }
 

@@ -69,11 +69,20 @@ struct InefficiencyTally {
   std::array<CategoryTally, kCategories> categories;
 };
 
+// A block as the judges read it: the table's record with its address, labels and uses.
+struct JudgedBlock {
+  uint64_t addr;
+  uint32_t owner;  // StringTable ids
+  uint32_t name;
+  const LiveBlock& block;
+  const BlockUses& uses;
+};
+
 // From ACCESS uses. freed: end_ns is the block's free; else it is "now" and the block live.
-void judge_by_access(InefficiencyTally& t, const LiveBlock& b, int64_t end_ns, bool freed,
+void judge_by_access(InefficiencyTally& t, const JudgedBlock& b, int64_t end_ns, bool freed,
                      const InefficiencyOptions& o, size_t top_n);
 // From operator ranges (only blocks allocated inside an operator).
-void judge_by_operators(InefficiencyTally& t, const LiveBlock& b, int64_t end_ns, bool freed,
+void judge_by_operators(InefficiencyTally& t, const JudgedBlock& b, int64_t end_ns, bool freed,
                         const InefficiencyOptions& o, size_t top_n);
 
 enum class UseSource : uint8_t { kNone, kAccess, kOperators };

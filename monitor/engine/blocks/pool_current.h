@@ -11,10 +11,10 @@ inline PoolState current_pool(const DeviceState& d, bool with_blocks) {
   PoolState s;
   if (d.is_host()) {
     s = compute_pool_state(&d.layers[kMmapSlot].table, &d.layers[uint8_t(Layer::kHost)].table,
-                           kUnknown, PoolSource::kHostMappings, with_blocks);
+                           d.keys, kUnknown, PoolSource::kHostMappings, with_blocks);
   } else if (d.pta_seen) {
     s = compute_pool_state(&d.layers[uint8_t(Layer::kHal)].table,
-                           &d.layers[uint8_t(Layer::kPta)].table, d.pool_total,
+                           &d.layers[uint8_t(Layer::kPta)].table, d.keys, d.pool_total,
                            PoolSource::kDeviceSegments, with_blocks);
   }
   s.pid = d.pid;

@@ -7,34 +7,44 @@
 namespace memtap::blocks {
 namespace {
 
+// A live block with its address (the table's key).
+struct Located {
+  uint64_t addr;
+  const LiveBlock* block;
+};
+
 struct Placed {
   size_t segment;
-  const LiveBlock* block;
+  Located b;
 };
 
 }  // namespace
 
 PoolState compute_pool_state(const BlockTable* segments, const BlockTable* blocks,
-                             int64_t pool_total, PoolSource segment_source, bool with_blocks) {
+                             const KeyIndex& keys, int64_t pool_total, PoolSource segment_source,
+                             bool with_blocks) {
   PoolState s;
-  std::vector<const LiveBlock*> segs;
-  if (segments) segments->for_each([&](const LiveBlock& b) { segs.push_back(&b); });
+  std::vector<Located> segs;
+  if (segments)
+    segments->for_each([&](uint64_t addr, const LiveBlock& b, const BlockUses&) {
+      segs.push_back({addr, &b});
+    });
   std::sort(segs.begin(), segs.end(),
-            [](const LiveBlock* a, const LiveBlock* b) { return a->addr < b->addr; });
+            [](const Located& a, const Located& b) { return a.addr < b.addr; });
 
   uint64_t all_block_bytes = 0;
   std::vector<Placed> placed;
   if (blocks) {
-    blocks->for_each([&](const LiveBlock& b) {
+    blocks->for_each([&](uint64_t addr, const LiveBlock& b, const BlockUses&) {
       all_block_bytes += b.size_bytes;
       // The last segment starting at or before the block; the block is inside if it starts
       // before that segment's end.
-      auto it = std::upper_bound(segs.begin(), segs.end(), b.addr,
-                                 [](uint64_t a, const LiveBlock* seg) { return a < seg->addr; });
+      auto it = std::upper_bound(segs.begin(), segs.end(), addr,
+                                 [](uint64_t a, const Located& seg) { return a < seg.addr; });
       if (it != segs.begin()) {
-        const LiveBlock* seg = *(it - 1);
-        if (b.addr - seg->addr < seg->size_bytes) {
-          placed.push_back({size_t(it - 1 - segs.begin()), &b});
+        const Located& seg = *(it - 1);
+        if (addr - seg.addr < seg.block->size_bytes) {
+          placed.push_back({size_t(it - 1 - segs.begin()), {addr, &b}});
           return;
         }
       }
@@ -43,34 +53,36 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
     });
   }
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
-    return a.segment != b.segment ? a.segment < b.segment : a.block->addr < b.block->addr;
+    return a.segment != b.segment ? a.segment < b.segment : a.b.addr < b.b.addr;
   });
 
   uint64_t seg_reserved = 0, seg_allocated = 0, largest_gap = 0;
   size_t p = 0;
   s.segments.reserve(segs.size());
   for (size_t i = 0; i < segs.size(); ++i) {
-    const LiveBlock& sb = *segs[i];
+    const LiveBlock& sb = *segs[i].block;
     PoolSegment seg;
-    seg.addr = sb.addr;
+    seg.addr = segs[i].addr;
     seg.size_bytes = sb.size_bytes;
     seg.alloc_ts_ns = sb.alloc_ts_ns;
     seg.allocation_id = sb.allocation_id;
-    const uint64_t end = sb.addr + sb.size_bytes;
-    uint64_t cursor = sb.addr;
+    const uint64_t end = seg.addr + sb.size_bytes;
+    uint64_t cursor = seg.addr;
     for (; p < placed.size() && placed[p].segment == i; ++p) {
-      const LiveBlock& b = *placed[p].block;
-      const uint64_t b_end = std::min(end, b.addr + b.size_bytes);
-      if (b.addr > cursor) {
-        seg.free_bytes += b.addr - cursor;
-        seg.largest_free_gap = std::max(seg.largest_free_gap, b.addr - cursor);
+      const uint64_t addr = placed[p].b.addr;
+      const LiveBlock& b = *placed[p].b.block;
+      const uint64_t b_end = std::min(end, addr + b.size_bytes);
+      if (addr > cursor) {
+        seg.free_bytes += addr - cursor;
+        seg.largest_free_gap = std::max(seg.largest_free_gap, addr - cursor);
       }
       cursor = std::max(cursor, b_end);  // overlapping blocks (bad input) count once
       ++seg.blocks;
-      seg.allocated_bytes += b_end - b.addr;
+      seg.allocated_bytes += b_end - addr;
       if (with_blocks)
-        seg.block_list.push_back(
-            {b.addr, b.size_bytes, b.alloc_ts_ns, b.allocation_id, b.owner, b.name});
+        seg.block_list.push_back({addr, b.size_bytes, b.alloc_ts_ns, b.allocation_id,
+                                  keys.string_id(kByOwner, b.owner_key),
+                                  keys.string_id(kByName, b.name_key)});
     }
     if (end > cursor) {
       seg.free_bytes += end - cursor;

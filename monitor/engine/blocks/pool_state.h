@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "monitor/engine/blocks/block_table.h"
+#include "monitor/engine/blocks/keys.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap::blocks {
@@ -68,10 +69,12 @@ struct PoolState {
 };
 
 // segments: the segment layer's blocks (may be null); blocks: the pool's blocks (may be
-// null); pool_total: reserved as the framework reports it, or kUnknown. with_blocks fills
-// each segment's block_list. Costs O(n log n) in live blocks.
+// null); keys: the device's, for the blocks' owner and name; pool_total: reserved as the
+// framework reports it, or kUnknown. with_blocks fills each segment's block_list. Costs
+// O(n log n) in live blocks.
 PoolState compute_pool_state(const BlockTable* segments, const BlockTable* blocks,
-                             int64_t pool_total, PoolSource segment_source, bool with_blocks);
+                             const KeyIndex& keys, int64_t pool_total, PoolSource segment_source,
+                             bool with_blocks);
 
 // A moment of the pool as the fragmentation report shows it.
 struct FragmentationMoment {

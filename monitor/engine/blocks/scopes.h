@@ -70,10 +70,11 @@ struct ScopeUse {
   uint64_t peak = 0;
 };
 
-// A live block somewhere in the analyzer; stale once its slot's generation moved on.
+// A live block's uses somewhere in the analyzer (BlockTable::uses_at); stale once their
+// generation moved on.
 struct BlockRef {
   uint32_t device = 0;
-  uint32_t slot = 0;
+  uint32_t uses = 0;
   uint32_t generation = 0;
   uint8_t layer_slot = 0;
 };

@@ -124,11 +124,12 @@ void Timeline::apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free
   if (blocks != BlockClass::kNone) {
     const int c = int(blocks);
     SeriesId owner = kNoSeries, stream = kNoSeries;
-    FlatMapU64& labelled = s.labelled[c];
-    uint64_t packed;
+    FlatMap<uint32_t>& labelled = s.labelled[c];
+    uint32_t number;
     // On a MALLOC too: an entry still there is a block whose FREE was lost, and must not
     // lend its label to this one.
-    if (!labelled.empty() && labelled.take(e.addr, &packed) && is_free) {
+    if (!labelled.empty() && labelled.take(e.addr, &number) && is_free) {
+      const uint64_t packed = s.label_pairs.pair(number);
       owner = SeriesId(packed >> 32);
       stream = SeriesId(packed);
     }
@@ -139,7 +140,7 @@ void Timeline::apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free
     apply_group(owner, ts, size, is_free, &clamped);
     apply_group(stream, ts, size, is_free, &clamped);
     if (!is_free && (e.owner != 0 || e.stream != 0))
-      labelled.put(e.addr, (uint64_t(owner) << 32) | stream);
+      labelled.put(e.addr, s.label_pairs.number((uint64_t(owner) << 32) | stream));
   }
   if (clamped) ++s.clamped_frees;
 }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "monitor/engine/flat_map.h"
 #include "monitor/engine/timeline/curve_rules.h"
@@ -39,6 +40,33 @@ struct GroupIndex {
   uint32_t groups = 0;  // not counting the overflow group
 };
 
+// The (owner series, stream series) pairs a scope's labelled blocks carry, numbered, so
+// that a live block keeps a 4-byte number (a 12-byte slot in Scope::labelled) rather than
+// both ids: issue 5 allows 100 B of monitor memory per live block. Few pairs exist (groups
+// are capped at max_groups each), and consecutive blocks mostly share theirs.
+struct LabelPairs {
+  std::vector<uint64_t> pairs;  // number -> owner series << 32 | stream series
+  FlatMap<uint32_t> numbers;    // owner series << 32 | stream series -> number
+  uint64_t last_pair = ~uint64_t{0};
+  uint32_t last_number = 0;
+
+  uint32_t number(uint64_t pair) {
+    if (pair == last_pair) return last_number;
+    uint32_t n;
+    if (const uint32_t* found = numbers.find(pair)) {
+      n = *found;
+    } else {
+      n = uint32_t(pairs.size());
+      pairs.push_back(pair);
+      numbers.put(pair, n);
+    }
+    last_pair = pair;
+    last_number = n;
+    return n;
+  }
+  uint64_t pair(uint32_t number) const { return pairs[number]; }
+};
+
 struct Scope {
   uint32_t pid = 0;
   int32_t device = kHostDevice;
@@ -50,8 +78,9 @@ struct Scope {
   std::array<SeriesId, kLayerSlots> layer_series{};
   std::array<GroupIndex, kBlockClasses> owners, streams;
   // Live blocks whose MALLOC carried an owner or a stream, by address: FREE rows do not
-  // repeat them. Value: owner series << 32 | stream series.
-  std::array<FlatMapU64, kBlockClasses> labelled;
+  // repeat them. Value: the number of their owner and stream series in label_pairs.
+  std::array<FlatMap<uint32_t>, kBlockClasses> labelled;
+  LabelPairs label_pairs;
 
   int64_t first_ts_ns = 0;
   int64_t last_ts_ns = 0;
