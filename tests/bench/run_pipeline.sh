@@ -136,7 +136,9 @@ cpu_by_role() {
       # $3 is the thread id, $4 "(comm)" (thread names here have no spaces); utime and stime
       # are fields 14 and 15 of the stat line ($16, $17), nice field 19 ($21)
       key = $2 " " $3
-      if (!(key in comm)) { comm[key] = substr($4, 2, length($4) - 2); order[++n] = key }
+      # the last name seen: a thread sampled before it named itself is still "memtap"
+      if (!(key in comm)) order[++n] = key
+      comm[key] = substr($4, 2, length($4) - 2)
       cpu = $16 + $17
       total[key] = cpu
       if ($1 <= start) before[key] = cpu
