@@ -28,8 +28,10 @@ std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
   r->analysis_ = std::make_unique<AnalysisThread>();
   r->session_ = std::make_unique<Session>(
       [self](const DumpRow* rows, size_t n) {
-        self->writer_->append(rows, n);
+        // The engine first: the writer's append may write its queue to disk (the spool),
+        // and the live view should not wait on that.
         self->analysis_->add_rows(rows, n);
+        self->writer_->append(rows, n);
         self->rows_to_analyse_ += n;
       },
       [self](uint32_t id, std::string_view text) {
