@@ -34,6 +34,10 @@ void usage(FILE* out) {
           "      reads it in batches (chosen by itself when the file would not fit)\n"
           "  memtap replay FILE [--speed max|1x|10x] [--json] [report options]\n"
           "      feed a recording through the engine as if live, then print the report\n"
+          "  memtap export FILE [-o OUT.db]\n"
+          "      copy a memtap recording (--compact too) into msMemScope's own\n"
+          "      memscope_dump table, which MindStudio Insight opens (default output:\n"
+          "      ./memscope_dump_<YYYYmmddHHMMSS>.db)\n"
           "\n"
           "  memtap --version | --help\n");
 }
@@ -51,6 +55,7 @@ int main(int argc, char** argv) {
   if (cmd == "record") return memtap::record_command(args);
   if (cmd == "report") return memtap::report_command(args);
   if (cmd == "replay") return memtap::replay_command(args);
+  if (cmd == "export") return memtap::export_command(args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);
     return 0;

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -82,6 +83,66 @@ TEST(Report, ACompactRecordingReportsWhatTheLiveRunReported) {
   EXPECT_GT(file->scalar_int("SELECT count(*) FROM memscope_dump WHERE Event = 'MALLOC' AND "
                              "json_extract(Attr, '$.size') > 0"),
             0);
+}
+
+// `memtap export`: a compact recording copied into msMemScope's own table, row for row,
+// which Insight's table lookup finds; the report of the copy is the report of the original.
+TEST(Report, ExportGivesACompactRecordingMsMemScopesTable) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string compact = dir.file("compact.db");
+  const std::string exported = dir.file("memscope_dump_20260101000000.db");
+  ProcessResult run = memtap(dir, {"run", "--compact", "-o", compact, "--", kAllocPattern});
+  ASSERT_TRUE(run.exited && run.exit_code == 0) << describe(run) << run.err;
+  ProcessResult ex = memtap(dir, {"export", compact, "-o", exported});
+  ASSERT_TRUE(ex.exited && ex.exit_code == 0) << describe(ex) << ex.err;
+  EXPECT_EQ(ex.err.find("note:"), std::string::npos) << "the name is one Insight imports";
+
+  std::string error;
+  auto from = DbQuery::open(compact, &error);
+  auto to = DbQuery::open(exported, &error);
+  ASSERT_TRUE(from && to) << error;
+  DbRows lookup;
+  ASSERT_TRUE(to->query("SELECT name FROM sqlite_master WHERE type='table' AND name=?1",
+                        {"memscope_dump"}, &lookup, &error))
+      << error;
+  EXPECT_EQ(lookup.rows.size(), 1u);
+  DbRows a, b;
+  const std::string all = "SELECT * FROM memscope_dump ORDER BY ID";
+  ASSERT_TRUE(from->query(all, {}, &a, &error)) << error;
+  ASSERT_TRUE(to->query(all, {}, &b, &error)) << error;
+  ASSERT_GT(a.rows.size(), 0u);
+  ASSERT_EQ(a.rows.size(), b.rows.size());
+  EXPECT_EQ(a.columns, b.columns);
+  for (size_t r = 0; r < a.rows.size(); ++r) {
+    for (size_t c = 0; c < a.columns.size(); ++c) {
+      ASSERT_EQ(a.rows[r][c].text, b.rows[r][c].text) << "row " << r << " " << a.columns[c];
+      ASSERT_EQ(a.rows[r][c].type, b.rows[r][c].type) << "row " << r << " " << a.columns[c];
+    }
+  }
+  EXPECT_EQ(to->scalar_int("SELECT count(*) FROM memtap_session"),
+            from->scalar_int("SELECT count(*) FROM memtap_session"));
+
+  ProcessResult r1 = memtap(dir, {"report", compact});
+  ProcessResult r2 = memtap(dir, {"report", exported});
+  ASSERT_TRUE(r1.exited && r1.exit_code == 0 && r2.exited && r2.exit_code == 0) << r1.err << r2.err;
+  EXPECT_EQ(report_body(r1.out, "memtap report: " + compact),
+            report_body(r2.out, "memtap report: " + exported));
+}
+
+TEST(Report, ExportOfSomethingElseSaysWhatIsWrong) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string text = dir.file("notes.db");
+  std::ofstream(text) << "not a database\n";
+  ProcessResult r = memtap(dir, {"export", text, "-o", dir.file("out.db")});
+  EXPECT_TRUE(r.exited && r.exit_code == 1) << describe(r);
+  EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not a database"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.db")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.db.partial")));
+  ProcessResult none = memtap(dir, {"export"});
+  EXPECT_TRUE(none.exited && none.exit_code == 2) << describe(none);
 }
 
 TEST(Report, JsonOfAMemtapRecording) {

@@ -1,0 +1,48 @@
+// `memtap export FILE [-o OUT.db]`: a recording in msMemScope's own table, for MindStudio
+// Insight and msMemScope's analyzer (a --compact recording's memscope_dump is a view, which
+// they refuse).
+#include <cstdio>
+#include <regex>
+#include <string>
+
+#include "monitor/cli/commands.h"
+#include "monitor/store/memscope_export.h"
+
+namespace memtap {
+
+int export_command(const std::vector<std::string>& args) {
+  std::string in, out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-o" && i + 1 < args.size()) {
+      out = args[++i];
+    } else if (!a.empty() && a[0] != '-' && in.empty()) {
+      in = a;
+    } else {
+      fprintf(stderr, "memtap export: unexpected argument '%s' (memtap export FILE [-o OUT.db])\n",
+              a.c_str());
+      return 2;
+    }
+  }
+  if (in.empty()) {
+    fprintf(stderr, "memtap export: no recording given (memtap export FILE [-o OUT.db])\n");
+    return 2;
+  }
+  if (out.empty()) out = default_db_path();
+  std::string error;
+  if (!export_memscope_table(in, out, &error)) {
+    fprintf(stderr, "memtap export: %s\n", error.c_str());
+    return 1;
+  }
+  fprintf(stderr, "memtap export: wrote %s (msMemScope's memscope_dump table)\n", out.c_str());
+  // MindStudio Insight's importer matches the file name, not the content.
+  const std::string name = out.substr(out.find_last_of('/') + 1);
+  if (!std::regex_match(name, std::regex(R"(^(memscope|leaks)_dump_\d+\.db$)"))) {
+    fprintf(stderr,
+            "memtap export: note: MindStudio Insight imports only files named "
+            "memscope_dump_<digits>.db\n");
+  }
+  return 0;
+}
+
+}  // namespace memtap
