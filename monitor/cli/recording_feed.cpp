@@ -1,6 +1,7 @@
 // See recording_feed.h.
 #include "monitor/cli/recording_feed.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,10 +13,30 @@ namespace memtap {
 namespace {
 
 // A recording row takes at least ~100 bytes on disk (memtap writes ~180, msMemScope ~150),
-// so this over-counts events, which errs towards streaming.
+// a --compact one at least ~32 (~36 without stacks), so these over-count events, which errs
+// towards streaming.
 constexpr double kFileBytesPerEvent = 100;
+constexpr double kCompactFileBytesPerEvent = 32;
 // The event array, plus a reader thread's part of it while the parts are joined.
 constexpr double kHeldBytesPerEvent = 2.0 * sizeof(MemEvent);
+
+// Whether `path` is a --compact recording (compact_schema.h): its rows are a third the size.
+bool is_compact_recording(const std::string& path) {
+  sqlite3* db = nullptr;
+  bool compact = false;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                           "'memtap_event'",
+                           -1, &stmt, nullptr) == SQLITE_OK) {
+      compact = sqlite3_step(stmt) == SQLITE_ROW;
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return compact;
+}
 
 double mem_available_bytes() {
   FILE* f = std::fopen("/proc/meminfo", "r");
@@ -39,7 +60,9 @@ FeedPlan plan_feed(const std::string& path, bool low_memory) {
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return plan;  // the reader will say what is wrong
-  const double need = double(st.st_size) / kFileBytesPerEvent * kHeldBytesPerEvent;
+  const double bytes_per_event =
+      is_compact_recording(path) ? kCompactFileBytesPerEvent : kFileBytesPerEvent;
+  const double need = double(st.st_size) / bytes_per_event * kHeldBytesPerEvent;
   const double available = mem_available_bytes();
   if (available > 0 && need > available / 2) {
     plan.stream = true;
