@@ -229,7 +229,8 @@ void MemscopeWriter::Impl::run() {
 
 void MemscopeWriter::Impl::queue_rows(const DumpRow* rows, size_t count) {
   const bool spooling = spool != nullptr && spool->unread() != 0;
-  if (spooling && spool_failed) {
+  // Rows behind a spool the disk refused stay behind it until the thread took them.
+  if ((spooling && spool_failed) || !behind_spool.empty()) {
     behind_spool.insert(behind_spool.end(), rows, rows + count);
     return;
   }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -228,6 +229,32 @@ TEST_P(WriterForms, RowsQueuedOnDiskAreWrittenInAppendOrder) {
   Db db(path);
   EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE CAST(json_extract(Attr, "
                      "'$.allocation_id') AS INTEGER) = ID + 1 AND \"Timestamp(ns)\" = ID + 1000"),
+            std::to_string(kRows));
+}
+
+// A disk queue that cannot be made (here a directory stands where its file would go) leaves
+// the rows in memory, in order, and loses none.
+TEST_P(WriterForms, RowsStayInMemoryWhenTheDiskQueueCannotBeMade) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000010.db");
+  ASSERT_TRUE(std::filesystem::create_directory(path + ".partial.spool"));
+  MemscopeWriterOptions options = form();
+  options.max_memory_rows = 100;
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  constexpr int kRows = 5000;
+  std::vector<DumpRow> rows;
+  for (int i = 0; i < kRows; ++i) {
+    rows.push_back(memory_row(DumpEvent::kMalloc, 1000 + i, 7, 7, 0x1000 + 16 * i, 16, i + 1));
+  }
+  for (int at = 0; at < kRows; at += 500) writer->append(&rows[at], 500);
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  EXPECT_EQ(writer->rows_spooled(), 0u);
+  EXPECT_EQ(writer->rows_written(), uint64_t(kRows));
+  Db db(path);
+  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE \"Timestamp(ns)\" = ID + 1000"),
             std::to_string(kRows));
 }
 
