@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
@@ -97,7 +98,12 @@ int yield_cpu_to_the_program(bool calling_thread_too) {
     while (dirent* e = readdir(d)) {
       const int tid = atoi(e->d_name);
       if (tid == self && !calling_thread_too) continue;
-      if (tid > 0 && setpriority(PRIO_PROCESS, id_t(tid), nice) == 0) ++changed;
+      if (tid <= 0) continue;
+      // A thread already further back (the writer, at 19) stays there.
+      errno = 0;
+      const int current = getpriority(PRIO_PROCESS, id_t(tid));
+      if (errno == 0 && current >= nice) continue;
+      if (setpriority(PRIO_PROCESS, id_t(tid), nice) == 0) ++changed;
     }
     closedir(d);
   }

@@ -77,11 +77,20 @@ int64_t realtime_ns() {
 }  // namespace
 
 size_t LiveRecording::pump(int timeout_ms) {
-  session_->set_horizon(realtime_ns() - std::chrono::nanoseconds(kHorizonLag).count());
+  const int64_t lag_ns = std::chrono::nanoseconds(kHorizonLag).count();
+  session_->set_horizon(realtime_ns() - lag_ns);
+  // Under a flood the socket is never empty, so the loop also ends after kMaxPumpTime: the
+  // caller's progress lines and liveness checks still come on time.
+  constexpr std::chrono::milliseconds kMaxPumpTime(20);
+  const auto pump_end = std::chrono::steady_clock::now() + kMaxPumpTime;
   size_t handled = 0;
   zmq::message_t msg;
   int wait = timeout_ms;
   while (socket_->receive(&msg, wait)) {
+    // The horizon moves with every message: set once per call, it held every row newer than
+    // the call's start until the call ended, and under a flood that was seconds of rows
+    // kept from the engine.
+    if (handled != 0) session_->set_horizon(realtime_ns() - lag_ns);
     IngestResult res = session_->ingest(msg.data(), msg.size());
     // The first few are shown; a flood is only counted (summary and memtap_meta).
     constexpr uint64_t kShown = 10;
@@ -91,7 +100,7 @@ size_t LiveRecording::pump(int timeout_ms) {
     }
     ++handled;
     wait = 0;  // then take whatever else is already queued
-    if (handled >= 4096) break;
+    if (handled % 64 == 0 && std::chrono::steady_clock::now() >= pump_end) break;
   }
   if (handled) last_message_ = std::chrono::steady_clock::now();
   return handled;

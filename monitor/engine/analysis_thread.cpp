@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace memtap {
@@ -28,11 +29,24 @@ void AnalysisThread::add_rows(const DumpRow* rows, size_t count) {
   progress_.wait(lock,
                  [&] { return queued_rows_ == 0 || queued_rows_ + count <= max_queued_rows_; });
   const bool was_empty = queue_.empty();
-  // Consecutive batches share one item: the thread then converts and analyses them in one go.
-  if (queue_.empty() || queue_.back().rows.empty()) queue_.emplace_back();
-  std::vector<DumpRow>& into = queue_.back().rows;
-  into.insert(into.end(), rows, rows + count);
   queued_rows_ += count;
+  while (count > 0) {
+    // The last item is never the one the thread is analysing: it takes items off the queue.
+    if (queue_.empty() || queue_.back().rows.empty() || queue_.back().rows.size() == kChunkRows) {
+      Item& item = queue_.emplace_back();
+      if (!spare_.empty()) {
+        item.rows.swap(spare_.back());
+        spare_.pop_back();
+      } else {
+        item.rows.reserve(kChunkRows);
+      }
+    }
+    std::vector<DumpRow>& into = queue_.back().rows;
+    const size_t n = std::min(count, kChunkRows - into.size());
+    into.insert(into.end(), rows, rows + n);
+    rows += n;
+    count -= n;
+  }
   lock.unlock();
   if (was_empty) work_.notify_one();
 }
@@ -60,31 +74,34 @@ uint64_t AnalysisThread::rows_analysed() const {
 
 void AnalysisThread::run() {
   pthread_setname_np(pthread_self(), "memtap-analyze");
-  std::vector<Item> taken;
   std::vector<MemEvent> events;
   std::unique_lock lock(mutex_);
   for (;;) {
     work_.wait(lock, [&] { return !queue_.empty() || stop_; });
     if (queue_.empty()) return;  // stop_, and nothing left
-    taken.swap(queue_);
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
     busy_ = true;
     lock.unlock();
-    size_t rows = 0;
-    for (Item& item : taken) {
-      if (item.rows.empty()) {
-        row_strings_.add(item.string_id, item.text);
-        continue;
-      }
+    const size_t rows = item.rows.size();
+    if (rows == 0) {
+      row_strings_.add(item.string_id, item.text);
+    } else {
       events.clear();
-      append_events(item.rows.data(), item.rows.size(), row_strings_, &events);
+      append_events(item.rows.data(), rows, row_strings_, &events);
       analyzer_.add(events.data(), events.size());
-      rows += item.rows.size();
     }
-    taken.clear();
     lock.lock();
     busy_ = false;
-    queued_rows_ -= rows;
-    rows_analysed_ += rows;
+    if (rows != 0) {
+      queued_rows_ -= rows;
+      rows_analysed_ += rows;
+      item.rows.clear();
+      // Enough spares for a full queue; beyond that a chunk is freed.
+      if (spare_.size() * kChunkRows < max_queued_rows_ + kChunkRows) {
+        spare_.push_back(std::move(item.rows));
+      }
+    }
     progress_.notify_all();
   }
 }

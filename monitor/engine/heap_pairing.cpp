@@ -87,26 +87,24 @@ size_t release_mappings(LiveTables& tables, const RowStamp& stamp, uint64_t star
 void pair_malloc(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
                  const AllocContext& context, PairingOutput& out) {
   const LiveBlock block = new_block(size_bytes, context.owner, out);
-  auto [it, inserted] = tables.heap.try_emplace(addr, block);
-  if (!inserted) {
+  if (const LiveBlock* old = tables.heap.find(addr)) {
     // The agent lost this address's FREE (dropped events): close the old block here so
     // that its lifetime ends and the new block's FREE does not pair with it.
-    out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, it->second));
+    out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, *old));
     ++out.lost_frees;
-    it->second = block;
   }
+  tables.heap.put(addr, block);
   out.rows.push_back(make_malloc_row(false, stamp, addr, block, context));
 }
 
 void pair_free(LiveTables& tables, const RowStamp& stamp, uint64_t addr, PairingOutput& out) {
-  auto it = tables.heap.find(addr);
-  if (it == tables.heap.end()) {
+  LiveBlock block;
+  if (!tables.heap.take(addr, &block)) {
     ++out.unmatched_frees;
     out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, LiveBlock{}));
     return;
   }
-  out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, it->second));
-  tables.heap.erase(it);
+  out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, block));
 }
 
 void pair_mmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
@@ -131,14 +129,19 @@ void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint6
 }
 
 LiveTables snapshot_for_child(const LiveTables& parent, uint32_t parent_pid) {
-  LiveTables child = parent;
-  for (auto& entry : child.heap) entry.second.inherited_from_pid = parent_pid;
+  LiveTables child;
+  parent.heap.for_each([&](uint64_t addr, LiveBlock block) {
+    block.inherited_from_pid = parent_pid;
+    child.heap.put(addr, block);
+  });
+  child.mmaps = parent.mmaps;
   for (auto& entry : child.mmaps) entry.second.inherited_from_pid = parent_pid;
   return child;
 }
 
 void seed_from_parent(LiveTables& child, LiveTables snapshot) {
-  for (auto& entry : child.heap) snapshot.heap.insert_or_assign(entry.first, entry.second);
+  child.heap.for_each(
+      [&](uint64_t addr, const LiveBlock& block) { snapshot.heap.put(addr, block); });
   for (auto& entry : child.mmaps) snapshot.mmaps.insert_or_assign(entry.first, entry.second);
   child = std::move(snapshot);
 }

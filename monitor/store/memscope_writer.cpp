@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@
 #include "monitor/store/dump_inserter.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
+#include "monitor/store/row_chunks.h"
 #include "monitor/store/row_spool.h"
 #include "monitor/store/sqlite_status.h"
 #include "monitor/store/wal_checkpointer.h"
@@ -40,6 +42,9 @@ namespace memtap {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The writer's and its checkpointer's nice value: the lowest priority there is.
+constexpr int kWriterNice = 19;
 
 // What the writer thread does once it sees a stop request.
 enum class StopMode { kRunning, kDrain, kAbandon };
@@ -94,10 +99,10 @@ struct MemscopeWriter::Impl {
 
   std::mutex mutex;
   std::condition_variable wake;
-  std::vector<DumpRow> pending;                                   // guarded by mutex
+  RowChunks pending;                                              // guarded by mutex
   std::vector<std::pair<uint32_t, std::string>> pending_strings;  // guarded by mutex
   std::unique_ptr<RowSpool> spool;                                // guarded by mutex
-  std::vector<DumpRow> behind_spool;                              // guarded by mutex
+  RowChunks behind_spool;                                         // guarded by mutex
   bool spool_failed = false;                                      // guarded by mutex
   std::string spool_error;                                        // guarded by mutex
   std::atomic<uint64_t> rows_spooled{0};
@@ -134,8 +139,11 @@ struct MemscopeWriter::Impl {
   // With the mutex held: queues rows for the thread, in memory or on disk.
   void queue_rows(const DumpRow* rows, size_t count);
   // The next rows to write, in order, into *work (empty: none); the mutex is held on entry
-  // and exit, and released while the spool is read.
-  void take_rows(std::unique_lock<std::mutex>& lock, std::vector<DumpRow>* work);
+  // and exit, and released while the spool is read. True when *work is a chunk of
+  // `pending` or `behind_spool`, to be recycled once written.
+  // `spool_rows`: an empty buffer for rows read from the spool, swapped into *work.
+  bool take_rows(std::unique_lock<std::mutex>& lock, std::vector<DumpRow>* work,
+                 std::vector<DumpRow>* spool_rows);
   void write_rows(const std::vector<DumpRow>& rows);
   bool write_row(const DumpRow& row);
   bool begin();
@@ -192,7 +200,14 @@ bool MemscopeWriter::Impl::open(std::string* reason) {
 
 void MemscopeWriter::Impl::run() {
   pthread_setname_np(pthread_self(), "memtap-writer");
-  std::vector<DumpRow> work;
+  // The live view before the file: under a flood this thread gets the CPU the receiving and
+  // analysing threads leave, and the rows it cannot take yet wait in the queue and on disk
+  // (nothing is lost; the recording completes later). Nice is per thread on Linux, and
+  // raising one's own needs no privilege.
+  setpriority(PRIO_PROCESS, 0, kWriterNice);
+  std::vector<DumpRow> work;        // the rows being written
+  bool work_is_chunk = false;       // work is a chunk of the queue
+  std::vector<DumpRow> spool_rows;  // for reading the spool back, kept for its capacity
   std::vector<std::pair<uint32_t, std::string>> strings;
   for (;;) {
     StopMode mode;
@@ -205,8 +220,17 @@ void MemscopeWriter::Impl::run() {
       } else {
         wake.wait(lock, ready);
       }
+      // What was written goes back: a chunk to the queue's spares, the spool's rows to
+      // their buffer.
+      if (work_is_chunk) {
+        pending.recycle(std::move(work));
+      } else {
+        spool_rows.swap(work);
+      }
+      work.clear();
+      spool_rows.clear();
       strings.swap(pending_strings);
-      take_rows(lock, &work);
+      work_is_chunk = take_rows(lock, &work, &spool_rows);
       mode = stop;
     }
     if (mode == StopMode::kAbandon) work.clear();
@@ -215,7 +239,6 @@ void MemscopeWriter::Impl::run() {
     }
     strings.clear();
     write_rows(work);
-    work.clear();  // keeps its capacity: swapped back in as the next `pending`
     if (in_transaction && (mode != StopMode::kRunning || Clock::now() >= commit_deadline)) {
       commit();
     }
@@ -231,13 +254,13 @@ void MemscopeWriter::Impl::queue_rows(const DumpRow* rows, size_t count) {
   const bool spooling = spool != nullptr && spool->unread() != 0;
   // Rows behind a spool the disk refused stay behind it until the thread took them.
   if ((spooling && spool_failed) || !behind_spool.empty()) {
-    behind_spool.insert(behind_spool.end(), rows, rows + count);
+    behind_spool.push(rows, count);
     return;
   }
   const bool full =
-      options.max_memory_rows != 0 && pending.size() + count > options.max_memory_rows;
+      options.max_memory_rows != 0 && pending.rows() + count > options.max_memory_rows;
   if (!spooling && (!full || spool_failed)) {
-    pending.insert(pending.end(), rows, rows + count);
+    pending.push(rows, count);
     return;
   }
   if (spool == nullptr) spool = RowSpool::create(partial_path + ".spool", &spool_error);
@@ -248,20 +271,22 @@ void MemscopeWriter::Impl::queue_rows(const DumpRow* rows, size_t count) {
   // The disk refused: memory it is, after whatever the spool already holds.
   spool_failed = true;
   auto& queue = spool != nullptr && spool->unread() != 0 ? behind_spool : pending;
-  queue.insert(queue.end(), rows, rows + count);
+  queue.push(rows, count);
 }
 
-void MemscopeWriter::Impl::take_rows(std::unique_lock<std::mutex>& lock,
-                                     std::vector<DumpRow>* work) {
-  work->swap(pending);
-  if (!work->empty()) return;
+bool MemscopeWriter::Impl::take_rows(std::unique_lock<std::mutex>& lock, std::vector<DumpRow>* work,
+                                     std::vector<DumpRow>* spool_rows) {
+  if (!pending.empty()) {
+    *work = pending.take_front();
+    return true;
+  }
   if (spool != nullptr && spool->unread() != 0) {
     // Rows are read back in pieces the size of a transaction, with appends free to go on:
     // the claimed range is never written again.
     const RowSpool::Claim claim = spool->claim(options.rows_per_transaction);
     std::string error;
     lock.unlock();
-    const bool ok = spool->read(claim, work, &error);
+    const bool ok = spool->read(claim, spool_rows, &error);
     lock.lock();
     if (!ok) {
       // Rows on a disk that cannot be read back are lost: say which, and how many.
@@ -269,10 +294,13 @@ void MemscopeWriter::Impl::take_rows(std::unique_lock<std::mutex>& lock,
       rows_lost_in_spool += claim.count;
     }
     spool->truncate_if_drained();
-    return;
+    work->swap(*spool_rows);
+    return false;
   }
-  work->swap(behind_spool);
-  if (!work->empty()) spool_failed = false;  // the spool is empty again: try it next time
+  if (behind_spool.empty()) return false;
+  *work = behind_spool.take_front();
+  if (behind_spool.empty()) spool_failed = false;  // the spool is empty again: try it next time
+  return true;
 }
 
 bool MemscopeWriter::Impl::define_string(uint32_t id, const std::string& string) {

@@ -34,9 +34,9 @@ struct MemscopeWriterOptions {
   // the view as the table; MindStudio Insight and msMemScope's analyzer do not (they look
   // the table up with `type='table'`), so the default is msMemScope's own table.
   bool compact = false;
-  // Rows the queue holds in memory before further rows queue on disk, in
-  // `<path>.partial.spool` (about 100 bytes a row; the default is about 100 MB), until the
-  // writer has caught up. 0: memory only.
+  // Rows the queue holds in memory (about 100 bytes a row: the default is about 100 MB)
+  // before further rows queue on disk, in `<path>.partial.spool` (packed, about 15 bytes a
+  // heap row), until the writer has caught up. 0: memory only.
   size_t max_memory_rows = size_t{1} << 20;
   // Test hook: caps the database at this many pages (PRAGMA max_page_count), so a test can
   // make SQLite fail with SQLITE_FULL exactly as on a full disk. 0: no cap.

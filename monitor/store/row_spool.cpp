@@ -4,16 +4,142 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
-#include <type_traits>
 #include <utility>
 
 namespace memtap {
 namespace {
 
-static_assert(std::is_trivially_copyable_v<DumpRow>, "rows are written to the spool raw");
+// A block: its header, then `rows` packed rows in `bytes` bytes.
+constexpr uint32_t kBlockMagic = 0x5053544d;  // "MTSP"
+constexpr size_t kHeaderBytes = 12;           // magic, rows, bytes: three little-endian u32
+
+// The numeric fields in the order they are packed. A row is stored as its event byte, its
+// event type byte, a 16-bit mask of the fields that differ from the previous row of the
+// block (all zero before the first), and for each of those the difference as a zigzag
+// varint: times, ids and addresses of neighbouring rows are close, so most take 1-3 bytes.
+constexpr int kFields = 14;
+constexpr size_t kMaxRowBytes = 4 + kFields * 10;
+
+void fields_of(const DumpRow& r, uint64_t (&v)[kFields]) {
+  v[0] = uint64_t(r.timestamp_ns);
+  v[1] = r.process_id;
+  v[2] = r.thread_id;
+  v[3] = r.ptr;
+  v[4] = r.size_bytes;
+  v[5] = r.total_bytes;
+  v[6] = r.allocation_id;
+  v[7] = r.inherited_from_pid;
+  v[8] = r.name;
+  v[9] = r.owner;
+  v[10] = r.stack_python;
+  v[11] = r.stack_c;
+  v[12] = r.step;
+  v[13] = uint64_t(r.end_ns);
+}
+
+// False when a 32-bit field holds more: the bytes are not what push() wrote.
+bool set_fields(DumpRow& r, const uint64_t (&v)[kFields]) {
+  for (int i : {1, 2, 7, 8, 9, 10, 11}) {
+    if (v[i] > UINT32_MAX) return false;
+  }
+  r.timestamp_ns = int64_t(v[0]);
+  r.process_id = uint32_t(v[1]);
+  r.thread_id = uint32_t(v[2]);
+  r.ptr = v[3];
+  r.size_bytes = v[4];
+  r.total_bytes = v[5];
+  r.allocation_id = v[6];
+  r.inherited_from_pid = uint32_t(v[7]);
+  r.name = uint32_t(v[8]);
+  r.owner = uint32_t(v[9]);
+  r.stack_python = uint32_t(v[10]);
+  r.stack_c = uint32_t(v[11]);
+  r.step = v[12];
+  r.end_ns = int64_t(v[13]);
+  return true;
+}
+
+void put_u32(char* at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) at[i] = char(v >> (8 * i));
+}
+
+uint32_t get_u32(const char* at) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t(uint8_t(at[i])) << (8 * i);
+  return v;
+}
+
+// Packs the rows after `out`'s current end; returns the bytes written.
+size_t pack_rows(const DumpRow* rows, size_t count, char* out) {
+  char* p = out;
+  uint64_t prev[kFields] = {};
+  uint64_t cur[kFields];
+  for (size_t r = 0; r < count; ++r) {
+    const DumpRow& row = rows[r];
+    fields_of(row, cur);
+    *p++ = char(uint8_t(row.event) | (row.is_mmap ? 0x80 : 0));
+    *p++ = char(row.event_type);
+    char* mask_at = p;
+    p += 2;
+    unsigned mask = 0;
+    for (int i = 0; i < kFields; ++i) {
+      if (cur[i] == prev[i]) continue;
+      mask |= 1u << i;
+      const uint64_t d = cur[i] - prev[i];
+      uint64_t z = (d << 1) ^ uint64_t(int64_t(d) >> 63);
+      while (z >= 0x80) {
+        *p++ = char(uint8_t(z) | 0x80);
+        z >>= 7;
+      }
+      *p++ = char(z);
+      prev[i] = cur[i];
+    }
+    mask_at[0] = char(mask);
+    mask_at[1] = char(mask >> 8);
+  }
+  return size_t(p - out);
+}
+
+// Unpacks exactly `count` rows from exactly [data, data+size); false if they are not there.
+bool unpack_rows(const char* data, size_t size, size_t count, std::vector<DumpRow>* out) {
+  const char* p = data;
+  const char* end = data + size;
+  uint64_t v[kFields] = {};
+  for (size_t r = 0; r < count; ++r) {
+    if (end - p < 4) return false;
+    DumpRow row;
+    const uint8_t event = uint8_t(p[0]);
+    const uint8_t type = uint8_t(p[1]);
+    if ((event & 0x7f) > uint8_t(DumpEvent::kTraceSlice) ||
+        type > uint8_t(DumpEventType::kAtenEnd)) {
+      return false;
+    }
+    row.event = DumpEvent(event & 0x7f);
+    row.is_mmap = (event & 0x80) != 0;
+    row.event_type = DumpEventType(type);
+    const unsigned mask = unsigned(uint8_t(p[2])) | unsigned(uint8_t(p[3])) << 8;
+    p += 4;
+    if (mask >> kFields) return false;
+    for (int i = 0; i < kFields; ++i) {
+      if (!(mask & (1u << i))) continue;
+      uint64_t z = 0;
+      for (int shift = 0;; shift += 7) {
+        if (p == end || shift > 63) return false;
+        const uint8_t b = uint8_t(*p++);
+        z |= uint64_t(b & 0x7f) << shift;
+        if (!(b & 0x80)) break;
+      }
+      const uint64_t d = (z >> 1) ^ (0 - (z & 1));
+      v[i] += d;
+    }
+    if (!set_fields(row, v)) return false;
+    out->push_back(row);
+  }
+  return p == end;
+}
 
 // pwrite/pread may move fewer bytes than asked (a signal, a full disk): loop until done.
 bool write_all(int fd, const char* data, size_t size, off_t at) {
@@ -63,43 +189,84 @@ RowSpool::~RowSpool() {
 }
 
 bool RowSpool::push(const DumpRow* rows, size_t count, std::string* error) {
-  const off_t at = off_t(written_ * sizeof(DumpRow));
-  if (!write_all(fd_, reinterpret_cast<const char*>(rows), count * sizeof(DumpRow), at)) {
+  if (count == 0) return true;
+  if (count > UINT32_MAX / kMaxRowBytes) {
+    // One block's size must fit its header: split what no append ever gives at once.
+    const size_t half = count / 2;
+    return push(rows, half, error) && push(rows + half, count - half, error);
+  }
+  packed_.resize(kHeaderBytes + count * kMaxRowBytes);
+  const size_t bytes = pack_rows(rows, count, packed_.data() + kHeaderBytes);
+  put_u32(packed_.data(), kBlockMagic);
+  put_u32(packed_.data() + 4, uint32_t(count));
+  put_u32(packed_.data() + 8, uint32_t(bytes));
+  const uint64_t at = end_offset_;
+  if (!write_all(fd_, packed_.data(), kHeaderBytes + bytes, off_t(at))) {
     if (error != nullptr) {
       *error = path_ + ": writing rows at byte " + std::to_string(at) + ": " + std::strerror(errno);
     }
-    // A partial write leaves bytes past `written_`, which the next push overwrites.
+    // A partial write leaves bytes past end_offset_, which the next push overwrites.
     return false;
   }
+  end_offset_ += kHeaderBytes + bytes;
   written_ += count;
+  unclaimed_.push_back(Block{kHeaderBytes + bytes, count});
   return true;
 }
 
 RowSpool::Claim RowSpool::claim(size_t max) {
-  Claim c{claimed_, size_t(std::min<uint64_t>(max, unread()))};
+  Claim c{claimed_, 0, claimed_offset_, 0};
+  while (!unclaimed_.empty() && (c.count == 0 || c.count + unclaimed_.front().rows <= max)) {
+    c.count += unclaimed_.front().rows;
+    c.bytes += unclaimed_.front().bytes;
+    unclaimed_.pop_front();
+  }
   claimed_ += c.count;
+  claimed_offset_ += c.bytes;
   return c;
 }
 
 bool RowSpool::read(const Claim& claim, std::vector<DumpRow>* out, std::string* error) const {
   const size_t before = out->size();
-  out->resize(before + claim.count);
-  const off_t at = off_t(claim.first * sizeof(DumpRow));
-  if (!read_all(fd_, reinterpret_cast<char*>(out->data() + before), claim.count * sizeof(DumpRow),
-                at)) {
-    out->resize(before);
-    if (error != nullptr) {
-      *error =
-          path_ + ": reading rows back at byte " + std::to_string(at) + ": " + std::strerror(errno);
+  std::vector<char> bytes(claim.bytes);
+  uint64_t at = claim.offset;
+  std::string reason;
+  if (!read_all(fd_, bytes.data(), bytes.size(), off_t(at))) {
+    reason = std::strerror(errno);
+  } else {
+    // Block by block: each must be where push() put it, holding what its header says.
+    size_t rows = 0;
+    for (size_t pos = 0; pos < bytes.size() && reason.empty();) {
+      at = claim.offset + pos;
+      const size_t left = bytes.size() - pos;
+      const char* block = bytes.data() + pos;
+      if (left < kHeaderBytes || get_u32(block) != kBlockMagic ||
+          get_u32(block + 8) > left - kHeaderBytes) {
+        reason = "expected a block of rows there";
+        break;
+      }
+      const uint32_t count = get_u32(block + 4);
+      const uint32_t size = get_u32(block + 8);
+      if (!unpack_rows(block + kHeaderBytes, size, count, out)) {
+        reason = "the block there does not hold the " + std::to_string(count) + " rows written";
+        break;
+      }
+      rows += count;
+      pos += kHeaderBytes + size;
     }
-    return false;
+    if (reason.empty() && rows != claim.count) reason = "fewer rows than were written";
   }
-  return true;
+  if (reason.empty()) return true;
+  out->resize(before);
+  if (error != nullptr) {
+    *error = path_ + ": reading rows back at byte " + std::to_string(at) + ": " + reason;
+  }
+  return false;
 }
 
 void RowSpool::truncate_if_drained() {
   if (written_ == 0 || unread() != 0) return;
-  if (ftruncate(fd_, 0) == 0) written_ = claimed_ = 0;
+  if (ftruncate(fd_, 0) == 0) written_ = claimed_ = end_offset_ = claimed_offset_ = 0;
 }
 
 }  // namespace memtap

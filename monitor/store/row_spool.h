@@ -2,14 +2,17 @@
 // holds more rows than memory should (MemscopeWriterOptions::max_memory_rows), so a live
 // rate above what SQLite takes costs disk, not the monitor's memory, and loses nothing.
 //
-// Rows are written raw (DumpRow is plain data, and the file never outlives the process
-// that wrote it): appending is one pwrite, reading back one pread. Not thread-safe: the
-// writer calls it under its own lock, except read(), whose range claim() handed over and
-// no push() ever touches again.
+// Each push() is one block: a 12-byte header (rows, bytes) and the rows packed against the
+// row before them (only the fields that changed, as varint deltas): about 15 bytes a
+// MALLOC/FREE row instead of DumpRow's 96, so that a flood costs the receiving thread, which
+// writes the spool, a sixth of the copying and the disk a sixth of the pages. The file never
+// outlives the process that wrote it. Not thread-safe: the writer calls it under its own
+// lock, except read(), whose blocks claim() handed over and no push() ever touches again.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,14 +33,17 @@ class RowSpool {
   // Appends the rows. False (nothing appended) with *error when the disk refuses them.
   bool push(const DumpRow* rows, size_t count, std::string* error);
 
-  // The oldest unread rows, at most `max`: their range, which read() then fetches. The
-  // rows count as read from here on.
+  // The oldest unread blocks (whole pushes): the first, then more while their rows stay
+  // within `max`. Their rows count as read from here on; read() then fetches them.
   struct Claim {
-    uint64_t first = 0;  // row index in the file
-    size_t count = 0;
+    uint64_t first = 0;   // index of its first row among all rows pushed since the last truncate
+    size_t count = 0;     // rows
+    uint64_t offset = 0;  // bytes into the file
+    uint64_t bytes = 0;
   };
   Claim claim(size_t max);
-  // Appends the claimed rows to *out. False with *error if the file cannot be read back.
+  // Appends the claimed rows to *out. False with *error (naming the file and the byte) if
+  // the file cannot be read back or does not hold what was written there.
   bool read(const Claim& claim, std::vector<DumpRow>* out, std::string* error) const;
 
   // Rows pushed and not yet claimed.
@@ -49,10 +55,18 @@ class RowSpool {
 
  private:
   RowSpool(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  struct Block {
+    uint64_t bytes = 0;
+    size_t rows = 0;
+  };
   std::string path_;
   int fd_;
-  uint64_t written_ = 0;  // rows in the file
-  uint64_t claimed_ = 0;  // rows handed out by claim()
+  uint64_t written_ = 0;         // rows in the file
+  uint64_t claimed_ = 0;         // rows handed out by claim()
+  uint64_t end_offset_ = 0;      // bytes in the file
+  uint64_t claimed_offset_ = 0;  // bytes handed out by claim()
+  std::deque<Block> unclaimed_;  // the blocks after claimed_offset_, in file order
+  std::vector<char> packed_;     // push()'s buffer, kept for its capacity
 };
 
 }  // namespace memtap

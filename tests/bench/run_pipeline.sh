@@ -44,9 +44,11 @@
 #             (any other thread appears under its own name). A thread near 100 % during the
 #             run is the stage that limits it; nice= is the monitor's nice value as sampled.
 #
-# Sustained capacity of a form: the highest ladder rate at which, in every run, nothing was
-# dropped or missing AND lag <= 0.5 s (the engine kept up with what reached it, within five
-# progress intervals). For "max", the lowest achieved rate of its runs. Ends with
+# Sustained capacity of a form: the highest ladder rate at which, in every run, the generator
+# made at least 95 % of it, nothing was dropped or missing AND e2e <= 0.5 s (the engine had
+# analysed every event made within half a second of the program's end: it kept up end to
+# end, agent and transport included, behind only the session's 0.25 s reorder horizon). For
+# "max", the lowest achieved rate of its runs. Ends with
 #   RESULT pipeline_engine_mevs=X                 the best of the forms measured (M events/s)
 #   RESULT pipeline_engine_mevs_text=X pipeline_engine_mevs_compact=X
 #   RESULT pipeline_recorder_mrows_s_text=X pipeline_recorder_mrows_s_compact=X
@@ -297,7 +299,8 @@ for form in "${forms[@]}"; do
         "$(fmt_rate "$achieved")" "$dropped_ev+$lost_msg" "$missing" "$(fmt_rate "$engine")" \
         "$lag" "$e2e" "$writer_shown" "$spooled" "$catchup" "$cpu"
       if [[ $dropped_ev != 0 || $lost_msg != 0 || $missing != 0 ]] ||
-         ! awk -v l="$lag" 'BEGIN {exit !(l ~ /^[0-9.]+$/ && l <= 0.5)}'; then
+         ! awk -v l="$e2e" 'BEGIN {exit !(l ~ /^[0-9.]+$/ && l <= 0.5)}' ||
+         { [[ $rate != max ]] && ! awk -v a="$achieved" -v r="$rate" 'BEGIN {exit !(a >= 0.95 * r)}'; }; then
         rate_ok=0
       fi
       if [[ -z $rate_min_achieved ]] || awk -v a="$achieved" -v m="$rate_min_achieved" 'BEGIN {exit !(a < m)}'; then
@@ -317,7 +320,7 @@ for form in "${forms[@]}"; do
         capacity[$form]=$value
     fi
   done
-  echo "$form: sustained capacity (nothing dropped or missing, lag <= 0.5 s, every run):" \
+  echo "$form: sustained capacity (nothing dropped or missing, e2e <= 0.5 s, every run):" \
     "$(fmt_rate "${capacity[$form]}") events/s; the writer's best: $(fmt_rate "${writer_best[$form]}") rows/s"
 done
 

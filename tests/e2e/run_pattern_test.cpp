@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
+#include <string>
 
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/pattern_checks.h"
@@ -135,23 +137,37 @@ TEST_F(MemtapRun, AQueueSizeThatIsNoNumberIsRefused) {
 }
 
 // The training process comes first: while the program runs, every thread of the monitor
-// runs at nice 10 and the program at its own (0). The program waits (bounded) for the
-// thread that forked it to step back, which happens just after the fork.
+// runs at nice 10 and the program at its own (0); the writer and its checkpointer, which
+// come after the live view, at 19. The program waits (bounded) for the thread that forked
+// it to step back, which happens just after the fork.
 TEST_F(MemtapRun, MonitorThreadsStepBackForTheProgram) {
   const std::string script =
       "i=0; while [ $i -lt 2000 ] && [ \"$(cut -d' ' -f19 /proc/$PPID/stat)\" != 10 ]; do "
-      "i=$((i+1)); done; for t in /proc/$PPID/task/*; do echo monitor $(cut -d' ' -f19 "
+      "i=$((i+1)); done; for t in /proc/$PPID/task/*; do echo monitor $(cut -d' ' -f2,19 "
       "$t/stat); done; echo program $(cut -d' ' -f19 /proc/self/stat)";
   ProcessResult r = run(dir.file("nice.db"), {"/bin/sh", "-c", script});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
   EXPECT_NE(r.out.find("program 0\n"), std::string::npos) << r.out;
   int monitor_threads = 0;
-  for (size_t at = r.out.find("monitor "); at != std::string::npos;
-       at = r.out.find("monitor ", at + 1)) {
+  bool saw_writer = false;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("monitor ", 0) != 0) continue;
     ++monitor_threads;
-    EXPECT_EQ(r.out.substr(at, 11), "monitor 10\n") << r.out;
+    // "monitor (name) nice"; thread names here have no spaces
+    std::istringstream fields(line.substr(8));
+    std::string name;
+    int nice = -100;
+    fields >> name >> nice;
+    if (name == "(memtap-writer)" || name == "(memtap-ckpt)") {
+      saw_writer = saw_writer || name == "(memtap-writer)";
+      EXPECT_EQ(nice, 19) << r.out;
+    } else {
+      EXPECT_EQ(nice, 10) << r.out;
+    }
   }
   EXPECT_GE(monitor_threads, 2) << r.out;  // the main thread and the writer at least
+  EXPECT_TRUE(saw_writer) << r.out;
 }
 
 TEST_F(MemtapRun, ExitsWithTheProgramsExitCode) {

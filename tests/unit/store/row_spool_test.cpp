@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -34,13 +37,18 @@ TEST(RowSpool, RowsComeBackInOrderAcrossPushesAndClaims) {
   EXPECT_EQ(spool->unread(), 1000u);
 
   std::vector<DumpRow> out;
+  // Claims take whole pushes: the first even when it is larger than asked.
   const RowSpool::Claim first = spool->claim(400);
-  EXPECT_EQ(first.count, 400u);
-  EXPECT_EQ(spool->unread(), 600u);
+  EXPECT_EQ(first.count, 700u);
+  EXPECT_EQ(spool->unread(), 300u);
   // Pushing while a claim is being read does not disturb it.
   ASSERT_TRUE(spool->push(numbered(1000, 50).data(), 50, &error)) << error;
   ASSERT_TRUE(spool->read(first, &out, &error)) << error;
-  while (spool->unread() != 0) ASSERT_TRUE(spool->read(spool->claim(400), &out, &error)) << error;
+  // Then more pushes at once, while they stay within what is asked.
+  const RowSpool::Claim rest = spool->claim(400);
+  EXPECT_EQ(rest.count, 350u);
+  ASSERT_TRUE(spool->read(rest, &out, &error)) << error;
+  EXPECT_EQ(spool->unread(), 0u);
   ASSERT_EQ(out.size(), 1050u);
   for (size_t i = 0; i < out.size(); ++i) {
     ASSERT_EQ(out[i].allocation_id, i);
@@ -80,15 +88,112 @@ TEST(RowSpool, RowsThatCannotBeReadBackAreAnErrorNamingTheFileAndByte) {
   std::string error;
   auto spool = RowSpool::create(path, &error);
   ASSERT_NE(spool, nullptr) << error;
-  ASSERT_TRUE(spool->push(numbered(0, 100).data(), 100, &error)) << error;
-  std::filesystem::resize_file(path, 10 * sizeof(DumpRow));  // someone cut it short
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(spool->push(numbered(10 * i, 10).data(), 10, &error)) << error;
+  }
+  const uint64_t first_block = spool->claim(10).bytes;
+  // Someone cut it short, in the middle of the second block.
+  std::filesystem::resize_file(path, first_block + 7);
   std::vector<DumpRow> out;
-  ASSERT_TRUE(spool->read(spool->claim(10), &out, &error)) << error;
+  const RowSpool::Claim first{0, 10, 0, first_block};
+  ASSERT_TRUE(spool->read(first, &out, &error)) << error;
   EXPECT_FALSE(spool->read(spool->claim(90), &out, &error));
   EXPECT_EQ(out.size(), 10u);
   EXPECT_NE(error.find(path), std::string::npos) << error;
-  EXPECT_NE(error.find("at byte " + std::to_string(10 * sizeof(DumpRow))), std::string::npos)
+  EXPECT_NE(error.find("at byte " + std::to_string(first_block)), std::string::npos) << error;
+}
+
+TEST(RowSpool, BytesThatAreNotWhatWasWrittenAreAnErrorNamingTheByte) {
+  test::TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("q.spool");
+  std::string error;
+  auto spool = RowSpool::create(path, &error);
+  ASSERT_NE(spool, nullptr) << error;
+  ASSERT_TRUE(spool->push(numbered(0, 10).data(), 10, &error)) << error;
+  const uint64_t second = std::filesystem::file_size(path);
+  ASSERT_TRUE(spool->push(numbered(10, 10).data(), 10, &error)) << error;
+  const RowSpool::Claim both = spool->claim(100);
+  ASSERT_EQ(both.count, 20u);
+  // Overwrite the second block's rows with bytes no packed row starts with.
+  std::FILE* f = std::fopen(path.c_str(), "r+b");
+  ASSERT_NE(f, nullptr);
+  std::fseek(f, long(second + 12), SEEK_SET);
+  const char junk[8] = {'\x7f', '\x7f', '\x7f', '\x7f', '\x7f', '\x7f', '\x7f', '\x7f'};
+  std::fwrite(junk, 1, sizeof junk, f);
+  std::fclose(f);
+  std::vector<DumpRow> out;
+  EXPECT_FALSE(spool->read(both, &out, &error));
+  EXPECT_TRUE(out.empty());  // nothing of a claim that failed
+  EXPECT_NE(error.find(path + ": reading rows back at byte " + std::to_string(second)),
+            std::string::npos)
       << error;
+}
+
+// Every field comes back exactly, whatever its value, and a heap row takes a sixth of
+// DumpRow's size on disk.
+TEST(RowSpool, EveryFieldComesBackAndHeapRowsPackSmall) {
+  test::TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  std::string error;
+  auto spool = RowSpool::create(dir.file("q.spool"), &error);
+  ASSERT_NE(spool, nullptr) << error;
+  std::vector<DumpRow> rows;
+  uint64_t state = 42;
+  auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 16;
+  };
+  int64_t ts = 1'700'000'000'000'000'000;
+  for (int i = 0; i < 10000; ++i) {
+    DumpRow r;
+    r.event = i % 2 ? DumpEvent::kFree : DumpEvent::kMalloc;
+    r.timestamp_ns = ts += int64_t(next() % 200);
+    r.process_id = 4242;
+    r.thread_id = 4243;
+    r.ptr = 0x5555'5555'0000 + (next() % 4096) * 16;
+    r.size_bytes = 16 + next() % 240;
+    r.allocation_id = 1000 + uint64_t(i / 2) * 3;
+    r.owner = 7;
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(spool->push(rows.data(), rows.size(), &error)) << error;
+  const uint64_t heap_bytes = std::filesystem::file_size(spool->path());
+  EXPECT_LE(heap_bytes, rows.size() * sizeof(DumpRow) / 6) << heap_bytes << " bytes";
+
+  // Extremes: every field at its largest, negative times, every event kind, then back.
+  std::vector<DumpRow> odd;
+  for (int e = 0; e <= int(DumpEvent::kTraceSlice); ++e) {
+    DumpRow r;
+    r.event = DumpEvent(e);
+    r.event_type = DumpEventType(e % (int(DumpEventType::kAtenEnd) + 1));
+    r.is_mmap = e % 2 == 0;
+    r.timestamp_ns = e % 3 == 0 ? INT64_MIN : INT64_MAX - e;
+    r.process_id = r.thread_id = r.inherited_from_pid = UINT32_MAX;
+    r.name = r.owner = r.stack_python = r.stack_c = UINT32_MAX - uint32_t(e);
+    r.ptr = r.size_bytes = r.total_bytes = r.allocation_id = r.step = UINT64_MAX - uint64_t(e);
+    r.end_ns = -int64_t(e);
+    odd.push_back(r);
+    odd.push_back(DumpRow{});
+  }
+  ASSERT_TRUE(spool->push(odd.data(), odd.size(), &error)) << error;
+  rows.insert(rows.end(), odd.begin(), odd.end());
+
+  std::vector<DumpRow> out;
+  while (spool->unread() != 0) ASSERT_TRUE(spool->read(spool->claim(100), &out, &error)) << error;
+  ASSERT_EQ(out.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const DumpRow& a = rows[i];
+    const DumpRow& b = out[i];
+    ASSERT_TRUE(a.event == b.event && a.event_type == b.event_type && a.is_mmap == b.is_mmap &&
+                a.timestamp_ns == b.timestamp_ns && a.process_id == b.process_id &&
+                a.thread_id == b.thread_id && a.ptr == b.ptr && a.size_bytes == b.size_bytes &&
+                a.total_bytes == b.total_bytes && a.allocation_id == b.allocation_id &&
+                a.inherited_from_pid == b.inherited_from_pid && a.name == b.name &&
+                a.owner == b.owner && a.stack_python == b.stack_python && a.stack_c == b.stack_c &&
+                a.step == b.step && a.end_ns == b.end_ns)
+        << "row " << i;
+  }
 }
 
 TEST(RowSpool, ACreateThatFailsNamesThePath) {
