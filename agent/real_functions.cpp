@@ -14,12 +14,14 @@ namespace memtap {
 
 RealFunctions g_real;
 
+// 64 KiB is far more than glibc needs (one dlerror buffer); when it runs out, allocation
+// fails with nullptr.
+alignas(64) unsigned char g_bootstrap_pool[kBootstrapPoolBytes];
+
 namespace {
 
-// Static pool for what dlsym allocates before malloc is known. 64 KiB is far more than
-// glibc needs (one dlerror buffer); when it runs out, allocation fails with nullptr.
-constexpr size_t kPoolBytes = 64 * 1024;
-alignas(64) unsigned char g_pool[kPoolBytes];
+constexpr size_t kPoolBytes = kBootstrapPoolBytes;
+unsigned char* const g_pool = g_bootstrap_pool;
 std::atomic<size_t> g_pool_used{0};
 std::atomic<bool> g_resolved{false};
 __thread int tl_resolving __attribute__((tls_model("initial-exec"))) = 0;
@@ -86,11 +88,6 @@ void* bootstrap_alloc(size_t size, size_t alignment) {
       return g_pool + start;  // static storage is zero, as calloc promises
     }
   }
-}
-
-bool is_bootstrap_block(const void* p) {
-  auto* b = static_cast<const unsigned char*>(p);
-  return b >= g_pool && b < g_pool + kPoolBytes;
 }
 
 size_t bootstrap_block_size(const void* p) {

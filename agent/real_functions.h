@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace memtap {
 
@@ -41,7 +42,18 @@ bool resolve_real_functions();
 bool resolving_on_this_thread();
 
 void* bootstrap_alloc(size_t size, size_t alignment);
-bool is_bootstrap_block(const void* p);
+
+// Static pool for what dlsym allocates before malloc is known (bootstrap_alloc). A global
+// because every free() asks whether its block came from here: inline, and hidden so that
+// the address needs no GOT load, that is two compares instead of a call on the hot path.
+constexpr size_t kBootstrapPoolBytes = 64 * 1024;
+extern unsigned char g_bootstrap_pool[kBootstrapPoolBytes] __attribute__((visibility("hidden")));
+
+inline bool is_bootstrap_block(const void* p) {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const auto pool = reinterpret_cast<uintptr_t>(g_bootstrap_pool);
+  return at - pool < kBootstrapPoolBytes;
+}
 size_t bootstrap_block_size(const void* p);
 
 }  // namespace memtap

@@ -8,30 +8,48 @@
 namespace memtap {
 namespace {
 
+// Every field given at once: a DumpRow zeroed by its defaults and then filled costs a
+// `rep stos` with GCC 12, which was a sixth of pairing's time under a flood.
 DumpRow make_row(DumpEvent event, bool is_mmap, const RowStamp& stamp, uint64_t addr,
                  const LiveBlock& block) {
-  DumpRow row;
-  row.event = event;
-  row.event_type = DumpEventType::kHost;
-  row.is_mmap = is_mmap;
-  row.timestamp_ns = stamp.timestamp_ns;
-  row.process_id = stamp.process_id;
-  row.thread_id = stamp.thread_id;
-  row.ptr = addr;
-  row.size_bytes = block.size_bytes;
-  row.allocation_id = block.allocation_id;
-  row.inherited_from_pid = event == DumpEvent::kFree ? block.inherited_from_pid : 0;
-  row.owner = block.owner;
-  return row;
+  return DumpRow{event,
+                 DumpEventType::kHost,
+                 is_mmap,
+                 stamp.timestamp_ns,
+                 stamp.process_id,
+                 stamp.thread_id,
+                 addr,
+                 block.size_bytes,
+                 /*total_bytes=*/0,
+                 block.allocation_id,
+                 event == DumpEvent::kFree ? block.inherited_from_pid : 0,
+                 /*name=*/0,
+                 block.owner,
+                 /*stack_python=*/0,
+                 /*stack_c=*/0,
+                 /*step=*/0,
+                 /*end_ns=*/0};
 }
 
 DumpRow make_malloc_row(bool is_mmap, const RowStamp& stamp, uint64_t addr, const LiveBlock& block,
                         const AllocContext& context) {
-  DumpRow row = make_row(DumpEvent::kMalloc, is_mmap, stamp, addr, block);
-  row.name = context.name;
-  row.stack_python = context.stack_python;
-  row.stack_c = context.stack_c;
-  return row;
+  return DumpRow{DumpEvent::kMalloc,
+                 DumpEventType::kHost,
+                 is_mmap,
+                 stamp.timestamp_ns,
+                 stamp.process_id,
+                 stamp.thread_id,
+                 addr,
+                 block.size_bytes,
+                 /*total_bytes=*/0,
+                 block.allocation_id,
+                 /*inherited_from_pid=*/0,
+                 context.name,
+                 block.owner,
+                 context.stack_python,
+                 context.stack_c,
+                 /*step=*/0,
+                 /*end_ns=*/0};
 }
 
 LiveBlock new_block(uint64_t size_bytes, uint32_t owner, PairingOutput& out) {

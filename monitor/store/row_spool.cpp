@@ -41,25 +41,32 @@ void fields_of(const DumpRow& r, uint64_t (&v)[kFields]) {
 }
 
 // False when a 32-bit field holds more: the bytes are not what push() wrote.
-bool set_fields(DumpRow& r, const uint64_t (&v)[kFields]) {
+bool fits(const uint64_t (&v)[kFields]) {
   for (int i : {1, 2, 7, 8, 9, 10, 11}) {
     if (v[i] > UINT32_MAX) return false;
   }
-  r.timestamp_ns = int64_t(v[0]);
-  r.process_id = uint32_t(v[1]);
-  r.thread_id = uint32_t(v[2]);
-  r.ptr = v[3];
-  r.size_bytes = v[4];
-  r.total_bytes = v[5];
-  r.allocation_id = v[6];
-  r.inherited_from_pid = uint32_t(v[7]);
-  r.name = uint32_t(v[8]);
-  r.owner = uint32_t(v[9]);
-  r.stack_python = uint32_t(v[10]);
-  r.stack_c = uint32_t(v[11]);
-  r.step = v[12];
-  r.end_ns = int64_t(v[13]);
   return true;
+}
+
+// Every field at once (see make_row in heap_pairing.cpp: no zeroing first).
+DumpRow row_of(uint8_t event, uint8_t type, const uint64_t (&v)[kFields]) {
+  return DumpRow{DumpEvent(event & 0x7f),
+                 DumpEventType(type),
+                 (event & 0x80) != 0,
+                 int64_t(v[0]),
+                 uint32_t(v[1]),
+                 uint32_t(v[2]),
+                 v[3],
+                 v[4],
+                 v[5],
+                 v[6],
+                 uint32_t(v[7]),
+                 uint32_t(v[8]),
+                 uint32_t(v[9]),
+                 uint32_t(v[10]),
+                 uint32_t(v[11]),
+                 v[12],
+                 int64_t(v[13])};
 }
 
 void put_u32(char* at, uint32_t v) {
@@ -110,16 +117,12 @@ bool unpack_rows(const char* data, size_t size, size_t count, std::vector<DumpRo
   uint64_t v[kFields] = {};
   for (size_t r = 0; r < count; ++r) {
     if (end - p < 4) return false;
-    DumpRow row;
     const uint8_t event = uint8_t(p[0]);
     const uint8_t type = uint8_t(p[1]);
     if ((event & 0x7f) > uint8_t(DumpEvent::kTraceSlice) ||
         type > uint8_t(DumpEventType::kAtenEnd)) {
       return false;
     }
-    row.event = DumpEvent(event & 0x7f);
-    row.is_mmap = (event & 0x80) != 0;
-    row.event_type = DumpEventType(type);
     const unsigned mask = unsigned(uint8_t(p[2])) | unsigned(uint8_t(p[3])) << 8;
     p += 4;
     if (mask >> kFields) return false;
@@ -135,8 +138,8 @@ bool unpack_rows(const char* data, size_t size, size_t count, std::vector<DumpRo
       const uint64_t d = (z >> 1) ^ (0 - (z & 1));
       v[i] += d;
     }
-    if (!set_fields(row, v)) return false;
-    out->push_back(row);
+    if (!fits(v)) return false;
+    out->push_back(row_of(event, type, v));
   }
   return p == end;
 }
