@@ -22,7 +22,13 @@ std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
   // The socket first: a failed bind must not leave a half-made database behind.
   r->socket_ = PullSocket::bind(endpoint, error);
   if (!r->socket_) return nullptr;
-  r->writer_ = MemscopeWriter::create(db_path, store, error);
+  // The live view first: while the engine or the receiving loop is behind, the writer
+  // waits and rows queue on disk, since on few cores both cannot have the CPU.
+  MemscopeWriterOptions options = store;
+  options.live_behind = [behind = r->live_behind_] {
+    return behind->load(std::memory_order_relaxed);
+  };
+  r->writer_ = MemscopeWriter::create(db_path, options, error);
   if (!r->writer_) return nullptr;
   LiveRecording* self = r.get();
   r->analysis_ = std::make_unique<AnalysisThread>();
@@ -103,6 +109,12 @@ size_t LiveRecording::pump(int timeout_ms) {
     if (handled % 64 == 0 && std::chrono::steady_clock::now() >= pump_end) break;
   }
   if (handled) last_message_ = std::chrono::steady_clock::now();
+  // Behind: this call ran out of time with messages still coming, or the engine holds more
+  // than a few chunks it has not analysed.
+  constexpr size_t kEngineBehindRows = 32768;
+  const bool flooded = wait == 0 && std::chrono::steady_clock::now() >= pump_end;
+  live_behind_->store(flooded || analysis_->rows_waiting() > kEngineBehindRows,
+                      std::memory_order_relaxed);
   return handled;
 }
 
@@ -166,6 +178,7 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
   }
   pump(0);
   session_->finish();
+  live_behind_->store(false, std::memory_order_relaxed);
   // SQLite is the slow end: say what is left rather than look hung.
   if (backlog() > 100000) {
     fprintf(stderr, "memtap: writing the remaining %llu rows of the recording...\n",
@@ -190,11 +203,11 @@ std::string LiveRecording::progress_line() const {
   char line[256];
   snprintf(line, sizeof line,
            "memtap: progress monotonic_ns=%lld received=%llu analysed=%llu written=%llu "
-           "spooled=%llu",
+           "spooled=%llu writer_waited_ms=%llu",
            (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (unsigned long long)received,
            (unsigned long long)analysis_->rows_analysed(),
-           (unsigned long long)writer_->rows_written(),
-           (unsigned long long)writer_->rows_spooled());
+           (unsigned long long)writer_->rows_written(), (unsigned long long)writer_->rows_spooled(),
+           (unsigned long long)writer_->deferred_ms());
   return line;
 }
 

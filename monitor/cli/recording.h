@@ -2,6 +2,7 @@
 // the msMemScope writer and the run summary. Used by `memtap run` and `memtap record`.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -56,6 +57,10 @@ class LiveRecording {
  private:
   LiveRecording() = default;
   bool is_local(uint32_t pid) const;  // on this host, so kill(pid, 0) says whether it lives
+  // Set by pump(), read by the writer's thread (MemscopeWriterOptions::live_behind): the
+  // engine or the receiving loop is behind the live rate. Shared: the writer may ask after
+  // this object began to go away.
+  std::shared_ptr<std::atomic<bool>> live_behind_ = std::make_shared<std::atomic<bool>>(false);
   std::unique_ptr<PullSocket> socket_;
   std::unique_ptr<MemscopeWriter> writer_;
   // The live report: the session's rows, analysed on their own thread by the same engine

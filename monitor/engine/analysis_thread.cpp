@@ -72,6 +72,11 @@ uint64_t AnalysisThread::rows_analysed() const {
   return rows_analysed_;
 }
 
+size_t AnalysisThread::rows_waiting() const {
+  std::lock_guard lock(mutex_);
+  return queued_rows_;
+}
+
 void AnalysisThread::run() {
   pthread_setname_np(pthread_self(), "memtap-analyze");
   std::vector<MemEvent> events;

@@ -53,6 +53,8 @@ class AnalysisThread {
 
   // Rows analysed so far (any thread; for progress figures).
   uint64_t rows_analysed() const;
+  // Rows queued and not yet analysed (any thread).
+  size_t rows_waiting() const;
 
  private:
   static constexpr size_t kChunkRows = 8192;

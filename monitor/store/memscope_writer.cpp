@@ -111,6 +111,7 @@ struct MemscopeWriter::Impl {
   std::thread thread;
 
   std::atomic<uint64_t> rows_queued{0};   // written by append() only
+  std::atomic<uint64_t> deferrals{0};     // milliseconds the thread waited for the live view
   std::atomic<uint64_t> rows_written{0};  // written by the writer thread only
   std::atomic<bool> failed{false};
 
@@ -144,6 +145,9 @@ struct MemscopeWriter::Impl {
   // `spool_rows`: an empty buffer for rows read from the spool, swapped into *work.
   bool take_rows(std::unique_lock<std::mutex>& lock, std::vector<DumpRow>* work,
                  std::vector<DumpRow>* spool_rows);
+  // With the mutex held: whether to wait rather than write now
+  // (MemscopeWriterOptions::live_behind).
+  bool live_is_behind();
   void write_rows(const std::vector<DumpRow>& rows);
   bool write_row(const DumpRow& row);
   bool begin();
@@ -220,6 +224,12 @@ void MemscopeWriter::Impl::run() {
       } else {
         wake.wait(lock, ready);
       }
+      if (live_is_behind()) {
+        lock.unlock();
+        if (in_transaction) commit();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
       // What was written goes back: a chunk to the queue's spares, the spool's rows to
       // their buffer.
       if (work_is_chunk) {
@@ -248,6 +258,14 @@ void MemscopeWriter::Impl::run() {
       if (!has_work()) return;
     }
   }
+}
+
+bool MemscopeWriter::Impl::live_is_behind() {
+  if (!options.live_behind || stop != StopMode::kRunning || !has_work()) return false;
+  if (spool != nullptr && spool->unread_bytes() >= options.max_deferred_bytes) return false;
+  if (!options.live_behind()) return false;
+  deferrals.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void MemscopeWriter::Impl::queue_rows(const DumpRow* rows, size_t count) {
@@ -550,6 +568,10 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
 
 uint64_t MemscopeWriter::rows_written() const {
   return impl_->rows_written.load();
+}
+
+uint64_t MemscopeWriter::deferred_ms() const {
+  return impl_->deferrals.load();
 }
 
 uint64_t MemscopeWriter::rows_spooled() const {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,13 @@ struct MemscopeWriterOptions {
   // before further rows queue on disk, in `<path>.partial.spool` (packed, about 15 bytes a
   // heap row), until the writer has caught up. 0: memory only.
   size_t max_memory_rows = size_t{1} << 20;
+  // While this returns true the writer waits (1 ms at a time, its open transaction
+  // committed) instead of writing, and rows keep queueing: the live analyses are behind and
+  // come first. It stops waiting once the disk queue holds max_deferred_bytes, and when
+  // finish() or the destructor asks it to stop. Called from the writer's thread. Empty:
+  // never waits.
+  std::function<bool()> live_behind;
+  uint64_t max_deferred_bytes = uint64_t{1} << 30;
   // Test hook: caps the database at this many pages (PRAGMA max_page_count), so a test can
   // make SQLite fail with SQLITE_FULL exactly as on a full disk. 0: no cap.
   uint32_t max_page_count = 0;
@@ -78,6 +86,8 @@ class MemscopeWriter {
   uint64_t rows_written() const;
   // Rows that waited on disk because SQLite fell behind (max_memory_rows).
   uint64_t rows_spooled() const;
+  // Milliseconds the writer waited for the live analyses (MemscopeWriterOptions::live_behind).
+  uint64_t deferred_ms() const;
   // Rows appended so far (trace slices included), written or not.
   uint64_t rows_queued() const;
   const std::string& path() const;

@@ -46,8 +46,9 @@ class RowSpool {
   // the file cannot be read back or does not hold what was written there.
   bool read(const Claim& claim, std::vector<DumpRow>* out, std::string* error) const;
 
-  // Rows pushed and not yet claimed.
+  // Rows pushed and not yet claimed, and their bytes in the file.
   uint64_t unread() const { return written_ - claimed_; }
+  uint64_t unread_bytes() const { return end_offset_ - claimed_offset_; }
   // Empties the file once everything was read, so its disk space comes back.
   void truncate_if_drained();
 
@@ -66,7 +67,9 @@ class RowSpool {
   uint64_t end_offset_ = 0;      // bytes in the file
   uint64_t claimed_offset_ = 0;  // bytes handed out by claim()
   std::deque<Block> unclaimed_;  // the blocks after claimed_offset_, in file order
-  std::vector<char> packed_;     // push()'s buffer, kept for its capacity
+  // push()'s buffer, kept for its capacity; not a vector, whose resize would zero it first.
+  std::unique_ptr<char[]> packed_;
+  size_t packed_capacity_ = 0;
 };
 
 }  // namespace memtap

@@ -3,10 +3,13 @@
 // its final name once finish() succeeded.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "monitor/store/memscope_writer.h"
@@ -256,6 +259,76 @@ TEST_P(WriterForms, RowsStayInMemoryWhenTheDiskQueueCannotBeMade) {
   Db db(path);
   EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE \"Timestamp(ns)\" = ID + 1000"),
             std::to_string(kRows));
+}
+
+// Polls `done` until it holds or ten seconds pass (a bound for a hung writer, not a timing).
+template <class F>
+bool eventually(F done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+std::vector<DumpRow> numbered_rows(int count) {
+  std::vector<DumpRow> rows;
+  for (int i = 0; i < count; ++i) {
+    rows.push_back(memory_row(DumpEvent::kMalloc, 1000 + i, 7, 7, 0x1000 + 16 * i, 16, i + 1));
+  }
+  return rows;
+}
+
+// While the live analyses are behind, the writer waits with rows queued; it writes them
+// all, in order, once they caught up.
+TEST_P(WriterForms, WaitsWhileTheLiveViewIsBehind) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000011.db");
+  std::atomic<bool> behind{true};
+  MemscopeWriterOptions options = form();
+  options.max_memory_rows = 1000;
+  options.live_behind = [&behind] { return behind.load(); };
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  const std::vector<DumpRow> rows = numbered_rows(5000);
+  for (int at = 0; at < 5000; at += 500) writer->append(&rows[at], 500);
+  // It has waited at least twice with rows to write, and written none of them.
+  ASSERT_TRUE(eventually([&] { return writer->deferred_ms() >= 2; }));
+  EXPECT_EQ(writer->rows_written(), 0u);
+  EXPECT_GE(writer->rows_spooled(), 4000u);
+  behind = false;
+  ASSERT_TRUE(eventually([&] { return writer->rows_written() == 5000; }));
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  Db db(path);
+  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE \"Timestamp(ns)\" = ID + 1000"),
+            "5000");
+}
+
+// It does not wait for ever: not past max_deferred_bytes on disk, and not once finish()
+// asks for the rest.
+TEST_P(WriterForms, StopsWaitingWhenTheDiskQueueIsFullOrAtFinish) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000012.db");
+  MemscopeWriterOptions options = form();
+  options.max_memory_rows = 100;
+  options.max_deferred_bytes = 1000;
+  options.live_behind = [] { return true; };
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  const std::vector<DumpRow> rows = numbered_rows(3000);
+  writer->append(rows.data(), 2000);  // 100 in memory, the rest about 20 KB on disk
+  ASSERT_TRUE(eventually([&] { return writer->rows_written() > 0; }));
+  writer->append(&rows[2000], 1000);
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  EXPECT_EQ(writer->rows_written(), 3000u);
+  Db db(path);
+  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE \"Timestamp(ns)\" = ID + 1000"),
+            "3000");
 }
 
 TEST(MemscopeWriter, CountsRowsQueuedAndWritten) {
