@@ -14,7 +14,7 @@
 
 extern "C" {
 
-constexpr uint32_t kSenderAbiVersion = 5;  // 5: strings
+constexpr uint32_t kSenderAbiVersion = 6;  // 5: strings; 6: sender_nice
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -39,6 +39,7 @@ struct MemtapSenderConfig {
   uint64_t trace_start;  // clock reading (TSC or ns, as records) of the first hook call; 0: none
   int clock_is_tsc;      // records carry TSC ticks, to be converted (agent/event_clock.h)
   uint32_t rss_interval_ms;  // memory (RSS) samples for App Reserved; 0: none
+  int32_t sender_nice;       // the sender thread's nice value; <= 0: the program's own
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

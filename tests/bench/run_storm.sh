@@ -61,8 +61,10 @@ for threads in "${thread_counts[@]}"; do
   printf '%-10s %3s %8s %8s %12s %12s %8s\n' mode run app_ms wall_ms malloc_rows free_rows dropped
   declare -A app=() wall=()
   lost_max=0
-  for mode in "${modes[@]}"; do
-    for ((rep = 1; rep <= reps; rep++)); do
+  # Interleaved (plain, memtap, heaptrack, plain, ...): this VM's speed drifts by a fifth
+  # over a minute, and blocks of runs per mode turned that drift into the ratios.
+  for ((rep = 1; rep <= reps; rep++)); do
+    for mode in "${modes[@]}"; do
       log=$work/$mode.$rep.log
       cmd=("$bench" "$threads")
       case $mode in
