@@ -10,7 +10,9 @@
 # Ends with `RESULT name=value` lines (added ns per pair by agent and size, and stacks off's
 # ns per event) for tests/bench/run.
 #   tests/bench/run_hot_path.sh [BUILD_DIR]
-# Environment: HOT_PATH_REPS (3 repetitions), HOT_PATH_MIN_TIME (0.2 s each).
+# Environment: HOT_PATH_REPS (3 repetitions; with no monitor the records pile up in the
+# buffers, a few GB at 9, and the kernel's page allocation then dominates), HOT_PATH_MIN_TIME
+# (0.2 s each).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}

@@ -64,7 +64,7 @@
 # It prints; it does not fail on ratios.
 #
 # Usage: tests/bench/run_pipeline.sh [rate ...]   rates in events/s, e.g. 5e6, or max
-#        (default: PIPELINE_RATES, else 0.5e6 1e6 2e6 3e6 5e6 8e6 max)
+#        (default: PIPELINE_RATES, else 0.5e6 1e6 2e6 3e6 4e6 5e6 8e6 max)
 # Environment: MEMTAP_BUILD_DIR (default build/), PIPELINE_FORMS ("text compact"),
 #   PIPELINE_SECONDS (2), PIPELINE_THREADS (1), PIPELINE_REPS (2), PIPELINE_DB
 #   (/tmp/pipeline.db; the compact one beside it as .compact.db), PIPELINE_PERF (a
@@ -82,10 +82,10 @@ memtap=$build_dir/bin/memtap
 quick=${MEMTAP_BENCH_QUICK:-0}
 if [[ $quick == 1 ]]; then
   seconds=${PIPELINE_SECONDS:-1} reps=${PIPELINE_REPS:-1}
-  default_rates="1e6 3e6 5e6 max"
+  default_rates="1e6 3e6 4e6 5e6 max"
 else
   seconds=${PIPELINE_SECONDS:-2} reps=${PIPELINE_REPS:-2}
-  default_rates="0.5e6 1e6 2e6 3e6 5e6 8e6 max"
+  default_rates="0.5e6 1e6 2e6 3e6 4e6 5e6 8e6 max"
 fi
 threads=${PIPELINE_THREADS:-1}
 db_text=${PIPELINE_DB:-/tmp/pipeline.db}
