@@ -33,23 +33,11 @@ DumpRow make_row(DumpEvent event, bool is_mmap, const RowStamp& stamp, uint64_t 
 
 DumpRow make_malloc_row(bool is_mmap, const RowStamp& stamp, uint64_t addr, const LiveBlock& block,
                         const AllocContext& context) {
-  return DumpRow{DumpEvent::kMalloc,
-                 DumpEventType::kHost,
-                 is_mmap,
-                 stamp.timestamp_ns,
-                 stamp.process_id,
-                 stamp.thread_id,
-                 addr,
-                 block.size_bytes,
-                 /*total_bytes=*/0,
-                 block.allocation_id,
-                 /*inherited_from_pid=*/0,
-                 context.name,
-                 block.owner,
-                 context.stack_python,
-                 context.stack_c,
-                 /*step=*/0,
-                 /*end_ns=*/0};
+  DumpRow row = make_row(DumpEvent::kMalloc, is_mmap, stamp, addr, block);
+  row.name = context.name;
+  row.stack_python = context.stack_python;
+  row.stack_c = context.stack_c;
+  return row;
 }
 
 LiveBlock new_block(uint64_t size_bytes, uint32_t owner, PairingOutput& out) {
