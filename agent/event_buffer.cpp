@@ -1,6 +1,5 @@
 // The owner side of the per-thread buffers, off the hot path: attaching a thread,
 // moving to a new chunk, and resetting after fork(). See event_buffer.h.
-#include "agent/chunk_map.h"
 #include "agent/event_buffer_writer.h"
 #include "agent/raw_syscalls.h"
 
@@ -13,7 +12,19 @@ __thread ThreadBuffer* tl_buffer __attribute__((tls_model("initial-exec"))) = nu
 namespace {
 
 EventChunk* new_chunk(BufferRegistry* reg) {
-  return map_chunk(reg);
+  uint64_t used = reg->chunk_bytes.fetch_add(sizeof(EventChunk), std::memory_order_relaxed);
+  if (used + sizeof(EventChunk) > reg->byte_limit) {
+    reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
+    return nullptr;
+  }
+  // Populated up front: one syscall instead of 128 page faults on the application thread.
+  auto* c = static_cast<EventChunk*>(raw_mmap_anon(sizeof(EventChunk), MAP_POPULATE));
+  if (!c) {
+    reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
+    return nullptr;
+  }
+  // Fresh anonymous pages are zero: committed = 0, next = nullptr.
+  return c;
 }
 
 EventChunk* take_spare(ThreadBuffer* b) {
@@ -79,8 +90,6 @@ bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless) {
   b->write_chunk->next.store(c, std::memory_order_release);
   b->write_chunk = c;
   b->write_pos = 0;
-  b->chunks_started.store(b->chunks_started.load(std::memory_order_relaxed) + 1,
-                          std::memory_order_relaxed);
   return true;
 }
 

@@ -49,12 +49,6 @@ struct ThreadBuffer {
   // Drained chunks the sender hands back for reuse, so that a busy thread rarely maps a
   // new one. Each slot: only the sender fills it (null -> chunk), only the owner empties it.
   std::atomic<EventChunk*> spare[kSpareChunks];
-  // Chunks the owner has moved to (written by the owner only). When it grows, the sender
-  // maps fresh chunks into the empty spare slots, so that a thread outrunning the drain
-  // (or recording with no monitor connected) does not zero 512 KiB itself every 16,384
-  // events: that was a fifth of the hot path's cost in run_hot_path.sh.
-  std::atomic<uint32_t> chunks_started;
-  uint32_t chunks_started_seen;   // the sender's last look at chunks_started (sender only)
   ThreadBuffer* next_registered;  // immutable once published in the registry
 };
 

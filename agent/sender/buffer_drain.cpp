@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "agent/chunk_map.h"
 #include "agent/raw_syscalls.h"
 
 namespace memtap {
@@ -87,26 +86,6 @@ void reclaim_dead_buffers(BufferRegistry* reg) {
     bool drained = b->read_pos == c->committed.load(std::memory_order_acquire) &&
                    c->next.load(std::memory_order_acquire) == nullptr;
     if (drained) b->state.store(kBufferFree, std::memory_order_release);
-  }
-}
-
-void provision_spares(BufferRegistry* reg) {
-  for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b; b = b->next_registered) {
-    if (b->state.load(std::memory_order_acquire) != kBufferOwned) continue;
-    const uint32_t started = b->chunks_started.load(std::memory_order_relaxed);
-    if (started == b->chunks_started_seen) continue;
-    b->chunks_started_seen = started;
-    for (auto& slot : b->spare) {
-      // Only we fill a slot, so a null we see stays null until we store (as in recycling).
-      if (slot.load(std::memory_order_acquire) != nullptr) continue;
-      if (reg->chunk_bytes.load(std::memory_order_relaxed) + sizeof(EventChunk) >
-          reg->byte_limit / 2) {
-        return;
-      }
-      EventChunk* c = map_chunk(reg);
-      if (!c) return;
-      slot.store(c, std::memory_order_release);
-    }
   }
 }
 

@@ -34,9 +34,4 @@ uint64_t dropped_records(const BufferRegistry* reg);
 // call every cycle: a thread is checked only after it has been idle for a while.
 void reclaim_dead_buffers(BufferRegistry* reg);
 
-// Fills the empty spare slots of every thread that moved to a new chunk since the last call
-// with freshly mapped chunks, while the chunks in all stay within half the byte bound (the
-// rest is left for threads that have none). Called every cycle, connected or not.
-void provision_spares(BufferRegistry* reg);
-
 }  // namespace memtap

@@ -265,7 +265,6 @@ void run(Sender* s) {
       last_sent_cycle = cycle;
     }
     reclaim_dead_buffers(s->config.registry);
-    provision_spares(s->config.registry);
     previous_cycle_start = cycle_start;
     ++cycle;
     std::this_thread::sleep_for(interval);
