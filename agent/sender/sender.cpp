@@ -10,7 +10,6 @@
 // in the per-thread buffers, which are bounded (MEMTAP_BUFFER_MB); past the bound the
 // hooks drop and count, and the count travels in the next batch.
 #include <pthread.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <zmq.h>
 
@@ -29,6 +28,7 @@
 #include "agent/sender/tsc_converter.h"
 #include "agent/sender/wire_encoder.h"
 #include "common/clock.h"
+#include "common/thread_nice.h"
 
 namespace memtap {
 namespace {
@@ -239,13 +239,7 @@ void run(Sender* s) {
   // buffers (MEMTAP_BUFFER_MB; dropped and counted past it, or the program waits with
   // MEMTAP_LOSSLESS). At nice 0 it took a third of a core from a two-thread allocation
   // storm on two cores. Nice is per thread on Linux; raising one's own needs no privilege.
-  if (s->config.sender_nice > 0) {
-    errno = 0;
-    const int current = getpriority(PRIO_PROCESS, 0);
-    if (errno == 0 && current < s->config.sender_nice) {
-      setpriority(PRIO_PROCESS, 0, s->config.sender_nice);
-    }
-  }
+  if (s->config.sender_nice > 0) step_back(0, s->config.sender_nice);
   // A second TSC anchor one interval after the first, before anything is converted: the
   // rate then comes from a baseline of milliseconds, not from a guess.
   std::this_thread::sleep_for(std::chrono::microseconds(s->config.drain_interval_us));

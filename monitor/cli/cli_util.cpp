@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "common/thread_nice.h"
 #include "monitor/cli/commands.h"
 
 namespace memtap {
@@ -98,12 +99,8 @@ int yield_cpu_to_the_program(bool calling_thread_too) {
     while (dirent* e = readdir(d)) {
       const int tid = atoi(e->d_name);
       if (tid == self && !calling_thread_too) continue;
-      if (tid <= 0) continue;
       // A thread already further back (the writer, at 19) stays there.
-      errno = 0;
-      const int current = getpriority(PRIO_PROCESS, id_t(tid));
-      if (errno == 0 && current >= nice) continue;
-      if (setpriority(PRIO_PROCESS, id_t(tid), nice) == 0) ++changed;
+      if (tid > 0 && step_back(tid, nice)) ++changed;
     }
     closedir(d);
   }

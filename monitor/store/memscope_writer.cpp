@@ -13,7 +13,6 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +27,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/thread_nice.h"
 #include "monitor/store/compact_inserter.h"
 #include "monitor/store/compact_schema.h"
 #include "monitor/store/dump_inserter.h"
@@ -208,7 +208,7 @@ void MemscopeWriter::Impl::run() {
   // analysing threads leave, and the rows it cannot take yet wait in the queue and on disk
   // (nothing is lost; the recording completes later). Nice is per thread on Linux, and
   // raising one's own needs no privilege.
-  setpriority(PRIO_PROCESS, 0, kWriterNice);
+  step_back(0, kWriterNice);
   std::vector<DumpRow> work;        // the rows being written
   bool work_is_chunk = false;       // work is a chunk of the queue
   std::vector<DumpRow> spool_rows;  // for reading the spool back, kept for its capacity

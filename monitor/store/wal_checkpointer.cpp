@@ -3,10 +3,10 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
-#include <sys/resource.h>
 
 #include <system_error>
 
+#include "common/thread_nice.h"
 #include "monitor/store/sqlite_status.h"
 
 namespace memtap {
@@ -74,7 +74,7 @@ int WalCheckpointer::on_commit(void* self, sqlite3* writer, const char* db_name,
 void WalCheckpointer::run() {
   pthread_setname_np(pthread_self(), "memtap-ckpt");
   // Part of writing the file, which comes after the live view (memscope_writer.cpp).
-  setpriority(PRIO_PROCESS, 0, 19);
+  step_back(0, 19);
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return requested_ || stop_; });
