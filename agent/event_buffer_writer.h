@@ -19,7 +19,8 @@ inline void write_record(ThreadBuffer* b, EventKind kind, uint64_t addr, uint64_
   r.ts_ns = ts_ns;
   r.addr = addr;
   r.size_bytes = size_bytes;
-  r.kind = uint32_t(kind);
+  r.kind = uint16_t(kind);
+  r.unused = 0;
   r.string_id = string_id;
   b->write_pos = i + 1;
   c->committed.store(i + 1, std::memory_order_release);

@@ -3,6 +3,10 @@
 // It is the in-process form of wire.capnp's Event: the hook path writes 32 bytes and
 // returns; the sender thread turns records into Cap'n Proto. Kinds keep the same numbers
 // as wire::EventKind so the sender copies them without a table (checked in the sender).
+// The fields lie where Cap'n Proto puts Event's in a message (tsNs in word 0, kind in the
+// low 16 bits of word 1 and stringId in its high 32, addr, sizeBytes), so that the sender
+// copies a thread's records into a batch as they are; it checks that at run time and sets
+// the fields one by one if a schema change ever moves them (agent/sender/wire_encoder).
 #pragma once
 
 #include <cstdint>
@@ -31,11 +35,12 @@ enum class EventKind : uint32_t {
 };
 
 struct EventRecord {
-  uint64_t ts_ns;  // CLOCK_MONOTONIC
+  uint64_t ts_ns;      // CLOCK_MONOTONIC
+  uint16_t kind;       // EventKind
+  uint16_t unused;     // zero: Cap'n Proto's padding after kind
+  uint32_t string_id;  // interned text (0: none); see wire.capnp Event.stringId
   uint64_t addr;
   uint64_t size_bytes;
-  uint32_t kind;       // EventKind
-  uint32_t string_id;  // interned text (0: none); see wire.capnp Event.stringId
 };
 static_assert(sizeof(EventRecord) == 32, "one record is half a cache line");
 

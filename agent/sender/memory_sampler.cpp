@@ -35,7 +35,7 @@ bool MemorySampler::sample_if_due(uint64_t now_ns, bool force, uint32_t pid, Dra
   EventRecord r{};
   r.ts_ns = now_ns;
   r.size_bytes = resident_pages * page_bytes_;
-  r.kind = uint32_t(EventKind::kRssSample);
+  r.kind = uint16_t(EventKind::kRssSample);
   out->threads.push_back({pid, out->records.size(), 1});
   out->records.push_back(r);
   return true;

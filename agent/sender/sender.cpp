@@ -56,7 +56,11 @@ struct Sender {
   std::atomic<uint64_t> events_sent{0};
   uint64_t sequence = 0;
   bool hello_sent = false;
-  std::string pending;  // an encoded message ZeroMQ did not take yet; sent before anything else
+  // An encoded message ZeroMQ did not take yet, sent before anything else: a view of
+  // `owned` (Hello, Bye) or of the batch encoder's buffer, which is not reused before then.
+  std::string_view pending;
+  std::string owned;
+  BatchEncoder batches;
   DrainResult drained;
   StringCursor string_cursor;  // from 1 again for each monitor that has not seen them
   std::vector<StringText> strings;
@@ -93,7 +97,7 @@ void watch_connection(Sender& s) {
       s.connected = false;
       s.dropped_in_sender += s.pending_events;
       s.events_sent.fetch_sub(s.pending_events, std::memory_order_relaxed);
-      s.pending.clear();
+      s.pending = {};
       s.pending_events = 0;
       s.hello_sent = false;
       s.sequence = 0;
@@ -118,7 +122,7 @@ bool flush_pending(Sender& s, int timeout_ms) {
     zmq_pollitem_t items[2] = {{s.sock, 0, ZMQ_POLLOUT, 0}, {s.watch, 0, ZMQ_POLLIN, 0}};
     if (zmq_poll(items, 2, left) < 0 && errno != EINTR) return false;
   }
-  s.pending.clear();
+  s.pending = {};
   s.pending_events = 0;
   ++s.sequence;
   return true;
@@ -150,7 +154,8 @@ bool send_hello(Sender& s, int timeout_ms) {
   if (s.pending.empty()) {
     uint64_t start = s.config.trace_start;
     if (start != 0 && s.config.clock_is_tsc) start = s.tsc.to_ns(start);
-    s.pending = encode_hello(header(s), s.config, start);
+    s.owned = encode_hello(header(s), s.config, start);
+    s.pending = s.owned;
   }
   s.hello_sent = flush_pending(s, timeout_ms);
   return s.hello_sent;
@@ -166,7 +171,7 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     s.strings.clear();
     while (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
                              &s.strings)) {
-      s.pending = encode_batch(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
+      s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
       s.pending_events = 0;
       s.strings.clear();
       if (!flush_pending(s, timeout_ms)) return false;
@@ -185,7 +190,7 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
                                             &s.drained);
     if (n == 0 && s.strings.empty() && !send_empty && !sampled) return true;
     n += sampled ? 1 : 0;
-    s.pending = encode_batch(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
+    s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;
@@ -224,8 +229,8 @@ int final_flush(Sender& s) {
   std::vector<uint32_t> children;
   uint32_t nchildren = std::min(s.config.registry->child_count.load(), kMaxChildPids);
   for (uint32_t i = 0; i < nchildren; ++i) children.push_back(s.config.registry->child_pids[i]);
-  s.pending =
-      encode_bye(header(s), monotonic_ns(), total_dropped(s), s.events_sent.load(), children);
+  s.owned = encode_bye(header(s), monotonic_ns(), total_dropped(s), s.events_sent.load(), children);
+  s.pending = s.owned;
   flush_pending(s, std::max(1, remaining_ms()));
   return remaining_ms();
 }

@@ -14,7 +14,7 @@
 
 extern "C" {
 
-constexpr uint32_t kSenderAbiVersion = 6;  // 5: strings; 6: sender_nice
+constexpr uint32_t kSenderAbiVersion = 7;  // 5: strings; 6: sender_nice; 7: record layout
 
 struct MemtapSenderConfig {
   uint32_t abi_version;

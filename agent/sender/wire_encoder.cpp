@@ -1,8 +1,12 @@
 // Cap'n Proto encoding of Hello / Batch / Bye (unpacked, one ZeroMQ message each).
 #include "agent/sender/wire_encoder.h"
 
+#include <capnp/any.h>
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "agent/sender/memory_sampler.h"
 #include "common/wire.capnp.h"
@@ -74,15 +78,65 @@ std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c,
   return pack(mb);
 }
 
-std::string encode_batch(const MessageHeader& h, const DrainResult& drained,
-                         const std::vector<StringText>& strings, uint64_t dropped_so_far,
-                         uint64_t watermark_ns) {
-  // One segment big enough for the whole batch: fewer, larger allocations.
+namespace {
+
+// wire::Event's bytes in a message built with the generated setters from a record with a
+// distinct value in every field, against the record's own bytes.
+bool records_match_schema() {
+  EventRecord r{};
+  r.ts_ns = 0x0102030405060708;
+  r.kind = uint16_t(EventKind::kTraceSlice);
+  r.string_id = 0x11121314;
+  r.addr = 0x2122232425262728;
+  r.size_bytes = 0x3132333435363738;
+  capnp::MallocMessageBuilder mb;
+  auto e = mb.initRoot<wire::Event>();
+  e.setTsNs(r.ts_ns);
+  e.setKind(wire::EventKind(r.kind));
+  e.setStringId(r.string_id);
+  e.setAddr(r.addr);
+  e.setSizeBytes(r.size_bytes);
+  auto data = capnp::AnyStruct::Builder(kj::mv(e)).getDataSection();
+  return data.size() == sizeof r && memcmp(data.begin(), &r, sizeof r) == 0;
+}
+
+void set_events(capnp::List<wire::Event>::Builder events, const EventRecord* records, size_t count,
+                bool copy_records) {
+  if (count == 0) return;
+  if (copy_records) {
+    // A struct list with no pointers lies element after element, each its data section.
+    memcpy(capnp::AnyStruct::Builder(events[0]).getDataSection().begin(), records,
+           count * sizeof(EventRecord));
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const EventRecord& r = records[i];
+    auto e = events[unsigned(i)];
+    e.setTsNs(r.ts_ns);
+    e.setKind(wire::EventKind(r.kind));
+    e.setAddr(r.addr);
+    e.setSizeBytes(r.size_bytes);
+    e.setStringId(r.string_id);
+  }
+}
+
+}  // namespace
+
+BatchEncoder::BatchEncoder()
+    : records_match_schema_(records_match_schema()), copy_records_(records_match_schema_) {}
+
+std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult& drained,
+                                      const std::vector<StringText>& strings,
+                                      uint64_t dropped_so_far, uint64_t watermark_ns) {
+  builder_.reset();  // zeroes what the previous message used
+  // One segment big enough for the whole batch, after one word for the segment table.
   size_t text_words = 0;
   for (const StringText& t : strings) text_words += 3 + (t.length + 8) / 8;
-  size_t words = 64 + drained.threads.size() * 8 + drained.records.size() * 5 + text_words;
-  capnp::MallocMessageBuilder mb(unsigned(std::min<size_t>(words, 1u << 28)));
-  auto batch = start(mb, h).getBody().initBatch();
+  size_t words = 1 + 64 + drained.threads.size() * 8 + drained.records.size() * 5 + text_words;
+  words = std::min<size_t>(words, size_t{1} << 28);
+  if (buffer_.size() < words) buffer_.assign(words, capnp::word{});
+  builder_.emplace(kj::arrayPtr(buffer_.data() + 1, buffer_.size() - 1));
+  auto batch = start(*builder_, h).getBody().initBatch();
   batch.setDroppedSoFar(dropped_so_far);
   batch.setWatermarkNs(watermark_ns);
   if (!strings.empty()) {
@@ -97,18 +151,19 @@ std::string encode_batch(const MessageHeader& h, const DrainResult& drained,
     const DrainedThread& dt = drained.threads[t];
     auto te = threads[unsigned(t)];
     te.setThreadId(dt.tid);
-    auto events = te.initEvents(unsigned(dt.count));
-    for (size_t i = 0; i < dt.count; ++i) {
-      const EventRecord& r = drained.records[dt.first + i];
-      auto e = events[unsigned(i)];
-      e.setTsNs(r.ts_ns);
-      e.setKind(wire::EventKind(r.kind));
-      e.setAddr(r.addr);
-      e.setSizeBytes(r.size_bytes);
-      e.setStringId(r.string_id);
-    }
+    set_events(te.initEvents(unsigned(dt.count)), drained.records.data() + dt.first, dt.count,
+               copy_records_);
   }
-  return pack(mb);
+  auto segments = builder_->getSegmentsForOutput();
+  if (segments.size() != 1) {
+    spilled_ = pack(*builder_);
+    return spilled_;
+  }
+  // The flat form of a one-segment message: (segment count - 1, segment size) and the segment.
+  uint32_t table[2] = {0, uint32_t(segments[0].size())};
+  memcpy(buffer_.data(), table, sizeof table);
+  return {reinterpret_cast<const char*>(buffer_.data()),
+          (1 + segments[0].size()) * sizeof(capnp::word)};
 }
 
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,

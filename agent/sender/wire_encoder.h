@@ -1,8 +1,12 @@
 // Turns what the agent knows into wire::Message bytes (flat, unpacked) (common/wire.capnp).
 #pragma once
 
+#include <capnp/message.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/sender/buffer_drain.h"
@@ -19,11 +23,38 @@ struct MessageHeader {
 
 std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& config,
                          uint64_t trace_start_ns);
-// strings: the texts defined in this batch (Batch.strings), before any of its events.
-std::string encode_batch(const MessageHeader& h, const DrainResult& drained,
-                         const std::vector<StringText>& strings, uint64_t dropped_so_far,
-                         uint64_t watermark_ns);
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,
                        uint64_t events_sent, const std::vector<uint32_t>& child_pids);
+
+// Batches, built in one buffer that lives as long as the encoder. The sender encodes
+// millions of events a second inside the training process: building each batch in fresh
+// memory and then copying it out (messageToFlatArray, a string) cost it more than the
+// application's own allocations in an allocation storm (page faults, three copies). Here
+// the segment table is written in the word before the segment, so the message is already
+// flat where it was built, and a thread's records are copied into the event list as they
+// are when EventRecord lies like wire::Event (common/event_record.h).
+class BatchEncoder {
+ public:
+  BatchEncoder();
+
+  // The message's bytes; they stay valid until the next encode() (or the encoder's end).
+  std::string_view encode(const MessageHeader& h, const DrainResult& drained,
+                          const std::vector<StringText>& strings, uint64_t dropped_so_far,
+                          uint64_t watermark_ns);
+
+  // Whether records are copied whole (true wherever EventRecord matches the schema).
+  bool copies_records() const { return copy_records_; }
+  // For tests: set each field with the generated setters, as if the layouts differed.
+  void set_copy_records(bool copy) { copy_records_ = copy && records_match_schema_; }
+
+ private:
+  // Zeroed, but for the message the builder below is writing: Cap'n Proto needs a zeroed
+  // first segment, and the builder zeroes what it used when it is destroyed.
+  std::vector<capnp::word> buffer_;
+  std::optional<capnp::MallocMessageBuilder> builder_;
+  std::string spilled_;  // a batch larger than the estimate: flattened the usual way
+  bool records_match_schema_;
+  bool copy_records_;
+};
 
 }  // namespace memtap
