@@ -47,6 +47,12 @@ void TscConverter::add_anchor() {
   }
   ring_[(first_ + count_) % kKept] = best;
   ++count_;
+  rate_ = rate();
+  if (count_ >= 2) {
+    newest_lo_ = at(count_ - 2);
+    newest_hi_ = at(count_ - 1);
+    newest_slope_ = double(newest_hi_.ns - newest_lo_.ns) / double(newest_hi_.tsc - newest_lo_.tsc);
+  }
 }
 
 double TscConverter::rate() const {
@@ -57,10 +63,13 @@ double TscConverter::rate() const {
 
 uint64_t TscConverter::to_ns(uint64_t tsc) const {
   if (count_ == 0) return monotonic_ns();
+  if (count_ >= 2 && tsc >= newest_lo_.tsc && tsc < newest_hi_.tsc) {
+    return newest_lo_.ns + uint64_t(double(tsc - newest_lo_.tsc) * newest_slope_);
+  }
   const Anchor& last = at(count_ - 1);
-  if (tsc >= last.tsc) return last.ns + uint64_t(double(tsc - last.tsc) * rate());
+  if (tsc >= last.tsc) return last.ns + uint64_t(double(tsc - last.tsc) * rate_);
   const Anchor& oldest = at(0);
-  if (tsc <= oldest.tsc) return oldest.ns - uint64_t(double(oldest.tsc - tsc) * rate());
+  if (tsc <= oldest.tsc) return oldest.ns - uint64_t(double(oldest.tsc - tsc) * rate_);
   // Newest segments first: almost every record falls in the last one.
   for (size_t i = count_ - 1; i > 0; --i) {
     const Anchor& lo = at(i - 1);

@@ -29,6 +29,12 @@ class TscConverter {
   Anchor ring_[kKept] = {};
   size_t first_ = 0, count_ = 0;
   Anchor origin_ = {};  // the first anchor ever: the long baseline
+  // Set by add_anchor: nearly every record of a drain lies between the last two anchors,
+  // and to_ns ran for every record (a fifth of the sender thread in an allocation storm)
+  // when each call found the segment and divided again.
+  double rate_ = 1.0 / 3.0;
+  Anchor newest_lo_ = {}, newest_hi_ = {};
+  double newest_slope_ = 0;
 };
 
 }  // namespace memtap
