@@ -96,8 +96,11 @@ bool records_match_schema() {
   e.setStringId(r.string_id);
   e.setAddr(r.addr);
   e.setSizeBytes(r.size_bytes);
-  auto data = capnp::AnyStruct::Builder(kj::mv(e)).getDataSection();
-  return data.size() == sizeof r && memcmp(data.begin(), &r, sizeof r) == 0;
+  capnp::AnyStruct::Builder any(kj::mv(e));
+  auto data = any.getDataSection();
+  // No pointer section either: list elements are then exactly one record apart.
+  return data.size() == sizeof r && any.getPointerSection().size() == 0 &&
+         memcmp(data.begin(), &r, sizeof r) == 0;
 }
 
 void set_events(capnp::List<wire::Event>::Builder events, const EventRecord* records, size_t count,
