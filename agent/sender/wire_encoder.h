@@ -38,6 +38,7 @@ class BatchEncoder {
   BatchEncoder();
 
   // The message's bytes; they stay valid until the next encode() (or the encoder's end).
+  // strings: the texts defined in this batch (Batch.strings), before any of its events.
   std::string_view encode(const MessageHeader& h, const DrainResult& drained,
                           const std::vector<StringText>& strings, uint64_t dropped_so_far,
                           uint64_t watermark_ns);
