@@ -94,7 +94,7 @@ bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless) {
 }
 
 void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t addr,
-                 uint64_t size_bytes, uint64_t ts_ns) {
+                 uint64_t size_bytes, uint64_t ts_ns, uint32_t string_id) {
   ThreadBuffer* b = tl_buffer;
   if (!b) {
     b = buffer_attach(reg);
@@ -103,11 +103,20 @@ void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t ad
       return;
     }
   }
-  if (b->write_pos == kChunkEvents && !buffer_next_chunk(reg, b, lossless)) {
+  uint32_t need = (string_id == 0 && fits_one_slot(addr, size_bytes)) ? 1 : 2;
+  if (b->write_pos + need > kChunkSlots && !buffer_next_chunk(reg, b, lossless)) {
     b->dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  write_record(b, kind, addr, size_bytes, ts_ns);
+  EventChunk* c = b->write_chunk;
+  uint32_t i = b->write_pos;
+  if (need == 1) {
+    pack_compact(&c->slots[i], kind, addr, size_bytes, ts_ns);
+  } else {
+    pack_wide(&c->slots[i], kind, addr, size_bytes, ts_ns, string_id);
+  }
+  b->write_pos = i + need;
+  c->committed.store(i + need, std::memory_order_release);
 }
 
 void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid) {

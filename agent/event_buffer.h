@@ -2,9 +2,9 @@
 //
 // Each traced thread owns one ThreadBuffer: a chain of fixed-size chunks that only that
 // thread writes (single producer) and only the sender thread reads (single consumer). A
-// record is written in place and published with one release store of `committed`; no lock,
-// no syscall, no allocation through the hooked allocator (chunks come from raw mmap, and
-// rarely: one per kChunkEvents records).
+// record is written in place (one or two 16-byte slots, agent/event_slot.h) and published
+// with one release store of `committed`; no lock, no syscall, no allocation through the
+// hooked allocator (chunks come from raw mmap, and rarely: one per kChunkSlots slots).
 //
 // This header is compiled into both the preloaded agent and the sender library, which
 // runs in its own link namespace (dlmopen). Both see the same bytes: the layout here is
@@ -15,17 +15,19 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "common/event_record.h"
+#include "agent/event_slot.h"
 
 namespace memtap {
 
-constexpr uint32_t kChunkEvents = 16384;  // 512 KiB of records per chunk
+constexpr uint32_t kChunkSlots = 32768;  // 512 KiB of records per chunk
 constexpr uint32_t kSpareChunks = 4;
 
 struct EventChunk {
-  std::atomic<uint32_t> committed;  // records published by the owner (release)
-  std::atomic<EventChunk*> next;    // set (release) by the owner once this one is full
-  EventRecord events[kChunkEvents];
+  std::atomic<uint32_t> committed;  // slots published by the owner (release)
+  // Set (release) by the owner once it writes no more here, after its last `committed`:
+  // a wide record that did not fit may leave the last slot unpublished.
+  std::atomic<EventChunk*> next;
+  EventSlot slots[kChunkSlots];
 };
 
 enum BufferState : uint32_t {

@@ -1,7 +1,8 @@
-// The fixed-size record that the agent's hooks write into per-thread buffers.
+// One event as the sender sees it, unpacked from the per-thread buffers.
 //
-// It is the in-process form of wire.capnp's Event: the hook path writes 32 bytes and
-// returns; the sender thread turns records into Cap'n Proto. Kinds keep the same numbers
+// It is the in-process form of wire.capnp's Event: the hooks pack it into 16 bytes
+// (agent/event_slot.h), the sender unpacks it into this form and turns records into
+// Cap'n Proto. Kinds keep the same numbers
 // as wire::EventKind so the sender copies them without a table (checked in the sender).
 // The fields lie where Cap'n Proto puts Event's in a message (tsNs in word 0, kind in the
 // low 16 bits of word 1 and stringId in its high 32, addr, sizeBytes), so that the sender
@@ -35,13 +36,13 @@ enum class EventKind : uint32_t {
 };
 
 struct EventRecord {
-  uint64_t ts_ns;      // CLOCK_MONOTONIC
+  uint64_t ts_ns;      // CLOCK_MONOTONIC (raw TSC ticks until the sender converts them)
   uint16_t kind;       // EventKind
   uint16_t unused;     // zero: Cap'n Proto's padding after kind
   uint32_t string_id;  // interned text (0: none); see wire.capnp Event.stringId
   uint64_t addr;
   uint64_t size_bytes;
 };
-static_assert(sizeof(EventRecord) == 32, "one record is half a cache line");
+static_assert(sizeof(EventRecord) == 32, "wire::Event's data section");
 
 }  // namespace memtap

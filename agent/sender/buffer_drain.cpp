@@ -24,22 +24,30 @@ void recycle_chunk(BufferRegistry* reg, ThreadBuffer* b, EventChunk* c) {
   reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
 }
 
-// Records of one buffer, up to max; advances the read position.
+// Records of one buffer, up to max, unpacked (their clocks still 48 bits: see
+// unwrap_clock); advances the read position.
 size_t drain_one(BufferRegistry* reg, ThreadBuffer* b, size_t max, std::vector<EventRecord>* out) {
   size_t moved = 0;
   while (moved < max) {
     EventChunk* c = b->read_chunk;
     uint32_t committed = c->committed.load(std::memory_order_acquire);
     if (b->read_pos < committed) {
-      size_t n = std::min<size_t>(committed - b->read_pos, max - moved);
-      out->insert(out->end(), c->events + b->read_pos, c->events + b->read_pos + n);
-      b->read_pos += uint32_t(n);
-      moved += n;
+      // The owner publishes a wide record's two slots at once, so one never lies across
+      // `committed`.
+      uint32_t i = b->read_pos;
+      while (i < committed && moved < max) {
+        out->push_back(unpack_slot(&c->slots[i]));
+        i += slot_is_wide(c->slots[i]) ? 2 : 1;
+        ++moved;
+      }
+      b->read_pos = i;
       continue;
     }
-    if (b->read_pos < kChunkEvents) break;  // nothing more published yet
     EventChunk* next = c->next.load(std::memory_order_acquire);
-    if (!next) break;  // the owner has not moved on yet
+    if (!next) break;  // nothing more published yet, and the owner has not moved on
+    // The owner's last `committed` came before `next`: if it published more in between,
+    // read that first.
+    if (c->committed.load(std::memory_order_acquire) != b->read_pos) continue;
     b->read_chunk = next;
     b->read_pos = 0;
     recycle_chunk(reg, b, c);

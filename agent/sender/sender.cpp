@@ -181,10 +181,17 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     // Texts again after the drain: each text a drained record names was published before
     // that record, so this read has it, and the batch defines it with its first use.
     read_new_strings(s.config.strings, &s.string_cursor, SIZE_MAX, &s.strings);
-    if (s.config.clock_is_tsc && n != 0) {
-      // After the drain: every drained record is older than this anchor.
-      s.tsc.add_anchor();
-      for (EventRecord& r : s.drained.records) r.ts_ns = s.tsc.to_ns(r.ts_ns);
+    if (n != 0) {
+      // After the drain: every drained record is older than these readings. Records keep
+      // the clock's low 48 bits (agent/event_slot.h); the reading gives back the rest.
+      if (s.config.clock_is_tsc) {
+        s.tsc.add_anchor();
+        uint64_t now = read_tsc();
+        for (EventRecord& r : s.drained.records) r.ts_ns = s.tsc.to_ns(unwrap_clock(now, r.ts_ns));
+      } else {
+        uint64_t now = monotonic_ns();
+        for (EventRecord& r : s.drained.records) r.ts_ns = unwrap_clock(now, r.ts_ns);
+      }
     }
     // Appended after the conversion: the sample is timestamped in nanoseconds already.
     bool sampled = s.sampler->sample_if_due(monotonic_ns(), final || s.sequence == 1, s.config.pid,

@@ -14,7 +14,7 @@
 
 extern "C" {
 
-constexpr uint32_t kSenderAbiVersion = 7;  // 5: strings; 6: sender_nice; 7: record layout
+constexpr uint32_t kSenderAbiVersion = 8;  // 6: sender_nice; 7: record layout; 8: 16-byte slots
 
 struct MemtapSenderConfig {
   uint32_t abi_version;

@@ -9,8 +9,6 @@
 
 namespace memtap {
 
-namespace {
-
 uint64_t read_tsc() {
 #if defined(__x86_64__)
   return __rdtsc();
@@ -18,8 +16,6 @@ uint64_t read_tsc() {
   return monotonic_ns();
 #endif
 }
-
-}  // namespace
 
 void TscConverter::add_anchor() {
   // Best of three: the pair with the shortest gap between its TSC reads brackets the

@@ -12,6 +12,9 @@
 
 namespace memtap {
 
+// The TSC now, as the hooks read it (CLOCK_MONOTONIC ns where there is no TSC).
+uint64_t read_tsc();
+
 class TscConverter {
  public:
   void add_anchor();  // no-op if the last anchor is less than 1 ms old

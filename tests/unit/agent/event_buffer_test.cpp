@@ -1,0 +1,226 @@
+// The per-thread buffers end to end: what the hooks write (agent/event_buffer_writer.h,
+// 16-byte slots, agent/event_slot.h) is what the sender drains (agent/sender/buffer_drain),
+// field for field and in order, across chunk boundaries, with a reader running at the same
+// time, and with records past the byte bound counted as dropped.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "agent/event_buffer_writer.h"
+#include "agent/event_slot.h"
+#include "agent/sender/buffer_drain.h"
+
+namespace memtap {
+namespace {
+
+struct Expected {
+  EventKind kind;
+  uint64_t addr;
+  uint64_t size_bytes;
+  uint64_t clock;
+  uint32_t string_id;
+};
+
+// The i-th event of a stream that mixes compact records with every reason for a wide one.
+Expected event_for(uint64_t i) {
+  Expected e{EventKind::kMalloc, 0x7f0000000000 + i * 16, 16 + i % 4096, 0x123400000000 + i * 3, 0};
+  switch (i % 97) {
+    case 0:  // text: wide
+      e.kind = EventKind::kOpStart;
+      e.string_id = uint32_t(i + 1);
+      break;
+    case 13:  // 64 MiB and more: wide
+      e.size_bytes = (uint64_t{1} << 26) + i;
+      break;
+    case 29:  // an address above 2^48: wide
+      e.addr = 0xffff800000000000 + i;
+      break;
+    case 41:  // just below both bounds: compact
+      e.addr = (uint64_t{1} << 48) - 16;
+      e.size_bytes = (uint64_t{1} << 26) - 1;
+      break;
+    default:
+      if (i % 2) {
+        e.kind = EventKind::kFree;
+        e.size_bytes = 0;
+      }
+  }
+  return e;
+}
+
+void write_event(BufferRegistry* reg, bool lossless, const Expected& e) {
+  if (e.string_id != 0) {
+    record_event_with_string(reg, lossless, e.kind, e.addr, e.size_bytes, e.clock, e.string_id);
+  } else {
+    record_event(reg, lossless, e.kind, e.addr, e.size_bytes, e.clock);
+  }
+}
+
+void expect_record(const EventRecord& r, const Expected& e, uint64_t i) {
+  ASSERT_EQ(r.kind, uint16_t(e.kind)) << "record " << i;
+  ASSERT_EQ(r.addr, e.addr) << "record " << i;
+  ASSERT_EQ(r.size_bytes, e.size_bytes) << "record " << i;
+  ASSERT_EQ(r.ts_ns, e.clock & kSlotClockMask) << "record " << i;
+  ASSERT_EQ(r.string_id, e.string_id) << "record " << i;
+}
+
+// Drains everything there is, max_per_call records at a time, checking each against the
+// stream from `next` on. Returns the records drained.
+uint64_t drain_and_check(BufferRegistry* reg, size_t max_per_call, uint64_t* next) {
+  uint64_t total = 0;
+  DrainResult out;
+  for (;;) {
+    out.clear();
+    size_t n = drain_buffers(reg, max_per_call, &out);
+    if (n == 0) return total;
+    EXPECT_EQ(out.records.size(), n);
+    EXPECT_LE(n, max_per_call);
+    for (const EventRecord& r : out.records) {
+      expect_record(r, event_for(*next), *next);
+      if (::testing::Test::HasFatalFailure()) return total;
+      ++*next;
+    }
+    total += n;
+  }
+}
+
+TEST(EventSlot, CompactRecordsKeepEveryField) {
+  const uint64_t max_addr = (uint64_t{1} << kCompactAddrBits) - 1;
+  const uint64_t max_size = (uint64_t{1} << kCompactSizeBits) - 1;
+  for (uint32_t kind = 0; kind <= uint32_t(EventKind::kTraceSlice); ++kind) {
+    for (uint64_t addr : {uint64_t{0}, uint64_t{0x5555aaaa5550}, max_addr}) {
+      for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{0xffff}, uint64_t{0x10000},
+                            uint64_t{0x2a5a5a5}, max_size}) {
+        ASSERT_TRUE(fits_one_slot(addr, size));
+        EventSlot s[2] = {};  // unpack_slot may read a second slot; this one has none
+        pack_compact(s, EventKind(kind), addr, size, 0xfedcba9876543210);
+        ASSERT_FALSE(slot_is_wide(s[0]));
+        EventRecord r = unpack_slot(s);
+        EXPECT_EQ(r.kind, kind);
+        EXPECT_EQ(r.addr, addr);
+        EXPECT_EQ(r.size_bytes, size);
+        EXPECT_EQ(r.ts_ns, uint64_t{0xba9876543210});
+        EXPECT_EQ(r.string_id, 0u);
+      }
+    }
+  }
+  EXPECT_FALSE(fits_one_slot(max_addr + 1, 0));
+  EXPECT_FALSE(fits_one_slot(0, max_size + 1));
+  EXPECT_FALSE(fits_one_slot(~uint64_t{0}, ~uint64_t{0}));
+}
+
+TEST(EventSlot, WideRecordsKeepEveryField) {
+  EventSlot s[2] = {};
+  pack_wide(s, EventKind::kCStack, ~uint64_t{0}, uint64_t{1} << 40, 0x0000ffffffffffff, 0xdeadbeef);
+  ASSERT_TRUE(slot_is_wide(s[0]));
+  EventRecord r = unpack_slot(s);
+  EXPECT_EQ(r.kind, uint16_t(EventKind::kCStack));
+  EXPECT_EQ(r.addr, ~uint64_t{0});
+  EXPECT_EQ(r.size_bytes, uint64_t{1} << 40);
+  EXPECT_EQ(r.ts_ns, uint64_t{0x0000ffffffffffff});
+  EXPECT_EQ(r.string_id, 0xdeadbeefu);
+}
+
+TEST(EventSlot, UnwrapGivesBackTheFullClock) {
+  const uint64_t range = kSlotClockMask + 1;
+  // Full readings around the places where the low 48 bits wrap, and a TSC near 2^64.
+  for (uint64_t now : {uint64_t{1} << 20, range - 5, range + 5, 7 * range + 12345,
+                       ~uint64_t{0} - (uint64_t{1} << 30)}) {
+    for (uint64_t behind : {uint64_t{0}, uint64_t{1}, uint64_t{3000000000}, (range >> 1) - 1}) {
+      if (behind > now) continue;
+      uint64_t written = now - behind;
+      EXPECT_EQ(unwrap_clock(now, written & kSlotClockMask), written)
+          << "now " << now << ", written " << behind << " before";
+    }
+    // A record written just after the reading (the reader's clock read raced it).
+    for (uint64_t ahead : {uint64_t{1}, uint64_t{100000}}) {
+      uint64_t written = now + ahead;
+      EXPECT_EQ(unwrap_clock(now, written & kSlotClockMask), written)
+          << "now " << now << ", written " << ahead << " after";
+    }
+  }
+}
+
+TEST(EventBuffer, DrainGivesBackWhatWasWrittenAcrossChunks) {
+  BufferRegistry reg;
+  const uint64_t count = 3 * kChunkSlots + 1000;  // wide records included: 4-5 chunks
+  std::thread([&] {
+    for (uint64_t i = 0; i < count; ++i) write_event(&reg, false, event_for(i));
+  }).join();
+  uint64_t next = 0;
+  EXPECT_EQ(drain_and_check(&reg, 1000, &next), count);
+  EXPECT_EQ(next, count);
+  EXPECT_EQ(dropped_records(&reg), 0u);
+}
+
+TEST(EventBuffer, WideRecordInTheLastSlotMovesToTheNextChunk) {
+  BufferRegistry reg;
+  std::thread([&] {
+    // Fill all but one slot of the first chunk with compact records, then a wide one.
+    for (uint32_t i = 0; i + 1 < kChunkSlots; ++i) {
+      record_event(&reg, false, EventKind::kMalloc, 4096 + i * 16, 32, i);
+    }
+    ASSERT_EQ(tl_buffer->write_pos, kChunkSlots - 1);
+    EventChunk* first = tl_buffer->write_chunk;
+    record_event_with_string(&reg, false, EventKind::kMark, 7, 0, 99999, 42);
+    EXPECT_NE(tl_buffer->write_chunk, first);
+    EXPECT_EQ(tl_buffer->write_pos, 2u);
+    EXPECT_EQ(first->committed.load(), kChunkSlots - 1) << "the last slot stays unpublished";
+    record_event(&reg, false, EventKind::kFree, 4096, 0, 100000);
+  }).join();
+  DrainResult out;
+  ASSERT_EQ(drain_buffers(&reg, SIZE_MAX, &out), kChunkSlots + 1);
+  const EventRecord& wide = out.records[kChunkSlots - 1];
+  EXPECT_EQ(wide.kind, uint16_t(EventKind::kMark));
+  EXPECT_EQ(wide.addr, 7u);
+  EXPECT_EQ(wide.string_id, 42u);
+  EXPECT_EQ(wide.ts_ns, 99999u);
+  EXPECT_EQ(out.records.back().kind, uint16_t(EventKind::kFree));
+  EXPECT_EQ(out.records.back().ts_ns, 100000u);
+  out.clear();
+  EXPECT_EQ(drain_buffers(&reg, SIZE_MAX, &out), 0u);
+}
+
+// The sender drains while the thread writes: every record arrives once, in order. Also run
+// under TSan by scripts/sanitize.sh.
+TEST(EventBuffer, ConcurrentDrainSeesEveryRecordInOrder) {
+  BufferRegistry reg;
+  reg.byte_limit = 4 * sizeof(EventChunk);  // lossless: the writer waits for recycled chunks
+  const uint64_t count = 600000;
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (uint64_t i = 0; i < count; ++i) write_event(&reg, true, event_for(i));
+    done.store(true, std::memory_order_release);
+  });
+  uint64_t next = 0;
+  for (;;) {
+    bool finished = done.load(std::memory_order_acquire);
+    drain_and_check(&reg, 777, &next);  // drains until nothing is left
+    if (finished || ::testing::Test::HasFatalFailure()) break;
+    std::this_thread::yield();
+  }
+  writer.join();
+  EXPECT_EQ(next, count);
+  EXPECT_EQ(dropped_records(&reg), 0u);
+  EXPECT_LE(reg.chunk_bytes.load(), reg.byte_limit);
+}
+
+TEST(EventBuffer, RecordsPastTheByteBoundAreCountedAsDropped) {
+  BufferRegistry reg;
+  reg.byte_limit = 2 * sizeof(EventChunk);
+  const uint64_t count = 5 * kChunkSlots;
+  std::thread([&] {
+    for (uint64_t i = 0; i < count; ++i) record_event(&reg, false, EventKind::kMalloc, i, 8, i);
+  }).join();
+  DrainResult out;
+  size_t drained = drain_buffers(&reg, SIZE_MAX, &out);
+  EXPECT_EQ(drained, 2u * kChunkSlots) << "two chunks' worth, then the bound";
+  for (size_t i = 0; i < drained; ++i) ASSERT_EQ(out.records[i].addr, i);
+  EXPECT_EQ(drained + dropped_records(&reg), count) << "each record is drained or counted";
+}
+
+}  // namespace
+}  // namespace memtap
