@@ -70,6 +70,11 @@ void warn(const char* what) {
   fprintf(stderr, "memtap agent (pid %u): %s\n", raw_getpid(), what);
 }
 
+// The sender thread's, for good (MemtapSenderConfig::untrace_thread).
+void untrace_calling_thread() {
+  ++tl_agent_busy;
+}
+
 void start_sender(uint32_t forked_from_pid) {
   read_process_identity(&g_identity);
   g_agent.registry.pid = g_identity.pid;
@@ -96,6 +101,7 @@ void start_sender(uint32_t forked_from_pid) {
   c.clock_is_tsc = g_clock_is_tsc;
   c.rss_interval_ms = g_settings.rss_interval_ms;
   c.sender_nice = g_settings.sender_nice;
+  c.untrace_thread = untrace_calling_thread;
   // A fork() child records from the fork on: its Hello's time is its start.
   c.trace_start = forked_from_pid ? 0 : g_trace_start;
   char error[512];

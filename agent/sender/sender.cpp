@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -243,16 +244,56 @@ int final_flush(Sender& s) {
   return remaining_ms();
 }
 
-void run(Sender* s) {
+// ZeroMQ's context, the PUSH socket and its connection watch. Called on the sender thread
+// after it stepped back: ZeroMQ starts its I/O thread here, and a thread inherits its
+// creator's nice value. Created on the program's thread, the I/O thread ran at nice 0 and
+// took a seventh of a core from a two-thread allocation storm, copying batches into the
+// socket. Returns an error text, empty on success.
+std::string open_socket(Sender* s) {
+  s->ctx = zmq_ctx_new();
+  s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : nullptr;
+  if (!s->sock) return std::string("cannot create ZeroMQ socket: ") + zmq_strerror(errno);
+  int one = 1, hwm = 256;
+  zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &one, sizeof one);
+  zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  // Connection events, to know at exit whether anyone is listening at all.
+  char watch_endpoint[64];
+  snprintf(watch_endpoint, sizeof watch_endpoint, "inproc://memtap-sender-%p", (void*)s);
+  s->watch = zmq_socket(s->ctx, ZMQ_PAIR);
+  if (!s->watch ||
+      zmq_socket_monitor(s->sock, watch_endpoint, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) !=
+          0 ||
+      zmq_connect(s->watch, watch_endpoint) != 0) {
+    return std::string("cannot watch the ZeroMQ socket: ") + zmq_strerror(errno);
+  }
+  if (zmq_connect(s->sock, s->endpoint.c_str()) != 0) {
+    std::string error = "cannot connect to '" + s->endpoint + "': " + zmq_strerror(errno);
+    zmq_socket_monitor(s->sock, nullptr, 0);
+    zmq_close(s->watch);
+    zmq_close(s->sock);
+    zmq_ctx_term(s->ctx);
+    return error;
+  }
+  return {};
+}
+
+void run(Sender* s, std::promise<std::string>* opened) {
   // Named, so that a user looking at their training process's threads (top -H, py-spy)
   // sees which one is memtap's.
   pthread_setname_np(pthread_self(), "memtap-sender");
+  if (s->config.untrace_thread) s->config.untrace_thread();
   // The training process comes first: on a machine whose cores the program keeps busy,
   // this thread takes what they leave, like the monitor, and the events wait in the
   // buffers (MEMTAP_BUFFER_MB; dropped and counted past it, or the program waits with
   // MEMTAP_LOSSLESS). At nice 0 it took a third of a core from a two-thread allocation
   // storm on two cores. Nice is per thread on Linux; raising one's own needs no privilege.
   if (s->config.sender_nice > 0) step_back(0, s->config.sender_nice);
+  {
+    std::string error = open_socket(s);
+    bool ok = error.empty();
+    opened->set_value(std::move(error));  // `opened` is gone once this returns
+    if (!ok) return;
+  }
   // ZeroMQ copies each batch (megabytes) into a message of its own. This namespace's libc
   // (dlmopen gives us our own, so these settings touch nothing of the application's) would
   // map each copy fresh and give it back after the send, so the copy page-faulted on every
@@ -319,40 +360,19 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
   s->config.cmdline = s->cmdline.data();
   s->config.agent_version = s->agent_version.c_str();
 
-  s->ctx = zmq_ctx_new();
-  s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : nullptr;
-  if (!s->sock) {
-    set_error(error, error_len, std::string("cannot create ZeroMQ socket: ") + zmq_strerror(errno));
-    return -1;
-  }
-  int one = 1, hwm = 256;
-  zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &one, sizeof one);
-  zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
-  // Connection events, to know at exit whether anyone is listening at all.
-  char watch_endpoint[64];
-  snprintf(watch_endpoint, sizeof watch_endpoint, "inproc://memtap-sender-%p", (void*)s);
-  s->watch = zmq_socket(s->ctx, ZMQ_PAIR);
-  if (!s->watch ||
-      zmq_socket_monitor(s->sock, watch_endpoint, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) !=
-          0 ||
-      zmq_connect(s->watch, watch_endpoint) != 0) {
-    set_error(error, error_len,
-              std::string("cannot watch the ZeroMQ socket: ") + zmq_strerror(errno));
-    return -1;
-  }
-  if (zmq_connect(s->sock, s->endpoint.c_str()) != 0) {
-    set_error(error, error_len, "cannot connect to '" + s->endpoint + "': " + zmq_strerror(errno));
-    zmq_socket_monitor(s->sock, nullptr, 0);
-    zmq_close(s->watch);
-    zmq_close(s->sock);
-    zmq_ctx_term(s->ctx);
-    return -1;
-  }
   if (s->config.clock_is_tsc) s->tsc.add_anchor();
   s->sampler = std::make_unique<MemorySampler>(config->rss_interval_ms);
+  std::promise<std::string> opened;
+  std::future<std::string> result = opened.get_future();
+  s->thread = std::thread(run, s, &opened);
+  std::string open_error = result.get();
+  if (!open_error.empty()) {
+    s->thread.join();
+    set_error(error, error_len, open_error);
+    return -1;
+  }
   g_sender = s;
   s->running = true;
-  s->thread = std::thread(run, s);
   return 0;
 }
 

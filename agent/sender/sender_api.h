@@ -14,7 +14,7 @@
 
 extern "C" {
 
-constexpr uint32_t kSenderAbiVersion = 8;  // 6: sender_nice; 7: record layout; 8: 16-byte slots
+constexpr uint32_t kSenderAbiVersion = 9;  // 7: record layout; 8: 16-byte slots; 9: untrace_thread
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -40,6 +40,11 @@ struct MemtapSenderConfig {
   int clock_is_tsc;      // records carry TSC ticks, to be converted (agent/event_clock.h)
   uint32_t rss_interval_ms;  // memory (RSS) samples for App Reserved; 0: none
   int32_t sender_nice;       // the sender thread's nice value; <= 0: the program's own
+  // Called first on the sender thread: from then on the agent records nothing this thread
+  // allocates through the program's malloc. The sender's own allocations never go there,
+  // but ld.so's do: the TLS of every thread the sender starts (ZeroMQ's) comes from the
+  // program's malloc, in the thread that calls pthread_create.
+  void (*untrace_thread)(void);
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

@@ -171,19 +171,25 @@ TEST_F(MemtapRun, MonitorThreadsStepBackForTheProgram) {
 }
 
 // Inside the program, memtap's sender thread steps back too (nice 10; the program's own
-// threads keep theirs). The script waits (bounded) for the thread to start and step back.
+// threads keep theirs), and so do the ZeroMQ threads it starts, which copy every batch into
+// the socket. The script waits (bounded) for the thread to start and step back.
 TEST_F(MemtapRun, TheSenderThreadStepsBackInsideTheProgram) {
   const std::string script =
       "i=0; while [ $i -lt 200 ]; do for t in /proc/$$/task/*; do "
       "set -- $(cut -d' ' -f2,19 $t/stat); "
       "if [ \"$1\" = '(memtap-sender)' ] && [ \"$2\" = 10 ]; then "
-      "echo sender stepped back; echo program $(cut -d' ' -f19 /proc/$$/stat); exit 0; fi; "
+      "echo sender stepped back; echo program $(cut -d' ' -f19 /proc/$$/stat); "
+      "for z in /proc/$$/task/*; do set -- $(cut -d' ' -f2,19 $z/stat); "
+      "case $1 in '(ZMQbg/'*) echo zmq $1 $2;; esac; done; exit 0; fi; "
       "done; i=$((i+1)); done; "
       "for t in /proc/$$/task/*; do echo $(cut -d' ' -f2,19 $t/stat); done; exit 1";
   ProcessResult r = run(dir.file("sender_nice.db"), {"/bin/sh", "-c", script});
   ASSERT_TRUE(r.exited) << describe(r) << r.err;
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("sender stepped back\nprogram 0\n"), std::string::npos) << r.out;
+  // ZeroMQ's I/O thread and reaper: both started by the sender, both behind the program.
+  EXPECT_NE(r.out.find("zmq (ZMQbg/IO/0) 10\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("zmq (ZMQbg/Reaper) 10\n"), std::string::npos) << r.out;
 }
 
 TEST_F(MemtapRun, ExitsWithTheProgramsExitCode) {
