@@ -61,6 +61,7 @@ struct Sender {
   // An encoded message ZeroMQ did not take yet, sent before anything else: a view of
   // `owned` (Hello, Bye) or of the batch encoder's buffer, which is not reused before then.
   std::string_view pending;
+  bool pending_is_batch = false;  // `pending` is the encoder's last batch, not `owned`
   std::string owned;
   BatchEncoder batches;
   DrainResult drained;
@@ -108,6 +109,24 @@ void watch_connection(Sender& s) {
   }
 }
 
+// One try at handing s.pending to ZeroMQ, as zmq_send returns. A batch is lent, not
+// copied: ZeroMQ's I/O thread writes it to the socket from the encoder's buffer and frees it
+// with BatchEncoder::release_lent. A message it refuses is closed, which frees it at once.
+int send_pending(Sender& s) {
+  std::atomic<bool>* lent = s.pending_is_batch ? s.batches.lend() : nullptr;
+  if (!lent) return zmq_send(s.sock, s.pending.data(), s.pending.size(), ZMQ_DONTWAIT);
+  zmq_msg_t msg;
+  zmq_msg_init_data(&msg, const_cast<char*>(s.pending.data()), s.pending.size(),
+                    &BatchEncoder::release_lent, lent);
+  int rc = zmq_msg_send(&msg, s.sock, ZMQ_DONTWAIT);
+  if (rc < 0) {
+    int error = errno;
+    zmq_msg_close(&msg);
+    errno = error;
+  }
+  return rc;
+}
+
 // Sends s.pending; true when ZeroMQ took it (or there was nothing to send). With a
 // timeout, waits for room, but stops waiting as soon as the monitor is gone: a dead
 // monitor must not hold the application's exit for the whole flush timeout.
@@ -115,7 +134,7 @@ bool flush_pending(Sender& s, int timeout_ms) {
   if (s.pending.empty()) return true;
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (zmq_send(s.sock, s.pending.data(), s.pending.size(), ZMQ_DONTWAIT) < 0) {
+  while (send_pending(s) < 0) {
     watch_connection(s);
     if (s.pending.empty()) return false;  // a reconnection discarded it
     int left =
@@ -158,6 +177,7 @@ bool send_hello(Sender& s, int timeout_ms) {
     if (start != 0 && s.config.clock_is_tsc) start = s.tsc.to_ns(start);
     s.owned = encode_hello(header(s), s.config, start);
     s.pending = s.owned;
+    s.pending_is_batch = false;
   }
   s.hello_sent = flush_pending(s, timeout_ms);
   return s.hello_sent;
@@ -174,6 +194,7 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     while (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
                              &s.strings)) {
       s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
+      s.pending_is_batch = true;
       s.pending_events = 0;
       s.strings.clear();
       if (!flush_pending(s, timeout_ms)) return false;
@@ -200,6 +221,7 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     if (n == 0 && s.strings.empty() && !send_empty && !sampled) return true;
     n += sampled ? 1 : 0;
     s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
+    s.pending_is_batch = true;
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;
@@ -240,6 +262,7 @@ int final_flush(Sender& s) {
   for (uint32_t i = 0; i < nchildren; ++i) children.push_back(s.config.registry->child_pids[i]);
   s.owned = encode_bye(header(s), monotonic_ns(), total_dropped(s), s.events_sent.load(), children);
   s.pending = s.owned;
+  s.pending_is_batch = false;
   flush_pending(s, std::max(1, remaining_ms()));
   return remaining_ms();
 }
@@ -294,11 +317,10 @@ void run(Sender* s, std::promise<std::string>* opened) {
     opened->set_value(std::move(error));  // `opened` is gone once this returns
     if (!ok) return;
   }
-  // ZeroMQ copies each batch (megabytes) into a message of its own. This namespace's libc
-  // (dlmopen gives us our own, so these settings touch nothing of the application's) would
-  // map each copy fresh and give it back after the send, so the copy page-faulted on every
-  // batch: four fifths of the faults in an allocation storm, and CPU the training process
-  // lost. Batch-sized blocks now come from the heap, which keeps up to 64 MiB free for reuse.
+  // Batches are lent to ZeroMQ, not copied (send_pending); Hello, Bye and a batch too large
+  // for its buffer still are. This namespace's libc (dlmopen gives us our own, so these
+  // settings touch nothing of the application's) would map each megabyte-sized block fresh
+  // and give it back after use, page-faulting on every one; it keeps them in its heap instead.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
   // A second TSC anchor one interval after the first, before anything is converted: the

@@ -128,18 +128,47 @@ void set_events(capnp::List<wire::Event>::Builder events, const EventRecord* rec
 BatchEncoder::BatchEncoder()
     : records_match_schema_(records_match_schema()), copy_records_(records_match_schema_) {}
 
+// The sender lives as long as its process; an encoder ends only in tests, where nothing is
+// lent to ZeroMQ any more.
+BatchEncoder::~BatchEncoder() = default;
+
+BatchEncoder::Buffer* BatchEncoder::free_buffer() {
+  // Buffers kept beyond this many, when found free, are given back: a burst that filled
+  // ZeroMQ's queue should not hold its memory for the rest of the run.
+  constexpr size_t kKept = 4;
+  Buffer* found = nullptr;
+  for (size_t i = 0; i < pool_.size();) {
+    if (pool_[i]->lent.load(std::memory_order_acquire)) {
+      ++i;
+    } else if (!found) {
+      found = pool_[i++].get();
+    } else if (pool_.size() > kKept) {
+      pool_.erase(pool_.begin() + ptrdiff_t(i));
+    } else {
+      ++i;
+    }
+  }
+  if (!found) {
+    pool_.push_back(std::make_unique<Buffer>());
+    found = pool_.back().get();
+  }
+  return found;
+}
+
 std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult& drained,
                                       const std::vector<StringText>& strings,
                                       uint64_t dropped_so_far, uint64_t watermark_ns) {
-  builder_.reset();  // zeroes what the previous message used
+  Buffer* b = free_buffer();
+  last_ = nullptr;
+  b->builder.reset();  // zeroes what the previous message in this buffer used
   // One segment big enough for the whole batch, after one word for the segment table.
   size_t text_words = 0;
   for (const StringText& t : strings) text_words += 3 + (t.length + 8) / 8;
   size_t words = 1 + 64 + drained.threads.size() * 8 + drained.records.size() * 5 + text_words;
   words = std::min<size_t>(words, size_t{1} << 28);
-  if (buffer_.size() < words) buffer_.assign(words, capnp::word{});
-  builder_.emplace(kj::arrayPtr(buffer_.data() + 1, buffer_.size() - 1));
-  auto batch = start(*builder_, h).getBody().initBatch();
+  if (b->words.size() < words) b->words.assign(words, capnp::word{});
+  auto& builder = b->builder.emplace(kj::arrayPtr(b->words.data() + 1, b->words.size() - 1));
+  auto batch = start(builder, h).getBody().initBatch();
   batch.setDroppedSoFar(dropped_so_far);
   batch.setWatermarkNs(watermark_ns);
   if (!strings.empty()) {
@@ -157,16 +186,27 @@ std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult&
     set_events(te.initEvents(unsigned(dt.count)), drained.records.data() + dt.first, dt.count,
                copy_records_);
   }
-  auto segments = builder_->getSegmentsForOutput();
+  auto segments = builder.getSegmentsForOutput();
   if (segments.size() != 1) {
-    spilled_ = pack(*builder_);
+    spilled_ = pack(builder);
     return spilled_;
   }
   // The flat form of a one-segment message: (segment count - 1, segment size) and the segment.
   uint32_t table[2] = {0, uint32_t(segments[0].size())};
-  memcpy(buffer_.data(), table, sizeof table);
-  return {reinterpret_cast<const char*>(buffer_.data()),
+  memcpy(b->words.data(), table, sizeof table);
+  last_ = b;
+  return {reinterpret_cast<const char*>(b->words.data()),
           (1 + segments[0].size()) * sizeof(capnp::word)};
+}
+
+std::atomic<bool>* BatchEncoder::lend() {
+  if (!last_) return nullptr;
+  last_->lent.store(true, std::memory_order_relaxed);
+  return &last_->lent;
+}
+
+void BatchEncoder::release_lent(void*, void* hint) {
+  static_cast<std::atomic<bool>*>(hint)->store(false, std::memory_order_release);
 }
 
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,

@@ -3,7 +3,9 @@
 
 #include <capnp/message.h>
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,22 +28,34 @@ std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& confi
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,
                        uint64_t events_sent, const std::vector<uint32_t>& child_pids);
 
-// Batches, built in one buffer that lives as long as the encoder. The sender encodes
-// millions of events a second inside the training process: building each batch in fresh
-// memory and then copying it out (messageToFlatArray, a string) cost it more than the
-// application's own allocations in an allocation storm (page faults, three copies). Here
-// the segment table is written in the word before the segment, so the message is already
-// flat where it was built, and a thread's records are copied into the event list as they
-// are when EventRecord lies like wire::Event (common/event_record.h).
+// Batches, built where they are sent from. The sender encodes millions of events a second
+// inside the training process: building each batch in fresh memory and then copying it out
+// (messageToFlatArray, a string, ZeroMQ's own copy) cost it more than the application's own
+// allocations in an allocation storm (page faults, copies). Here the segment table is
+// written in the word before the segment, so the message is already flat where it was
+// built; a thread's records are copied into the event list as they are when EventRecord lies
+// like wire::Event (common/event_record.h); and ZeroMQ sends the batch from that memory
+// (lend()) instead of copying it, so each batch has a buffer of its own until ZeroMQ is
+// done with it.
 class BatchEncoder {
  public:
   BatchEncoder();
+  ~BatchEncoder();
 
-  // The message's bytes; they stay valid until the next encode() (or the encoder's end).
+  // The message's bytes, in a buffer that ZeroMQ does not hold; they stay valid until the
+  // next encode() (or the encoder's end), and longer if lent.
   // strings: the texts defined in this batch (Batch.strings), before any of its events.
   std::string_view encode(const MessageHeader& h, const DrainResult& drained,
                           const std::vector<StringText>& strings, uint64_t dropped_so_far,
                           uint64_t watermark_ns);
+
+  // Marks the last batch's buffer as held by ZeroMQ, for zmq_msg_init_data: the flag returned
+  // is cleared (release_lent) when ZeroMQ frees the message, and the buffer is not written
+  // until then. Null when the last batch was too large for its buffer and was copied out.
+  std::atomic<bool>* lend();
+  // zmq_free_fn: hint is the flag lend() returned. Called on ZeroMQ's I/O thread.
+  static void release_lent(void* data, void* hint);
+  size_t buffers() const { return pool_.size(); }
 
   // Whether records are copied whole (true wherever EventRecord matches the schema).
   bool copies_records() const { return copy_records_; }
@@ -49,11 +63,18 @@ class BatchEncoder {
   void set_copy_records(bool copy) { copy_records_ = copy && records_match_schema_; }
 
  private:
-  // Zeroed, but for the message the builder below is writing: Cap'n Proto needs a zeroed
-  // first segment, and the builder zeroes what it used when it is destroyed.
-  std::vector<capnp::word> buffer_;
-  std::optional<capnp::MallocMessageBuilder> builder_;
-  std::string spilled_;  // a batch larger than the estimate: flattened the usual way
+  struct Buffer {
+    // Zeroed, but for the message the builder below is writing: Cap'n Proto needs a zeroed
+    // first segment, and the builder zeroes what it used when it is destroyed.
+    std::vector<capnp::word> words;
+    std::optional<capnp::MallocMessageBuilder> builder;
+    std::atomic<bool> lent{false};
+  };
+  Buffer* free_buffer();
+
+  std::vector<std::unique_ptr<Buffer>> pool_;
+  Buffer* last_ = nullptr;  // the last batch's, unless it spilled
+  std::string spilled_;     // a batch larger than the estimate: flattened the usual way
   bool records_match_schema_;
   bool copy_records_;
 };

@@ -1,12 +1,13 @@
 // The sender's batch encoder on its own (agent/sender/wire_encoder.cpp): a batch decodes to
 // the records and texts it was given, whether records are copied whole (EventRecord lies
-// like wire::Event) or set field by field, and a reused buffer carries nothing from one
-// batch into the next.
+// like wire::Event) or set field by field, a reused buffer carries nothing from one
+// batch into the next, and a batch lent to ZeroMQ stays as it was until ZeroMQ frees it.
 #include "agent/sender/wire_encoder.h"
 
 #include <capnp/serialize.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -134,6 +135,42 @@ TEST(BatchEncoder, AReusedBufferCarriesNothingIntoTheNextBatch) {
   EXPECT_TRUE(empty.tids.empty());
   EXPECT_TRUE(empty.strings.empty());
   EXPECT_EQ(empty.watermark_ns, 30u);
+}
+
+// ZeroMQ sends a batch from the encoder's memory (lend): until it frees the message, no
+// later batch may be written there, and once freed the buffer is used again.
+TEST(BatchEncoder, ALentBatchIsNotOverwrittenUntilZeroMQFreesIt) {
+  BatchEncoder enc;
+  DrainResult big = two_threads();
+  std::string_view first = enc.encode({1, 1, 1}, big, {}, 0, 10);
+  const std::string first_bytes(first);
+  std::atomic<bool>* lent = enc.lend();
+  ASSERT_NE(lent, nullptr);
+  EXPECT_TRUE(lent->load());
+  DrainResult small;
+  small.records.push_back(record(50, EventKind::kMmap, 0x1000, 4096));
+  small.threads.push_back({11, 0, 1});
+  // Two more batches while the first is held: neither touches its bytes.
+  std::string_view second = enc.encode({1, 1, 2}, small, {}, 0, 20);
+  EXPECT_NE(second.data(), first.data());
+  std::atomic<bool>* lent2 = enc.lend();
+  std::string_view third = enc.encode({1, 1, 3}, small, {}, 0, 30);
+  EXPECT_NE(third.data(), first.data());
+  EXPECT_NE(third.data(), second.data());
+  EXPECT_EQ(std::string(first), first_bytes);
+  Decoded held = decode(first);
+  ASSERT_EQ(held.tids, (std::vector<uint32_t>{4242, 7}));
+  EXPECT_EQ(enc.buffers(), 3u);
+  // ZeroMQ frees the first and the second: the next batch goes where the first was.
+  BatchEncoder::release_lent(const_cast<char*>(first.data()), lent);
+  BatchEncoder::release_lent(const_cast<char*>(second.data()), lent2);
+  EXPECT_FALSE(lent->load());
+  std::string_view fourth = enc.encode({1, 1, 4}, small, {}, 0, 40);
+  EXPECT_EQ(fourth.data(), first.data());
+  Decoded got = decode(fourth);
+  EXPECT_EQ(got.sequence, 4u);
+  ASSERT_EQ(got.tids, (std::vector<uint32_t>{11}));
+  expect_same_records(got.events[0], small.records.data(), 1);
 }
 
 TEST(BatchEncoder, AThousandBatchesOfGrowingSizeAllDecode) {
