@@ -10,6 +10,7 @@
 // the fields one by one if a schema change ever moves them (agent/sender/wire_encoder).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace memtap {
@@ -44,5 +45,8 @@ struct EventRecord {
   uint64_t size_bytes;
 };
 static_assert(sizeof(EventRecord) == 32, "wire::Event's data section");
+static_assert(offsetof(EventRecord, kind) == 8 && offsetof(EventRecord, string_id) == 12 &&
+                  offsetof(EventRecord, addr) == 16 && offsetof(EventRecord, size_bytes) == 24,
+              "four words: ts_ns, kind | string_id << 32, addr, size_bytes");
 
 }  // namespace memtap

@@ -44,10 +44,12 @@ void TscConverter::add_anchor() {
   ring_[(first_ + count_) % kKept] = best;
   ++count_;
   rate_ = rate();
+  rate_mult_ = fixed_point(rate_);
   if (count_ >= 2) {
     newest_lo_ = at(count_ - 2);
     newest_hi_ = at(count_ - 1);
-    newest_slope_ = double(newest_hi_.ns - newest_lo_.ns) / double(newest_hi_.tsc - newest_lo_.tsc);
+    newest_mult_ = fixed_point(double(newest_hi_.ns - newest_lo_.ns) /
+                               double(newest_hi_.tsc - newest_lo_.tsc));
   }
 }
 
@@ -57,11 +59,8 @@ double TscConverter::rate() const {
   return double(last.ns - origin_.ns) / double(last.tsc - origin_.tsc);
 }
 
-uint64_t TscConverter::to_ns(uint64_t tsc) const {
+uint64_t TscConverter::to_ns_elsewhere(uint64_t tsc) const {
   if (count_ == 0) return monotonic_ns();
-  if (count_ >= 2 && tsc >= newest_lo_.tsc && tsc < newest_hi_.tsc) {
-    return newest_lo_.ns + uint64_t(double(tsc - newest_lo_.tsc) * newest_slope_);
-  }
   const Anchor& last = at(count_ - 1);
   if (tsc >= last.tsc) return last.ns + uint64_t(double(tsc - last.tsc) * rate_);
   const Anchor& oldest = at(0);

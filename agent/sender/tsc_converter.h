@@ -18,7 +18,17 @@ uint64_t read_tsc();
 class TscConverter {
  public:
   void add_anchor();  // no-op if the last anchor is less than 1 ms old
-  uint64_t to_ns(uint64_t tsc) const;
+  // Inline for the two cases nearly every record takes (a call per record was a fifth of
+  // the sender thread): between the last two anchors, or after the last one.
+  // Their slopes are kept in 32.32 fixed point: one integer multiply, where the conversions
+  // between 64-bit integers and doubles were most of the loop.
+  uint64_t to_ns(uint64_t tsc) const {
+    if (__builtin_expect(count_ >= 2 && tsc >= newest_lo_.tsc, 1)) {
+      if (tsc < newest_hi_.tsc) return newest_lo_.ns + scale(tsc - newest_lo_.tsc, newest_mult_);
+      return newest_hi_.ns + scale(tsc - newest_hi_.tsc, rate_mult_);
+    }
+    return to_ns_elsewhere(tsc);
+  }
   size_t anchors() const { return count_; }
 
  private:
@@ -28,6 +38,11 @@ class TscConverter {
   };
   static constexpr size_t kKept = 256;
   double rate() const;  // ns per tick over the longest baseline
+  uint64_t to_ns_elsewhere(uint64_t tsc) const;
+  static uint64_t scale(uint64_t ticks, uint64_t mult) {
+    return uint64_t((unsigned __int128)ticks * mult >> 32);
+  }
+  static uint64_t fixed_point(double ns_per_tick) { return uint64_t(ns_per_tick * 4294967296.0); }
   const Anchor& at(size_t i) const { return ring_[(first_ + i) % kKept]; }
   Anchor ring_[kKept] = {};
   size_t first_ = 0, count_ = 0;
@@ -37,7 +52,8 @@ class TscConverter {
   // when each call found the segment and divided again.
   double rate_ = 1.0 / 3.0;
   Anchor newest_lo_ = {}, newest_hi_ = {};
-  double newest_slope_ = 0;
+  uint64_t newest_mult_ = 0;  // ns per tick between newest_lo_ and newest_hi_, 32.32
+  uint64_t rate_mult_ = 0;    // rate_, 32.32
 };
 
 }  // namespace memtap
