@@ -39,4 +39,4 @@ run_sanitized asan address,undefined '-*Throughput*:*ReadSpeed*:*FortyBytes*' en
   store_writer_test timeline_test blocks_test report_render_test reader_test store_detail_test \
   memtap_event_buffer_test
 run_sanitized tsan thread '-*Throughput*:*DiskFull*:*FortyBytes*' store_writer_test memtap_string_log_test \
-  analysis_thread_test memtap_event_buffer_test
+  analysis_thread_test memtap_event_buffer_test memtap_wire_encoder_test

@@ -113,7 +113,7 @@ void watch_connection(Sender& s) {
 // copied: ZeroMQ's I/O thread writes it to the socket from the encoder's buffer and frees it
 // with BatchEncoder::release_lent. A message it refuses is closed, which frees it at once.
 int send_pending(Sender& s) {
-  std::atomic<bool>* lent = s.pending_is_batch ? s.batches.lend() : nullptr;
+  void* lent = s.pending_is_batch ? s.batches.lend() : nullptr;
   if (!lent) return zmq_send(s.sock, s.pending.data(), s.pending.size(), ZMQ_DONTWAIT);
   zmq_msg_t msg;
   zmq_msg_init_data(&msg, const_cast<char*>(s.pending.data()), s.pending.size(),
@@ -189,15 +189,19 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
                     bool final = false) {
   if (!send_hello(s, timeout_ms) || !flush_pending(s, timeout_ms)) return false;
   for (;;) {
+    // Each encode below needs a buffer ZeroMQ is not holding; without one the records wait
+    // in the agent's buffers, as when ZeroMQ itself would not take more.
+    if (!s.batches.wait_for_room(timeout_ms)) return false;
     s.drained.clear();
     s.strings.clear();
-    while (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
-                             &s.strings)) {
+    if (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
+                          &s.strings)) {
+      // More text than one batch should carry: this much goes alone, the rest next time round.
       s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
       s.pending_is_batch = true;
       s.pending_events = 0;
-      s.strings.clear();
       if (!flush_pending(s, timeout_ms)) return false;
+      continue;
     }
     size_t n = drain_buffers(s.config.registry, kMaxRecordsPerBatch, &s.drained);
     // Texts again after the drain: each text a drained record names was published before

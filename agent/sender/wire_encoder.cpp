@@ -6,6 +6,7 @@
 #include <capnp/serialize.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "agent/sender/memory_sampler.h"
@@ -132,27 +133,31 @@ BatchEncoder::BatchEncoder()
 // lent to ZeroMQ any more.
 BatchEncoder::~BatchEncoder() = default;
 
+bool BatchEncoder::has_room() const {
+  if (pool_.size() < kMaxBuffers) return true;
+  for (const auto& b : pool_) {
+    if (!b->lent.load(std::memory_order_acquire)) return true;
+  }
+  return false;
+}
+
+bool BatchEncoder::wait_for_room(int timeout_ms) {
+  if (has_room()) return true;
+  if (timeout_ms <= 0) return false;
+  std::unique_lock<std::mutex> lock(returned_mutex_);
+  return returned_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                            [&] { return has_room(); });
+}
+
 BatchEncoder::Buffer* BatchEncoder::free_buffer() {
-  // Buffers kept beyond this many, when found free, are given back: a burst that filled
-  // ZeroMQ's queue should not hold its memory for the rest of the run.
-  constexpr size_t kKept = 4;
-  Buffer* found = nullptr;
-  for (size_t i = 0; i < pool_.size();) {
-    if (pool_[i]->lent.load(std::memory_order_acquire)) {
-      ++i;
-    } else if (!found) {
-      found = pool_[i++].get();
-    } else if (pool_.size() > kKept) {
-      pool_.erase(pool_.begin() + ptrdiff_t(i));
-    } else {
-      ++i;
-    }
+  for (const auto& b : pool_) {
+    if (!b->lent.load(std::memory_order_acquire)) return b.get();
   }
-  if (!found) {
-    pool_.push_back(std::make_unique<Buffer>());
-    found = pool_.back().get();
-  }
-  return found;
+  // No room (wait_for_room said no) is the caller's error; a batch beyond the bound is still
+  // better than none.
+  pool_.push_back(std::make_unique<Buffer>());
+  pool_.back()->owner = this;
+  return pool_.back().get();
 }
 
 std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult& drained,
@@ -199,14 +204,21 @@ std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult&
           (1 + segments[0].size()) * sizeof(capnp::word)};
 }
 
-std::atomic<bool>* BatchEncoder::lend() {
+void* BatchEncoder::lend() {
   if (!last_) return nullptr;
   last_->lent.store(true, std::memory_order_relaxed);
-  return &last_->lent;
+  return last_;
 }
 
 void BatchEncoder::release_lent(void*, void* hint) {
-  static_cast<std::atomic<bool>*>(hint)->store(false, std::memory_order_release);
+  auto* b = static_cast<Buffer*>(hint);
+  BatchEncoder* owner = b->owner;
+  {
+    // Under the mutex, so that a wait_for_room between its check and its sleep cannot miss it.
+    std::lock_guard<std::mutex> lock(owner->returned_mutex_);
+    b->lent.store(false, std::memory_order_release);
+  }
+  owner->returned_.notify_one();
 }
 
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,

@@ -4,8 +4,10 @@
 #include <capnp/message.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,12 +51,20 @@ class BatchEncoder {
                           const std::vector<StringText>& strings, uint64_t dropped_so_far,
                           uint64_t watermark_ns);
 
-  // Marks the last batch's buffer as held by ZeroMQ, for zmq_msg_init_data: the flag returned
-  // is cleared (release_lent) when ZeroMQ frees the message, and the buffer is not written
-  // until then. Null when the last batch was too large for its buffer and was copied out.
-  std::atomic<bool>* lend();
-  // zmq_free_fn: hint is the flag lend() returned. Called on ZeroMQ's I/O thread.
+  // Marks the last batch's buffer as held by ZeroMQ, for zmq_msg_init_data: the hint returned
+  // is passed back to release_lent when ZeroMQ frees the message, and the buffer is not
+  // written until then. Null when the last batch was too large for its buffer and was copied.
+  void* lend();
+  // zmq_free_fn, with lend()'s hint. Called on ZeroMQ's I/O thread.
   static void release_lent(void* data, void* hint);
+
+  // Whether encode() has a buffer to write in, waiting up to timeout_ms for ZeroMQ to give
+  // one back. At most kMaxBuffers batches exist at once: every buffer beyond the first few
+  // is fresh memory that page-faults as it is written (a third of the sender thread in an
+  // allocation storm, when ZeroMQ's queue could hold 256 batches), and a monitor that falls
+  // behind should leave the records in the agent's bounded buffers, not here.
+  bool wait_for_room(int timeout_ms);
+  static constexpr size_t kMaxBuffers = 8;
   size_t buffers() const { return pool_.size(); }
 
   // Whether records are copied whole (true wherever EventRecord matches the schema).
@@ -69,10 +79,14 @@ class BatchEncoder {
     std::vector<capnp::word> words;
     std::optional<capnp::MallocMessageBuilder> builder;
     std::atomic<bool> lent{false};
+    BatchEncoder* owner = nullptr;
   };
   Buffer* free_buffer();
+  bool has_room() const;
 
   std::vector<std::unique_ptr<Buffer>> pool_;
+  std::mutex returned_mutex_;  // with returned_: ZeroMQ's I/O thread gave a buffer back
+  std::condition_variable returned_;
   Buffer* last_ = nullptr;  // the last batch's, unless it spilled
   std::string spilled_;     // a batch larger than the estimate: flattened the usual way
   bool records_match_schema_;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/wire.capnp.h"
@@ -144,16 +145,15 @@ TEST(BatchEncoder, ALentBatchIsNotOverwrittenUntilZeroMQFreesIt) {
   DrainResult big = two_threads();
   std::string_view first = enc.encode({1, 1, 1}, big, {}, 0, 10);
   const std::string first_bytes(first);
-  std::atomic<bool>* lent = enc.lend();
+  void* lent = enc.lend();
   ASSERT_NE(lent, nullptr);
-  EXPECT_TRUE(lent->load());
   DrainResult small;
   small.records.push_back(record(50, EventKind::kMmap, 0x1000, 4096));
   small.threads.push_back({11, 0, 1});
   // Two more batches while the first is held: neither touches its bytes.
   std::string_view second = enc.encode({1, 1, 2}, small, {}, 0, 20);
   EXPECT_NE(second.data(), first.data());
-  std::atomic<bool>* lent2 = enc.lend();
+  void* lent2 = enc.lend();
   std::string_view third = enc.encode({1, 1, 3}, small, {}, 0, 30);
   EXPECT_NE(third.data(), first.data());
   EXPECT_NE(third.data(), second.data());
@@ -164,13 +164,41 @@ TEST(BatchEncoder, ALentBatchIsNotOverwrittenUntilZeroMQFreesIt) {
   // ZeroMQ frees the first and the second: the next batch goes where the first was.
   BatchEncoder::release_lent(const_cast<char*>(first.data()), lent);
   BatchEncoder::release_lent(const_cast<char*>(second.data()), lent2);
-  EXPECT_FALSE(lent->load());
   std::string_view fourth = enc.encode({1, 1, 4}, small, {}, 0, 40);
   EXPECT_EQ(fourth.data(), first.data());
   Decoded got = decode(fourth);
   EXPECT_EQ(got.sequence, 4u);
   ASSERT_EQ(got.tids, (std::vector<uint32_t>{11}));
   expect_same_records(got.events[0], small.records.data(), 1);
+}
+
+// At most kMaxBuffers batches at once: with all of them lent, there is no room until ZeroMQ
+// gives one back, and a wait for room ends when it does (here from another thread, as
+// ZeroMQ's I/O thread would).
+TEST(BatchEncoder, NoMoreThanEightBatchesAreLentAtOnce) {
+  BatchEncoder enc;
+  DrainResult small;
+  small.records.push_back(record(50, EventKind::kMmap, 0x1000, 4096));
+  small.threads.push_back({11, 0, 1});
+  std::vector<std::pair<const char*, void*>> lent;
+  for (size_t i = 0; i < BatchEncoder::kMaxBuffers; ++i) {
+    ASSERT_TRUE(enc.wait_for_room(0)) << "batch " << i;
+    std::string_view bytes = enc.encode({1, 1, i}, small, {}, 0, i);
+    lent.push_back({bytes.data(), enc.lend()});
+  }
+  EXPECT_EQ(enc.buffers(), BatchEncoder::kMaxBuffers);
+  EXPECT_FALSE(enc.wait_for_room(0));
+  EXPECT_FALSE(enc.wait_for_room(20)) << "nothing was given back";
+  std::thread zmq_io(
+      [&] { BatchEncoder::release_lent(const_cast<char*>(lent[3].first), lent[3].second); });
+  EXPECT_TRUE(enc.wait_for_room(60000));
+  zmq_io.join();
+  std::string_view next = enc.encode({1, 1, 99}, small, {}, 0, 99);
+  EXPECT_EQ(next.data(), lent[3].first) << "the buffer given back is used again";
+  EXPECT_EQ(enc.buffers(), BatchEncoder::kMaxBuffers);
+  for (size_t i = 0; i < lent.size(); ++i) {
+    if (i != 3) BatchEncoder::release_lent(const_cast<char*>(lent[i].first), lent[i].second);
+  }
 }
 
 TEST(BatchEncoder, AThousandBatchesOfGrowingSizeAllDecode) {
