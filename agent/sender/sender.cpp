@@ -61,7 +61,6 @@ struct Sender {
   // An encoded message ZeroMQ did not take yet, sent before anything else: a view of
   // `owned` (Hello, Bye) or of the batch encoder's buffer, which is not reused before then.
   std::string_view pending;
-  bool pending_is_batch = false;  // `pending` is the encoder's last batch, not `owned`
   std::string owned;
   BatchEncoder batches;
   DrainResult drained;
@@ -113,7 +112,7 @@ void watch_connection(Sender& s) {
 // copied: ZeroMQ's I/O thread writes it to the socket from the encoder's buffer and frees it
 // with BatchEncoder::release_lent. A message it refuses is closed, which frees it at once.
 int send_pending(Sender& s) {
-  void* lent = s.pending_is_batch ? s.batches.lend() : nullptr;
+  void* lent = s.batches.lend(s.pending);
   if (!lent) return zmq_send(s.sock, s.pending.data(), s.pending.size(), ZMQ_DONTWAIT);
   zmq_msg_t msg;
   zmq_msg_init_data(&msg, const_cast<char*>(s.pending.data()), s.pending.size(),
@@ -177,7 +176,6 @@ bool send_hello(Sender& s, int timeout_ms) {
     if (start != 0 && s.config.clock_is_tsc) start = s.tsc.to_ns(start);
     s.owned = encode_hello(header(s), s.config, start);
     s.pending = s.owned;
-    s.pending_is_batch = false;
   }
   s.hello_sent = flush_pending(s, timeout_ms);
   return s.hello_sent;
@@ -198,7 +196,6 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
                           &s.strings)) {
       // More text than one batch should carry: this much goes alone, the rest next time round.
       s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
-      s.pending_is_batch = true;
       s.pending_events = 0;
       if (!flush_pending(s, timeout_ms)) return false;
       continue;
@@ -225,7 +222,6 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     if (n == 0 && s.strings.empty() && !send_empty && !sampled) return true;
     n += sampled ? 1 : 0;
     s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
-    s.pending_is_batch = true;
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;
@@ -266,7 +262,6 @@ int final_flush(Sender& s) {
   for (uint32_t i = 0; i < nchildren; ++i) children.push_back(s.config.registry->child_pids[i]);
   s.owned = encode_bye(header(s), monotonic_ns(), total_dropped(s), s.events_sent.load(), children);
   s.pending = s.owned;
-  s.pending_is_batch = false;
   flush_pending(s, std::max(1, remaining_ms()));
   return remaining_ms();
 }

@@ -133,26 +133,23 @@ BatchEncoder::BatchEncoder()
 // lent to ZeroMQ any more.
 BatchEncoder::~BatchEncoder() = default;
 
-bool BatchEncoder::has_room() const {
-  if (pool_.size() < kMaxBuffers) return true;
-  for (const auto& b : pool_) {
-    if (!b->lent.load(std::memory_order_acquire)) return true;
-  }
-  return false;
-}
-
-bool BatchEncoder::wait_for_room(int timeout_ms) {
-  if (has_room()) return true;
-  if (timeout_ms <= 0) return false;
-  std::unique_lock<std::mutex> lock(returned_mutex_);
-  return returned_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                            [&] { return has_room(); });
-}
-
-BatchEncoder::Buffer* BatchEncoder::free_buffer() {
+BatchEncoder::Buffer* BatchEncoder::find_free() const {
   for (const auto& b : pool_) {
     if (!b->lent.load(std::memory_order_acquire)) return b.get();
   }
+  return nullptr;
+}
+
+bool BatchEncoder::wait_for_room(int timeout_ms) {
+  auto has_room = [&] { return pool_.size() < kMaxBuffers || find_free() != nullptr; };
+  if (has_room()) return true;
+  if (timeout_ms <= 0) return false;
+  std::unique_lock<std::mutex> lock(returned_mutex_);
+  return returned_.wait_for(lock, std::chrono::milliseconds(timeout_ms), has_room);
+}
+
+BatchEncoder::Buffer* BatchEncoder::free_buffer() {
+  if (Buffer* b = find_free()) return b;
   // No room (wait_for_room said no) is the caller's error; a batch beyond the bound is still
   // better than none.
   pool_.push_back(std::make_unique<Buffer>());
@@ -204,8 +201,8 @@ std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult&
           (1 + segments[0].size()) * sizeof(capnp::word)};
 }
 
-void* BatchEncoder::lend() {
-  if (!last_) return nullptr;
+void* BatchEncoder::lend(std::string_view bytes) {
+  if (!last_ || bytes.data() != reinterpret_cast<const char*>(last_->words.data())) return nullptr;
   last_->lent.store(true, std::memory_order_relaxed);
   return last_;
 }

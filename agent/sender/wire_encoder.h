@@ -51,10 +51,11 @@ class BatchEncoder {
                           const std::vector<StringText>& strings, uint64_t dropped_so_far,
                           uint64_t watermark_ns);
 
-  // Marks the last batch's buffer as held by ZeroMQ, for zmq_msg_init_data: the hint returned
-  // is passed back to release_lent when ZeroMQ frees the message, and the buffer is not
-  // written until then. Null when the last batch was too large for its buffer and was copied.
-  void* lend();
+  // Marks the buffer that holds `bytes` as held by ZeroMQ, for zmq_msg_init_data: the hint
+  // returned is passed back to release_lent when ZeroMQ frees the message, and the buffer is
+  // not written until then. Null when `bytes` are not this encoder's last batch in one of its
+  // buffers (Hello and Bye, or a batch too large for its buffer): those are copied.
+  void* lend(std::string_view bytes);
   // zmq_free_fn, with lend()'s hint. Called on ZeroMQ's I/O thread.
   static void release_lent(void* data, void* hint);
 
@@ -81,8 +82,8 @@ class BatchEncoder {
     std::atomic<bool> lent{false};
     BatchEncoder* owner = nullptr;
   };
+  Buffer* find_free() const;  // a buffer ZeroMQ is not holding, or null
   Buffer* free_buffer();
-  bool has_room() const;
 
   std::vector<std::unique_ptr<Buffer>> pool_;
   std::mutex returned_mutex_;  // with returned_: ZeroMQ's I/O thread gave a buffer back

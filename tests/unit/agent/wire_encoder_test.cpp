@@ -145,7 +145,9 @@ TEST(BatchEncoder, ALentBatchIsNotOverwrittenUntilZeroMQFreesIt) {
   DrainResult big = two_threads();
   std::string_view first = enc.encode({1, 1, 1}, big, {}, 0, 10);
   const std::string first_bytes(first);
-  void* lent = enc.lend();
+  const std::string hello = "bytes of a Hello, not the encoder's";
+  EXPECT_EQ(enc.lend(hello), nullptr) << "only the encoder's last batch is lent";
+  void* lent = enc.lend(first);
   ASSERT_NE(lent, nullptr);
   DrainResult small;
   small.records.push_back(record(50, EventKind::kMmap, 0x1000, 4096));
@@ -153,7 +155,7 @@ TEST(BatchEncoder, ALentBatchIsNotOverwrittenUntilZeroMQFreesIt) {
   // Two more batches while the first is held: neither touches its bytes.
   std::string_view second = enc.encode({1, 1, 2}, small, {}, 0, 20);
   EXPECT_NE(second.data(), first.data());
-  void* lent2 = enc.lend();
+  void* lent2 = enc.lend(second);
   std::string_view third = enc.encode({1, 1, 3}, small, {}, 0, 30);
   EXPECT_NE(third.data(), first.data());
   EXPECT_NE(third.data(), second.data());
@@ -184,7 +186,7 @@ TEST(BatchEncoder, NoMoreThanEightBatchesAreLentAtOnce) {
   for (size_t i = 0; i < BatchEncoder::kMaxBuffers; ++i) {
     ASSERT_TRUE(enc.wait_for_room(0)) << "batch " << i;
     std::string_view bytes = enc.encode({1, 1, i}, small, {}, 0, i);
-    lent.push_back({bytes.data(), enc.lend()});
+    lent.push_back({bytes.data(), enc.lend(bytes)});
   }
   EXPECT_EQ(enc.buffers(), BatchEncoder::kMaxBuffers);
   EXPECT_FALSE(enc.wait_for_room(0));
