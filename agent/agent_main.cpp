@@ -10,7 +10,7 @@
 //   MEMTAP_CONNECT_TIMEOUT_MS  at exit, how long to wait for a monitor never reached (1000)
 //   MEMTAP_DRAIN_INTERVAL_US   how often the sender drains the buffers (default 2000)
 //   MEMTAP_RSS_INTERVAL_MS     how often the sender samples the resident set (10; 0: never)
-//   MEMTAP_SENDER_NICE         the sender thread's nice value (default 10; 0: the program's)
+//   MEMTAP_SENDER_NICE         the sender thread's nice value (default 19; 0: the program's)
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -29,6 +29,7 @@
 #include "agent/string_log.h"
 #include "common/clock.h"
 #include "common/socket_dir.h"
+#include "common/thread_nice.h"
 
 namespace memtap {
 
@@ -48,7 +49,7 @@ struct Settings {
   uint32_t connect_timeout_ms = 1000;
   uint32_t drain_interval_us = 2000;
   uint32_t rss_interval_ms = 10;
-  int32_t sender_nice = 10;
+  int32_t sender_nice = kBehindTheProgramNice;
 };
 Settings g_settings;
 ProcessIdentity g_identity;
@@ -133,7 +134,8 @@ __attribute__((constructor)) void agent_init() {
   g_settings.connect_timeout_ms = uint32_t(env_u64("MEMTAP_CONNECT_TIMEOUT_MS", 1000));
   g_settings.drain_interval_us = uint32_t(env_u64("MEMTAP_DRAIN_INTERVAL_US", 2000));
   g_settings.rss_interval_ms = uint32_t(env_u64("MEMTAP_RSS_INTERVAL_MS", 10));
-  g_settings.sender_nice = int32_t(std::min<uint64_t>(env_u64("MEMTAP_SENDER_NICE", 10), 19));
+  g_settings.sender_nice =
+      int32_t(std::min<uint64_t>(env_u64("MEMTAP_SENDER_NICE", kBehindTheProgramNice), 19));
   const char* ep = getenv("MEMTAP_ENDPOINT");
   if (ep && *ep) {
     snprintf(g_settings.endpoint, sizeof g_settings.endpoint, "%s", ep);

@@ -88,7 +88,7 @@ int progress_interval_ms() {
 }
 
 int yield_cpu_to_the_program(bool calling_thread_too) {
-  int nice = 10;
+  int nice = kBehindTheProgramNice;
   if (const char* v = getenv("MEMTAP_MONITOR_NICE")) nice = atoi(v);
   if (nice <= 0) return 0;
   // Nice values are per thread on Linux: every thread the monitor has (and, by inheritance,
@@ -99,7 +99,7 @@ int yield_cpu_to_the_program(bool calling_thread_too) {
     while (dirent* e = readdir(d)) {
       const int tid = atoi(e->d_name);
       if (tid == self && !calling_thread_too) continue;
-      // A thread already further back (the writer, at 19) stays there.
+      // A thread already further back stays there.
       if (tid > 0 && step_back(tid, nice)) ++changed;
     }
     closedir(d);

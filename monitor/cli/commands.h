@@ -43,9 +43,9 @@ std::string default_db_path();
 // <bin>/../lib/memtap/libmemtap_agent.so in an installed tree. "" if neither exists.
 std::string find_agent_library();
 // The training process comes first: once `memtap run` has started the program, the
-// monitor's threads run at nice MEMTAP_MONITOR_NICE (default 10; 0 keeps them as they are),
-// so on a machine with few cores the program gets the CPU and the monitor the rest (the
-// agent's bounded buffers absorb the difference; the monitor catches up when the program
+// monitor's threads run at nice MEMTAP_MONITOR_NICE (default 19, kBehindTheProgramNice; 0 keeps
+// them as they are), so on a machine with few cores the program gets the CPU and the monitor the
+// rest (the agent's bounded buffers absorb the difference; the monitor catches up when the program
 // idles or ends). The thread that forks the program steps back only after the fork
 // (calling_thread_too), since a child inherits its nice value and may not lower it again.
 // Returns the number of threads changed.

@@ -43,9 +43,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The writer's and its checkpointer's nice value: the lowest priority there is.
-constexpr int kWriterNice = 19;
-
 // What the writer thread does once it sees a stop request.
 enum class StopMode { kRunning, kDrain, kAbandon };
 
@@ -204,11 +201,13 @@ bool MemscopeWriter::Impl::open(std::string* reason) {
 
 void MemscopeWriter::Impl::run() {
   pthread_setname_np(pthread_self(), "memtap-writer");
-  // The live view before the file: under a flood this thread gets the CPU the receiving and
-  // analysing threads leave, and the rows it cannot take yet wait in the queue and on disk
+  // The program first, then the live view, then the file. This thread stands behind the
+  // program at all times, and behind the live view by waiting while it is behind
+  // (live_is_behind), not by nice: under `memtap run` the receiving and analysing threads
+  // stand at the same nice value. Rows it cannot take yet wait in the queue and on disk
   // (nothing is lost; the recording completes later). Nice is per thread on Linux, and
   // raising one's own needs no privilege.
-  step_back(0, kWriterNice);
+  step_back(0, kBehindTheProgramNice);
   std::vector<DumpRow> work;        // the rows being written
   bool work_is_chunk = false;       // work is a chunk of the queue
   std::vector<DumpRow> spool_rows;  // for reading the spool back, kept for its capacity

@@ -74,7 +74,7 @@ int WalCheckpointer::on_commit(void* self, sqlite3* writer, const char* db_name,
 void WalCheckpointer::run() {
   pthread_setname_np(pthread_self(), "memtap-ckpt");
   // Part of writing the file, which comes after the live view (memscope_writer.cpp).
-  step_back(0, 19);
+  step_back(0, kBehindTheProgramNice);
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return requested_ || stop_; });

@@ -57,7 +57,7 @@
 # past the writer's capacity the rows wait in memory and on disk (spooled), nothing is lost,
 # but the recording completes that much later.
 #
-# The monitor's nice value: MEMTAP_MONITOR_NICE as given (unset: memtap's default, 10 once the
+# The monitor's nice value: MEMTAP_MONITOR_NICE as given (unset: memtap's default, 19 once the
 # program started). MEMTAP_MONITOR_NICE=0 shows the pipeline's own capacity; the default
 # shows what a training run gets when its process has the CPU first (on few cores the
 # monitor then mostly catches up after the program, so lag and catch-up grow).
@@ -229,7 +229,7 @@ progress_figures() {
     }'
 }
 
-nice_shown=${MEMTAP_MONITOR_NICE:-"unset (memtap's default, 10)"}
+nice_shown=${MEMTAP_MONITOR_NICE:-"unset (memtap's default, 19)"}
 echo "pipeline: memtap_bench_pipeline_gen RATE $seconds s, $threads thread(s), $reps run(s) per" \
      "rate, forms: ${forms[*]}; MEMTAP_MONITOR_NICE=$nice_shown;" \
      "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)," \

@@ -137,12 +137,12 @@ TEST_F(MemtapRun, AQueueSizeThatIsNoNumberIsRefused) {
 }
 
 // The training process comes first: while the program runs, every thread of the monitor
-// runs at nice 10 and the program at its own (0); the writer and its checkpointer, which
-// come after the live view, at 19. The program waits (bounded) for the thread that forked
-// it to step back, which happens just after the fork.
+// (the writer and its checkpointer included) runs at nice 19, the lowest priority, and the
+// program at its own (0). The program waits (bounded) for the thread that forked it to
+// step back, which happens just after the fork.
 TEST_F(MemtapRun, MonitorThreadsStepBackForTheProgram) {
   const std::string script =
-      "i=0; while [ $i -lt 2000 ] && [ \"$(cut -d' ' -f19 /proc/$PPID/stat)\" != 10 ]; do "
+      "i=0; while [ $i -lt 2000 ] && [ \"$(cut -d' ' -f19 /proc/$PPID/stat)\" != 19 ]; do "
       "i=$((i+1)); done; for t in /proc/$PPID/task/*; do echo monitor $(cut -d' ' -f2,19 "
       "$t/stat); done; echo program $(cut -d' ' -f19 /proc/self/stat)";
   ProcessResult r = run(dir.file("nice.db"), {"/bin/sh", "-c", script});
@@ -159,25 +159,21 @@ TEST_F(MemtapRun, MonitorThreadsStepBackForTheProgram) {
     std::string name;
     int nice = -100;
     fields >> name >> nice;
-    if (name == "(memtap-writer)" || name == "(memtap-ckpt)") {
-      saw_writer = saw_writer || name == "(memtap-writer)";
-      EXPECT_EQ(nice, 19) << r.out;
-    } else {
-      EXPECT_EQ(nice, 10) << r.out;
-    }
+    saw_writer = saw_writer || name == "(memtap-writer)";
+    EXPECT_EQ(nice, 19) << r.out;
   }
   EXPECT_GE(monitor_threads, 2) << r.out;  // the main thread and the writer at least
   EXPECT_TRUE(saw_writer) << r.out;
 }
 
-// Inside the program, memtap's sender thread steps back too (nice 10; the program's own
+// Inside the program, memtap's sender thread steps back too (nice 19; the program's own
 // threads keep theirs), and so do the ZeroMQ threads it starts, which copy every batch into
 // the socket. The script waits (bounded) for the thread to start and step back.
 TEST_F(MemtapRun, TheSenderThreadStepsBackInsideTheProgram) {
   const std::string script =
       "i=0; while [ $i -lt 200 ]; do for t in /proc/$$/task/*; do "
       "set -- $(cut -d' ' -f2,19 $t/stat); "
-      "if [ \"$1\" = '(memtap-sender)' ] && [ \"$2\" = 10 ]; then "
+      "if [ \"$1\" = '(memtap-sender)' ] && [ \"$2\" = 19 ]; then "
       "echo sender stepped back; echo program $(cut -d' ' -f19 /proc/$$/stat); "
       "for z in /proc/$$/task/*; do set -- $(cut -d' ' -f2,19 $z/stat); "
       "case $1 in '(ZMQbg/'*) echo zmq $1 $2;; esac; done; exit 0; fi; "
@@ -188,8 +184,8 @@ TEST_F(MemtapRun, TheSenderThreadStepsBackInsideTheProgram) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("sender stepped back\nprogram 0\n"), std::string::npos) << r.out;
   // ZeroMQ's I/O thread and reaper: both started by the sender, both behind the program.
-  EXPECT_NE(r.out.find("zmq (ZMQbg/IO/0) 10\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("zmq (ZMQbg/Reaper) 10\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("zmq (ZMQbg/IO/0) 19\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("zmq (ZMQbg/Reaper) 19\n"), std::string::npos) << r.out;
 }
 
 TEST_F(MemtapRun, ExitsWithTheProgramsExitCode) {
