@@ -37,6 +37,7 @@ void TscConverter::add_anchor() {
     const Anchor& last = at(count_ - 1);
     if (best.ns < last.ns + 1000000 || best.tsc <= last.tsc) return;
   }
+  old_.valid = false;  // its anchors may be about to leave the ring
   if (count_ == kKept) {
     first_ = (first_ + 1) % kKept;
     --count_;
@@ -65,16 +66,18 @@ uint64_t TscConverter::to_ns_elsewhere(uint64_t tsc) const {
   if (tsc >= last.tsc) return last.ns + uint64_t(double(tsc - last.tsc) * rate_);
   const Anchor& oldest = at(0);
   if (tsc <= oldest.tsc) return oldest.ns - uint64_t(double(oldest.tsc - tsc) * rate_);
-  // Newest segments first: almost every record falls in the last one.
-  for (size_t i = count_ - 1; i > 0; --i) {
-    const Anchor& lo = at(i - 1);
-    if (tsc >= lo.tsc) {
-      const Anchor& hi = at(i);
-      return lo.ns +
-             uint64_t(double(tsc - lo.tsc) * double(hi.ns - lo.ns) / double(hi.tsc - lo.tsc));
+  if (!(old_.valid && tsc >= old_.lo.tsc && tsc < old_.hi_tsc)) {
+    // Anchors are in tick order: bisect for at(lo).tsc <= tsc < at(hi).tsc.
+    size_t lo = 0, hi = count_ - 1;
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      (at(mid).tsc <= tsc ? lo : hi) = mid;
     }
+    const Anchor& a = at(lo);
+    const Anchor& b = at(hi);
+    old_ = {true, a, b.tsc, fixed_point(double(b.ns - a.ns) / double(b.tsc - a.tsc))};
   }
-  return oldest.ns;
+  return old_.lo.ns + scale(tsc - old_.lo.tsc, old_.mult);
 }
 
 }  // namespace memtap

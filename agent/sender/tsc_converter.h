@@ -54,6 +54,18 @@ class TscConverter {
   Anchor newest_lo_ = {}, newest_hi_ = {};
   uint64_t newest_mult_ = 0;  // ns per tick between newest_lo_ and newest_hi_, 32.32
   uint64_t rate_mult_ = 0;    // rate_, 32.32
+  // The older segment to_ns_elsewhere used last. A backlog drained after the sender was
+  // kept off the CPU (nice 19 beside a busy program) lies in one or a few old segments,
+  // record after record, while every drain of the catch-up adds an anchor: walking back
+  // from the newest anchor, with a division, cost each record the number of anchors added
+  // since. Mutable: a cache, reset by add_anchor.
+  struct OldSegment {
+    bool valid;
+    Anchor lo;
+    uint64_t hi_tsc;
+    uint64_t mult;  // ns per tick in the segment, 32.32
+  };
+  mutable OldSegment old_ = {};
 };
 
 }  // namespace memtap

@@ -62,5 +62,46 @@ TEST(TscConverter, TicksConvertBetweenTheClockReadingsAroundThemAndNeverBackward
   }
 }
 
+// A backlog drained late: its records lie in old segments while anchors keep coming. The
+// segment found last is kept (TscConverter::old_); whatever order the records come in, and
+// after anchors are added, each converts to the same time, and that time lies between the
+// clock readings around its tick.
+TEST(TscConverter, OldSegmentsConvertTheSameInAnyOrderAndAfterNewAnchors) {
+  TscConverter tsc;
+  std::vector<Bracketed> reads;
+  tsc.add_anchor();
+  for (int segment = 0; segment < 24; ++segment) {
+    reads.push_back(read_bracketed());
+    spin_for(1100000);
+    tsc.add_anchor();
+  }
+  ASSERT_EQ(tsc.anchors(), 25u);
+  const uint64_t slack_ns = 20000;
+  std::vector<uint64_t> in_order;
+  for (const Bracketed& r : reads) {
+    in_order.push_back(tsc.to_ns(r.tsc));
+    EXPECT_GE(in_order.back() + slack_ns, r.before_ns);
+    EXPECT_LE(in_order.back(), r.after_ns + slack_ns);
+  }
+  // Back and forth between segments far apart: every lookup misses the one kept.
+  for (size_t i = 0; i < reads.size(); ++i) {
+    size_t j = (i % 2 == 0) ? i / 2 : reads.size() - 1 - i / 2;
+    EXPECT_EQ(tsc.to_ns(reads[j].tsc), in_order[j]) << "record " << j;
+  }
+  // New anchors change nothing for ticks they do not bracket.
+  spin_for(1100000);
+  tsc.add_anchor();
+  for (size_t i = reads.size(); i-- > 0;) {
+    EXPECT_EQ(tsc.to_ns(reads[i].tsc), in_order[i]) << "record " << i;
+  }
+  // And within one old segment, ticks in order never go backwards, up to the next anchor.
+  uint64_t previous = 0;
+  for (uint64_t t = reads[3].tsc; t < reads[5].tsc; t += 997) {
+    uint64_t ns = tsc.to_ns(t);
+    ASSERT_GE(ns, previous) << "tick " << t;
+    previous = ns;
+  }
+}
+
 }  // namespace
 }  // namespace memtap
