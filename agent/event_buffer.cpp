@@ -115,8 +115,7 @@ void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t ad
   } else {
     pack_wide(&c->slots[i], kind, addr, size_bytes, ts_ns, string_id);
   }
-  b->write_pos = i + need;
-  c->committed.store(i + need, std::memory_order_release);
+  publish_slots(b, c, i + need);
 }
 
 void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid) {

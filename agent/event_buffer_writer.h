@@ -11,6 +11,13 @@ namespace memtap {
 
 extern __thread ThreadBuffer* tl_buffer __attribute__((tls_model("initial-exec")));
 
+// Makes the current chunk's slots up to `end` the sender's to read: the owner's position,
+// then one release store of `committed` (a plain mov on x86).
+inline void publish_slots(ThreadBuffer* b, EventChunk* c, uint32_t end) {
+  b->write_pos = end;
+  c->committed.store(end, std::memory_order_release);
+}
+
 // Out of line: attaches the thread, moves to a new chunk, writes wide records.
 void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t addr,
                  uint64_t size_bytes, uint64_t ts_ns, uint32_t string_id);
@@ -23,8 +30,7 @@ inline void record_event(BufferRegistry* reg, bool lossless, EventKind kind, uin
     EventChunk* c = b->write_chunk;
     uint32_t i = b->write_pos;
     pack_compact(&c->slots[i], kind, addr, size_bytes, ts_ns);
-    b->write_pos = i + 1;
-    c->committed.store(i + 1, std::memory_order_release);
+    publish_slots(b, c, i + 1);
     return;
   }
   record_slow(reg, lossless, kind, addr, size_bytes, ts_ns, 0);

@@ -2,8 +2,8 @@
 //
 // It is the in-process form of wire.capnp's Event: the hooks pack it into 16 bytes
 // (agent/event_slot.h), the sender unpacks it into this form and turns records into
-// Cap'n Proto. Kinds keep the same numbers
-// as wire::EventKind so the sender copies them without a table (checked in the sender).
+// Cap'n Proto. Kinds keep the same numbers as wire::EventKind so the sender copies them
+// without a table (checked in the sender).
 // The fields lie where Cap'n Proto puts Event's in a message (tsNs in word 0, kind in the
 // low 16 bits of word 1 and stringId in its high 32, addr, sizeBytes), so that the sender
 // copies a thread's records into a batch as they are; it checks that at run time and sets

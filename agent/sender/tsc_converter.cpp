@@ -37,7 +37,7 @@ void TscConverter::add_anchor() {
     const Anchor& last = at(count_ - 1);
     if (best.ns < last.ns + 1000000 || best.tsc <= last.tsc) return;
   }
-  old_.valid = false;  // its anchors may be about to leave the ring
+  old_ = {};  // its anchors may be about to leave the ring
   if (count_ == kKept) {
     first_ = (first_ + 1) % kKept;
     --count_;
@@ -46,12 +46,7 @@ void TscConverter::add_anchor() {
   ++count_;
   rate_ = rate();
   rate_mult_ = fixed_point(rate_);
-  if (count_ >= 2) {
-    newest_lo_ = at(count_ - 2);
-    newest_hi_ = at(count_ - 1);
-    newest_mult_ = fixed_point(double(newest_hi_.ns - newest_lo_.ns) /
-                               double(newest_hi_.tsc - newest_lo_.tsc));
-  }
+  if (count_ >= 2) newest_ = Segment::between(at(count_ - 2), at(count_ - 1));
 }
 
 double TscConverter::rate() const {
@@ -66,18 +61,16 @@ uint64_t TscConverter::to_ns_elsewhere(uint64_t tsc) const {
   if (tsc >= last.tsc) return last.ns + uint64_t(double(tsc - last.tsc) * rate_);
   const Anchor& oldest = at(0);
   if (tsc <= oldest.tsc) return oldest.ns - uint64_t(double(oldest.tsc - tsc) * rate_);
-  if (!(old_.valid && tsc >= old_.lo.tsc && tsc < old_.hi_tsc)) {
+  if (!old_.contains(tsc)) {
     // Anchors are in tick order: bisect for at(lo).tsc <= tsc < at(hi).tsc.
     size_t lo = 0, hi = count_ - 1;
     while (hi - lo > 1) {
       size_t mid = lo + (hi - lo) / 2;
       (at(mid).tsc <= tsc ? lo : hi) = mid;
     }
-    const Anchor& a = at(lo);
-    const Anchor& b = at(hi);
-    old_ = {true, a, b.tsc, fixed_point(double(b.ns - a.ns) / double(b.tsc - a.tsc))};
+    old_ = Segment::between(at(lo), at(hi));
   }
-  return old_.lo.ns + scale(tsc - old_.lo.tsc, old_.mult);
+  return old_.to_ns(tsc);
 }
 
 }  // namespace memtap

@@ -23,9 +23,9 @@ class TscConverter {
   // Their slopes are kept in 32.32 fixed point: one integer multiply, where the conversions
   // between 64-bit integers and doubles were most of the loop.
   uint64_t to_ns(uint64_t tsc) const {
-    if (__builtin_expect(count_ >= 2 && tsc >= newest_lo_.tsc, 1)) {
-      if (tsc < newest_hi_.tsc) return newest_lo_.ns + scale(tsc - newest_lo_.tsc, newest_mult_);
-      return newest_hi_.ns + scale(tsc - newest_hi_.tsc, rate_mult_);
+    if (__builtin_expect(count_ >= 2 && tsc >= newest_.lo.tsc, 1)) {
+      if (tsc < newest_.hi.tsc) return newest_.to_ns(tsc);
+      return newest_.hi.ns + scale(tsc - newest_.hi.tsc, rate_mult_);
     }
     return to_ns_elsewhere(tsc);
   }
@@ -36,13 +36,23 @@ class TscConverter {
     uint64_t tsc;
     uint64_t ns;
   };
-  static constexpr size_t kKept = 256;
-  double rate() const;  // ns per tick over the longest baseline
-  uint64_t to_ns_elsewhere(uint64_t tsc) const;
   static uint64_t scale(uint64_t ticks, uint64_t mult) {
     return uint64_t((unsigned __int128)ticks * mult >> 32);
   }
   static uint64_t fixed_point(double ns_per_tick) { return uint64_t(ns_per_tick * 4294967296.0); }
+  // Two neighbouring anchors and the slope between them; empty ({}) contains no tick.
+  struct Segment {
+    Anchor lo, hi;
+    uint64_t mult;  // ns per tick from lo to hi, 32.32
+    static Segment between(const Anchor& lo, const Anchor& hi) {
+      return {lo, hi, fixed_point(double(hi.ns - lo.ns) / double(hi.tsc - lo.tsc))};
+    }
+    bool contains(uint64_t tsc) const { return tsc >= lo.tsc && tsc < hi.tsc; }
+    uint64_t to_ns(uint64_t tsc) const { return lo.ns + scale(tsc - lo.tsc, mult); }
+  };
+  static constexpr size_t kKept = 256;
+  double rate() const;  // ns per tick over the longest baseline
+  uint64_t to_ns_elsewhere(uint64_t tsc) const;
   const Anchor& at(size_t i) const { return ring_[(first_ + i) % kKept]; }
   Anchor ring_[kKept] = {};
   size_t first_ = 0, count_ = 0;
@@ -51,21 +61,14 @@ class TscConverter {
   // and to_ns ran for every record (a fifth of the sender thread in an allocation storm)
   // when each call found the segment and divided again.
   double rate_ = 1.0 / 3.0;
-  Anchor newest_lo_ = {}, newest_hi_ = {};
-  uint64_t newest_mult_ = 0;  // ns per tick between newest_lo_ and newest_hi_, 32.32
-  uint64_t rate_mult_ = 0;    // rate_, 32.32
+  Segment newest_ = {};     // between the last two anchors
+  uint64_t rate_mult_ = 0;  // rate_, 32.32
   // The older segment to_ns_elsewhere used last. A backlog drained after the sender was
   // kept off the CPU (nice 19 beside a busy program) lies in one or a few old segments,
   // record after record, while every drain of the catch-up adds an anchor: walking back
   // from the newest anchor, with a division, cost each record the number of anchors added
   // since. Mutable: a cache, reset by add_anchor.
-  struct OldSegment {
-    bool valid;
-    Anchor lo;
-    uint64_t hi_tsc;
-    uint64_t mult;  // ns per tick in the segment, 32.32
-  };
-  mutable OldSegment old_ = {};
+  mutable Segment old_ = {};
 };
 
 }  // namespace memtap
