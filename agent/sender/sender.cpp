@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <zmq.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -57,6 +58,7 @@ struct Sender {
   std::atomic<bool> running{false};
   std::atomic<uint64_t> events_sent{0};
   uint64_t sequence = 0;
+  uint64_t watermark_sent = 0;  // the newest Batch.watermarkNs given to this connection
   bool hello_sent = false;
   // An encoded message ZeroMQ did not take yet, sent before anything else: a view of
   // `owned` (Hello, Bye) or of the batch encoder's buffer, which is not reused before then.
@@ -103,6 +105,7 @@ void watch_connection(Sender& s) {
       s.pending_events = 0;
       s.hello_sent = false;
       s.sequence = 0;
+      s.watermark_sent = 0;
       s.string_cursor = StringCursor{};
     }
   }
@@ -182,6 +185,12 @@ bool send_hello(Sender& s, int timeout_ms) {
 }
 
 // One drain-and-send round. Returns false when ZeroMQ would not take more.
+// `watermark_ns`: no record published before the round began is older. Only a batch after
+// which no such record is left in the buffers carries it: one whose drain took fewer records
+// than it could. A batch ahead of that (text sent before the records, a drain cut at
+// kMaxRecordsPerBatch, which takes the buffers in turn) carries the last watermark sent, or
+// the monitor, told that nothing older would come, takes the records still waiting in the
+// buffers not reached as late: a free on one thread applied before the malloc on another.
 // `final`: the last round before Bye, which also takes a last memory sample.
 bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeout_ms,
                     bool final = false) {
@@ -195,12 +204,14 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     if (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
                           &s.strings)) {
       // More text than one batch should carry: this much goes alone, the rest next time round.
-      s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
+      s.pending =
+          s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent);
       s.pending_events = 0;
       if (!flush_pending(s, timeout_ms)) return false;
       continue;
     }
     size_t n = drain_buffers(s.config.registry, kMaxRecordsPerBatch, &s.drained);
+    const bool complete = n < kMaxRecordsPerBatch;
     // Texts again after the drain: each text a drained record names was published before
     // that record, so this read has it, and the batch defines it with its first use.
     read_new_strings(s.config.strings, &s.string_cursor, SIZE_MAX, &s.strings);
@@ -221,12 +232,14 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
                                             &s.drained);
     if (n == 0 && s.strings.empty() && !send_empty && !sampled) return true;
     n += sampled ? 1 : 0;
-    s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), watermark_ns);
+    if (complete) s.watermark_sent = std::max(s.watermark_sent, watermark_ns);
+    s.pending =
+        s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent);
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;
-    if (n < kMaxRecordsPerBatch) return true;
-    send_empty = false;
+    if (complete) return true;
+    send_empty = true;  // the next batch owes the watermark, even with no records
   }
 }
 

@@ -22,6 +22,7 @@ inline const std::string kAgentLib = MEMTAP_AGENT;
 inline const std::string kAllocPattern = MEMTAP_TEST_ALLOC_PATTERN;
 inline const std::string kForeignZmq = MEMTAP_TEST_FOREIGN_ZMQ;
 inline const std::string kExitCode = MEMTAP_TEST_EXIT_CODE;
+inline const std::string kHandoff = MEMTAP_TEST_HANDOFF;
 
 // How long any one process of the suite may take before the test kills it and fails.
 // Far above what a healthy run needs (well under a second); only a hang gets near it.

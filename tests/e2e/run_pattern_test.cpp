@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/e2e/db_query.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/pattern_checks.h"
 #include "tests/e2e/recording_checks.h"
@@ -186,6 +187,34 @@ TEST_F(MemtapRun, TheSenderThreadStepsBackInsideTheProgram) {
   // ZeroMQ's I/O thread and reaper: both started by the sender, both behind the program.
   EXPECT_NE(r.out.find("zmq (ZMQbg/IO/0) 19\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("zmq (ZMQbg/Reaper) 19\n"), std::string::npos) << r.out;
+}
+
+// Mallocs on one thread, frees on another, in more records than one batch takes, all sent
+// at exit (the drain interval is longer than the program). The sender drains the buffers
+// in turn, the freeing thread's first, so its frees leave ahead of the mallocs they free;
+// the batches ahead must not tell the monitor that nothing older is coming. Every free is
+// then paired with its malloc, and none arrives late.
+TEST_F(MemtapRun, FreesOnAnotherThreadPairWhenTheirMallocsComeInALaterBatch) {
+  const std::string db = dir.file("handoff.db");
+  ProcessResult r = run(db, {kHandoff, "100000"}, nullptr, {}, {"MEMTAP_DRAIN_INTERVAL_US=300000"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  long long pid = 0;
+  ASSERT_EQ(sscanf(r.out.c_str(), "pid=%lld", &pid), 1) << r.out;
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  const std::string p = std::to_string(pid);
+  const std::string rows = "SELECT COUNT(*) FROM memscope_dump WHERE \"Process Id\" = " + p;
+  EXPECT_EQ(q->scalar_int(rows + " AND Event = 'MALLOC' AND Attr LIKE '%\"size\":\"48\"%'"),
+            100000);
+  EXPECT_EQ(q->scalar_int(rows + " AND Event = 'FREE' AND \"Thread Id\" != " + p), 100000);
+  EXPECT_EQ(q->scalar_int(rows + " AND Event = 'FREE' AND Attr LIKE '{\"allocation_id\":\"0\"%'"),
+            0)
+      << "frees with no malloc before them";
+  EXPECT_EQ(q->scalar_int("SELECT late_events + unmatched_frees + events_dropped FROM "
+                          "memtap_session WHERE pid = " +
+                          p),
+            0);
 }
 
 TEST_F(MemtapRun, ExitsWithTheProgramsExitCode) {
