@@ -69,7 +69,8 @@ ThreadBuffer* buffer_attach(BufferRegistry* reg) {
     } while (!reg->head.compare_exchange_weak(head, b, std::memory_order_release,
                                               std::memory_order_relaxed));
   } else {
-    // A free buffer is fully drained; the new owner continues its chunk where it stands.
+    // A free buffer is fully drained; the new owner continues its chunk and its chain
+    // (agent/event_slot.h) where they stand.
     b->tid.store(raw_gettid(), std::memory_order_relaxed);
     b->state.store(kBufferOwned, std::memory_order_release);
   }
@@ -103,18 +104,30 @@ void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t ad
       return;
     }
   }
-  uint32_t need = (string_id == 0 && fits_one_slot(addr, size_bytes)) ? 1 : 2;
+  // The chain runs on across chunks, so a narrow slot computed here stays right after a
+  // move to the next chunk.
+  const uint64_t narrow =
+      string_id == 0 ? narrow_slot(kind, addr, size_bytes, ts_ns, b->write_chain) : 0;
+  uint32_t need = kWideSlots;
+  if (narrow != 0) {
+    need = 1;
+  } else if (string_id == 0 && fits_compact(addr, size_bytes)) {
+    need = kCompactSlots;
+  }
   if (b->write_pos + need > kChunkSlots && !buffer_next_chunk(reg, b, lossless)) {
     b->dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   EventChunk* c = b->write_chunk;
   uint32_t i = b->write_pos;
-  if (need == 1) {
+  if (narrow != 0) {
+    c->slots[i] = narrow;
+  } else if (need == kCompactSlots) {
     pack_compact(&c->slots[i], kind, addr, size_bytes, ts_ns);
   } else {
     pack_wide(&c->slots[i], kind, addr, size_bytes, ts_ns, string_id);
   }
+  b->write_chain = {ts_ns, addr};
   publish_slots(b, c, i + need);
 }
 
@@ -142,6 +155,7 @@ void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid) {
     b->write_pos = 0;
     b->read_chunk = keep;
     b->read_pos = 0;
+    b->write_chain = b->read_chain = SlotChain{};
     b->idle_cycles = 0;
     b->dropped.store(0, std::memory_order_relaxed);
     bool mine = (b == tl_buffer);

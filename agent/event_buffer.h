@@ -2,9 +2,10 @@
 //
 // Each traced thread owns one ThreadBuffer: a chain of fixed-size chunks that only that
 // thread writes (single producer) and only the sender thread reads (single consumer). A
-// record is written in place (one or two 16-byte slots, agent/event_slot.h) and published
-// with one release store of `committed`; no lock, no syscall, no allocation through the
-// hooked allocator (chunks come from raw mmap, and rarely: one per kChunkSlots slots).
+// record is written in place (one, two or four 8-byte slots, agent/event_slot.h) and
+// published with one release store of `committed`; no lock, no syscall, no allocation
+// through the hooked allocator (chunks come from raw mmap, and rarely: one per kChunkSlots
+// slots).
 //
 // This header is compiled into both the preloaded agent and the sender library, which
 // runs in its own link namespace (dlmopen). Both see the same bytes: the layout here is
@@ -19,15 +20,15 @@
 
 namespace memtap {
 
-constexpr uint32_t kChunkSlots = 32768;  // 512 KiB of records per chunk
+constexpr uint32_t kChunkSlots = 65536;  // 512 KiB of records per chunk
 constexpr uint32_t kSpareChunks = 4;
 
 struct EventChunk {
   std::atomic<uint32_t> committed;  // slots published by the owner (release)
   // Set (release) by the owner once it writes no more here, after its last `committed`:
-  // a wide record that did not fit may leave the last slot unpublished.
+  // a record that did not fit may leave the last slots unpublished.
   std::atomic<EventChunk*> next;
-  EventSlot slots[kChunkSlots];
+  uint64_t slots[kChunkSlots];
 };
 
 enum BufferState : uint32_t {
@@ -36,13 +37,17 @@ enum BufferState : uint32_t {
   kBufferOwned = 2,     // a live (or not yet known dead) thread writes here
 };
 
+// The owner's fields and the sender's lie on separate cache lines: the sender moves its
+// read position while the owner writes, and the hot path should not lose its line to that.
 struct ThreadBuffer {
   // Owner thread only.
   EventChunk* write_chunk;
   uint32_t write_pos;
+  SlotChain write_chain;  // the last record written (agent/event_slot.h)
   // Sender thread only.
-  EventChunk* read_chunk;
+  alignas(64) EventChunk* read_chunk;
   uint32_t read_pos;
+  SlotChain read_chain;  // the last record read, its clock's low 48 bits
   uint64_t idle_cycles;  // drain cycles without events, to check liveness only now and then
   // Shared.
   std::atomic<uint32_t> state;

@@ -1,8 +1,9 @@
 // The hot path: append one record to the calling thread's buffer.
 //
-// Fast case: a TLS load, a bounds check, a check that the event fits one slot, a 16-byte
-// store and a release store (a plain mov on x86). Everything else (first use by a thread,
-// a full chunk, the byte bound, a wide record) is in record_slow, out of line.
+// Fast case: a TLS load, a bounds check, a check that the event fits a narrow slot, an
+// 8-byte store, the chain's end, and a release store (a plain mov on x86). Everything else
+// (first use by a thread, a full chunk, the byte bound, a compact or wide record) is in
+// record_slow, out of line.
 #pragma once
 
 #include "agent/event_buffer.h"
@@ -25,13 +26,16 @@ void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t ad
 inline void record_event(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t addr,
                          uint64_t size_bytes, uint64_t ts_ns) {
   ThreadBuffer* b = tl_buffer;
-  if (__builtin_expect(
-          b != nullptr && b->write_pos < kChunkSlots && fits_one_slot(addr, size_bytes), 1)) {
-    EventChunk* c = b->write_chunk;
-    uint32_t i = b->write_pos;
-    pack_compact(&c->slots[i], kind, addr, size_bytes, ts_ns);
-    publish_slots(b, c, i + 1);
-    return;
+  if (__builtin_expect(b != nullptr && b->write_pos < kChunkSlots, 1)) {
+    const uint64_t slot = narrow_slot(kind, addr, size_bytes, ts_ns, b->write_chain);
+    if (__builtin_expect(slot != 0, 1)) {
+      EventChunk* c = b->write_chunk;
+      uint32_t i = b->write_pos;
+      c->slots[i] = slot;
+      b->write_chain = {ts_ns, addr};
+      publish_slots(b, c, i + 1);
+      return;
+    }
   }
   record_slow(reg, lossless, kind, addr, size_bytes, ts_ns, 0);
 }

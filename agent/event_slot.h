@@ -1,19 +1,31 @@
-// How a record lies in the per-thread buffers: 16 bytes for nearly every event.
+// How a record lies in the per-thread buffers: 8 bytes for most allocation events.
 //
-// The hooks used to store the 32-byte EventRecord. In an allocation storm a thread writes
-// tens of megabytes of records a second, and that memory, not the hook's instructions, was
-// most of memtap's cost: the kernel populating fresh chunks, and the application's own
-// allocator running beside a stream of cache lines it never reads. So a record is packed
-// into one 16-byte slot when it can be, and the sender unpacks it into an EventRecord.
+// The hooks used to store the 32-byte EventRecord, then 16 bytes. In an allocation storm a
+// thread writes tens of megabytes of records a second, and that memory, not the hook's
+// instructions, was most of memtap's cost: the kernel populating fresh chunks (0.5-1 ns a
+// byte on our VMs), and the application's own allocator running beside a stream of cache
+// lines it never reads. So a record is packed into as few 8-byte slots as it can be, and the
+// sender unpacks it into an EventRecord.
 //
-// Compact, one slot (any kind; no text; addr < 2^48; size_bytes < 2^26):
-//   w0 = clock's low 48 bits << 16 | size_bytes >> 16 << 6 | kind << 1 | 0
-//   w1 = addr | (size_bytes & 0xffff) << 48
-// Wide, two slots (everything else: a string_id, a large size, a high address):
-//   slot 0: w0 = clock's low 48 bits << 16 | kind << 1 | 1,  w1 = string_id
-//   slot 1: w0 = addr,                                        w1 = size_bytes
-// A wide record never straddles two chunks: when one slot is left, the owner moves on and
-// the slot stays unpublished.
+// A buffer is one chain of records. Each record sets the chain's clock and address to its
+// own, and a narrow record stores only its distance from the record before it; the owner
+// and the sender each keep the chain's end (ThreadBuffer::write_chain, read_chain). A
+// malloc or free seldom lies far in time or address from the thread's previous event.
+//
+// Narrow, one slot (kMalloc or kFree, no text, close to the previous record):
+//   bit 0 = 1, bit 1 = kind (0 malloc, 1 free), bits 2-21: clock ticks since the previous
+//   record (< 2^20, about 0.3 ms at 3 GHz);
+//   malloc: bits 22-37 size_bytes (< 64 KiB), bits 38-63 address - previous address
+//           (signed, within 32 MiB);
+//   free:   bits 22-63 address - previous address (signed, within 2 TiB); size 0.
+// Compact, two slots (any kind; no text; addr < 2^48; size_bytes < 2^25):
+//   s0 = clock's low 48 bits << 16 | size_bytes >> 16 << 7 | kind << 2 | 0b00
+//   s1 = addr | (size_bytes & 0xffff) << 48
+// Wide, four slots (everything else: a string_id, a large size, a high address):
+//   s0 = clock's low 48 bits << 16 | kind << 2 | 0b10,  s1 = string_id,  s2 = addr,
+//   s3 = size_bytes
+// A record never straddles two chunks: when too few slots are left, the owner moves on and
+// those slots stay unpublished. The chain runs on across chunks.
 //
 // The clock keeps its low 48 bits only: the sender reads the clock after draining and puts
 // back the high bits from that reading (unwrap_clock). That is exact while a record is read
@@ -31,63 +43,112 @@
 
 namespace memtap {
 
-struct EventSlot {
-  uint64_t w0;
-  uint64_t w1;
-};
-static_assert(sizeof(EventSlot) == 16, "four records to a cache line");
-
 constexpr uint64_t kSlotClockBits = 48;
 constexpr uint64_t kSlotClockMask = (uint64_t{1} << kSlotClockBits) - 1;
-constexpr unsigned kCompactSizeBits = 26;  // 64 MiB; larger blocks take a wide record
+constexpr unsigned kCompactSizeBits = 25;  // 32 MiB; larger blocks take a wide record
 constexpr unsigned kCompactAddrBits = 48;  // x86-64 and AArch64 user space
-constexpr uint64_t kWideFlag = 1;
 static_assert(uint32_t(EventKind::kTraceSlice) < 32, "a kind has 5 bits in a slot");
 
-// Whether the event fits one slot. One OR and one test on the hot path.
-inline bool fits_one_slot(uint64_t addr, uint64_t size_bytes) {
+constexpr unsigned kNarrowClockBits = 20;
+constexpr unsigned kNarrowSizeBits = 16;
+constexpr unsigned kNarrowMallocAddrBits = 26;  // signed
+constexpr unsigned kNarrowFreeAddrBits = 42;    // signed
+
+constexpr uint32_t kCompactSlots = 2;
+constexpr uint32_t kWideSlots = 4;
+
+// Where a buffer's chain of records stands: the last record's clock and address.
+struct SlotChain {
+  uint64_t clock;
+  uint64_t addr;
+};
+
+// The narrow slot for the event, or 0 when it takes more (a narrow slot is never 0: bit 0
+// is set). A handful of integer operations; the hooks call it with a constant kind.
+inline uint64_t narrow_slot(EventKind kind, uint64_t addr, uint64_t size_bytes, uint64_t clock,
+                            const SlotChain& chain) {
+  const uint64_t dt = clock - chain.clock;
+  const uint64_t da = addr - chain.addr;
+  if (kind == EventKind::kMalloc) {
+    constexpr uint64_t half = uint64_t{1} << (kNarrowMallocAddrBits - 1);
+    if (((dt >> kNarrowClockBits) | ((da + half) >> kNarrowMallocAddrBits) |
+         (size_bytes >> kNarrowSizeBits)) != 0) {
+      return 0;
+    }
+    return 1 | dt << 2 | size_bytes << 22 | da << 38;
+  }
+  if (kind == EventKind::kFree) {
+    constexpr uint64_t half = uint64_t{1} << (kNarrowFreeAddrBits - 1);
+    if (((dt >> kNarrowClockBits) | ((da + half) >> kNarrowFreeAddrBits) | size_bytes) != 0) {
+      return 0;
+    }
+    return 3 | dt << 2 | da << 22;
+  }
+  return 0;
+}
+
+// Whether the event fits a compact record (two slots).
+inline bool fits_compact(uint64_t addr, uint64_t size_bytes) {
   return ((addr >> kCompactAddrBits) | (size_bytes >> kCompactSizeBits)) == 0;
 }
 
-inline void pack_compact(EventSlot* s, EventKind kind, uint64_t addr, uint64_t size_bytes,
+inline void pack_compact(uint64_t* s, EventKind kind, uint64_t addr, uint64_t size_bytes,
                          uint64_t clock) {
-  s->w0 = (clock << 16) | ((size_bytes >> 16) << 6) | (uint64_t(kind) << 1);
-  s->w1 = addr | (size_bytes << 48);
+  s[0] = (clock << 16) | ((size_bytes >> 16) << 7) | (uint64_t(kind) << 2);
+  s[1] = addr | (size_bytes << 48);
 }
 
-inline void pack_wide(EventSlot* s, EventKind kind, uint64_t addr, uint64_t size_bytes,
+inline void pack_wide(uint64_t* s, EventKind kind, uint64_t addr, uint64_t size_bytes,
                       uint64_t clock, uint32_t string_id) {
-  s[0].w0 = (clock << 16) | (uint64_t(kind) << 1) | kWideFlag;
-  s[0].w1 = string_id;
-  s[1].w0 = addr;
-  s[1].w1 = size_bytes;
+  s[0] = (clock << 16) | (uint64_t(kind) << 2) | 2;
+  s[1] = string_id;
+  s[2] = addr;
+  s[3] = size_bytes;
 }
 
-inline bool slot_is_wide(const EventSlot& s) {
-  return (s.w0 & kWideFlag) != 0;
+// The slots the record starting with slot s0 takes.
+inline uint32_t record_slots(uint64_t s0) {
+  if (s0 & 1) return 1;
+  return (s0 & 2) ? kWideSlots : kCompactSlots;
 }
 
-// Unpacks the record that starts at s (two slots if it is wide). ts_ns holds the clock's
-// low 48 bits until unwrap_clock. Built as EventRecord's four words: set field by field, the
-// compiler assembled the record on the stack with narrow stores and read it back with one
-// wide load, a store-forwarding stall that was a third of the sender thread's time.
-inline EventRecord unpack_slot(const EventSlot* s) {
-  const uint64_t w0 = s[0].w0;
-  const uint64_t kind = (w0 >> 1) & 31;
+// Unpacks the record that starts at s and moves the chain to it; returns its slots. ts_ns
+// holds the clock's low 48 bits until unwrap_clock. Built as EventRecord's four words: set
+// field by field, the compiler assembled the record on the stack with narrow stores and
+// read it back with one wide load, a store-forwarding stall that was a third of the sender
+// thread's time.
+inline uint32_t unpack_record(const uint64_t* s, SlotChain* chain, EventRecord* out) {
+  const uint64_t s0 = s[0];
   uint64_t words[4];
-  words[0] = w0 >> 16;
-  if (w0 & kWideFlag) {
-    words[1] = kind | (uint64_t(uint32_t(s[0].w1)) << 32);
-    words[2] = s[1].w0;
-    words[3] = s[1].w1;
+  uint32_t slots;
+  if (s0 & 1) {
+    const bool is_free = (s0 & 2) != 0;
+    const int64_t da = is_free ? int64_t(s0) >> 22 : int64_t(s0) >> 38;
+    const uint64_t dt = (s0 >> 2) & ((uint64_t{1} << kNarrowClockBits) - 1);
+    words[0] = (chain->clock + dt) & kSlotClockMask;
+    words[1] = is_free ? uint64_t(EventKind::kFree) : uint64_t(EventKind::kMalloc);
+    words[2] = chain->addr + uint64_t(da);
+    words[3] = is_free ? 0 : (s0 >> 22) & ((uint64_t{1} << kNarrowSizeBits) - 1);
+    slots = 1;
   } else {
-    words[1] = kind;
-    words[2] = s[0].w1 & ((uint64_t{1} << kCompactAddrBits) - 1);
-    words[3] = ((w0 >> 6) & 1023) << 16 | s[0].w1 >> 48;
+    const uint64_t kind = (s0 >> 2) & 31;
+    words[0] = s0 >> 16;
+    if (s0 & 2) {
+      words[1] = kind | (uint64_t(uint32_t(s[1])) << 32);
+      words[2] = s[2];
+      words[3] = s[3];
+      slots = kWideSlots;
+    } else {
+      words[1] = kind;
+      words[2] = s[1] & ((uint64_t{1} << kCompactAddrBits) - 1);
+      words[3] = ((s0 >> 7) & 511) << 16 | s[1] >> 48;
+      slots = kCompactSlots;
+    }
   }
-  EventRecord r;
-  memcpy(&r, words, sizeof r);
-  return r;
+  chain->clock = words[0];
+  chain->addr = words[2];
+  memcpy(out, words, sizeof *out);
+  return slots;
 }
 
 // The full clock reading whose low 48 bits are `low`, nearest to `now` (a reading taken

@@ -1,7 +1,7 @@
 // One event as the sender sees it, unpacked from the per-thread buffers.
 //
-// It is the in-process form of wire.capnp's Event: the hooks pack it into 16 bytes
-// (agent/event_slot.h), the sender unpacks it into this form and turns records into
+// It is the in-process form of wire.capnp's Event: the hooks pack it into 8 bytes where
+// they can (agent/event_slot.h), the sender unpacks it into this form and turns records into
 // Cap'n Proto. Kinds keep the same numbers as wire::EventKind so the sender copies them
 // without a table (checked in the sender).
 // The fields lie where Cap'n Proto puts Event's in a message (tsNs in word 0, kind in the

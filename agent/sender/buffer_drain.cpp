@@ -32,12 +32,13 @@ size_t drain_one(BufferRegistry* reg, ThreadBuffer* b, size_t max, std::vector<E
     EventChunk* c = b->read_chunk;
     uint32_t committed = c->committed.load(std::memory_order_acquire);
     if (b->read_pos < committed) {
-      // The owner publishes a wide record's two slots at once, so one never lies across
+      // The owner publishes a record's slots at once, so one never lies across
       // `committed`.
       uint32_t i = b->read_pos;
       while (i < committed && moved < max) {
-        out->push_back(unpack_slot(&c->slots[i]));
-        i += slot_is_wide(c->slots[i]) ? 2 : 1;
+        EventRecord r;
+        i += unpack_record(&c->slots[i], &b->read_chain, &r);
+        out->push_back(r);
         ++moved;
       }
       b->read_pos = i;

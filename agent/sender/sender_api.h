@@ -14,7 +14,7 @@
 
 extern "C" {
 
-constexpr uint32_t kSenderAbiVersion = 9;  // 7: record layout; 8: 16-byte slots; 9: untrace_thread
+constexpr uint32_t kSenderAbiVersion = 10;  // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots
 
 struct MemtapSenderConfig {
   uint32_t abi_version;

@@ -1,5 +1,5 @@
 // The per-thread buffers end to end: what the hooks write (agent/event_buffer_writer.h,
-// 16-byte slots, agent/event_slot.h) is what the sender drains (agent/sender/buffer_drain),
+// 8-byte slots, agent/event_slot.h) is what the sender drains (agent/sender/buffer_drain),
 // field for field and in order, across chunk boundaries, with a reader running at the same
 // time, and with records past the byte bound counted as dropped.
 #include <gtest/gtest.h>
@@ -24,7 +24,8 @@ struct Expected {
   uint32_t string_id;
 };
 
-// The i-th event of a stream that mixes compact records with every reason for a wide one.
+// The i-th event of a stream that mixes narrow records (most of them) with every reason for
+// a compact or a wide one.
 Expected event_for(uint64_t i) {
   Expected e{EventKind::kMalloc, 0x7f0000000000 + i * 16, 16 + i % 4096, 0x123400000000 + i * 3, 0};
   switch (i % 97) {
@@ -32,15 +33,24 @@ Expected event_for(uint64_t i) {
       e.kind = EventKind::kOpStart;
       e.string_id = uint32_t(i + 1);
       break;
-    case 13:  // 64 MiB and more: wide
-      e.size_bytes = (uint64_t{1} << 26) + i;
+    case 13:  // 32 MiB and more: wide
+      e.size_bytes = (uint64_t{1} << 25) + i;
       break;
-    case 29:  // an address above 2^48: wide
+    case 29:  // an address above 2^48: wide (and the next record far from it: compact)
       e.addr = 0xffff800000000000 + i;
       break;
     case 41:  // just below both bounds: compact
       e.addr = (uint64_t{1} << 48) - 16;
-      e.size_bytes = (uint64_t{1} << 26) - 1;
+      e.size_bytes = (uint64_t{1} << 25) - 1;
+      break;
+    case 53:  // 2^21 ticks later than the stream, then back: two compact records
+      e.clock += uint64_t{1} << 21;
+      break;
+    case 67:  // too large for a narrow malloc: compact
+      e.size_bytes = 70000;
+      break;
+    case 83:  // another kind: compact
+      e.kind = EventKind::kMmap;
       break;
     default:
       if (i % 2) {
@@ -93,35 +103,90 @@ TEST(EventSlot, CompactRecordsKeepEveryField) {
   for (uint32_t kind = 0; kind <= uint32_t(EventKind::kTraceSlice); ++kind) {
     for (uint64_t addr : {uint64_t{0}, uint64_t{0x5555aaaa5550}, max_addr}) {
       for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{0xffff}, uint64_t{0x10000},
-                            uint64_t{0x2a5a5a5}, max_size}) {
-        ASSERT_TRUE(fits_one_slot(addr, size));
-        EventSlot s[2] = {};  // unpack_slot may read a second slot; this one has none
+                            uint64_t{0x1a5a5a5}, max_size}) {
+        ASSERT_TRUE(fits_compact(addr, size));
+        uint64_t s[kWideSlots] = {};
         pack_compact(s, EventKind(kind), addr, size, 0xfedcba9876543210);
-        ASSERT_FALSE(slot_is_wide(s[0]));
-        EventRecord r = unpack_slot(s);
+        ASSERT_EQ(record_slots(s[0]), kCompactSlots);
+        SlotChain chain{1, 2};
+        EventRecord r;
+        ASSERT_EQ(unpack_record(s, &chain, &r), kCompactSlots);
         EXPECT_EQ(r.kind, kind);
         EXPECT_EQ(r.addr, addr);
         EXPECT_EQ(r.size_bytes, size);
         EXPECT_EQ(r.ts_ns, uint64_t{0xba9876543210});
         EXPECT_EQ(r.string_id, 0u);
+        EXPECT_EQ(chain.clock, r.ts_ns) << "the chain moves to the record";
+        EXPECT_EQ(chain.addr, addr);
       }
     }
   }
-  EXPECT_FALSE(fits_one_slot(max_addr + 1, 0));
-  EXPECT_FALSE(fits_one_slot(0, max_size + 1));
-  EXPECT_FALSE(fits_one_slot(~uint64_t{0}, ~uint64_t{0}));
+  EXPECT_FALSE(fits_compact(max_addr + 1, 0));
+  EXPECT_FALSE(fits_compact(0, max_size + 1));
+  EXPECT_FALSE(fits_compact(~uint64_t{0}, ~uint64_t{0}));
 }
 
 TEST(EventSlot, WideRecordsKeepEveryField) {
-  EventSlot s[2] = {};
+  uint64_t s[kWideSlots] = {};
   pack_wide(s, EventKind::kCStack, ~uint64_t{0}, uint64_t{1} << 40, 0x0000ffffffffffff, 0xdeadbeef);
-  ASSERT_TRUE(slot_is_wide(s[0]));
-  EventRecord r = unpack_slot(s);
+  ASSERT_EQ(record_slots(s[0]), kWideSlots);
+  SlotChain chain{};
+  EventRecord r;
+  ASSERT_EQ(unpack_record(s, &chain, &r), kWideSlots);
   EXPECT_EQ(r.kind, uint16_t(EventKind::kCStack));
   EXPECT_EQ(r.addr, ~uint64_t{0});
   EXPECT_EQ(r.size_bytes, uint64_t{1} << 40);
   EXPECT_EQ(r.ts_ns, uint64_t{0x0000ffffffffffff});
   EXPECT_EQ(r.string_id, 0xdeadbeefu);
+  EXPECT_EQ(chain.clock, r.ts_ns);
+  EXPECT_EQ(chain.addr, ~uint64_t{0});
+}
+
+// A narrow slot holds a malloc or free as distances from the chain's end. The writer's chain
+// has the full clock and the reader's its low 48 bits; here the sum wraps past 2^48.
+TEST(EventSlot, NarrowRecordsKeepEveryFieldUpToTheirBounds) {
+  const SlotChain written{0x1234ffffffffff00, 0x7f0012345670};
+  const int64_t malloc_reach = int64_t{1} << (kNarrowMallocAddrBits - 1);
+  const int64_t free_reach = int64_t{1} << (kNarrowFreeAddrBits - 1);
+  const uint64_t max_dt = (uint64_t{1} << kNarrowClockBits) - 1;
+  const uint64_t max_size = (uint64_t{1} << kNarrowSizeBits) - 1;
+  for (EventKind kind : {EventKind::kMalloc, EventKind::kFree}) {
+    const int64_t reach = kind == EventKind::kMalloc ? malloc_reach : free_reach;
+    for (uint64_t dt : {uint64_t{0}, uint64_t{1}, uint64_t{300}, max_dt}) {
+      for (int64_t da : {-reach, int64_t{-16}, int64_t{0}, int64_t{8}, reach - 1}) {
+        for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{4096}, max_size}) {
+          if (kind == EventKind::kFree && size != 0) continue;
+          const uint64_t addr = written.addr + uint64_t(da);
+          const uint64_t slot = narrow_slot(kind, addr, size, written.clock + dt, written);
+          ASSERT_NE(slot, 0u) << "dt " << dt << " da " << da << " size " << size;
+          ASSERT_EQ(record_slots(slot), 1u);
+          const uint64_t s[kWideSlots] = {slot};  // what a reader may look at
+          SlotChain read{written.clock & kSlotClockMask, written.addr};
+          EventRecord r;
+          ASSERT_EQ(unpack_record(s, &read, &r), 1u);
+          EXPECT_EQ(r.kind, uint16_t(kind));
+          EXPECT_EQ(r.addr, addr) << "da " << da;
+          EXPECT_EQ(r.size_bytes, size);
+          EXPECT_EQ(r.ts_ns, (written.clock + dt) & kSlotClockMask) << "dt " << dt;
+          EXPECT_EQ(r.string_id, 0u);
+          EXPECT_EQ(read.clock, r.ts_ns);
+          EXPECT_EQ(read.addr, addr);
+        }
+      }
+    }
+    // One past each bound, and a clock that went back: not narrow.
+    const uint64_t far = written.addr + uint64_t(reach);
+    const uint64_t near_below = written.addr - uint64_t(reach) - 1;
+    EXPECT_EQ(narrow_slot(kind, far, 0, written.clock + 1, written), 0u);
+    EXPECT_EQ(narrow_slot(kind, near_below, 0, written.clock + 1, written), 0u);
+    EXPECT_EQ(narrow_slot(kind, written.addr, 0, written.clock + max_dt + 1, written), 0u);
+    EXPECT_EQ(narrow_slot(kind, written.addr, 0, written.clock - 1, written), 0u);
+  }
+  EXPECT_EQ(narrow_slot(EventKind::kMalloc, written.addr, max_size + 1, written.clock, written),
+            0u);
+  EXPECT_EQ(narrow_slot(EventKind::kFree, written.addr, 1, written.clock, written), 0u)
+      << "a free with a size is not narrow: the narrow free has none";
+  EXPECT_EQ(narrow_slot(EventKind::kMmap, written.addr, 64, written.clock, written), 0u);
 }
 
 TEST(EventSlot, UnwrapGivesBackTheFullClock) {
@@ -156,29 +221,36 @@ TEST(EventBuffer, DrainGivesBackWhatWasWrittenAcrossChunks) {
   EXPECT_EQ(dropped_records(&reg), 0u);
 }
 
-TEST(EventBuffer, WideRecordInTheLastSlotMovesToTheNextChunk) {
+TEST(EventBuffer, WideRecordInTheLastSlotsMovesToTheNextChunk) {
   BufferRegistry reg;
   std::thread([&] {
-    // Fill all but one slot of the first chunk with compact records, then a wide one.
-    for (uint32_t i = 0; i + 1 < kChunkSlots; ++i) {
+    // Fill all but three slots of the first chunk with narrow records, then a wide one.
+    for (uint32_t i = 0; i + 3 < kChunkSlots; ++i) {
       record_event(&reg, false, EventKind::kMalloc, 4096 + i * 16, 32, i);
     }
-    ASSERT_EQ(tl_buffer->write_pos, kChunkSlots - 1);
+    ASSERT_EQ(tl_buffer->write_pos, kChunkSlots - 3);
     EventChunk* first = tl_buffer->write_chunk;
     record_event_with_string(&reg, false, EventKind::kMark, 7, 0, 99999, 42);
     EXPECT_NE(tl_buffer->write_chunk, first);
-    EXPECT_EQ(tl_buffer->write_pos, 2u);
-    EXPECT_EQ(first->committed.load(), kChunkSlots - 1) << "the last slot stays unpublished";
+    EXPECT_EQ(tl_buffer->write_pos, kWideSlots);
+    EXPECT_EQ(first->committed.load(), kChunkSlots - 3) << "the last slots stay unpublished";
+    // Narrow, relative to the wide record in the new chunk.
     record_event(&reg, false, EventKind::kFree, 4096, 0, 100000);
+    EXPECT_EQ(tl_buffer->write_pos, kWideSlots + 1);
   }).join();
   DrainResult out;
-  ASSERT_EQ(drain_buffers(&reg, SIZE_MAX, &out), kChunkSlots + 1);
-  const EventRecord& wide = out.records[kChunkSlots - 1];
+  ASSERT_EQ(drain_buffers(&reg, SIZE_MAX, &out), kChunkSlots - 1);
+  for (uint32_t i = 0; i + 3 < kChunkSlots; ++i) {
+    ASSERT_EQ(out.records[i].addr, 4096 + i * 16);
+    ASSERT_EQ(out.records[i].ts_ns, i);
+  }
+  const EventRecord& wide = out.records[kChunkSlots - 3];
   EXPECT_EQ(wide.kind, uint16_t(EventKind::kMark));
   EXPECT_EQ(wide.addr, 7u);
   EXPECT_EQ(wide.string_id, 42u);
   EXPECT_EQ(wide.ts_ns, 99999u);
   EXPECT_EQ(out.records.back().kind, uint16_t(EventKind::kFree));
+  EXPECT_EQ(out.records.back().addr, 4096u);
   EXPECT_EQ(out.records.back().ts_ns, 100000u);
   out.clear();
   EXPECT_EQ(drain_buffers(&reg, SIZE_MAX, &out), 0u);
