@@ -2,7 +2,8 @@
 # Benchmark: memtap's overhead on a malloc/free storm, beside Debian's heaptrack.
 #
 # Runs memtap_bench_alloc_storm (2,000,000 malloc/free pairs, 16 B-4 KiB, 1024 live) plain,
-# under `memtap run`, and under heaptrack, STORM_REPS times each (default 3), and prints:
+# under `memtap run`, and under heaptrack, STORM_REPS times each (default 5: on this VM one
+# run differs from the next by up to 30 %, and three left a median at its mercy), and prints:
 #   app_ms   the loop's own wall time, measured inside the program
 #   wall_ms  the whole command, i.e. until the tool has finished its recording
 #            (memtap run returns once the database is complete; heaptrack once its file is)
@@ -15,14 +16,14 @@
 # memtap run; "n/a" when a run failed or its database could not be read).
 #
 # Usage: tests/bench/run_storm.sh [threads ...]   thread counts to run, 1 and/or 2 (default 1)
-# Environment: MEMTAP_BUILD_DIR (default build/), STORM_REPS (3), STORM_DB (/tmp/storm.db).
+# Environment: MEMTAP_BUILD_DIR (default build/), STORM_REPS (5), STORM_DB (/tmp/storm.db).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build_dir=${MEMTAP_BUILD_DIR:-$root/build}
 bench=$build_dir/tests/bench/memtap_bench_alloc_storm
 memtap=$build_dir/bin/memtap
-reps=${STORM_REPS:-3}
+reps=${STORM_REPS:-5}
 db=${STORM_DB:-/tmp/storm.db}
 expected=2000000
 thread_counts=("$@")
