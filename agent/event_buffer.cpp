@@ -127,8 +127,7 @@ void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t ad
   } else {
     pack_wide(&c->slots[i], kind, addr, size_bytes, ts_ns, string_id);
   }
-  b->write_chain = {ts_ns, addr};
-  publish_slots(b, c, i + need);
+  publish_record(b, c, i + need, ts_ns, addr);
 }
 
 void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid) {

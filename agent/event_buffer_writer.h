@@ -12,14 +12,17 @@ namespace memtap {
 
 extern __thread ThreadBuffer* tl_buffer __attribute__((tls_model("initial-exec")));
 
-// Makes the current chunk's slots up to `end` the sender's to read: the owner's position,
-// then one release store of `committed` (a plain mov on x86).
-inline void publish_slots(ThreadBuffer* b, EventChunk* c, uint32_t end) {
+// Ends a record written in the current chunk up to slot `end`: the chain moves to it (the
+// next narrow record is relative to it), then the owner's position, then one release store
+// of `committed` (a plain mov on x86) makes it the sender's to read.
+inline void publish_record(ThreadBuffer* b, EventChunk* c, uint32_t end, uint64_t clock,
+                           uint64_t addr) {
+  b->write_chain = {clock, addr};
   b->write_pos = end;
   c->committed.store(end, std::memory_order_release);
 }
 
-// Out of line: attaches the thread, moves to a new chunk, writes wide records.
+// Out of line: attaches the thread, moves to a new chunk, writes compact and wide records.
 void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t addr,
                  uint64_t size_bytes, uint64_t ts_ns, uint32_t string_id);
 
@@ -32,8 +35,7 @@ inline void record_event(BufferRegistry* reg, bool lossless, EventKind kind, uin
       EventChunk* c = b->write_chunk;
       uint32_t i = b->write_pos;
       c->slots[i] = slot;
-      b->write_chain = {ts_ns, addr};
-      publish_slots(b, c, i + 1);
+      publish_record(b, c, i + 1, ts_ns, addr);
       return;
     }
   }

@@ -106,12 +106,6 @@ inline void pack_wide(uint64_t* s, EventKind kind, uint64_t addr, uint64_t size_
   s[3] = size_bytes;
 }
 
-// The slots the record starting with slot s0 takes.
-inline uint32_t record_slots(uint64_t s0) {
-  if (s0 & 1) return 1;
-  return (s0 & 2) ? kWideSlots : kCompactSlots;
-}
-
 // Unpacks the record that starts at s and moves the chain to it; returns its slots. ts_ns
 // holds the clock's low 48 bits until unwrap_clock. Built as EventRecord's four words: set
 // field by field, the compiler assembled the record on the stack with narrow stores and

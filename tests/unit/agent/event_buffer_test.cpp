@@ -107,7 +107,6 @@ TEST(EventSlot, CompactRecordsKeepEveryField) {
         ASSERT_TRUE(fits_compact(addr, size));
         uint64_t s[kWideSlots] = {};
         pack_compact(s, EventKind(kind), addr, size, 0xfedcba9876543210);
-        ASSERT_EQ(record_slots(s[0]), kCompactSlots);
         SlotChain chain{1, 2};
         EventRecord r;
         ASSERT_EQ(unpack_record(s, &chain, &r), kCompactSlots);
@@ -129,7 +128,6 @@ TEST(EventSlot, CompactRecordsKeepEveryField) {
 TEST(EventSlot, WideRecordsKeepEveryField) {
   uint64_t s[kWideSlots] = {};
   pack_wide(s, EventKind::kCStack, ~uint64_t{0}, uint64_t{1} << 40, 0x0000ffffffffffff, 0xdeadbeef);
-  ASSERT_EQ(record_slots(s[0]), kWideSlots);
   SlotChain chain{};
   EventRecord r;
   ASSERT_EQ(unpack_record(s, &chain, &r), kWideSlots);
@@ -159,7 +157,6 @@ TEST(EventSlot, NarrowRecordsKeepEveryFieldUpToTheirBounds) {
           const uint64_t addr = written.addr + uint64_t(da);
           const uint64_t slot = narrow_slot(kind, addr, size, written.clock + dt, written);
           ASSERT_NE(slot, 0u) << "dt " << dt << " da " << da << " size " << size;
-          ASSERT_EQ(record_slots(slot), 1u);
           const uint64_t s[kWideSlots] = {slot};  // what a reader may look at
           SlotChain read{written.clock & kSlotClockMask, written.addr};
           EventRecord r;
