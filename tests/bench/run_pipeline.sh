@@ -69,7 +69,10 @@
 #   PIPELINE_SECONDS (2), PIPELINE_THREADS (1), PIPELINE_REPS (2), PIPELINE_DB
 #   (/tmp/pipeline.db; the compact one beside it as .compact.db), PIPELINE_PERF (a
 #   directory: `perf record -g` of the monitor for each "max" run goes there, with its top
-#   symbols printed; needs perf_event_paranoid <= 1 or root). MEMTAP_BENCH_QUICK=1 (set by
+#   symbols printed; needs perf_event_paranoid <= 1 or root), PIPELINE_MAX_SECONDS (0.5) and
+#   PIPELINE_MAX_REPS (1) for the unpaced "max" runs: at 30-45 M events/s their catch-up
+#   takes minutes per second of generation, and one short run already shows where the
+#   pipeline stops. MEMTAP_BENCH_QUICK=1 (set by
 #   tests/bench/run --quick): rates 1e6 3e6 5e6 max, 1 run each, 1 s, unless given. MEMTAP_*
 #   variables reach the agent and monitor as usual (MEMTAP_MONITOR_NICE, MEMTAP_BUFFER_MB,
 #   MEMTAP_LOSSLESS, MEMTAP_QUEUE_MEMORY_ROWS).
@@ -88,6 +91,7 @@ else
   default_rates="0.5e6 1e6 2e6 3e6 4e6 5e6 8e6 max"
 fi
 threads=${PIPELINE_THREADS:-1}
+max_seconds=${PIPELINE_MAX_SECONDS:-0.5} max_reps=${PIPELINE_MAX_REPS:-1}
 db_text=${PIPELINE_DB:-/tmp/pipeline.db}
 perf_dir=${PIPELINE_PERF:-}
 read -ra forms <<<"${PIPELINE_FORMS:-text compact}"
@@ -231,7 +235,7 @@ progress_figures() {
 
 nice_shown=${MEMTAP_MONITOR_NICE:-"unset (memtap's default, 19)"}
 echo "pipeline: memtap_bench_pipeline_gen RATE $seconds s, $threads thread(s), $reps run(s) per" \
-     "rate, forms: ${forms[*]}; MEMTAP_MONITOR_NICE=$nice_shown;" \
+     "rate (max: $max_seconds s, $max_reps run(s)), forms: ${forms[*]}; MEMTAP_MONITOR_NICE=$nice_shown;" \
      "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)," \
      "memtap $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
 
@@ -245,15 +249,16 @@ for form in "${forms[@]}"; do
     dropped missing engine lag e2e writer spooled catchup "cpu: % of the run during it/s in all"
   capacity[$form]=0 writer_best[$form]=0
   for rate in "${rates[@]}"; do
-    rate_ok=1 rate_min_achieved=""
-    for ((rep = 1; rep <= reps; rep++)); do
+    rate_ok=1 rate_min_achieved="" run_seconds=$seconds run_reps=$reps
+    [[ $rate == max ]] && run_seconds=$max_seconds run_reps=$max_reps
+    for ((rep = 1; rep <= run_reps; rep++)); do
       rm -f "$db" "$db.partial" "$db.partial-wal" "$db.partial-shm" "$db.partial.spool"
       log=$work/run.log samples=$work/samples
       rm -f "$work/stop" "$samples"
       load=$(cut -d' ' -f1 /proc/loadavg)
       status=0
       MEMTAP_PROGRESS_MS=100 "$memtap" run "${flag[@]}" -o "$db" -- \
-        "$gen" "$rate" "$seconds" "$threads" >"$log" 2>&1 </dev/null &
+        "$gen" "$rate" "$run_seconds" "$threads" >"$log" 2>&1 </dev/null &
       mpid=$!
       sample_threads "$samples" "$mpid" &
       sampler=$!
