@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -29,6 +30,7 @@ enum Param : int {
   kStackC,
   kDetail,
 };
+static_assert(kDetail == 13, "CompactInserter::kColumns is memtap_event's column count");
 
 int prepare_one(sqlite3* db, const char* sql, sqlite3_stmt** stmt) {
   return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, nullptr);
@@ -38,6 +40,16 @@ int step_and_reset(sqlite3_stmt* stmt) {
   const int rc = sqlite3_step(stmt);
   sqlite3_reset(stmt);
   return rc;
+}
+
+// "INSERT INTO memtap_event VALUES (?, ...), ..." for `rows` rows.
+std::string batch_insert_sql(int rows, int columns) {
+  std::string one = "(?";
+  for (int c = 1; c < columns; ++c) one += ", ?";
+  one += ")";
+  std::string sql = "INSERT INTO memtap_event VALUES ";
+  for (int r = 0; r < rows; ++r) sql += (r == 0 ? "" : ", ") + one;
+  return sql;
 }
 
 // Values that do not fit SQLite's signed 64-bit integers keep their bits.
@@ -54,6 +66,7 @@ std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::stri
       {&inserter->string_, kInsertStringSql},   {&inserter->chunk_, kInsertEventChunkSql},
       {&inserter->base_, kSetTimestampBaseSql},
   };
+  const std::string batch = batch_insert_sql(kBatchRows, kColumns);
   for (const auto& [stmt, sql] : statements) {
     const int rc = prepare_one(db, sql, stmt);
     if (rc != SQLITE_OK) {
@@ -62,11 +75,19 @@ std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::stri
       return nullptr;
     }
   }
+  const int rc = prepare_one(db, batch.c_str(), &inserter->event_batch_);
+  if (rc != SQLITE_OK) {
+    if (error != nullptr)
+      *error = "preparing the INSERT of " + std::to_string(kBatchRows) +
+               " memtap_event rows: " + sqlite_error_text(db, rc);
+    return nullptr;
+  }
   return inserter;
 }
 
 CompactInserter::~CompactInserter() {
-  for (sqlite3_stmt* stmt : {event_, thread_, string_, chunk_, base_}) sqlite3_finalize(stmt);
+  for (sqlite3_stmt* stmt : {event_, event_batch_, thread_, string_, chunk_, base_})
+    sqlite3_finalize(stmt);
 }
 
 int CompactInserter::define_string(uint32_t id, std::string_view text) {
@@ -119,23 +140,26 @@ int CompactInserter::insert(int64_t id, const DumpRow& row) {
   // Unused columns are bound as 0, which SQLite stores in no data byte at all.
   const bool block = row.event == DumpEvent::kMalloc || row.event == DumpEvent::kFree;
   const bool snapshot = row.event == DumpEvent::kSnapshot;
-  sqlite3_bind_int64(event_, kId, id);
-  sqlite3_bind_int64(event_, kEvent, static_cast<int>(row.event));
-  sqlite3_bind_int64(event_, kEventType, static_cast<int>(row.event_type));
-  sqlite3_bind_int64(event_, kTimestampOffset, offset);
-  sqlite3_bind_int64(event_, kThread, thread);
-  sqlite3_bind_int64(event_, kPtr, block ? bits(row.ptr) : 0);
-  sqlite3_bind_int64(event_, kSizeBytes, block || snapshot ? bits(row.size_bytes) : 0);
-  sqlite3_bind_int64(event_, kAllocationId, block ? bits(row.allocation_id) : 0);
-  sqlite3_bind_int64(event_, kName, row.name);
-  sqlite3_bind_int64(event_, kOwner, block ? row.owner : 0);
-  sqlite3_bind_int64(event_, kStackPython, row.stack_python);
-  sqlite3_bind_int64(event_, kStackC, row.stack_c);
-  sqlite3_bind_int64(event_, kDetail, pack_detail(row));
-  rc = step_and_reset(event_);
-  if (rc != SQLITE_DONE) return rc;
+  EventValues& v = pending_[pending_count_++];
+  v[kId - 1] = id;
+  v[kEvent - 1] = static_cast<int>(row.event);
+  v[kEventType - 1] = static_cast<int>(row.event_type);
+  v[kTimestampOffset - 1] = offset;
+  v[kThread - 1] = thread;
+  v[kPtr - 1] = block ? bits(row.ptr) : 0;
+  v[kSizeBytes - 1] = block || snapshot ? bits(row.size_bytes) : 0;
+  v[kAllocationId - 1] = block ? bits(row.allocation_id) : 0;
+  v[kName - 1] = row.name;
+  v[kOwner - 1] = block ? row.owner : 0;
+  v[kStackPython - 1] = row.stack_python;
+  v[kStackC - 1] = row.stack_c;
+  v[kDetail - 1] = pack_detail(row);
+  if (pending_count_ == kBatchRows) {
+    rc = write_pending();
+    if (rc != SQLITE_DONE) return rc;
+  }
   if (chunk_first_id_ >= 0 && id - chunk_first_id_ >= kEventChunkRows) {
-    rc = flush_chunk();
+    rc = write_chunk();
     if (rc != SQLITE_DONE) return rc;
     chunk_first_id_ = -1;
   }
@@ -148,7 +172,45 @@ int CompactInserter::insert(int64_t id, const DumpRow& row) {
   return SQLITE_DONE;
 }
 
-int CompactInserter::flush_chunk() {
+int CompactInserter::write_pending() {
+  const int count = pending_count_;
+  // Unwritten after an error too: the writer rolls the transaction back and stops.
+  pending_count_ = 0;
+  sqlite3_stmt* stmt = count == kBatchRows ? event_batch_ : event_;
+  const int rows = count == kBatchRows ? 1 : count;
+  for (int r = 0; r < rows; ++r) {
+    const int first = count == kBatchRows ? 0 : r;
+    const int last = count == kBatchRows ? count : r + 1;
+    int param = 1;
+    for (int i = first; i < last; ++i) {
+      const EventValues& v = pending_[i];
+      // An ID one past the previous row's goes in as NULL: SQLite then takes the largest ID
+      // plus one, which it knows from the statement's cursor, instead of searching the
+      // table for the given ID to see whether it is taken (a quarter of a row's cost).
+      if (v[0] == last_id_ + 1) {
+        sqlite3_bind_null(stmt, param);
+      } else {
+        sqlite3_bind_int64(stmt, param, v[0]);
+      }
+      last_id_ = v[0];
+      ++param;
+      for (int c = 1; c < kColumns; ++c) sqlite3_bind_int64(stmt, param++, v[c]);
+    }
+    const int rc = step_and_reset(stmt);
+    if (rc != SQLITE_DONE) return rc;
+    // Only this connection writes the table, so the IDs cannot differ; if they ever did,
+    // the recording would be wrong silently: stop it with an error instead.
+    if (sqlite3_last_insert_rowid(db_) != last_id_) return SQLITE_INTERNAL;
+  }
+  return SQLITE_DONE;
+}
+
+int CompactInserter::flush() {
+  const int rc = write_pending();
+  return rc != SQLITE_DONE ? rc : write_chunk();
+}
+
+int CompactInserter::write_chunk() {
   if (chunk_first_id_ < 0) return SQLITE_DONE;
   sqlite3_bind_int64(chunk_, 1, chunk_first_id_);
   sqlite3_bind_int64(chunk_, 2, chunk_min_offset_);

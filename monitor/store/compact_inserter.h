@@ -4,10 +4,16 @@
 // through a TraceInserter.
 //
 // Rows are integers only, bound straight from the DumpRow: no text is formatted per row
-// (the memscope_dump view spells them when someone reads it). Not copyable or movable: the
-// trace statements bind the strings kept here with SQLITE_STATIC.
+// (the memscope_dump view spells them when someone reads it). memtap_event rows go in
+// kBatchRows at a time through one multi-row INSERT, so SQLite's work per statement (running
+// its program's prologue, opening the table's cursor, halting, resetting) falls on 32 rows
+// instead of one: with 13 integer columns that was most of a row's cost (the recorder went
+// from about 1.0 to 1.4 M rows/s, tests/bench/RESULTS.md). Rows wait here until the batch is
+// full or flush() runs, which the writer calls before every commit. Not copyable or
+// movable: the trace statements bind the strings kept here with SQLITE_STATIC.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -37,27 +43,40 @@ class CompactInserter {
   // SQLite's result code: SQLITE_DONE on success.
   int define_string(uint32_t id, std::string_view text);
 
-  // Writes one memtap_event row with `ID` = id (and its thread's memtap_thread row the
+  // Adds one memtap_event row with `ID` = id (and writes its thread's memtap_thread row the
   // first time; the first row also sets memtap_format.timestamp_base_ns to its time). IDs
-  // must grow. Returns SQLite's result code: SQLITE_DONE on success.
+  // must grow. The row is written with its batch: by this call when it completes one, else
+  // by flush(). Returns SQLite's result code: SQLITE_DONE on success; an error is the
+  // batch's, whose rows are then all unwritten.
   int insert(int64_t id, const DumpRow& row);
 
-  // Writes the memtap_event_chunk row of the chunk the last row is in, complete or not,
-  // so a reader of the file finds every row by time. Called before each commit.
-  int flush_chunk();
+  // Writes the rows still waiting for their batch and the memtap_event_chunk row of the
+  // chunk the last row is in, complete or not, so a reader of the file finds every row by
+  // time. Called before each commit. Returns SQLite's result code: SQLITE_DONE on success.
+  int flush();
+
+  // Rows added and not yet written (tests).
+  int pending_rows() const { return pending_count_; }
+  static constexpr int kBatchRows = 32;
 
   // Writes a DumpEvent::kTraceSlice row into `python_trace_{pid}` (trace_inserter.h).
   int insert_trace_slice(const DumpRow& row) { return traces_.insert(row, text(row.name)); }
 
  private:
+  static constexpr int kColumns = 13;  // memtap_event's
+  using EventValues = std::array<int64_t, kColumns>;
+
   explicit CompactInserter(sqlite3* db) : db_(db) {}
+  int write_pending();
+  int write_chunk();
   const std::string& text(uint32_t id) const;
   // memtap_thread's number for (pid, tid), inserting its row on first use; -1 after an
   // error, with *rc set.
   int64_t thread_number(uint32_t pid, uint32_t tid, int* rc);
 
   sqlite3* db_;
-  sqlite3_stmt* event_ = nullptr;
+  sqlite3_stmt* event_ = nullptr;        // one row: what is left of a batch at flush()
+  sqlite3_stmt* event_batch_ = nullptr;  // kBatchRows rows
   sqlite3_stmt* thread_ = nullptr;
   sqlite3_stmt* string_ = nullptr;
   sqlite3_stmt* chunk_ = nullptr;
@@ -70,6 +89,9 @@ class CompactInserter {
   // The chunk being filled: its first ID and smallest offset so far (-1: none yet).
   int64_t chunk_first_id_ = -1;
   int64_t chunk_min_offset_ = 0;
+  std::array<EventValues, kBatchRows> pending_{};  // rows waiting for their batch
+  int pending_count_ = 0;
+  int64_t last_id_ = INT64_MIN;                     // the ID of the last row bound for writing
   std::deque<std::string> strings_{std::string()};  // by session id; never move
   TraceInserter traces_{db_};
 };

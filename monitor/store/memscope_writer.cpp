@@ -356,7 +356,9 @@ bool MemscopeWriter::Impl::write_row(const DumpRow& row) {
   const int64_t id = static_cast<int64_t>(next_id);
   const int rc = compact ? compact->insert(id, row) : text->insert(id, row);
   if (rc != SQLITE_DONE) {
-    fail("writing row " + std::to_string(next_id) + ": " + sqlite_error_text(db, rc));
+    // A compact row is written with its batch (compact_inserter.h): the rows before it too.
+    fail((compact ? "writing rows up to " : "writing row ") + std::to_string(next_id) + ": " +
+         sqlite_error_text(db, rc));
     return false;
   }
   ++next_id;
@@ -375,10 +377,9 @@ bool MemscopeWriter::Impl::begin() {
 }
 
 bool MemscopeWriter::Impl::commit() {
-  int rc = compact ? compact->flush_chunk() : SQLITE_DONE;
+  int rc = compact ? compact->flush() : SQLITE_DONE;
   if (rc != SQLITE_DONE) {
-    fail("writing the time chunk of row " + std::to_string(next_id - 1) + ": " +
-         sqlite_error_text(db, rc));
+    fail("writing rows up to " + std::to_string(next_id - 1) + ": " + sqlite_error_text(db, rc));
     return false;
   }
   rc = sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
