@@ -14,9 +14,10 @@
 namespace memtap {
 namespace {
 
-// Parameter numbers, in the column order of memtap_event (compact_schema.h).
-enum Param : int {
-  kId = 1,
+// Column indices of memtap_event (compact_schema.h), and of a row's EventValues; a row's
+// parameter numbers in an INSERT are these plus one, after the rows before it.
+enum Column : int {
+  kId,
   kEvent,
   kEventType,
   kTimestampOffset,
@@ -30,7 +31,6 @@ enum Param : int {
   kStackC,
   kDetail,
 };
-static_assert(kDetail == 13, "CompactInserter::kColumns is memtap_event's column count");
 
 int prepare_one(sqlite3* db, const char* sql, sqlite3_stmt** stmt) {
   return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, stmt, nullptr);
@@ -66,7 +66,7 @@ std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::stri
       {&inserter->string_, kInsertStringSql},   {&inserter->chunk_, kInsertEventChunkSql},
       {&inserter->base_, kSetTimestampBaseSql},
   };
-  const std::string batch = batch_insert_sql(kBatchRows, kColumns);
+  static_assert(kDetail + 1 == kColumns, "EventValues holds every column of memtap_event");
   for (const auto& [stmt, sql] : statements) {
     const int rc = prepare_one(db, sql, stmt);
     if (rc != SQLITE_OK) {
@@ -75,7 +75,8 @@ std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::stri
       return nullptr;
     }
   }
-  const int rc = prepare_one(db, batch.c_str(), &inserter->event_batch_);
+  const int rc =
+      prepare_one(db, batch_insert_sql(kBatchRows, kColumns).c_str(), &inserter->event_batch_);
   if (rc != SQLITE_OK) {
     if (error != nullptr)
       *error = "preparing the INSERT of " + std::to_string(kBatchRows) +
@@ -141,19 +142,19 @@ int CompactInserter::insert(int64_t id, const DumpRow& row) {
   const bool block = row.event == DumpEvent::kMalloc || row.event == DumpEvent::kFree;
   const bool snapshot = row.event == DumpEvent::kSnapshot;
   EventValues& v = pending_[pending_count_++];
-  v[kId - 1] = id;
-  v[kEvent - 1] = static_cast<int>(row.event);
-  v[kEventType - 1] = static_cast<int>(row.event_type);
-  v[kTimestampOffset - 1] = offset;
-  v[kThread - 1] = thread;
-  v[kPtr - 1] = block ? bits(row.ptr) : 0;
-  v[kSizeBytes - 1] = block || snapshot ? bits(row.size_bytes) : 0;
-  v[kAllocationId - 1] = block ? bits(row.allocation_id) : 0;
-  v[kName - 1] = row.name;
-  v[kOwner - 1] = block ? row.owner : 0;
-  v[kStackPython - 1] = row.stack_python;
-  v[kStackC - 1] = row.stack_c;
-  v[kDetail - 1] = pack_detail(row);
+  v[kId] = id;
+  v[kEvent] = static_cast<int>(row.event);
+  v[kEventType] = static_cast<int>(row.event_type);
+  v[kTimestampOffset] = offset;
+  v[kThread] = thread;
+  v[kPtr] = block ? bits(row.ptr) : 0;
+  v[kSizeBytes] = block || snapshot ? bits(row.size_bytes) : 0;
+  v[kAllocationId] = block ? bits(row.allocation_id) : 0;
+  v[kName] = row.name;
+  v[kOwner] = block ? row.owner : 0;
+  v[kStackPython] = row.stack_python;
+  v[kStackC] = row.stack_c;
+  v[kDetail] = pack_detail(row);
   if (pending_count_ == kBatchRows) {
     rc = write_pending();
     if (rc != SQLITE_DONE) return rc;
@@ -176,33 +177,35 @@ int CompactInserter::write_pending() {
   const int count = pending_count_;
   // Unwritten after an error too: the writer rolls the transaction back and stops.
   pending_count_ = 0;
-  sqlite3_stmt* stmt = count == kBatchRows ? event_batch_ : event_;
-  const int rows = count == kBatchRows ? 1 : count;
-  for (int r = 0; r < rows; ++r) {
-    const int first = count == kBatchRows ? 0 : r;
-    const int last = count == kBatchRows ? count : r + 1;
-    int param = 1;
-    for (int i = first; i < last; ++i) {
-      const EventValues& v = pending_[i];
-      // An ID one past the previous row's goes in as NULL: SQLite then takes the largest ID
-      // plus one, which it knows from the statement's cursor, instead of searching the
-      // table for the given ID to see whether it is taken (a quarter of a row's cost).
-      if (v[0] == last_id_ + 1) {
-        sqlite3_bind_null(stmt, param);
-      } else {
-        sqlite3_bind_int64(stmt, param, v[0]);
-      }
-      last_id_ = v[0];
-      ++param;
-      for (int c = 1; c < kColumns; ++c) sqlite3_bind_int64(stmt, param++, v[c]);
-    }
-    const int rc = step_and_reset(stmt);
+  if (count == kBatchRows) return write_rows(event_batch_, 0, count);
+  for (int r = 0; r < count; ++r) {
+    const int rc = write_rows(event_, r, 1);
     if (rc != SQLITE_DONE) return rc;
-    // Only this connection writes the table, so the IDs cannot differ; if they ever did,
-    // the recording would be wrong silently: stop it with an error instead.
-    if (sqlite3_last_insert_rowid(db_) != last_id_) return SQLITE_INTERNAL;
   }
   return SQLITE_DONE;
+}
+
+int CompactInserter::write_rows(sqlite3_stmt* stmt, int first, int count) {
+  int param = 1;
+  for (int i = first; i < first + count; ++i) {
+    const EventValues& v = pending_[i];
+    // An ID one past the previous row's goes in as NULL: SQLite then takes the largest ID
+    // plus one, which it knows from the statement's cursor, instead of searching the
+    // table for the given ID to see whether it is taken (a quarter of a row's cost).
+    if (v[kId] == last_id_ + 1) {
+      sqlite3_bind_null(stmt, param + kId);
+    } else {
+      sqlite3_bind_int64(stmt, param + kId, v[kId]);
+    }
+    last_id_ = v[kId];
+    for (int c = kId + 1; c < kColumns; ++c) sqlite3_bind_int64(stmt, param + c, v[c]);
+    param += kColumns;
+  }
+  const int rc = step_and_reset(stmt);
+  if (rc != SQLITE_DONE) return rc;
+  // Only this connection writes the table, so the IDs cannot differ; if they ever did,
+  // the recording would be wrong silently: stop it with an error instead.
+  return sqlite3_last_insert_rowid(db_) == last_id_ ? SQLITE_DONE : SQLITE_INTERNAL;
 }
 
 int CompactInserter::flush() {

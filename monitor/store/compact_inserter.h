@@ -7,8 +7,9 @@
 // (the memscope_dump view spells them when someone reads it). memtap_event rows go in
 // kBatchRows at a time through one multi-row INSERT, so SQLite's work per statement (running
 // its program's prologue, opening the table's cursor, halting, resetting) falls on 32 rows
-// instead of one: with 13 integer columns that was most of a row's cost (the recorder went
-// from about 1.0 to 1.4 M rows/s, tests/bench/RESULTS.md). Rows wait here until the batch is
+// instead of one: with 13 integer columns that was most of a row's cost (with the IDs
+// SQLite assigns, see write_rows, the recorder went from 1.22 to 1.88 M rows/s,
+// tests/bench/RESULTS.md). Rows wait here until the batch is
 // full or flush() runs, which the writer calls before every commit. Not copyable or
 // movable: the trace statements bind the strings kept here with SQLITE_STATIC.
 #pragma once
@@ -67,7 +68,10 @@ class CompactInserter {
   using EventValues = std::array<int64_t, kColumns>;
 
   explicit CompactInserter(sqlite3* db) : db_(db) {}
+  // Writes the pending rows: a full batch in one statement, fewer one by one.
   int write_pending();
+  // Binds pending_[first, first + count) to `stmt` (count rows' parameters) and runs it.
+  int write_rows(sqlite3_stmt* stmt, int first, int count);
   int write_chunk();
   const std::string& text(uint32_t id) const;
   // memtap_thread's number for (pid, tid), inserting its row on first use; -1 after an
