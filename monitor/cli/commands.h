@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "monitor/engine/analyzer.h"
+#include "monitor/live/live_support.h"
 #include "monitor/store/memscope_writer.h"
 #include "monitor/store/reader/recording_reader.h"
 
@@ -35,33 +36,5 @@ bool parse_report_option(const std::vector<std::string>& args, size_t* i, Report
 // JSON.
 void print_recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path,
                             bool json);
-
-// Shared helpers for the commands (cli_util.cpp).
-// "./memscope_dump_<YYYYmmddHHMMSS>.db": the name MindStudio Insight's importer matches.
-std::string default_db_path();
-// The agent next to this executable: <bin>/../lib/libmemtap_agent.so, or
-// <bin>/../lib/memtap/libmemtap_agent.so in an installed tree. "" if neither exists.
-std::string find_agent_library();
-// The training process comes first: once `memtap run` has started the program, the
-// monitor's threads run at nice MEMTAP_MONITOR_NICE (default 19, kBehindTheProgramNice; 0 keeps
-// them as they are), so on a machine with few cores the program gets the CPU and the monitor the
-// rest (the agent's bounded buffers absorb the difference; the monitor catches up when the program
-// idles or ends). The thread that forks the program steps back only after the fork
-// (calling_thread_too), since a child inherits its nice value and may not lower it again.
-// Returns the number of threads changed.
-int yield_cpu_to_the_program(bool calling_thread_too);
-// How `memtap run` and `memtap record` write the recording: `compact` (--compact), and
-// MEMTAP_QUEUE_MEMORY_ROWS, the rows queued in memory before the queue goes to disk while
-// SQLite is behind (MemscopeWriterOptions::max_memory_rows; 0: memory only). A value
-// that is not a number is an error naming it.
-bool recording_options(bool compact, MemscopeWriterOptions* out, std::string* error);
-// MEMTAP_PROGRESS_MS: how often `memtap run` and `memtap record` print a progress line
-// (LiveRecording::progress_line) to stderr while recording, and while catching up after;
-// 0 (the default, or not a number): never.
-int progress_interval_ms();
-// Blocks SIGINT/SIGTERM's default action; interrupted() tells whether one arrived.
-void install_stop_signals();
-bool interrupted();
-int last_signal();
 
 }  // namespace memtap

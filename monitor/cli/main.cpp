@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "monitor/cli/commands.h"
+#include "monitor/cli/gui_launch.h"
 
 namespace {
 
@@ -23,6 +24,9 @@ void usage(FILE* out) {
           "      --compact: integer rows (~35 B an event, written twice as fast) with\n"
           "      memscope_dump a view; memtap, SQL and pandas read it, MindStudio Insight\n"
           "      does not (it wants a table: leave --compact out for it)\n"
+          "      --gui: watch it live in the window (memtap-gui) while it records;\n"
+          "      --screenshot PNG [--screenshot-after 3s] [--size WxH] [--view NAME]\n"
+          "      write a picture of the live window (no display needed) and go on\n"
           "  memtap record [--listen ENDPOINT] [-o out.db] [--compact]\n"
           "      a headless monitor: record every process that connects until Ctrl-C\n"
           "      or SIGTERM (default endpoint: the per-user IPC socket; tcp:// only on\n"
@@ -34,6 +38,11 @@ void usage(FILE* out) {
           "      reads it in batches (chosen by itself when the file would not fit)\n"
           "  memtap replay FILE [--speed max|1x|10x] [--json] [report options]\n"
           "      feed a recording through the engine as if live, then print the report\n"
+          "  memtap monitor FILE | --listen ENDPOINT [-o out.db] [--compact]\n"
+          "                 [--screenshot PNG [--size WxH] [--view NAME] [--at TIME]]\n"
+          "      the window: open a recording (any file report reads), or watch every\n"
+          "      process that streams to ENDPOINT live while recording it; --screenshot\n"
+          "      renders offscreen, writes the PNG and exits\n"
           "  memtap export FILE [-o OUT.db]\n"
           "      copy a memtap recording (--compact too) into msMemScope's own\n"
           "      memscope_dump table, which MindStudio Insight opens (default output:\n"
@@ -56,6 +65,7 @@ int main(int argc, char** argv) {
   if (cmd == "report") return memtap::report_command(args);
   if (cmd == "replay") return memtap::replay_command(args);
   if (cmd == "export") return memtap::export_command(args);
+  if (cmd == "monitor") return memtap::monitor_command(args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);
     return 0;

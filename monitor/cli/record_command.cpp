@@ -8,7 +8,7 @@
 #include "common/endpoint.h"
 #include "common/socket_dir.h"
 #include "monitor/cli/commands.h"
-#include "monitor/cli/recording.h"
+#include "monitor/live/live_recording.h"
 
 namespace memtap {
 

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "monitor/cli/commands.h"
-#include "monitor/cli/recording_feed.h"
 #include "monitor/engine/analyzer.h"
+#include "monitor/store/reader/recording_feed.h"
 #include "monitor/store/reader/recording_reader.h"
 
 namespace memtap {

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "monitor/cli/commands.h"
-#include "monitor/cli/recording_feed.h"
 #include "monitor/engine/analyzer.h"
 #include "monitor/report/report_render.h"
+#include "monitor/store/reader/recording_feed.h"
 #include "monitor/store/reader/recording_reader.h"
 
 namespace memtap {

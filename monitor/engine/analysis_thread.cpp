@@ -8,9 +8,10 @@
 
 namespace memtap {
 
-AnalysisThread::AnalysisThread(AnalyzerOptions options, size_t max_queued_rows)
+AnalysisThread::AnalysisThread(AnalyzerOptions options, size_t max_queued_rows, EventTap tap)
     : analyzer_(&strings_, options),
       max_queued_rows_(max_queued_rows == 0 ? 1 : max_queued_rows),
+      tap_(std::move(tap)),
       thread_([this] { run(); }) {}
 
 AnalysisThread::~AnalysisThread() {
@@ -67,6 +68,24 @@ const Analyzer& AnalysisThread::drained() {
   return analyzer_;
 }
 
+void AnalysisThread::post(AnalysisQuery query) {
+  {
+    std::lock_guard lock(mutex_);
+    queries_.push_back(std::move(query));
+  }
+  work_.notify_one();
+}
+
+void AnalysisThread::serve_queries(std::unique_lock<std::mutex>& lock) {
+  while (!queries_.empty()) {
+    AnalysisQuery query = std::move(queries_.front());
+    queries_.pop_front();
+    lock.unlock();
+    query(analyzer_, strings_);
+    lock.lock();
+  }
+}
+
 uint64_t AnalysisThread::rows_analysed() const {
   std::lock_guard lock(mutex_);
   return rows_analysed_;
@@ -82,8 +101,12 @@ void AnalysisThread::run() {
   std::vector<MemEvent> events;
   std::unique_lock lock(mutex_);
   for (;;) {
-    work_.wait(lock, [&] { return !queue_.empty() || stop_; });
-    if (queue_.empty()) return;  // stop_, and nothing left
+    work_.wait(lock, [&] { return !queue_.empty() || !queries_.empty() || stop_; });
+    serve_queries(lock);
+    if (queue_.empty()) {
+      if (stop_) return;  // and nothing left
+      continue;
+    }
     Item item = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
@@ -95,6 +118,10 @@ void AnalysisThread::run() {
       events.clear();
       append_events(item.rows.data(), rows, row_strings_, &events);
       analyzer_.add(events.data(), events.size());
+      if (!events.empty()) {
+        analysed_until_ns_.store(events.back().ts_ns, std::memory_order_relaxed);
+        if (tap_) tap_(events.data(), events.size(), strings_);
+      }
     }
     lock.lock();
     busy_ = false;

@@ -13,12 +13,19 @@
 // makes room for the producer at once (taking the whole queue and accounting for it only
 // at the end stalled the receiving thread for as long as a million rows took), and no
 // chunk's pages are given back to the kernel and faulted in again.
+//
+// The window reads the engine through this thread: post() runs a query here, between two
+// chunks, ahead of the rows still queued (a view shows what is analysed so far, and does
+// not wait behind the backlog); and an EventTap sees every analysed batch of events, on
+// this thread, right after the Analyzer (the window's block index is fed that way).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,9 +39,16 @@
 
 namespace memtap {
 
+// Called on the analysis thread with each batch of events the Analyzer has just taken,
+// and the table their string ids refer to.
+using EventTap = std::function<void(const MemEvent* events, size_t count, const StringTable&)>;
+// Run on the analysis thread with the Analyzer as it stands and its strings.
+using AnalysisQuery = std::function<void(const Analyzer&, const StringTable&)>;
+
 class AnalysisThread {
  public:
-  explicit AnalysisThread(AnalyzerOptions options = {}, size_t max_queued_rows = size_t{1} << 20);
+  explicit AnalysisThread(AnalyzerOptions options = {}, size_t max_queued_rows = size_t{1} << 20,
+                          EventTap tap = {});
   // Analyses what is queued, then stops the thread.
   ~AnalysisThread();
   AnalysisThread(const AnalysisThread&) = delete;
@@ -51,8 +65,14 @@ class AnalysisThread {
   // finished.
   const Analyzer& drained();
 
+  // Runs `query` on the analysis thread before the next queued chunk (any thread).
+  void post(AnalysisQuery query);
+
   // Rows analysed so far (any thread; for progress figures).
   uint64_t rows_analysed() const;
+  // The time of the newest event analysed, epoch ns (0 before any; any thread): how far
+  // behind the programs the analyses, and so the window, are.
+  int64_t analysed_until_ns() const { return analysed_until_ns_.load(std::memory_order_relaxed); }
   // Rows queued and not yet analysed (any thread).
   size_t rows_waiting() const;
 
@@ -65,16 +85,21 @@ class AnalysisThread {
     std::string text;
   };
   void run();
+  // With mutex_ held (released while each query runs): runs the posted queries.
+  void serve_queries(std::unique_lock<std::mutex>& lock);
 
   StringTable strings_;
   RowStrings row_strings_{&strings_};
   Analyzer analyzer_;
   const size_t max_queued_rows_;
+  const EventTap tap_;
+  std::atomic<int64_t> analysed_until_ns_{0};
 
   mutable std::mutex mutex_;
   std::condition_variable work_;             // the thread: something queued, or stop
   std::condition_variable progress_;         // producers and drained(): room, or all done
   std::deque<Item> queue_;                   // guarded by mutex_
+  std::deque<AnalysisQuery> queries_;        // guarded by mutex_
   std::vector<std::vector<DumpRow>> spare_;  // guarded by mutex_: analysed chunks, for reuse
   size_t queued_rows_ = 0;                   // guarded by mutex_: queued or being analysed
   bool busy_ = false;                        // guarded by mutex_: the thread holds a taken item

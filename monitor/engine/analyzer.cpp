@@ -188,6 +188,14 @@ uint64_t Analyzer::events() const {
   return impl_->events;
 }
 
+const timeline::Timeline& Analyzer::timeline() const {
+  return impl_->timeline;
+}
+
+const blocks::BlockAnalyzer& Analyzer::blocks() const {
+  return impl_->blocks;
+}
+
 Report Analyzer::report(const std::vector<RecordedProcess>& processes) const {
   Report r;
   r.events = impl_->events;

@@ -16,6 +16,13 @@
 
 namespace memtap {
 
+namespace timeline {
+class Timeline;
+}
+namespace blocks {
+class BlockAnalyzer;
+}
+
 struct AnalyzerOptions {
   size_t top_entries = 10;             // rows per breakdown / list in the report
   int64_t lazy_used_ns = 100'000'000;  // allocated this long before first use
@@ -36,6 +43,11 @@ class Analyzer {
   uint64_t events() const;
 
   Report report(const std::vector<RecordedProcess>& processes) const;
+
+  // The analyses themselves, for the window's queries (curves, pool, breakdowns). Only on
+  // the thread that adds events, between add() calls.
+  const timeline::Timeline& timeline() const;
+  const blocks::BlockAnalyzer& blocks() const;
 
  private:
   struct Impl;

@@ -1,5 +1,5 @@
 // See recording.h.
-#include "monitor/cli/recording.h"
+#include "monitor/live/live_recording.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@ namespace memtap {
 std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
                                                     const std::string& db_path,
                                                     const MemscopeWriterOptions& store,
-                                                    std::string* error) {
+                                                    std::string* error, EventTap tap) {
   std::unique_ptr<LiveRecording> r(new LiveRecording);
   r->db_path_ = db_path;
   // The socket first: a failed bind must not leave a half-made database behind.
@@ -31,7 +31,8 @@ std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
   r->writer_ = MemscopeWriter::create(db_path, options, error);
   if (!r->writer_) return nullptr;
   LiveRecording* self = r.get();
-  r->analysis_ = std::make_unique<AnalysisThread>();
+  r->analysis_ =
+      std::make_unique<AnalysisThread>(AnalyzerOptions{}, size_t{1} << 20, std::move(tap));
   r->session_ = std::make_unique<Session>(
       [self](const DumpRow* rows, size_t n) {
         // The engine first: the writer's append may write its queue to disk (the spool),

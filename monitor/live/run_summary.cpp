@@ -1,5 +1,5 @@
 // See run_summary.h.
-#include "monitor/cli/run_summary.h"
+#include "monitor/live/run_summary.h"
 
 namespace memtap {
 

@@ -1,5 +1,5 @@
 // See recording_feed.h.
-#include "monitor/cli/recording_feed.h"
+#include "monitor/store/reader/recording_feed.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>

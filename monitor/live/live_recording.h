@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "monitor/cli/run_summary.h"
 #include "monitor/engine/analysis_thread.h"
 #include "monitor/engine/session.h"
+#include "monitor/live/run_summary.h"
 #include "monitor/store/memscope_writer.h"
 #include "monitor/transport/pull_socket.h"
 
@@ -22,10 +22,12 @@ class LiveRecording {
  public:
   // Opens the output (written as `store` says) and binds the endpoint; nullptr with one
   // line in *error otherwise. Nothing is left on disk when it fails.
+  // `tap` sees every batch the live analyses take, on their thread (the window's block
+  // index).
   static std::unique_ptr<LiveRecording> start(const std::string& endpoint,
                                               const std::string& db_path,
                                               const MemscopeWriterOptions& store,
-                                              std::string* error);
+                                              std::string* error, EventTap tap = {});
 
   // Receives and ingests messages for up to timeout_ms. Returns the number handled.
   size_t pump(int timeout_ms);
@@ -53,6 +55,13 @@ class LiveRecording {
   void print_summary(FILE* out) const;
 
   const std::string& endpoint() const { return socket_->endpoint(); }
+  const std::string& db_path() const { return db_path_; }
+
+  // The live analyses, for the window's queries (AnalysisThread::post; any thread).
+  AnalysisThread& analysis() { return *analysis_; }
+  // The receiving thread's view of the session (not thread-safe: the thread that pumps).
+  const Session& session() const { return *session_; }
+  const MemscopeWriter& writer() const { return *writer_; }
 
  private:
   LiveRecording() = default;

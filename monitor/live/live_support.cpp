@@ -1,4 +1,6 @@
-// Helpers shared by the memtap subcommands; see commands.h.
+// See live_support.h.
+#include "monitor/live/live_support.h"
+
 #include <dirent.h>
 #include <limits.h>
 #include <signal.h>
@@ -12,7 +14,6 @@
 #include <ctime>
 
 #include "common/thread_nice.h"
-#include "monitor/cli/commands.h"
 
 namespace memtap {
 
@@ -35,13 +36,18 @@ std::string default_db_path() {
   return std::string("./") + name;
 }
 
-std::string find_agent_library() {
+std::string executable_dir() {
   char exe[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return "";
   exe[n] = 0;
   std::string dir(exe);
-  dir = dir.substr(0, dir.rfind('/'));
+  return dir.substr(0, dir.rfind('/'));
+}
+
+std::string find_agent_library() {
+  const std::string dir = executable_dir();
+  if (dir.empty()) return "";
   for (const char* rel : {"/../lib/libmemtap_agent.so", "/../lib/memtap/libmemtap_agent.so"}) {
     std::string candidate = dir + rel;
     if (access(candidate.c_str(), R_OK) == 0) {
@@ -87,7 +93,7 @@ int progress_interval_ms() {
   return v != nullptr ? std::max(0, atoi(v)) : 0;
 }
 
-int yield_cpu_to_the_program(bool calling_thread_too) {
+int yield_cpu_to_the_program(bool calling_thread_too, int spare_tid) {
   int nice = kBehindTheProgramNice;
   if (const char* v = getenv("MEMTAP_MONITOR_NICE")) nice = atoi(v);
   if (nice <= 0) return 0;
@@ -98,7 +104,7 @@ int yield_cpu_to_the_program(bool calling_thread_too) {
   if (DIR* d = opendir("/proc/self/task")) {
     while (dirent* e = readdir(d)) {
       const int tid = atoi(e->d_name);
-      if (tid == self && !calling_thread_too) continue;
+      if ((tid == self && !calling_thread_too) || (spare_tid != 0 && tid == spare_tid)) continue;
       // A thread already further back stays there.
       if (tid > 0 && step_back(tid, nice)) ++changed;
     }
