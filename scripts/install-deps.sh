@@ -11,7 +11,8 @@ packages=(
   libzmq3-dev cppzmq-dev                    # transport
   libcapnp-dev capnproto                    # wire schema and its compiler
   libsqlite3-dev sqlite3                    # the recording, and the CLI to inspect it
-  qt6-base-dev qt6-charts-dev libgl-dev     # the GUI (Qt 6 Widgets + Charts)
+  qt6-base-dev qt6-charts-dev libgl-dev     # the window (Qt 6 Widgets + Charts); Charts'
+  libqt6opengl6-dev fonts-dejavu-core       #   CMake files need Qt6OpenGL, offscreen text a font
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
   python3-torch                             # PyTorch examples and tests
   heaptrack                                 # the benchmark's point of comparison

@@ -243,7 +243,7 @@ int exit_code_of(int status) {
 }
 
 std::unique_ptr<ProgramRun> ProgramRun::start(const RunOptions& o, int spare_tid,
-                                              std::string* error, int* exit_code) {
+                                              std::string* error, int* exit_code, EventTap tap) {
   *exit_code = 2;
   if (std::string why = program_problem(o.command[0]); !why.empty()) {
     *error = why;
@@ -269,7 +269,7 @@ std::unique_ptr<ProgramRun> ProgramRun::start(const RunOptions& o, int spare_tid
   if (endpoint.empty()) return nullptr;
   MemscopeWriterOptions store;
   if (!recording_options(o.compact, &store, error)) return nullptr;
-  run->rec_ = LiveRecording::start(endpoint, run->out_, store, error);
+  run->rec_ = LiveRecording::start(endpoint, run->out_, store, error, std::move(tap));
   if (!run->rec_) return nullptr;
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   yield_cpu_to_the_program(false, spare_tid);

@@ -69,8 +69,9 @@ class ProgramRun {
   // endpoint, then the program. `spare_tid`: a thread that does not step back for the
   // program with the others (yield_cpu_to_the_program). nullptr with *error (one line) and
   // *exit_code (127: the program cannot run; 2: anything else) when any of that fails.
+  // `tap` sees every batch of the live analyses (LiveRecording::start).
   static std::unique_ptr<ProgramRun> start(const RunOptions& o, int spare_tid, std::string* error,
-                                           int* exit_code);
+                                           int* exit_code, EventTap tap = {});
   ~ProgramRun();
 
   // One round: receives for up to `timeout_ms`, forwards a stop signal to the program, reaps
@@ -85,6 +86,7 @@ class ProgramRun {
   int finish();
 
   LiveRecording& recording() { return *rec_; }
+  const RunOptions& options() const { return options_; }
   const std::string& output() const { return out_; }
   pid_t pid() const { return child_; }
 

@@ -5,24 +5,10 @@
 #include <string>
 
 #include "monitor/report/json_writer.h"
+#include "monitor/report/units.h"
 
 namespace memtap {
 namespace {
-
-std::string bytes_text(double bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  bool negative = bytes < 0;
-  if (negative) bytes = -bytes;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char buf[32];
-  snprintf(buf, sizeof buf, unit == 0 ? "%s%.0f %s" : "%s%.1f %s", negative ? "-" : "", bytes,
-           kUnits[unit]);
-  return buf;
-}
 
 // Seconds since the session began, or the wall-clock time when no start is known.
 std::string time_text(int64_t ts_ns, int64_t start_ns) {
@@ -37,19 +23,6 @@ std::string time_text(int64_t ts_ns, int64_t start_ns) {
   gmtime_r(&secs, &tm);
   strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
   return buf;
-}
-
-std::string device_text(int32_t device) {
-  if (device == kHostDevice) return "host";
-  if (device == kNoDevice) return "no device";
-  return "device " + std::to_string(device);
-}
-
-std::string key_text(const std::string& key) {
-  if (key.empty()) return "(none)";
-  // Stacks are several lines: the innermost frame names them well enough here.
-  size_t nl = key.find('\n');
-  return nl == std::string::npos ? key : key.substr(0, nl) + " ...";
 }
 
 void breakdown_text(FILE* out, const char* title, const std::vector<BreakdownEntry>& entries) {

@@ -1,0 +1,116 @@
+// See chart_style.h.
+#include "monitor/gui/chart_style.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "monitor/report/units.h"
+
+namespace memtap::gui {
+
+QColor curve_color(const std::string& name, size_t index) {
+  if (name == "Allocated") return QColor(0x1f, 0x77, 0xb4);      // blue
+  if (name == "Reserved") return QColor(0xff, 0x7f, 0x0e);       // orange
+  if (name == "Active") return QColor(0x2c, 0xa0, 0x2c);         // green
+  if (name == "App Reserved") return QColor(0x94, 0x67, 0xbd);   // purple
+  if (name == "Fragmentation") return QColor(0xd6, 0x27, 0x28);  // red
+  // Tableau-like palette, skipping the colours the named curves use.
+  static const QColor kPalette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e),
+                                    QColor(0x2c, 0xa0, 0x2c), QColor(0xd6, 0x27, 0x28),
+                                    QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                                    QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f),
+                                    QColor(0xbc, 0xbd, 0x22), QColor(0x17, 0xbe, 0xcf)};
+  return kPalette[index % (sizeof kPalette / sizeof kPalette[0])];
+}
+
+QColor layer_color(Layer layer, bool is_mmap) {
+  if (layer == Layer::kHost) return is_mmap ? QColor(0xc7, 0xc7, 0xc7) : QColor(0x1f, 0x77, 0xb4);
+  switch (layer) {
+    case Layer::kHostPinned:
+      return QColor(0x17, 0xbe, 0xcf);
+    case Layer::kHal:
+      return QColor(0xff, 0x7f, 0x0e);
+    case Layer::kPta:
+      return QColor(0x2c, 0xa0, 0x2c);
+    case Layer::kPtaWorkspace:
+      return QColor(0x98, 0xdf, 0x8a);
+    case Layer::kAtb:
+      return QColor(0x94, 0x67, 0xbd);
+    case Layer::kMindspore:
+      return QColor(0x8c, 0x56, 0x4b);
+    default:
+      return QColor(0x7f, 0x7f, 0x7f);
+  }
+}
+
+double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what) {
+  const int unit = bytes_unit(std::max(max_bytes, 1.0));
+  const double size = bytes_unit_size(unit);
+  const double top = std::max(max_bytes / size * 1.05, 1.0);
+  axis->setRange(0, top);
+  axis->applyNiceNumbers();
+  axis->setLabelFormat(axis->max() < 10 ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+  axis->setTitleText(
+      QStringLiteral("%1 (%2)").arg(what, QString::fromLatin1(bytes_unit_name(unit))));
+  return size;
+}
+
+void setup_time_axis(QValueAxis* axis, double from_s, double to_s) {
+  if (to_s <= from_s) to_s = from_s + 1e-3;
+  axis->setRange(from_s, to_s);
+  const double span = to_s - from_s;
+  axis->setLabelFormat(span < 0.05  ? QStringLiteral("%.4f")
+                       : span < 0.5 ? QStringLiteral("%.3f")
+                       : span < 5   ? QStringLiteral("%.2f")
+                       : span < 50  ? QStringLiteral("%.1f")
+                                    : QStringLiteral("%.0f"));
+  axis->setTickType(QValueAxis::TicksDynamic);
+  // About 8 labelled ticks, at 1, 2 or 5 times a power of ten.
+  const double raw = span / 8;
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / p < 1.5 ? p : raw / p < 3.5 ? 2 * p : raw / p < 7.5 ? 5 * p : 10 * p;
+  axis->setTickAnchor(std::floor(from_s / step) * step);
+  axis->setTickInterval(step);
+  axis->setTitleText(QStringLiteral("Time since start (s)"));
+}
+
+namespace {
+
+// The outline of an envelope along its max (or min), then the points after it.
+QList<QPointF> outline(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns,
+                       double unit, bool upper) {
+  QList<QPointF> out;
+  auto x = [origin_ns](int64_t t) { return double(t - origin_ns) / 1e9; };
+  auto to = [&](int64_t t, double y) {
+    if (!out.isEmpty()) out.append(QPointF(x(t), out.back().y()));
+    out.append(QPointF(x(t), y));
+  };
+  out.reserve(qsizetype(line.envelope.size() * 4 + line.points.size() * 2 + 1));
+  for (const timeline::EnvelopeBucket& b : line.envelope) {
+    const double edge = double(upper ? b.max_bytes : b.min_bytes) / unit;
+    to(b.t_first_ns, edge);
+    if (b.t_last_ns > b.t_first_ns) out.append(QPointF(x(b.t_last_ns), edge));
+    to(b.t_last_ns, double(b.last_bytes) / unit);
+  }
+  for (const timeline::CurvePoint& p : line.points) to(p.ts_ns, double(p.value_bytes) / unit);
+  if (!out.isEmpty() && x(end_ns) > out.back().x()) out.append(QPointF(x(end_ns), out.back().y()));
+  return out;
+}
+
+}  // namespace
+
+QList<QPointF> step_points(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns,
+                           double unit) {
+  return outline(line, origin_ns, end_ns, unit, true);
+}
+
+void envelope_band(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns, double unit,
+                   QList<QPointF>* upper, QList<QPointF>* lower) {
+  viewdata::CurveLine older = line;
+  older.points.clear();
+  const int64_t band_end = line.points.empty() ? end_ns : line.points.front().ts_ns;
+  *upper = outline(older, origin_ns, band_end, unit, true);
+  *lower = outline(older, origin_ns, band_end, unit, false);
+}
+
+}  // namespace memtap::gui

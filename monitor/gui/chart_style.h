@@ -1,0 +1,42 @@
+// What every chart of the window shares: the colours of the curves (the same curve has the
+// same colour everywhere), byte axes in one 1024-based unit, the time axis in seconds
+// since the start, and curves turned into the step lines they are.
+#pragma once
+
+#include <QColor>
+#include <QList>
+#include <QPointF>
+#include <QString>
+#include <QtCharts/QValueAxis>
+#include <cstdint>
+#include <vector>
+
+#include "monitor/viewdata/curves_data.h"
+
+namespace memtap::gui {
+
+// Allocated, Reserved, Active, App Reserved, Fragmentation have fixed colours; other lines
+// (groups) take `index` in a palette of distinguishable colours.
+QColor curve_color(const std::string& name, size_t index);
+
+// The layers' colours, shared by the lifetime graph, the pool and the breakdown.
+QColor layer_color(Layer layer, bool is_mmap);
+
+// A byte axis: values are plotted in one unit (KiB ... TiB) chosen for `max_bytes`; the
+// axis' title says which. Returns the unit's size in bytes (plot values / it).
+double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what);
+// A time axis in seconds since the start, over [from_s, to_s].
+void setup_time_axis(QValueAxis* axis, double from_s, double to_s);
+
+// The line as a step line in chart coordinates (x: seconds since origin_ns, y: bytes /
+// unit), held until `end_ns`. Over an envelope's part it follows the buckets' max: each
+// bucket spans [its first point, its last point] at its max, then its last value holds
+// until the next bucket (no point lies between two buckets).
+QList<QPointF> step_points(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns,
+                           double unit);
+// An envelope's band: the same shape along the buckets' max (upper) and min (lower); between
+// buckets both are the last value, so the band is only as wide as the values really were.
+void envelope_band(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns, double unit,
+                   QList<QPointF>* upper, QList<QPointF>* lower);
+
+}  // namespace memtap::gui

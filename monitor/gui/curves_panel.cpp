@@ -1,0 +1,562 @@
+// See curves_panel.h.
+#include "monitor/gui/curves_panel.h"
+
+#include <QGraphicsLayout>
+#include <QHBoxLayout>
+#include <QLegendMarker>
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "monitor/gui/chart_style.h"
+#include "monitor/report/units.h"
+
+namespace memtap::gui {
+
+namespace {
+
+// Active equals Allocated on the host, and lies on it: its band would only hide Allocated's.
+bool has_band(const viewdata::CurveLine& l) {
+  return l.resolution == timeline::Resolution::kEnvelope && l.name != "Active";
+}
+
+// x (seconds since the start) of a plot-area position, and back, on a value axis.
+double axis_x(const QChart* chart, const QValueAxis* axis, double px) {
+  const QRectF plot = chart->plotArea();
+  if (plot.width() <= 0) return axis->min();
+  return axis->min() + (px - plot.left()) / plot.width() * (axis->max() - axis->min());
+}
+double axis_px(const QChart* chart, const QValueAxis* axis, double x) {
+  const QRectF plot = chart->plotArea();
+  const double span = axis->max() - axis->min();
+  return plot.left() + (span > 0 ? (x - axis->min()) / span : 0) * plot.width();
+}
+
+void style_chart(QChart* chart) {
+  chart->setMargins(QMargins(4, 4, 4, 4));
+  chart->setBackgroundRoundness(0);
+  chart->setAnimationOptions(QChart::NoAnimation);
+  chart->layout()->setContentsMargins(0, 0, 0, 0);
+}
+
+}  // namespace
+
+// --- CurvesChart -------------------------------------------------------------------------
+
+CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
+    : QChartView(parent),
+      state_(state),
+      chart_(new QChart),
+      x_(new QValueAxis),
+      y_(new QValueAxis) {
+  style_chart(chart_);
+  chart_->legend()->setAlignment(Qt::AlignTop);
+  chart_->addAxis(x_, Qt::AlignBottom);
+  chart_->addAxis(y_, Qt::AlignLeft);
+  setup_time_axis(x_, 0, 1);
+  setup_bytes_axis(y_, 1024, tr("Memory"));
+  setChart(chart_);
+  setRenderHint(QPainter::Antialiasing, false);
+  setMouseTracking(true);
+  setMinimumHeight(220);
+
+  QPen hover_pen(QColor(0, 0, 0, 90));
+  hover_pen.setWidthF(1);
+  hover_line_ = new QGraphicsLineItem(chart_);
+  hover_line_->setPen(hover_pen);
+  hover_line_->setZValue(20);
+  hover_line_->hide();
+  QPen cursor_pen(QColor(0xb0, 0x00, 0x20));
+  cursor_pen.setStyle(Qt::DashLine);
+  cursor_pen.setWidthF(1.5);
+  cursor_line_ = new QGraphicsLineItem(chart_);
+  cursor_line_->setPen(cursor_pen);
+  cursor_line_->setZValue(19);
+  cursor_line_->hide();
+  drag_rect_ = new QGraphicsRectItem(chart_);
+  drag_rect_->setBrush(QColor(0x1f, 0x77, 0xb4, 40));
+  drag_rect_->setPen(Qt::NoPen);
+  drag_rect_->setZValue(18);
+  drag_rect_->hide();
+
+  note_ = new QLabel(this);
+  note_->setStyleSheet(
+      QStringLiteral("color: #555; background: rgba(255,255,255,200); padding: 2px"));
+  note_->move(80, 36);
+  note_->hide();
+
+  connect(state_, &ViewState::cursorChanged, this, &CurvesChart::placeCursorLine);
+}
+
+QStringList CurvesChart::seriesNames() const {
+  QStringList names;
+  for (const Drawn& d : drawn_) {
+    if (!d.hidden) names << QString::fromStdString(d.name);
+  }
+  return names;
+}
+
+void CurvesChart::rebuildSeries() {
+  for (Drawn& d : drawn_) {
+    chart_->removeSeries(d.line);
+    delete d.line;
+    if (d.band) {
+      chart_->removeSeries(d.band);
+      delete d.band;
+    }
+  }
+  std::vector<Drawn> old = std::move(drawn_);
+  drawn_.clear();
+  for (size_t i = 0; i < data_.lines.size(); ++i) {
+    const viewdata::CurveLine& l = data_.lines[i];
+    Drawn d;
+    d.name = l.name;
+    for (const Drawn& o : old) {
+      if (o.name == l.name) d.hidden = o.hidden;
+    }
+    const QColor color = curve_color(l.name, i);
+    if (has_band(l)) {
+      d.band = new QAreaSeries(new QLineSeries, new QLineSeries);
+      QColor fill = color;
+      fill.setAlpha(110);
+      d.band->setBrush(fill);
+      d.band->setPen(Qt::NoPen);
+      chart_->addSeries(d.band);
+      d.band->attachAxis(x_);
+      d.band->attachAxis(y_);
+    }
+    d.line = new QLineSeries;
+    d.line->setName(QString::fromStdString(l.name));
+    QPen pen(color);
+    pen.setWidthF(l.name == "Active" ? 1.5 : 2.0);
+    if (l.name == "Active") pen.setStyle(Qt::DashLine);
+    d.line->setPen(pen);
+    chart_->addSeries(d.line);
+    d.line->attachAxis(x_);
+    d.line->attachAxis(y_);
+    drawn_.push_back(d);
+  }
+  // The legend shows the lines only; a click on one hides or shows it (and its band).
+  for (Drawn& d : drawn_) {
+    if (d.band) {
+      for (QLegendMarker* m : chart_->legend()->markers(d.band)) m->setVisible(false);
+    }
+    for (QLegendMarker* m : chart_->legend()->markers(d.line)) {
+      connect(m, &QLegendMarker::clicked, this, [this, name = d.name] {
+        for (Drawn& x : drawn_) {
+          if (x.name != name) continue;
+          x.hidden = !x.hidden;
+          x.line->setVisible(!x.hidden);
+          if (x.band) x.band->setVisible(!x.hidden);
+          for (QLegendMarker* mk : chart_->legend()->markers(x.line)) {
+            mk->setVisible(true);
+            QColor c = mk->labelBrush().color();
+            c.setAlphaF(x.hidden ? 0.35 : 1.0);
+            mk->setLabelBrush(c);
+          }
+        }
+      });
+    }
+  }
+}
+
+void CurvesChart::show(const viewdata::CurvesData& data) {
+  data_ = data;
+  bool same = data_.lines.size() == drawn_.size();
+  for (size_t i = 0; same && i < drawn_.size(); ++i) {
+    same = drawn_[i].name == data_.lines[i].name &&
+           (drawn_[i].band != nullptr) == has_band(data_.lines[i]);
+  }
+  if (!same) rebuildSeries();
+  double max_bytes = 1024;
+  for (const viewdata::CurveLine& l : data_.lines)
+    max_bytes = std::max(max_bytes, double(l.peak_bytes));
+  unit_ = setup_bytes_axis(y_, max_bytes, tr("Memory"));
+  const int64_t origin = state_->origin();
+  setup_time_axis(x_, state_->seconds(data_.t0_ns), state_->seconds(data_.t1_ns));
+  for (size_t i = 0; i < drawn_.size(); ++i) {
+    const viewdata::CurveLine& l = data_.lines[i];
+    drawn_[i].line->replace(step_points(l, origin, data_.t1_ns, unit_));
+    drawn_[i].line->setVisible(!drawn_[i].hidden);
+    if (drawn_[i].band) {
+      QList<QPointF> upper, lower;
+      envelope_band(l, origin, data_.t1_ns, unit_, &upper, &lower);
+      drawn_[i].band->upperSeries()->replace(upper);
+      drawn_[i].band->lowerSeries()->replace(lower);
+      drawn_[i].band->setVisible(!drawn_[i].hidden);
+    }
+  }
+  QString note;
+  if (data_.lines.empty() || data_.session_first_ns == 0) {
+    note = tr("No memory events for this process and device yet");
+  } else if (data_.hidden_groups != 0) {
+    note = tr("The %1 largest groups are drawn; %2 more are summed in one line")
+               .arg(data_.lines.size() - 1)
+               .arg(data_.hidden_groups);
+  } else {
+    for (const viewdata::CurveLine& l : data_.lines) {
+      if (l.resolution == timeline::Resolution::kEnvelope) {
+        note = tr("Min/max per pixel: zoom in for every point");
+        break;
+      }
+    }
+  }
+  note_->setText(note);
+  note_->adjustSize();
+  note_->setVisible(!note.isEmpty());
+  placeCursorLine();
+}
+
+int64_t CurvesChart::timeAt(const QPoint& pos) const {
+  const QPointF p = chart_->mapFromScene(mapToScene(pos));
+  return state_->fromSeconds(axis_x(chart_, x_, p.x()));
+}
+
+QString CurvesChart::hoverText(int64_t t) const {
+  QString text = state_->timeText(t);
+  const std::vector<int64_t> values = viewdata::values_at(data_, t);
+  for (size_t i = 0; i < values.size() && i < data_.lines.size(); ++i) {
+    if (i < drawn_.size() && drawn_[i].hidden) continue;
+    text += QStringLiteral("\n%1: %2 (%3 B)")
+                .arg(QString::fromStdString(data_.lines[i].name),
+                     QString::fromStdString(bytes_text(double(values[i]))),
+                     QLocale().toString(qlonglong(values[i])));
+  }
+  return text;
+}
+
+void CurvesChart::placeCursorLine() {
+  const QRectF plot = chart_->plotArea();
+  if (!state_->cursorSet() || data_.lines.empty()) {
+    cursor_line_->hide();
+    return;
+  }
+  const double x = axis_px(chart_, x_, state_->seconds(state_->cursor()));
+  if (x < plot.left() || x > plot.right()) {
+    cursor_line_->hide();
+    return;
+  }
+  cursor_line_->setLine(x, plot.top(), x, plot.bottom());
+  cursor_line_->show();
+}
+
+void CurvesChart::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return QChartView::mousePressEvent(event);
+  const QPointF p = chart_->mapFromScene(mapToScene(event->pos()));
+  if (!chart_->plotArea().contains(p)) return QChartView::mousePressEvent(event);
+  press_x_ = event->pos().x();
+  dragging_ = false;
+}
+
+void CurvesChart::mouseMoveEvent(QMouseEvent* event) {
+  const QPointF p = chart_->mapFromScene(mapToScene(event->pos()));
+  const QRectF plot = chart_->plotArea();
+  if (press_x_ >= 0 && std::abs(event->pos().x() - press_x_) > 4) dragging_ = true;
+  if (dragging_) {
+    const QPointF a = chart_->mapFromScene(mapToScene(QPoint(press_x_, 0)));
+    const double left = std::clamp(std::min(a.x(), p.x()), plot.left(), plot.right());
+    const double right = std::clamp(std::max(a.x(), p.x()), plot.left(), plot.right());
+    drag_rect_->setRect(left, plot.top(), right - left, plot.height());
+    drag_rect_->show();
+  }
+  if (!plot.contains(p) || data_.lines.empty()) {
+    hover_line_->hide();
+    QToolTip::hideText();
+    return QChartView::mouseMoveEvent(event);
+  }
+  hover_line_->setLine(p.x(), plot.top(), p.x(), plot.bottom());
+  hover_line_->show();
+  QToolTip::showText(event->globalPosition().toPoint(), hoverText(timeAt(event->pos())), this);
+  QChartView::mouseMoveEvent(event);
+}
+
+void CurvesChart::mouseReleaseEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton || press_x_ < 0)
+    return QChartView::mouseReleaseEvent(event);
+  if (dragging_) {
+    const int64_t a = timeAt(QPoint(press_x_, event->pos().y()));
+    const int64_t b = timeAt(event->pos());
+    if (a != b) state_->setRange(std::min(a, b), std::max(a, b));
+  } else {
+    state_->setCursor(timeAt(event->pos()));
+  }
+  drag_rect_->hide();
+  press_x_ = -1;
+  dragging_ = false;
+}
+
+void CurvesChart::wheelEvent(QWheelEvent* event) {
+  const int64_t around = timeAt(event->position().toPoint());
+  const int64_t t0 = state_->t0(), t1 = state_->t1();
+  if (t1 <= t0) return;
+  const double factor = event->angleDelta().y() > 0 ? 0.8 : 1.25;
+  const int64_t n0 = around - int64_t(double(around - t0) * factor);
+  const int64_t n1 = around + int64_t(double(t1 - around) * factor);
+  state_->setRange(n0, std::max(n1, n0 + 1000));
+  event->accept();
+}
+
+void CurvesChart::leaveEvent(QEvent* event) {
+  hover_line_->hide();
+  QChartView::leaveEvent(event);
+}
+
+void CurvesChart::resizeEvent(QResizeEvent* event) {
+  QChartView::resizeEvent(event);
+  placeCursorLine();
+}
+
+// --- OverviewChart -----------------------------------------------------------------------
+
+OverviewChart::OverviewChart(ViewState* state, QWidget* parent)
+    : QChartView(parent),
+      state_(state),
+      chart_(new QChart),
+      x_(new QValueAxis),
+      y_(new QValueAxis) {
+  style_chart(chart_);
+  chart_->legend()->hide();
+  chart_->addAxis(x_, Qt::AlignBottom);
+  chart_->addAxis(y_, Qt::AlignLeft);
+  setup_time_axis(x_, 0, 1);
+  setup_bytes_axis(y_, 1024, QString());
+  x_->setTitleVisible(false);
+  y_->setTitleVisible(false);
+  y_->setTickCount(2);
+  QFont small = x_->labelsFont();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  x_->setLabelsFont(small);
+  y_->setLabelsFont(small);
+  for (const char* name : {"Reserved", "Allocated"}) {
+    auto* line = new QLineSeries;
+    line->setName(QString::fromLatin1(name));
+    QPen pen(curve_color(name, 0));
+    pen.setWidthF(1.2);
+    line->setPen(pen);
+    chart_->addSeries(line);
+    line->attachAxis(x_);
+    line->attachAxis(y_);
+    lines_.push_back(line);
+  }
+  setChart(chart_);
+  setRenderHint(QPainter::Antialiasing, false);
+  setFixedHeight(110);
+  setFocusPolicy(Qt::StrongFocus);
+  setToolTip(
+      tr("The whole session. Drag to select a range, drag the selection to move it, "
+         "wheel to zoom, arrow keys to step"));
+  selection_ = new QGraphicsRectItem(chart_);
+  selection_->setBrush(QColor(0x1f, 0x77, 0xb4, 45));
+  selection_->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 1.5));
+  selection_->setZValue(10);
+  connect(state_, &ViewState::rangeChanged, this, &OverviewChart::placeSelection);
+}
+
+double OverviewChart::xAt(int64_t t) const {
+  return axis_px(chart_, x_, state_->seconds(t));
+}
+
+int64_t OverviewChart::timeAt(double x) const {
+  return state_->fromSeconds(axis_x(chart_, x_, x));
+}
+
+void OverviewChart::show(const viewdata::CurvesData& data) {
+  double max_bytes = 1024;
+  for (const viewdata::CurveLine& l : data.overview)
+    max_bytes = std::max(max_bytes, double(l.peak_bytes));
+  const double unit = setup_bytes_axis(y_, max_bytes, QString());
+  y_->setTickCount(2);
+  y_->setLabelFormat(QStringLiteral("%.0f ") +
+                     QString::fromLatin1(bytes_unit_name(bytes_unit(max_bytes))));
+  setup_time_axis(x_, 0, state_->seconds(state_->sessionEnd()));
+  x_->setTitleVisible(false);
+  for (QLineSeries* line : lines_) {
+    line->clear();
+    for (const viewdata::CurveLine& l : data.overview) {
+      if (line->name() == QString::fromStdString(l.name)) {
+        line->replace(step_points(l, state_->origin(), state_->sessionEnd(), unit));
+      }
+    }
+  }
+  placeSelection();
+}
+
+void OverviewChart::placeSelection() {
+  const QRectF plot = chart_->plotArea();
+  if (state_->t1() <= state_->t0() && state_->sessionEnd() <= state_->origin()) {
+    selection_->hide();
+    return;
+  }
+  const double left = std::clamp(xAt(state_->t0()), plot.left(), plot.right());
+  const double right = std::clamp(xAt(state_->t1()), plot.left(), plot.right());
+  selection_->setRect(left, plot.top(), std::max(right - left, 2.0), plot.height());
+  selection_->show();
+}
+
+void OverviewChart::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return;
+  const QPointF p = chart_->mapFromScene(mapToScene(event->pos()));
+  press_x_ = p.x();
+  press_t0_ = state_->t0();
+  press_t1_ = state_->t1();
+  drag_ = selection_->rect().adjusted(-3, 0, 3, 0).contains(p) ? Drag::kMove : Drag::kNew;
+}
+
+void OverviewChart::mouseMoveEvent(QMouseEvent* event) {
+  if (drag_ == Drag::kNone) return;
+  const QPointF p = chart_->mapFromScene(mapToScene(event->pos()));
+  if (drag_ == Drag::kMove) {
+    const int64_t dt = timeAt(p.x()) - timeAt(press_x_);
+    int64_t t0 = press_t0_ + dt, t1 = press_t1_ + dt;
+    const int64_t width = t1 - t0;
+    if (t0 < state_->origin()) t0 = state_->origin(), t1 = t0 + width;
+    if (t1 > state_->sessionEnd()) t1 = state_->sessionEnd(), t0 = t1 - width;
+    state_->setRange(t0, t1);
+  } else if (std::abs(p.x() - press_x_) > 3) {
+    state_->setRange(timeAt(press_x_), timeAt(p.x()));
+  }
+}
+
+void OverviewChart::mouseReleaseEvent(QMouseEvent* event) {
+  const QPointF p = chart_->mapFromScene(mapToScene(event->pos()));
+  if (drag_ == Drag::kNew && std::abs(p.x() - press_x_) <= 3) {
+    // A click centres the selection where it was clicked.
+    const int64_t width = std::max<int64_t>(state_->t1() - state_->t0(), 1000);
+    const int64_t centre = timeAt(p.x());
+    state_->setRange(centre - width / 2, centre + width / 2);
+  }
+  drag_ = Drag::kNone;
+}
+
+void OverviewChart::zoom(double factor, int64_t around) {
+  const int64_t t0 = state_->t0(), t1 = state_->t1();
+  const int64_t n0 = around - int64_t(double(around - t0) * factor);
+  const int64_t n1 = around + int64_t(double(t1 - around) * factor);
+  state_->setRange(n0, std::max(n1, n0 + 1000));
+}
+
+void OverviewChart::shift(double fraction) {
+  const int64_t width = state_->t1() - state_->t0();
+  int64_t dt = int64_t(double(width) * fraction);
+  if (state_->t0() + dt < state_->origin()) dt = state_->origin() - state_->t0();
+  if (state_->t1() + dt > state_->sessionEnd()) dt = state_->sessionEnd() - state_->t1();
+  state_->setRange(state_->t0() + dt, state_->t1() + dt);
+}
+
+void OverviewChart::wheelEvent(QWheelEvent* event) {
+  const QPointF p = chart_->mapFromScene(mapToScene(event->position().toPoint()));
+  zoom(event->angleDelta().y() > 0 ? 0.8 : 1.25, timeAt(p.x()));
+  event->accept();
+}
+
+void OverviewChart::keyPressEvent(QKeyEvent* event) {
+  const int64_t centre = (state_->t0() + state_->t1()) / 2;
+  switch (event->key()) {
+    case Qt::Key_Left:
+      shift(-0.1);
+      break;
+    case Qt::Key_Right:
+      shift(0.1);
+      break;
+    case Qt::Key_Up:
+    case Qt::Key_Plus:
+      zoom(0.8, centre);
+      break;
+    case Qt::Key_Down:
+    case Qt::Key_Minus:
+      zoom(1.25, centre);
+      break;
+    case Qt::Key_Home:
+      shift(-1e9);
+      break;
+    case Qt::Key_End:
+      shift(1e9);
+      break;
+    default:
+      QChartView::keyPressEvent(event);
+      return;
+  }
+  event->accept();
+}
+
+void OverviewChart::resizeEvent(QResizeEvent* event) {
+  QChartView::resizeEvent(event);
+  placeSelection();
+}
+
+// --- CurvesPanel -------------------------------------------------------------------------
+
+CurvesPanel::CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent)
+    : QWidget(parent), state_(state), client_(client) {
+  chart_ = new CurvesChart(state_, this);
+  overview_ = new OverviewChart(state_, this);
+  width_ = new QComboBox(this);
+  width_->setToolTip(tr("A fixed-width window; while Live it follows the newest data"));
+  width_->addItem(tr("All"), qlonglong(0));
+  for (const auto& [label, seconds] : std::vector<std::pair<QString, double>>{{tr("1 s"), 1},
+                                                                              {tr("10 s"), 10},
+                                                                              {tr("1 min"), 60},
+                                                                              {tr("10 min"), 600},
+                                                                              {tr("1 h"), 3600}}) {
+    width_->addItem(label, qlonglong(seconds * 1e9));
+  }
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(chart_, 1);
+  auto* row = new QHBoxLayout;
+  row->setContentsMargins(4, 0, 4, 0);
+  row->addWidget(overview_, 1);
+  auto* side = new QVBoxLayout;
+  side->addWidget(new QLabel(tr("Window"), this));
+  side->addWidget(width_);
+  side->addStretch(1);
+  row->addLayout(side);
+  layout->addLayout(row);
+
+  connect(width_, &QComboBox::activated, this, [this] {
+    const int64_t width = width_->currentData().toLongLong();
+    const int64_t end = state_->following() ? state_->sessionEnd() : state_->t1();
+    const int64_t t0 = width == 0 ? state_->origin() : std::max(state_->origin(), end - width);
+    const int64_t t1 =
+        width == 0 ? state_->sessionEnd() : std::min(state_->sessionEnd(), t0 + width);
+    state_->setRange(t0, t1, state_->following());
+  });
+  for (auto signal : {&ViewState::scopeChanged, &ViewState::groupByChanged,
+                      &ViewState::rangeChanged, &ViewState::dataAdvanced}) {
+    connect(state_, signal, this, &CurvesPanel::request);
+  }
+}
+
+void CurvesPanel::request() {
+  if (state_->sessionEnd() <= state_->origin()) return;
+  if (in_flight_) {
+    again_ = true;
+    return;
+  }
+  in_flight_ = true;
+  viewdata::CurvesRequest r;
+  r.pid = state_->pid();
+  r.device = state_->device();
+  r.group_by = state_->groupBy();
+  r.fragmentation = state_->fragmentation();
+  r.t0_ns = state_->t0();
+  r.t1_ns = state_->t1();
+  r.max_points = size_t(std::max(chart_->width(), 200));
+  r.overview_points = size_t(std::max(overview_->width(), 200));
+  client_->ask(
+      this, [r](const viewdata::EngineView& e) { return viewdata::compute_curves(e, r); },
+      [this](viewdata::CurvesData data) {
+        in_flight_ = false;
+        chart_->show(data);
+        overview_->show(data);
+        if (again_) {
+          again_ = false;
+          request();
+        }
+      });
+}
+
+}  // namespace memtap::gui

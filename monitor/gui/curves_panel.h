@@ -1,0 +1,134 @@
+// The memory curves and, below them, the trend overview of the whole session with the
+// range selector that drives every other view.
+//
+// The curves (Allocated, Reserved, Active, App Reserved, Fragmentation on demand, or one
+// line per group) come from the engine at about one point per pixel: its LTTB sample or
+// min/max envelope (drawn as a band around the line), every point once the range holds few
+// enough. Hover shows the exact values and time; a click sets the cursor (the instant the
+// pool and breakdown show); a drag selects a range; the wheel zooms. The legend toggles a
+// series.
+//
+// The overview draws Allocated and Reserved over the whole session; the selection is a
+// rectangle to drag, resize with the wheel, move with the arrow keys, or set to a fixed
+// width. While following (Live), the range ends at the newest data; scrolling back pauses,
+// and the top bar's Live button returns.
+#pragma once
+
+#include <QAreaSeries>
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QGraphicsLineItem>
+#include <QGraphicsRectItem>
+#include <QLabel>
+#include <QLineSeries>
+#include <QValueAxis>
+#include <QWidget>
+#include <vector>
+
+#include "monitor/gui/engine_client.h"
+#include "monitor/gui/view_state.h"
+#include "monitor/viewdata/curves_data.h"
+
+namespace memtap::gui {
+
+class CurvesChart : public QChartView {
+  Q_OBJECT
+
+ public:
+  CurvesChart(ViewState* state, QWidget* parent = nullptr);
+  void show(const viewdata::CurvesData& data);
+  const viewdata::CurvesData& data() const { return data_; }
+  // For tests: the visible series' names, in the legend's order.
+  QStringList seriesNames() const;
+  // What hovering at chart time t would show.
+  QString hoverText(int64_t t_ns) const;
+
+ protected:
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  int64_t timeAt(const QPoint& pos) const;
+  void placeCursorLine();
+  void rebuildSeries();
+
+  ViewState* state_;
+  QChart* chart_;
+  QValueAxis* x_;
+  QValueAxis* y_;
+  viewdata::CurvesData data_;
+  double unit_ = 1;
+  struct Drawn {
+    std::string name;
+    QLineSeries* line = nullptr;
+    QAreaSeries* band = nullptr;  // envelope only
+    bool hidden = false;          // by the legend
+  };
+  std::vector<Drawn> drawn_;
+  QGraphicsLineItem* hover_line_;
+  QGraphicsLineItem* cursor_line_;
+  QGraphicsRectItem* drag_rect_;
+  QLabel* note_;  // what the chart cannot show (no data yet, groups summed)
+  int press_x_ = -1;
+  bool dragging_ = false;
+};
+
+class OverviewChart : public QChartView {
+  Q_OBJECT
+
+ public:
+  OverviewChart(ViewState* state, QWidget* parent = nullptr);
+  void show(const viewdata::CurvesData& data);
+  void placeSelection();
+
+ protected:
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  int64_t timeAt(double x) const;
+  double xAt(int64_t t) const;
+  void zoom(double factor, int64_t around);
+  void shift(double fraction);
+
+  ViewState* state_;
+  QChart* chart_;
+  QValueAxis* x_;
+  QValueAxis* y_;
+  std::vector<QLineSeries*> lines_;
+  QGraphicsRectItem* selection_;
+  enum class Drag { kNone, kMove, kNew } drag_ = Drag::kNone;
+  double press_x_ = 0;
+  int64_t press_t0_ = 0, press_t1_ = 0;
+};
+
+class CurvesPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent = nullptr);
+  CurvesChart* chart() { return chart_; }
+  OverviewChart* overview() { return overview_; }
+  // Asks the engine again (the refresh tick, and every change of scope, range or grouping).
+  void request();
+
+ private:
+  ViewState* state_;
+  EngineClient* client_;
+  CurvesChart* chart_;
+  OverviewChart* overview_;
+  QComboBox* width_;
+  bool in_flight_ = false;
+  bool again_ = false;
+};
+
+}  // namespace memtap::gui

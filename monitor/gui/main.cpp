@@ -1,0 +1,169 @@
+// memtap-gui: the window. Started by `memtap monitor ...` and `memtap run --gui ...`
+// (gui_options.h has the command line). It records live sessions exactly as the headless
+// commands do (viewdata/live_source.h), so closing it never loses the recording.
+#include <unistd.h>
+
+#include <QElapsedTimer>
+#include <QPixmap>
+#include <QTimer>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "monitor/gui/frame_stats.h"
+#include "monitor/gui/gui_options.h"
+#include "monitor/gui/main_window.h"
+#include "monitor/live/live_support.h"
+#include "monitor/viewdata/live_source.h"
+
+using namespace memtap;
+using namespace memtap::gui;
+
+namespace {
+
+bool has_display() {
+  for (const char* v : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) {
+    const char* value = getenv(v);
+    if (value != nullptr && *value != '\0') return true;
+  }
+  return false;
+}
+
+const char* prefix(const GuiOptions& o) {
+  return o.mode == Mode::kRun ? "memtap run" : "memtap monitor";
+}
+
+bool save_screenshot(MainWindow& window, const GuiOptions& o) {
+  const QPixmap picture = window.grab();
+  if (picture.isNull() || !picture.save(QString::fromStdString(o.screenshot), "PNG")) {
+    fprintf(stderr, "%s: cannot write the screenshot to %s\n", prefix(o), o.screenshot.c_str());
+    return false;
+  }
+  fprintf(stderr, "%s: screenshot written to %s (%dx%d)\n", prefix(o), o.screenshot.c_str(),
+          picture.width(), picture.height());
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  GuiOptions o;
+  std::string error;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!parse_gui_options(args, &o, &error)) {
+    fprintf(stderr, "%s: %s (see memtap monitor --help)\n", prefix(o), error.c_str());
+    return 2;
+  }
+  if (o.help) {
+    fputs(gui_usage(), stdout);
+    return 0;
+  }
+  const bool shot = !o.screenshot.empty();
+  // A screenshot is rendered offscreen: no display needed, and no window pops up.
+  if (shot) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  if (!has_display()) {
+    fprintf(stderr,
+            "%s: no display (DISPLAY and WAYLAND_DISPLAY are unset); --screenshot FILE "
+            "renders the window without one\n",
+            prefix(o));
+    return 2;
+  }
+  install_stop_signals();
+
+  int exit_code = 2;
+  std::unique_ptr<viewdata::DataSource> source;
+  if (o.mode == Mode::kReplay) {
+    source = viewdata::open_recording(o.file, &error);
+  } else {
+    viewdata::LiveOptions live;
+    live.listen = o.listen;
+    live.out = o.out;
+    live.compact = o.compact;
+    live.run = o.run;
+    live.spare_tid = int(gettid());
+    source = viewdata::start_live(live, &error, &exit_code);
+  }
+  if (!source) {
+    fprintf(stderr, "%s: %s\n", prefix(o), error.c_str());
+    return o.mode == Mode::kReplay ? 2 : exit_code;
+  }
+  if (o.mode == Mode::kListen) {
+    fprintf(stderr, "memtap monitor: listening on %s (close the window or Ctrl-C to stop)\n",
+            o.listen.c_str());
+  }
+
+  MemtapApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("memtap"));
+  bool shot_ok = true;
+  {
+    MainWindow window(source.get());
+    window.resize(o.width, o.height);
+    window.showView(o.view);
+    window.show();
+
+    // --at, once the data is in.
+    QObject::connect(&window, &MainWindow::sourceDone, &window, [&] {
+      if (o.at_peak) window.setCursorAtPeak();
+      if (o.at_ns >= 0) window.setCursorSinceStart(o.at_ns);
+    });
+
+    // Ctrl-C: --listen ends the recording and the window; --run hands it to the program
+    // (ProgramRun forwards it), whose end the window then shows.
+    QTimer stop_poll;
+    QObject::connect(&stop_poll, &QTimer::timeout, [&] {
+      if (interrupted() && o.mode != Mode::kRun) {
+        source->stop();
+        if (source->status().loaded) app.quit();
+      }
+    });
+    stop_poll.start(100);
+
+    QTimer shooter;
+    QElapsedTimer since_start, due_since;
+    since_start.start();
+    bool taken = false;
+    QObject::connect(&shooter, &QTimer::timeout, [&] {
+      if (!taken) {
+        const bool loaded = source->status().loaded;
+        if (o.mode == Mode::kReplay) {
+          // Once everything is loaded, indexed and drawn.
+          if (!window.settled()) return;
+        } else {
+          // Live: --screenshot-after into the run (or its end, if it ends sooner), with the
+          // answers to the last refresh drawn (waiting for them at most a second).
+          if (since_start.elapsed() < o.screenshot_after_ms && !loaded) return;
+          if (!due_since.isValid()) due_since.start();
+          const bool ready = loaded ? window.settled() : window.client()->pending() == 0;
+          if (!ready && due_since.elapsed() < (loaded ? 5000 : 1000)) return;
+        }
+        shot_ok = save_screenshot(window, o);
+        taken = true;
+      }
+      // A live run goes on to its end after the picture, without the window.
+      if (o.mode == Mode::kReplay || source->status().loaded) app.quit();
+    });
+    if (shot) shooter.start(50);
+    app.exec();
+    if (o.stats) app.stats().print(stderr);
+  }
+  if (o.mode == Mode::kRun && !source->status().loaded) {
+    std::string command;
+    for (const std::string& a : o.run.command) command += (command.empty() ? "" : " ") + a;
+    fprintf(stderr,
+            "memtap run: the window was closed; recording goes on until '%s' ends (Ctrl-C to "
+            "stop it)\n",
+            command.c_str());
+  }
+  // --listen: the recording ends with the window. --run: the program goes on to its end.
+  source->stop();
+  while (o.mode != Mode::kReplay && !source->status().loaded) usleep(20000);
+  const viewdata::SourceStatus status = source->status();
+  source.reset();
+  if (!status.error.empty() && o.mode == Mode::kReplay) {
+    fprintf(stderr, "memtap monitor: %s\n", status.error.c_str());
+    return 1;
+  }
+  if (!shot_ok) return 1;
+  if (o.mode == Mode::kRun) return status.exit_code >= 0 ? status.exit_code : 0;
+  return 0;
+}

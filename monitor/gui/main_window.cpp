@@ -1,0 +1,121 @@
+// See main_window.h.
+#include "monitor/gui/main_window.h"
+
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "monitor/gui/block_table_view.h"
+#include "monitor/gui/breakdown_view.h"
+#include "monitor/gui/curves_panel.h"
+#include "monitor/gui/event_table_view.h"
+#include "monitor/gui/findings_view.h"
+#include "monitor/gui/flame_view.h"
+#include "monitor/gui/lifetime_view.h"
+#include "monitor/gui/pool_view.h"
+#include "monitor/gui/top_bar.h"
+
+namespace memtap::gui {
+
+MainWindow::MainWindow(viewdata::DataSource* source, QWidget* parent)
+    : QMainWindow(parent), state_(new ViewState(this)), client_(new EngineClient(source, this)) {
+  auto* central = new QWidget(this);
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  top_bar_ = new TopBar(state_, client_, central);
+  layout->addWidget(top_bar_);
+
+  auto* split = new QSplitter(Qt::Vertical, central);
+  curves_ = new CurvesPanel(state_, client_, split);
+  tabs_ = new QTabWidget(split);
+  lifetime_ = new LifetimeView(state_, client_, tabs_);
+  pool_ = new PoolView(state_, client_, tabs_);
+  breakdown_ = new BreakdownView(state_, client_, tabs_);
+  flame_ = new FlameView(state_, client_, tabs_);
+  block_table_ = new BlockTableView(state_, client_, tabs_);
+  event_table_ = new EventTableView(state_, client_, tabs_);
+  tabs_->addTab(lifetime_, tr("Block lifetimes"));
+  tabs_->addTab(pool_, tr("Pool"));
+  tabs_->addTab(breakdown_, tr("Breakdown"));
+  tabs_->addTab(flame_, tr("Flame chart"));
+  tabs_->addTab(block_table_, tr("Blocks"));
+  tabs_->addTab(event_table_, tr("Events"));
+  split->addWidget(curves_);
+  split->addWidget(tabs_);
+  split->setStretchFactor(0, 5);
+  split->setStretchFactor(1, 4);
+  layout->addWidget(split, 1);
+  setCentralWidget(central);
+
+  findings_ = new FindingsView(state_, client_, this);
+  findings_dock_ = new QDockWidget(tr("Findings"), this);
+  findings_dock_->setObjectName(QStringLiteral("findings"));
+  findings_dock_->setWidget(findings_);
+  findings_dock_->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  addDockWidget(Qt::RightDockWidgetArea, findings_dock_);
+  resizeDocks({findings_dock_}, {340}, Qt::Horizontal);
+
+  setWindowTitle(QStringLiteral("memtap — %1").arg(QString::fromStdString(source->status().title)));
+  connect(&timer_, &QTimer::timeout, this, &MainWindow::refresh);
+  timer_.start(100);
+  refresh();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::refresh() {
+  const viewdata::SourceStatus status = client_->status();
+  top_bar_->refresh(status);
+  const bool changed = status.events != last_.events || status.last_ns != last_.last_ns ||
+                       status.loaded != last_.loaded;
+  last_ = status;
+  if (status.first_ns != 0) state_->setSession(status.first_ns, status.last_ns);
+  if (changed) {
+    quiet_refreshes_ = 0;
+  } else {
+    ++quiet_refreshes_;
+  }
+  if (status.loaded && !done_) {
+    done_ = true;
+    // Views that show the range's end ask once more now that it is final.
+    emit state_->dataAdvanced();
+    emit sourceDone();
+  }
+}
+
+bool MainWindow::settled() const {
+  if (!last_.loaded || client_->pending() != 0 || quiet_refreshes_ < 2) return false;
+  const viewdata::BlockIndexStatus b = client_->source().blocks().status();
+  return b.queued_events == 0;
+}
+
+void MainWindow::showView(const std::string& name) {
+  QWidget* views[] = {nullptr, lifetime_, pool_, breakdown_, flame_, block_table_, event_table_};
+  const char* names[] = {"curves", "lifetime", "pool", "breakdown", "flame", "blocks", "events"};
+  for (size_t i = 0; i < std::size(names); ++i) {
+    if (name == names[i] && views[i] != nullptr) tabs_->setCurrentWidget(views[i]);
+  }
+  if (name == "findings") findings_dock_->raise();
+}
+
+void MainWindow::setCursorAtPeak() {
+  const uint32_t pid = state_->pid();
+  const int32_t device = state_->device();
+  client_->ask(
+      this,
+      [pid, device](const viewdata::EngineView& e) {
+        return e.analyzer.timeline()
+            .summary(pid, device)
+            .peak[size_t(timeline::Curve::kAllocated)]
+            .ts_ns;
+      },
+      [this](int64_t t) {
+        if (t > 0) state_->setCursor(t);
+      });
+}
+
+void MainWindow::setCursorSinceStart(int64_t since_start_ns) {
+  state_->setCursor(state_->origin() + since_start_ns);
+}
+
+}  // namespace memtap::gui

@@ -1,0 +1,83 @@
+// The window: the top bar, the memory curves with the trend overview, the views that the
+// selected range drives (lifetime graph, pool, breakdown, flame chart, block and event
+// tables) in tabs below, and the findings on the right. It owns the shared ViewState and
+// refreshes it from the data source every 100 ms while data arrives.
+#pragma once
+
+#include <QDockWidget>
+#include <QMainWindow>
+#include <QTabWidget>
+#include <QTimer>
+#include <string>
+
+#include "monitor/gui/engine_client.h"
+#include "monitor/gui/view_state.h"
+
+namespace memtap::gui {
+
+class TopBar;
+class CurvesPanel;
+class LifetimeView;
+class PoolView;
+class BreakdownView;
+class FlameView;
+class BlockTableView;
+class EventTableView;
+class FindingsView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(viewdata::DataSource* source, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  ViewState* state() { return state_; }
+  EngineClient* client() { return client_; }
+  TopBar* topBar() { return top_bar_; }
+  CurvesPanel* curves() { return curves_; }
+  LifetimeView* lifetime() { return lifetime_; }
+  PoolView* pool() { return pool_; }
+  BreakdownView* breakdown() { return breakdown_; }
+  FlameView* flame() { return flame_; }
+  BlockTableView* blockTable() { return block_table_; }
+  EventTableView* eventTable() { return event_table_; }
+  FindingsView* findings() { return findings_; }
+  QTabWidget* tabs() { return tabs_; }
+
+  // Brings a view (gui_options.h's names) to the front.
+  void showView(const std::string& name);
+  // Once the source has loaded: the cursor at the Allocated peak of the shown process and
+  // device (--at peak), or at `since_start_ns` after the start.
+  void setCursorAtPeak();
+  void setCursorSinceStart(int64_t since_start_ns);
+  // Everything the source has is loaded, indexed and drawn: no question is waiting.
+  bool settled() const;
+  // Runs one refresh now (tests; the timer does it every 100 ms).
+  void refresh();
+
+ signals:
+  // The source finished loading (replay) or recording (live); once.
+  void sourceDone();
+
+ private:
+  ViewState* state_;
+  EngineClient* client_;
+  TopBar* top_bar_;
+  CurvesPanel* curves_;
+  QTabWidget* tabs_;
+  LifetimeView* lifetime_;
+  PoolView* pool_;
+  BreakdownView* breakdown_;
+  FlameView* flame_;
+  BlockTableView* block_table_;
+  EventTableView* event_table_;
+  FindingsView* findings_;
+  QDockWidget* findings_dock_;
+  QTimer timer_;
+  bool done_ = false;
+  int quiet_refreshes_ = 0;  // refreshes since anything changed (settled() wants two)
+  viewdata::SourceStatus last_;
+};
+
+}  // namespace memtap::gui

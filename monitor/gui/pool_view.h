@@ -1,0 +1,18 @@
+// The pool at an instant. PLACEHOLDER: shows what it will be, until it is written.
+#pragma once
+
+#include <QWidget>
+
+#include "monitor/gui/engine_client.h"
+#include "monitor/gui/view_state.h"
+
+namespace memtap::gui {
+
+class PoolView : public QWidget {
+  Q_OBJECT
+
+ public:
+  PoolView(ViewState* state, EngineClient* client, QWidget* parent = nullptr);
+};
+
+}  // namespace memtap::gui

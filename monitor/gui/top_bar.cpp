@@ -1,0 +1,165 @@
+// See top_bar.h.
+#include "monitor/gui/top_bar.h"
+
+#include <QHBoxLayout>
+#include <set>
+
+#include "monitor/report/units.h"
+
+namespace memtap::gui {
+
+namespace {
+
+QString process_label(uint32_t pid, const viewdata::SourceStatus& status) {
+  for (const viewdata::ProcessEntry& p : status.processes) {
+    if (p.pid != pid) continue;
+    QString label = QStringLiteral("pid %1").arg(pid);
+    if (p.rank >= 0) label = QStringLiteral("rank %1/%2 · ").arg(p.rank).arg(p.world_size) + label;
+    if (!p.hostname.empty())
+      label += QStringLiteral(" @ %1").arg(QString::fromStdString(p.hostname));
+    return label;
+  }
+  return QStringLiteral("pid %1").arg(pid);
+}
+
+}  // namespace
+
+TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
+    : QWidget(parent), state_(state), client_(client) {
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(6, 4, 6, 4);
+  process_ = new QComboBox(this);
+  process_->setToolTip(tr("Process (rank and host where known)"));
+  process_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  device_ = new QComboBox(this);
+  device_->setToolTip(tr("Device: the host's memory, or a GPU"));
+  group_by_ = new QComboBox(this);
+  group_by_->addItem(tr("Overall"), int(timeline::GroupBy::kOverall));
+  group_by_->addItem(tr("Layer / Component"), int(timeline::GroupBy::kLayer));
+  group_by_->addItem(tr("Owner"), int(timeline::GroupBy::kOwner));
+  group_by_->addItem(tr("Stream"), int(timeline::GroupBy::kStream));
+  group_by_->setToolTip(tr("Group the curves by"));
+  fragmentation_ = new QCheckBox(tr("Fragmentation"), this);
+  fragmentation_->setToolTip(tr("Show Reserved - Allocated as a curve"));
+  live_ = new QPushButton(this);
+  live_->setCheckable(true);
+  live_->setToolTip(tr("Follow the newest data (Live), or hold the view (Paused)"));
+  status_ = new QLabel(this);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  layout->addWidget(new QLabel(tr("Process"), this));
+  layout->addWidget(process_);
+  layout->addWidget(new QLabel(tr("Device"), this));
+  layout->addWidget(device_);
+  layout->addWidget(new QLabel(tr("Group by"), this));
+  layout->addWidget(group_by_);
+  layout->addWidget(fragmentation_);
+  layout->addWidget(live_);
+  layout->addStretch(1);
+  layout->addWidget(status_);
+  showFollowing(state_->following());
+
+  connect(process_, &QComboBox::activated, this, [this] { fillDevices(); });
+  connect(device_, &QComboBox::activated, this, [this] {
+    if (device_->currentIndex() < 0) return;
+    state_->setScope(uint32_t(process_->currentData().toUInt()), device_->currentData().toInt());
+  });
+  connect(group_by_, &QComboBox::activated, this,
+          [this] { state_->setGroupBy(timeline::GroupBy(group_by_->currentData().toInt())); });
+  connect(fragmentation_, &QCheckBox::toggled, state_, &ViewState::setFragmentation);
+  connect(live_, &QPushButton::clicked, this, [this](bool on) { state_->setFollowing(on); });
+  connect(state_, &ViewState::followingChanged, this, &TopBar::showFollowing);
+  connect(state_, &ViewState::groupByChanged, this, [this] {
+    group_by_->setCurrentIndex(group_by_->findData(int(state_->groupBy())));
+    fragmentation_->setEnabled(state_->groupBy() == timeline::GroupBy::kOverall);
+  });
+}
+
+void TopBar::showFollowing(bool on) {
+  live_->setChecked(on);
+  live_->setText(on ? tr("● Live") : tr("❚❚ Paused"));
+}
+
+void TopBar::refresh(const viewdata::SourceStatus& status) {
+  last_status_ = status;
+  QStringList parts;
+  if (!status.error.empty()) {
+    parts << QString::fromStdString(status.error);
+  } else if (!status.loaded && !status.live) {
+    parts << tr("loading %1%").arg(int(status.load_fraction * 100));
+  } else if (status.live) {
+    parts << tr("%1 events/s").arg(QLocale().toString(qlonglong(status.events_per_s)));
+  } else {
+    parts << (status.exit_code >= 0 ? tr("finished (exit code %1)").arg(status.exit_code)
+                                    : tr("loaded"));
+  }
+  parts << tr("%1 events").arg(QLocale().toString(qulonglong(status.events)));
+  parts << tr("%1 dropped").arg(QLocale().toString(qulonglong(status.events_dropped)));
+  if (status.live)
+    parts << tr("view %1 behind").arg(QString::fromStdString(duration_text(status.lag_ns)));
+  if (status.recording_bytes != 0) {
+    parts << tr("recording %1")
+                 .arg(QString::fromStdString(bytes_text(double(status.recording_bytes))));
+  }
+  status_->setText(parts.join(QStringLiteral("  ·  ")));
+  status_->setStyleSheet(status.events_dropped != 0 || !status.error.empty()
+                             ? QStringLiteral("color: #b00020")
+                             : QString());
+  status_->setToolTip(QString::fromStdString(status.warning));
+  live_->setEnabled(status.live || !status.loaded);
+
+  // The processes and devices change only with new events.
+  if (asking_scopes_ || (status.events == scopes_events_ && process_->count() != 0)) return;
+  asking_scopes_ = true;
+  scopes_events_ = status.events;
+  client_->ask(
+      this, [](const viewdata::EngineView& e) { return viewdata::list_scopes(e); },
+      [this](std::vector<viewdata::ScopeEntry> scopes) {
+        asking_scopes_ = false;
+        setScopes(scopes);
+      });
+}
+
+void TopBar::setScopes(const std::vector<viewdata::ScopeEntry>& scopes) {
+  if (scopes.empty()) return;
+  const bool changed =
+      scopes.size() != scopes_.size() ||
+      !std::equal(scopes.begin(), scopes.end(), scopes_.begin(), [](const auto& a, const auto& b) {
+        return a.pid == b.pid && a.device == b.device;
+      });
+  if (!changed && process_->count() != 0) {
+    // Labels gain rank and host once the processes' Hello arrived.
+    for (int i = 0; i < process_->count(); ++i) {
+      process_->setItemText(i, process_label(process_->itemData(i).toUInt(), last_status_));
+    }
+    return;
+  }
+  scopes_ = scopes;
+  std::set<uint32_t> pids;
+  for (const viewdata::ScopeEntry& s : scopes_) pids.insert(s.pid);
+  const uint32_t current = state_->pid();
+  process_->clear();
+  for (uint32_t pid : pids) process_->addItem(process_label(pid, last_status_), pid);
+  const int index = process_->findData(current);
+  process_->setCurrentIndex(index >= 0 ? index : 0);
+  fillDevices();
+}
+
+void TopBar::fillDevices() {
+  const uint32_t pid = process_->currentData().toUInt();
+  const int32_t current = state_->pid() == pid ? state_->device() : kHostDevice;
+  device_->clear();
+  for (const viewdata::ScopeEntry& s : scopes_) {
+    if (s.pid != pid) continue;
+    device_->addItem(
+        s.device == kHostDevice ? QStringLiteral("cpu") : QStringLiteral("GPU %1").arg(s.device),
+        s.device);
+  }
+  const int index = device_->findData(current);
+  device_->setCurrentIndex(index >= 0 ? index : 0);
+  if (device_->currentIndex() >= 0) {
+    state_->setScope(pid, device_->currentData().toInt());
+  }
+}
+
+}  // namespace memtap::gui

@@ -1,0 +1,53 @@
+// The bar above the views: which process (rank, host) and device, Group By, the
+// Fragmentation curve, Live/Paused, and the status line (events/s, events dropped, how far
+// the view lags behind the processes, the recording's size; while a file loads, how much).
+#pragma once
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QWidget>
+
+#include "monitor/gui/engine_client.h"
+#include "monitor/gui/view_state.h"
+#include "monitor/viewdata/curves_data.h"
+
+namespace memtap::gui {
+
+class TopBar : public QWidget {
+  Q_OBJECT
+
+ public:
+  TopBar(ViewState* state, EngineClient* client, QWidget* parent = nullptr);
+
+  // The refresh tick: the status line, and the selectors when processes or devices came.
+  void refresh(const viewdata::SourceStatus& status);
+
+  // For tests: the selectors.
+  QComboBox* processBox() { return process_; }
+  QComboBox* deviceBox() { return device_; }
+  QComboBox* groupByBox() { return group_by_; }
+  QPushButton* liveButton() { return live_; }
+  QLabel* statusLabel() { return status_; }
+
+ private:
+  void setScopes(const std::vector<viewdata::ScopeEntry>& scopes);
+  void fillDevices();
+  void showFollowing(bool on);
+
+  ViewState* state_;
+  EngineClient* client_;
+  QComboBox* process_;
+  QComboBox* device_;
+  QComboBox* group_by_;
+  QCheckBox* fragmentation_;
+  QPushButton* live_;
+  QLabel* status_;
+  std::vector<viewdata::ScopeEntry> scopes_;
+  viewdata::SourceStatus last_status_;
+  bool asking_scopes_ = false;
+  uint64_t scopes_events_ = 0;  // the events analysed when the scopes were last asked for
+};
+
+}  // namespace memtap::gui

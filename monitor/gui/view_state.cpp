@@ -1,0 +1,96 @@
+// See view_state.h.
+#include "monitor/gui/view_state.h"
+
+#include <algorithm>
+
+namespace memtap::gui {
+
+ViewState::ViewState(QObject* parent) : QObject(parent) {}
+
+QString ViewState::timeText(int64_t ns) const {
+  return QStringLiteral("+%1 s").arg(seconds(ns), 0, 'f', 3);
+}
+
+void ViewState::setScope(uint32_t pid, int32_t device) {
+  if (pid == pid_ && device == device_) return;
+  pid_ = pid;
+  device_ = device;
+  selected_block_ = -1;
+  emit scopeChanged();
+}
+
+void ViewState::setGroupBy(timeline::GroupBy by) {
+  if (by == group_by_) return;
+  group_by_ = by;
+  emit groupByChanged();
+}
+
+void ViewState::setFragmentation(bool on) {
+  if (on == fragmentation_) return;
+  fragmentation_ = on;
+  emit groupByChanged();
+}
+
+void ViewState::setRange(int64_t t0, int64_t t1, bool follow) {
+  if (t1 < t0) std::swap(t0, t1);
+  if (session_end_ > origin_) {
+    t0 = std::clamp(t0, origin_, session_end_);
+    t1 = std::clamp(t1, origin_, session_end_);
+  }
+  if (!follow && following_) {
+    following_ = false;
+    emit followingChanged(false);
+  }
+  if (follow) follow_width_ = (t0 <= origin_) ? 0 : t1 - t0;
+  if (t0 == t0_ && t1 == t1_) return;
+  t0_ = t0;
+  t1_ = t1;
+  emit rangeChanged();
+}
+
+void ViewState::setCursor(int64_t t) {
+  if (t == cursor_) return;
+  cursor_ = t;
+  emit cursorChanged();
+}
+
+void ViewState::selectBlock(int64_t id) {
+  if (id == selected_block_) return;
+  selected_block_ = id;
+  emit blockSelected(id);
+}
+
+void ViewState::setBlockFilter(const QString& text) {
+  if (text == block_filter_) return;
+  block_filter_ = text;
+  emit blockFilterChanged(text);
+}
+
+void ViewState::setFollowing(bool on) {
+  if (on == following_) return;
+  following_ = on;
+  emit followingChanged(on);
+  if (on && session_end_ > origin_) {
+    const int64_t t0 =
+        follow_width_ > 0 ? std::max(origin_, session_end_ - follow_width_) : origin_;
+    setRange(t0, session_end_, true);
+  }
+}
+
+void ViewState::setSession(int64_t origin, int64_t end) {
+  if (origin == origin_ && end == session_end_) return;
+  const bool first = origin_ == 0;
+  origin_ = origin;
+  session_end_ = std::max(end, origin);
+  if (following_ || first) {
+    const int64_t t0 =
+        follow_width_ > 0 ? std::max(origin_, session_end_ - follow_width_) : origin_;
+    const bool was_following = following_;
+    following_ = true;  // setRange(.., true) keeps it
+    setRange(t0, session_end_, true);
+    following_ = was_following;
+  }
+  emit dataAdvanced();
+}
+
+}  // namespace memtap::gui

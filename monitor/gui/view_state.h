@@ -1,0 +1,94 @@
+// What every view of the window shows, in one place: the process and device, Group By, the
+// selected time range, the cursor (the instant the pool and breakdown show), the selected
+// block, and whether the window follows the newest data. Views read it and change it
+// through its setters; each change is one signal, so the views never talk to each other
+// (the overview moves the range and the tables follow; the pool selects a block and the
+// lifetime graph shows it).
+//
+// Times are epoch nanoseconds, as in the recording; views label them relative to origin(),
+// the session's first event, as "time since start".
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <cstdint>
+
+#include "monitor/engine/timeline/timeline.h"
+#include "monitor/model/mem_event.h"
+
+namespace memtap::gui {
+
+class ViewState : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit ViewState(QObject* parent = nullptr);
+
+  uint32_t pid() const { return pid_; }
+  int32_t device() const { return device_; }
+  timeline::GroupBy groupBy() const { return group_by_; }
+  bool fragmentation() const { return fragmentation_; }  // the Fragmentation curve is shown
+
+  // The selected range [t0, t1]; both 0 until there is data.
+  int64_t t0() const { return t0_; }
+  int64_t t1() const { return t1_; }
+  // The instant the pool and breakdown views show; 0 until set (then: the range's end).
+  int64_t cursor() const { return cursor_ != 0 ? cursor_ : t1_; }
+  bool cursorSet() const { return cursor_ != 0; }
+  int64_t selectedBlock() const { return selected_block_; }  // -1: none
+  // Text the block table filters by (a finding sets it: an owner, a stack's frame).
+  const QString& blockFilter() const { return block_filter_; }
+
+  // The session's first event and its newest (what the overview spans).
+  int64_t origin() const { return origin_; }
+  int64_t sessionEnd() const { return session_end_; }
+  // Following the newest data: the range ends at sessionEnd() and moves with it.
+  bool following() const { return following_; }
+
+  // "+12.345 s": a time relative to origin().
+  QString timeText(int64_t ns) const;
+  // Seconds since origin(), for axes.
+  double seconds(int64_t ns) const { return double(ns - origin_) / 1e9; }
+  int64_t fromSeconds(double s) const { return origin_ + int64_t(s * 1e9); }
+
+ public slots:
+  void setScope(uint32_t pid, int32_t device);
+  void setGroupBy(timeline::GroupBy by);
+  void setFragmentation(bool on);
+  // Clamped to the session; t1 < t0 swaps them. Turns following off unless `follow`.
+  void setRange(int64_t t0, int64_t t1, bool follow = false);
+  void setCursor(int64_t t);
+  void selectBlock(int64_t id);
+  void setBlockFilter(const QString& text);
+  void setFollowing(bool on);
+  // The data grew (origin or end moved): the window calls this on every refresh; while
+  // following, the range follows.
+  void setSession(int64_t origin, int64_t end);
+
+ signals:
+  void scopeChanged();
+  void groupByChanged();
+  void rangeChanged();
+  void cursorChanged();
+  void blockSelected(qint64 id);
+  void blockFilterChanged(const QString& text);
+  void followingChanged(bool on);
+  // New data (every refresh while live or loading): views that show "now" ask again.
+  void dataAdvanced();
+
+ private:
+  uint32_t pid_ = 0;
+  int32_t device_ = kHostDevice;
+  timeline::GroupBy group_by_ = timeline::GroupBy::kOverall;
+  bool fragmentation_ = false;
+  int64_t t0_ = 0, t1_ = 0;
+  int64_t cursor_ = 0;
+  int64_t selected_block_ = -1;
+  QString block_filter_;
+  int64_t origin_ = 0, session_end_ = 0;
+  bool following_ = true;
+  // The width the range keeps while following once the user chose one (0: all of it).
+  int64_t follow_width_ = 0;
+};
+
+}  // namespace memtap::gui

@@ -1,0 +1,236 @@
+// See curves_data.h.
+#include "monitor/viewdata/curves_data.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "monitor/report/units.h"
+
+namespace memtap::viewdata {
+
+namespace {
+
+using timeline::CurvePoint;
+using timeline::CurveQuery;
+using timeline::EnvelopeBucket;
+using timeline::GroupBy;
+using timeline::Resolution;
+using timeline::SeriesInfo;
+
+const char* layer_label(uint64_t group) {
+  if (group == timeline::kHostMmapGroup) return "HOST mmap";
+  switch (Layer(group)) {
+    case Layer::kHost:
+      return "HOST";
+    case Layer::kHostPinned:
+      return "HOST_PINNED";
+    case Layer::kHal:
+      return "HAL";
+    case Layer::kPta:
+      return "PTA";
+    case Layer::kPtaWorkspace:
+      return "PTA_WORKSPACE";
+    case Layer::kAtb:
+      return "ATB";
+    case Layer::kMindspore:
+      return "MINDSPORE";
+    case Layer::kOther:
+      return "other layer";
+  }
+  return "?";
+}
+
+std::string group_label(const timeline::SeriesKey& key, const StringTable& strings) {
+  if (key.group == timeline::kOverflowGroup) {
+    return key.group_by == GroupBy::kOwner ? "(other owners)" : "(other streams)";
+  }
+  switch (key.group_by) {
+    case GroupBy::kOverall:
+      return timeline::curve_name(key.curve);
+    case GroupBy::kLayer:
+      return layer_label(key.group);
+    case GroupBy::kOwner:
+      return key.group == 0 || key.group >= strings.size() ? "(no owner)"
+                                                           : strings.get(uint32_t(key.group));
+    case GroupBy::kStream:
+      return "stream " + std::to_string(key.group);
+  }
+  return "?";
+}
+
+int64_t peak_of(const CurveLine& line) {
+  int64_t peak = std::numeric_limits<int64_t>::min();
+  for (const CurvePoint& p : line.points) peak = std::max(peak, p.value_bytes);
+  for (const EnvelopeBucket& b : line.envelope) peak = std::max(peak, b.max_bytes);
+  return peak == std::numeric_limits<int64_t>::min() ? 0 : peak;
+}
+
+CurveLine line_of(const timeline::Timeline& tl, const SeriesInfo& info, std::string name,
+                  int64_t t0, int64_t t1, size_t max_points) {
+  CurveLine line;
+  line.name = std::move(name);
+  const timeline::Series& series = tl.data(info.id);
+  line.total_points = series.points();
+  if (series.empty()) return line;
+  CurveQuery q = tl.points(info.id, t0, t1, max_points);
+  line.resolution = q.resolution;
+  line.points = std::move(q.points);
+  line.envelope = std::move(q.envelope);
+  // The window may still hold the range's newer part: that part exactly, the older part
+  // as an envelope, the points shared out by time.
+  const timeline::PointWindow& window = series.window();
+  if (q.resolution == Resolution::kEnvelope && window.size() > 0 && t1 > t0) {
+    const int64_t w0 = window.at(0).ts_ns;
+    if (w0 > t0 && w0 < t1) {
+      const size_t older =
+          std::max<size_t>(2, size_t(double(max_points) * double(w0 - t0) / double(t1 - t0)));
+      CurveQuery before = series.query(t0, w0 - 1, older);
+      CurveQuery after = series.query(w0, t1, std::max<size_t>(2, max_points - older));
+      if (before.resolution == Resolution::kEnvelope && after.resolution != Resolution::kEnvelope) {
+        line.envelope = std::move(before.envelope);
+        line.points = std::move(after.points);
+        // The window's first answer repeats the point in force at w0: keep the envelope's end.
+        while (!line.envelope.empty() && !line.points.empty() &&
+               line.envelope.back().t_first_ns >= line.points.front().ts_ns) {
+          line.envelope.pop_back();
+        }
+      }
+    }
+  }
+  line.peak_bytes = peak_of(line);
+  return line;
+}
+
+// The step value of a line at t: the last point (or bucket) starting at or before t.
+int64_t value_of(const CurveLine& line, int64_t t) {
+  if (!line.points.empty() && (line.envelope.empty() || t >= line.points.front().ts_ns)) {
+    auto it = std::upper_bound(line.points.begin(), line.points.end(), t,
+                               [](int64_t v, const CurvePoint& p) { return v < p.ts_ns; });
+    return it == line.points.begin() ? line.points.front().value_bytes : std::prev(it)->value_bytes;
+  }
+  if (!line.envelope.empty()) {
+    auto it = std::upper_bound(line.envelope.begin(), line.envelope.end(), t,
+                               [](int64_t v, const EnvelopeBucket& b) { return v < b.t_first_ns; });
+    return it == line.envelope.begin() ? line.envelope.front().last_bytes
+                                       : std::prev(it)->last_bytes;
+  }
+  return 0;
+}
+
+// The sum of several group lines, sampled where any of them changes (at most max_points
+// times, evenly over the range when there are more): the "other" line of Group By.
+CurveLine sum_lines(const std::vector<CurveLine>& lines, std::string name, int64_t t0, int64_t t1,
+                    size_t max_points) {
+  CurveLine sum;
+  sum.name = std::move(name);
+  std::vector<int64_t> times;
+  for (const CurveLine& l : lines) {
+    for (const CurvePoint& p : l.points) times.push_back(p.ts_ns);
+    for (const EnvelopeBucket& b : l.envelope) times.push_back(b.t_first_ns);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  if (times.size() > max_points && max_points >= 2 && t1 > t0) {
+    times.clear();
+    for (size_t i = 0; i < max_points; ++i) {
+      times.push_back(t0 + int64_t(double(t1 - t0) * double(i) / double(max_points - 1)));
+    }
+    sum.resolution = Resolution::kLttb;
+  }
+  for (int64_t t : times) {
+    int64_t v = 0;
+    for (const CurveLine& l : lines) v += value_of(l, t);
+    sum.points.push_back({t, v});
+  }
+  for (const CurveLine& l : lines) sum.total_points += l.total_points;
+  sum.peak_bytes = peak_of(sum);
+  return sum;
+}
+
+}  // namespace
+
+CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
+  const timeline::Timeline& tl = engine.analyzer.timeline();
+  CurvesData out;
+  out.pid = r.pid;
+  out.device = r.device;
+  out.group_by = r.group_by;
+  const timeline::ScopeSummary summary = tl.summary(r.pid, r.device);
+  if (summary.events == 0 || summary.first_ts_ns == kUnknown) return out;
+  out.session_first_ns = summary.first_ts_ns;
+  out.session_last_ns = summary.last_ts_ns;
+  out.capacity_bytes = summary.capacity_bytes;
+  out.t0_ns = r.t1_ns > r.t0_ns ? r.t0_ns : summary.first_ts_ns;
+  out.t1_ns = r.t1_ns > r.t0_ns ? r.t1_ns : summary.last_ts_ns;
+  const size_t max_points = std::max<size_t>(r.max_points, 2);
+
+  const std::vector<SeriesInfo> overall = tl.series(r.pid, r.device, GroupBy::kOverall);
+  if (r.group_by == GroupBy::kOverall) {
+    for (const SeriesInfo& s : overall) {
+      if (s.key.curve == timeline::Curve::kFragmentation && !r.fragmentation) continue;
+      out.lines.push_back(
+          line_of(tl, s, timeline::curve_name(s.key.curve), out.t0_ns, out.t1_ns, max_points));
+    }
+  } else {
+    std::vector<CurveLine> groups;
+    for (const SeriesInfo& s : tl.series(r.pid, r.device, r.group_by)) {
+      groups.push_back(
+          line_of(tl, s, group_label(s.key, engine.strings), out.t0_ns, out.t1_ns, max_points));
+    }
+    // The largest groups in the range are drawn; the rest are summed into one line.
+    std::stable_sort(groups.begin(), groups.end(), [](const CurveLine& a, const CurveLine& b) {
+      return a.peak_bytes > b.peak_bytes;
+    });
+    const size_t shown = std::min(groups.size(), std::max<size_t>(r.max_groups, 1));
+    if (groups.size() > shown) {
+      std::vector<CurveLine> rest(std::make_move_iterator(groups.begin() + long(shown)),
+                                  std::make_move_iterator(groups.end()));
+      out.hidden_groups = rest.size();
+      groups.resize(shown);
+      groups.push_back(sum_lines(rest, "(" + std::to_string(rest.size()) + " others)", out.t0_ns,
+                                 out.t1_ns, max_points));
+    }
+    out.lines = std::move(groups);
+  }
+
+  if (r.overview_points != 0) {
+    for (const SeriesInfo& s : overall) {
+      if (s.key.curve != timeline::Curve::kAllocated && s.key.curve != timeline::Curve::kReserved) {
+        continue;
+      }
+      // Only the engine's memory: the overview never reads the store.
+      const timeline::Series& series = tl.data(s.id);
+      CurveLine line;
+      line.name = timeline::curve_name(s.key.curve);
+      line.total_points = series.points();
+      if (!series.empty()) {
+        CurveQuery q = series.query(summary.first_ts_ns, summary.last_ts_ns, r.overview_points);
+        line.resolution = q.resolution;
+        line.points = std::move(q.points);
+        line.envelope = std::move(q.envelope);
+        line.peak_bytes = peak_of(line);
+      }
+      out.overview.push_back(std::move(line));
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> values_at(const CurvesData& data, int64_t t_ns) {
+  std::vector<int64_t> out;
+  for (const CurveLine& line : data.lines) out.push_back(value_of(line, t_ns));
+  return out;
+}
+
+std::vector<ScopeEntry> list_scopes(const EngineView& engine) {
+  std::vector<ScopeEntry> out;
+  for (const timeline::ScopeId& s : engine.analyzer.timeline().scopes()) {
+    out.push_back({s.pid, s.device});
+  }
+  std::sort(out.begin(), out.end(), [](const ScopeEntry& a, const ScopeEntry& b) {
+    return a.pid != b.pid ? a.pid < b.pid : a.device < b.device;
+  });
+  return out;
+}
+
+}  // namespace memtap::viewdata

@@ -1,0 +1,71 @@
+// The memory curves of one process on one device, as the window draws them: the engine's
+// series for a time range, at about as many points as the chart has pixels (its LTTB sample
+// or min/max envelope, timeline/series.h), every point when the range holds few enough,
+// and the same series over the whole session for the trend overview.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monitor/engine/timeline/timeline.h"
+#include "monitor/viewdata/data_source.h"
+
+namespace memtap::viewdata {
+
+struct CurvesRequest {
+  uint32_t pid = 0;
+  int32_t device = kHostDevice;
+  timeline::GroupBy group_by = timeline::GroupBy::kOverall;
+  bool fragmentation = false;  // Overall: add the Fragmentation curve (Reserved - Allocated)
+  int64_t t0_ns = 0;           // the range shown; t1 <= t0: the whole session
+  int64_t t1_ns = 0;
+  size_t max_points = 2000;       // about the chart's width in pixels
+  size_t overview_points = 1000;  // the overview's width; 0: no overview
+  size_t max_groups = 8;          // Group By: the largest groups drawn, the rest summed
+};
+
+// One drawn series. A step function: each value holds until the next point's time.
+// Where the range begins before the engine's full-resolution window, its older part is an
+// envelope (min, max and last value per bucket of points) and the part the window holds
+// follows as points; `envelope` then ends before the first of `points`.
+struct CurveLine {
+  std::string name;  // "Allocated", ..., or the group's label ("(no owner)", "HOST", "stream 7")
+  timeline::Resolution resolution = timeline::Resolution::kFull;  // kEnvelope: some of it is
+  std::vector<timeline::EnvelopeBucket> envelope;                 // the older part, if any
+  std::vector<timeline::CurvePoint> points;                       // the newer part
+  int64_t peak_bytes = 0;     // the series' greatest value in the range
+  uint64_t total_points = 0;  // points the series has in all
+};
+
+struct CurvesData {
+  uint32_t pid = 0;
+  int32_t device = kHostDevice;
+  timeline::GroupBy group_by = timeline::GroupBy::kOverall;
+  int64_t session_first_ns = 0;  // the scope's first and newest event (0, 0: none yet)
+  int64_t session_last_ns = 0;
+  int64_t t0_ns = 0;  // the range the lines cover
+  int64_t t1_ns = 0;
+  std::vector<CurveLine> lines;       // Overall: Allocated, Reserved, Active, App Reserved (+ F.)
+  size_t hidden_groups = 0;           // Group By: groups beyond max_groups, summed in "other"
+  std::vector<CurveLine> overview;    // whole session: Allocated and Reserved
+  int64_t capacity_bytes = kUnknown;  // what the device has (host: MemTotal or the cgroup)
+};
+
+// On the engine's thread. A scope with no events gives empty lines.
+CurvesData compute_curves(const EngineView& engine, const CurvesRequest& request);
+
+// The value each line has at `t_ns` (the point in force then), in lines' order; for an
+// envelope, the last value of the bucket in force. For the chart's hover.
+std::vector<int64_t> values_at(const CurvesData& data, int64_t t_ns);
+
+// The processes and devices the engine has curves for, and the groups a Group By offers:
+// for the top bar's selectors.
+struct ScopeEntry {
+  uint32_t pid = 0;
+  int32_t device = kHostDevice;
+};
+std::vector<ScopeEntry> list_scopes(const EngineView& engine);
+
+}  // namespace memtap::viewdata

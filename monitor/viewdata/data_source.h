@@ -1,0 +1,100 @@
+// Where the window's data comes from: a recording being loaded (replay), or a live session
+// (memtap-gui --listen, memtap-gui --run). Either way the events go through the same
+// engine (the Analyzer that `memtap report` runs) and the same block index, each on a
+// thread of its own; the window asks them questions through post() and gets plain structs
+// back. Nothing here knows Qt: the views' data is computed and tested without it.
+//
+// Threads of a source:
+//   engine   the Analyzer's thread (replay: the loader, which reads the file in batches and
+//            answers queries between them; live: the AnalysisThread). EngineQuery runs here.
+//   blocks   the BlockIndex's thread (block_index.h): pairs MALLOC and FREE into blocks and
+//            stores them in a temporary SQLite file. BlockQuery runs here.
+//   receive  live only: the socket, the session and the traced program (ProgramRun), which
+//            also writes the recording through its writer thread.
+// Store queries (event pages, the flame chart's trace slices) open the recording read-only
+// on whatever thread asks (database_path()).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "monitor/engine/analyzer.h"
+#include "monitor/model/mem_event.h"
+
+namespace memtap::viewdata {
+
+class BlockIndex;
+
+// What an engine query sees, on the engine's thread.
+struct EngineView {
+  const Analyzer& analyzer;
+  const StringTable& strings;  // the ids of the analyzer's events
+};
+using EngineQuery = std::function<void(const EngineView&)>;
+
+struct ProcessEntry {
+  uint32_t pid = 0;
+  std::string hostname;  // "" when the recording does not say
+  std::string command_line;
+  int32_t rank = -1;  // -1: not part of a distributed job
+  int32_t world_size = -1;
+  bool running = false;         // live: has not said Bye yet
+  uint64_t events = 0;          // received from it (live), or read (replay)
+  uint64_t events_dropped = 0;  // dropped in its agent, as it reported
+};
+
+struct SourceStatus {
+  std::string title;         // the file's name; "live: ENDPOINT"; "run: COMMAND"
+  bool live = false;         // events are still arriving from running processes
+  bool loaded = false;       // replay: every event is in the engine; live: the recording is written
+  double load_fraction = 0;  // replay: the part of the file read so far (0..1); live: 1
+  uint64_t events = 0;       // events the engine has analysed
+  double events_per_s = 0;   // live: events received per second, over the last second
+  // Events that did not make it: dropped by the agents, in lost or rejected messages; replay:
+  // rows of the file that could not be read.
+  uint64_t events_dropped = 0;
+  int64_t lag_ns = 0;            // live: how far the analyses are behind the newest event received
+  uint64_t recording_bytes = 0;  // the recording's size on disk (with its write-ahead log)
+  int64_t first_ns = 0;          // epoch ns of the first event analysed (0: none yet)
+  int64_t last_ns = 0;           // and of the newest one
+  std::vector<ProcessEntry> processes;
+  std::string error;    // loading or recording failed: one line naming the file
+  std::string warning;  // something the user should know (rows skipped, ...)
+  int exit_code = -1;   // --run: the program's exit code once it ended; -1 before
+};
+
+class DataSource {
+ public:
+  virtual ~DataSource() = default;
+
+  // Runs `query` on the engine's thread, with the engine as it stands, between two batches
+  // (it sees every event analysed so far). Any thread.
+  virtual void post(EngineQuery query) = 0;
+  // The block index; post block queries there (block_index.h).
+  virtual BlockIndex& blocks() = 0;
+  // Any thread.
+  virtual SourceStatus status() const = 0;
+
+  // The SQLite database the event table and the trace slices are read from, and its
+  // memscope_dump-shaped table or view ("memscope_dump" or "leaks_dump"). Live: the
+  // recording being written (`<out>.partial`, in WAL mode), then the finished file. A CSV
+  // recording: a database this source made of it in its temporary directory. Any thread;
+  // the path can change once (when a live recording is finished), so ask each time.
+  virtual std::string database_path() const = 0;
+  virtual std::string event_table() const = 0;
+
+  // Live sources: stop receiving and write the recording (--listen: as Ctrl-C does for
+  // memtap record; --run: only once the program ended, see live_source.h). Replay: nothing.
+  virtual void stop() {}
+};
+
+// A recording of any format memtap reads (recording_reader.h), loaded on a thread of its
+// own: the engine can be asked as soon as the first batch is in, so the curves show while
+// the rest loads. nullptr with *error (one line naming the file) when the file cannot be
+// opened at all; a failure later shows in status().error.
+std::unique_ptr<DataSource> open_recording(const std::string& path, std::string* error);
+
+}  // namespace memtap::viewdata

@@ -1,0 +1,216 @@
+// See live_source.h.
+#include "monitor/viewdata/live_source.h"
+
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "monitor/live/live_support.h"
+#include "monitor/viewdata/block_index.h"
+
+namespace memtap::viewdata {
+
+namespace {
+
+uint64_t file_bytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+}
+
+class LiveSource final : public DataSource {
+ public:
+  LiveSource(const LiveOptions& options, std::unique_ptr<BlockIndex> blocks)
+      : options_(options), blocks_(std::move(blocks)) {}
+
+  // Starts the recording (and the program); false with *error and *exit_code.
+  bool start(std::string* error, int* exit_code) {
+    BlockIndex* index = blocks_.get();
+    EventTap tap = [index](const MemEvent* events, size_t n, const StringTable& strings) {
+      index->add(events, n, strings);
+    };
+    if (!options_.listen.empty()) {
+      MemscopeWriterOptions store;
+      if (!recording_options(options_.compact, &store, error)) return false;
+      out_ = options_.out.empty() ? default_db_path() : options_.out;
+      rec_ = LiveRecording::start(options_.listen, out_, store, error, tap);
+      if (!rec_) return false;
+      title_ = "live: " + options_.listen;
+    } else {
+      run_ = ProgramRun::start(options_.run, options_.spare_tid, error, exit_code, tap);
+      if (!run_) return false;
+      rec_ptr_ = &run_->recording();
+      out_ = run_->output();
+      std::string command;
+      for (const std::string& a : options_.run.command) command += (command.empty() ? "" : " ") + a;
+      title_ = "run: " + command;
+    }
+    if (rec_) rec_ptr_ = rec_.get();
+    {
+      std::lock_guard lock(mutex_);
+      status_.title = title_;
+      status_.live = true;
+      status_.load_fraction = 1;
+    }
+    thread_ = std::thread([this] { receive(); });
+    return true;
+  }
+
+  ~LiveSource() override {
+    stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void post(EngineQuery query) override {
+    rec_ptr_->analysis().post([query = std::move(query)](const Analyzer& a, const StringTable& s) {
+      query(EngineView{a, s});
+    });
+  }
+
+  BlockIndex& blocks() override { return *blocks_; }
+
+  SourceStatus status() const override {
+    std::lock_guard lock(mutex_);
+    SourceStatus s = status_;
+    // The analyses' progress moves between the receiving thread's updates.
+    const int64_t analysed = rec_ptr_->analysis().analysed_until_ns();
+    if (analysed != 0) s.last_ns = std::max(s.last_ns, analysed);
+    s.lag_ns = std::max<int64_t>(0, newest_received_ns_ - analysed);
+    s.events = rec_ptr_->analysis().rows_analysed();
+    return s;
+  }
+
+  std::string database_path() const override {
+    std::lock_guard lock(mutex_);
+    return finished_ ? out_ : out_ + ".partial";
+  }
+  std::string event_table() const override { return "memscope_dump"; }
+
+  void stop() override { stop_.store(true); }
+
+ private:
+  void receive() {
+    pthread_setname_np(pthread_self(), "memtap-receive");
+    using namespace std::chrono;
+    auto last_check = steady_clock::now();
+    bool over = false;
+    while (!over) {
+      if (run_) {
+        over = run_->step(20);
+      } else {
+        rec_->pump(20);
+        const auto now = steady_clock::now();
+        if (now - last_check >= milliseconds(100)) {
+          rec_->check_liveness(milliseconds(500));
+          last_check = now;
+        }
+        over = stop_.load() || interrupted();
+      }
+      update_status();
+    }
+    int code = -1;
+    std::string error;
+    if (run_) {
+      code = run_->finish();
+    } else {
+      std::vector<std::pair<std::string, std::string>> meta = {{"memtap_version", MEMTAP_VERSION},
+                                                               {"mode", "record"}};
+      if (rec_->finish(meta, &error)) {
+        rec_->print_summary(stderr);
+      } else {
+        fprintf(stderr, "memtap monitor: %s\n", error.c_str());
+      }
+    }
+    {
+      std::lock_guard lock(mutex_);
+      finished_ = true;
+    }
+    update_status(true);
+    std::lock_guard lock(mutex_);
+    status_.live = false;
+    status_.loaded = true;
+    status_.exit_code = code;
+    if (!error.empty()) status_.error = error;
+  }
+
+  // The receiving thread's figures for status(), every ~100 ms.
+  void update_status(bool force = false) {
+    using namespace std::chrono;
+    const auto now = steady_clock::now();
+    if (now - last_update_ < milliseconds(100) && !force) return;
+    last_update_ = now;
+    std::vector<ProcessEntry> processes;
+    uint64_t received = 0, dropped = 0;
+    int64_t first = 0, newest = 0;
+    for (const ProcessInfo& p : rec_ptr_->session().processes()) {
+      ProcessEntry e;
+      e.pid = p.pid;
+      e.hostname = p.hostname;
+      for (const std::string& a : p.command_line)
+        e.command_line += (e.command_line.empty() ? "" : " ") + a;
+      e.rank = p.rank;
+      e.world_size = p.world_size;
+      e.running = !p.bye_received;
+      e.events = p.events_received;
+      e.events_dropped = p.events_dropped;
+      processes.push_back(e);
+      received += p.events_received;
+      dropped += p.events_dropped + p.messages_lost;
+      if (first == 0 || (p.start_ns != 0 && p.start_ns < first)) first = p.start_ns;
+      newest = std::max(newest, p.end_ns);
+    }
+    dropped += rec_ptr_->session().rejected_messages();
+    const std::string db = database_path();
+    const uint64_t bytes = file_bytes(db) + file_bytes(db + "-wal") + file_bytes(db + ".spool");
+    const double seconds = duration<double>(now - rate_since_).count();
+    std::lock_guard lock(mutex_);
+    if (seconds >= 1.0) {
+      status_.events_per_s = double(received - rate_events_) / seconds;
+      rate_events_ = received;
+      rate_since_ = now;
+    }
+    status_.processes = std::move(processes);
+    status_.events_dropped = dropped;
+    status_.recording_bytes = bytes;
+    status_.first_ns = first;
+    newest_received_ns_ = newest;
+  }
+
+  const LiveOptions options_;
+  std::unique_ptr<BlockIndex> blocks_;
+  std::unique_ptr<LiveRecording> rec_;  // --listen
+  std::unique_ptr<ProgramRun> run_;     // --run
+  LiveRecording* rec_ptr_ = nullptr;    // whichever records
+  std::string out_;
+  std::string title_;
+  std::atomic<bool> stop_{false};
+
+  // The receiving thread's.
+  std::chrono::steady_clock::time_point last_update_{};
+  std::chrono::steady_clock::time_point rate_since_ = std::chrono::steady_clock::now();
+  uint64_t rate_events_ = 0;
+
+  mutable std::mutex mutex_;
+  SourceStatus status_;             // guarded by mutex_
+  int64_t newest_received_ns_ = 0;  // guarded by mutex_
+  bool finished_ = false;           // guarded by mutex_: the recording is written under out_
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<DataSource> start_live(const LiveOptions& options, std::string* error,
+                                       int* exit_code) {
+  *exit_code = 2;
+  auto blocks = BlockIndex::create(BlockIndexOptions{}, error);
+  if (!blocks) return nullptr;
+  auto source = std::make_unique<LiveSource>(options, std::move(blocks));
+  if (!source->start(error, exit_code)) return nullptr;
+  return source;
+}
+
+}  // namespace memtap::viewdata

@@ -1,0 +1,66 @@
+// The curves and the overview, driven as a user drives them: selecting Group By changes the
+// series, the overview's selection moves the range, hovering tells the exact values.
+#include "monitor/gui/curves_panel.h"
+
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+
+#include "monitor/gui/top_bar.h"
+#include "tests/unit/gui/gui_support.h"
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/recording_builder.h"
+
+namespace memtap {
+namespace {
+
+std::string owners_recording(const test::TempDir& dir, test::RecordingBuilder* b) {
+  b->malloc(1, 0x1000, 1000, "weights");
+  b->malloc(2, 0x2000, 3000, "activations");
+  b->rss(3, 8000);
+  b->free(5, 0x2000);
+  const std::string path = dir.file("owners.db");
+  b->write(path);
+  return path;
+}
+
+TEST(CurvesPanel, GroupByChangesTheSeries) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = test::open_window(owners_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  EXPECT_EQ(chart->seriesNames(), QStringList({"Allocated", "Reserved", "Active", "App Reserved"}));
+
+  QComboBox* group_by = w.window->topBar()->groupByBox();
+  group_by->setCurrentIndex(group_by->findData(int(timeline::GroupBy::kOwner)));
+  emit group_by->activated(group_by->currentIndex());
+  test::settle(*w.window);
+  EXPECT_EQ(chart->seriesNames(), QStringList({"activations", "weights"}));
+}
+
+TEST(CurvesPanel, HoverTellsTheExactValuesAtThatTime) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = test::open_window(owners_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  const QString text = w.window->curves()->chart()->hoverText(b.at(2.2));
+  EXPECT_TRUE(text.contains("+0.002 s")) << text.toStdString();
+  EXPECT_TRUE(text.contains("Allocated: 3.9 KiB (4,000 B)")) << text.toStdString();
+}
+
+TEST(CurvesPanel, TheRangeSelectionSetsTheChartsAxis) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = test::open_window(owners_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  w.window->state()->setRange(b.at(1.5), b.at(2.5));
+  test::settle(*w.window);
+  const viewdata::CurvesData& d = w.window->curves()->chart()->data();
+  EXPECT_EQ(d.t0_ns, b.at(1.5));
+  EXPECT_EQ(d.t1_ns, b.at(2.5));
+  EXPECT_FALSE(w.window->state()->following());
+}
+
+}  // namespace
+}  // namespace memtap

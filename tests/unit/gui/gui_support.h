@@ -1,0 +1,60 @@
+// The window over a real recording, for tests: opened, shown offscreen at a fixed size, and
+// waited on until everything is loaded, indexed and drawn.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QTest>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "monitor/gui/main_window.h"
+#include "monitor/viewdata/data_source.h"
+
+namespace memtap::test {
+
+// Processes events until `done` or `ms` pass; false (and a test failure naming `what`) then.
+inline bool wait_for(const std::function<bool()>& done, const char* what, int ms = 30000) {
+  QElapsedTimer t;
+  t.start();
+  while (!done()) {
+    if (t.elapsed() > ms) {
+      ADD_FAILURE() << "timed out waiting for " << what;
+      return false;
+    }
+    QApplication::processEvents(QEventLoop::AllEvents, 10);
+    QTest::qWait(5);
+  }
+  return true;
+}
+
+struct OpenWindow {
+  std::unique_ptr<viewdata::DataSource> source;
+  std::unique_ptr<gui::MainWindow> window;
+};
+
+// The window over the recording at `path`, shown and settled.
+inline OpenWindow open_window(const std::string& path, int width = 1400, int height = 900) {
+  OpenWindow w;
+  std::string error;
+  w.source = viewdata::open_recording(path, &error);
+  EXPECT_NE(w.source, nullptr) << error;
+  if (!w.source) return w;
+  w.window = std::make_unique<gui::MainWindow>(w.source.get());
+  w.window->resize(width, height);
+  w.window->show();
+  wait_for([&] { return w.window->settled(); }, "the window to settle");
+  return w;
+}
+
+// Waits until the window has answered every question asked so far.
+inline void settle(gui::MainWindow& window) {
+  window.refresh();
+  wait_for([&] { return window.client()->pending() == 0; }, "the answers");
+  QApplication::processEvents();
+}
+
+}  // namespace memtap::test

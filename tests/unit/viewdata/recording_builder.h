@@ -1,0 +1,147 @@
+// Recordings written on the spot for the window's tests: rows as the live engine makes
+// them, written by the real MemscopeWriter into a real SQLite file (text or --compact), so
+// the views' data is tested on the files memtap writes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "monitor/engine/dump_row.h"
+#include "monitor/engine/process_info.h"
+#include "monitor/store/memscope_writer.h"
+
+namespace memtap::test {
+
+class RecordingBuilder {
+ public:
+  explicit RecordingBuilder(uint32_t pid = 100, int64_t start_ns = 1'700'000'000'000'000'000)
+      : pid_(pid), start_ns_(start_ns) {
+    DumpRow row = base(DumpEvent::kSystem, 0);
+    row.event_type = DumpEventType::kStartTrace;
+    rows_.push_back(row);
+  }
+
+  int64_t start_ns() const { return start_ns_; }
+  uint32_t pid() const { return pid_; }
+  // The time `ms` after the start, in epoch ns.
+  int64_t at(double ms) const { return start_ns_ + int64_t(ms * 1e6); }
+
+  // A string id for `text` (defined before the rows that use it).
+  uint32_t text(const std::string& text) {
+    for (size_t i = 0; i < strings_.size(); ++i) {
+      if (strings_[i] == text) return uint32_t(i + 1);
+    }
+    strings_.push_back(text);
+    return uint32_t(strings_.size());
+  }
+
+  // A heap block (or an anonymous mapping) allocated at `ms`; returns its allocation id.
+  uint64_t malloc(double ms, uint64_t addr, uint64_t size, const std::string& owner = "",
+                  const std::string& stack_python = "", bool mmap = false, uint32_t tid = 0) {
+    DumpRow row = base(DumpEvent::kMalloc, ms);
+    row.ptr = addr;
+    row.size_bytes = size;
+    row.is_mmap = mmap;
+    row.allocation_id = ++allocations_;
+    if (tid != 0) row.thread_id = tid;
+    if (!owner.empty()) row.owner = text(owner);
+    if (!stack_python.empty()) row.stack_python = text(stack_python);
+    rows_.push_back(row);
+    live_.push_back({addr, {row.allocation_id, size}});
+    owners_.push_back({addr, row.owner});
+    return row.allocation_id;
+  }
+
+  void free(double ms, uint64_t addr, bool mmap = false) {
+    DumpRow row = base(DumpEvent::kFree, ms);
+    row.ptr = addr;
+    row.is_mmap = mmap;
+    for (size_t i = live_.size(); i-- > 0;) {
+      if (live_[i].first != addr) continue;
+      row.allocation_id = live_[i].second.first;
+      row.size_bytes = live_[i].second.second;
+      row.owner = owners_[i].second;
+      live_.erase(live_.begin() + long(i));
+      owners_.erase(owners_.begin() + long(i));
+      break;
+    }
+    rows_.push_back(row);
+  }
+
+  void step(double ms, uint64_t number) {
+    DumpRow row = base(DumpEvent::kSystem, ms);
+    row.event_type = DumpEventType::kStep;
+    row.step = number;
+    rows_.push_back(row);
+  }
+
+  // The process's resident set, as the agent samples it.
+  void rss(double ms, uint64_t bytes, uint64_t total = 0) {
+    DumpRow row = base(DumpEvent::kSnapshot, ms);
+    row.event_type = DumpEventType::kSnapshot;
+    row.size_bytes = bytes;
+    row.total_bytes = total;
+    rows_.push_back(row);
+  }
+
+  // A Python tracer slice (python_trace_<pid>).
+  void slice(double start_ms, double end_ms, const std::string& func_info, uint32_t tid = 0) {
+    DumpRow row = base(DumpEvent::kTraceSlice, start_ms);
+    row.end_ns = at(end_ms);
+    row.name = text(func_info);
+    if (tid != 0) row.thread_id = tid;
+    rows_.push_back(row);
+  }
+
+  // Writes the recording at `path` (its final name), finished as memtap run finishes it.
+  void write(const std::string& path, bool compact = false) {
+    MemscopeWriterOptions options;
+    options.compact = compact;
+    std::string error;
+    auto writer = MemscopeWriter::create(path, options, &error);
+    ASSERT_NE(writer, nullptr) << error;
+    for (size_t i = 0; i < strings_.size(); ++i)
+      writer->define_string(uint32_t(i + 1), strings_[i]);
+    std::vector<DumpRow> rows = rows_;
+    DumpRow stop = base(DumpEvent::kSystem, last_ms_);
+    stop.event_type = DumpEventType::kStopTrace;
+    rows.push_back(stop);
+    writer->append(rows.data(), rows.size());
+    ProcessInfo p;
+    p.pid = pid_;
+    p.hostname = "testhost";
+    p.command_line = {"test_program"};
+    p.start_ns = start_ns_;
+    p.end_ns = at(last_ms_);
+    p.events_received = rows.size();
+    p.bye_received = true;
+    ASSERT_TRUE(writer->finish({p}, {{"mode", "test"}}, &error)) << error;
+  }
+
+ private:
+  DumpRow base(DumpEvent event, double ms) {
+    DumpRow row;
+    row.event = event;
+    row.event_type = DumpEventType::kHost;
+    row.timestamp_ns = at(ms);
+    row.process_id = pid_;
+    row.thread_id = pid_;
+    last_ms_ = std::max(last_ms_, ms);
+    return row;
+  }
+
+  uint32_t pid_;
+  int64_t start_ns_;
+  double last_ms_ = 0;
+  uint64_t allocations_ = 0;
+  std::vector<DumpRow> rows_;
+  std::vector<std::string> strings_;
+  std::vector<std::pair<uint64_t, std::pair<uint64_t, uint64_t>>> live_;  // addr -> (id, size)
+  std::vector<std::pair<uint64_t, uint32_t>> owners_;                     // addr -> owner id
+};
+
+}  // namespace memtap::test
