@@ -56,6 +56,8 @@ MainWindow::MainWindow(viewdata::DataSource* source, QWidget* parent)
   resizeDocks({findings_dock_}, {340}, Qt::Horizontal);
 
   setWindowTitle(QStringLiteral("memtap — %1").arg(QString::fromStdString(source->status().title)));
+  connect(state_, &ViewState::viewRequested, this,
+          [this](const QString& name) { showView(name.toStdString()); });
   connect(&timer_, &QTimer::timeout, this, &MainWindow::refresh);
   timer_.start(100);
   refresh();

@@ -75,6 +75,9 @@ class ViewState : public QObject {
   void followingChanged(bool on);
   // New data (every refresh while live or loading): views that show "now" ask again.
   void dataAdvanced();
+  // A view asks the window to bring another to the front (gui_options.h's names: a finding
+  // opens the block table). The window owns the tabs; views only ask.
+  void viewRequested(const QString& name);
 
  private:
   uint32_t pid_ = 0;
