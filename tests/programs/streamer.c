@@ -1,0 +1,44 @@
+/* memtap_test_streamer: allocates when told to, so that a test can watch a live window
+ * follow a running program step by step without sleeping.
+ *
+ * Reads commands from standard input, one a line, and answers each with one line on
+ * standard output once it is done (flushed):
+ *   alloc N SIZE   allocates N blocks of SIZE bytes and keeps them        -> "ok <live bytes>"
+ *   free           frees every block it keeps                              -> "ok 0"
+ *   quit (or end of input)                                                 exits 0
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(void) {
+  size_t capacity = 1024, count = 0, live = 0;
+  void** blocks = malloc(capacity * sizeof(void*));
+  char line[256];
+  while (fgets(line, sizeof line, stdin) != NULL) {
+    unsigned long n = 0, size = 0;
+    if (sscanf(line, "alloc %lu %lu", &n, &size) == 2) {
+      for (unsigned long i = 0; i < n; ++i) {
+        if (count == capacity) {
+          capacity *= 2;
+          blocks = realloc(blocks, capacity * sizeof(void*));
+        }
+        blocks[count] = malloc(size);
+        memset(blocks[count], 1, size);
+        ++count;
+        live += size;
+      }
+    } else if (strncmp(line, "free", 4) == 0) {
+      for (size_t i = 0; i < count; ++i) free(blocks[i]);
+      count = 0;
+      live = 0;
+    } else if (strncmp(line, "quit", 4) == 0) {
+      break;
+    }
+    printf("ok %zu\n", live);
+    fflush(stdout);
+  }
+  for (size_t i = 0; i < count; ++i) free(blocks[i]);
+  free(blocks);
+  return 0;
+}

@@ -1,0 +1,101 @@
+// The live window over a real program: memtap_test_streamer, preloaded with the agent,
+// streams into a window listening on an IPC socket (memtap monitor --listen), and allocates
+// only when the test says so. The window follows the newest data, holds still while
+// paused, and returns to the newest data with the Live button; the recording is written
+// as memtap record writes it.
+#include <gtest/gtest.h>
+
+#include <QPushButton>
+#include <chrono>
+
+#include "monitor/gui/curves_panel.h"
+#include "monitor/gui/top_bar.h"
+#include "monitor/viewdata/live_source.h"
+#include "tests/e2e/process_runner.h"
+#include "tests/unit/gui/gui_support.h"
+#include "tests/unit/store/store_test_support.h"
+
+namespace memtap {
+namespace {
+
+// The newest value of the chart's Allocated line.
+int64_t allocated_now(gui::MainWindow& w) {
+  const viewdata::CurvesData& d = w.curves()->chart()->data();
+  for (const viewdata::CurveLine& l : d.lines) {
+    if (l.name == "Allocated" && !l.points.empty()) return l.points.back().value_bytes;
+  }
+  return -1;
+}
+
+// Sends a command to the streamer and waits for its answer line.
+void command(e2e::Process& p, const std::string& line) {
+  const size_t answers = std::count(p.out().begin(), p.out().end(), '\n');
+  ASSERT_TRUE(p.write_stdin(line + "\n"));
+  ASSERT_TRUE(p.wait_for_output(
+      [&](const std::string& out, const std::string&) {
+        return size_t(std::count(out.begin(), out.end(), '\n')) > answers;
+      },
+      std::chrono::seconds(30)))
+      << "no answer to " << line;
+}
+
+TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
+  test::TempDir dir;
+  viewdata::LiveOptions options;
+  options.listen = "ipc://" + dir.file("live.sock");
+  options.out = dir.file("live.db");
+  std::string error;
+  int code = 0;
+  auto source = viewdata::start_live(options, &error, &code);
+  ASSERT_NE(source, nullptr) << error;
+  gui::MainWindow window(source.get());
+  window.resize(1200, 800);
+  window.show();
+
+  e2e::ProcessSpec spec;
+  spec.argv = {MEMTAP_TEST_STREAMER};
+  spec.env_set = {std::string("LD_PRELOAD=") + MEMTAP_AGENT, "MEMTAP_ENDPOINT=" + options.listen};
+  spec.pipe_stdin = true;
+  auto program = e2e::Process::start(spec, &error);
+  ASSERT_NE(program, nullptr) << error;
+
+  // Live: the window follows the newest data as it comes.
+  command(*program, "alloc 100 10000");
+  ASSERT_TRUE(test::wait_for([&] { return allocated_now(window) >= 1000000; },
+                             "the first megabyte in the window"));
+  gui::ViewState* state = window.state();
+  EXPECT_TRUE(state->following());
+  EXPECT_EQ(state->t1(), state->sessionEnd());
+
+  // Paused: the range holds still while the program goes on.
+  QPushButton* live = window.topBar()->liveButton();
+  live->click();
+  EXPECT_FALSE(state->following());
+  const int64_t held_t1 = state->t1();
+  command(*program, "alloc 100 10000");
+  const int64_t end_before = state->sessionEnd();
+  ASSERT_TRUE(test::wait_for([&] { return state->sessionEnd() > end_before; },
+                             "new data while paused"));
+  ASSERT_TRUE(test::wait_for([&] { return window.client()->pending() == 0; }, "the answers"));
+  EXPECT_EQ(state->t1(), held_t1);
+  EXPECT_LT(allocated_now(window), 2000000) << "the paused chart still shows the old range";
+
+  // Live again: back to the newest data, the second megabyte included.
+  live->click();
+  EXPECT_TRUE(state->following());
+  ASSERT_TRUE(test::wait_for([&] { return allocated_now(window) >= 2000000; },
+                             "the second megabyte after resuming"));
+  EXPECT_EQ(state->t1(), state->sessionEnd());
+
+  command(*program, "free");
+  program->close_stdin();
+  const e2e::ProcessResult result = program->wait(std::chrono::seconds(30));
+  EXPECT_TRUE(result.exited && result.exit_code == 0) << e2e::describe(result);
+  source->stop();
+  ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
+  EXPECT_TRUE(test::exists(options.out)) << "the live recording is written";
+  EXPECT_EQ(source->database_path(), options.out);
+}
+
+}  // namespace
+}  // namespace memtap
