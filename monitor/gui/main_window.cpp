@@ -2,6 +2,7 @@
 #include "monitor/gui/main_window.h"
 
 #include <QSplitter>
+#include <QToolBar>
 #include <QVBoxLayout>
 
 #include "monitor/gui/block_table_view.h"
@@ -22,8 +23,14 @@ MainWindow::MainWindow(viewdata::DataSource* source, QWidget* parent)
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
-  top_bar_ = new TopBar(state_, client_, central);
-  layout->addWidget(top_bar_);
+  // The top bar spans the whole window, the findings dock included.
+  top_bar_ = new TopBar(state_, client_, this);
+  auto* bar = new QToolBar(tr("Top bar"), this);
+  bar->setObjectName(QStringLiteral("top_bar"));
+  bar->setMovable(false);
+  bar->setFloatable(false);
+  bar->addWidget(top_bar_);
+  addToolBar(Qt::TopToolBarArea, bar);
 
   auto* split = new QSplitter(Qt::Vertical, central);
   curves_ = new CurvesPanel(state_, client_, split);

@@ -46,6 +46,9 @@ TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
   live_->setToolTip(tr("Follow the newest data (Live), or hold the view (Paused)"));
   status_ = new QLabel(this);
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // The status line gives way when the window is narrow rather than widen it.
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  status_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
 
   layout->addWidget(new QLabel(tr("Process"), this));
   layout->addWidget(process_);
@@ -55,8 +58,7 @@ TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
   layout->addWidget(group_by_);
   layout->addWidget(fragmentation_);
   layout->addWidget(live_);
-  layout->addStretch(1);
-  layout->addWidget(status_);
+  layout->addWidget(status_, 1);
   showFollowing(state_->following());
 
   connect(process_, &QComboBox::activated, this, [this] { fillDevices(); });

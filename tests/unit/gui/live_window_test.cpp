@@ -74,8 +74,8 @@ TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
   const int64_t held_t1 = state->t1();
   command(*program, "alloc 100 10000");
   const int64_t end_before = state->sessionEnd();
-  ASSERT_TRUE(test::wait_for([&] { return state->sessionEnd() > end_before; },
-                             "new data while paused"));
+  ASSERT_TRUE(
+      test::wait_for([&] { return state->sessionEnd() > end_before; }, "new data while paused"));
   ASSERT_TRUE(test::wait_for([&] { return window.client()->pending() == 0; }, "the answers"));
   EXPECT_EQ(state->t1(), held_t1);
   EXPECT_LT(allocated_now(window), 2000000) << "the paused chart still shows the old range";
