@@ -56,8 +56,7 @@ double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what)
 }
 
 void setup_time_axis(QValueAxis* axis, double from_s, double to_s) {
-  if (to_s <= from_s) to_s = from_s + 1e-3;
-  axis->setRange(from_s, to_s);
+  if (!(to_s > from_s)) to_s = from_s + 1e-3;
   const double span = to_s - from_s;
   axis->setLabelFormat(span < 0.05  ? QStringLiteral("%.4f")
                        : span < 0.5 ? QStringLiteral("%.3f")
@@ -69,8 +68,18 @@ void setup_time_axis(QValueAxis* axis, double from_s, double to_s) {
   const double raw = span / 8;
   const double p = std::pow(10.0, std::floor(std::log10(raw)));
   const double step = raw / p < 1.5 ? p : raw / p < 3.5 ? 2 * p : raw / p < 7.5 ? 5 * p : 10 * p;
-  axis->setTickAnchor(std::floor(from_s / step) * step);
-  axis->setTickInterval(step);
+  // The axis makes a tick item for every interval of its range at once: change the interval
+  // and the range in the order that never puts a small interval on a wide range (a 0.1 ms
+  // interval on a 1 s range froze the window for seconds, making 10,000 items).
+  if (step >= axis->tickInterval()) {
+    axis->setTickInterval(step);
+    axis->setTickAnchor(std::floor(from_s / step) * step);
+    axis->setRange(from_s, to_s);
+  } else {
+    axis->setRange(from_s, to_s);
+    axis->setTickAnchor(std::floor(from_s / step) * step);
+    axis->setTickInterval(step);
+  }
   axis->setTitleText(QStringLiteral("Time since start (s)"));
 }
 

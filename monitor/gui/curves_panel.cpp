@@ -175,7 +175,9 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
     max_bytes = std::max(max_bytes, double(l.peak_bytes));
   unit_ = setup_bytes_axis(y_, max_bytes, tr("Memory"));
   const int64_t origin = state_->origin();
-  setup_time_axis(x_, state_->seconds(data_.t0_ns), state_->seconds(data_.t1_ns));
+  if (data_.t1_ns > data_.t0_ns) {
+    setup_time_axis(x_, state_->seconds(data_.t0_ns), state_->seconds(data_.t1_ns));
+  }
   for (size_t i = 0; i < drawn_.size(); ++i) {
     const viewdata::CurveLine& l = data_.lines[i];
     drawn_[i].line->replace(step_points(l, origin, data_.t1_ns, unit_));
@@ -552,6 +554,7 @@ void CurvesPanel::request() {
         in_flight_ = false;
         chart_->show(data);
         overview_->show(data);
+        emit drawn(int(data.lines.size()));
         if (again_) {
           again_ = false;
           request();

@@ -121,6 +121,10 @@ class CurvesPanel : public QWidget {
   // Asks the engine again (the refresh tick, and every change of scope, range or grouping).
   void request();
 
+ signals:
+  // After each answer was drawn; `lines` is how many curves it has (0: no data yet).
+  void drawn(int lines);
+
  private:
   ViewState* state_;
   EngineClient* client_;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "monitor/gui/curves_panel.h"
 #include "monitor/gui/frame_stats.h"
 #include "monitor/gui/gui_options.h"
 #include "monitor/gui/main_window.h"
@@ -47,6 +48,8 @@ bool save_screenshot(MainWindow& window, const GuiOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  QElapsedTimer since_launch;  // for --stats: when the first curves and all the data came
+  since_launch.start();
   GuiOptions o;
   std::string error;
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -101,6 +104,13 @@ int main(int argc, char** argv) {
     window.showView(o.view);
     window.show();
 
+    qint64 first_curves_ms = -1, loaded_ms = -1;
+    QObject::connect(window.curves(), &CurvesPanel::drawn, &window, [&](int lines) {
+      if (lines > 0 && first_curves_ms < 0) first_curves_ms = since_launch.elapsed();
+    });
+    QObject::connect(&window, &MainWindow::sourceDone, &window,
+                     [&] { loaded_ms = since_launch.elapsed(); });
+
     // --at, once the data is in.
     QObject::connect(&window, &MainWindow::sourceDone, &window, [&] {
       if (o.at_peak) window.setCursorAtPeak();
@@ -144,7 +154,12 @@ int main(int argc, char** argv) {
     });
     if (shot) shooter.start(50);
     app.exec();
-    if (o.stats) app.stats().print(stderr);
+    if (o.stats) {
+      app.stats().print(stderr);
+      fprintf(stderr,
+              "memtap-gui: first curves drawn %.3f s after launch, everything loaded %.3f s\n",
+              double(first_curves_ms) / 1000, double(loaded_ms) / 1000);
+    }
   }
   if (o.mode == Mode::kRun && !source->status().loaded) {
     std::string command;

@@ -173,8 +173,8 @@ std::string recording_table(const std::string& path) {
   return table;
 }
 
-std::string write_csv_database(const Recording& recording, const std::string& source_path,
-                               std::string* error) {
+std::string write_csv_database(const std::vector<MemEvent>& events, const StringTable& strings,
+                               const std::string& source_path, std::string* error) {
   const char* base = getenv("TMPDIR");
   std::string name = source_path.substr(source_path.rfind('/') + 1);
   std::string pattern =
@@ -206,13 +206,13 @@ std::string write_csv_database(const Recording& recording, const std::string& so
     return fail("prepare");
   }
   int64_t id = 0;
-  for (const MemEvent& e : recording.events) {
+  for (const MemEvent& e : events) {
     const bool block = e.kind == MemEventKind::kMalloc || e.kind == MemEventKind::kFree ||
                        e.kind == MemEventKind::kAccess;
     char ptr[24] = "N/A";
     if (block) snprintf(ptr, sizeof ptr, "0x%016" PRIx64, e.addr);
-    const std::string& name_text = recording.strings.get(e.name);
-    const std::string attr = attr_text(e, recording.strings);
+    const std::string& name_text = strings.get(e.name);
+    const std::string attr = attr_text(e, strings);
     const std::string device = device_id_text(e.device);
     sqlite3_bind_int64(insert, 1, ++id);
     sqlite3_bind_text(insert, 2, event_text(e.kind), -1, SQLITE_STATIC);
@@ -224,8 +224,8 @@ std::string write_csv_database(const Recording& recording, const std::string& so
     sqlite3_bind_text(insert, 8, device.c_str(), -1, SQLITE_STATIC);
     sqlite3_bind_text(insert, 9, ptr, -1, SQLITE_STATIC);
     sqlite3_bind_text(insert, 10, attr.c_str(), -1, SQLITE_STATIC);
-    sqlite3_bind_text(insert, 11, recording.strings.get(e.stack_python).c_str(), -1, SQLITE_STATIC);
-    sqlite3_bind_text(insert, 12, recording.strings.get(e.stack_c).c_str(), -1, SQLITE_STATIC);
+    sqlite3_bind_text(insert, 11, strings.get(e.stack_python).c_str(), -1, SQLITE_STATIC);
+    sqlite3_bind_text(insert, 12, strings.get(e.stack_c).c_str(), -1, SQLITE_STATIC);
     if (sqlite3_step(insert) != SQLITE_DONE) {
       sqlite3_finalize(insert);
       return fail("insert");

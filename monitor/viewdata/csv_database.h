@@ -14,11 +14,11 @@ namespace memtap::viewdata {
 // view (memscope_dump first), else "".
 std::string recording_table(const std::string& path);
 
-// Writes the recording's events as a `memscope_dump` table (msMemScope's columns, one row an
-// event in time order, IDs from 1) into a new file in $TMPDIR (/tmp) named after
-// `source_path`, and returns the file's path; "" with *error (one line) when it cannot.
-// The caller removes the file.
-std::string write_csv_database(const Recording& recording, const std::string& source_path,
-                               std::string* error);
+// Writes a recording's events (the ids of `strings`) as a `memscope_dump` table (msMemScope's
+// columns, one row an event in time order, IDs from 1) into a new file in $TMPDIR (/tmp) named
+// after `source_path`, and returns the file's path; "" with *error (one line) when it cannot. The
+// caller removes the file.
+std::string write_csv_database(const std::vector<MemEvent>& events, const StringTable& strings,
+                               const std::string& source_path, std::string* error);
 
 }  // namespace memtap::viewdata

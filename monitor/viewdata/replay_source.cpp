@@ -1,10 +1,20 @@
-// open_recording (data_source.h): a recording loaded on a thread of its own.
+// open_recording (data_source.h): a recording loaded by two threads of its own.
 //
-// The loader thread is the engine's thread: it reads the file in batches (held in memory
-// when that fits, else streamed: recording_feed.h, the same choice `memtap report` makes),
+// The reader reads the file in time order (recording_feed.h) and hands each batch, with the
+// strings it brought, to the engine's thread through a short queue; the engine's thread
 // gives each batch to the Analyzer and then to the block index, and runs the window's
-// queries between batches, so the curves show as soon as the first batch is in. Once the
-// file is read it stays, answering queries, until the source is destroyed.
+// queries between batches, so the curves show as soon as the first batch is in.
+//
+// How it reads: a file of up to kHeldEvents (estimated) is read whole first, as `memtap
+// report` reads it (every core decoding, then one sort): about a second here, and the
+// fastest way through. A larger file would keep the window empty for longer, so it is
+// streamed: one thread walks it in time order while the engine analyses the batch before,
+// and the first curves show after the first batch. Measured on 2 cores (tests/bench/run_gui.sh):
+// a 2.2 M-event text recording held, first curves 0.96 s, loaded in 1.06x `memtap report`'s
+// time (streamed: 0.5 s and 1.6x); a 10 M-event one streamed, first curves 0.35 s, loaded
+// in 1.2x (held: 5.9 s before anything shows).
+// Once the file is read, the engine's thread stays, answering queries, until the source is
+// destroyed.
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,14 +47,15 @@ std::string file_name(const std::string& path) {
 class ReplaySource final : public DataSource {
  public:
   ReplaySource(std::string path, std::unique_ptr<BlockIndex> blocks)
-      : path_(std::move(path)), blocks_(std::move(blocks)), analyzer_(&rec_.strings) {
+      : path_(std::move(path)), blocks_(std::move(blocks)), analyzer_(&strings_) {
     status_.title = file_name(path_);
     // A database pages from itself at once, while it loads.
     table_ = recording_table(path_);
     if (!table_.empty()) database_ = path_;
     struct stat st {};
     if (::stat(path_.c_str(), &st) == 0) status_.recording_bytes = uint64_t(st.st_size);
-    thread_ = std::thread([this] { run(); });
+    engine_ = std::thread([this] { run_engine(); });
+    reader_ = std::thread([this] { run_reader(); });
   }
 
   ~ReplaySource() override {
@@ -53,7 +64,8 @@ class ReplaySource final : public DataSource {
       stop_ = true;
     }
     wake_.notify_all();
-    thread_.join();
+    reader_.join();
+    engine_.join();
     if (!made_database_.empty()) unlink(made_database_.c_str());
   }
 
@@ -82,82 +94,127 @@ class ReplaySource final : public DataSource {
   }
 
  private:
-  void serve_queries() {
-    std::unique_lock lock(mutex_);
-    while (!queries_.empty()) {
-      EngineQuery query = std::move(queries_.front());
-      queries_.pop_front();
-      lock.unlock();
-      query(EngineView{analyzer_, rec_.strings});
-      lock.lock();
-    }
-  }
+  // A batch on its way from the reader to the engine: its events, and the text of the
+  // string ids that first appeared with it (ids are dense, so the engine's table gives
+  // them the same ids).
+  struct Batch {
+    std::vector<MemEvent> events;
+    std::vector<std::string> new_strings;
+  };
+  static constexpr size_t kQueuedBatches = 3;
+  static constexpr double kHeldEvents = 4e6;
 
-  bool stopping() {
-    std::lock_guard lock(mutex_);
-    return stop_;
-  }
-
-  void run() {
-    pthread_setname_np(pthread_self(), "memtap-load");
-    const FeedPlan plan = plan_feed(path_, false);
-    size_t total = 0;
-    uint64_t done = 0;
+  void run_reader() {
+    pthread_setname_np(pthread_self(), "memtap-read");
+    size_t total = 0, strings_sent = 1;  // id 0 is "" in every table
     std::string error;
+    FeedPlan plan = plan_feed(path_, false);
+    if (estimated_events(path_) > kHeldEvents) plan.stream = true;
     const bool ok = feed_recording(
         path_, plan, kBatchEvents, &rec_, &total,
         [&](const MemEvent* events, size_t count) {
-          analyzer_.add(events, count);
-          blocks_->add(events, count, rec_.strings);
-          done += count;
-          {
-            std::lock_guard lock(mutex_);
-            status_.events = done;
-            if (status_.first_ns == 0) status_.first_ns = events[0].ts_ns;
-            status_.last_ns = std::max(status_.last_ns, events[count - 1].ts_ns);
-            status_.load_fraction =
-                total != 0 ? double(done) / double(total) : estimated_fraction(done);
+          if (total != 0) total_events_.store(total);
+          Batch batch;
+          batch.events.assign(events, events + count);
+          for (; strings_sent < rec_.strings.size(); ++strings_sent) {
+            batch.new_strings.push_back(rec_.strings.get(uint32_t(strings_sent)));
           }
-          serve_queries();
-          return !stopping();
+          std::unique_lock lock(mutex_);
+          room_.wait(lock, [&] { return stop_ || batches_.size() < kQueuedBatches; });
+          if (stop_) return false;
+          batches_.push_back(std::move(batch));
+          wake_.notify_all();
+          return true;
         },
         &error);
-    blocks_->finish_input();
-    // A CSV recording has no database to page from: make one of its events (they are
-    // held: the CSV formats are read whole).
-    std::string made, db_error;
-    if (ok && recording_table(path_).empty()) made = write_csv_database(rec_, path_, &db_error);
-    {
-      std::lock_guard lock(mutex_);
-      status_.loaded = true;
-      status_.load_fraction = 1;
-      if (!made.empty()) {
-        made_database_ = database_ = made;
-        table_ = "memscope_dump";
-      }
-      if (!ok) status_.error = error;
-      if (!db_error.empty()) status_.warning = db_error;
-      if (!rec_.warning.empty()) status_.warning = rec_.warning;
-      status_.events_dropped = rec_.rows_skipped;
-      for (const RecordedProcess& p : rec_.processes) {
-        ProcessEntry e;
-        e.pid = p.pid;
-        e.hostname = p.hostname;
-        e.command_line = p.command_line;
-        e.rank = p.rank;
-        e.world_size = p.world_size;
-        e.events_dropped = p.events_dropped;
-        status_.events_dropped += p.events_dropped;
-        status_.processes.push_back(e);
-      }
-    }
+    std::lock_guard lock(mutex_);
+    read_ok_ = ok;
+    read_error_ = error;
+    read_done_ = true;
+    wake_.notify_all();
+  }
+
+  void run_engine() {
+    pthread_setname_np(pthread_self(), "memtap-load");
+    const bool keep_events = table_.empty();  // a CSV: its events make the event table
+    std::vector<MemEvent> kept;
+    uint64_t done = 0;
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || !queries_.empty(); });
+      wake_.wait(lock, [&] {
+        return stop_ || !queries_.empty() || !batches_.empty() || (read_done_ && !loaded_);
+      });
       if (stop_) return;
+      if (!queries_.empty()) {
+        EngineQuery query = std::move(queries_.front());
+        queries_.pop_front();
+        lock.unlock();
+        query(EngineView{analyzer_, strings_});
+        lock.lock();
+        continue;
+      }
+      if (!batches_.empty()) {
+        Batch batch = std::move(batches_.front());
+        batches_.pop_front();
+        room_.notify_all();
+        lock.unlock();
+        for (const std::string& text : batch.new_strings) strings_.intern(text);
+        const std::vector<MemEvent>& events = batch.events;
+        analyzer_.add(events.data(), events.size());
+        blocks_->add(events.data(), events.size(), strings_);
+        if (keep_events) kept.insert(kept.end(), events.begin(), events.end());
+        done += events.size();
+        lock.lock();
+        status_.events = done;
+        if (!events.empty()) {
+          if (status_.first_ns == 0) status_.first_ns = events.front().ts_ns;
+          status_.last_ns = std::max(status_.last_ns, events.back().ts_ns);
+        }
+        status_.load_fraction =
+            total_events_ != 0 ? double(done) / double(total_events_) : estimated_fraction(done);
+        continue;
+      }
+      // Everything read and analysed.
       lock.unlock();
-      serve_queries();
+      finish_load(kept);
+      kept = {};
       lock.lock();
+    }
+  }
+
+  // On the engine's thread once the reader is done (it no longer touches rec_).
+  void finish_load(const std::vector<MemEvent>& kept) {
+    blocks_->finish_input();
+    std::string made, db_error;
+    bool ok;
+    {
+      std::lock_guard lock(mutex_);
+      ok = read_ok_;
+    }
+    // A CSV recording has no database to page from: make one of its events.
+    if (ok && table_.empty()) made = write_csv_database(kept, strings_, path_, &db_error);
+    std::lock_guard lock(mutex_);
+    loaded_ = true;
+    status_.loaded = true;
+    status_.load_fraction = 1;
+    if (!made.empty()) {
+      made_database_ = database_ = made;
+      table_ = "memscope_dump";
+    }
+    if (!ok) status_.error = read_error_;
+    if (!db_error.empty()) status_.warning = db_error;
+    if (!rec_.warning.empty()) status_.warning = rec_.warning;
+    status_.events_dropped = rec_.rows_skipped;
+    for (const RecordedProcess& p : rec_.processes) {
+      ProcessEntry e;
+      e.pid = p.pid;
+      e.hostname = p.hostname;
+      e.command_line = p.command_line;
+      e.rank = p.rank;
+      e.world_size = p.world_size;
+      e.events_dropped = p.events_dropped;
+      status_.events_dropped += p.events_dropped;
+      status_.processes.push_back(e);
     }
   }
 
@@ -170,18 +227,27 @@ class ReplaySource final : public DataSource {
 
   const std::string path_;
   std::unique_ptr<BlockIndex> blocks_;
-  Recording rec_;  // the loader thread's; its strings are the engine's
+  Recording rec_;        // the reader's, until read_done_
+  StringTable strings_;  // the engine's: the same ids as rec_.strings
   Analyzer analyzer_;
+  std::atomic<size_t> total_events_{0};  // known up front when the file is held
 
   mutable std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_;     // the engine: a batch, a query, the end, or stop
+  std::condition_variable room_;     // the reader: room in the queue, or stop
+  std::deque<Batch> batches_;        // guarded by mutex_
   std::deque<EngineQuery> queries_;  // guarded by mutex_
+  bool read_done_ = false;           // guarded by mutex_
+  bool read_ok_ = false;             // guarded by mutex_
+  std::string read_error_;           // guarded by mutex_
+  bool loaded_ = false;              // guarded by mutex_
   SourceStatus status_;              // guarded by mutex_
-  std::string database_;             // guarded by mutex_; "" until loaded
+  std::string database_;             // guarded by mutex_; "" until there is one
   std::string table_;                // guarded by mutex_
   std::string made_database_;        // guarded by mutex_: made of a CSV, removed at the end
   bool stop_ = false;                // guarded by mutex_
-  std::thread thread_;               // last: starts once everything above exists
+  std::thread engine_;               // last: they start once everything above exists
+  std::thread reader_;
 };
 
 }  // namespace

@@ -52,17 +52,23 @@ double mem_available_bytes() {
 
 }  // namespace
 
+double estimated_events(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  const double bytes_per_event =
+      is_compact_recording(path) ? kCompactFileBytesPerEvent : kFileBytesPerEvent;
+  return double(st.st_size) / bytes_per_event;
+}
+
 FeedPlan plan_feed(const std::string& path, bool low_memory) {
   FeedPlan plan;
   if (low_memory) {
     plan.stream = true;
     return plan;
   }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return plan;  // the reader will say what is wrong
-  const double bytes_per_event =
-      is_compact_recording(path) ? kCompactFileBytesPerEvent : kFileBytesPerEvent;
-  const double need = double(st.st_size) / bytes_per_event * kHeldBytesPerEvent;
+  const double events = estimated_events(path);
+  if (events == 0) return plan;  // the reader will say what is wrong
+  const double need = events * kHeldBytesPerEvent;
   const double available = mem_available_bytes();
   if (available > 0 && need > available / 2) {
     plan.stream = true;

@@ -20,6 +20,10 @@ struct FeedPlan {
   std::string why;  // one line for the user when the choice was not theirs
 };
 
+// About how many events the file holds, from its size (over-counting: rows take at least
+// ~100 bytes, --compact ones ~32); 0 when it cannot be read.
+double estimated_events(const std::string& path);
+
 // Streams when asked to (low_memory), or when holding the file's events (estimated from
 // its size) would take more than half of MemAvailable.
 FeedPlan plan_feed(const std::string& path, bool low_memory);
