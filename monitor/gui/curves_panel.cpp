@@ -59,6 +59,10 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
   setup_bytes_axis(y_, 1024, tr("Memory"));
   setChart(chart_);
   setRenderHint(QPainter::Antialiasing, false);
+  // Qt Charts repaints for each change it makes (every axis label, every series); the chart
+  // is repainted once per answer instead (and on hover), which took the live window from 60
+  // frames a second to what the data needs.
+  setViewportUpdateMode(QGraphicsView::NoViewportUpdate);
   setMouseTracking(true);
   setMinimumHeight(220);
 
@@ -209,6 +213,7 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
   note_->adjustSize();
   note_->setVisible(!note.isEmpty());
   placeCursorLine();
+  viewport()->update();
 }
 
 int64_t CurvesChart::timeAt(const QPoint& pos) const {
@@ -242,6 +247,7 @@ void CurvesChart::placeCursorLine() {
   }
   cursor_line_->setLine(x, plot.top(), x, plot.bottom());
   cursor_line_->show();
+  viewport()->update();
 }
 
 void CurvesChart::mousePressEvent(QMouseEvent* event) {
@@ -262,6 +268,7 @@ void CurvesChart::mouseMoveEvent(QMouseEvent* event) {
     const double right = std::clamp(std::max(a.x(), p.x()), plot.left(), plot.right());
     drag_rect_->setRect(left, plot.top(), right - left, plot.height());
     drag_rect_->show();
+    viewport()->update();
   }
   if (!plot.contains(p) || data_.lines.empty()) {
     hover_line_->hide();
@@ -270,6 +277,7 @@ void CurvesChart::mouseMoveEvent(QMouseEvent* event) {
   }
   hover_line_->setLine(p.x(), plot.top(), p.x(), plot.bottom());
   hover_line_->show();
+  viewport()->update();
   QToolTip::showText(event->globalPosition().toPoint(), hoverText(timeAt(event->pos())), this);
   QChartView::mouseMoveEvent(event);
 }
@@ -285,6 +293,7 @@ void CurvesChart::mouseReleaseEvent(QMouseEvent* event) {
     state_->setCursor(timeAt(event->pos()));
   }
   drag_rect_->hide();
+  viewport()->update();
   press_x_ = -1;
   dragging_ = false;
 }
@@ -302,6 +311,7 @@ void CurvesChart::wheelEvent(QWheelEvent* event) {
 
 void CurvesChart::leaveEvent(QEvent* event) {
   hover_line_->hide();
+  viewport()->update();
   QChartView::leaveEvent(event);
 }
 
@@ -344,6 +354,7 @@ OverviewChart::OverviewChart(ViewState* state, QWidget* parent)
   }
   setChart(chart_);
   setRenderHint(QPainter::Antialiasing, false);
+  setViewportUpdateMode(QGraphicsView::NoViewportUpdate);  // as CurvesChart: once per change
   setFixedHeight(110);
   setFocusPolicy(Qt::StrongFocus);
   setToolTip(
@@ -395,6 +406,7 @@ void OverviewChart::placeSelection() {
   const double right = std::clamp(xAt(state_->t1()), plot.left(), plot.right());
   selection_->setRect(left, plot.top(), std::max(right - left, 2.0), plot.height());
   selection_->show();
+  viewport()->update();
 }
 
 void OverviewChart::mousePressEvent(QMouseEvent* event) {
@@ -533,6 +545,14 @@ CurvesPanel::CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent
 }
 
 void CurvesPanel::request() {
+  // While following, a refresh moves the range and brings new data: two signals, one answer.
+  if (scheduled_) return;
+  scheduled_ = true;
+  QMetaObject::invokeMethod(this, &CurvesPanel::ask, Qt::QueuedConnection);
+}
+
+void CurvesPanel::ask() {
+  scheduled_ = false;
   if (state_->sessionEnd() <= state_->origin()) return;
   if (in_flight_) {
     again_ = true;
@@ -557,7 +577,7 @@ void CurvesPanel::request() {
         emit drawn(int(data.lines.size()));
         if (again_) {
           again_ = false;
-          request();
+          ask();
         }
       });
 }

@@ -118,7 +118,8 @@ class CurvesPanel : public QWidget {
   CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent = nullptr);
   CurvesChart* chart() { return chart_; }
   OverviewChart* overview() { return overview_; }
-  // Asks the engine again (the refresh tick, and every change of scope, range or grouping).
+  // Asks the engine again (the refresh tick, and every change of scope, range or grouping):
+  // once, however many of those came in the same turn of the event loop.
   void request();
 
  signals:
@@ -131,8 +132,11 @@ class CurvesPanel : public QWidget {
   CurvesChart* chart_;
   OverviewChart* overview_;
   QComboBox* width_;
+  void ask();
+
   bool in_flight_ = false;
   bool again_ = false;
+  bool scheduled_ = false;
 };
 
 }  // namespace memtap::gui

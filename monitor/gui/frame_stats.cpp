@@ -66,15 +66,18 @@ MemtapApplication::MemtapApplication(int& argc, char** argv) : QApplication(argc
 }
 
 bool MemtapApplication::notify(QObject* receiver, QEvent* event) {
-  // A window's UpdateRequest paints every widget of it that needs it: one frame.
+  if (event->type() == QEvent::Paint) painted_ = true;
+  // A window's UpdateRequest paints every widget of it that needs it: one frame, when
+  // anything was painted (Qt Charts asks for updates that then paint nothing).
   if (event->type() != QEvent::UpdateRequest || !receiver->isWidgetType() ||
       !static_cast<QWidget*>(receiver)->isWindow()) {
     return QApplication::notify(receiver, event);
   }
+  painted_ = false;
   const qint64 start = clock_.nsecsElapsed();
   const bool result = QApplication::notify(receiver, event);
   const qint64 end = clock_.nsecsElapsed();
-  stats_.add_frame(double(end - start) / 1e6, end / 1000000);
+  if (painted_) stats_.add_frame(double(end - start) / 1e6, end / 1000000);
   return result;
 }
 

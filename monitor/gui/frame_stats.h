@@ -48,6 +48,7 @@ class MemtapApplication : public QApplication {
  private:
   FrameStats stats_;
   QElapsedTimer clock_;
+  bool painted_ = false;  // a widget painted since the window's UpdateRequest began
 };
 
 }  // namespace memtap::gui

@@ -45,7 +45,6 @@ TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
   live_->setCheckable(true);
   live_->setToolTip(tr("Follow the newest data (Live), or hold the view (Paused)"));
   status_ = new QLabel(this);
-  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   // The status line gives way when the window is narrow rather than widen it.
   status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   status_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -103,12 +102,17 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     parts << tr("recording %1")
                  .arg(QString::fromStdString(bytes_text(double(status.recording_bytes))));
   }
-  status_->setText(parts.join(QStringLiteral("  ·  ")));
-  status_->setStyleSheet(status.events_dropped != 0 || !status.error.empty()
-                             ? QStringLiteral("color: #b00020")
-                             : QString());
-  status_->setToolTip(QString::fromStdString(status.warning));
-  live_->setEnabled(status.live || !status.loaded);
+  // Only what changed: each of these repaints (and re-lays out) the bar.
+  const QString text = parts.join(QStringLiteral("  ·  "));
+  if (status_->text() != text) status_->setText(text);
+  const QString style = status.events_dropped != 0 || !status.error.empty()
+                            ? QStringLiteral("color: #b00020")
+                            : QString();
+  if (status_->styleSheet() != style) status_->setStyleSheet(style);
+  const QString tip = QString::fromStdString(status.warning);
+  if (status_->toolTip() != tip) status_->setToolTip(tip);
+  const bool can_follow = status.live || !status.loaded;
+  if (live_->isEnabled() != can_follow) live_->setEnabled(can_follow);
 
   // The processes and devices change only with new events.
   if (asking_scopes_ || (status.events == scopes_events_ && process_->count() != 0)) return;

@@ -17,6 +17,10 @@ using timeline::GroupBy;
 using timeline::Resolution;
 using timeline::SeriesInfo;
 
+// Up to this many points a pixel, the range's points are sampled with LTTB; beyond, the
+// pyramid's envelope answers.
+constexpr size_t kLttbPointsPerPixel = 16;
+
 const char* layer_label(uint64_t group) {
   if (group == timeline::kHostMmapGroup) return "HOST mmap";
   switch (Layer(group)) {
@@ -72,6 +76,18 @@ CurveLine line_of(const timeline::Timeline& tl, const SeriesInfo& info, std::str
   const timeline::Series& series = tl.data(info.id);
   line.total_points = series.points();
   if (series.empty()) return line;
+  // Far more points than pixels: LTTB would visit every one of them at every live refresh
+  // (4 curves of a 262,144-point window, ten times a second, took a third of a core); the
+  // pyramid's min/max per pixel costs what the pixels cost, and keeps every spike.
+  const timeline::PointWindow& w = series.window();
+  if (series.window_covers(t0) &&
+      w.upper_bound(t1) - std::min(w.upper_bound(t0), w.upper_bound(t1)) >
+          kLttbPointsPerPixel * max_points) {
+    line.resolution = Resolution::kEnvelope;
+    line.envelope = series.envelope(t0, t1, max_points);
+    line.peak_bytes = peak_of(line);
+    return line;
+  }
   CurveQuery q = tl.points(info.id, t0, t1, max_points);
   line.resolution = q.resolution;
   line.points = std::move(q.points);
