@@ -50,9 +50,11 @@ inline OpenWindow open_window(const std::string& path, int width = 1400, int hei
   return w;
 }
 
-// Waits until the window has answered every question asked so far.
+// Waits until the window has answered every question asked so far (views ask on the next
+// turn of the event loop after a change, so the loop turns first).
 inline void settle(gui::MainWindow& window) {
   window.refresh();
+  QApplication::processEvents();
   wait_for([&] { return window.client()->pending() == 0; }, "the answers");
   QApplication::processEvents();
 }
