@@ -203,8 +203,10 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
                .arg(data_.hidden_groups);
   } else {
     for (const viewdata::CurveLine& l : data_.lines) {
-      if (l.resolution == timeline::Resolution::kEnvelope) {
-        note = tr("Min/max per pixel: zoom in for every point");
+      if (l.from_store) {
+        note = tr("Every point, read back from the recording");
+      } else if (!l.envelope.empty()) {
+        note = tr("Min/max per pixel; reading every point from the recording...");
         break;
       }
     }
@@ -568,9 +570,10 @@ void CurvesPanel::ask() {
   r.t1_ns = state_->t1();
   r.max_points = size_t(std::max(chart_->width(), 200));
   r.overview_points = size_t(std::max(overview_->width(), 200));
+  const uint64_t generation = ++generation_;
   client_->ask(
       this, [r](const viewdata::EngineView& e) { return viewdata::compute_curves(e, r); },
-      [this](viewdata::CurvesData data) {
+      [this, generation](viewdata::CurvesData data) {
         in_flight_ = false;
         chart_->show(data);
         overview_->show(data);
@@ -578,6 +581,30 @@ void CurvesPanel::ask() {
         if (again_) {
           again_ = false;
           ask();
+        } else if (generation == generation_ && viewdata::needs_detail(data) &&
+                   !state_->following()) {
+          askDetail(data);
+        }
+      });
+}
+
+void CurvesPanel::askDetail(const viewdata::CurvesData& coarse) {
+  // One replay at a time: a newer range asked meanwhile is refined when this one is back.
+  if (detail_in_flight_) return;
+  const std::string path = client_->source().database_path();
+  if (path.empty()) return;
+  detail_in_flight_ = true;
+  const uint64_t generation = generation_;
+  const size_t max_points = size_t(std::max(chart_->width(), 200));
+  client_->askStore(
+      this,
+      [path, coarse, max_points] { return viewdata::refine_curves(path, coarse, max_points); },
+      [this, generation](viewdata::CurvesData fine) {
+        detail_in_flight_ = false;
+        if (generation == generation_) {
+          chart_->show(fine);
+        } else if (!in_flight_) {
+          ask();  // the range moved while the recording was read: refine the new one
         }
       });
 }

@@ -134,9 +134,14 @@ class CurvesPanel : public QWidget {
   QComboBox* width_;
   void ask();
 
+  // After an answer whose older part is an envelope: the exact points from the recording.
+  void askDetail(const viewdata::CurvesData& coarse);
+
   bool in_flight_ = false;
   bool again_ = false;
   bool scheduled_ = false;
+  bool detail_in_flight_ = false;
+  uint64_t generation_ = 0;  // answers to requests older than the newest are not drawn
 };
 
 }  // namespace memtap::gui

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 #include "monitor/report/units.h"
+#include "monitor/store/detail/store_detail_source.h"
 
 namespace memtap::viewdata {
 
@@ -73,6 +75,7 @@ CurveLine line_of(const timeline::Timeline& tl, const SeriesInfo& info, std::str
                   int64_t t0, int64_t t1, size_t max_points) {
   CurveLine line;
   line.name = std::move(name);
+  line.key = info.key;
   const timeline::Series& series = tl.data(info.id);
   line.total_points = series.points();
   if (series.empty()) return line;
@@ -230,6 +233,46 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
     }
   }
   return out;
+}
+
+bool needs_detail(const CurvesData& data) {
+  for (const CurveLine& l : data.lines) {
+    if (!l.envelope.empty()) return true;
+  }
+  return false;
+}
+
+CurvesData refine_curves(const std::string& recording_path, CurvesData data, size_t max_points) {
+  // Owner groups are ids in the live engine's string table: the replay finds them by label.
+  std::unordered_map<uint64_t, std::string> owners;
+  for (const CurveLine& l : data.lines) {
+    if (l.key.group_by == GroupBy::kOwner && l.key.group != timeline::kOverflowGroup &&
+        l.key.group != 0) {
+      owners[l.key.group] = l.name;
+    }
+  }
+  StoreDetailOptions options;
+  options.owner_label = [&owners](uint64_t owner) {
+    auto it = owners.find(owner);
+    return it == owners.end() ? std::string() : it->second;
+  };
+  for (CurveLine& line : data.lines) {
+    // The "(N others)" line is a sum of several series: it has no key of its own.
+    if (line.envelope.empty() || line.key.pid != data.pid) continue;
+    std::vector<CurvePoint> points;
+    std::string error;
+    if (!read_series_detail(recording_path, line.key, data.t0_ns, data.t1_ns, options, &points,
+                            &error)) {
+      continue;
+    }
+    CurveQuery q = timeline::downsample_points(std::move(points), std::max<size_t>(max_points, 2));
+    line.envelope.clear();
+    line.points = std::move(q.points);
+    line.resolution = q.resolution;
+    line.from_store = true;
+    line.peak_bytes = peak_of(line);
+  }
+  return data;
 }
 
 std::vector<int64_t> values_at(const CurvesData& data, int64_t t_ns) {

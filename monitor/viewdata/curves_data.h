@@ -37,6 +37,8 @@ struct CurveLine {
   std::vector<timeline::CurvePoint> points;                       // the newer part
   int64_t peak_bytes = 0;     // the series' greatest value in the range
   uint64_t total_points = 0;  // points the series has in all
+  timeline::SeriesKey key;    // the engine's series (refine_curves); pid 0: a sum of several
+  bool from_store = false;    // its older part was read back from the recording: every point
 };
 
 struct CurvesData {
@@ -55,6 +57,17 @@ struct CurvesData {
 
 // On the engine's thread. A scope with no events gives empty lines.
 CurvesData compute_curves(const EngineView& engine, const CurvesRequest& request);
+
+// Whether some line's older part is only an envelope (the engine's window no longer holds
+// it): refine_curves can then read the exact points back from the recording.
+bool needs_detail(const CurvesData& data);
+
+// `data` with every envelope part replaced by the exact points, read back from the recording
+// at `recording_path` (store/detail/store_detail_source.h: the process's events up to the
+// range's end replayed; about a second per million events, so this runs on the store's
+// thread, never the engine's), sampled to `max_points` a line. A line whose points cannot be
+// read (too many, the file gone) keeps its envelope.
+CurvesData refine_curves(const std::string& recording_path, CurvesData data, size_t max_points);
 
 // The value each line has at `t_ns` (the point in force then), in lines' order; for an
 // envelope, the last value of the bucket in force. For the chart's hover.

@@ -64,3 +64,30 @@ TEST(CurvesPanel, TheRangeSelectionSetsTheChartsAxis) {
 
 }  // namespace
 }  // namespace memtap
+
+namespace memtap {
+namespace {
+
+TEST(CurvesPanel, ZoomedIntoThePastTheChartShowsEveryPoint) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  for (int i = 0; i < 300000; ++i) b.malloc(i * 0.01, 0x10000 + uint64_t(i) * 64, 16);
+  const std::string path = dir.file("long.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  w.window->state()->setRange(b.at(100), b.at(110));  // older than the engine's window
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  ASSERT_TRUE(test::wait_for(
+      [&] {
+        const viewdata::CurvesData& d = chart->data();
+        return d.t0_ns == b.at(100) && !d.lines.empty() && d.lines[0].from_store;
+      },
+      "the points from the recording"));
+  EXPECT_FALSE(viewdata::needs_detail(chart->data()));
+  EXPECT_TRUE(chart->hoverText(b.at(105.001)).contains("168,016 B"))  // 10,501 blocks of 16 B
+      << chart->hoverText(b.at(105.001)).toStdString();
+}
+
+}  // namespace
+}  // namespace memtap

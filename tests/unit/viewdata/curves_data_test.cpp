@@ -109,3 +109,44 @@ TEST(CurvesData, ARangeShowsOnlyItsPointsAndTheOneInForce) {
 
 }  // namespace
 }  // namespace memtap
+
+namespace memtap {
+namespace {
+
+// Older than the engine's full-resolution window (262,144 points a curve), a range is a
+// min/max envelope; refine_curves reads its every point back from the recording.
+TEST(CurvesData, OlderThanTheWindowTheRecordingGivesEveryPoint) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  constexpr int kBlocks = 300000;  // 10 us apart: 3 s
+  for (int i = 0; i < kBlocks; ++i) b.malloc(i * 0.01, 0x10000 + uint64_t(i) * 64, 16);
+  const std::string path = dir.file("long.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  viewdata::CurvesRequest r;
+  r.pid = b.pid();
+  r.t0_ns = b.at(100);  // points 10,000 to 11,000: the window begins at point ~37,856
+  r.t1_ns = b.at(110);
+  r.max_points = 2000;
+  const viewdata::CurvesData coarse = test::engine_query(
+      *source, [&](const viewdata::EngineView& e) { return compute_curves(e, r); });
+  ASSERT_TRUE(viewdata::needs_detail(coarse));
+  const viewdata::CurvesData fine = viewdata::refine_curves(path, coarse, 2000);
+  EXPECT_FALSE(viewdata::needs_detail(fine));
+  const viewdata::CurveLine* allocated = nullptr;
+  for (const viewdata::CurveLine& l : fine.lines) {
+    if (l.name == "Allocated") allocated = &l;
+  }
+  ASSERT_NE(allocated, nullptr);
+  EXPECT_TRUE(allocated->from_store);
+  EXPECT_EQ(allocated->resolution, timeline::Resolution::kFull);
+  // The point in force at 100 ms (block 10,000) and the 1,000 after it, each 16 B more.
+  ASSERT_EQ(allocated->points.size(), 1001u);
+  EXPECT_EQ(allocated->points.front().value_bytes, 10001 * 16);
+  EXPECT_EQ(allocated->points.back().value_bytes, 11001 * 16);
+  EXPECT_EQ(viewdata::values_at(fine, b.at(105.001))[0], 10501 * 16);
+}
+
+}  // namespace
+}  // namespace memtap
