@@ -91,3 +91,34 @@ TEST(CurvesPanel, ZoomedIntoThePastTheChartShowsEveryPoint) {
 
 }  // namespace
 }  // namespace memtap
+
+namespace memtap {
+namespace {
+
+TEST(CurvesPanel, SelectingAProcessShowsItsCurves) {
+  test::TempDir dir;
+  test::RecordingBuilder b(100);
+  b.malloc(1, 0x1000, 1000);
+  b.use_pid(200);
+  b.malloc(2, 0x9000, 7000);
+  const std::string path = dir.file("ranks.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  QComboBox* process = w.window->topBar()->processBox();
+  ASSERT_EQ(process->count(), 2);
+  EXPECT_EQ(process->itemText(0), "rank 0/2 · pid 100 @ testhost");
+  EXPECT_EQ(process->itemText(1), "rank 1/2 · pid 200 @ testhost");
+  EXPECT_EQ(w.window->state()->pid(), 100u);
+  EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 1000);
+
+  process->setCurrentIndex(1);
+  emit process->activated(1);
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->state()->pid(), 200u);
+  EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 7000);
+  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "cpu");
+}
+
+}  // namespace
+}  // namespace memtap

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -19,7 +20,7 @@ namespace memtap::test {
 class RecordingBuilder {
  public:
   explicit RecordingBuilder(uint32_t pid = 100, int64_t start_ns = 1'700'000'000'000'000'000)
-      : pid_(pid), start_ns_(start_ns) {
+      : pid_(pid), start_ns_(start_ns), pids_{pid} {
     DumpRow row = base(DumpEvent::kSystem, 0);
     row.event_type = DumpEventType::kStartTrace;
     rows_.push_back(row);
@@ -27,6 +28,15 @@ class RecordingBuilder {
 
   int64_t start_ns() const { return start_ns_; }
   uint32_t pid() const { return pid_; }
+  // The rows that follow belong to process `pid` (a second rank, say), which starts then.
+  void use_pid(uint32_t pid) {
+    pid_ = pid;
+    if (std::find(pids_.begin(), pids_.end(), pid) != pids_.end()) return;
+    pids_.push_back(pid);
+    DumpRow row = base(DumpEvent::kSystem, last_ms_);
+    row.event_type = DumpEventType::kStartTrace;
+    rows_.push_back(row);
+  }
   // The time `ms` after the start, in epoch ns.
   int64_t at(double ms) const { return start_ns_ + int64_t(ms * 1e6); }
 
@@ -107,19 +117,25 @@ class RecordingBuilder {
     for (size_t i = 0; i < strings_.size(); ++i)
       writer->define_string(uint32_t(i + 1), strings_[i]);
     std::vector<DumpRow> rows = rows_;
-    DumpRow stop = base(DumpEvent::kSystem, last_ms_);
-    stop.event_type = DumpEventType::kStopTrace;
-    rows.push_back(stop);
+    std::vector<ProcessInfo> processes;
+    for (uint32_t pid : pids_) {
+      DumpRow stop = base(DumpEvent::kSystem, last_ms_);
+      stop.event_type = DumpEventType::kStopTrace;
+      stop.process_id = stop.thread_id = pid;
+      rows.push_back(stop);
+      ProcessInfo& p = processes.emplace_back();
+      p.pid = pid;
+      p.hostname = "testhost";
+      p.command_line = {"test_program"};
+      p.rank = pids_.size() > 1 ? int32_t(processes.size() - 1) : -1;
+      p.world_size = pids_.size() > 1 ? int32_t(pids_.size()) : -1;
+      p.start_ns = start_ns_;
+      p.end_ns = at(last_ms_);
+      p.events_received = rows.size();
+      p.bye_received = true;
+    }
     writer->append(rows.data(), rows.size());
-    ProcessInfo p;
-    p.pid = pid_;
-    p.hostname = "testhost";
-    p.command_line = {"test_program"};
-    p.start_ns = start_ns_;
-    p.end_ns = at(last_ms_);
-    p.events_received = rows.size();
-    p.bye_received = true;
-    ASSERT_TRUE(writer->finish({p}, {{"mode", "test"}}, &error)) << error;
+    ASSERT_TRUE(writer->finish(processes, {{"mode", "test"}}, &error)) << error;
   }
 
  private:
@@ -138,6 +154,7 @@ class RecordingBuilder {
   int64_t start_ns_;
   double last_ms_ = 0;
   uint64_t allocations_ = 0;
+  std::vector<uint32_t> pids_;  // every process, in the order they started
   std::vector<DumpRow> rows_;
   std::vector<std::string> strings_;
   std::vector<std::pair<uint64_t, std::pair<uint64_t, uint64_t>>> live_;  // addr -> (id, size)
