@@ -71,6 +71,21 @@ int64_t peak_of(const CurveLine& line) {
   return peak == std::numeric_limits<int64_t>::min() ? 0 : peak;
 }
 
+// How many points a line's envelope stands for: the series' points before its window, spread
+// evenly over the time they took, over the envelope's span.
+uint64_t envelope_points(const timeline::Series& series, const CurveLine& line) {
+  if (line.envelope.empty()) return 0;
+  const timeline::PointWindow& w = series.window();
+  const uint64_t before = w.size() > 0 ? w.first_index() : series.points();
+  const int64_t from = series.first_ts_ns();
+  const int64_t to = w.size() > 0 ? w.at(0).ts_ns : line.envelope.back().t_last_ns;
+  const int64_t span = line.envelope.back().t_last_ns - line.envelope.front().t_first_ns;
+  if (to <= from) return before;
+  return uint64_t(double(before) *
+                  std::min(1.0, double(std::max<int64_t>(span, 0)) / double(to - from))) +
+         line.envelope.size();
+}
+
 CurveLine line_of(const timeline::Timeline& tl, const SeriesInfo& info, std::string name,
                   int64_t t0, int64_t t1, size_t max_points) {
   CurveLine line;
@@ -89,6 +104,8 @@ CurveLine line_of(const timeline::Timeline& tl, const SeriesInfo& info, std::str
     line.resolution = Resolution::kEnvelope;
     line.envelope = series.envelope(t0, t1, max_points);
     line.peak_bytes = peak_of(line);
+    // Not missing detail: the window holds these points, too many for the pixels.
+    line.envelope_points = std::numeric_limits<uint64_t>::max();
     return line;
   }
   CurveQuery q = tl.points(info.id, t0, t1, max_points);
@@ -117,6 +134,7 @@ CurveLine line_of(const timeline::Timeline& tl, const SeriesInfo& info, std::str
     }
   }
   line.peak_bytes = peak_of(line);
+  line.envelope_points = envelope_points(series, line);
   return line;
 }
 
@@ -235,14 +253,15 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
   return out;
 }
 
-bool needs_detail(const CurvesData& data) {
+bool needs_detail(const CurvesData& data, uint64_t max_points) {
   for (const CurveLine& l : data.lines) {
-    if (!l.envelope.empty()) return true;
+    if (!l.envelope.empty() && l.envelope_points <= max_points) return true;
   }
   return false;
 }
 
-CurvesData refine_curves(const std::string& recording_path, CurvesData data, size_t max_points) {
+CurvesData refine_curves(const std::string& recording_path, CurvesData data, size_t max_points,
+                         uint64_t max_envelope_points) {
   // Owner groups are ids in the live engine's string table: the replay finds them by label.
   std::unordered_map<uint64_t, std::string> owners;
   for (const CurveLine& l : data.lines) {
@@ -258,7 +277,10 @@ CurvesData refine_curves(const std::string& recording_path, CurvesData data, siz
   };
   for (CurveLine& line : data.lines) {
     // The "(N others)" line is a sum of several series: it has no key of its own.
-    if (line.envelope.empty() || line.key.pid != data.pid) continue;
+    if (line.envelope.empty() || line.key.pid != data.pid ||
+        line.envelope_points > max_envelope_points) {
+      continue;
+    }
     std::vector<CurvePoint> points;
     std::string error;
     if (!read_series_detail(recording_path, line.key, data.t0_ns, data.t1_ns, options, &points,

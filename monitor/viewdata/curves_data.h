@@ -39,6 +39,9 @@ struct CurveLine {
   uint64_t total_points = 0;  // points the series has in all
   timeline::SeriesKey key;    // the engine's series (refine_curves); pid 0: a sum of several
   bool from_store = false;    // its older part was read back from the recording: every point
+  // About how many points the envelope stands for (the series' density before the window
+  // times the envelope's span): refine_curves is worth it only when they are few.
+  uint64_t envelope_points = 0;
 };
 
 struct CurvesData {
@@ -59,15 +62,20 @@ struct CurvesData {
 CurvesData compute_curves(const EngineView& engine, const CurvesRequest& request);
 
 // Whether some line's older part is only an envelope (the engine's window no longer holds
-// it): refine_curves can then read the exact points back from the recording.
-bool needs_detail(const CurvesData& data);
+// it) standing for at most `max_points` points: zoomed in that far, refine_curves reads every
+// point back from the recording. A wider range stays an envelope: its points would not fit
+// the pixels anyway, and reading them back costs a replay of the file.
+constexpr uint64_t kDetailPoints = 32768;
+bool needs_detail(const CurvesData& data, uint64_t max_points = kDetailPoints);
 
 // `data` with every envelope part replaced by the exact points, read back from the recording
 // at `recording_path` (store/detail/store_detail_source.h: the process's events up to the
 // range's end replayed; about a second per million events, so this runs on the store's
-// thread, never the engine's), sampled to `max_points` a line. A line whose points cannot be
-// read (too many, the file gone) keeps its envelope.
-CurvesData refine_curves(const std::string& recording_path, CurvesData data, size_t max_points);
+// thread, never the engine's), sampled to `max_points` a line. A line whose envelope stands
+// for more than `max_envelope_points`, or whose points cannot be read (the file gone), keeps
+// its envelope.
+CurvesData refine_curves(const std::string& recording_path, CurvesData data, size_t max_points,
+                         uint64_t max_envelope_points = kDetailPoints);
 
 // The value each line has at `t_ns` (the point in force then), in lines' order; for an
 // envelope, the last value of the bucket in force. For the chart's hover.
