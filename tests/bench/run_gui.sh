@@ -54,7 +54,7 @@ echo "== zoom, scroll, select over it ($rounds rounds; redraw < 50 ms)"
 "$build/tests/bench/memtap_bench_gui" "$file" "$rounds" 2>/dev/null | tee "$work/interactions"
 results+=("$(sed -n 's/^RESULT \(gui_redraw_median_ms=.*\)/\1/p' "$work/interactions")"
   "$(sed -n 's/^RESULT \(gui_redraw_max_ms=.*\)/\1/p' "$work/interactions")"
-  "$(sed -n 's/^RESULT \(gui_max_rss_kb=.*\)/\1/p' "$work/interactions")")
+  "$(sed -n 's/^RESULT \(gui_anon_kb=.*\)/\1/p' "$work/interactions")")
 
 echo "== live: $rate events/s for $seconds s, in the window and headless (>= 10 redraws/s, no frame > 50 ms, no more loss)"
 gen=("$build/tests/bench/memtap_bench_pipeline_gen" "$rate" "$seconds")
