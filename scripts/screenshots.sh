@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Remakes the README's pictures of the window: records the PyTorch examples with memtap run,
+# then renders views of those recordings offscreen (memtap monitor FILE --screenshot) into
+# docs/images/. Needs a build (scripts/build.sh) and /usr/bin/python3 with torch.
+#   scripts/screenshots.sh [OUT_DIR]        (default: docs/images)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${MEMTAP_BUILD_DIR:-$root/build}
+out=${1:-$root/docs/images}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"
+memtap=$build/bin/memtap
+
+echo "== recording examples/train_leak.py and examples/train_fragmentation.py"
+"$memtap" run --stacks python --torch-ops -o "$work/leak.db" -- \
+  /usr/bin/python3 "$root/examples/train_leak.py" --steps 12 >/dev/null 2>"$work/leak.log"
+"$memtap" run --torch-ops -o "$work/frag.db" -- \
+  /usr/bin/python3 "$root/examples/train_fragmentation.py" >/dev/null 2>"$work/frag.log"
+
+shot() {  # FILE NAME VIEW [--at TIME]
+  local file=$1 name=$2 view=$3
+  shift 3
+  "$memtap" monitor "$file" --screenshot "$out/$name.png" --size 1600x1000 --view "$view" "$@"
+}
+shot "$work/leak.db" leak_curves curves
+shot "$work/leak.db" leak_breakdown breakdown --at peak
+shot "$work/leak.db" leak_blocks blocks --at peak
+shot "$work/leak.db" leak_flame flame
+shot "$work/frag.db" fragmentation_pool pool --at peak
+shot "$work/frag.db" fragmentation_lifetime lifetime --at peak
+echo "pictures in $out"
