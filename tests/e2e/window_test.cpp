@@ -164,3 +164,41 @@ TEST_F(Window, ListenTakesSeveralRanksAndRecordsThem) {
 
 }  // namespace
 }  // namespace memtap::e2e
+
+namespace memtap::e2e {
+namespace {
+
+TEST_F(Window, InstalledBesideMemtapAndOpensARecording) {
+  const std::string prefix = dir.file("prefix");
+  const ProcessResult inst =
+      run_process(spec_in(dir, {CMAKE_COMMAND, "--install", MEMTAP_BUILD_DIR, "--prefix", prefix}),
+                  kProcessTimeout);
+  ASSERT_TRUE(inst.exited && inst.exit_code == 0) << describe(inst) << inst.err;
+  const std::string db = record_pattern(dir);
+  const std::string png = dir.file("installed.png");
+  ProcessSpec spec = spec_in(dir, {prefix + "/bin/memtap", "monitor", db, "--screenshot", png});
+  spec.env_unset = {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"};
+  const ProcessResult r = run_process(spec, kProcessTimeout);
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  EXPECT_EQ(png_size(png), std::make_pair(1600u, 1000u)) << "the default size";
+}
+
+TEST_F(Window, ABuildWithoutQtChartsSaysWhyTheWindowIsMissing) {
+  // Configure only (a build would take minutes): Qt 6 made unfindable, as on a node without it.
+  const ProcessResult r = run_process(
+      spec_in(dir, {CMAKE_COMMAND, "-S", MEMTAP_SOURCE_DIR, "-B", dir.file("no-qt"),
+                    "-DCMAKE_DISABLE_FIND_PACKAGE_Qt6=TRUE", "-DMEMTAP_BUILD_TESTS=OFF"}),
+      kProcessTimeout);
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  EXPECT_NE((r.out + r.err)
+                .find("memtap-gui will not be built: Qt 6 Widgets, Charts and Test were "
+                      "not found"),
+            std::string::npos)
+      << r.out << r.err;
+  std::ifstream cache(dir.file("no-qt/CMakeCache.txt"));
+  const std::string text((std::istreambuf_iterator<char>(cache)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("MEMTAP_BUILD_GUI:BOOL=ON"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace memtap::e2e
