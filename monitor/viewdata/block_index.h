@@ -44,6 +44,8 @@ struct BlockIndexOptions {
   std::string path;
   int64_t promote_after_ns = 50'000'000;
   size_t max_queued_events = size_t{1} << 20;
+  // The most the file may grow to (0: no limit); past it the index fails as on a full disk.
+  uint64_t max_file_bytes = 0;
 };
 
 // One block. Text fields are the recording's text ("" where there was none).
@@ -93,7 +95,7 @@ enum class BlockColumn : uint8_t {
   kAddr,
   kSize,
   kAllocTime,
-  kFreeTime,  // live blocks sort after every freed one
+  kFreeTime,  // live blocks sort after every freed one (before, descending)
   kLifetime,  // live ones: up to the index's newest event
   kLayer,
   kOwner,
@@ -140,7 +142,8 @@ class BlockQueries {
   virtual BlockSet largest(const BlockFilter& filter, size_t limit) = 0;
   // Rows [offset, offset + count) of the matching blocks sorted by `column`; the sorted
   // result is kept until a query with another filter or sort, so paging through it costs
-  // one sort, not one per page.
+  // one sort, not one per page. The first page (offset 0) asked after new events were
+  // indexed sorts again, so that a table refreshed from its top shows them.
   virtual BlockPage page(const BlockFilter& filter, BlockColumn column, bool descending,
                          size_t offset, size_t count) = 0;
   // A block by id (nullopt if none has it).
