@@ -22,10 +22,15 @@ uint64_t signed_key(int64_t v) {
   return uint64_t(v) ^ (uint64_t{1} << 63);
 }
 
-// (size, id) of the blocks kept by largest(): the worst of them on top of the heap.
+// Past this many blocks, largest() reads every column of the matching blocks as it scans
+// them rather than each winner again by id afterwards.
+constexpr size_t kLookedUpBlocks = 1000;
+
+// A block kept by largest(): the worst of them on top of the heap.
 struct Ranked {
   uint64_t size;
   int64_t id;
+  StoredBlock block;  // when the scan read every column
 };
 struct WorseFirst {
   bool operator()(const Ranked& a, const Ranked& b) const {
@@ -88,28 +93,29 @@ BlockRow IndexQueries::row_of(const StoredBlock& b) {
 
 BlockSet IndexQueries::largest(const BlockFilter& filter, size_t limit) {
   BlockSet set;
+  const bool whole_rows = limit > kLookedUpBlocks;
   std::priority_queue<Ranked, std::vector<Ranked>, WorseFirst> top;
-  const bool ok = scan(filter, "b.id, b.size", [&](sqlite3_stmt* s) {
-    const Ranked r{uint64_t(sqlite3_column_int64(s, 1)), sqlite3_column_int64(s, 0)};
+  const std::string columns = whole_rows ? "b.size, " + block_columns("b.") : "b.size, b.id";
+  const bool ok = scan(filter, columns, [&](sqlite3_stmt* s) {
+    const uint64_t size = uint64_t(sqlite3_column_int64(s, 0));
+    const int64_t id = sqlite3_column_int64(s, 1);
     ++set.matching_blocks;
-    set.matching_bytes += r.size;
-    if (top.size() < limit) {
-      top.push(r);
-    } else if (limit != 0 && WorseFirst()(r, top.top())) {
-      top.pop();
-      top.push(r);
+    set.matching_bytes += size;
+    if (top.size() < limit || (limit != 0 && WorseFirst()({size, id, {}}, top.top()))) {
+      if (top.size() == limit) top.pop();
+      top.push({size, id, whole_rows ? read_block(s, 1) : StoredBlock{}});
     }
   });
   if (!ok) return {};
-  std::vector<Ranked> ranked;
-  ranked.reserve(top.size());
-  for (; !top.empty(); top.pop()) ranked.push_back(top.top());
-  std::reverse(ranked.begin(), ranked.end());
-  set.blocks.reserve(ranked.size());
-  for (const Ranked& r : ranked) {
-    StoredBlock b;
-    if (store_.fetch(r.id, &b)) set.blocks.push_back(row_of(b));
+  std::vector<StoredBlock> blocks(top.size());
+  for (size_t i = top.size(); i-- > 0; top.pop()) {
+    if (whole_rows)
+      blocks[i] = top.top().block;
+    else if (!store_.fetch(top.top().id, &blocks[i]))
+      return {};  // a failure: nothing
   }
+  set.blocks.reserve(blocks.size());
+  for (const StoredBlock& b : blocks) set.blocks.push_back(row_of(b));
   if (store_.failed()) return {};
   return set;
 }

@@ -65,7 +65,7 @@ class Scan {
   }
 
   // Runs stmt with the filter's parameters and these, then resets it.
-  bool run(sqlite3_stmt* stmt, int64_t lo, int64_t hi, int64_t level) {
+  bool run(sqlite3_stmt* stmt, int64_t lo, int64_t hi) {
     bind(stmt, ":pid", filter_.pid);
     bind(stmt, ":device", filter_.device);
     bind(stmt, ":t0", filter_.t0_ns);
@@ -74,7 +74,6 @@ class Scan {
     bind(stmt, ":max", int64_t(std::min<uint64_t>(filter_.max_size, uint64_t(kMaxNs))));
     bind(stmt, ":lo", lo);
     bind(stmt, ":hi", hi);
-    bind(stmt, ":level", level);
     int rc;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) row_(stmt);
     sqlite3_reset(stmt);
@@ -163,39 +162,41 @@ bool scan_blocks(ScanSources& sources, const BlockFilter& filter, const std::str
   const std::string where = where_sql(filter);
   Scan scan(store, filter, row);
 
-  // Rows allocated in [t0 - promote_after_ns, t1]: ids [lo, hi].
+  // Blocks that lived at most promote_after_ns: those allocated in [t0 - it, t1].
   const auto [lo, hi] = spans.ids(minus_saturated(filter.t0_ns, promote), filter.t1_ns);
   if (lo <= hi) {
     reader::Statement recent;
     if (!scan.prepare(
             "SELECT " + columns + " FROM blocks b WHERE b.id BETWEEN :lo AND :hi AND " + where,
             &recent) ||
-        !scan.run(recent.stmt, lo, hi, 0))
+        !scan.run(recent.stmt, lo, hi))
       return false;
   }
-  // Older blocks that lived longer, level by level; ids before the window above.
-  const int64_t older_hi = std::min(hi, lo - 1);
+  // The others level by level, each over its longest lifetime before t0; the live ones
+  // allocated by t1.
   const uint64_t levels = store.levels();
-  if (older_hi >= 1 && (levels != 0 || store.has_live_stored())) {
+  if (hi >= 1 && (levels != 0 || store.has_live_stored())) {
     reader::Statement older;
-    if (!scan.prepare("SELECT " + columns +
-                          " FROM long_lived l CROSS JOIN blocks b ON b.id = l.id"
-                          " WHERE l.level = :level AND l.id BETWEEN :lo AND :hi AND " +
-                          where,
-                      &older))
+    if (!scan.prepare(
+            "SELECT " + columns + " FROM long_lived b WHERE b.key BETWEEN :lo AND :hi AND " + where,
+            &older))
       return false;
     for (int level = 1; level <= kMaxLevel; ++level) {
       if (!(levels >> level & 1)) continue;
       const int64_t from = minus_saturated(filter.t0_ns, level_span_ns(uint8_t(level), promote));
       const int64_t level_lo = spans.ids(from, filter.t1_ns).first;
-      if (level_lo <= older_hi && !scan.run(older.stmt, level_lo, older_hi, level)) return false;
+      if (level_lo <= hi &&
+          !scan.run(older.stmt, long_key(uint8_t(level), level_lo), long_key(uint8_t(level), hi)))
+        return false;
     }
-    if (store.has_live_stored() && !scan.run(older.stmt, 1, older_hi, kLiveLevel)) return false;
+    if (store.has_live_stored() &&
+        !scan.run(older.stmt, long_key(kLiveLevel, 1), long_key(kLiveLevel, hi)))
+      return false;
   }
   if (pairing.young_live() != 0) {
     reader::Statement young;
     if (!scan.prepare("SELECT " + columns + " FROM temp.young b WHERE " + where, &young) ||
-        !scan.run(young.stmt, 0, 0, 0))
+        !scan.run(young.stmt, 0, 0))
       return false;
   }
   return true;

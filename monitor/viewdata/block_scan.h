@@ -1,14 +1,14 @@
-// The blocks a BlockFilter matches, read from the store in a few range scans and never
+// The blocks a BlockFilter matches, read from the store in a few rowid ranges and never
 // the whole table for a time range (block_store.h has the tables):
-//   - the blocks rows allocated in [t0 - promote_after_ns, t1] (a range of ids: ids are in
-//     allocation order, AllocSpans), whatever their level: every block that lived at most
-//     promote_after_ns and was live in [t0, t1] is among them;
-//   - for each level k >= 1 of long_lived, its blocks allocated before that window but
-//     within [t0 - (promote_after_ns << k), t1], and the stored live ones allocated before it;
+//   - blocks (lifetimes up to promote_after_ns): the ids allocated in
+//     [t0 - promote_after_ns, t1] (ids are in allocation order: AllocSpans);
+//   - long_lived level k: the ids allocated in [t0 - (promote_after_ns << k), t1], the
+//     longest lifetime the level holds; the stored live ones: every id allocated by t1;
 //   - temp.young, the young live blocks.
-// Each block is read once. The filter's other conditions are SQL on the same scans; its text
-// is matched in SQL too: LIKE on the strings table gives the ids whose text contains it
-// (kept, and extended as strings come), and memtap_text() checks a block's four ids.
+// So "live at t" reads about what was live then, not the session. The filter's other
+// conditions are SQL on the same scans; its text is matched in SQL too: LIKE on the strings
+// table gives the ids whose text contains it (kept, and extended as strings come), and
+// memtap_text() checks a block's four ids.
 #pragma once
 
 #include <sqlite3.h>

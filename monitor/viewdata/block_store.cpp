@@ -15,40 +15,36 @@ namespace memtap::viewdata {
 
 namespace {
 
-constexpr int kColumns = 15;           // of a blocks row, level included
-constexpr size_t kRowsPerInsert = 64;  // rows per multi-row INSERT: 960 parameters
-constexpr size_t kLongPerInsert = 256;
+constexpr int kColumns = 14;               // of a block's row
+constexpr size_t kRowsPerInsert = 64;      // rows per multi-row INSERT: up to 1024 parameters
 constexpr size_t kFlushRows = 4096;        // buffered before they are written
 constexpr size_t kRowsPerCommit = 262144;  // rows per transaction
 
 const char* const kColumnNames[kColumns] = {
-    "id",   "level", "pid",           "device", "slot", "alloc_ns",     "free_ns", "size",
-    "addr", "tid",   "allocation_id", "owner",  "name", "stack_python", "stack_c"};
+    "id",   "pid", "device",        "slot",  "alloc_ns", "free_ns",      "size",
+    "addr", "tid", "allocation_id", "owner", "name",     "stack_python", "stack_c"};
 
-std::string table_sql(const char* table) {
-  std::string sql = std::string("CREATE TABLE ") + table + "(id INTEGER PRIMARY KEY";
+// long_lived has two more: its key, and the level the key holds (for reading).
+std::string table_sql(const char* table, bool long_lived) {
+  std::string sql = std::string("CREATE TABLE ") + table +
+                    (long_lived ? "(key INTEGER PRIMARY KEY, level INTEGER, id INTEGER"
+                                : "(id INTEGER PRIMARY KEY");
   for (int i = 1; i < kColumns; ++i) sql += std::string(", ") + kColumnNames[i] + " INTEGER";
   return sql + ")";
 }
 
-std::string insert_sql(const char* table, size_t rows) {
-  std::string sql = std::string("INSERT INTO ") + table + " VALUES ";
+std::string insert_sql(const char* table, bool long_lived, size_t rows) {
+  const int params = kColumns + (long_lived ? 2 : 0);
   std::string row = "(?";
-  for (int i = 1; i < kColumns; ++i) row += ",?";
+  for (int i = 1; i < params; ++i) row += ",?";
   row += ")";
+  std::string sql = std::string("INSERT INTO ") + table + " VALUES ";
   for (size_t r = 0; r < rows; ++r) sql += (r ? "," : "") + row;
   return sql;
 }
 
-std::string long_insert_sql(size_t rows) {
-  std::string sql = "INSERT OR REPLACE INTO long_lived VALUES ";
-  for (size_t r = 0; r < rows; ++r) sql += r ? ",(?,?)" : "(?,?)";
-  return sql;
-}
-
-void bind_row(sqlite3_stmt* stmt, int first, const StoredBlock& b, uint8_t level) {
+void bind_row(sqlite3_stmt* stmt, int first, const StoredBlock& b) {
   const int64_t values[kColumns] = {b.id,
-                                    level,
                                     b.pid,
                                     b.device,
                                     b.slot,
@@ -74,11 +70,7 @@ std::string temp_dir() {
 
 std::string block_columns(const std::string& alias) {
   std::string sql;
-  for (int i = 0; i < kColumns; ++i) {
-    if (i == 1) continue;  // level: the store's, not the block's
-    if (!sql.empty()) sql += ", ";
-    sql += alias + kColumnNames[i];
-  }
+  for (int i = 0; i < kColumns; ++i) sql += (i ? ", " : "") + alias + kColumnNames[i];
   return sql;
 }
 
@@ -133,10 +125,9 @@ bool BlockStore::open(uint64_t max_file_bytes, std::string* error) {
     sql +=
         "PRAGMA max_page_count = " + std::to_string(std::max<uint64_t>(max_file_bytes / 16384, 1)) +
         ";";
-  sql += table_sql("blocks") + ";" +
-         "CREATE TABLE long_lived(level INTEGER, id INTEGER, PRIMARY KEY(level, id)) WITHOUT ROWID;"
+  sql += table_sql("blocks", false) + ";" + table_sql("long_lived", true) + ";" +
          "CREATE TABLE strings(id INTEGER PRIMARY KEY, text TEXT);" +
-         table_sql("temp.young") + ";";
+         table_sql("temp.young", false) + ";";
   std::string sql_error;
   if (rc != SQLITE_OK) {
     sql_error = sqlite_error_text(db_.db, rc);
@@ -145,19 +136,21 @@ bool BlockStore::open(uint64_t max_file_bytes, std::string* error) {
     sql_error = sqlite3_errmsg(db_.db);
   }
   if (sql_error.empty()) {
+    const std::string columns = block_columns("");
     const bool ok =
-        prepare(insert_sql("blocks", kRowsPerInsert), &insert_many_) &&
-        prepare(insert_sql("blocks", 1), &insert_one_) &&
-        prepare(insert_sql("temp.young", kRowsPerInsert), &young_many_) &&
-        prepare(insert_sql("temp.young", 1), &young_one_) &&
+        prepare(insert_sql("blocks", false, kRowsPerInsert), &insert_many_) &&
+        prepare(insert_sql("blocks", false, 1), &insert_one_) &&
+        prepare(insert_sql("temp.young", false, kRowsPerInsert), &young_many_) &&
+        prepare(insert_sql("temp.young", false, 1), &young_one_) &&
         prepare("DELETE FROM temp.young", &young_clear_) &&
-        prepare(long_insert_sql(kLongPerInsert), &long_many_) &&
-        prepare(long_insert_sql(1), &long_one_) &&
-        prepare("UPDATE blocks SET level = ?1, free_ns = ?2 WHERE id = ?3", &close_block_) &&
-        prepare("UPDATE long_lived SET level = ?1 WHERE level = 255 AND id = ?2", &close_long_) &&
+        prepare(insert_sql("long_lived", true, kRowsPerInsert), &long_many_) &&
+        prepare(insert_sql("long_lived", true, 1), &long_one_) &&
+        prepare("UPDATE long_lived SET key = ?1, level = ?2, free_ns = ?3 WHERE key = ?4",
+                &close_long_) &&
         prepare("INSERT OR IGNORE INTO strings VALUES (?, ?)", &insert_string_) &&
-        prepare("SELECT " + block_columns("") + " FROM blocks WHERE id = ?", &select_block_) &&
-        prepare("SELECT " + block_columns("") + " FROM temp.young WHERE id = ?", &select_young_) &&
+        prepare("SELECT " + columns + " FROM blocks WHERE id = ?", &select_block_) &&
+        prepare("SELECT " + columns + " FROM temp.young WHERE id = ?", &select_young_) &&
+        prepare("SELECT " + columns + " FROM long_lived WHERE key = ?", &select_long_) &&
         prepare("SELECT text FROM strings WHERE id = ?", &select_text_) &&
         prepare("BEGIN", &begin_) && prepare("COMMIT", &commit_);
     if (!ok) sql_error = error_;
@@ -196,33 +189,32 @@ bool BlockStore::begin() {
 
 void BlockStore::store(const StoredBlock& block, uint8_t level) {
   if (failed()) return;
-  if (!pending_.empty() && block.id < pending_.back().block.id) pending_sorted_ = false;
-  pending_.push_back({block, level});
-  if (level == kLiveLevel) ++live_stored_;
-  if (pending_.size() >= kFlushRows) flush();
+  if (level == 0) {
+    pending_.push_back({block, level});
+  } else {
+    if (!pending_long_.empty() && block.id < pending_long_.back().block.id)
+      pending_long_sorted_ = false;
+    pending_long_.push_back({block, level});
+    if (level == kLiveLevel) ++live_stored_;
+  }
+  if (pending_.size() + pending_long_.size() >= kFlushRows) flush();
 }
 
 void BlockStore::close_stored(int64_t id, int64_t free_ns, uint8_t level) {
   if (failed()) return;
   --live_stored_;
   // Promoted and freed before its row was written: the row is written closed.
-  auto same_id = [id](const Pending& p) { return p.block.id == id; };
-  auto it = pending_sorted_
-                ? std::lower_bound(pending_.begin(), pending_.end(), id,
+  auto it = pending_long_sorted_
+                ? std::lower_bound(pending_long_.begin(), pending_long_.end(), id,
                                    [](const Pending& p, int64_t v) { return p.block.id < v; })
-                : std::find_if(pending_.begin(), pending_.end(), same_id);
-  if (it != pending_.end() && it->block.id == id) {
+                : std::find_if(pending_long_.begin(), pending_long_.end(),
+                               [id](const Pending& p) { return p.block.id == id; });
+  if (it != pending_long_.end() && it->block.id == id) {
     it->block.free_ns = free_ns;
     it->level = level;
     return;
   }
-  if (!begin()) return;
-  sqlite3_bind_int64(close_block_.stmt, 1, level);
-  sqlite3_bind_int64(close_block_.stmt, 2, free_ns);
-  sqlite3_bind_int64(close_block_.stmt, 3, id);
-  sqlite3_bind_int64(close_long_.stmt, 1, level);
-  sqlite3_bind_int64(close_long_.stmt, 2, id);
-  if (step(close_block_.stmt) && step(close_long_.stmt)) levels_ |= uint64_t{1} << level;
+  closes_.push_back({id, free_ns, level});
 }
 
 void BlockStore::add_string(uint32_t id, const std::string& text) {
@@ -231,40 +223,53 @@ void BlockStore::add_string(uint32_t id, const std::string& text) {
   string_ids_.push_back(id);
 }
 
-void BlockStore::write_rows(const Pending* rows, size_t count, sqlite3_stmt* many,
-                            sqlite3_stmt* one) {
-  size_t i = 0;
-  for (; i + kRowsPerInsert <= count && !failed(); i += kRowsPerInsert) {
-    for (size_t r = 0; r < kRowsPerInsert; ++r)
-      bind_row(many, int(r) * kColumns + 1, rows[i + r].block, rows[i + r].level);
-    step(many);
-  }
-  for (; i < count && !failed(); ++i) {
-    bind_row(one, 1, rows[i].block, rows[i].level);
-    step(one);
-  }
-}
-
-void BlockStore::write_long_lived() {
-  size_t i = 0;
-  const size_t n = pending_long_.size();
-  for (; i + kLongPerInsert <= n && !failed(); i += kLongPerInsert) {
-    for (size_t r = 0; r < kLongPerInsert; ++r) {
-      sqlite3_bind_int64(long_many_.stmt, int(2 * r + 1), pending_long_[i + r].first);
-      sqlite3_bind_int64(long_many_.stmt, int(2 * r + 2), pending_long_[i + r].second);
+void BlockStore::write_rows(std::vector<Pending>& rows, sqlite3_stmt* many, sqlite3_stmt* one,
+                            int64_t* last_id) {
+  const bool long_lived = many == long_many_.stmt;
+  const int params = kColumns + (long_lived ? 2 : 0);
+  // Mostly in id order already; out of order after a query wrote the freed young blocks.
+  if (!std::is_sorted(rows.begin(), rows.end(),
+                      [](const Pending& a, const Pending& b) { return a.block.id < b.block.id; }))
+    std::sort(rows.begin(), rows.end(),
+              [](const Pending& a, const Pending& b) { return a.block.id < b.block.id; });
+  const size_t count = rows.size();
+  for (size_t i = 0; i < count && !failed();) {
+    const size_t n = count - i >= kRowsPerInsert ? kRowsPerInsert : 1;
+    sqlite3_stmt* stmt = n == 1 ? one : many;
+    // Ids that follow the table's last one are left to SQLite, which then appends without
+    // searching the table for them.
+    const bool follows = last_id && rows[i].block.id == *last_id + 1 &&
+                         rows[i + n - 1].block.id == rows[i].block.id + int64_t(n) - 1;
+    for (size_t r = 0; r < n; ++r) {
+      const Pending& p = rows[i + r];
+      const int first = int(r) * params + 1;
+      if (long_lived) {
+        sqlite3_bind_int64(stmt, first, long_key(p.level, p.block.id));
+        sqlite3_bind_int64(stmt, first + 1, p.level);
+        if (p.level != kLiveLevel) levels_ |= uint64_t{1} << p.level;
+      }
+      bind_row(stmt, first + (long_lived ? 2 : 0), p.block);
+      if (follows) sqlite3_bind_null(stmt, first);
     }
-    step(long_many_.stmt);
+    if (!step(stmt)) return;
+    if (last_id) {
+      const int64_t last = rows[i + n - 1].block.id;
+      if (follows && sqlite3_last_insert_rowid(db_.db) != last) {
+        error_ = "block index " + path_ + ": a block's row did not get its id";
+        return;
+      }
+      *last_id = std::max(*last_id, last);
+    }
+    i += n;
   }
-  for (; i < n && !failed(); ++i) {
-    sqlite3_bind_int64(long_one_.stmt, 1, pending_long_[i].first);
-    sqlite3_bind_int64(long_one_.stmt, 2, pending_long_[i].second);
-    step(long_one_.stmt);
-  }
-  pending_long_.clear();
+  rows_in_transaction_ += count;
+  rows.clear();
 }
 
 void BlockStore::flush() {
-  if (failed() || (pending_.empty() && pending_strings_.empty())) return;
+  if (failed() ||
+      (pending_.empty() && pending_long_.empty() && closes_.empty() && pending_strings_.empty()))
+    return;
   if (!begin()) return;
   for (const auto& [id, text] : pending_strings_) {
     if (failed()) break;
@@ -273,20 +278,23 @@ void BlockStore::flush() {
     step(insert_string_.stmt);
   }
   pending_strings_.clear();
-  if (!pending_sorted_) {
-    std::sort(pending_.begin(), pending_.end(),
-              [](const Pending& a, const Pending& b) { return a.block.id < b.block.id; });
+  write_rows(pending_, insert_many_.stmt, insert_one_.stmt, &last_id_);
+  write_rows(pending_long_, long_many_.stmt, long_one_.stmt, nullptr);
+  pending_long_sorted_ = true;
+  // In the order of the keys they move to: each level's rows are inserted in sequence.
+  std::sort(closes_.begin(), closes_.end(), [](const Close& a, const Close& b) {
+    return long_key(a.level, a.id) < long_key(b.level, b.id);
+  });
+  for (const Close& c : closes_) {
+    if (failed()) break;
+    sqlite3_bind_int64(close_long_.stmt, 1, long_key(c.level, c.id));
+    sqlite3_bind_int64(close_long_.stmt, 2, c.level);
+    sqlite3_bind_int64(close_long_.stmt, 3, c.free_ns);
+    sqlite3_bind_int64(close_long_.stmt, 4, long_key(kLiveLevel, c.id));
+    if (step(close_long_.stmt)) levels_ |= uint64_t{1} << c.level;
   }
-  write_rows(pending_.data(), pending_.size(), insert_many_.stmt, insert_one_.stmt);
-  for (const Pending& p : pending_) {
-    if (p.level == 0) continue;
-    pending_long_.emplace_back(p.level, p.block.id);
-    if (p.level != kLiveLevel) levels_ |= uint64_t{1} << p.level;
-  }
-  write_long_lived();
-  rows_in_transaction_ += pending_.size();
-  pending_.clear();
-  pending_sorted_ = true;
+  rows_in_transaction_ += closes_.size();
+  closes_.clear();
   if (rows_in_transaction_ >= kRowsPerCommit) commit();
 }
 
@@ -303,21 +311,26 @@ void BlockStore::set_young(const std::vector<StoredBlock>& blocks) {
   std::vector<Pending> rows;
   rows.reserve(blocks.size());
   for (const StoredBlock& b : blocks) rows.push_back({b, kLiveLevel});
-  write_rows(rows.data(), rows.size(), young_many_.stmt, young_one_.stmt);
+  write_rows(rows, young_many_.stmt, young_one_.stmt, nullptr);
+}
+
+bool BlockStore::fetch_from(sqlite3_stmt* stmt, int64_t key, StoredBlock* out) {
+  sqlite3_bind_int64(stmt, 1, key);
+  const int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW) *out = read_block(stmt);
+  sqlite3_reset(stmt);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) fail(rc);
+  return rc == SQLITE_ROW;
 }
 
 bool BlockStore::fetch(int64_t id, StoredBlock* out) {
-  if (failed()) return false;
-  for (sqlite3_stmt* stmt : {select_block_.stmt, select_young_.stmt}) {
-    sqlite3_bind_int64(stmt, 1, id);
-    const int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) *out = read_block(stmt);
-    sqlite3_reset(stmt);
-    if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE) {
-      fail(rc);
-      return false;
-    }
+  if (failed() || id <= 0) return false;
+  if (fetch_from(select_block_.stmt, id, out) || fetch_from(select_young_.stmt, id, out) ||
+      fetch_from(select_long_.stmt, long_key(kLiveLevel, id), out))
+    return true;
+  for (int level = 1; level <= kMaxLevel && !failed(); ++level) {
+    if ((levels_ >> level & 1) && fetch_from(select_long_.stmt, long_key(uint8_t(level), id), out))
+      return true;
   }
   return false;
 }

@@ -350,27 +350,33 @@ TEST(BlockIndex, AnswersAreTheSameWhetherBlocksArePromotedEarlyOrNever) {
   EXPECT_TRUE(after_a == answers(b, 1'000'000, last));
 }
 
-// The same answers against a plain list of the blocks.
-TEST(BlockIndex, LiveAtAnInstantMatchesEveryBlockTheSessionHad) {
-  BlockIndexOptions options;
-  options.promote_after_ns = 10'000;
-  Feed feed(options);
-  random_session(feed, 2, 20000);
-  feed.index().finish_input();
-  bool truncated = true;
-  const std::vector<BlockRow> every =
-      feed.ask([&](BlockQueries& q) { return q.all(host(), 1'000'000, &truncated); });
-  EXPECT_FALSE(truncated);
-  ASSERT_EQ(every.size(), 20000u);
-  const int64_t last = feed.index().status().indexed_until_ns;
-  for (int64_t t = 1'000'000; t <= last; t += (last - 1'000'000) / 37) {
-    uint64_t blocks = 0, bytes = 0;
-    for (const BlockRow& r : every) {
-      if (r.alloc_ns <= t && r.free_ns > t) ++blocks, bytes += r.size_bytes;
+// Instants and ranges against a plain list of the blocks, with promote_after_ns shorter
+// and longer than a run of ids (AllocSpans: 1024 ids, ~0.5 ms here), so that windows
+// one level or one id run too short would miss blocks.
+TEST(BlockIndex, LiveAtAnInstantAndInARangeMatchEveryBlockTheSessionHad) {
+  for (int64_t promote : {10'000, 2'000'000}) {
+    BlockIndexOptions options;
+    options.promote_after_ns = promote;
+    Feed feed(options);
+    random_session(feed, 2, 20000);
+    feed.index().finish_input();
+    bool truncated = true;
+    const std::vector<BlockRow> every =
+        feed.ask([&](BlockQueries& q) { return q.all(host(), 1'000'000, &truncated); });
+    EXPECT_FALSE(truncated);
+    ASSERT_EQ(every.size(), 20000u);
+    const int64_t last = feed.index().status().indexed_until_ns;
+    for (int64_t t = 1'000'000; t <= last; t += (last - 1'000'000) / 97) {
+      for (const BlockFilter& f : {at(t), range(t, t + promote / 3)}) {
+        uint64_t blocks = 0, bytes = 0;
+        for (const BlockRow& r : every) {
+          if (r.alloc_ns <= f.t1_ns && r.free_ns > f.t0_ns) ++blocks, bytes += r.size_bytes;
+        }
+        const BlockSet s = feed.largest(f, 5);
+        EXPECT_EQ(s.matching_blocks, blocks) << promote << " " << f.t0_ns << " " << f.t1_ns;
+        EXPECT_EQ(s.matching_bytes, bytes) << promote << " " << f.t0_ns << " " << f.t1_ns;
+      }
     }
-    const BlockSet s = feed.largest(at(t), 5);
-    EXPECT_EQ(s.matching_blocks, blocks) << t;
-    EXPECT_EQ(s.matching_bytes, bytes) << t;
   }
 }
 
