@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -26,6 +27,7 @@ class Index final : public BlockIndex {
  public:
   Index(const BlockIndexOptions& options, std::unique_ptr<BlockStore> store)
       : max_queued_(options.max_queued_events),
+        wait_for_room_(options.wait_for_room),
         pairing_(options.promote_after_ns),
         store_(std::move(store)),
         queries_(*store_, pairing_) {
@@ -46,6 +48,10 @@ class Index final : public BlockIndex {
     // Only this thread adds to the queue, so the room seen now can only grow meanwhile.
     const size_t queued = queued_.load(std::memory_order_acquire);
     size_t room = queued < max_queued_ ? max_queued_ - queued : 0;
+    if (wait_for_room_) {
+      wait_for_room(events, count);
+      room = std::numeric_limits<size_t>::max();  // a batch larger than the queue goes whole
+    }
     Item item;
     uint64_t dropped = 0;
     int64_t dropped_from = 0, dropped_to = 0;
@@ -134,6 +140,18 @@ class Index final : public BlockIndex {
     return id;
   }
 
+  // Until the queue has room for the events' MALLOCs and FREEs (or is empty, for a batch
+  // larger than it).
+  void wait_for_room(const MemEvent* events, size_t count) {
+    size_t n = 0;
+    for (size_t i = 0; i < count; ++i)
+      n += events[i].kind == MemEventKind::kMalloc || events[i].kind == MemEventKind::kFree;
+    std::unique_lock lock(mutex_);
+    room_.wait(lock, [&] {
+      return stop_ || status_.queued_events == 0 || status_.queued_events + n <= max_queued_;
+    });
+  }
+
   void push(Item item) {
     {
       std::lock_guard lock(mutex_);
@@ -161,6 +179,7 @@ class Index final : public BlockIndex {
       status_.unmatched_frees = pairing_.unmatched_frees();
       status_.indexed_until_ns = pairing_.newest_ns();
       if (status_.error.empty() && store_->failed()) status_.error = store_->error();
+      if (n != 0 && wait_for_room_) room_.notify_all();
     }
   }
 
@@ -179,13 +198,15 @@ class Index final : public BlockIndex {
   }
 
   const size_t max_queued_;
+  const bool wait_for_room_;
   std::vector<uint8_t> sent_;  // add()'s: string ids whose text was copied
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<Item> items_;   // guarded by mutex_
-  BlockIndexStatus status_;  // guarded by mutex_
-  bool stop_ = false;        // guarded by mutex_
+  std::condition_variable room_;  // wait_for_room: the thread took events
+  std::deque<Item> items_;        // guarded by mutex_
+  BlockIndexStatus status_;       // guarded by mutex_
+  bool stop_ = false;             // guarded by mutex_
   std::atomic<size_t> queued_{0};
 
   // The index thread's.

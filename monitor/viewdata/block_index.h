@@ -44,6 +44,9 @@ struct BlockIndexOptions {
   std::string path;
   int64_t promote_after_ns = 50'000'000;
   size_t max_queued_events = size_t{1} << 20;
+  // A replay: add() waits for room rather than drop events (its file can be read no faster
+  // than the index takes it). A live session must not wait: it drops, and says so.
+  bool wait_for_room = false;
   // The most the file may grow to (0: no limit); past it the index fails as on a full disk.
   uint64_t max_file_bytes = 0;
 };
@@ -167,7 +170,8 @@ class BlockIndex {
   virtual ~BlockIndex() = default;
 
   // From the engine's thread (an EventTap): takes what it needs of the MALLOC and FREE
-  // events (and of the new strings they refer to) and returns without waiting for the index.
+  // events (and of the new strings they refer to) and returns without waiting for the index
+  // (unless options.wait_for_room).
   virtual void add(const MemEvent* events, size_t count, const StringTable& strings) = 0;
   // No more events will come (a replay has read its file): the index stores what it holds.
   virtual void finish_input() = 0;

@@ -657,6 +657,27 @@ TEST(BlockIndex, EventsPastTheQueueBoundAreDroppedAndCounted) {
   EXPECT_EQ(all.matching_blocks, end.blocks);
 }
 
+TEST(BlockIndex, AReplayWaitsForRoomRatherThanDrop) {
+  BlockIndexOptions options;
+  options.max_queued_events = 4;
+  options.wait_for_room = true;
+  Feed feed(options);
+  for (int batch = 0; batch < 50; ++batch) {
+    for (int i = 0; i < 10; ++i) {
+      const uint64_t addr = 0x1000 + uint64_t(i) * 16;
+      if (batch != 0) feed.free(1000 + batch * 100 + i * 2, addr);
+      feed.malloc(1001 + batch * 100 + i * 2, addr, 8);
+    }
+    feed.add();  // larger than the queue: it goes whole once the queue is empty
+  }
+  const BlockSet s = feed.largest(host());
+  const viewdata::BlockIndexStatus st = feed.index().status();
+  EXPECT_EQ(st.events_dropped, 0u);
+  EXPECT_EQ(st.events_indexed, 990u);
+  EXPECT_EQ(st.unmatched_frees, 0u);
+  EXPECT_EQ(s.matching_blocks, 500u);
+}
+
 TEST(BlockIndex, CreateFailsWithOneLineWhenTheFileCannotBeMade) {
   test::TempDir dir;
   std::string error;
