@@ -30,17 +30,18 @@ void AllocSpans::add(int64_t id, int64_t alloc_ns) {
   prefix_max_[run] = std::max(prefix_max_[run], alloc_ns);
 }
 
-std::pair<int64_t, int64_t> AllocSpans::ids(int64_t from_ns, int64_t to_ns) const {
+int64_t AllocSpans::first_from(int64_t from_ns) const {
   // Runs before the first whose prefix max reaches from_ns allocated everything earlier.
   const auto first = std::lower_bound(prefix_max_.begin(), prefix_max_.end(), from_ns);
-  if (first == prefix_max_.end()) return {1, 0};
-  const int64_t lo = int64_t(first - prefix_max_.begin()) * kRun + 1;
+  if (first == prefix_max_.end()) return last_id_ + 1;
+  return int64_t(first - prefix_max_.begin()) * kRun + 1;
+}
+
+int64_t AllocSpans::last_until(int64_t to_ns) const {
   // The last run with an allocation at or before to_ns; the runs are few (one per 1024 ids).
   size_t last = run_min_.size();
   while (last > 0 && run_min_[last - 1] > to_ns) --last;
-  if (last == 0) return {1, 0};
-  const int64_t hi = std::min(int64_t(last) * kRun, last_id_);
-  return {lo, hi};
+  return std::min(int64_t(last) * kRun, last_id_);
 }
 
 BlockPairing::BlockPairing(int64_t promote_after_ns)

@@ -94,8 +94,10 @@ int64_t level_span_ns(uint8_t level, int64_t promote_after_ns);
 class AllocSpans {
  public:
   void add(int64_t id, int64_t alloc_ns);
-  // [lo, hi] holding every id allocated in [from_ns, to_ns]; lo > hi when none can be.
-  std::pair<int64_t, int64_t> ids(int64_t from_ns, int64_t to_ns) const;
+  // Ids before this one were all allocated before from_ns (the last id + 1 when all were).
+  int64_t first_from(int64_t from_ns) const;
+  // Ids after this one were all allocated after to_ns (0 when all were).
+  int64_t last_until(int64_t to_ns) const;
 
  private:
   static constexpr int64_t kRun = 1024;

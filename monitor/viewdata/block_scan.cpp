@@ -91,9 +91,8 @@ class Scan {
 }  // namespace
 
 TextMatcher::TextMatcher(BlockStore& store) : store_(store) {
-  const int rc =
-      sqlite3_create_function_v2(store.db(), "memtap_text", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                                 this, &TextMatcher::call, nullptr, nullptr, nullptr);
+  const int rc = sqlite3_create_function_v2(store.db(), "memtap_text", 4, SQLITE_UTF8, this,
+                                            &TextMatcher::call, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) store.fail(rc);
 }
 
@@ -163,7 +162,8 @@ bool scan_blocks(ScanSources& sources, const BlockFilter& filter, const std::str
   Scan scan(store, filter, row);
 
   // Blocks that lived at most promote_after_ns: those allocated in [t0 - it, t1].
-  const auto [lo, hi] = spans.ids(minus_saturated(filter.t0_ns, promote), filter.t1_ns);
+  const int64_t hi = spans.last_until(filter.t1_ns);
+  const int64_t lo = spans.first_from(minus_saturated(filter.t0_ns, promote));
   if (lo <= hi) {
     reader::Statement recent;
     if (!scan.prepare(
@@ -184,7 +184,7 @@ bool scan_blocks(ScanSources& sources, const BlockFilter& filter, const std::str
     for (int level = 1; level <= kMaxLevel; ++level) {
       if (!(levels >> level & 1)) continue;
       const int64_t from = minus_saturated(filter.t0_ns, level_span_ns(uint8_t(level), promote));
-      const int64_t level_lo = spans.ids(from, filter.t1_ns).first;
+      const int64_t level_lo = spans.first_from(from);
       if (level_lo <= hi &&
           !scan.run(older.stmt, long_key(uint8_t(level), level_lo), long_key(uint8_t(level), hi)))
         return false;

@@ -419,6 +419,9 @@ TEST(BlockIndex, PromotedBlocksAreClosedAtTheirFree) {
   EXPECT_EQ(feed.ask([](BlockQueries& q) { return q.find(1); })->free_ns, 5000);
   EXPECT_EQ(feed.largest(at(4999)).matching_bytes, 65u);
   EXPECT_EQ(feed.largest(at(5000)).matching_bytes, 1u);
+  // Long after the last allocation: the stored live block and the young one.
+  EXPECT_EQ(feed.largest(at(1'000'000)).matching_bytes, 2u);
+  EXPECT_EQ(feed.largest(range(1'000'000, 2'000'000)).matching_blocks, 2u);
 }
 
 TEST(BlockIndex, TheTextFilterIsACaseInsensitiveSubstringOfAnyTextField) {
