@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <map>
@@ -709,6 +710,30 @@ TEST(BlockIndex, ItsFileIsRemovedWithIt) {
   std::fclose(f);
   EXPECT_EQ(BlockIndex::create(options, &error), nullptr);
   EXPECT_TRUE(std::filesystem::exists(options.path));
+}
+
+TEST(BlockIndex, ByDefaultItsFileIsInTMPDIR) {
+  test::TempDir dir;
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  setenv("TMPDIR", dir.file("").c_str(), 1);
+  const auto files = [&] {
+    size_t n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.file("")))
+      n += entry.path().filename().string().rfind("memtap-blocks-", 0) == 0;
+    return n;
+  };
+  {
+    Feed feed;
+    if (old)
+      setenv("TMPDIR", saved.c_str(), 1);
+    else
+      unsetenv("TMPDIR");
+    feed.malloc(100, 0x1000, 8);
+    EXPECT_EQ(feed.largest(host()).matching_blocks, 1u);
+    EXPECT_EQ(files(), 1u);
+  }
+  EXPECT_EQ(files(), 0u);
 }
 
 TEST(BlockIndex, AFullDiskIsAnErrorAndQueriesAnswerEmpty) {
