@@ -14,10 +14,11 @@
 // once, when it is freed, in one multi-row INSERT with the other blocks freed around then,
 // keyed by its block id (ids are given in allocation order, so most inserts land at the end
 // of the table). Blocks that live longer than `promote_after_ns` of event time get their row
-// early, with no free time, and it is updated when they are freed; they are listed in a
-// second table, so that "what was live at t" reads them and the rows allocated shortly
-// before t, never the whole table. The young blocks still live (allocated in the last
-// promote_after_ns) are in memory only, and every query sees them too.
+// early, with no free time, and it is updated when they are freed; those rows are in a
+// second table, by lifetime class, so that "what was live at t" reads the rows allocated
+// shortly before t and, of the longer-lived ones, those whose class reaches t, never the
+// whole table (block_store.h, block_scan.h). The young blocks still live (allocated in the
+// last promote_after_ns) are in memory only, and every query sees them too.
 //
 // Bounded: when events arrive faster than the index stores them, up to `max_queued_events`
 // wait; past that they are dropped from the index (never from the recording or the engine)
