@@ -32,10 +32,12 @@ struct Ranked {
   int64_t id;
   StoredBlock block;  // when the scan read every column
 };
+// Larger first, then earlier.
+bool ranks_before(uint64_t size, int64_t id, const Ranked& r) {
+  return size != r.size ? size > r.size : id < r.id;
+}
 struct WorseFirst {
-  bool operator()(const Ranked& a, const Ranked& b) const {
-    return a.size != b.size ? a.size > b.size : a.id < b.id;
-  }
+  bool operator()(const Ranked& a, const Ranked& b) const { return ranks_before(a.size, a.id, b); }
 };
 
 }  // namespace
@@ -101,7 +103,7 @@ BlockSet IndexQueries::largest(const BlockFilter& filter, size_t limit) {
     const int64_t id = sqlite3_column_int64(s, 1);
     ++set.matching_blocks;
     set.matching_bytes += size;
-    if (top.size() < limit || (limit != 0 && WorseFirst()({size, id, {}}, top.top()))) {
+    if (top.size() < limit || (limit != 0 && ranks_before(size, id, top.top()))) {
       if (top.size() == limit) top.pop();
       top.push({size, id, whole_rows ? read_block(s, 1) : StoredBlock{}});
     }

@@ -813,37 +813,41 @@ TEST(BlockIndex, TheLiveHeapAtTheAllocatedPeakIsTheEnginesPeak) {
   EXPECT_EQ(int64_t(grouped), peak.value_bytes);
 }
 
+// Both forms of the recording memtap writes (text rows and --compact).
 TEST(BlockIndex, AReplayIndexesEveryBlockOfItsRecording) {
-  test::TempDir dir;
-  test::RecordingBuilder b;
-  b.malloc(1, 0x1000, 100, "model@a", "train.py:3");
-  b.malloc(2, 0x2000, 300);
-  b.free(3, 0x1000);
-  b.malloc(4, 0x3000, 4096, "", "", true);
-  b.free(5, 0x9999);  // nothing there
-  const std::string path = dir.file("r.db");
-  b.write(path);
-  auto source = test::open_loaded(path);
-  ASSERT_NE(source, nullptr);
-  const viewdata::BlockIndexStatus st = source->blocks().status();
-  EXPECT_EQ(st.blocks, 3u);
-  EXPECT_EQ(st.events_added, 5u);
-  EXPECT_EQ(st.events_indexed, 5u);
-  EXPECT_EQ(st.unmatched_frees, 1u);
-  EXPECT_TRUE(st.error.empty()) << st.error;
-  BlockFilter f;
-  f.pid = b.pid();
-  const BlockPage p = test::block_query(
-      *source, [&](BlockQueries& q) { return q.page(f, BlockColumn::kId, false, 0, 10); });
-  ASSERT_EQ(p.rows.size(), 3u);
-  EXPECT_EQ(p.rows[0].owner, "model@a");
-  EXPECT_EQ(p.rows[0].stack_python, "train.py:3");
-  EXPECT_EQ(p.rows[0].alloc_ns, b.at(1));
-  EXPECT_EQ(p.rows[0].free_ns, b.at(3));
-  EXPECT_EQ(p.rows[1].size_bytes, 300u);
-  EXPECT_EQ(p.rows[1].free_ns, kStillLive);
-  EXPECT_TRUE(p.rows[2].is_mmap);
-  EXPECT_EQ(p.rows[2].allocation_id, 3u);
+  for (bool compact : {false, true}) {
+    SCOPED_TRACE(compact ? "compact" : "text");
+    test::TempDir dir;
+    test::RecordingBuilder b;
+    b.malloc(1, 0x1000, 100, "model@a", "train.py:3");
+    b.malloc(2, 0x2000, 300);
+    b.free(3, 0x1000);
+    b.malloc(4, 0x3000, 4096, "", "", true);
+    b.free(5, 0x9999);  // nothing there
+    const std::string path = dir.file("r.db");
+    b.write(path, compact);
+    auto source = test::open_loaded(path);
+    ASSERT_NE(source, nullptr);
+    const viewdata::BlockIndexStatus st = source->blocks().status();
+    EXPECT_EQ(st.blocks, 3u);
+    EXPECT_EQ(st.events_added, 5u);
+    EXPECT_EQ(st.events_indexed, 5u);
+    EXPECT_EQ(st.unmatched_frees, 1u);
+    EXPECT_TRUE(st.error.empty()) << st.error;
+    BlockFilter f;
+    f.pid = b.pid();
+    const BlockPage p = test::block_query(
+        *source, [&](BlockQueries& q) { return q.page(f, BlockColumn::kId, false, 0, 10); });
+    ASSERT_EQ(p.rows.size(), 3u);
+    EXPECT_EQ(p.rows[0].owner, "model@a");
+    EXPECT_EQ(p.rows[0].stack_python, "train.py:3");
+    EXPECT_EQ(p.rows[0].alloc_ns, b.at(1));
+    EXPECT_EQ(p.rows[0].free_ns, b.at(3));
+    EXPECT_EQ(p.rows[1].size_bytes, 300u);
+    EXPECT_EQ(p.rows[1].free_ns, kStillLive);
+    EXPECT_TRUE(p.rows[2].is_mmap);
+    EXPECT_EQ(p.rows[2].allocation_id, 3u);
+  }
 }
 
 }  // namespace
