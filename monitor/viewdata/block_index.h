@@ -14,10 +14,11 @@
 // once, when it is freed, in one multi-row INSERT with the other blocks freed around then,
 // keyed by its block id (ids are given in allocation order, so most inserts land at the end
 // of the table). Blocks that live longer than `promote_after_ns` of event time get their row
-// early, with no free time, and it is updated when they are freed; they are listed in a
-// second table, so that "what was live at t" reads them and the rows allocated shortly
-// before t, never the whole table. The young blocks still live (allocated in the last
-// promote_after_ns) are in memory only, and every query sees them too.
+// early, with no free time, and it is updated when they are freed; those rows are in a
+// second table, by lifetime class, so that "what was live at t" reads the rows allocated
+// shortly before t and, of the longer-lived ones, those whose class reaches t, never the
+// whole table (block_store.h, block_scan.h). The young blocks still live (allocated in the
+// last promote_after_ns) are in memory only, and every query sees them too.
 //
 // Bounded: when events arrive faster than the index stores them, up to `max_queued_events`
 // wait; past that they are dropped from the index (never from the recording or the engine)
@@ -44,6 +45,11 @@ struct BlockIndexOptions {
   std::string path;
   int64_t promote_after_ns = 50'000'000;
   size_t max_queued_events = size_t{1} << 20;
+  // A replay: add() waits for room rather than drop events (its file can be read no faster
+  // than the index takes it). A live session must not wait: it drops, and says so.
+  bool wait_for_room = false;
+  // The most the file may grow to (0: no limit); past it the index fails as on a full disk.
+  uint64_t max_file_bytes = 0;
 };
 
 // One block. Text fields are the recording's text ("" where there was none).
@@ -93,7 +99,7 @@ enum class BlockColumn : uint8_t {
   kAddr,
   kSize,
   kAllocTime,
-  kFreeTime,  // live blocks sort after every freed one
+  kFreeTime,  // live blocks sort after every freed one (before, descending)
   kLifetime,  // live ones: up to the index's newest event
   kLayer,
   kOwner,
@@ -140,7 +146,8 @@ class BlockQueries {
   virtual BlockSet largest(const BlockFilter& filter, size_t limit) = 0;
   // Rows [offset, offset + count) of the matching blocks sorted by `column`; the sorted
   // result is kept until a query with another filter or sort, so paging through it costs
-  // one sort, not one per page.
+  // one sort, not one per page. The first page (offset 0) asked after new events were
+  // indexed sorts again, so that a table refreshed from its top shows them.
   virtual BlockPage page(const BlockFilter& filter, BlockColumn column, bool descending,
                          size_t offset, size_t count) = 0;
   // A block by id (nullopt if none has it).
@@ -164,7 +171,8 @@ class BlockIndex {
   virtual ~BlockIndex() = default;
 
   // From the engine's thread (an EventTap): takes what it needs of the MALLOC and FREE
-  // events (and of the new strings they refer to) and returns without waiting for the index.
+  // events (and of the new strings they refer to) and returns without waiting for the index
+  // (unless options.wait_for_room).
   virtual void add(const MemEvent* events, size_t count, const StringTable& strings) = 0;
   // No more events will come (a replay has read its file): the index stores what it holds.
   virtual void finish_input() = 0;

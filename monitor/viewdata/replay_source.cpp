@@ -262,7 +262,9 @@ std::unique_ptr<DataSource> open_recording(const std::string& path, std::string*
     *error = path + ": not a file";
     return nullptr;
   }
-  auto blocks = BlockIndex::create(BlockIndexOptions{}, error);
+  BlockIndexOptions options;
+  options.wait_for_room = true;  // every block of the file, read no faster than indexed
+  auto blocks = BlockIndex::create(options, error);
   if (!blocks) return nullptr;
   return std::make_unique<ReplaySource>(path, std::move(blocks));
 }
