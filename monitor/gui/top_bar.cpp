@@ -98,6 +98,15 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   parts << tr("%1 dropped").arg(QLocale().toString(qulonglong(status.events_dropped)));
   if (status.live)
     parts << tr("view %1 behind").arg(QString::fromStdString(duration_text(status.lag_ns)));
+  // The block views read the window's block index, which may fall behind a live flood and
+  // drop events (never from the recording): say so, as for the agents' drops.
+  const viewdata::BlockIndexStatus blocks = client_->source().blocks().status();
+  if (!blocks.error.empty()) {
+    parts << tr("block index failed: %1").arg(QString::fromStdString(blocks.error));
+  } else if (blocks.events_dropped != 0) {
+    parts << tr("block views miss %1 events")
+                 .arg(QLocale().toString(qulonglong(blocks.events_dropped)));
+  }
   if (status.recording_bytes != 0) {
     parts << tr("recording %1")
                  .arg(QString::fromStdString(bytes_text(double(status.recording_bytes))));
@@ -105,7 +114,8 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   // Only what changed: each of these repaints (and re-lays out) the bar.
   const QString text = parts.join(QStringLiteral("  ·  "));
   if (status_->text() != text) status_->setText(text);
-  const QString style = status.events_dropped != 0 || !status.error.empty()
+  const QString style = status.events_dropped != 0 || !status.error.empty() ||
+                                blocks.events_dropped != 0 || !blocks.error.empty()
                             ? QStringLiteral("color: #b00020")
                             : QString();
   if (status_->styleSheet() != style) status_->setStyleSheet(style);
