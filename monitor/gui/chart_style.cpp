@@ -64,10 +64,7 @@ void setup_time_axis(QValueAxis* axis, double from_s, double to_s) {
                        : span < 50  ? QStringLiteral("%.1f")
                                     : QStringLiteral("%.0f"));
   axis->setTickType(QValueAxis::TicksDynamic);
-  // About 8 labelled ticks, at 1, 2 or 5 times a power of ten.
-  const double raw = span / 8;
-  const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  const double step = raw / p < 1.5 ? p : raw / p < 3.5 ? 2 * p : raw / p < 7.5 ? 5 * p : 10 * p;
+  const double step = time_tick_step(span);
   // The axis makes a tick item for every interval of its range at once: change the interval
   // and the range in the order that never puts a small interval on a wide range (a 0.1 ms
   // interval on a 1 s range froze the window for seconds, making 10,000 items).
@@ -81,6 +78,19 @@ void setup_time_axis(QValueAxis* axis, double from_s, double to_s) {
     axis->setTickInterval(step);
   }
   axis->setTitleText(QStringLiteral("Time since start (s)"));
+}
+
+double time_tick_step(double span_s, int max_ticks) {
+  if (!(span_s > 0)) span_s = 1e-3;
+  const double raw = span_s / std::max(max_ticks, 1);
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  return raw / p < 1.5 ? p : raw / p < 3.5 ? 2 * p : raw / p < 7.5 ? 5 * p : 10 * p;
+}
+
+int time_label_decimals(double step_s) {
+  int decimals = 0;
+  while (decimals < 9 && step_s * std::pow(10.0, decimals) < 0.999) ++decimals;
+  return decimals;
 }
 
 namespace {

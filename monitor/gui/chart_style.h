@@ -27,6 +27,12 @@ QColor layer_color(Layer layer, bool is_mmap);
 double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what);
 // A time axis in seconds since the start, over [from_s, to_s].
 void setup_time_axis(QValueAxis* axis, double from_s, double to_s);
+// The step between labelled ticks for a span of `span_s` seconds: 1, 2 or 5 times a power
+// of ten, about `max_ticks` of them (views that draw their own time axis use it, so their
+// ticks match the curves').
+double time_tick_step(double span_s, int max_ticks = 8);
+// Decimals a tick label needs at that step ("12.35" at 0.05 s).
+int time_label_decimals(double step_s);
 
 // The line as a step line in chart coordinates (x: seconds since origin_ns, y: bytes /
 // unit), held until `end_ns`. Over an envelope's part it follows the buckets' max: each

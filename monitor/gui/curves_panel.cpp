@@ -544,6 +544,12 @@ CurvesPanel::CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent
                       &ViewState::rangeChanged, &ViewState::dataAdvanced}) {
     connect(state_, signal, this, &CurvesPanel::request);
   }
+  connect(chart_->chart(), &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
+    const QRect in_view = chart_->mapFromScene(plot).boundingRect();
+    const QPoint left = chart_->viewport()->mapTo(window(), in_view.topLeft());
+    const QPoint right = chart_->viewport()->mapTo(window(), in_view.topRight());
+    state_->setTimeAxis(left.x(), right.x());
+  });
 }
 
 void CurvesPanel::request() {

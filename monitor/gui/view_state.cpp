@@ -19,6 +19,13 @@ void ViewState::setScope(uint32_t pid, int32_t device) {
   emit scopeChanged();
 }
 
+void ViewState::setTimeAxis(int left, int right) {
+  if (left == time_axis_left_ && right == time_axis_right_) return;
+  time_axis_left_ = left;
+  time_axis_right_ = right;
+  emit timeAxisChanged();
+}
+
 void ViewState::setGroupBy(timeline::GroupBy by) {
   if (by == group_by_) return;
   group_by_ = by;

@@ -45,6 +45,12 @@ class ViewState : public QObject {
   // Following the newest data: the range ends at sessionEnd() and moves with it.
   bool following() const { return following_; }
 
+  // Where the curves chart draws its time axis: its plot area's left and right edges in the
+  // top-level window's coordinates. Views that draw over time (the flame chart) line their
+  // own axis up with it (QWidget::mapFrom(window(), ...)). Both 0 until the chart is laid out.
+  int timeAxisLeft() const { return time_axis_left_; }
+  int timeAxisRight() const { return time_axis_right_; }
+
   // "+12.345 s": a time relative to origin().
   QString timeText(int64_t ns) const;
   // Seconds since origin(), for axes.
@@ -64,6 +70,8 @@ class ViewState : public QObject {
   // The data grew (origin or end moved): the window calls this on every refresh; while
   // following, the range follows.
   void setSession(int64_t origin, int64_t end);
+  // The curves chart's plot area moved (see timeAxisLeft()).
+  void setTimeAxis(int left, int right);
 
  signals:
   void scopeChanged();
@@ -78,6 +86,7 @@ class ViewState : public QObject {
   // A view asks the window to bring another to the front (gui_options.h's names: a finding
   // opens the block table). The window owns the tabs; views only ask.
   void viewRequested(const QString& name);
+  void timeAxisChanged();
 
  private:
   uint32_t pid_ = 0;
@@ -92,6 +101,7 @@ class ViewState : public QObject {
   bool following_ = true;
   // The width the range keeps while following once the user chose one (0: all of it).
   int64_t follow_width_ = 0;
+  int time_axis_left_ = 0, time_axis_right_ = 0;
 };
 
 }  // namespace memtap::gui

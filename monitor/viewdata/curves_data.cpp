@@ -7,6 +7,7 @@
 
 #include "monitor/report/units.h"
 #include "monitor/store/detail/store_detail_source.h"
+#include "monitor/viewdata/labels.h"
 
 namespace memtap::viewdata {
 
@@ -23,27 +24,9 @@ using timeline::SeriesInfo;
 // pyramid's envelope answers.
 constexpr size_t kLttbPointsPerPixel = 16;
 
-const char* layer_label(uint64_t group) {
-  if (group == timeline::kHostMmapGroup) return "HOST mmap";
-  switch (Layer(group)) {
-    case Layer::kHost:
-      return "HOST";
-    case Layer::kHostPinned:
-      return "HOST_PINNED";
-    case Layer::kHal:
-      return "HAL";
-    case Layer::kPta:
-      return "PTA";
-    case Layer::kPtaWorkspace:
-      return "PTA_WORKSPACE";
-    case Layer::kAtb:
-      return "ATB";
-    case Layer::kMindspore:
-      return "MINDSPORE";
-    case Layer::kOther:
-      return "other layer";
-  }
-  return "?";
+const char* group_layer_label(uint64_t group) {
+  if (group == timeline::kHostMmapGroup) return layer_label(Layer::kHost, true);
+  return layer_label(Layer(group));
 }
 
 std::string group_label(const timeline::SeriesKey& key, const StringTable& strings) {
@@ -54,7 +37,7 @@ std::string group_label(const timeline::SeriesKey& key, const StringTable& strin
     case GroupBy::kOverall:
       return timeline::curve_name(key.curve);
     case GroupBy::kLayer:
-      return layer_label(key.group);
+      return group_layer_label(key.group);
     case GroupBy::kOwner:
       return key.group == 0 || key.group >= strings.size() ? "(no owner)"
                                                            : strings.get(uint32_t(key.group));
