@@ -1,0 +1,432 @@
+// See event_pages.h.
+#include "monitor/viewdata/event_pages.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string_view>
+
+#include "monitor/store/reader/attr_parser.h"
+#include "monitor/store/reader/compact_tables.h"
+#include "monitor/store/reader/sqlite_access.h"
+#include "monitor/store/reader/timestamp_unit.h"
+
+namespace memtap::viewdata {
+
+namespace {
+
+using reader::column_string;
+using reader::quote_identifier;
+using reader::sqlite_failure;
+// A statement's parameter: a number, or text when `is_text`.
+struct Bind {
+  Bind(int64_t value) : number(value) {}  // NOLINT: binds read as their values
+  Bind(std::string value) : is_text(true), text(std::move(value)) {}  // NOLINT
+  bool is_text = false;
+  int64_t number = 0;
+  std::string text;
+};
+
+constexpr size_t kMaxAnchors = 4096;  // page starts remembered in ID order
+
+// memtap_attr(attr, key): the value of `key` in an Attr text, whichever form it has; NULL
+// when absent or when the text does not parse.
+void attr_function(sqlite3_context* context, int, sqlite3_value** values) {
+  const unsigned char* text = sqlite3_value_text(values[0]);
+  const unsigned char* key = sqlite3_value_text(values[1]);
+  if (text == nullptr || key == nullptr) return sqlite3_result_null(context);
+  std::vector<reader::AttrPair> pairs;
+  std::string scratch, error;
+  if (!reader::split_attr(reinterpret_cast<const char*>(text), &pairs, &scratch, &error)) {
+    return sqlite3_result_null(context);
+  }
+  const std::string_view wanted(reinterpret_cast<const char*>(key));
+  for (const reader::AttrPair& pair : pairs) {
+    if (pair.key != wanted) continue;
+    return sqlite3_result_text(context, pair.value.data(), int(pair.value.size()),
+                               SQLITE_TRANSIENT);
+  }
+  sqlite3_result_null(context);
+}
+
+const char* kSizeSql = "CAST(memtap_attr(\"Attr\", 'size') AS INTEGER)";
+
+// What a column sorts by.
+std::string order_expression(EventColumn column) {
+  switch (column) {
+    case EventColumn::kId:
+      return "\"ID\"";
+    case EventColumn::kEvent:
+      return "\"Event\"";
+    case EventColumn::kEventType:
+      return "\"Event Type\"";
+    case EventColumn::kName:
+      return "\"Name\"";
+    case EventColumn::kTimestamp:
+      return "\"Timestamp(ns)\"";
+    case EventColumn::kProcessId:
+      return "\"Process Id\"";
+    case EventColumn::kThreadId:
+      return "\"Thread Id\"";
+    case EventColumn::kDeviceId:
+      return "\"Device Id\"";
+    case EventColumn::kPtr:
+      return "\"Ptr\"";
+    case EventColumn::kSize:
+      return kSizeSql;
+    case EventColumn::kOwner:
+      return "memtap_attr(\"Attr\", 'owner')";
+    case EventColumn::kAllocationId:
+      return "CAST(memtap_attr(\"Attr\", 'allocation_id') AS INTEGER)";
+    case EventColumn::kStackPython:
+      return "\"Call Stack(Python)\"";
+    case EventColumn::kStackC:
+      return "\"Call Stack(C)\"";
+  }
+  return "\"ID\"";
+}
+
+const char* kSelectColumns =
+    "\"ID\", \"Event\", \"Event Type\", \"Name\", \"Timestamp(ns)\", \"Process Id\", "
+    "\"Thread Id\", \"Device Id\", \"Ptr\", \"Attr\", \"Call Stack(Python)\", \"Call Stack(C)\"";
+
+// "%text%" for LIKE ... ESCAPE '\'.
+std::string like_pattern(const std::string& text) {
+  std::string pattern = "%";
+  for (char c : text) {
+    if (c == '%' || c == '_' || c == '\\') pattern += '\\';
+    pattern += c;
+  }
+  return pattern + "%";
+}
+
+// x / d rounded towards +inf / -inf (d > 0).
+int64_t div_up(int64_t x, int64_t d) {
+  return x / d + (x % d > 0 ? 1 : 0);
+}
+int64_t div_down(int64_t x, int64_t d) {
+  return x / d - (x % d < 0 ? 1 : 0);
+}
+
+EventRow read_row(sqlite3_stmt* s, int64_t factor, int first) {
+  EventRow row;
+  row.id = sqlite3_column_int64(s, first + 0);
+  row.event = column_string(s, first + 1);
+  row.event_type = column_string(s, first + 2);
+  row.name = column_string(s, first + 3);
+  row.timestamp_ns = sqlite3_column_int64(s, first + 4) * factor;
+  row.process_id = sqlite3_column_int64(s, first + 5);
+  row.thread_id = sqlite3_column_int64(s, first + 6);
+  row.device_id = column_string(s, first + 7);
+  row.ptr = column_string(s, first + 8);
+  const std::string attr = column_string(s, first + 9);
+  std::vector<reader::AttrPair> pairs;
+  std::string scratch, error;
+  if (reader::split_attr(attr, &pairs, &scratch, &error)) {
+    for (const reader::AttrPair& pair : pairs) {
+      if (pair.key == "size" && !pair.value.empty()) {
+        row.has_size = true;
+        row.size_bytes = std::strtoull(std::string(pair.value).c_str(), nullptr, 10);
+      } else if (pair.key == "owner") {
+        row.owner = std::string(pair.value);
+      } else if (pair.key == "allocation_id") {
+        row.allocation_id = std::string(pair.value);
+      }
+    }
+  }
+  row.stack_python = column_string(s, first + 10);
+  row.stack_c = column_string(s, first + 11);
+  return row;
+}
+
+}  // namespace
+
+const char* event_column_name(EventColumn column) {
+  switch (column) {
+    case EventColumn::kId:
+      return "ID";
+    case EventColumn::kEvent:
+      return "Event";
+    case EventColumn::kEventType:
+      return "Event Type";
+    case EventColumn::kName:
+      return "Name";
+    case EventColumn::kTimestamp:
+      return "Timestamp";
+    case EventColumn::kProcessId:
+      return "Process Id";
+    case EventColumn::kThreadId:
+      return "Thread Id";
+    case EventColumn::kDeviceId:
+      return "Device Id";
+    case EventColumn::kPtr:
+      return "Ptr";
+    case EventColumn::kSize:
+      return "Size";
+    case EventColumn::kOwner:
+      return "owner";
+    case EventColumn::kAllocationId:
+      return "allocation_id";
+    case EventColumn::kStackPython:
+      return "Call Stack(Python)";
+    case EventColumn::kStackC:
+      return "Call Stack(C)";
+  }
+  return "";
+}
+
+struct EventPages::State {
+  std::string path, table;
+  reader::DbHandle db;
+  std::string error;     // opening failed: every page says so
+  int64_t factor = 0;    // the timestamps' unit (timestamp_unit.h); 0 until known
+  bool compact = false;  // memtap's compact tables are under the view
+  reader::CompactFile file;
+
+  // Counted once per filter (in ID order; a sorted query knows its count from the sort).
+  std::optional<EventFilter> counted_filter;
+  uint64_t count = 0;
+  // ID order: position -> the ID the row at that position follows (keyset paging).
+  std::optional<EventQuery> anchored_query;
+  std::map<size_t, int64_t> anchors;
+  // Other orders: the sorted IDs in temp.memtap_sorted, for this query.
+  std::optional<EventQuery> sorted_query;
+  uint64_t sorted_rows = 0;
+
+  bool open(const std::string& new_path, const std::string& new_table) {
+    if (db.db != nullptr && new_path == path && new_table == table) return error.empty();
+    path = new_path;
+    table = new_table;
+    sqlite3_close(db.db);
+    db.db = nullptr;
+    error.clear();
+    forget();
+    if (!reader::open_for_reading(path, &db, &error)) return false;
+    sqlite3_create_function(db.db, "memtap_attr", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                            attr_function, nullptr, nullptr);
+    std::vector<std::string> tables;
+    if (!reader::for_each_row(
+            path, db.db, "SELECT name FROM sqlite_master",
+            [&](sqlite3_stmt* s) { tables.push_back(column_string(s, 0)); }, &error)) {
+      return false;
+    }
+    compact = table == "memscope_dump" && reader::has_compact_tables(tables);
+    return true;
+  }
+
+  void forget() {
+    counted_filter.reset();
+    anchored_query.reset();
+    anchors.clear();
+    sorted_query.reset();
+    if (compact) file = {};
+  }
+
+  // What the time filter needs: the unit, and for a compact file its chunks (reloaded
+  // after a refresh: a live file grows).
+  bool prepare() {
+    if (factor == 0) {
+      std::string e;
+      reader::for_each_row(
+          path, db.db,
+          "SELECT \"Timestamp(ns)\" FROM " + quote_identifier(table) +
+              " WHERE \"Timestamp(ns)\" > 0 LIMIT 1",
+          [&](sqlite3_stmt* s) {
+            factor = reader::TimestampUnit::factor_for(sqlite3_column_int64(s, 0));
+          },
+          &e);
+    }
+    if (compact && !file.has_rows) {
+      std::string e;
+      if (!reader::load_compact_file(path, db.db, &file, &e)) compact = false;
+    }
+    return true;
+  }
+
+  int64_t unit() const { return factor == 0 ? 1 : factor; }
+
+  // " WHERE ..." for `filter`, its parameters appended to *binds.
+  std::string where(const EventFilter& f, std::vector<Bind>* binds) const {
+    std::vector<std::string> terms;
+    const int64_t u = unit();
+    if (f.t0_ns != std::numeric_limits<int64_t>::min()) {
+      terms.push_back("\"Timestamp(ns)\" >= ?");
+      binds->push_back(div_up(f.t0_ns, u));
+    }
+    if (f.t1_ns != std::numeric_limits<int64_t>::max()) {
+      terms.push_back("\"Timestamp(ns)\" <= ?");
+      binds->push_back(div_down(f.t1_ns, u));
+      // A compact file has no timestamp index: its chunks bound the IDs to visit.
+      if (compact && file.has_rows) {
+        terms.push_back("\"ID\" <= ?");
+        binds->push_back(reader::last_id_at_or_before(file, f.t1_ns - file.timestamp_base_ns));
+      }
+    }
+    if (f.pid != 0) {
+      terms.push_back("\"Process Id\" = ?");
+      binds->push_back(int64_t{f.pid});
+    }
+    if (!f.kinds.empty()) {
+      std::string in = "\"Event\" IN (";
+      for (size_t i = 0; i < f.kinds.size(); ++i) {
+        in += i == 0 ? "?" : ", ?";
+        binds->push_back(f.kinds[i]);
+      }
+      terms.push_back(in + ")");
+    }
+    if (f.min_size > 0) {
+      terms.push_back(std::string(kSizeSql) + " >= ?");
+      binds->push_back(int64_t(std::min<uint64_t>(f.min_size, INT64_MAX)));
+    }
+    if (f.max_size < uint64_t(INT64_MAX)) {
+      terms.push_back(std::string(kSizeSql) + " <= ?");
+      binds->push_back(int64_t(f.max_size));
+    }
+    if (!f.text.empty()) {
+      const std::string like = " LIKE ? ESCAPE '\\'";
+      terms.push_back("(memtap_attr(\"Attr\", 'owner')" + like + " OR \"Name\"" + like +
+                      " OR \"Call Stack(Python)\"" + like + " OR \"Call Stack(C)\"" + like + ")");
+      for (int i = 0; i < 4; ++i) binds->push_back(like_pattern(f.text));
+    }
+    std::string sql;
+    for (size_t i = 0; i < terms.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + terms[i];
+    return sql;
+  }
+
+  // Runs `sql` with `binds`, calling row(stmt) per row; false with `error` set on failure.
+  template <class Row>
+  bool run(const std::string& sql, const std::vector<Bind>& binds, Row row, std::string* err) {
+    reader::Statement s;
+    int rc = sqlite3_prepare_v2(db.db, sql.c_str(), -1, &s.stmt, nullptr);
+    for (size_t i = 0; rc == SQLITE_OK && i < binds.size(); ++i) {
+      const Bind& b = binds[i];
+      rc = b.is_text ? sqlite3_bind_text(s.stmt, int(i + 1), b.text.c_str(), int(b.text.size()),
+                                         SQLITE_TRANSIENT)
+                     : sqlite3_bind_int64(s.stmt, int(i + 1), b.number);
+    }
+    while (rc == SQLITE_OK && (rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
+      row(s.stmt);
+      rc = SQLITE_OK;
+    }
+    if (rc == SQLITE_DONE) return true;
+    *err = sqlite_failure(path, db.db, rc);
+    return false;
+  }
+
+  bool count_rows(const EventFilter& f, std::string* err) {
+    if (counted_filter && *counted_filter == f) return true;
+    std::vector<Bind> binds;
+    const std::string sql = "SELECT count(*) FROM " + quote_identifier(table) + where(f, &binds);
+    if (!run(
+            sql, binds, [&](sqlite3_stmt* s) { count = uint64_t(sqlite3_column_int64(s, 0)); },
+            err)) {
+      return false;
+    }
+    counted_filter = f;
+    return true;
+  }
+
+  bool page_by_id(const EventQuery& q, size_t offset, size_t count_wanted, EventPage* out) {
+    if (!count_rows(q.filter, &out->error)) return false;
+    out->total_rows = count;
+    if (!anchored_query || !same_query(*anchored_query, q)) {
+      anchored_query = q;
+      anchors.clear();
+    }
+    const bool desc = q.descending;
+    anchors.emplace(0, desc ? INT64_MAX : INT64_MIN);
+    auto anchor = std::prev(anchors.upper_bound(offset));
+    std::vector<Bind> binds;
+    const std::string filter = where(q.filter, &binds);
+    std::string sql =
+        "SELECT " + std::string(kSelectColumns) + " FROM " + quote_identifier(table) + filter;
+    sql += (filter.empty() ? " WHERE " : " AND ") + std::string(desc ? "\"ID\" < ?" : "\"ID\" > ?");
+    binds.push_back(anchor->second);
+    sql += desc ? " ORDER BY \"ID\" DESC" : " ORDER BY \"ID\"";
+    sql += " LIMIT " + std::to_string(count_wanted) + " OFFSET " +
+           std::to_string(offset - anchor->first);
+    const int64_t u = unit();
+    if (!run(
+            sql, binds, [&](sqlite3_stmt* s) { out->rows.push_back(read_row(s, u, 0)); },
+            &out->error)) {
+      return false;
+    }
+    if (anchors.size() > kMaxAnchors) {
+      anchors.clear();
+      anchors.emplace(0, desc ? INT64_MAX : INT64_MIN);
+    }
+    if (!out->rows.empty()) {
+      anchors[offset + out->rows.size()] = out->rows.back().id;
+      anchors[offset] = out->rows.front().id + (desc ? 1 : -1);
+    }
+    return true;
+  }
+
+  bool page_sorted(const EventQuery& q, size_t offset, size_t count_wanted, EventPage* out) {
+    if (!sorted_query || !same_query(*sorted_query, q)) {
+      sorted_query.reset();
+      if (!run(
+              "CREATE TEMP TABLE IF NOT EXISTS memtap_sorted (pos INTEGER PRIMARY KEY, "
+              "event_id INTEGER)",
+              {}, [](sqlite3_stmt*) {}, &out->error) ||
+          !run(
+              "DELETE FROM temp.memtap_sorted", {}, [](sqlite3_stmt*) {}, &out->error)) {
+        return false;
+      }
+      std::vector<Bind> binds;
+      const char* dir = q.descending ? " DESC" : "";
+      const std::string sql = "INSERT INTO temp.memtap_sorted (event_id) SELECT \"ID\" FROM " +
+                              quote_identifier(table) + where(q.filter, &binds) + " ORDER BY " +
+                              order_expression(q.column) + dir + ", \"ID\"" + dir;
+      if (!run(
+              sql, binds, [](sqlite3_stmt*) {}, &out->error) ||
+          !run(
+              "SELECT count(*) FROM temp.memtap_sorted", {},
+              [&](sqlite3_stmt* s) { sorted_rows = uint64_t(sqlite3_column_int64(s, 0)); },
+              &out->error)) {
+        return false;
+      }
+      sorted_query = q;
+    }
+    out->total_rows = sorted_rows;
+    // The sorted table drives the join: one row lookup by ID per row of the page.
+    const std::string sql = "SELECT " + std::string(kSelectColumns) +
+                            " FROM temp.memtap_sorted AS s CROSS JOIN " + quote_identifier(table) +
+                            " ON \"ID\" = s.event_id WHERE s.pos > ? AND s.pos <= ? ORDER BY s.pos";
+    const int64_t u = unit();
+    return run(
+        sql, {int64_t(offset), int64_t(offset + count_wanted)},
+        [&](sqlite3_stmt* s) { out->rows.push_back(read_row(s, u, 0)); }, &out->error);
+  }
+
+  static bool same_query(const EventQuery& a, const EventQuery& b) {
+    return a.filter == b.filter && a.column == b.column && a.descending == b.descending;
+  }
+};
+
+EventPages::EventPages() : state_(std::make_unique<State>()) {}
+EventPages::~EventPages() = default;
+
+void EventPages::refresh() {
+  state_->forget();
+  state_->file = {};
+}
+
+EventPage EventPages::page(const EventQuery& query, size_t offset, size_t count) {
+  EventPage out;
+  out.offset = offset;
+  State& s = *state_;
+  if (!s.open(query.path, query.table)) {
+    out.error = s.error;
+    return out;
+  }
+  s.prepare();
+  const bool ok = query.column == EventColumn::kId ? s.page_by_id(query, offset, count, &out)
+                                                   : s.page_sorted(query, offset, count, &out);
+  if (!ok) out.rows.clear();
+  return out;
+}
+
+}  // namespace memtap::viewdata

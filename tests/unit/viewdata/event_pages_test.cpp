@@ -1,0 +1,168 @@
+// The event table's pages, read from real recordings (memtap's text table and its compact
+// tables under the memscope_dump view): filters by time, text, size and kind, the count,
+// sorted pages and pages reached by scrolling or by a jump.
+#include "monitor/viewdata/event_pages.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/recording_builder.h"
+
+namespace memtap {
+namespace {
+
+using viewdata::EventColumn;
+using viewdata::EventFilter;
+using viewdata::EventPage;
+using viewdata::EventPages;
+using viewdata::EventQuery;
+
+constexpr int kBlocks = 1000;
+
+// START_TRACE, then block i: MALLOC at i ms of 16 * (i + 1) bytes (owner "weights" for
+// every third, else "activations"), FREE at i + 0.5 ms for even i; then STOP_TRACE.
+// 1,502 rows in time order.
+class EventPagesTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < kBlocks; ++i) {
+      const uint64_t addr = 0x100000 + uint64_t(i) * 0x1000;
+      b_.malloc(i, addr, 16 * uint64_t(i + 1), i % 3 == 0 ? "weights" : "activations",
+                i % 10 == 0 ? "train.py(12): step" : "");
+      if (i % 2 == 0) b_.free(i + 0.5, addr);
+    }
+    path_ = dir_.file("events.db");
+    b_.write(path_, /*compact=*/GetParam());
+  }
+
+  EventQuery query(EventFilter filter = {}, EventColumn column = EventColumn::kId,
+                   bool descending = false) const {
+    return {path_, "memscope_dump", std::move(filter), column, descending};
+  }
+
+  test::TempDir dir_;
+  test::RecordingBuilder b_;
+  std::string path_;
+};
+
+TEST_P(EventPagesTest, CountsEveryRowAndPagesInIdOrder) {
+  EventPages pages;
+  EventPage first = pages.page(query(), 0, 100);
+  ASSERT_EQ(first.error, "");
+  EXPECT_EQ(first.total_rows, 1502u);
+  ASSERT_EQ(first.rows.size(), 100u);
+  EXPECT_EQ(first.rows[0].event, "SYSTEM");
+  EXPECT_EQ(first.rows[0].event_type, "START_TRACE");
+  EXPECT_EQ(first.rows[1].event, "MALLOC");
+  EXPECT_EQ(first.rows[1].owner, "weights");
+  EXPECT_EQ(first.rows[1].stack_python, "train.py(12): step");
+  EXPECT_EQ(first.rows[2].event, "FREE");
+  EXPECT_EQ(first.rows[2].size_bytes, 16u);
+  EXPECT_EQ(first.rows[2].timestamp_ns, b_.at(0.5));
+}
+
+TEST_P(EventPagesTest, PageThreeIsTheSameScrolledToOrJumpedTo) {
+  // Row 300 (from 0) is block 199's MALLOC: three rows per two blocks after START_TRACE.
+  EventPages scrolled;
+  for (size_t offset = 0; offset < 300; offset += 100) scrolled.page(query(), offset, 100);
+  const EventPage page3 = scrolled.page(query(), 300, 100);
+  EventPages jumped;
+  const EventPage direct = jumped.page(query(), 300, 100);
+  ASSERT_EQ(page3.rows.size(), 100u);
+  ASSERT_EQ(direct.rows.size(), 100u);
+  EXPECT_EQ(page3.rows[0].event, "MALLOC");
+  EXPECT_EQ(page3.rows[0].size_bytes, 3200u);
+  EXPECT_EQ(page3.rows[0].timestamp_ns, b_.at(199));
+  for (size_t i = 0; i < 100; ++i) {
+    EXPECT_EQ(page3.rows[i].id, direct.rows[i].id);
+    if (i > 0) {
+      EXPECT_EQ(page3.rows[i].id, page3.rows[i - 1].id + 1);
+    }
+  }
+  // Back to an earlier page, then the last one (2 rows).
+  EXPECT_EQ(scrolled.page(query(), 100, 100).rows[0].id, page3.rows[0].id - 200);
+  const EventPage last = scrolled.page(query(), 1500, 100);
+  ASSERT_EQ(last.rows.size(), 2u);
+  EXPECT_EQ(last.rows[1].event_type, "STOP_TRACE");
+}
+
+TEST_P(EventPagesTest, DescendingIdOrderStartsAtTheEnd) {
+  EventPages pages;
+  const EventPage first = pages.page(query({}, EventColumn::kId, true), 0, 100);
+  ASSERT_EQ(first.rows.size(), 100u);
+  EXPECT_EQ(first.rows[0].event_type, "STOP_TRACE");
+  const EventPage second = pages.page(query({}, EventColumn::kId, true), 100, 100);
+  ASSERT_EQ(second.rows.size(), 100u);
+  EXPECT_EQ(second.rows[0].id, first.rows[99].id - 1);
+}
+
+TEST_P(EventPagesTest, TimeRangeFilters) {
+  EventFilter f;
+  f.t0_ns = b_.at(100);
+  f.t1_ns = b_.at(199.9);
+  EventPages pages;
+  const EventPage page = pages.page(query(f), 0, 200);
+  EXPECT_EQ(page.total_rows, 150u);  // 100 MALLOCs and 50 FREEs
+  ASSERT_EQ(page.rows.size(), 150u);
+  EXPECT_EQ(page.rows.front().timestamp_ns, b_.at(100));
+  EXPECT_EQ(page.rows.back().timestamp_ns, b_.at(199));
+}
+
+TEST_P(EventPagesTest, TextFiltersOwnerNameAndStacksIgnoringCase) {
+  EventFilter f;
+  f.text = "WEIGHTS";
+  EventPages pages;
+  EXPECT_EQ(pages.page(query(f), 0, 10).total_rows, 334u + 167u);
+  f.text = "train.py(12)";
+  EXPECT_EQ(pages.page(query(f), 0, 10).total_rows, 100u);  // MALLOCs only carry the stack
+  f.text = "no such owner";
+  EXPECT_EQ(pages.page(query(f), 0, 10).total_rows, 0u);
+}
+
+TEST_P(EventPagesTest, SizeAndKindFilter) {
+  EventFilter f;
+  f.min_size = 1000;
+  f.max_size = 2000;
+  EventPages pages;
+  EXPECT_EQ(pages.page(query(f), 0, 10).total_rows, 63u + 32u);
+  f.kinds = {"FREE"};
+  EXPECT_EQ(pages.page(query(f), 0, 10).total_rows, 32u);
+}
+
+TEST_P(EventPagesTest, SortsBySizeDescendingAcrossPages) {
+  EventFilter f;
+  f.kinds = {"MALLOC", "FREE"};
+  EventPages pages;
+  const EventQuery q = query(f, EventColumn::kSize, true);
+  const EventPage first = pages.page(q, 0, 100);
+  EXPECT_EQ(first.total_rows, 1500u);
+  ASSERT_EQ(first.rows.size(), 100u);
+  EXPECT_EQ(first.rows[0].size_bytes, 16000u);
+  // Ties (a block's MALLOC and FREE) by ID, descending too: the FREE first.
+  EXPECT_EQ(first.rows[1].event, "FREE");
+  EXPECT_EQ(first.rows[2].event, "MALLOC");
+  EXPECT_EQ(first.rows[1].size_bytes, 15984u);
+  const EventPage third = pages.page(q, 200, 100);
+  ASSERT_EQ(third.rows.size(), 100u);
+  EXPECT_LE(third.rows[0].size_bytes, first.rows[99].size_bytes);
+  for (size_t i = 1; i < third.rows.size(); ++i) {
+    EXPECT_LE(third.rows[i].size_bytes, third.rows[i - 1].size_bytes);
+  }
+  // Sorted by owner, the filter still holds and the count is the same.
+  const EventPage by_owner = pages.page(query(f, EventColumn::kOwner), 0, 10);
+  EXPECT_EQ(by_owner.total_rows, 1500u);
+  EXPECT_EQ(by_owner.rows[0].owner, "activations");
+}
+
+TEST(EventPages, AMissingFileIsAnErrorNamingIt) {
+  EventPages pages;
+  const EventPage page = pages.page({"/nonexistent/rec.db", "memscope_dump", {}, {}, false}, 0, 10);
+  EXPECT_TRUE(page.rows.empty());
+  EXPECT_NE(page.error.find("/nonexistent/rec.db"), std::string::npos) << page.error;
+}
+
+INSTANTIATE_TEST_SUITE_P(TextAndCompact, EventPagesTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Compact" : "Text"; });
+
+}  // namespace
+}  // namespace memtap
