@@ -1,0 +1,227 @@
+// The block and event tables, driven as a user drives them: the overview's range sets
+// their length, a header click sorts, the filter text narrows, scrolling to the end shows
+// the last rows, Ctrl+C copies the selection as TSV with a header, and a selected row is the
+// window's selected block (and back).
+#include <gtest/gtest.h>
+
+#include <QClipboard>
+#include <QGuiApplication>
+#include <QHeaderView>
+
+#include "monitor/gui/block_table_view.h"
+#include "monitor/gui/event_table_view.h"
+#include "monitor/viewdata/event_pages.h"
+#include "tests/unit/gui/gui_support.h"
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/recording_builder.h"
+
+namespace memtap {
+namespace {
+
+constexpr int kBlocks = 500;  // more than a page (PagedTableModel::kPageRows)
+
+// Block i: allocated at i ms, 16 * (i + 1) bytes, owner "weights" for every third, else
+// "activations"; even blocks freed at i + 0.5 ms. 752 events: START_TRACE, 500 MALLOCs,
+// 250 FREEs, STOP_TRACE.
+std::string blocks_recording(const test::TempDir& dir, test::RecordingBuilder* b) {
+  for (int i = 0; i < kBlocks; ++i) {
+    const uint64_t addr = 0x100000 + uint64_t(i) * 0x1000;
+    b->malloc(i, addr, 16 * uint64_t(i + 1), i % 3 == 0 ? "weights" : "activations");
+    if (i % 2 == 0) b->free(i + 0.5, addr);
+  }
+  const std::string path = dir.file("blocks.db");
+  b->write(path);
+  return path;
+}
+
+// The window with `view` ("blocks", "events") in front, its first page shown.
+test::OpenWindow open_table(const std::string& path, const char* view) {
+  test::OpenWindow w = test::open_window(path);
+  if (!w.window) return w;
+  w.window->showView(view);
+  test::settle(*w.window);
+  return w;
+}
+
+void click_header(QTableView* table, int column) {
+  QHeaderView* header = table->horizontalHeader();
+  const QPoint at(header->sectionViewportPosition(column) + header->sectionSize(column) / 2,
+                  header->height() / 2);
+  QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, at);
+}
+
+QString cell(gui::PagedTableModel* model, int row, int column) {
+  const gui::TableRow* r = model->rowAt(row);
+  return r != nullptr ? r->copy[column] : QStringLiteral("<not loaded>");
+}
+
+TEST(Tables, TheSelectedRangeSetsBothTablesLengths) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_table(blocks_recording(dir, &b), "blocks");
+  ASSERT_TRUE(w.window);
+  gui::BlockTableView* blocks = w.window->blockTable();
+  EXPECT_EQ(blocks->model()->totalRows(), uint64_t(kBlocks));
+
+  // Live at some moment of [100, 199.9] ms: the 50 odd blocks before 100 (never freed) and
+  // blocks 100..199.
+  w.window->state()->setRange(b.at(100), b.at(199.9));
+  test::settle(*w.window);
+  EXPECT_EQ(blocks->model()->totalRows(), 150u);
+  EXPECT_TRUE(blocks->filterBar()->status()->text().startsWith("150 blocks live in"))
+      << blocks->filterBar()->status()->text().toStdString();
+
+  w.window->showView("events");
+  test::settle(*w.window);
+  gui::EventTableView* events = w.window->eventTable();
+  EXPECT_EQ(events->model()->totalRows(), 150u);  // 100 MALLOCs, 50 FREEs
+  EXPECT_EQ(events->filterBar()->status()->text(), "150 events in range");
+
+  // Not tied to the range: every row.
+  events->filterBar()->onlyRangeBox()->click();
+  test::settle(*w.window);
+  EXPECT_EQ(events->model()->totalRows(), 752u);
+}
+
+TEST(Tables, AHeaderClickSorts) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_table(blocks_recording(dir, &b), "blocks");
+  ASSERT_TRUE(w.window);
+  gui::BlockTableView* blocks = w.window->blockTable();
+  EXPECT_EQ(cell(blocks->model(), 0, 2), "16");
+  click_header(blocks->table(), 2);  // Size, ascending
+  click_header(blocks->table(), 2);  // descending
+  test::settle(*w.window);
+  EXPECT_EQ(blocks->model()->sortOrder(), Qt::DescendingOrder);
+  EXPECT_EQ(cell(blocks->model(), 0, 2), "8000");
+  EXPECT_EQ(cell(blocks->model(), 1, 2), "7984");
+
+  w.window->showView("events");
+  test::settle(*w.window);
+  gui::EventTableView* events = w.window->eventTable();
+  click_header(events->table(), int(viewdata::EventColumn::kSize));
+  click_header(events->table(), int(viewdata::EventColumn::kSize));
+  test::settle(*w.window);
+  EXPECT_EQ(cell(events->model(), 0, int(viewdata::EventColumn::kSize)), "8000");
+  EXPECT_EQ(cell(events->model(), 1, int(viewdata::EventColumn::kEvent)), "FREE");  // 7984 B
+}
+
+TEST(Tables, FilterTextNarrows) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_table(blocks_recording(dir, &b), "blocks");
+  ASSERT_TRUE(w.window);
+  gui::BlockTableView* blocks = w.window->blockTable();
+  QTest::keyClicks(blocks->filterBar()->textField(), "WEIGHTS");
+  QTest::keyClick(blocks->filterBar()->textField(), Qt::Key_Return);
+  test::settle(*w.window);
+  EXPECT_EQ(blocks->model()->totalRows(), 167u);
+  EXPECT_EQ(w.window->state()->blockFilter(), "WEIGHTS");  // the shared filter follows
+
+  // A finding sets the shared filter: the table follows.
+  w.window->state()->setBlockFilter("activations");
+  test::settle(*w.window);
+  EXPECT_EQ(blocks->filterBar()->text(), "activations");
+  EXPECT_EQ(blocks->model()->totalRows(), 333u);
+
+  // Sizes narrow too: 1000..2000 B are blocks 62..124.
+  QTest::keyClicks(blocks->filterBar()->minField(), "1000");
+  QTest::keyClicks(blocks->filterBar()->maxField(), "2000");
+  QTest::keyClick(blocks->filterBar()->maxField(), Qt::Key_Return);
+  w.window->state()->setBlockFilter("");
+  test::settle(*w.window);
+  EXPECT_EQ(blocks->model()->totalRows(), 63u);
+
+  w.window->showView("events");
+  test::settle(*w.window);
+  gui::EventTableView* events = w.window->eventTable();
+  QTest::keyClicks(events->filterBar()->textField(), "weights");
+  QTest::keyClick(events->filterBar()->textField(), Qt::Key_Return);
+  test::settle(*w.window);
+  EXPECT_EQ(events->model()->totalRows(), 167u + 84u);  // MALLOCs, and FREEs of even ones
+}
+
+TEST(Tables, ScrollingToTheEndShowsTheLastRows) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_table(blocks_recording(dir, &b), "events");
+  ASSERT_TRUE(w.window);
+  gui::EventTableView* events = w.window->eventTable();
+  ASSERT_EQ(events->model()->totalRows(), 752u);
+  EXPECT_EQ(events->model()->rowAt(751), nullptr);  // beyond the first page
+  events->table()->scrollToBottom();
+  test::wait_for([&] { return events->model()->rowAt(751) != nullptr; }, "the last page");
+  EXPECT_EQ(cell(events->model(), 751, int(viewdata::EventColumn::kEventType)), "STOP_TRACE");
+  EXPECT_EQ(cell(events->model(), 750, int(viewdata::EventColumn::kEvent)), "MALLOC");
+  EXPECT_EQ(cell(events->model(), 750, int(viewdata::EventColumn::kSize)), "8000");
+
+  // Sorted by size, the block table's end holds the smallest.
+  w.window->showView("blocks");
+  test::settle(*w.window);
+  gui::BlockTableView* blocks = w.window->blockTable();
+  click_header(blocks->table(), 2);
+  click_header(blocks->table(), 2);
+  test::settle(*w.window);
+  blocks->table()->scrollToBottom();
+  test::wait_for([&] { return blocks->model()->rowAt(kBlocks - 1) != nullptr; }, "the last page");
+  EXPECT_EQ(cell(blocks->model(), kBlocks - 1, 2), "16");
+  EXPECT_EQ(cell(blocks->model(), kBlocks - 2, 2), "32");
+}
+
+TEST(Tables, CtrlCCopiesTheSelectedRowsAsTsvWithAHeader) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_table(blocks_recording(dir, &b), "blocks");
+  ASSERT_TRUE(w.window);
+  QTableView* table = w.window->blockTable()->table();
+  table->setFocus();
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                    table->visualRect(table->model()->index(0, 1)).center());
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, Qt::ShiftModifier,
+                    table->visualRect(table->model()->index(2, 1)).center());
+  QGuiApplication::clipboard()->clear();
+  QTest::keyClick(table, Qt::Key_C, Qt::ControlModifier);
+  const QStringList lines = QGuiApplication::clipboard()->text().split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(lines.size(), 4) << QGuiApplication::clipboard()->text().toStdString();
+  EXPECT_EQ(lines[0],
+            "id\tAddress\tSize\tLayer\towner\tName\tAllocated\tFreed\tLifetime\tThread\t"
+            "allocation_id");
+  EXPECT_EQ(lines[1],
+            "1\t0x0000000000100000\t16\tHOST\tweights\t\t0.000000\t0.000500\t0.000500\t100\t1");
+  EXPECT_TRUE(lines[3].startsWith("3\t0x0000000000102000\t48\tHOST\tactivations"))
+      << lines[3].toStdString();
+
+  w.window->showView("events");
+  test::settle(*w.window);
+  QTableView* events = w.window->eventTable()->table();
+  events->setFocus();
+  events->selectRow(1);
+  QTest::keyClick(events, Qt::Key_C, Qt::ControlModifier);
+  const QStringList event_lines =
+      QGuiApplication::clipboard()->text().split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(event_lines.size(), 2);
+  EXPECT_TRUE(event_lines[0].startsWith("ID\tEvent\tEvent Type\tName\tTimestamp\tProcess Id"));
+  EXPECT_TRUE(event_lines[1].startsWith("1\tMALLOC\tHOST\t")) << event_lines[1].toStdString();
+}
+
+TEST(Tables, ASelectedRowIsTheSelectedBlockAndBack) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_table(blocks_recording(dir, &b), "blocks");
+  ASSERT_TRUE(w.window);
+  gui::BlockTableView* blocks = w.window->blockTable();
+  QTableView* table = blocks->table();
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                    table->visualRect(table->model()->index(3, 0)).center());
+  ASSERT_NE(blocks->model()->rowAt(3), nullptr);
+  EXPECT_EQ(w.window->state()->selectedBlock(), blocks->model()->rowAt(3)->key);
+
+  w.window->state()->selectBlock(blocks->model()->rowAt(150)->key);
+  QApplication::processEvents();
+  EXPECT_EQ(table->currentIndex().row(), 150);
+  EXPECT_TRUE(table->selectionModel()->isRowSelected(150, {}));
+}
+
+}  // namespace
+}  // namespace memtap
