@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
 #include "tests/unit/store/store_test_support.h"
 #include "tests/unit/viewdata/recording_builder.h"
 
@@ -163,6 +167,43 @@ TEST(EventPages, AMissingFileIsAnErrorNamingIt) {
 
 INSTANTIATE_TEST_SUITE_P(TextAndCompact, EventPagesTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Compact" : "Text"; });
+
+// What a page costs on a real recording (skipped unless MEMTAP_EVENT_PAGES_FILE names one):
+//   MEMTAP_EVENT_PAGES_FILE=/tmp/leak.db build/tests/viewdata_test --gtest_filter='*PageCost'
+TEST(EventPages, PageCost) {
+  const char* path = std::getenv("MEMTAP_EVENT_PAGES_FILE");
+  if (path == nullptr) GTEST_SKIP() << "set MEMTAP_EVENT_PAGES_FILE to a recording";
+  const auto timed = [](const char* what, auto f) {
+    const auto start = std::chrono::steady_clock::now();
+    const EventPage page = f();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%-44s %8.3f s  %zu rows of %llu %s\n", what, s, page.rows.size(),
+                (unsigned long long)page.total_rows, page.error.c_str());
+  };
+  EventPages pages;
+  EventQuery q{path, "memscope_dump", {}, EventColumn::kId, false};
+  timed("first page (count all)", [&] { return pages.page(q, 0, 200); });
+  timed("next page", [&] { return pages.page(q, 200, 200); });
+  timed("jump to the middle", [&] { return pages.page(q, 1'000'000, 200); });
+  timed("the page after it", [&] { return pages.page(q, 1'000'200, 200); });
+  EventQuery desc = q;
+  desc.descending = true;
+  timed("ID descending, first page", [&] { return pages.page(desc, 0, 200); });
+  EventQuery ranged = q;
+  const EventPage first = pages.page(q, 1, 1);
+  ranged.filter.t0_ns = first.rows.empty() ? 0 : first.rows[0].timestamp_ns + 4'000'000'000;
+  ranged.filter.t1_ns = ranged.filter.t0_ns + 1'000'000'000;
+  timed("a 1 s range, first page (count)", [&] { return pages.page(ranged, 0, 200); });
+  EventQuery text = q;
+  text.filter.text = "leaks_mem";
+  timed("text filter, first page (count)", [&] { return pages.page(text, 0, 200); });
+  EventQuery by_size = q;
+  by_size.column = EventColumn::kSize;
+  by_size.descending = true;
+  timed("sort by size desc (sort all)", [&] { return pages.page(by_size, 0, 200); });
+  timed("sort by size desc, page 5000", [&] { return pages.page(by_size, 1'000'000, 200); });
+}
 
 }  // namespace
 }  // namespace memtap
