@@ -66,7 +66,8 @@ void LifetimeGraph::setMessage(const QString& text) {
 
 QRectF LifetimeGraph::plotArea() const {
   const QFontMetrics fm = fontMetrics();
-  const double left = fm.horizontalAdvance(QStringLiteral("0x7fffffffffff")) + 14;
+  // Digits are a font's widest hex characters.
+  const double left = fm.horizontalAdvance(QStringLiteral("0x000000000000")) + 16;
   const double top = fm.height() + 10;  // the legend
   const double bottom = 2 * fm.height() + 10;
   return QRectF(left, top, std::max(10.0, width() - left - 12),
@@ -150,13 +151,18 @@ void LifetimeGraph::paintEvent(QPaintEvent*) {
   for (size_t i = 1; i < spans.size(); ++i) {
     const double top = y_px(spans[i].y0), bottom = y_px(spans[i - 1].y1);
     p.fillRect(QRectF(plot.left() - 6, top, plot.width() + 6, bottom - top),
-               QColor(0xee, 0xee, 0xee));
+               QColor(0xf3, 0xf3, 0xf3));
+    p.setPen(QPen(QColor(0x99, 0x99, 0x99), 1));
+    const double mid = (top + bottom) / 2, amp = (bottom - top) / 2 - 0.5;
+    if (amp < 1.5) {
+      p.setPen(QPen(QColor(0x99, 0x99, 0x99), 1, Qt::DashLine));
+      p.drawLine(QPointF(plot.left() - 6, mid), QPointF(plot.right(), mid));
+      continue;
+    }
     QPainterPath zig;
-    const double mid = (top + bottom) / 2, amp = std::max(1.0, (bottom - top) / 2 - 0.5);
     zig.moveTo(plot.left() - 6, mid);
     for (double x = plot.left() - 6, k = 0; x < plot.right(); x += 6, ++k)
       zig.lineTo(x + 6, mid + (int(k) % 2 == 0 ? -amp : amp));
-    p.setPen(QPen(QColor(0x99, 0x99, 0x99), 1));
     p.drawPath(zig);
   }
 

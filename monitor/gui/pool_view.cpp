@@ -181,7 +181,8 @@ void PoolCanvas::paintEvent(QPaintEvent* event) {
       }
     }
     for (const viewdata::PoolGap& g : s.gaps) {
-      if (g.size_bytes != s.largest_free_gap || s.largest_free_gap == 0) continue;
+      // Only where free bytes are split: an empty segment is one gap, not fragmentation.
+      if (s.gaps.size() < 2 || g.size_bytes != s.largest_free_gap) continue;
       const double x0 = xOf(i, g.addr), x1 = xOf(i, g.addr + g.size_bytes);
       p.setPen(QPen(gap_color(), 2));
       p.setBrush(QBrush(gap_color().lighter(170), Qt::BDiagPattern));
@@ -210,13 +211,6 @@ PoolView::PoolView(ViewState* state, EngineClient* client, QWidget* parent)
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   legend_ = new QLabel(this);
   legend_->setTextFormat(Qt::RichText);
-  legend_->setText(
-      tr("<span style='color:%1'>&#9632;</span> Allocated &nbsp; "
-         "<span style='color:%2'>&#9632;</span> Free &nbsp; "
-         "<span style='color:%3'>&#9636;</span> largest free gap of the segment &nbsp; "
-         "<i>(a block freed but pending on another stream is not recorded apart: it shows as "
-         "Allocated until its free)</i>")
-          .arg(allocated_color().name(), QColor(0xb8, 0xb8, 0xb8).name(), gap_color().name()));
   legend_->setWordWrap(true);
   scroll_ = new QScrollArea(this);
   scroll_->setWidgetResizable(true);
@@ -340,9 +334,22 @@ void PoolView::show(viewdata::PoolData d) {
     if (d.blocks_truncated) text += tr(" Figures from the largest blocks only (too many to read).");
     if (d.unsegmented_blocks > 0)
       text +=
-          tr(" %1 blocks (%2) lie outside every segment.")
+          tr(d.blocks_truncated ? " Of the blocks read, %1 (%2) lie outside every segment."
+                                : " %1 blocks (%2) lie outside every segment.")
               .arg(locale.toString(qulonglong(d.unsegmented_blocks)), bytes_q(d.unsegmented_bytes));
     summary_->setText(text);
+    QString legend =
+        tr("<span style='color:%1'>&#9632;</span> Allocated &nbsp; "
+           "<span style='color:%2'>&#9632;</span> Free &nbsp; "
+           "<span style='color:%3'>&#9636;</span> the largest free gap of a segment whose free "
+           "bytes are split")
+            .arg(allocated_color().name(), kFree.darker(115).name(), gap_color().name());
+    // Only a device's framework pool frees on streams.
+    if (d.source == blocks::PoolSource::kDeviceSegments)
+      legend +=
+          tr(" &nbsp; <i>(a block freed but pending on another stream is not recorded "
+             "apart: it shows as Allocated until its free)</i>");
+    legend_->setText(legend);
     list_->hide();
     legend_->show();
     scroll_->show();

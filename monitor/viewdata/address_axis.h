@@ -35,8 +35,8 @@ struct AddressAxisOptions {
   uint64_t keep_gap_bytes = 1 << 20;
   // The height of each collapsed gap, as a part of the axis (all gaps together: at most
   // max_gaps_share).
-  double gap_share = 0.01;
-  double max_gaps_share = 0.2;
+  double gap_share = 0.008;
+  double max_gaps_share = 0.12;
 };
 
 // The axis for these [addr, addr + size) intervals (any order, may overlap). A span's height
