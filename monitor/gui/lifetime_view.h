@@ -1,18 +1,94 @@
-// The block lifetime graph. PLACEHOLDER: shows what it will be, until it is written.
+// The block lifetime graph: the blocks live in the selected range as rectangles over time
+// (allocation to free) and address (a compressed axis: the gaps between occupied address
+// ranges collapse to a marked band), coloured by layer or by owner. A click selects a block
+// (ViewState::selectBlock) and the panel below says everything about it: size, owner,
+// operator, times, thread, allocation_id and both stacks. A block selected elsewhere (the
+// pool, the block table) is outlined, and the range moves to it when it lies outside.
+//
+// A range can hold millions of blocks: the graph draws the largest 20,000 (and the selected
+// one) and says how many there were.
 #pragma once
 
+#include <QComboBox>
+#include <QLabel>
+#include <QTextBrowser>
 #include <QWidget>
+#include <vector>
 
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/view_state.h"
+#include "monitor/viewdata/lifetime_data.h"
 
 namespace memtap::gui {
+
+class LifetimeGraph : public QWidget {
+  Q_OBJECT
+
+ public:
+  LifetimeGraph(ViewState* state, QWidget* parent = nullptr);
+  void show(viewdata::LifetimeData data);
+  void setColorByOwner(bool on);
+  // What the graph says instead of blocks ("" when it draws some).
+  void setMessage(const QString& text);
+  const viewdata::LifetimeData& data() const { return data_; }
+  const QString& message() const { return message_; }
+  // For tests: where block `id` is drawn (empty if it is not).
+  QRect blockRect(int64_t id) const;
+
+ signals:
+  void blockClicked(qint64 id);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  QRectF plotArea() const;
+  double xOf(int64_t t) const;
+  void layoutBlocks();
+  QColor colorOf(const viewdata::BlockRow& b) const;
+
+  ViewState* state_;
+  viewdata::LifetimeData data_;
+  std::vector<QRectF> rects_;  // data_.blocks' rectangles, same order
+  bool by_owner_ = false;
+  QString message_;
+};
 
 class LifetimeView : public QWidget {
   Q_OBJECT
 
  public:
   LifetimeView(ViewState* state, EngineClient* client, QWidget* parent = nullptr);
+  LifetimeGraph* graph() { return graph_; }
+  QComboBox* colorBox() { return color_by_; }
+  QString countText() const { return count_->text(); }
+  QString detailText() const { return detail_->toPlainText(); }
+  // Asks again, once however many changes came in the same turn of the event loop.
+  void request();
+
+ signals:
+  void drawn();
+
+ private:
+  void ask();
+  void askDetail(int64_t id);
+  void showDetail(const viewdata::BlockRow& b);
+  void reveal(const viewdata::LifetimeData& d);
+
+  ViewState* state_;
+  EngineClient* client_;
+  QLabel* count_;
+  QComboBox* color_by_;
+  LifetimeGraph* graph_;
+  QTextBrowser* detail_;
+  bool in_flight_ = false;
+  bool again_ = false;
+  bool scheduled_ = false;
+  // The selection changed and the answer for it has not come: bring it into the range then.
+  bool reveal_pending_ = false;
+  int64_t detail_for_ = -1;  // the block the detail panel shows (or was asked about)
 };
 
 }  // namespace memtap::gui

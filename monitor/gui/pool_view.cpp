@@ -1,16 +1,360 @@
 // See pool_view.h.
 #include "monitor/gui/pool_view.h"
 
-#include <QLabel>
+#include <QHeaderView>
+#include <QLocale>
+#include <QMouseEvent>
+#include <QPaintEvent>
+#include <QPainter>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "monitor/gui/chart_style.h"
+#include "monitor/report/units.h"
+#include "monitor/viewdata/labels.h"
 
 namespace memtap::gui {
+namespace {
 
-PoolView::PoolView(ViewState* state, EngineClient* client, QWidget* parent) : QWidget(parent) {
-  (void)state;
-  (void)client;
+// The states' colours: Allocated as the curves draw it; Free pale; the largest free gap
+// of a segment edged in the Fragmentation curve's colour.
+QColor allocated_color() {
+  return curve_color("Allocated", 0);
+}
+const QColor kFree(0xe4, 0xe4, 0xe4);
+QColor gap_color() {
+  return curve_color("Fragmentation", 0);
+}
+const QColor kHighlight(0xff, 0xf3, 0xb0);
+
+QString bytes_q(uint64_t bytes) {
+  return QString::fromStdString(bytes_text(double(bytes)));
+}
+QString hex_text(uint64_t addr) {
+  return QStringLiteral("0x%1").arg(qulonglong(addr), 0, 16);
+}
+QString percent(double f) {
+  return QStringLiteral("%1%").arg(std::lround(f * 100));
+}
+
+constexpr double kMargin = 8;
+constexpr double kBarHeight = 24;
+
+QString segment_header(const viewdata::PoolSegmentData& s) {
+  return QObject::tr(
+             "%1  %2 %3 · %4 blocks · Allocated %5 · Free %6 · largest free gap %7 · "
+             "fragmentation %8")
+      .arg(hex_text(s.segment.addr), bytes_q(s.segment.size_bytes),
+           QString::fromLatin1(viewdata::layer_label(s.segment.layer, s.segment.is_mmap)))
+      .arg(s.blocks.size())
+      .arg(bytes_q(s.allocated_bytes), bytes_q(s.free_bytes), bytes_q(s.largest_free_gap),
+           percent(s.fragmentation));
+}
+
+}  // namespace
+
+PoolCanvas::PoolCanvas(ViewState* state, QWidget* parent) : QWidget(parent), state_(state) {
+  setAttribute(Qt::WA_OpaquePaintEvent);
+}
+
+void PoolCanvas::show(viewdata::PoolData data) {
+  data_ = std::move(data);
+  largest_segment_ = 1;
+  for (const auto& s : data_.segments)
+    largest_segment_ = std::max(largest_segment_, s.segment.size_bytes);
+  setMinimumHeight(int(data_.segments.size()) * rowHeight() + 8);
+  updateGeometry();
+  update();
+}
+
+int PoolCanvas::rowHeight() const {
+  return fontMetrics().height() + 4 + int(kBarHeight) + 10;
+}
+
+QSize PoolCanvas::sizeHint() const {
+  return {600, int(data_.segments.size()) * rowHeight() + 8};
+}
+
+QRectF PoolCanvas::barRect(int segment) const {
+  const double full = std::max(20.0, width() - 2 * kMargin);
+  // Length by size, but never so short that its blocks cannot be seen.
+  const double f = std::max(
+      0.2, double(data_.segments[size_t(segment)].segment.size_bytes) / double(largest_segment_));
+  const double top = segment * rowHeight() + 4 + fontMetrics().height() + 4;
+  return QRectF(kMargin, top, full * f, kBarHeight);
+}
+
+double PoolCanvas::xOf(int segment, uint64_t addr) const {
+  const QRectF bar = barRect(segment);
+  const viewdata::PoolItem& s = data_.segments[size_t(segment)].segment;
+  const double f = double(addr - s.addr) / double(std::max<uint64_t>(s.size_bytes, 1));
+  return bar.left() + std::clamp(f, 0.0, 1.0) * bar.width();
+}
+
+QRect PoolCanvas::headerRect(int segment) const {
+  if (segment < 0 || size_t(segment) >= data_.segments.size()) return {};
+  return QRect(0, segment * rowHeight() + 2, width(), fontMetrics().height() + 4);
+}
+
+QRect PoolCanvas::blockRect(int64_t id) const {
+  for (size_t i = 0; i < data_.segments.size(); ++i) {
+    const QRectF bar = barRect(int(i));
+    for (const viewdata::PoolItem& b : data_.segments[i].blocks) {
+      if (b.id != id) continue;
+      const double x0 = xOf(int(i), b.addr), x1 = xOf(int(i), b.addr + b.size_bytes);
+      return QRectF(x0, bar.top(), std::max(x1 - x0, 1.0), bar.height()).toAlignedRect();
+    }
+  }
+  return {};
+}
+
+int PoolCanvas::highlightedSegment() const {
+  return viewdata::pool_segment_of(data_, state_->selectedBlock());
+}
+
+void PoolCanvas::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  update();
+}
+
+void PoolCanvas::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton || data_.segments.empty()) return;
+  const QPointF at = event->position();
+  const int i = int(at.y()) / rowHeight();
+  if (i < 0 || size_t(i) >= data_.segments.size()) return;
+  const viewdata::PoolSegmentData& s = data_.segments[size_t(i)];
+  if (headerRect(i).contains(at.toPoint())) {
+    emit blockClicked(s.segment.id);
+    return;
+  }
+  const QRectF bar = barRect(i);
+  if (at.y() < bar.top() || at.y() > bar.bottom()) return;
+  // The block under the pointer, or the nearest within 3 px (a small one is a sliver).
+  const viewdata::PoolItem* best = nullptr;
+  double best_distance = 3;
+  for (const viewdata::PoolItem& b : s.blocks) {
+    const double x0 = xOf(i, b.addr), x1 = xOf(i, b.addr + b.size_bytes);
+    const double d = at.x() < x0 ? x0 - at.x() : at.x() > x1 ? at.x() - x1 : 0;
+    if (d < best_distance || (d == 0 && best_distance == 0)) {
+      best = &b;
+      best_distance = d;
+    }
+  }
+  if (best != nullptr) emit blockClicked(best->id);
+}
+
+void PoolCanvas::paintEvent(QPaintEvent* event) {
+  QPainter p(this);
+  p.fillRect(event->rect(), palette().base());
+  if (data_.segments.empty()) return;
+  const QFontMetrics fm = fontMetrics();
+  const int row = rowHeight();
+  const int first = std::max(0, event->rect().top() / row);
+  const int last = std::min(int(data_.segments.size()) - 1, event->rect().bottom() / row);
+  const int highlighted = highlightedSegment();
+  const int64_t selected = state_->selectedBlock();
+  for (int i = first; i <= last; ++i) {
+    const viewdata::PoolSegmentData& s = data_.segments[size_t(i)];
+    const QRect header = headerRect(i);
+    const QRectF bar = barRect(i);
+    if (i == highlighted) p.fillRect(QRect(0, i * row, width(), row - 2), kHighlight);
+    p.setPen(palette().color(QPalette::Text));
+    QFont font = p.font();
+    font.setBold(s.segment.id == selected);
+    p.setFont(font);
+    p.drawText(header.adjusted(int(kMargin), 0, -4, 0), Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(segment_header(s), Qt::ElideRight, header.width() - 12));
+    font.setBold(false);
+    p.setFont(font);
+
+    // Free first (the whole bar), then the blocks, then the largest gap's edge.
+    p.fillRect(bar, kFree);
+    const QColor allocated = allocated_color();
+    for (const viewdata::PoolItem& b : s.blocks) {
+      const double x0 = xOf(i, b.addr), x1 = xOf(i, b.addr + b.size_bytes);
+      p.fillRect(QRectF(x0, bar.top(), std::max(x1 - x0, 1.0), bar.height()), allocated);
+      // A light edge between neighbours, so adjacent blocks read as separate.
+      if (x1 - x0 > 3) {
+        p.setPen(QPen(allocated.lighter(160), 1));
+        p.drawLine(QPointF(x0, bar.top()), QPointF(x0, bar.bottom()));
+      }
+    }
+    for (const viewdata::PoolGap& g : s.gaps) {
+      // Only where free bytes are split: an empty segment is one gap, not fragmentation.
+      if (s.gaps.size() < 2 || g.size_bytes != s.largest_free_gap) continue;
+      const double x0 = xOf(i, g.addr), x1 = xOf(i, g.addr + g.size_bytes);
+      p.setPen(QPen(gap_color(), 2));
+      p.setBrush(QBrush(gap_color().lighter(170), Qt::BDiagPattern));
+      p.drawRect(QRectF(x0 + 1, bar.top() + 1, std::max(x1 - x0 - 2, 1.0), bar.height() - 2));
+      break;  // the first of equal largest gaps
+    }
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(i == highlighted ? QColor(0xb0, 0x60, 0x00) : QColor(0x88, 0x88, 0x88),
+                  i == highlighted ? 2 : 1));
+    p.drawRect(bar);
+    const QRect sel = blockRect(selected);
+    if (i == highlighted && !sel.isEmpty()) {
+      const QRectF r = QRectF(sel).united(QRectF(sel.center().x() - 3.0, bar.top(), 6, 1));
+      p.setPen(QPen(Qt::black, 2));
+      p.drawRect(r.adjusted(-1, -2, 1, 2));
+    }
+  }
+}
+
+PoolView::PoolView(ViewState* state, EngineClient* client, QWidget* parent)
+    : QWidget(parent), state_(state), client_(client) {
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(new QLabel(tr("The pool at an instant: not written yet"), this));
+  layout->setContentsMargins(4, 4, 4, 4);
+  summary_ = new QLabel(tr("Loading the pool…"), this);
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  legend_ = new QLabel(this);
+  legend_->setTextFormat(Qt::RichText);
+  legend_->setWordWrap(true);
+  scroll_ = new QScrollArea(this);
+  scroll_->setWidgetResizable(true);
+  canvas_ = new PoolCanvas(state, scroll_);
+  scroll_->setWidget(canvas_);
+  list_ = new QTreeWidget(this);
+  list_->setRootIsDecorated(false);
+  list_->setHeaderLabels(
+      {tr("Size"), tr("Layer"), tr("owner"), tr("Name"), tr("Allocated"), tr("Address")});
+  list_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  list_->hide();
+  layout->addWidget(summary_);
+  layout->addWidget(legend_);
+  layout->addWidget(scroll_, 1);
+  layout->addWidget(list_, 1);
+
+  connect(canvas_, &PoolCanvas::blockClicked, state_, &ViewState::selectBlock);
+  connect(list_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
+    state_->selectBlock(item->data(0, Qt::UserRole).toLongLong());
+  });
+  for (auto signal : {&ViewState::scopeChanged, &ViewState::rangeChanged, &ViewState::cursorChanged,
+                      &ViewState::dataAdvanced}) {
+    connect(state_, signal, this, &PoolView::request);
+  }
+  connect(state_, &ViewState::blockSelected, this, [this](qint64 id) {
+    canvas_->update();
+    const int segment = canvas_->highlightedSegment();
+    if (segment >= 0)
+      scroll_->ensureVisible(0, canvas_->headerRect(segment).center().y(), 0,
+                             canvas_->headerRect(segment).height() * 3);
+    for (int i = 0; i < list_->topLevelItemCount(); ++i) {
+      QTreeWidgetItem* item = list_->topLevelItem(i);
+      item->setSelected(item->data(0, Qt::UserRole).toLongLong() == id);
+    }
+  });
+  request();
+}
+
+void PoolView::request() {
+  if (scheduled_) return;
+  scheduled_ = true;
+  QMetaObject::invokeMethod(this, &PoolView::ask, Qt::QueuedConnection);
+}
+
+void PoolView::ask() {
+  scheduled_ = false;
+  if (state_->cursor() == 0) {
+    summary_->setText(tr("No events yet: the pool shows once there are blocks."));
+    return;
+  }
+  if (in_flight_) {
+    again_ = true;
+    return;
+  }
+  in_flight_ = true;
+  viewdata::PoolRequest r;
+  r.pid = state_->pid();
+  r.device = state_->device();
+  r.at_ns = state_->cursor();
+  client_->askBlocks(
+      this, [r](viewdata::BlockQueries& q) { return viewdata::compute_pool(q, r); },
+      [this](viewdata::PoolData d) {
+        in_flight_ = false;
+        show(std::move(d));
+        emit drawn();
+        if (again_) {
+          again_ = false;
+          ask();
+        }
+      });
+}
+
+void PoolView::show(viewdata::PoolData d) {
+  const QLocale locale;
+  const QString at = state_->timeText(d.at_ns);
+  const QString where = d.device < 0 ? tr("Process %1").arg(d.pid)
+                                     : tr("Device %1 of process %2").arg(d.device).arg(d.pid);
+  const QString live = tr("%1 blocks, %2 live.")
+                           .arg(locale.toString(qulonglong(d.live_blocks)), bytes_q(d.live_bytes));
+  list_->clear();
+  if (d.segments.empty()) {
+    if (d.live_blocks == 0) {
+      summary_->setText(tr("No blocks live on %1 of process %2 at %3.")
+                            .arg(QString::fromStdString(device_text(d.device)))
+                            .arg(d.pid)
+                            .arg(at));
+    } else if (d.device < 0) {
+      summary_->setText(tr("This process has no pool segments at %1: host heap blocks are not "
+                           "pooled. %2 The largest:")
+                            .arg(at, live));
+    } else {
+      summary_->setText(tr("%1 has no pool segments at %2: no framework pool (PTA) blocks, or "
+                           "no driver (HAL) segments around them. %3 The largest:")
+                            .arg(where, at, live));
+    }
+    for (const viewdata::PoolItem& b : d.largest_live) {
+      auto* item = new QTreeWidgetItem(
+          list_,
+          {bytes_q(b.size_bytes), QString::fromLatin1(viewdata::layer_label(b.layer, b.is_mmap)),
+           b.owner.empty() ? tr("(no owner)") : QString::fromStdString(b.owner),
+           QString::fromStdString(b.name), state_->timeText(b.alloc_ns), hex_text(b.addr)});
+      item->setData(0, Qt::UserRole, qlonglong(b.id));
+      item->setSelected(b.id == state_->selectedBlock());
+    }
+    scroll_->hide();
+    legend_->hide();
+    list_->setVisible(d.live_blocks > 0);
+  } else {
+    const char* kind = d.source == blocks::PoolSource::kHostMappings
+                           ? "anonymous mappings (HOST mmap) around heap blocks"
+                           : "driver segments (HAL) around framework pool blocks (PTA)";
+    QString text =
+        tr("%1 at %2: %3 segments, %4. Reserved %5 · Allocated %6 · Free %7 · "
+           "largest free gap %8 · fragmentation %9.")
+            .arg(where, at, locale.toString(qulonglong(d.segments_live)), QString::fromLatin1(kind),
+                 bytes_q(d.reserved_bytes), bytes_q(d.allocated_bytes), bytes_q(d.free_bytes),
+                 bytes_q(d.largest_free_gap), percent(d.fragmentation));
+    if (d.segments_live > d.segments.size())
+      text += tr(" Drawing the %1 largest segments.")
+                  .arg(locale.toString(qulonglong(d.segments.size())));
+    if (d.blocks_truncated) text += tr(" Figures from the largest blocks only (too many to read).");
+    if (d.unsegmented_blocks > 0)
+      text +=
+          tr(d.blocks_truncated ? " Of the blocks read, %1 (%2) lie outside every segment."
+                                : " %1 blocks (%2) lie outside every segment.")
+              .arg(locale.toString(qulonglong(d.unsegmented_blocks)), bytes_q(d.unsegmented_bytes));
+    summary_->setText(text);
+    QString legend =
+        tr("<span style='color:%1'>&#9632;</span> Allocated &nbsp; "
+           "<span style='color:%2'>&#9632;</span> Free &nbsp; "
+           "<span style='color:%3'>&#9636;</span> the largest free gap of a segment whose free "
+           "bytes are split")
+            .arg(allocated_color().name(), kFree.darker(115).name(), gap_color().name());
+    // Only a device's framework pool frees on streams.
+    if (d.source == blocks::PoolSource::kDeviceSegments)
+      legend +=
+          tr(" &nbsp; <i>(a block freed but pending on another stream is not recorded "
+             "apart: it shows as Allocated until its free)</i>");
+    legend_->setText(legend);
+    list_->hide();
+    legend_->show();
+    scroll_->show();
+  }
+  canvas_->show(std::move(d));
 }
 
 }  // namespace memtap::gui

@@ -1,0 +1,150 @@
+// See pool_data.h: the segments and the pool's blocks live at the instant are read from the
+// block index, then placed and swept as compute_pool_state (engine/blocks/pool_state.cpp)
+// does it.
+#include "monitor/viewdata/pool_data.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace memtap::viewdata {
+namespace {
+
+PoolItem item_of(BlockRow&& b) {
+  PoolItem i;
+  i.id = b.id;
+  i.addr = b.addr;
+  i.size_bytes = b.size_bytes;
+  i.layer = b.layer;
+  i.is_mmap = b.is_mmap;
+  i.alloc_ns = b.alloc_ns;
+  i.owner = std::move(b.owner);
+  i.name = std::move(b.name);
+  return i;
+}
+
+BlockFilter at_instant(const PoolRequest& r) {
+  BlockFilter f;
+  f.pid = r.pid;
+  f.device = r.device;
+  f.t0_ns = r.at_ns;
+  f.t1_ns = r.at_ns;
+  return f;
+}
+
+std::vector<PoolItem> items(std::vector<BlockRow> rows) {
+  std::vector<PoolItem> out;
+  out.reserve(rows.size());
+  for (BlockRow& b : rows) out.push_back(item_of(std::move(b)));
+  std::sort(out.begin(), out.end(),
+            [](const PoolItem& a, const PoolItem& b) { return a.addr < b.addr; });
+  return out;
+}
+
+// Where segments come from at this instant (pool_current.h's choice): the host's mappings;
+// a device's HAL blocks once its PTA pool has had a block.
+blocks::PoolSource source_of(BlockQueries& q, const PoolRequest& r, bool pta_live) {
+  if (r.device < 0) return blocks::PoolSource::kHostMappings;
+  if (pta_live) return blocks::PoolSource::kDeviceSegments;
+  BlockFilter f = at_instant(r);
+  f.t0_ns = std::numeric_limits<int64_t>::min();  // any PTA block allocated before then
+  f.layer = Layer::kPta;
+  return q.largest(f, 1).matching_blocks > 0 ? blocks::PoolSource::kDeviceSegments
+                                             : blocks::PoolSource::kNoPool;
+}
+
+void sweep(PoolData& d, std::vector<PoolItem> segs, std::vector<PoolItem> pool_blocks) {
+  // Each block to the last segment starting at or before it, if it starts inside it.
+  std::vector<std::vector<PoolItem>> inside(segs.size());
+  for (PoolItem& b : pool_blocks) {
+    auto it = std::upper_bound(segs.begin(), segs.end(), b.addr,
+                               [](uint64_t a, const PoolItem& s) { return a < s.addr; });
+    if (it != segs.begin() && b.addr - (it - 1)->addr < (it - 1)->size_bytes) {
+      inside[size_t(it - 1 - segs.begin())].push_back(std::move(b));
+    } else {
+      ++d.unsegmented_blocks;
+      d.unsegmented_bytes += b.size_bytes;
+    }
+  }
+  for (size_t i = 0; i < segs.size(); ++i) {
+    PoolSegmentData s;
+    s.segment = std::move(segs[i]);
+    s.blocks = std::move(inside[i]);  // address order: pool_blocks was
+    const uint64_t end = s.segment.addr + s.segment.size_bytes;
+    uint64_t cursor = s.segment.addr;
+    auto gap_to = [&](uint64_t to) {
+      if (to <= cursor) return;
+      s.gaps.push_back({cursor, to - cursor});
+      s.free_bytes += to - cursor;
+      s.largest_free_gap = std::max(s.largest_free_gap, to - cursor);
+    };
+    for (const PoolItem& b : s.blocks) {
+      gap_to(b.addr);
+      const uint64_t b_end = std::min(end, b.addr + b.size_bytes);
+      s.allocated_bytes += b_end - b.addr;  // as the engine counts it
+      cursor = std::max(cursor, b_end);     // overlapping blocks (bad input) count once
+    }
+    gap_to(end);
+    s.fragmentation = s.free_bytes ? 1.0 - double(s.largest_free_gap) / double(s.free_bytes) : 0.0;
+    d.reserved_bytes += s.segment.size_bytes;
+    d.allocated_bytes += s.allocated_bytes;
+    d.largest_free_gap = std::max(d.largest_free_gap, s.largest_free_gap);
+    d.segments.push_back(std::move(s));
+  }
+  d.free_bytes = d.reserved_bytes > d.allocated_bytes ? d.reserved_bytes - d.allocated_bytes : 0;
+  d.largest_free_gap = std::min(d.largest_free_gap, d.free_bytes);
+  d.fragmentation = d.free_bytes ? 1.0 - double(d.largest_free_gap) / double(d.free_bytes) : 0;
+}
+
+}  // namespace
+
+PoolData compute_pool(BlockQueries& q, const PoolRequest& r) {
+  PoolData d;
+  d.pid = r.pid;
+  d.device = r.device;
+  d.at_ns = r.at_ns;
+
+  BlockSet live = q.largest(at_instant(r), r.max_listed);
+  d.live_blocks = live.matching_blocks;
+  d.live_bytes = live.matching_bytes;
+
+  BlockFilter seg_filter = at_instant(r);
+  BlockFilter block_filter = at_instant(r);
+  if (r.device < 0) {
+    seg_filter.layer = Layer::kHost;
+    seg_filter.mmap = true;
+    block_filter.layer = Layer::kHost;
+    block_filter.mmap = false;
+  } else {
+    seg_filter.layer = Layer::kHal;
+    block_filter.layer = Layer::kPta;
+  }
+  bool truncated = false;
+  std::vector<PoolItem> pool_blocks = items(q.all(block_filter, r.max_blocks, &truncated));
+  d.blocks_truncated = truncated;
+  d.source = source_of(q, r, !pool_blocks.empty());
+  if (d.source != blocks::PoolSource::kNoPool) {
+    BlockSet segs = q.largest(seg_filter, r.max_segments);
+    d.segments_live = segs.matching_blocks;
+    if (!segs.blocks.empty()) sweep(d, items(std::move(segs.blocks)), std::move(pool_blocks));
+  }
+  if (d.segments.empty()) {
+    // Nothing to draw: the view lists the largest live blocks instead.
+    d.source = blocks::PoolSource::kNoPool;
+    for (BlockRow& b : live.blocks) d.largest_live.push_back(item_of(std::move(b)));
+  }
+  return d;
+}
+
+int pool_segment_of(const PoolData& d, int64_t id) {
+  if (id < 0) return -1;
+  for (size_t i = 0; i < d.segments.size(); ++i) {
+    const PoolSegmentData& s = d.segments[i];
+    if (s.segment.id == id) return int(i);
+    for (const PoolItem& b : s.blocks)
+      if (b.id == id) return int(i);
+  }
+  return -1;
+}
+
+}  // namespace memtap::viewdata

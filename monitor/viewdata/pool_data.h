@@ -1,0 +1,95 @@
+// The pool of one process on one device at an instant, as the pool view draws it: its
+// segments, the blocks inside each by address, and the free gaps between them.
+//
+// Segments and blocks follow the engine's pool (monitor/engine/blocks/pool_state.h), here at
+// any instant and from the block index rather than the engine's live tables:
+//  - a device whose framework pool (PTA) has had blocks: the driver's blocks (HAL, the
+//    memory the pool reserved) are the segments and the PTA blocks inside them by address
+//    are the blocks;
+//  - the host: anonymous mappings (HOST mmap) are the segments and the heap blocks (HOST)
+//    that start inside one are its blocks;
+//  - otherwise there is no pool, and no segments: the view says so and lists the largest
+//    live blocks.
+// A block belongs to the last segment starting at or before it if it starts before that
+// segment's end; overlapping blocks (bad input) count once; fragmentation is 1 - largest
+// free gap / free bytes, per segment and over the pool.
+//
+// States: a block inside a segment is Allocated; the bytes no block covers are Free. The
+// recording does not tell a requested free from a completed one (a block freed but still
+// pending on another stream), so no block is drawn as Active-pending-free (curve_rules.h:
+// Active equals Allocated).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monitor/engine/blocks/pool_state.h"
+#include "monitor/viewdata/block_index.h"
+
+namespace memtap::viewdata {
+
+struct PoolRequest {
+  uint32_t pid = 0;
+  int32_t device = kHostDevice;
+  int64_t at_ns = 0;
+  size_t max_segments = 4000;  // the largest; more are counted, not drawn
+  size_t max_blocks = 200000;  // the pool's blocks read (the largest, when there are more)
+  size_t max_listed = 50;      // live blocks listed when there are no segments
+};
+
+// A block as the pool draws it (without its stacks: the lifetime graph's detail has them).
+struct PoolItem {
+  int64_t id = 0;
+  uint64_t addr = 0;
+  uint64_t size_bytes = 0;
+  Layer layer = Layer::kHost;
+  bool is_mmap = false;
+  int64_t alloc_ns = 0;
+  std::string owner;
+  std::string name;
+};
+
+struct PoolGap {
+  uint64_t addr = 0;
+  uint64_t size_bytes = 0;
+};
+
+struct PoolSegmentData {
+  PoolItem segment;              // the HAL block or the mapping
+  std::vector<PoolItem> blocks;  // address order
+  std::vector<PoolGap> gaps;     // free bytes, address order
+  uint64_t allocated_bytes = 0;  // bytes the blocks cover
+  uint64_t free_bytes = 0;
+  uint64_t largest_free_gap = 0;
+  double fragmentation = 0;
+};
+
+struct PoolData {
+  uint32_t pid = 0;
+  int32_t device = kHostDevice;
+  int64_t at_ns = 0;
+  blocks::PoolSource source = blocks::PoolSource::kNoPool;
+  std::vector<PoolSegmentData> segments;  // address order
+  uint64_t segments_live = 0;             // all segments live then (segments: at most max_segments)
+  bool blocks_truncated = false;          // more than max_blocks pool blocks: the largest read
+  uint64_t reserved_bytes = 0;            // the segments' bytes
+  uint64_t allocated_bytes = 0;           // the blocks' bytes inside them
+  uint64_t free_bytes = 0;
+  uint64_t largest_free_gap = 0;
+  double fragmentation = 0;
+  uint64_t unsegmented_blocks = 0;  // pool blocks outside every segment
+  uint64_t unsegmented_bytes = 0;
+  // Every live block of the scope at the instant, whatever its layer.
+  uint64_t live_blocks = 0;
+  uint64_t live_bytes = 0;
+  std::vector<PoolItem> largest_live;  // no segments: the largest live blocks
+};
+
+PoolData compute_pool(BlockQueries& q, const PoolRequest& r);
+
+// The segment holding block `id` (the segment itself, or the one its block is in); -1: none.
+int pool_segment_of(const PoolData& d, int64_t id);
+
+}  // namespace memtap::viewdata

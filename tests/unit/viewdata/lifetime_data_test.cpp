@@ -1,0 +1,159 @@
+// The block lifetime graph's data from real recordings: only the blocks live in the range,
+// the largest N of them with the count of all, the selected block kept, the compressed
+// address axis, and the detail panel's text.
+#include "monitor/viewdata/lifetime_data.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "monitor/viewdata/block_detail.h"
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/recording_builder.h"
+#include "tests/unit/viewdata/source_support.h"
+
+namespace memtap {
+namespace {
+
+using viewdata::AddressAxis;
+using viewdata::compress_addresses;
+using viewdata::LifetimeData;
+using viewdata::LifetimeRequest;
+
+LifetimeData lifetime(viewdata::DataSource& source, const LifetimeRequest& r) {
+  return test::block_query(source,
+                           [&](viewdata::BlockQueries& q) { return compute_lifetime(q, r); });
+}
+
+std::vector<uint64_t> sizes(const LifetimeData& d) {
+  std::vector<uint64_t> out;
+  for (const auto& b : d.blocks) out.push_back(b.size_bytes);
+  return out;
+}
+
+TEST(LifetimeData, OnlyTheBlocksLiveInTheRange) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 100, "early");  // freed before the range
+  b.free(2, 0x1000);
+  b.malloc(3, 0x2000, 200, "during");  // live across it
+  b.malloc(5, 0x3000, 300, "inside");  // allocated and freed inside it
+  b.free(6, 0x3000);
+  b.malloc(9, 0x4000, 400, "late");  // allocated after it
+  const std::string path = dir.file("r.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  LifetimeRequest r;
+  r.pid = b.pid();
+  r.t0_ns = b.at(4);
+  r.t1_ns = b.at(7);
+  const LifetimeData d = lifetime(*source, r);
+  EXPECT_EQ(sizes(d), (std::vector<uint64_t>{300, 200}));
+  EXPECT_EQ(d.matching_blocks, 2u);
+  EXPECT_EQ(d.matching_bytes, 500u);
+  EXPECT_EQ(d.blocks[1].free_ns, viewdata::kStillLive);
+  ASSERT_EQ(d.owners.size(), 2u);
+  EXPECT_EQ(d.owners[0].owner, "inside");
+}
+
+TEST(LifetimeData, BoundedToTheLargestWithTheCountOfAll) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  for (int i = 0; i < 50; ++i) b.malloc(1 + i * 0.1, 0x10000 + uint64_t(i) * 0x1000, 16 + i);
+  const std::string path = dir.file("r.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  LifetimeRequest r;
+  r.pid = b.pid();
+  r.t0_ns = b.at(0);
+  r.t1_ns = b.at(100);
+  r.max_blocks = 10;
+  const LifetimeData d = lifetime(*source, r);
+  ASSERT_EQ(d.blocks.size(), 10u);
+  EXPECT_EQ(d.blocks.front().size_bytes, 65u);
+  EXPECT_EQ(d.blocks.back().size_bytes, 56u);
+  EXPECT_EQ(d.matching_blocks, 50u);
+  EXPECT_TRUE(d.blocks.front().stack_python.empty());
+
+  // The selected block is drawn though it is small, and found when outside the range.
+  const int64_t smallest = 1;  // ids in allocation order: the first (16 B) block
+  r.selected = smallest;
+  const LifetimeData s = lifetime(*source, r);
+  ASSERT_EQ(s.blocks.size(), 11u);
+  EXPECT_EQ(s.blocks.back().id, smallest);
+  ASSERT_TRUE(s.selected.has_value());
+  r.t1_ns = r.t0_ns = b.at(0.5);  // before it
+  const LifetimeData outside = lifetime(*source, r);
+  EXPECT_TRUE(outside.blocks.empty());
+  ASSERT_TRUE(outside.selected.has_value());
+  EXPECT_EQ(outside.selected->size_bytes, 16u);
+}
+
+TEST(AddressAxis, CompressionKeepsTheOrderAndCollapsesGaps) {
+  // A heap near 0x55..., mappings near 0x7f... and a device pool: terabytes apart.
+  const AddressAxis axis = compress_addresses({{0x7f0000001000, 4096},
+                                               {0x550000000000, 64},
+                                               {0x550000000100, 64},
+                                               {0x7f0000000000, 1 << 12},
+                                               {0x12c000000000, 1 << 30}});
+  ASSERT_EQ(axis.spans.size(), 3u);  // the heap's two blocks and the adjacent mappings merge
+  EXPECT_EQ(axis.spans[0].lo, 0x12c000000000u);
+  EXPECT_EQ(axis.spans[1].lo, 0x550000000000u);
+  EXPECT_EQ(axis.spans[1].hi, 0x550000000140u);
+  EXPECT_EQ(axis.spans[2].hi, 0x7f0000002000u);
+  // Order kept: higher addresses higher on the axis, everywhere.
+  const uint64_t addrs[] = {0x12c000000000, 0x12c000100000, 0x550000000000, 0x550000000100,
+                            0x600000000000, 0x7f0000000000, 0x7f0000001fff};
+  for (size_t i = 1; i < std::size(addrs); ++i)
+    EXPECT_LT(axis.y_of(addrs[i - 1]), axis.y_of(addrs[i])) << i;
+  // Even the 320-byte heap gets a visible share beside the 1 GiB pool, and gaps are small.
+  EXPECT_GT(axis.spans[1].y1 - axis.spans[1].y0, 0.05);
+  EXPECT_LT(axis.spans[1].y0 - axis.spans[0].y1, 0.05);
+  EXPECT_EQ(axis.spans.back().y1, 1.0);
+  // addr_at inverts y_of inside spans.
+  EXPECT_NEAR(double(axis.addr_at(axis.y_of(0x550000000100))), double(0x550000000100), 2);
+  EXPECT_TRUE(compress_addresses({}).spans.empty());
+}
+
+TEST(BlockDetail, SaysSizeOwnerTimesAndBothStacks) {
+  viewdata::BlockRow row;
+  row.id = 7;
+  row.layer = Layer::kPta;
+  row.device = 0;
+  row.addr = 0x12c000200000;
+  row.size_bytes = 64 << 20;
+  row.alloc_ns = 1'500'000'000;
+  row.free_ns = 4'000'000'000;
+  row.tid = 42;
+  row.allocation_id = 99;
+  row.owner = "model@encoder";
+  row.name = "aten::matmul";
+  row.stack_python = "train.py(10): step";
+  row.stack_c = "libtorch.so(f+0x1)";
+  const viewdata::BlockDetail d = viewdata::block_detail(row, 1'000'000'000, 5'000'000'000);
+  EXPECT_EQ(d.title, "Block 7: 64.0 MiB PTA on device 0");
+  auto field = [&](const std::string& label) {
+    for (const auto& [l, v] : d.fields)
+      if (l == label) return v;
+    return std::string("missing");
+  };
+  EXPECT_EQ(field("owner"), "model@encoder");
+  EXPECT_EQ(field("Name"), "aten::matmul");
+  EXPECT_EQ(field("Allocated"), "+0.500 s");
+  EXPECT_EQ(field("Freed"), "+3.000 s");
+  EXPECT_EQ(field("Lifetime"), "2.500 s");
+  EXPECT_EQ(field("Thread Id"), "42");
+  EXPECT_EQ(field("allocation_id"), "99");
+  EXPECT_EQ(field("Address"), "0x12c000200000");
+  EXPECT_EQ(d.stack_python, "train.py(10): step");
+  EXPECT_EQ(d.stack_c, "libtorch.so(f+0x1)");
+  row.free_ns = viewdata::kStillLive;
+  const viewdata::BlockDetail live = viewdata::block_detail(row, 1'000'000'000, 5'000'000'000);
+  EXPECT_EQ(live.fields[6].second, "still live");
+  EXPECT_EQ(live.fields[7].second, "3.500 s so far");
+}
+
+}  // namespace
+}  // namespace memtap
