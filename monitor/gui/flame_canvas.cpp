@@ -17,8 +17,9 @@ namespace {
 
 constexpr int kTickHeight = 20;    // the time labels above the bands
 constexpr int kBandGap = 6;        // between two threads' bands
+constexpr int kBandLabel = 14;     // a band's first line: the thread's name
 constexpr int kMaxRowHeight = 18;  // a frame's row, when there is room
-constexpr int kMinRowHeight = 9;   // and when there is not (deeper rows are then cut)
+constexpr int kMinRowHeight = 14;  // and when there is not (deeper rows are then cut)
 constexpr int kFallbackLeft = 70;  // the axis when the curves chart is not laid out
 constexpr int kFallbackRight = 12;
 
@@ -31,11 +32,17 @@ const QColor kPalette[] = {
     QColor(0x8f, 0xb8, 0xde), QColor(0xf0, 0xc0, 0x60), QColor(0xb5, 0xd9, 0x9c),
 };
 
-// FNV-1a: the same file has the same colour in every run (qHash is seeded per process).
-QColor file_color(const std::string& file) {
+// FNV-1a: the same text has the same colour in every run (qHash is seeded per process).
+uint32_t stable_hash(const std::string& text) {
   uint32_t h = 2166136261u;
-  for (const char c : file) h = (h ^ uint8_t(c)) * 16777619u;
-  return kPalette[h % std::size(kPalette)];
+  for (const char c : text) h = (h ^ uint8_t(c)) * 16777619u;
+  return h;
+}
+
+// The file picks the hue; the function a shade of it, so that neighbours of one file differ.
+QColor span_color(const viewdata::FlameFunction& f) {
+  const QColor base = kPalette[stable_hash(f.file) % std::size(kPalette)];
+  return base.darker(100 + int(stable_hash(f.function) % 4) * 6);
 }
 
 QString function_name(const viewdata::FlameData& d, const viewdata::FlameSpan& s) {
@@ -96,7 +103,7 @@ void FlameCanvas::drawTicks(QPainter& p, int left, int right) {
   if (!(to_s > from_s)) return;
   // The curves chart's ticks: the same step and anchor, labelled with the decimals it needs.
   const double step = time_tick_step(to_s - from_s);
-  const int decimals = time_label_decimals(step);
+  const int decimals = std::max(time_axis_decimals(to_s - from_s), time_label_decimals(step));
   const QFontMetrics fm = p.fontMetrics();
   p.setPen(QColor(0x55, 0x55, 0x55));
   for (double s = std::ceil(from_s / step - 1e-9) * step; s <= to_s + step * 1e-9; s += step) {
@@ -130,30 +137,36 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
   const std::vector<int> depths = viewdata::thread_depths(data_);
   int rows = 0;
   for (int d : depths) rows += d;
-  const int room = height() - kTickHeight - kBandGap * int(depths.size());
+  const int bands = int(depths.size());
+  const int room = height() - kTickHeight - (kBandGap + kBandLabel) * bands;
   const int row_h =
       std::clamp(rows > 0 ? room / rows : kMaxRowHeight, kMinRowHeight, kMaxRowHeight);
-  // Each thread's band top.
+  // Each thread's band: a line with its name, then its rows.
   std::vector<int> band_top(depths.size());
   int y = kTickHeight + 2;
   for (size_t i = 0; i < depths.size(); ++i) {
-    band_top[i] = y;
-    y += depths[i] * row_h + kBandGap;
+    band_top[i] = y + kBandLabel;
+    y += kBandLabel + depths[i] * row_h + kBandGap;
   }
 
   const QFontMetrics fm = p.fontMetrics();
   p.setClipRect(QRect(0, kTickHeight, width(), height() - kTickHeight));
-  // Thread labels in the margin left of the axis (where the curves have their byte labels).
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  p.setFont(small);
   for (size_t i = 0; i < data_.threads.size(); ++i) {
-    if (band_top[i] >= height()) break;
-    p.setPen(QColor(0x88, 0x88, 0x88));
-    if (i > 0) p.drawLine(0, band_top[i] - kBandGap / 2, width(), band_top[i] - kBandGap / 2);
-    p.setPen(QColor(0x33, 0x33, 0x33));
-    const QString label =
-        data_.threads[i] == data_.pid ? tr("main thread") : tr("thread %1").arg(data_.threads[i]);
-    p.drawText(QRect(2, band_top[i], std::max(left - 6, 10), row_h),
-               Qt::AlignRight | Qt::AlignVCenter, fm.elidedText(label, Qt::ElideLeft, left - 6));
+    const int label_top = band_top[i] - kBandLabel;
+    if (label_top >= height()) break;
+    p.setPen(QColor(0xbb, 0xbb, 0xbb));
+    if (i > 0) p.drawLine(0, label_top - kBandGap / 2, width(), label_top - kBandGap / 2);
+    p.setPen(QColor(0x44, 0x44, 0x44));
+    const QString label = data_.threads[i] == data_.pid
+                              ? tr("main thread (%1)").arg(data_.threads[i])
+                              : tr("thread %1").arg(data_.threads[i]);
+    p.drawText(QRect(left, label_top, right - left, kBandLabel), Qt::AlignLeft | Qt::AlignVCenter,
+               label);
   }
+  p.setFont(font());
 
   p.setClipRect(QRect(left, kTickHeight, right - left + 1, height() - kTickHeight));
   size_t band = 0;
@@ -168,7 +181,7 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
     if (x1 < left || x0 > right) continue;
     const QRectF box(x0, top, std::max(x1 - x0, 1.0), row_h - 1);
     const bool match = searching_ && matched_[i];
-    QColor fill = s.function < data_.functions.size() ? file_color(data_.functions[s.function].file)
+    QColor fill = s.function < data_.functions.size() ? span_color(data_.functions[s.function])
                                                       : QColor(Qt::lightGray);
     if (searching_ && !match) fill = QColor(0xee, 0xee, 0xee);
     p.fillRect(box, fill);

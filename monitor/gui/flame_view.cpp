@@ -28,11 +28,14 @@ FlameView::FlameView(ViewState* state, EngineClient* client, QWidget* parent)
   search_ = new QLineEdit(this);
   search_->setPlaceholderText(tr("Search function name"));
   search_->setClearButtonEnabled(true);
-  search_->setMaximumWidth(260);
+  search_->setMinimumWidth(220);
+  search_->setMaximumWidth(300);
   matches_ = new QLabel(this);
   source_ = new QLabel(this);
   source_->setStyleSheet(QStringLiteral("color: #555"));
   source_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Long sources are cut at the window's edge (the tooltip has all of it), never widen it.
+  source_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   back_ = new QPushButton(tr("Back"), this);
   back_->setToolTip(
       tr("The range before the last zoom (or Backspace, or a double click on "
@@ -120,17 +123,24 @@ void FlameView::ask() {
 }
 
 void FlameView::show(viewdata::FlameData d) {
+  const size_t calls = size_t(std::count_if(
+      d.spans.begin(), d.spans.end(), [](const viewdata::FlameSpan& s) { return s.samples == 0; }));
+  const QString trace = tr("Python trace (python_trace_%1): %2 at least a pixel wide")
+                            .arg(d.pid)
+                            .arg(count_text(calls, "call", "calls"));
+  const QString stacks = tr("the Python stacks of %1 (a sample at each; one box while "
+                            "consecutive samples share a frame)")
+                             .arg(count_text(d.samples, "allocation", "allocations"));
   QString source;
   switch (d.source) {
     case viewdata::FlameSource::kTrace:
-      source = tr("Python trace (python_trace_%1): %2 at least a pixel wide")
-                   .arg(d.pid)
-                   .arg(count_text(d.spans.size(), "call", "calls"));
+      source = trace;
       break;
     case viewdata::FlameSource::kAllocationStacks:
-      source = tr("No Python trace here: the Python stacks of %1 (Call Stack(Python)), each a "
-                  "sample at its time; consecutive samples with the same frames make one box")
-                   .arg(count_text(d.samples, "allocation", "allocations"));
+      source = tr("No Python trace here: ") + stacks;
+      break;
+    case viewdata::FlameSource::kTraceAndStacks:
+      source = trace + tr("; elsewhere ") + stacks;
       break;
     case viewdata::FlameSource::kNone:
       break;

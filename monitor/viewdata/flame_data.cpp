@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <climits>
+#include <iterator>
 #include <map>
 
 namespace memtap::viewdata {
@@ -131,6 +133,26 @@ void merge_samples(const std::vector<FlameSample>& samples, int64_t min_width_ns
     }
   }
   order_spans(data);
+}
+
+void drop_traced_samples(const FlameData& data, std::vector<FlameSample>* samples) {
+  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> traced;
+  for (const FlameSpan& s : data.spans) {
+    if (s.depth == 0 && s.samples == 0) traced[s.thread_id].push_back({s.start_ns, s.end_ns});
+  }
+  if (traced.empty()) return;
+  for (auto& [tid, spans] : traced) std::sort(spans.begin(), spans.end());
+  const auto inside = [&](const FlameSample& sample) {
+    const auto it = traced.find(sample.thread_id);
+    if (it == traced.end()) return false;
+    // Outermost slices of a thread do not overlap: the one starting last at or before ts.
+    const auto after = std::upper_bound(it->second.begin(), it->second.end(),
+                                        std::make_pair(sample.ts_ns, INT64_MAX));
+    return after != it->second.begin() && std::prev(after)->second >= sample.ts_ns;
+  };
+  for (FlameSample& sample : *samples) {
+    if (inside(sample)) sample.frames.clear();
+  }
 }
 
 void bound_spans(FlameData* data, size_t max_spans) {

@@ -40,10 +40,14 @@ struct FlameSpan {
   uint32_t samples = 0;   // allocation stacks: samples merged into it; trace slices: 0
 };
 
+// What the spans of a range come from. memtap's tracer takes the thread's profile hook, so
+// its allocations carry no Python stack while it traces: a recording has slices for some
+// stretches and stacks for the rest, and the chart shows both.
 enum class FlameSource {
   kNone,              // nothing in the range (see FlameData::has_trace / has_stacks)
   kTrace,             // python_trace_<pid> slices
   kAllocationStacks,  // the allocations' Call Stack(Python), sampled
+  kTraceAndStacks,    // slices, and stacks where the thread was not traced
 };
 
 struct FlameData {
@@ -88,8 +92,15 @@ struct FlameSample {
 
 // Spans from samples in time order: each sample covers [ts, ts + min_width_ns); the frame at
 // depth d of consecutive samples of a thread is one span while the frames from 0 to d stay
-// the same functions. Appends to data->spans and fills `threads`.
+// the same functions; a sample without frames ends the thread's spans. Appends to data->spans and
+// fills `threads`.
 void merge_samples(const std::vector<FlameSample>& samples, int64_t min_width_ns, FlameData* data);
+
+// Empties the samples that fall inside an outermost trace slice of their thread (data's
+// spans of depth 0): where a thread was traced, the trace says more than its samples. An
+// empty sample stays, as a break: spans of samples before and after it do not join across
+// the traced stretch.
+void drop_traced_samples(const FlameData& data, std::vector<FlameSample>* samples);
 
 // Keeps the `max_spans` widest spans (a parent is never narrower than its child, so every
 // span kept still has its parents); sets `truncated` when some were dropped.

@@ -364,7 +364,9 @@ void FlameReader::read_samples(const FlameRequest& request, FlameData* data, std
     s.frames = stacks_[size_t(stack)];
     samples.push_back(std::move(s));
   }
-  data->samples = samples.size();
+  drop_traced_samples(*data, &samples);
+  data->samples = size_t(std::count_if(samples.begin(), samples.end(),
+                                       [](const FlameSample& s) { return !s.frames.empty(); }));
   merge_samples(samples, pixel_ns, data);
   bound_spans(data, request.max_spans);
 }
@@ -381,19 +383,15 @@ FlameData FlameReader::read(const FlameRequest& request) {
   data.indexed_fraction = fraction;
   if (request.t1_ns <= request.t0_ns) return data;
   read_slices(request, &data, &data.error);
-  if (!data.spans.empty()) {
-    data.source = FlameSource::kTrace;
-  } else {
-    data.spans.clear();
-    read_samples(request, &data, &data.error);
-    if (!data.spans.empty()) data.source = FlameSource::kAllocationStacks;
-  }
-  if (data.has_trace && !data.has_stacks) {
-    data.has_stacks = single_int(db_,
-                                 "SELECT EXISTS (SELECT 1 FROM temp.flame_sample WHERE "
-                                 "pid = " +
-                                     std::to_string(request.pid) + ")") != 0;
-  }
+  read_samples(request, &data, &data.error);
+  const bool traced = std::any_of(data.spans.begin(), data.spans.end(),
+                                  [](const FlameSpan& s) { return s.samples == 0; });
+  const bool sampled = std::any_of(data.spans.begin(), data.spans.end(),
+                                   [](const FlameSpan& s) { return s.samples != 0; });
+  data.source = traced && sampled ? FlameSource::kTraceAndStacks
+                : traced          ? FlameSource::kTrace
+                : sampled         ? FlameSource::kAllocationStacks
+                                  : FlameSource::kNone;
   data.functions = functions_;
   return data;
 }

@@ -191,6 +191,31 @@ TEST(FlameReader, AllocationStacksOfACompactRecording) {
   expect_stack_spans(b, read_all(reader, request(b, 0, 20)));
 }
 
+TEST(FlameReader, TracedStretchesShowTheTraceAndTheRestTheStacks) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  const std::string stack = "model.py(7): forward\nmain.py(30): train\nmain.py(50): <module>";
+  b.malloc(5, 0x1000, 100, "", stack);
+  b.slice(10, 20, "eval.py(1): evaluate");
+  b.slice(11, 19, "model.py(7): forward");
+  b.malloc(15, 0x2000, 100, "", stack);  // inside the traced stretch: the trace says more
+  b.malloc(25, 0x3000, 100, "", stack);
+  const std::string path = dir.file("both.db");
+  b.write(path);
+  FlameReader reader(path, "memscope_dump");
+  const FlameData d = read_all(reader, request(b, 0, 30));
+  EXPECT_EQ(d.source, FlameSource::kTraceAndStacks);
+  EXPECT_EQ(d.samples, 2u);
+  // The samples before and after the traced stretch are not joined across it.
+  EXPECT_EQ(spans_of(d),
+            (std::multiset<std::string>{"evaluate@0", "forward@1", "<module>@0", "train@1",
+                                        "forward@2", "<module>@0", "train@1", "forward@2"}));
+  for (const FlameSpan& s : d.spans) {
+    if (s.samples == 0) continue;
+    EXPECT_TRUE(s.end_ns <= b.at(10) || s.start_ns >= b.at(20)) << s.start_ns - b.at(0);
+  }
+}
+
 TEST(FlameReader, AllocationSamplesAreAtMostTwoAPixel) {
   test::TempDir dir;
   test::RecordingBuilder b;
