@@ -58,11 +58,7 @@ double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what)
 void setup_time_axis(QValueAxis* axis, double from_s, double to_s) {
   if (!(to_s > from_s)) to_s = from_s + 1e-3;
   const double span = to_s - from_s;
-  axis->setLabelFormat(span < 0.05  ? QStringLiteral("%.4f")
-                       : span < 0.5 ? QStringLiteral("%.3f")
-                       : span < 5   ? QStringLiteral("%.2f")
-                       : span < 50  ? QStringLiteral("%.1f")
-                                    : QStringLiteral("%.0f"));
+  axis->setLabelFormat(QStringLiteral("%.%1f").arg(time_axis_decimals(span)));
   axis->setTickType(QValueAxis::TicksDynamic);
   const double step = time_tick_step(span);
   // The axis makes a tick item for every interval of its range at once: change the interval
@@ -78,6 +74,10 @@ void setup_time_axis(QValueAxis* axis, double from_s, double to_s) {
     axis->setTickInterval(step);
   }
   axis->setTitleText(QStringLiteral("Time since start (s)"));
+}
+
+int time_axis_decimals(double span_s) {
+  return span_s < 0.05 ? 4 : span_s < 0.5 ? 3 : span_s < 5 ? 2 : span_s < 50 ? 1 : 0;
 }
 
 double time_tick_step(double span_s, int max_ticks) {

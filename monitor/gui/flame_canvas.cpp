@@ -1,0 +1,277 @@
+// See flame_canvas.h.
+#include "monitor/gui/flame_canvas.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+#include "monitor/gui/chart_style.h"
+#include "monitor/report/units.h"
+
+namespace memtap::gui {
+
+namespace {
+
+constexpr int kTickHeight = 20;    // the time labels above the bands
+constexpr int kBandGap = 6;        // between two threads' bands
+constexpr int kBandLabel = 14;     // a band's first line: the thread's name
+constexpr int kMaxRowHeight = 18;  // a frame's row, when there is room
+constexpr int kMinRowHeight = 14;  // and when there is not (deeper rows are then cut)
+constexpr int kFallbackLeft = 70;  // the axis when the curves chart is not laid out
+constexpr int kFallbackRight = 12;
+
+// Light colours that keep black text readable and tell neighbours apart (Tableau 20's
+// lighter half and a few of its darker ones, lightened).
+const QColor kPalette[] = {
+    QColor(0xae, 0xc7, 0xe8), QColor(0xff, 0xbb, 0x78), QColor(0x98, 0xdf, 0x8a),
+    QColor(0xff, 0x98, 0x96), QColor(0xc5, 0xb0, 0xd5), QColor(0xc4, 0x9c, 0x94),
+    QColor(0xf7, 0xb6, 0xd2), QColor(0xdb, 0xdb, 0x8d), QColor(0x9e, 0xda, 0xe5),
+    QColor(0x8f, 0xb8, 0xde), QColor(0xf0, 0xc0, 0x60), QColor(0xb5, 0xd9, 0x9c),
+};
+
+// FNV-1a: the same text has the same colour in every run (qHash is seeded per process).
+uint32_t stable_hash(const std::string& text) {
+  uint32_t h = 2166136261u;
+  for (const char c : text) h = (h ^ uint8_t(c)) * 16777619u;
+  return h;
+}
+
+// The file picks the hue; the function a shade of it, so that neighbours of one file differ.
+QColor span_color(const viewdata::FlameFunction& f) {
+  const QColor base = kPalette[stable_hash(f.file) % std::size(kPalette)];
+  return base.darker(100 + int(stable_hash(f.function) % 4) * 6);
+}
+
+QString function_name(const viewdata::FlameData& d, const viewdata::FlameSpan& s) {
+  return s.function < d.functions.size() ? QString::fromStdString(d.functions[s.function].function)
+                                         : QString();
+}
+
+}  // namespace
+
+FlameCanvas::FlameCanvas(ViewState* state, QWidget* parent) : QWidget(parent), state_(state) {
+  setMouseTracking(true);
+  setFocusPolicy(Qt::ClickFocus);
+  setMinimumHeight(120);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+}
+
+void FlameCanvas::setData(viewdata::FlameData data) {
+  data_ = std::move(data);
+  matched_.assign(data_.spans.size(), 0);
+  searching_ = false;
+  update();
+}
+
+void FlameCanvas::setMatches(std::vector<size_t> matches, bool searching) {
+  matched_.assign(data_.spans.size(), 0);
+  for (size_t i : matches) {
+    if (i < matched_.size()) matched_[i] = 1;
+  }
+  searching_ = searching;
+  update();
+}
+
+void FlameCanvas::setMessage(const QString& text) {
+  message_ = text;
+  update();
+}
+
+std::pair<int, int> FlameCanvas::axis() const {
+  int left = kFallbackLeft, right = width() - kFallbackRight;
+  if (state_->timeAxisRight() > state_->timeAxisLeft()) {
+    const int l = mapFrom(window(), QPoint(state_->timeAxisLeft(), 0)).x();
+    const int r = mapFrom(window(), QPoint(state_->timeAxisRight(), 0)).x();
+    // The chart above spans the same width as this view; if it does not (the view alone in
+    // a window), the fallback margins do.
+    if (l >= 0 && r > l + 50 && r <= width() + 2) left = l, right = std::min(r, width());
+  }
+  return {left, std::max(right, left + 1)};
+}
+
+double FlameCanvas::xAt(int64_t t, int left, int right) const {
+  const double span = double(data_.t1_ns - data_.t0_ns);
+  if (span <= 0) return left;
+  return left + double(t - data_.t0_ns) / span * (right - left);
+}
+
+void FlameCanvas::drawTicks(QPainter& p, int left, int right) {
+  const double from_s = state_->seconds(data_.t0_ns), to_s = state_->seconds(data_.t1_ns);
+  if (!(to_s > from_s)) return;
+  // The curves chart's ticks: the same step and anchor, labelled with the decimals it needs.
+  const double step = time_tick_step(to_s - from_s);
+  const int decimals = std::max(time_axis_decimals(to_s - from_s), time_label_decimals(step));
+  const QFontMetrics fm = p.fontMetrics();
+  p.setPen(QColor(0x55, 0x55, 0x55));
+  for (double s = std::ceil(from_s / step - 1e-9) * step; s <= to_s + step * 1e-9; s += step) {
+    const double x = left + (s - from_s) / (to_s - from_s) * (right - left);
+    p.setPen(QColor(0xdd, 0xdd, 0xdd));
+    p.drawLine(QPointF(x, kTickHeight - 4), QPointF(x, height()));
+    p.setPen(QColor(0x55, 0x55, 0x55));
+    const QString label = QString::number(s, 'f', decimals);
+    const int w = fm.horizontalAdvance(label);
+    p.drawText(QPointF(std::clamp(x - w / 2.0, 0.0, double(width() - w)), kTickHeight - 7), label);
+  }
+  p.drawText(QPointF(4, kTickHeight - 7), tr("s"));
+}
+
+void FlameCanvas::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().base());
+  drawn_.clear();
+  boxes_drawn_ = 0;
+  matches_drawn_ = 0;
+  const auto [left, right] = axis();
+  drawTicks(p, left, right);
+
+  if (data_.spans.empty()) {
+    p.setPen(QColor(0x55, 0x55, 0x55));
+    p.drawText(rect().adjusted(20, kTickHeight, -20, 0), Qt::AlignCenter | Qt::TextWordWrap,
+               message_);
+    return;
+  }
+
+  const std::vector<int> depths = viewdata::thread_depths(data_);
+  int rows = 0;
+  for (int d : depths) rows += d;
+  const int bands = int(depths.size());
+  const int room = height() - kTickHeight - (kBandGap + kBandLabel) * bands;
+  const int row_h =
+      std::clamp(rows > 0 ? room / rows : kMaxRowHeight, kMinRowHeight, kMaxRowHeight);
+  // Each thread's band: a line with its name, then its rows.
+  std::vector<int> band_top(depths.size());
+  int y = kTickHeight + 2;
+  for (size_t i = 0; i < depths.size(); ++i) {
+    band_top[i] = y + kBandLabel;
+    y += kBandLabel + depths[i] * row_h + kBandGap;
+  }
+
+  const QFontMetrics fm = p.fontMetrics();
+  p.setClipRect(QRect(0, kTickHeight, width(), height() - kTickHeight));
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  p.setFont(small);
+  for (size_t i = 0; i < data_.threads.size(); ++i) {
+    const int label_top = band_top[i] - kBandLabel;
+    if (label_top >= height()) break;
+    p.setPen(QColor(0xbb, 0xbb, 0xbb));
+    if (i > 0) p.drawLine(0, label_top - kBandGap / 2, width(), label_top - kBandGap / 2);
+    p.setPen(QColor(0x44, 0x44, 0x44));
+    const QString label = data_.threads[i] == data_.pid
+                              ? tr("main thread (%1)").arg(data_.threads[i])
+                              : tr("thread %1").arg(data_.threads[i]);
+    p.drawText(QRect(left, label_top, right - left, kBandLabel), Qt::AlignLeft | Qt::AlignVCenter,
+               label);
+  }
+  p.setFont(font());
+
+  p.setClipRect(QRect(left, kTickHeight, right - left + 1, height() - kTickHeight));
+  size_t band = 0;
+  for (size_t i = 0; i < data_.spans.size(); ++i) {
+    const viewdata::FlameSpan& s = data_.spans[i];
+    while (band < data_.threads.size() && data_.threads[band] != s.thread_id) ++band;
+    if (band >= data_.threads.size()) break;
+    const double top = band_top[band] + s.depth * row_h;
+    if (top >= height()) continue;
+    const double x0 = std::max(xAt(s.start_ns, left, right), double(left));
+    const double x1 = std::min(xAt(s.end_ns, left, right), double(right));
+    if (x1 < left || x0 > right) continue;
+    const QRectF box(x0, top, std::max(x1 - x0, 1.0), row_h - 1);
+    const bool match = searching_ && matched_[i];
+    QColor fill = s.function < data_.functions.size() ? span_color(data_.functions[s.function])
+                                                      : QColor(Qt::lightGray);
+    if (searching_ && !match) fill = QColor(0xee, 0xee, 0xee);
+    p.fillRect(box, fill);
+    if (box.width() >= 3) {
+      p.setPen(match ? QPen(QColor(0xc0, 0x10, 0x10), 2) : QPen(fill.darker(130), 1));
+      p.drawRect(box.adjusted(0.5, 0.5, -0.5, -0.5));
+    } else if (match) {
+      p.fillRect(box, QColor(0xc0, 0x10, 0x10));
+    }
+    if (box.width() > 28 && row_h >= 12) {
+      p.setPen(searching_ && !match ? QColor(0xaa, 0xaa, 0xaa) : QColor(0x11, 0x11, 0x11));
+      const QRectF text = box.adjusted(3, 0, -3, 0);
+      p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
+                 fm.elidedText(function_name(data_, s), Qt::ElideRight, int(text.width())));
+    }
+    drawn_.push_back({box, i});
+    ++boxes_drawn_;
+    if (match) ++matches_drawn_;
+  }
+  p.setClipping(false);
+  if (!drawn_.empty() && y > height()) {
+    p.setPen(QColor(0x99, 0x33, 0x00));
+    p.drawText(QRect(left, height() - 16, right - left, 16), Qt::AlignRight,
+               tr("deeper frames are cut: make the panel taller"));
+  }
+}
+
+int FlameCanvas::spanAt(const QPoint& pos) const {
+  // The last drawn wins: among 1-pixel boxes drawn over each other, the one on top.
+  for (size_t i = drawn_.size(); i-- > 0;) {
+    if (drawn_[i].first.adjusted(-0.5, 0, 0.5, 0).contains(pos)) return int(drawn_[i].second);
+  }
+  return -1;
+}
+
+QPoint FlameCanvas::centreOf(size_t span) const {
+  for (const auto& [box, i] : drawn_) {
+    if (i == span) return box.center().toPoint();
+  }
+  return QPoint(-1, -1);
+}
+
+QString FlameCanvas::toolTipFor(size_t i) const {
+  if (i >= data_.spans.size()) return QString();
+  const viewdata::FlameSpan& s = data_.spans[i];
+  QString where;
+  if (s.function < data_.functions.size()) {
+    const viewdata::FlameFunction& f = data_.functions[s.function];
+    where = QString::fromStdString(f.file.empty() ? std::string("?") : f.file);
+    if (s.line > 0) where += QStringLiteral(":%1").arg(s.line);
+  }
+  QString text = QStringLiteral("%1\n%2\n%3 (%4 to %5)")
+                     .arg(function_name(data_, s), where,
+                          QString::fromStdString(duration_text(s.end_ns - s.start_ns)),
+                          state_->timeText(s.start_ns), state_->timeText(s.end_ns));
+  if (s.samples > 0) {
+    text += s.samples == 1 ? tr("\n1 allocation with this frame on the stack")
+                           : tr("\n%1 allocations with this frame on the stack").arg(s.samples);
+  }
+  return text;
+}
+
+void FlameCanvas::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return QWidget::mousePressEvent(event);
+  const int i = spanAt(event->pos());
+  if (i >= 0) emit spanClicked(size_t(i));
+}
+
+void FlameCanvas::mouseDoubleClickEvent(QMouseEvent* event) {
+  // On a box the first click already zoomed to it; on empty space a double click goes back.
+  if (event->button() == Qt::LeftButton && spanAt(event->pos()) < 0) emit backRequested();
+}
+
+void FlameCanvas::mouseMoveEvent(QMouseEvent* event) {
+  const int i = spanAt(event->pos());
+  if (i < 0) {
+    QToolTip::hideText();
+    setCursor(Qt::ArrowCursor);
+    return;
+  }
+  setCursor(Qt::PointingHandCursor);
+  QToolTip::showText(event->globalPosition().toPoint(), toolTipFor(size_t(i)), this);
+}
+
+void FlameCanvas::keyPressEvent(QKeyEvent* event) {
+  if (event->key() == Qt::Key_Backspace || event->key() == Qt::Key_Escape) {
+    emit backRequested();
+    return;
+  }
+  QWidget::keyPressEvent(event);
+}
+
+}  // namespace memtap::gui

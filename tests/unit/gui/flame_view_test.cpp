@@ -1,0 +1,178 @@
+// The flame chart in the window, driven as a user drives it: it draws the trace's boxes for
+// the range, a search outlines the matches and counts them, a range change reads again, a
+// click on a box zooms every view to it and Back returns, and its time axis lines up with
+// the curves' plot area.
+#include "monitor/gui/flame_view.h"
+
+#include <gtest/gtest.h>
+
+#include <QTest>
+
+#include "tests/unit/gui/gui_support.h"
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/recording_builder.h"
+
+namespace memtap {
+namespace {
+
+std::string trace_recording(const test::TempDir& dir, test::RecordingBuilder* b) {
+  b->slice(0, 100, "main.py(1): main");
+  b->slice(10, 30, "main.py(5): train_step");
+  b->slice(12, 20, "model.py(20): forward");
+  b->slice(60, 90, "main.py(5): train_step");
+  b->slice(62, 70, "model.py(20): forward");
+  b->malloc(1, 0x1000, 1000);
+  b->malloc(101, 0x2000, 1000);
+  const std::string path = dir.file("trace.db");
+  b->write(path);
+  return path;
+}
+
+// The window over `path` with the flame chart in front, its first answers drawn.
+test::OpenWindow open_flame(const std::string& path) {
+  test::OpenWindow w = test::open_window(path);
+  if (!w.window) return w;
+  w.window->showView("flame");
+  test::settle(*w.window);
+  return w;
+}
+
+int function_spans(const viewdata::FlameData& d, const std::string& name) {
+  int n = 0;
+  for (const viewdata::FlameSpan& s : d.spans) n += d.functions.at(s.function).function == name;
+  return n;
+}
+
+TEST(FlameView, DrawsTheTraceOfTheRange) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_flame(trace_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  gui::FlameCanvas* canvas = w.window->flame()->canvas();
+  ASSERT_EQ(canvas->data().source, viewdata::FlameSource::kTrace);
+  canvas->grab();  // paints
+  EXPECT_EQ(canvas->boxesDrawn(), 5);
+  EXPECT_TRUE(w.window->flame()->sourceText().contains("python_trace_100"))
+      << w.window->flame()->sourceText().toStdString();
+  // Hovering a box tells its function, file:line and duration.
+  size_t forward = 0;
+  while (canvas->data().functions[canvas->data().spans[forward].function].function != "forward")
+    ++forward;
+  const QString tip = canvas->toolTipFor(forward);
+  EXPECT_TRUE(tip.contains("forward")) << tip.toStdString();
+  EXPECT_TRUE(tip.contains("model.py:20")) << tip.toStdString();
+  EXPECT_TRUE(tip.contains("8.0 ms") || tip.contains("8 ms")) << tip.toStdString();
+}
+
+TEST(FlameView, SearchOutlinesTheMatchesAndCountsThem) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_flame(trace_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  gui::FlameView* flame = w.window->flame();
+  QTest::keyClicks(flame->searchBox(), "FORW");
+  EXPECT_EQ(flame->matchText().toStdString(), "2 matches, total 0.016 s");
+  flame->canvas()->grab();
+  EXPECT_EQ(flame->canvas()->matchesDrawn(), 2);
+  flame->searchBox()->clear();
+  EXPECT_EQ(flame->matchText().toStdString(), "");
+  flame->canvas()->grab();
+  EXPECT_EQ(flame->canvas()->matchesDrawn(), 0);
+}
+
+TEST(FlameView, ARangeChangeReadsTheSlicesOfTheNewRange) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_flame(trace_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  gui::FlameView* flame = w.window->flame();
+  const int reads = flame->reads();
+  ASSERT_EQ(function_spans(flame->canvas()->data(), "train_step"), 2);
+  w.window->state()->setRange(b.at(50), b.at(95));
+  test::settle(*w.window);
+  EXPECT_GT(flame->reads(), reads);
+  EXPECT_EQ(flame->canvas()->data().t0_ns, b.at(50));
+  EXPECT_EQ(function_spans(flame->canvas()->data(), "train_step"), 1);
+  EXPECT_EQ(function_spans(flame->canvas()->data(), "forward"), 1);
+}
+
+TEST(FlameView, AClickOnABoxZoomsToItAndBackReturns) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_flame(trace_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  gui::FlameView* flame = w.window->flame();
+  gui::FlameCanvas* canvas = flame->canvas();
+  const int64_t t0 = w.window->state()->t0(), t1 = w.window->state()->t1();
+  canvas->grab();
+  size_t step = 0;
+  while (canvas->data().functions[canvas->data().spans[step].function].function != "train_step" ||
+         canvas->data().spans[step].start_ns != b.at(60)) {
+    ++step;
+  }
+  const QPoint centre = canvas->centreOf(step);
+  ASSERT_GE(centre.x(), 0);
+  QTest::mouseClick(canvas, Qt::LeftButton, {}, centre);
+  EXPECT_EQ(w.window->state()->t0(), b.at(60));
+  EXPECT_EQ(w.window->state()->t1(), b.at(90));
+  test::settle(*w.window);
+  EXPECT_EQ(canvas->data().t0_ns, b.at(60));
+  ASSERT_TRUE(flame->backButton()->isEnabled());
+  QTest::mouseClick(flame->backButton(), Qt::LeftButton);
+  EXPECT_EQ(w.window->state()->t0(), t0);
+  EXPECT_EQ(w.window->state()->t1(), t1);
+  EXPECT_FALSE(flame->backButton()->isEnabled());
+}
+
+TEST(FlameView, ItsTimeAxisLinesUpWithTheCurvesPlotArea) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_flame(trace_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  gui::ViewState* state = w.window->state();
+  ASSERT_GT(state->timeAxisRight(), state->timeAxisLeft());
+  gui::FlameCanvas* canvas = w.window->flame()->canvas();
+  const auto [left, right] = canvas->axis();
+  EXPECT_EQ(canvas->mapTo(w.window.get(), QPoint(left, 0)).x(), state->timeAxisLeft());
+  EXPECT_EQ(canvas->mapTo(w.window.get(), QPoint(right, 0)).x(), state->timeAxisRight());
+  // The outermost box spans the range: from the axis' left edge.
+  canvas->grab();
+  size_t main = 0;
+  while (canvas->data().spans[main].depth != 0) ++main;
+  EXPECT_EQ(canvas->spanAt(QPoint(left + 1, canvas->centreOf(main).y())), int(main));
+}
+
+TEST(FlameView, WithoutTraceOrStacksItSaysWhy) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 10);
+  b.malloc(2, 0x2000, 10);
+  const std::string path = dir.file("plain.db");
+  b.write(path);
+  auto w = open_flame(path);
+  ASSERT_TRUE(w.window);
+  gui::FlameCanvas* canvas = w.window->flame()->canvas();
+  EXPECT_EQ(canvas->data().source, viewdata::FlameSource::kNone);
+  EXPECT_GT(w.window->flame()->reads(), 0);
+  canvas->grab();
+  EXPECT_EQ(canvas->boxesDrawn(), 0);
+}
+
+TEST(FlameView, AllocationStacksMakeTheChartWithoutATrace) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 10, "", "model.py(7): forward\nmain.py(3): <module>");
+  b.malloc(2, 0x2000, 10, "", "optim.py(7): step\nmain.py(4): <module>");
+  const std::string path = dir.file("stacks.db");
+  b.write(path);
+  auto w = open_flame(path);
+  ASSERT_TRUE(w.window);
+  gui::FlameView* flame = w.window->flame();
+  EXPECT_EQ(flame->canvas()->data().source, viewdata::FlameSource::kAllocationStacks);
+  EXPECT_TRUE(flame->sourceText().contains("2 allocations")) << flame->sourceText().toStdString();
+  flame->canvas()->grab();
+  EXPECT_EQ(flame->canvas()->boxesDrawn(), 3);
+}
+
+}  // namespace
+}  // namespace memtap
