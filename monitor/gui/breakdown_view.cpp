@@ -103,7 +103,21 @@ void BreakdownMap::place(const std::vector<viewdata::BreakdownNode>& nodes, cons
     const QRectF inner = r.adjusted(3, line + 4, -3, -3);
     const bool nest = !n.children.empty() && inner.width() >= 24 && inner.height() >= 16;
     b.leaf = !nest;
-    b.labelled = b.leaf ? r.width() >= 44 && r.height() >= 2 * line + 4 : r.width() >= 44;
+    // The name is drawn only where enough of it shows to recognise it (all of it, or ten
+    // characters); the tooltip tells the rest.
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetricsF bfm(bold);
+    const double width = r.width() - 8;
+    const QString numbers = QStringLiteral("  ") + b.numbers;
+    if (!b.leaf && bfm.horizontalAdvance(b.label) + fm.horizontalAdvance(numbers) <= width) {
+      b.shown = b.label;
+      b.numbers_inline = true;
+    } else {
+      b.shown = bfm.elidedText(b.label, b.leaf ? Qt::ElideMiddle : Qt::ElideRight, width);
+    }
+    b.labelled =
+        (b.shown == b.label || b.shown.size() >= 11) && (!b.leaf || r.height() >= 2 * line + 4);
     boxes_.push_back(b);
     if (nest) place(n.children, inner, b.color, here);
   }
@@ -134,35 +148,20 @@ void BreakdownMap::paintEvent(QPaintEvent*) {
     if (!b.labelled) continue;
     p.setPen(text_color(b.color));
     const QRectF text = b.rect.adjusted(4, 2, -4, -2);
+    const QRectF first(text.x(), text.y(), text.width(), line);
+    QFont bold = font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.drawText(first, Qt::AlignLeft | Qt::AlignVCenter, b.shown);
+    const double name_width = QFontMetricsF(bold).horizontalAdvance(b.shown);
+    p.setFont(font());
     if (b.leaf) {
-      QFont bold = font();
-      bold.setBold(true);
-      p.setFont(bold);
-      p.drawText(QRectF(text.x(), text.y(), text.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
-                 QFontMetricsF(bold).elidedText(b.label, Qt::ElideMiddle, text.width()));
-      p.setFont(font());
-      p.drawText(QRectF(text.x(), text.y() + line, text.width(), line),
-                 Qt::AlignLeft | Qt::AlignVCenter,
+      p.drawText(first.translated(0, line), Qt::AlignLeft | Qt::AlignVCenter,
                  fm.elidedText(b.numbers, Qt::ElideRight, text.width()));
-    } else {
-      // The strip: the name in bold, its numbers after it when there is room.
-      QFont bold = font();
-      bold.setBold(true);
-      const QFontMetricsF bfm(bold);
-      const QString numbers = QStringLiteral("  ") + b.numbers;
-      const double room = text.width() - fm.horizontalAdvance(numbers);
-      const bool both = room >= std::min(bfm.horizontalAdvance(b.label), 80.0);
-      const QString label = bfm.elidedText(b.label, Qt::ElideMiddle, both ? room : text.width());
-      p.setFont(bold);
-      p.drawText(QRectF(text.x(), text.y(), text.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
-                 label);
-      if (both) {
-        p.setFont(font());
-        p.drawText(QRectF(text.x() + bfm.horizontalAdvance(label), text.y(),
-                          text.width() - bfm.horizontalAdvance(label), line),
-                   Qt::AlignLeft | Qt::AlignVCenter, numbers);
-      }
-      p.setFont(font());
+    } else if (b.numbers_inline) {
+      // A parent's strip: its numbers after its name.
+      p.drawText(first.adjusted(name_width, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                 QStringLiteral("  ") + b.numbers);
     }
   }
 }

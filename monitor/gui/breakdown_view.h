@@ -32,7 +32,9 @@ class BreakdownMap : public QWidget {
     QString tip;
     QString filter;  // what a click filters the block table by ("": nothing)
     QColor color;
-    bool labelled = false;  // the label is drawn in it (else only the tooltip tells)
+    QString shown;                // the label as drawn (elided to fit)
+    bool labelled = false;        // the label is drawn in it (else only the tooltip tells)
+    bool numbers_inline = false;  // a parent's numbers fit after its name
     bool leaf = false;
   };
 

@@ -20,6 +20,7 @@ std::string entries_text(const char* what, const std::vector<BreakdownEntry>& en
   for (size_t i = 0; i < entries.size() && i < n; ++i) {
     const BreakdownEntry& e = entries[i];
     if (e.key.empty()) continue;  // a recording without that key: "(none)" says nothing
+    if (!out.empty() && e.share < 0.01) break;  // the rest is too small to name
     out += out.empty() ? std::string(what) + " " : ", ";
     out += key_text(e.key) + " " + bytes_text(double(e.bytes)) + " (" + percent_text(e.share) + ")";
   }
@@ -102,7 +103,8 @@ void add_inefficient(const DeviceReport& d, std::vector<Finding>* out) {
     // The worst block of the category (the report lists them most size x time first).
     for (const InefficientBlock& b : in.top) {
       if (b.category != c.name) continue;
-      f.detail = "worst: " + bytes_text(double(b.size_bytes)) + " of owner " + key_text(b.owner);
+      f.detail = "worst: " + bytes_text(double(b.size_bytes));
+      if (!b.owner.empty()) f.detail += " of owner " + b.owner;
       if (!b.name.empty()) f.detail += " in " + b.name;
       f.detail += ", " + duration_text(b.wasted_ns) + " " +
                   (c.name == std::string("lazy_used")      ? "before its first use"
