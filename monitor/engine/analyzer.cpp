@@ -45,10 +45,10 @@ std::vector<BreakdownEntry> alive(const std::vector<blocks::AliveGroup>& groups,
 }
 
 void add_suspects(const char* what, const std::vector<blocks::LeakSuspect>& in,
-                  std::vector<LeakSuspect>* out) {
+                  int64_t last_step_ns, std::vector<LeakSuspect>* out) {
   for (const blocks::LeakSuspect& s : in) {
-    out->push_back(
-        {what, s.key.label, s.bytes_per_step, int64_t(s.growth_start_step), s.last_bytes});
+    out->push_back({what, s.key.label, s.bytes_per_step, int64_t(s.growth_start_step), s.last_bytes,
+                    known_time(s.growth_start_ns), known_time(last_step_ns)});
   }
 }
 
@@ -56,7 +56,8 @@ void add_category(const char* name, const blocks::InefficiencyCategory& c, size_
                   std::vector<InefficientBlock>* out) {
   for (size_t i = 0; i < c.top.size() && i < top; ++i) {
     const blocks::InefficientBlock& b = c.top[i];
-    out->push_back({name, b.addr, int64_t(b.size_bytes), b.owner_label, b.name_label, b.gap_ns});
+    out->push_back({name, b.addr, int64_t(b.size_bytes), b.owner_label, b.name_label, b.gap_ns,
+                    known_time(b.alloc_ts_ns), known_time(b.gap_start_ns)});
   }
 }
 
@@ -84,6 +85,10 @@ struct Analyzer::Impl {
 
   DeviceReport device_report(uint32_t pid, int32_t device) const;
 };
+
+DeviceReport Analyzer::device_report(uint32_t pid, int32_t device) const {
+  return impl_->device_report(pid, device);
+}
 
 DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
   DeviceReport d;
@@ -120,8 +125,8 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
 
   const blocks::LeakResult leaks = blocks.leaks(pid, device);
   d.leaks.steps = leaks.step_based ? int64_t(leaks.steps) : 0;
-  add_suspects("owner", leaks.owner_suspects, &d.leaks.suspects);
-  add_suspects("stack", leaks.stack_suspects, &d.leaks.suspects);
+  add_suspects("owner", leaks.owner_suspects, leaks.last_step_ns, &d.leaks.suspects);
+  add_suspects("stack", leaks.stack_suspects, leaks.last_step_ns, &d.leaks.suspects);
   d.leaks.alive_at_end = alive(leaks.alive_by_stack, leaks.alive_bytes);
   d.leaks.trend_bytes_per_s = leaks.trend_bytes_per_s;
 

@@ -43,6 +43,9 @@ class Analyzer {
   uint64_t events() const;
 
   Report report(const std::vector<RecordedProcess>& processes) const;
+  // The report's section for one process and device (the window's findings panel), as
+  // report() fills it. On the thread that adds events, between add() calls.
+  DeviceReport device_report(uint32_t pid, int32_t device) const;
 
   // The analyses themselves, for the window's queries (curves, pool, breakdowns). Only on
   // the thread that adds events, between add() calls.

@@ -4,6 +4,7 @@
 #include <QSplitter>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <memory>
 
 #include "monitor/gui/block_table_view.h"
 #include "monitor/gui/breakdown_view.h"
@@ -14,6 +15,7 @@
 #include "monitor/gui/lifetime_view.h"
 #include "monitor/gui/pool_view.h"
 #include "monitor/gui/top_bar.h"
+#include "monitor/viewdata/breakdown_data.h"
 
 namespace memtap::gui {
 
@@ -108,15 +110,22 @@ void MainWindow::showView(const std::string& name) {
 }
 
 void MainWindow::setCursorAtPeak() {
+  // --at peak comes when the source is loaded, which can be before the top bar has chosen
+  // the process (its question for the scopes is still out): wait for the scope.
+  if (state_->pid() == 0) {
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = connect(state_, &ViewState::scopeChanged, this, [this, once] {
+      disconnect(*once);
+      setCursorAtPeak();
+    });
+    return;
+  }
   const uint32_t pid = state_->pid();
   const int32_t device = state_->device();
   client_->ask(
       this,
       [pid, device](const viewdata::EngineView& e) {
-        return e.analyzer.timeline()
-            .summary(pid, device)
-            .peak[size_t(timeline::Curve::kAllocated)]
-            .ts_ns;
+        return viewdata::allocated_peak_ns(e, pid, device);
       },
       [this](int64_t t) {
         if (t > 0) state_->setCursor(t);

@@ -38,7 +38,9 @@ struct LeakSuspect {
   std::string key;
   double bytes_per_step = 0;
   int64_t first_step = -1;
-  int64_t live_bytes = 0;  // at the last step
+  int64_t live_bytes = 0;              // at the last step
+  int64_t growth_start_ns = kUnknown;  // when first_step began
+  int64_t last_step_ns = kUnknown;     // the last step boundary (live_bytes are there)
 };
 
 struct LeakSection {
@@ -62,6 +64,8 @@ struct InefficientBlock {
   int64_t size_bytes = 0;
   std::string owner, name;
   int64_t wasted_ns = 0;
+  int64_t alloc_ns = kUnknown;
+  int64_t gap_start_ns = kUnknown;  // when the wasted interval began
 };
 
 struct InefficientSection {

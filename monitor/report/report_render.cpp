@@ -200,7 +200,10 @@ std::string report_json(const Report& r) {
     for (const LeakSuspect& s : d.leaks.suspects) {
       j.begin_object().key("what").value(s.what).key("key").value(s.key);
       j.key("bytes_per_step").value(s.bytes_per_step).key("first_step").value(s.first_step);
-      j.key("live_bytes").value(s.live_bytes).end_object();
+      j.key("live_bytes").value(s.live_bytes);
+      optional_int(j, "growth_start_ns", s.growth_start_ns);
+      optional_int(j, "last_step_ns", s.last_step_ns);
+      j.end_object();
     }
     j.end_array();
     breakdown_json(j, "alive_at_end", d.leaks.alive_at_end);
@@ -224,7 +227,10 @@ std::string report_json(const Report& r) {
     for (const InefficientBlock& b : in.top) {
       j.begin_object().key("category").value(b.category).key("addr").value(b.addr);
       j.key("size_bytes").value(b.size_bytes).key("owner").value(b.owner);
-      j.key("name").value(b.name).key("wasted_ns").value(b.wasted_ns).end_object();
+      j.key("name").value(b.name).key("wasted_ns").value(b.wasted_ns);
+      optional_int(j, "alloc_ns", b.alloc_ns);
+      optional_int(j, "gap_start_ns", b.gap_start_ns);
+      j.end_object();
     }
     j.end_array();
     j.end_object();

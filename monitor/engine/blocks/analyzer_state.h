@@ -80,6 +80,7 @@ struct ProcessState {
   std::vector<ThreadState> threads;
   std::vector<OpenScope> ranges;  // open MSTX ranges, oldest first
   uint64_t steps = 0;
+  int64_t step_ts_ns = kNoTime;  // when the last step began
   uint64_t access_events = 0;
   uint64_t op_events = 0;
   uint64_t unmatched_ends = 0;

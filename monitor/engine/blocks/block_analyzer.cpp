@@ -34,7 +34,7 @@ DeviceState& device_of(AnalyzerState& s, uint32_t pid, int32_t device) {
     for (Account& a : d->accounts) {
       a.steps.window = std::max<size_t>(s.options.leaks.window_steps, 1);
       // A device first seen during a step had nothing live at that step's start.
-      if (p.steps) record_step_boundary(a.steps, a.live, p.steps, kNoTime);
+      if (p.steps) record_step_boundary(a.steps, a.live, p.steps, p.step_ts_ns);
     }
     s.devices.push_back(std::move(d));
     s.device_index.insert(key, i);
@@ -329,6 +329,7 @@ void on_range_end(AnalyzerState& s, const MemEvent& e) {
 void on_step(AnalyzerState& s, const MemEvent& e) {
   ProcessState& p = process_of(s, e.pid);
   ++p.steps;
+  p.step_ts_ns = e.ts_ns;
   for (uint32_t i : p.devices) {
     DeviceState& d = *s.devices[i];
     for (Account& a : d.accounts) record_step_boundary(a.steps, a.live, p.steps, e.ts_ns);

@@ -59,6 +59,7 @@ std::vector<LeakSuspect> suspects(const StepHistory& h, int d, const KeyIndex& k
     s.steps_judged = n;
     s.steps_grown = grown;
     s.growth_start_step = h.min_boundary[d][k];
+    s.growth_start_ns = h.min_boundary_ts_ns[d][k];
     s.first_bytes = int64_t(y[0]);
     s.last_bytes = int64_t(y[n]);
     out.push_back(std::move(s));
@@ -76,6 +77,7 @@ std::vector<LeakSuspect> suspects(const StepHistory& h, int d, const KeyIndex& k
 void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, int64_t ts_ns) {
   const uint64_t b = step;
   const bool first = ++h.recorded == 1;
+  const int64_t previous_ts_ns = h.last_boundary_ts_ns;
   h.last_step = step;
   h.last_boundary_ts_ns = ts_ns;
   const size_t w = h.window + 1;
@@ -87,6 +89,7 @@ void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, 
       h.ring[d].resize(now.size() * w, 0);
       h.min_bytes[d].resize(now.size(), first ? std::numeric_limits<int64_t>::max() : 0);
       h.min_boundary[d].resize(now.size(), first ? 0 : b - 1);
+      h.min_boundary_ts_ns[d].resize(now.size(), first ? kNoTime : previous_ts_ns);
     }
     for (size_t k = 0; k < now.size(); ++k) {
       const int64_t v = int64_t(now[k].bytes);
@@ -95,6 +98,7 @@ void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, 
       if (v <= h.min_bytes[d][k]) {
         h.min_bytes[d][k] = v;
         h.min_boundary[d][k] = b;
+        h.min_boundary_ts_ns[d][k] = ts_ns;
       }
     }
   }
@@ -138,6 +142,7 @@ LeakResult leak_result(const StepHistory& h, const LiveByKey& live, const LiveTr
   r.steps = h.recorded;
   const uint64_t complete = h.recorded > 0 ? h.recorded - 1 : 0;
   r.step_based = complete >= std::max<size_t>(o.min_steps, 1);
+  r.last_step_ns = h.last_boundary_ts_ns;
   if (r.step_based) {
     const size_t n = size_t(std::min<uint64_t>(complete, h.window));
     r.owner_suspects = suspects(h, 0, keys, strings, o, n, top_n);

@@ -46,6 +46,8 @@ struct StepHistory {
   // key's growth started in that step.
   std::array<std::vector<int64_t>, 2> min_bytes;
   std::array<std::vector<uint64_t>, 2> min_boundary;
+  std::array<std::vector<int64_t>, 2> min_boundary_ts_ns;  // ... and its time (the window's
+                                                           // findings move the cursor there)
 };
 
 // Step `step` of the process begins now.
@@ -68,12 +70,13 @@ double trend_slope(LiveTrend t, int64_t now_ns);
 
 struct LeakSuspect {
   KeyLabel key;
-  double bytes_per_step = 0;       // least-squares slope over the judged boundaries
-  uint64_t steps_judged = 0;       // complete steps in the window
-  uint64_t steps_grown = 0;        // of which live bytes grew
-  uint64_t growth_start_step = 0;  // the step in which the growth began
-  int64_t first_bytes = 0;         // live bytes at the window's first boundary
-  int64_t last_bytes = 0;          // ... and at its last
+  double bytes_per_step = 0;          // least-squares slope over the judged boundaries
+  uint64_t steps_judged = 0;          // complete steps in the window
+  uint64_t steps_grown = 0;           // of which live bytes grew
+  uint64_t growth_start_step = 0;     // the step in which the growth began
+  int64_t growth_start_ns = kNoTime;  // when that step began (its boundary)
+  int64_t first_bytes = 0;            // live bytes at the window's first boundary
+  int64_t last_bytes = 0;             // ... and at its last
 };
 
 struct AliveGroup {
@@ -86,8 +89,9 @@ struct LeakResult {
   uint32_t pid = 0;
   int32_t device = kNoDevice;
   Basis basis = Basis::kHostHeap;
-  uint64_t steps = 0;       // step boundaries recorded for this device
-  bool step_based = false;  // at least min_steps complete steps: lead with the suspects
+  uint64_t steps = 0;              // step boundaries recorded for this device
+  bool step_based = false;         // at least min_steps complete steps: lead with the suspects
+  int64_t last_step_ns = kNoTime;  // the last step boundary (the suspects' last_bytes are there)
   std::vector<LeakSuspect> owner_suspects;  // most bytes per step first
   std::vector<LeakSuspect> stack_suspects;
   // Blocks alive now, most bytes first (top_n each), and their totals.

@@ -1,0 +1,64 @@
+// The memory breakdown at an instant: the blocks live at t, by layer, then owner, then stack
+// (BlockQueries::live_groups), as a tree with each node's bytes, blocks and share of the
+// whole. Small children are folded into one "other (N smaller)" node per parent, so the
+// number of boxes the treemap draws stays bounded whatever the session.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monitor/viewdata/block_index.h"
+#include "monitor/viewdata/data_source.h"
+
+namespace memtap::viewdata {
+
+struct BreakdownLimits {
+  size_t max_children = 8;   // per parent, "other" included
+  double min_share = 0.005;  // children below this share of the whole are folded
+};
+
+struct BreakdownNode {
+  enum class Level : uint8_t { kLayer, kOwner, kStack };
+  Level level = Level::kLayer;
+  std::string label;  // "HOST", the owner ("(no owner)"), a stack's first line ("(no stack)")
+  std::string full;   // the whole owner or stack, for a tooltip
+  Layer layer = Layer::kHost;
+  bool is_mmap = false;
+  // What the block table filters by to show this node's blocks (the owner, the stack's first
+  // line); "" for a layer, a node without owner or stack, and "other".
+  std::string filter;
+  uint64_t bytes = 0;
+  uint64_t blocks = 0;
+  double share = 0;                     // of all live bytes
+  size_t folded = 0;                    // "other": how many nodes it stands for (0: a real node)
+  std::vector<BreakdownNode> children;  // most bytes first, "other" last
+};
+
+struct BreakdownData {
+  uint32_t pid = 0;
+  int32_t device = kHostDevice;
+  int64_t t_ns = 0;
+  uint64_t bytes = 0;  // everything live at t
+  uint64_t blocks = 0;
+  std::vector<BreakdownNode> layers;  // most bytes first
+};
+
+// The tree of `groups` (live_groups' answer): every byte of them is in it exactly once.
+BreakdownData breakdown_tree(const std::vector<BlockGroup>& groups,
+                             const BreakdownLimits& limits = {});
+
+// The breakdown of (pid, device) at t_ns, on the block index's thread.
+BreakdownData compute_breakdown(BlockQueries& blocks, uint32_t pid, int32_t device, int64_t t_ns,
+                                const BreakdownLimits& limits = {});
+
+// When Allocated of (pid, device) first reached its peak (the engine's curve, as the report's
+// "Allocated peak"), on the engine's thread; 0 while it has no event of that scope. The
+// breakdown's "At peak" and memtap-gui --at peak both go there.
+int64_t allocated_peak_ns(const EngineView& engine, uint32_t pid, int32_t device);
+
+// Boxes drawn (nodes at every level, "other" included): what the limits bound.
+size_t breakdown_boxes(const BreakdownData& data);
+
+}  // namespace memtap::viewdata

@@ -1,0 +1,199 @@
+// See findings.h. The titles and details say what the report's text says, in the same
+// words (report_render.cpp), one finding per line of the report that points at something.
+#include "monitor/viewdata/findings.h"
+
+#include <cstdio>
+
+#include "monitor/report/units.h"
+
+namespace memtap::viewdata {
+namespace {
+
+std::string percent_text(double share) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.1f%%", share * 100);
+  return buf;
+}
+
+std::string entries_text(const char* what, const std::vector<BreakdownEntry>& entries, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < entries.size() && i < n; ++i) {
+    const BreakdownEntry& e = entries[i];
+    if (e.key.empty()) continue;  // a recording without that key: "(none)" says nothing
+    if (!out.empty() && e.share < 0.01) break;  // the rest is too small to name
+    out += out.empty() ? std::string(what) + " " : ", ";
+    out += key_text(e.key) + " " + bytes_text(double(e.bytes)) + " (" + percent_text(e.share) + ")";
+  }
+  return out;
+}
+
+void add_peak(const DeviceReport& d, std::vector<Finding>* out) {
+  if (d.peak.bytes == kUnknown || d.peak.ts_ns == kUnknown) return;
+  Finding f;
+  f.kind = FindingKind::kPeak;
+  f.title = "Peak: " + bytes_text(double(d.peak.bytes)) + " allocated";
+  std::string owners = entries_text("by owner", d.peak.by_owner, 3);
+  std::string stacks = entries_text("by stack", d.peak.by_stack, 2);
+  f.detail = owners.empty() ? stacks : stacks.empty() ? owners : owners + "; " + stacks;
+  if (f.detail.empty()) f.detail = "see the breakdown at that moment";
+  f.t_ns = d.peak.ts_ns;
+  f.bytes = d.peak.bytes;
+  f.view = "breakdown";
+  out->push_back(std::move(f));
+}
+
+void add_leaks(const DeviceReport& d, std::vector<Finding>* out) {
+  const LeakSection& l = d.leaks;
+  for (const LeakSuspect& s : l.suspects) {
+    Finding f;
+    f.kind = FindingKind::kLeak;
+    f.title = "Leak suspect: " + s.what + " " + key_text(s.key);
+    f.detail = "+" + bytes_text(s.bytes_per_step) + " per step since step " +
+               std::to_string(s.first_step) + "; " + bytes_text(double(s.live_bytes)) +
+               " live at the last step";
+    f.t_ns = s.last_step_ns != kUnknown ? s.last_step_ns : d.end_ns;
+    if (s.growth_start_ns != kUnknown && s.growth_start_ns < f.t_ns) {
+      f.range_t0_ns = s.growth_start_ns;
+      f.range_t1_ns = f.t_ns;
+    }
+    f.block_filter = filter_text(s.key);
+    f.bytes = s.live_bytes;
+    f.view = "blocks";
+    out->push_back(std::move(f));
+  }
+}
+
+void add_fragmentation(const DeviceReport& d, std::vector<Finding>* out) {
+  const FragmentationSection& g = d.fragmentation;
+  if (g.worst_ns == kUnknown || g.reserved <= g.allocated) return;
+  Finding f;
+  f.kind = FindingKind::kFragmentation;
+  f.title = "Fragmentation: " + bytes_text(double(g.reserved - g.allocated)) +
+            " reserved but not allocated";
+  f.detail = "at worst: reserved " + bytes_text(double(g.reserved)) + ", allocated " +
+             bytes_text(double(g.allocated));
+  if (g.largest_free_gap != kUnknown) {
+    f.detail += ", largest free gap " + bytes_text(double(g.largest_free_gap));
+  }
+  f.detail += "; " + bytes_text(double(g.final_gap)) + " unused at the end";
+  f.t_ns = g.worst_ns;
+  f.bytes = g.reserved - g.allocated;
+  f.view = "pool";
+  out->push_back(std::move(f));
+}
+
+void add_inefficient(const DeviceReport& d, std::vector<Finding>* out) {
+  const InefficientSection& in = d.inefficient;
+  if (!in.has_usage_events) return;
+  struct Category {
+    const char* name;
+    int64_t blocks, bytes;
+  };
+  const Category categories[] = {{"lazy_used", in.lazy_used, in.lazy_used_bytes},
+                                 {"delayed_free", in.delayed_free, in.delayed_free_bytes},
+                                 {"long_idle", in.long_idle, in.long_idle_bytes}};
+  for (const Category& c : categories) {
+    if (c.blocks == 0) continue;
+    Finding f;
+    f.kind = FindingKind::kInefficient;
+    f.title = std::string("Inefficient blocks: ") + c.name + " " + std::to_string(c.blocks) + " (" +
+              bytes_text(double(c.bytes)) + ")";
+    f.bytes = c.bytes;
+    f.view = "blocks";
+    // The worst block of the category (the report lists them most size x time first).
+    for (const InefficientBlock& b : in.top) {
+      if (b.category != c.name) continue;
+      f.detail = "worst: " + bytes_text(double(b.size_bytes));
+      if (!b.owner.empty()) f.detail += " of owner " + b.owner;
+      if (!b.name.empty()) f.detail += " in " + b.name;
+      f.detail += ", " + duration_text(b.wasted_ns) + " " +
+                  (c.name == std::string("lazy_used")      ? "before its first use"
+                   : c.name == std::string("delayed_free") ? "between its last use and its free"
+                                                           : "without a use");
+      if (b.gap_start_ns != kUnknown) {
+        f.t_ns = b.gap_start_ns;
+        f.range_t0_ns = b.gap_start_ns;
+        f.range_t1_ns = b.gap_start_ns + b.wasted_ns;
+      }
+      if (b.alloc_ns != kUnknown)
+        f.block = FindingBlock{b.addr, b.alloc_ns, uint64_t(b.size_bytes)};
+      break;
+    }
+    out->push_back(std::move(f));
+  }
+}
+
+void add_oom(const DeviceReport& d, std::vector<Finding>* out) {
+  const OomSection& o = d.oom;
+  if (!o.sustained_growth) return;
+  Finding f;
+  f.kind = FindingKind::kOom;
+  char buf[64];
+  if (o.seconds_to_oom >= 0) {
+    snprintf(buf, sizeof buf, "%.0f s", o.seconds_to_oom);
+    f.title = std::string("Time to OOM: ") + buf;
+    f.detail = "at +" + bytes_text(o.growth_bytes_per_s) + "/s (capacity " +
+               bytes_text(double(o.capacity_bytes)) + ")";
+  } else {
+    f.title = "Sustained growth: +" + bytes_text(o.growth_bytes_per_s) + "/s";
+    f.detail = "the capacity is unknown, so no time to OOM";
+  }
+  // Without steps, what is still live at the end is where the growth went.
+  if (d.leaks.steps == 0 && !d.leaks.alive_at_end.empty() &&
+      !d.leaks.alive_at_end.front().key.empty()) {
+    const BreakdownEntry& top = d.leaks.alive_at_end.front();
+    f.detail += "; most still live at the end: stack " + key_text(top.key) + " " +
+                bytes_text(double(top.bytes));
+    f.block_filter = filter_text(top.key);
+    f.view = "blocks";
+  }
+  f.t_ns = d.end_ns;
+  out->push_back(std::move(f));
+}
+
+}  // namespace
+
+std::string filter_text(const std::string& key) {
+  const size_t nl = key.find('\n');
+  return nl == std::string::npos ? key : key.substr(0, nl);
+}
+
+std::vector<Finding> compute_findings(const EngineView& engine, uint32_t pid, int32_t device) {
+  const DeviceReport d = engine.analyzer.device_report(pid, device);
+  std::vector<Finding> out;
+  if (d.allocations == 0 && d.peak.bytes == kUnknown) return out;
+  add_peak(d, &out);
+  add_leaks(d, &out);
+  add_fragmentation(d, &out);
+  add_inefficient(d, &out);
+  add_oom(d, &out);
+  bool any = false;
+  for (const Finding& f : out) any = any || f.kind != FindingKind::kPeak;
+  if (!any) {
+    Finding f;
+    f.kind = FindingKind::kClean;
+    f.title = "Nothing wrong found";
+    f.detail = d.leaks.steps > 0 ? "no leak across " + std::to_string(d.leaks.steps) +
+                                       " steps, no fragmentation, no growth toward OOM"
+                                 : "no growing live memory, no fragmentation, no growth toward OOM";
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::optional<int64_t> find_finding_block(BlockQueries& blocks, uint32_t pid, int32_t device,
+                                          const FindingBlock& block) {
+  BlockFilter filter;
+  filter.pid = pid;
+  filter.device = device;
+  filter.t0_ns = filter.t1_ns = block.alloc_ns;
+  filter.min_size = filter.max_size = block.size_bytes;
+  bool truncated = false;
+  // Blocks of exactly that size live at that instant: few, whatever the session.
+  for (const BlockRow& row : blocks.all(filter, 4096, &truncated)) {
+    if (row.addr == block.addr && row.alloc_ns == block.alloc_ns) return row.id;
+  }
+  return std::nullopt;
+}
+
+}  // namespace memtap::viewdata

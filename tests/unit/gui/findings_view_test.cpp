@@ -1,0 +1,113 @@
+// The findings panel driven as a user drives it: the report's findings are listed, a click
+// on one moves the cursor (and the range, when the moment is outside it), filters the block
+// table and brings it up; a clean run and a scope without events say so.
+#include "monitor/gui/findings_view.h"
+
+#include <gtest/gtest.h>
+
+#include "monitor/gui/block_table_view.h"
+#include "tests/unit/gui/gui_support.h"
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/leak_recording.h"
+
+namespace memtap {
+namespace {
+
+size_t index_of(const gui::FindingsView& v, const std::string& title_part) {
+  for (size_t i = 0; i < v.findings().size(); ++i) {
+    if (v.findings()[i].title.find(title_part) != std::string::npos) return i;
+  }
+  return size_t(-1);
+}
+
+TEST(FindingsView, ClickingALeakMovesTheCursorAndFiltersTheBlocks) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::build_leak_recording(b);
+  const std::string path = dir.file("leak.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  gui::FindingsView* view = w.window->findings();
+  ASSERT_TRUE(test::wait_for([&] { return !view->findings().empty(); }, "the findings"));
+  EXPECT_TRUE(view->emptyText().isEmpty());
+  const size_t leak = index_of(*view, "Leak suspect: owner cache");
+  ASSERT_NE(leak, size_t(-1));
+  // The user looks at the start only: the leak's steps are outside the range.
+  w.window->state()->setRange(b.at(0), b.at(5));
+  test::settle(*w.window);
+
+  QTest::mouseClick(view->card(leak), Qt::LeftButton);
+  gui::ViewState* s = w.window->state();
+  EXPECT_EQ(s->cursor(), b.at(80));
+  EXPECT_TRUE(s->cursorSet());
+  EXPECT_LE(s->t0(), b.at(10));  // the range shows the growth, from its first step
+  EXPECT_GE(s->t1(), b.at(80));
+  EXPECT_EQ(s->blockFilter(), QStringLiteral("cache"));
+  EXPECT_EQ(w.window->tabs()->currentWidget(), w.window->blockTable());
+}
+
+TEST(FindingsView, ClickingThePeakOpensTheBreakdownThere) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::build_leak_recording(b);
+  const std::string path = dir.file("leak.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  gui::FindingsView* view = w.window->findings();
+  ASSERT_TRUE(test::wait_for([&] { return !view->findings().empty(); }, "the findings"));
+  ASSERT_EQ(view->findings().front().kind, viewdata::FindingKind::kPeak);
+  QTest::mouseClick(view->card(0), Qt::LeftButton);
+  EXPECT_EQ(w.window->state()->cursor(), b.at(test::kPeakMs));
+  EXPECT_EQ(w.window->tabs()->currentWidget(), (QWidget*)w.window->breakdown());
+}
+
+TEST(FindingsView, ACleanRunSaysSo) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096, "weights");
+  b.free(2, 0x1000);
+  const std::string path = dir.file("clean.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  gui::FindingsView* view = w.window->findings();
+  ASSERT_TRUE(test::wait_for([&] { return view->findings().size() == 2; }, "the findings"));
+  EXPECT_EQ(view->findings()[1].title, "Nothing wrong found");
+}
+
+TEST(FindingsView, AScopeWithoutEventsSaysWhyThereIsNothing) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096, "weights");
+  const std::string path = dir.file("one.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  gui::FindingsView* view = w.window->findings();
+  ASSERT_TRUE(test::wait_for([&] { return !view->findings().empty(); }, "the findings"));
+  w.window->state()->setScope(b.pid(), 3);  // a device this process never used
+  test::settle(*w.window);
+  ASSERT_TRUE(test::wait_for([&] { return view->findings().empty(); }, "no findings"));
+  EXPECT_EQ(view->emptyText(),
+            QStringLiteral("No memory events for this process and device: nothing to find"));
+}
+
+TEST(FindingsView, BeforeAnyAnswerItSaysNoFindingsYet) {
+  gui::ViewState state;
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096);
+  const std::string path = dir.file("one.db");
+  b.write(path);
+  std::string error;
+  auto source = viewdata::open_recording(path, &error);
+  ASSERT_NE(source, nullptr) << error;
+  gui::EngineClient client(source.get());
+  gui::FindingsView view(&state, &client);
+  EXPECT_EQ(view.emptyText(), QStringLiteral("No findings yet"));
+}
+
+}  // namespace
+}  // namespace memtap

@@ -1,0 +1,151 @@
+// The breakdown at an instant: the live blocks by layer, owner and stack sum to what is live
+// at t, "other" folding bounds the boxes, and the treemap layout tiles its area.
+#include "monitor/viewdata/breakdown_data.h"
+
+#include <gtest/gtest.h>
+
+#include "monitor/viewdata/treemap_layout.h"
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/leak_recording.h"
+#include "tests/unit/viewdata/source_support.h"
+
+namespace memtap {
+namespace {
+
+using viewdata::BreakdownData;
+using viewdata::BreakdownNode;
+
+uint64_t sum(const std::vector<BreakdownNode>& nodes) {
+  uint64_t s = 0;
+  for (const BreakdownNode& n : nodes) s += n.bytes;
+  return s;
+}
+
+// Every parent's bytes are its children's sum, at every level.
+void expect_sums(const std::vector<BreakdownNode>& nodes) {
+  for (const BreakdownNode& n : nodes) {
+    if (n.children.empty()) continue;
+    EXPECT_EQ(sum(n.children), n.bytes) << n.label;
+    expect_sums(n.children);
+  }
+}
+
+TEST(BreakdownData, GroupsSumToTheBytesLiveAtTheInstant) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::build_leak_recording(b);
+  const std::string path = dir.file("leak.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  const int64_t t = b.at(53);
+  const BreakdownData d = test::block_query(*source, [&](viewdata::BlockQueries& q) {
+    return viewdata::compute_breakdown(q, b.pid(), kHostDevice, t);
+  });
+  viewdata::BlockFilter live;
+  live.pid = b.pid();
+  live.t0_ns = live.t1_ns = t;
+  const viewdata::BlockSet all =
+      test::block_query(*source, [&](viewdata::BlockQueries& q) { return q.largest(live, 1); });
+  EXPECT_EQ(d.bytes, (1u << 20) + 50000 + 5000);
+  EXPECT_EQ(d.bytes, all.matching_bytes);
+  EXPECT_EQ(d.blocks, all.matching_blocks);
+  EXPECT_EQ(d.t_ns, t);
+  EXPECT_EQ(sum(d.layers), d.bytes);
+  expect_sums(d.layers);
+
+  ASSERT_EQ(d.layers.size(), 1u);
+  EXPECT_EQ(d.layers[0].label, "HOST");
+  const std::vector<BreakdownNode>& owners = d.layers[0].children;
+  ASSERT_EQ(owners.size(), 3u);
+  EXPECT_EQ(owners[0].label, "activations");  // most bytes first
+  EXPECT_EQ(owners[0].filter, "activations");
+  EXPECT_NEAR(owners[0].share, double(1 << 20) / double(d.bytes), 1e-9);
+  EXPECT_EQ(owners[2].label, "cache");
+  ASSERT_EQ(owners[2].children.size(), 1u);
+  EXPECT_EQ(owners[2].children[0].label, test::kLeakFrame);
+  EXPECT_EQ(owners[2].children[0].filter, test::kLeakFrame);
+  EXPECT_EQ(owners[2].children[0].full, test::kLeakStack);
+  EXPECT_EQ(owners[2].children[0].blocks, 5u);
+}
+
+TEST(BreakdownData, NothingLiveBeforeTheFirstBlock) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::build_leak_recording(b);
+  const std::string path = dir.file("leak.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  const BreakdownData d = test::block_query(*source, [&](viewdata::BlockQueries& q) {
+    return viewdata::compute_breakdown(q, b.pid(), kHostDevice, b.at(5));
+  });
+  EXPECT_EQ(d.bytes, 0u);
+  EXPECT_TRUE(d.layers.empty());
+}
+
+TEST(BreakdownData, SmallAndManyChildrenFoldIntoOther) {
+  std::vector<viewdata::BlockGroup> groups;
+  for (int o = 0; o < 100; ++o) {
+    for (int s = 0; s < 30; ++s) {
+      groups.push_back({Layer::kHost, false, "owner" + std::to_string(o),
+                        "frame" + std::to_string(s), uint64_t(1000 + o * 100 + s), 1});
+    }
+  }
+  groups.push_back({Layer::kHost, true, "", "", 50'000'000, 2});  // one big HOST mmap group
+  viewdata::BreakdownLimits limits;
+  limits.max_children = 6;
+  limits.min_share = 0;  // only the count folds here
+  const BreakdownData d = viewdata::breakdown_tree(groups, limits);
+  uint64_t total = 0;
+  for (const auto& g : groups) total += g.bytes;
+  EXPECT_EQ(d.bytes, total);
+  EXPECT_EQ(sum(d.layers), total);
+  expect_sums(d.layers);
+  ASSERT_EQ(d.layers.size(), 2u);
+  EXPECT_EQ(d.layers[0].label, "HOST mmap");
+  EXPECT_EQ(d.layers[0].children[0].label, "(no owner)");
+  EXPECT_EQ(d.layers[0].children[0].children[0].label, "(no stack)");
+  const BreakdownNode& host = d.layers[1];
+  ASSERT_EQ(host.children.size(), 6u);
+  EXPECT_EQ(host.children.back().folded, 95u);
+  EXPECT_EQ(host.children.back().label, "other (95 smaller)");
+  EXPECT_EQ(host.children.back().filter, "");
+  EXPECT_EQ(host.children[0].label, "owner99");
+  // Bounded: layers x (owners x (stacks + 1)), whatever the groups.
+  EXPECT_LE(viewdata::breakdown_boxes(d), 2u * (1 + 6 * (1 + 6)));
+}
+
+TEST(BreakdownData, OneLeftOverIsShownAsItself) {
+  std::vector<viewdata::BlockGroup> groups;
+  for (int o = 0; o < 4; ++o)
+    groups.push_back({Layer::kHost, false, "o" + std::to_string(o), "", 1000, 1});
+  viewdata::BreakdownLimits limits;
+  limits.max_children = 4;
+  const BreakdownData d = viewdata::breakdown_tree(groups, limits);
+  ASSERT_EQ(d.layers.size(), 1u);
+  EXPECT_EQ(d.layers[0].children.size(), 4u);
+  for (const BreakdownNode& n : d.layers[0].children) EXPECT_EQ(n.folded, 0u);
+}
+
+TEST(TreemapLayout, RectanglesTileTheAreaInProportion) {
+  const std::vector<double> values = {50, 20, 10, 10, 5, 5, 0};
+  const viewdata::TreemapRect area{10, 20, 400, 200};
+  const auto r = viewdata::squarify(values, area);
+  ASSERT_EQ(r.size(), values.size());
+  double covered = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_NEAR(r[i].w * r[i].h, values[i] / 100 * 400 * 200, 1e-6) << i;
+    EXPECT_GE(r[i].x, area.x - 1e-9);
+    EXPECT_GE(r[i].y, area.y - 1e-9);
+    EXPECT_LE(r[i].x + r[i].w, area.x + area.w + 1e-6);
+    EXPECT_LE(r[i].y + r[i].h, area.y + area.h + 1e-6);
+    covered += r[i].w * r[i].h;
+  }
+  EXPECT_NEAR(covered, 400 * 200, 1e-6);
+  // Squarified: the largest box is not a sliver.
+  EXPECT_LT(std::max(r[0].w / r[0].h, r[0].h / r[0].w), 3.0);
+}
+
+}  // namespace
+}  // namespace memtap

@@ -1,0 +1,123 @@
+// The findings panel's list over recordings the real writer made: the leak names its owner
+// and stack and the moment of its last step, the peak its moment, a clean run says so.
+#include "monitor/viewdata/findings.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/leak_recording.h"
+#include "tests/unit/viewdata/source_support.h"
+
+namespace memtap {
+namespace {
+
+using viewdata::Finding;
+using viewdata::FindingKind;
+
+std::vector<Finding> findings_of(const std::string& path, uint32_t pid) {
+  auto source = test::open_loaded(path);
+  if (!source) return {};
+  return test::engine_query(*source, [&](const viewdata::EngineView& e) {
+    return viewdata::compute_findings(e, pid, kHostDevice);
+  });
+}
+
+const Finding* find(const std::vector<Finding>& f, FindingKind kind, const std::string& part) {
+  for (const Finding& x : f) {
+    if (x.kind == kind && x.title.find(part) != std::string::npos) return &x;
+  }
+  return nullptr;
+}
+
+TEST(Findings, TheLeakNamesItsOwnerAndStackAndItsSteps) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::build_leak_recording(b);
+  const std::string path = dir.file("leak.db");
+  b.write(path);
+  const std::vector<Finding> f = findings_of(path, b.pid());
+
+  const Finding* owner = find(f, FindingKind::kLeak, "owner cache");
+  ASSERT_NE(owner, nullptr);
+  EXPECT_EQ(owner->t_ns, b.at(80));         // the last step boundary
+  EXPECT_EQ(owner->range_t0_ns, b.at(10));  // growing since step 1
+  EXPECT_EQ(owner->range_t1_ns, b.at(80));
+  ASSERT_TRUE(owner->block_filter.has_value());
+  EXPECT_EQ(*owner->block_filter, "cache");
+  EXPECT_EQ(owner->bytes, 7000);
+  EXPECT_EQ(owner->view, "blocks");
+  EXPECT_NE(owner->detail.find("per step since step 1"), std::string::npos) << owner->detail;
+
+  const Finding* stack = find(f, FindingKind::kLeak, test::kLeakFrame);
+  ASSERT_NE(stack, nullptr);
+  ASSERT_TRUE(stack->block_filter.has_value());
+  EXPECT_EQ(*stack->block_filter, test::kLeakFrame);         // one line, for the filter box
+  EXPECT_EQ(find(f, FindingKind::kLeak, "batch"), nullptr);  // it gives its bytes back
+}
+
+TEST(Findings, ThePeakHasItsMomentAndWhatHeldIt) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::build_leak_recording(b);
+  const std::string path = dir.file("leak.db");
+  b.write(path);
+  const std::vector<Finding> f = findings_of(path, b.pid());
+  ASSERT_FALSE(f.empty());
+  const Finding& peak = f.front();
+  EXPECT_EQ(peak.kind, FindingKind::kPeak);
+  EXPECT_EQ(peak.t_ns, b.at(test::kPeakMs));
+  EXPECT_EQ(peak.bytes, (1 << 20) + 50000 + 5000);
+  EXPECT_EQ(peak.view, "breakdown");
+  EXPECT_NE(peak.detail.find("activations"), std::string::npos) << peak.detail;
+  EXPECT_EQ(find(f, FindingKind::kClean, ""), nullptr);
+}
+
+TEST(Findings, ACleanRunSaysSo) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096, "weights");
+  b.free(2, 0x1000);
+  b.malloc(3, 0x1000, 4096, "weights");
+  b.free(4, 0x1000);
+  const std::string path = dir.file("clean.db");
+  b.write(path);
+  const std::vector<Finding> f = findings_of(path, b.pid());
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].kind, FindingKind::kPeak);
+  EXPECT_EQ(f[1].kind, FindingKind::kClean);
+  EXPECT_EQ(f[1].t_ns, 0);
+}
+
+TEST(Findings, NoneForAScopeWithoutEvents) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096);
+  const std::string path = dir.file("one.db");
+  b.write(path);
+  EXPECT_TRUE(findings_of(path, b.pid() + 1).empty());
+}
+
+TEST(Findings, AFindingsBlockIsFoundInTheBlockIndex) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096);
+  b.malloc(2, 0x2000, 4096);
+  b.free(3, 0x1000);
+  b.malloc(4, 0x1000, 4096);  // the same address and size, later
+  const std::string path = dir.file("blocks.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  const auto id = test::block_query(*source, [&](viewdata::BlockQueries& q) {
+    return viewdata::find_finding_block(q, b.pid(), kHostDevice, {0x1000, b.at(4), 4096});
+  });
+  ASSERT_TRUE(id.has_value());
+  const auto row =
+      test::block_query(*source, [&](viewdata::BlockQueries& q) { return q.find(*id); });
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->alloc_ns, b.at(4));
+  EXPECT_EQ(row->addr, 0x1000u);
+}
+
+}  // namespace
+}  // namespace memtap
