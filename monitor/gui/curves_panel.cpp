@@ -205,9 +205,12 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
     for (const viewdata::CurveLine& l : data_.lines) {
       if (l.from_store) {
         note = tr("Every point, read back from the recording");
-      } else if (!l.envelope.empty()) {
+      } else if (!l.envelope.empty() && l.envelope_points <= viewdata::kDetailPoints) {
         note = tr("Min/max per pixel; reading every point from the recording...");
         break;
+      } else if (!l.envelope.empty()) {
+        // Too many points to read back for one redraw: the band is exact, the steps are not.
+        note = tr("Min/max per pixel (shaded); zoom in to see every event");
       }
     }
   }

@@ -298,9 +298,15 @@ void PoolView::show(viewdata::PoolData d) {
                             .arg(d.pid)
                             .arg(at));
     } else if (d.device < 0) {
-      summary_->setText(tr("This process has no pool segments at %1: host heap blocks are not "
-                           "pooled. %2 The largest:")
-                            .arg(at, live));
+      QString text = tr("This process has no pool segments at %1: host heap blocks are not "
+                        "pooled.")
+                         .arg(at);
+      if (d.empty_mappings > 0)
+        text += tr(" Its %1 anonymous mappings (%2) hold no recorded heap block: they are the "
+                   "allocator's and the interpreter's own arenas.")
+                    .arg(locale.toString(qulonglong(d.empty_mappings)),
+                         bytes_q(d.empty_mapping_bytes));
+      summary_->setText(text + QLatin1Char(' ') + live + tr(" The largest:"));
     } else {
       summary_->setText(tr("%1 has no pool segments at %2: no framework pool (PTA) blocks, or "
                            "no driver (HAL) segments around them. %3 The largest:")
@@ -328,7 +334,11 @@ void PoolView::show(viewdata::PoolData d) {
             .arg(where, at, locale.toString(qulonglong(d.segments_live)), QString::fromLatin1(kind),
                  bytes_q(d.reserved_bytes), bytes_q(d.allocated_bytes), bytes_q(d.free_bytes),
                  bytes_q(d.largest_free_gap), percent(d.fragmentation));
-    if (d.segments_live > d.segments.size())
+    if (d.empty_mappings > 0)
+      text += tr(" %1 more mappings (%2) hold no heap block and are not drawn.")
+                  .arg(locale.toString(qulonglong(d.empty_mappings)),
+                       bytes_q(d.empty_mapping_bytes));
+    else if (d.segments_live > d.segments.size())
       text += tr(" Drawing the %1 largest segments.")
                   .arg(locale.toString(qulonglong(d.segments.size())));
     if (d.blocks_truncated) text += tr(" Figures from the largest blocks only (too many to read).");

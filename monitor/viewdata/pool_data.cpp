@@ -127,6 +127,17 @@ PoolData compute_pool(BlockQueries& q, const PoolRequest& r) {
     BlockSet segs = q.largest(seg_filter, r.max_segments);
     d.segments_live = segs.matching_blocks;
     if (!segs.blocks.empty()) sweep(d, items(std::move(segs.blocks)), std::move(pool_blocks));
+    if (d.source == blocks::PoolSource::kHostMappings) {
+      auto empty = [](const PoolSegmentData& s) { return s.blocks.empty(); };
+      for (const PoolSegmentData& s : d.segments) {
+        if (!empty(s)) continue;
+        ++d.empty_mappings;
+        d.empty_mapping_bytes += s.segment.size_bytes;
+      }
+      d.segments.erase(std::remove_if(d.segments.begin(), d.segments.end(), empty),
+                       d.segments.end());
+      d.segments_live -= std::min(d.segments_live, d.empty_mappings);
+    }
   }
   if (d.segments.empty()) {
     // Nothing to draw: the view lists the largest live blocks instead.

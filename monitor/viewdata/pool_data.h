@@ -7,7 +7,10 @@
 //    memory the pool reserved) are the segments and the PTA blocks inside them by address
 //    are the blocks;
 //  - the host: anonymous mappings (HOST mmap) are the segments and the heap blocks (HOST)
-//    that start inside one are its blocks;
+//    that start inside one are its blocks. Only mappings that hold a heap block are drawn:
+//    the others are the allocator's and the interpreter's own arenas, whose blocks no hook
+//    sees, and a pool of empty 1 MiB bars told a user nothing. They are counted
+//    (empty_mappings), and when no mapping holds a block the host has no pool segments;
 //  - otherwise there is no pool, and no segments: the view says so and lists the largest
 //    live blocks.
 // A block belongs to the last segment starting at or before it if it starts before that
@@ -79,6 +82,10 @@ struct PoolData {
   uint64_t free_bytes = 0;
   uint64_t largest_free_gap = 0;
   double fragmentation = 0;
+  // Host: mappings live then that hold no heap block (not drawn; their bytes are still in
+  // reserved_bytes and free_bytes, as the engine counts them).
+  uint64_t empty_mappings = 0;
+  uint64_t empty_mapping_bytes = 0;
   uint64_t unsegmented_blocks = 0;  // pool blocks outside every segment
   uint64_t unsegmented_bytes = 0;
   // Every live block of the scope at the instant, whatever its layer.

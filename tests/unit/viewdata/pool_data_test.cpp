@@ -162,5 +162,29 @@ TEST(PoolData, HostMappingsAreTheSegmentsOfTheHeapBlocksInThem) {
   EXPECT_EQ(d.unsegmented_blocks, 1u);
 }
 
+TEST(PoolData, HostMappingsWithoutHeapBlocksAreNotAPool) {
+  // Python's arenas: mappings whose blocks no hook sees. Drawn as segments they were rows of
+  // empty bars; they are counted, and the host says it has no pool segments.
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x7f0000000000, 1 << 20, "", "", /*mmap=*/true);
+  b.malloc(2, 0x7f0000200000, 1 << 20, "", "", /*mmap=*/true);
+  b.malloc(3, 0x1000, 64, "heap");
+  const std::string path = dir.file("arenas.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  PoolRequest r;
+  r.pid = b.pid();
+  r.at_ns = b.at(3.5);
+  const PoolData d = pool(*source, r);
+  EXPECT_EQ(d.source, blocks::PoolSource::kNoPool);
+  EXPECT_TRUE(d.segments.empty());
+  EXPECT_EQ(d.empty_mappings, 2u);
+  EXPECT_EQ(d.empty_mapping_bytes, 2u << 20);
+  ASSERT_FALSE(d.largest_live.empty());
+  EXPECT_EQ(d.largest_live[0].size_bytes, 1u << 20);
+}
+
 }  // namespace
 }  // namespace memtap
