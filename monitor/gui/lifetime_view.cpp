@@ -41,7 +41,7 @@ QString html_escaped(const std::string& s) {
 }  // namespace
 
 LifetimeGraph::LifetimeGraph(ViewState* state, QWidget* parent) : QWidget(parent), state_(state) {
-  setMinimumSize(400, 200);
+  setMinimumSize(300, 120);
   setMouseTracking(false);
   setAttribute(Qt::WA_OpaquePaintEvent);
   setFocusPolicy(Qt::ClickFocus);
@@ -281,6 +281,7 @@ LifetimeView::LifetimeView(ViewState* state, EngineClient* client, QWidget* pare
   graph_ = new LifetimeGraph(state, split);
   detail_ = new QTextBrowser(split);
   detail_->setOpenLinks(false);
+  detail_->setMinimumHeight(40);
   detail_->setPlaceholderText(
       tr("Click a block to see its size, owner, operator, times and call stacks."));
   split->addWidget(graph_);

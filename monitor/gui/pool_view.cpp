@@ -302,10 +302,10 @@ void PoolView::show(viewdata::PoolData d) {
                         "pooled.")
                          .arg(at);
       if (d.empty_mappings > 0)
-        text += tr(" Its %1 anonymous mappings (%2) hold no recorded heap block: they are the "
-                   "allocator's and the interpreter's own arenas.")
-                    .arg(locale.toString(qulonglong(d.empty_mappings)),
-                         bytes_q(d.empty_mapping_bytes));
+        text +=
+            tr(" Its %1 anonymous mappings (%2) hold no recorded heap block: they are the "
+               "allocator's and the interpreter's own arenas.")
+                .arg(locale.toString(qulonglong(d.empty_mappings)), bytes_q(d.empty_mapping_bytes));
       summary_->setText(text + QLatin1Char(' ') + live + tr(" The largest:"));
     } else {
       summary_->setText(tr("%1 has no pool segments at %2: no framework pool (PTA) blocks, or "
@@ -335,9 +335,9 @@ void PoolView::show(viewdata::PoolData d) {
                  bytes_q(d.reserved_bytes), bytes_q(d.allocated_bytes), bytes_q(d.free_bytes),
                  bytes_q(d.largest_free_gap), percent(d.fragmentation));
     if (d.empty_mappings > 0)
-      text += tr(" %1 more mappings (%2) hold no heap block and are not drawn.")
-                  .arg(locale.toString(qulonglong(d.empty_mappings)),
-                       bytes_q(d.empty_mapping_bytes));
+      text +=
+          tr(" %1 more mappings (%2) hold no heap block and are not drawn.")
+              .arg(locale.toString(qulonglong(d.empty_mappings)), bytes_q(d.empty_mapping_bytes));
     else if (d.segments_live > d.segments.size())
       text += tr(" Drawing the %1 largest segments.")
                   .arg(locale.toString(qulonglong(d.segments.size())));
