@@ -8,6 +8,8 @@
 #include <optional>
 #include <string_view>
 
+#include "monitor/store/compact_schema.h"
+#include "monitor/store/memscope_format.h"
 #include "monitor/store/reader/attr_parser.h"
 #include "monitor/store/reader/compact_tables.h"
 #include "monitor/store/reader/sqlite_access.h"
@@ -51,13 +53,46 @@ void attr_function(sqlite3_context* context, int, sqlite3_value** values) {
   sqlite3_result_null(context);
 }
 
-// The size: memtap's and msMemScope's newest Attr (JSON) read with SQLite's own string
-// functions (a sort reads every row's: 3x faster than the function), other forms through
-// memtap_attr. CAST takes the digits before the closing quote.
-const char* kSizeSql =
-    "(CASE WHEN instr(\"Attr\", '\"size\":\"') > 0 THEN CAST(substr(\"Attr\", "
-    "instr(\"Attr\", '\"size\":\"') + 8) AS INTEGER) ELSE CAST(memtap_attr(\"Attr\", 'size') "
-    "AS INTEGER) END)";
+// The leading integer of `text` as SQLite's CAST(... AS INTEGER) reads it: spaces, a sign,
+// digits; 0 when there are none.
+int64_t leading_integer(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+  const bool negative = i < text.size() && text[i] == '-';
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  uint64_t value = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    const uint64_t next = value * 10 + uint64_t(text[i] - '0');
+    if (next / 10 != value) return negative ? INT64_MIN : INT64_MAX;  // CAST clamps
+    value = next;
+  }
+  if (value > uint64_t(INT64_MAX)) return negative ? INT64_MIN : INT64_MAX;
+  return negative ? -int64_t(value) : int64_t(value);
+}
+
+// memtap_size(attr): the `size` member of an Attr text as an integer; NULL when absent.
+// memtap's and msMemScope's newest Attr (JSON) is searched for `"size":"` directly (a sort
+// reads every row's: a scan with memtap_attr's full parse, or with SQLite's instr/substr,
+// costs 3x as much), other forms are parsed.
+void size_function(sqlite3_context* context, int, sqlite3_value** values) {
+  const char* text = reinterpret_cast<const char*>(sqlite3_value_text(values[0]));
+  if (text == nullptr) return sqlite3_result_null(context);
+  const std::string_view attr(text, size_t(sqlite3_value_bytes(values[0])));
+  constexpr std::string_view kKey = "\"size\":\"";
+  const size_t at = attr.find(kKey);
+  if (at != std::string_view::npos) {
+    return sqlite3_result_int64(context, leading_integer(attr.substr(at + kKey.size())));
+  }
+  std::vector<reader::AttrPair> pairs;
+  std::string scratch, error;
+  if (!reader::split_attr(attr, &pairs, &scratch, &error)) return sqlite3_result_null(context);
+  for (const reader::AttrPair& pair : pairs) {
+    if (pair.key == "size") return sqlite3_result_int64(context, leading_integer(pair.value));
+  }
+  sqlite3_result_null(context);
+}
+
+const char* kSizeSql = "memtap_size(\"Attr\")";
 
 // What a column sorts by.
 std::string order_expression(EventColumn column) {
@@ -92,6 +127,106 @@ std::string order_expression(EventColumn column) {
       return "\"Call Stack(C)\"";
   }
   return "\"ID\"";
+}
+
+// A compact recording's columns computed from memtap_event (alias e) as the memscope_dump
+// view spells them (compact_schema.cpp), so that filters and sorts read integers and the
+// small string table instead of building every row's text: the view's Attr alone costs a
+// printf, a subquery and a JSON quote per row. The event pages tests check both forms.
+constexpr DumpEvent kViewEvents[] = {DumpEvent::kMalloc,   DumpEvent::kFree, DumpEvent::kSystem,
+                                     DumpEvent::kSnapshot, DumpEvent::kMstx, DumpEvent::kOpLaunch};
+constexpr DumpEventType kViewEventTypes[] = {DumpEventType::kHost,       DumpEventType::kStartTrace,
+                                             DumpEventType::kStopTrace,  DumpEventType::kSnapshot,
+                                             DumpEventType::kStep,       DumpEventType::kMark,
+                                             DumpEventType::kRangeStart, DumpEventType::kRangeEnd,
+                                             DumpEventType::kAtenStart,  DumpEventType::kAtenEnd};
+
+std::string code(DumpEvent event) {
+  return std::to_string(static_cast<int>(event));
+}
+
+// 'text' as an SQL literal.
+std::string literal(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+template <typename Enum, size_t N, typename Spell>
+std::string spelled(const char* column, const Enum (&values)[N], Spell spell) {
+  std::string sql = std::string("(CASE ") + column;
+  for (const Enum value : values) {
+    sql += " WHEN " + std::to_string(static_cast<int>(value)) + " THEN " + literal(spell(value));
+  }
+  return sql + " ELSE 'N/A' END)";
+}
+
+// Rows whose Attr holds allocation_id, addr, size and owner.
+const std::string kBlockSql =
+    "e.event IN (" + code(DumpEvent::kMalloc) + ", " + code(DumpEvent::kFree) + ")";
+// SYSTEM STEP rows: their Name is the step's number (in `detail`), not a string id.
+const std::string kStepSql = "(e.event = " + code(DumpEvent::kSystem) + " AND e.event_type = " +
+                             std::to_string(static_cast<int>(DumpEventType::kStep)) + ")";
+
+std::string string_of(const char* id) {
+  return std::string("(SELECT text FROM memtap_string WHERE id = e.") + id + ")";
+}
+
+std::string compact_order_expression(EventColumn column) {
+  switch (column) {
+    case EventColumn::kId:
+      return "e.ID";
+    case EventColumn::kEvent:
+      return spelled("e.event", kViewEvents, dump_event_text);
+    case EventColumn::kEventType:
+      return spelled("e.event_type", kViewEventTypes, dump_event_type_text);
+    case EventColumn::kName:
+      return "(CASE WHEN " + kStepSql + " THEN CAST(e.detail AS TEXT) ELSE COALESCE(NULLIF(" +
+             string_of("name") + ", ''), " + literal(kDumpNameText) + ") END)";
+    case EventColumn::kTimestamp:
+      return "e.timestamp_offset_ns";
+    case EventColumn::kProcessId:
+      return "(SELECT process_id FROM memtap_thread WHERE thread = e.thread)";
+    case EventColumn::kThreadId:
+      return "(SELECT thread_id FROM memtap_thread WHERE thread = e.thread)";
+    case EventColumn::kDeviceId:
+      return "(CASE WHEN e.event IN (" + code(DumpEvent::kMalloc) + ", " + code(DumpEvent::kFree) +
+             ", " + code(DumpEvent::kSnapshot) + ") THEN " +
+             literal(dump_device_id_text(DumpEvent::kMalloc)) + " ELSE " +
+             literal(dump_device_id_text(DumpEvent::kSystem)) + " END)";
+    case EventColumn::kPtr:
+      return "(CASE WHEN " + kBlockSql + " THEN printf('0x%016x', e.ptr) ELSE 'N/A' END)";
+    case EventColumn::kSize:
+      return "(CASE WHEN " + kBlockSql + " THEN e.size_bytes END)";
+    case EventColumn::kOwner:
+      return "(CASE WHEN " + kBlockSql +
+             " THEN (SELECT text FROM memtap_string WHERE id = e.owner AND text <> '') END)";
+    case EventColumn::kAllocationId:
+      return "(CASE WHEN " + kBlockSql + " THEN e.allocation_id END)";
+    case EventColumn::kStackPython:
+      return "COALESCE(" + string_of("stack_python") + ", '')";
+    case EventColumn::kStackC:
+      return "COALESCE(" + string_of("stack_c") + ", '')";
+  }
+  return "e.ID";
+}
+
+// The condition for `Event` = kind on a compact row: the view spells codes outside its list
+// as 'N/A'.
+std::string compact_kind_term(const std::string& kind) {
+  std::string codes;
+  for (const DumpEvent event : kViewEvents) {
+    if (dump_event_text(event) == kind) return "e.event = " + code(event);
+    codes += (codes.empty() ? "" : ", ") + code(event);
+  }
+  return kind == "N/A" ? "e.event NOT IN (" + codes + ")" : "0";
+}
+
+// a - b, held within int64's range.
+int64_t saturating_sub(int64_t a, int64_t b) {
+  int64_t out = 0;
+  if (!__builtin_sub_overflow(a, b, &out)) return out;
+  return b < 0 ? INT64_MAX : INT64_MIN;
 }
 
 const char* kSelectColumns =
@@ -197,6 +332,9 @@ struct EventPages::State {
   // ID order: position -> the ID the row at that position follows (keyset paging).
   std::optional<EventQuery> anchored_query;
   std::map<size_t, int64_t> anchors;
+  // A compact file's text filter: the string ids holding this text (prepare_text).
+  std::optional<std::string> text_ids_for;
+  bool name_text_matches = false;  // "N/A" (a row without a name) holds it
   // Other orders: the sorted IDs in temp.memtap_sorted, for this query.
   std::optional<EventQuery> sorted_query;
   uint64_t sorted_rows = 0;
@@ -212,6 +350,8 @@ struct EventPages::State {
     if (!reader::open_for_reading(path, &db, &error)) return false;
     sqlite3_create_function(db.db, "memtap_attr", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
                             attr_function, nullptr, nullptr);
+    sqlite3_create_function(db.db, "memtap_size", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                            size_function, nullptr, nullptr);
     std::vector<std::string> tables;
     if (!reader::for_each_row(
             path, db.db, "SELECT name FROM sqlite_master",
@@ -227,6 +367,7 @@ struct EventPages::State {
     anchored_query.reset();
     anchors.clear();
     sorted_query.reset();
+    text_ids_for.reset();
     if (compact) file = {};
   }
 
@@ -253,8 +394,48 @@ struct EventPages::State {
 
   int64_t unit() const { return factor == 0 ? 1 : factor; }
 
+  // What the filters and sorts read: the compact file's integer table, or the text table.
+  std::string source() const { return compact ? "memtap_event AS e" : quote_identifier(table); }
+  const char* id_column() const { return compact ? "e.ID" : "\"ID\""; }
+  std::string order_by(EventColumn column) const {
+    return compact ? compact_order_expression(column) : order_expression(column);
+  }
+
+  // A compact file's text filter matches strings, not rows: the ids of the memtap_string
+  // rows that hold `text` go into temp.memtap_text_ids once per text (a LIKE over the
+  // small table), and rows are then matched by id.
+  bool prepare_text(const EventFilter& f, std::string* err) {
+    if (!compact || f.text.empty() || (text_ids_for && *text_ids_for == f.text)) return true;
+    text_ids_for.reset();
+    if (!run(
+            "CREATE TEMP TABLE IF NOT EXISTS memtap_text_ids (id INTEGER PRIMARY KEY)", {},
+            [](sqlite3_stmt*) {}, err) ||
+        !run(
+            "DELETE FROM temp.memtap_text_ids", {}, [](sqlite3_stmt*) {}, err) ||
+        !run(
+            "INSERT INTO temp.memtap_text_ids SELECT id FROM memtap_string WHERE text LIKE ? "
+            "ESCAPE '\\'",
+            {like_pattern(f.text)}, [](sqlite3_stmt*) {}, err)) {
+      return false;
+    }
+    // A row without a name reads "N/A": whether that matches is one comparison.
+    name_text_matches = false;
+    if (!run(
+            "SELECT " + literal(kDumpNameText) + " LIKE ? ESCAPE '\\'", {like_pattern(f.text)},
+            [&](sqlite3_stmt* s) { name_text_matches = sqlite3_column_int(s, 0) != 0; }, err)) {
+      return false;
+    }
+    text_ids_for = f.text;
+    return true;
+  }
+
   // " WHERE ..." for `filter`, its parameters appended to *binds.
   std::string where(const EventFilter& f, std::vector<Bind>* binds) const {
+    return compact ? compact_where(f, binds) : text_where(f, binds);
+  }
+
+  // The text table's (or a view without compact tables under it).
+  std::string text_where(const EventFilter& f, std::vector<Bind>* binds) const {
     std::vector<std::string> terms;
     const int64_t u = unit();
     if (f.t0_ns != std::numeric_limits<int64_t>::min()) {
@@ -264,11 +445,6 @@ struct EventPages::State {
     if (f.t1_ns != std::numeric_limits<int64_t>::max()) {
       terms.push_back("\"Timestamp(ns)\" <= ?");
       binds->push_back(div_down(f.t1_ns, u));
-      // A compact file has no timestamp index: its chunks bound the IDs to visit.
-      if (compact && file.has_rows) {
-        terms.push_back("\"ID\" <= ?");
-        binds->push_back(reader::last_id_at_or_before(file, f.t1_ns - file.timestamp_base_ns));
-      }
     }
     if (f.pid != 0) {
       terms.push_back("\"Process Id\" = ?");
@@ -304,6 +480,60 @@ struct EventPages::State {
     return sql;
   }
 
+  // memtap_event's columns (alias e), as the view would spell them (compact_order_expression).
+  std::string compact_where(const EventFilter& f, std::vector<Bind>* binds) const {
+    std::vector<std::string> terms;
+    const int64_t u = unit();
+    // The view's Timestamp(ns) is timestamp_offset_ns + timestamp_base_ns.
+    const int64_t base = file.timestamp_base_ns;
+    if (f.t0_ns != std::numeric_limits<int64_t>::min()) {
+      terms.push_back("e.timestamp_offset_ns >= ?");
+      binds->push_back(saturating_sub(div_up(f.t0_ns, u), base));
+    }
+    if (f.t1_ns != std::numeric_limits<int64_t>::max()) {
+      terms.push_back("e.timestamp_offset_ns <= ?");
+      binds->push_back(saturating_sub(div_down(f.t1_ns, u), base));
+      // No timestamp index: the chunks bound the IDs to visit.
+      if (file.has_rows) {
+        terms.push_back("e.ID <= ?");
+        binds->push_back(
+            reader::last_id_at_or_before(file, saturating_sub(f.t1_ns, file.timestamp_base_ns)));
+      }
+    }
+    if (f.pid != 0) {
+      terms.push_back("e.thread IN (SELECT thread FROM memtap_thread WHERE process_id = ?)");
+      binds->push_back(int64_t{f.pid});
+    }
+    if (!f.kinds.empty()) {
+      std::string any;
+      for (const std::string& kind : f.kinds) {
+        any += (any.empty() ? "(" : " OR ") + compact_kind_term(kind);
+      }
+      terms.push_back(any + ")");
+    }
+    if (f.min_size > 0) {
+      terms.push_back("(" + kBlockSql + " AND e.size_bytes >= ?)");
+      binds->push_back(int64_t(std::min<uint64_t>(f.min_size, INT64_MAX)));
+    }
+    if (f.max_size < uint64_t(INT64_MAX)) {
+      terms.push_back("(" + kBlockSql + " AND e.size_bytes <= ?)");
+      binds->push_back(int64_t(f.max_size));
+    }
+    if (!f.text.empty()) {
+      // prepare_text filled temp.memtap_text_ids for this text.
+      const std::string ids = " IN (SELECT id FROM temp.memtap_text_ids)";
+      std::string name = "e.name" + ids;
+      if (name_text_matches) name += " OR COALESCE(" + string_of("name") + ", '') = ''";
+      terms.push_back("((" + kBlockSql + " AND e.owner" + ids + ") OR e.stack_python" + ids +
+                      " OR e.stack_c" + ids + " OR (CASE WHEN " + kStepSql +
+                      " THEN CAST(e.detail AS TEXT) LIKE ? ESCAPE '\\' ELSE " + name + " END))");
+      binds->push_back(like_pattern(f.text));
+    }
+    std::string sql;
+    for (size_t i = 0; i < terms.size(); ++i) sql += (i == 0 ? " WHERE " : " AND ") + terms[i];
+    return sql;
+  }
+
   // Runs `sql` with `binds`, calling row(stmt) per row; false with `error` set on failure.
   template <class Row>
   bool run(const std::string& sql, const std::vector<Bind>& binds, Row row, std::string* err) {
@@ -327,7 +557,7 @@ struct EventPages::State {
   bool count_rows(const EventFilter& f, std::string* err) {
     if (counted_filter && *counted_filter == f) return true;
     std::vector<Bind> binds;
-    const std::string sql = "SELECT count(*) FROM " + quote_identifier(table) + where(f, &binds);
+    const std::string sql = "SELECT count(*) FROM " + source() + where(f, &binds);
     if (!run(
             sql, binds, [&](sqlite3_stmt* s) { count = uint64_t(sqlite3_column_int64(s, 0)); },
             err)) {
@@ -349,13 +579,19 @@ struct EventPages::State {
     auto anchor = std::prev(anchors.upper_bound(offset));
     std::vector<Bind> binds;
     const std::string filter = where(q.filter, &binds);
-    std::string sql =
-        "SELECT " + std::string(kSelectColumns) + " FROM " + quote_identifier(table) + filter;
-    sql += (filter.empty() ? " WHERE " : " AND ") + std::string(desc ? "\"ID\" < ?" : "\"ID\" > ?");
+    const std::string id = id_column();
+    // The page's IDs from the filtered source, then (compact) their rows from the view.
+    std::string rest = " FROM " + source() + filter;
+    rest += (filter.empty() ? " WHERE " : " AND ") + id + (desc ? " < ?" : " > ?");
     binds.push_back(anchor->second);
-    sql += desc ? " ORDER BY \"ID\" DESC" : " ORDER BY \"ID\"";
-    sql += " LIMIT " + std::to_string(count_wanted) + " OFFSET " +
-           std::to_string(offset - anchor->first);
+    rest += " ORDER BY " + id + (desc ? " DESC" : "");
+    rest += " LIMIT " + std::to_string(count_wanted) + " OFFSET " +
+            std::to_string(offset - anchor->first);
+    const std::string sql =
+        compact ? "SELECT " + std::string(kSelectColumns) + " FROM (SELECT " + id + " AS page_id" +
+                      rest + ") AS p CROSS JOIN " + quote_identifier(table) +
+                      " ON \"ID\" = p.page_id ORDER BY p.page_id" + (desc ? " DESC" : "")
+                : "SELECT " + std::string(kSelectColumns) + rest;
     const int64_t u = unit();
     if (!run(
             sql, binds, [&](sqlite3_stmt* s) { out->rows.push_back(read_row(s, u, 0)); },
@@ -386,9 +622,10 @@ struct EventPages::State {
       }
       std::vector<Bind> binds;
       const char* dir = q.descending ? " DESC" : "";
-      const std::string sql = "INSERT INTO temp.memtap_sorted (event_id) SELECT \"ID\" FROM " +
-                              quote_identifier(table) + where(q.filter, &binds) + " ORDER BY " +
-                              order_expression(q.column) + dir + ", \"ID\"" + dir;
+      const std::string sql = "INSERT INTO temp.memtap_sorted (event_id) SELECT " +
+                              std::string(id_column()) + " FROM " + source() +
+                              where(q.filter, &binds) + " ORDER BY " + order_by(q.column) + dir +
+                              ", " + id_column() + dir;
       if (!run(
               sql, binds, [](sqlite3_stmt*) {}, &out->error) ||
           !run(
@@ -432,6 +669,7 @@ EventPage EventPages::page(const EventQuery& query, size_t offset, size_t count)
     return out;
   }
   s.prepare();
+  if (!s.prepare_text(query.filter, &out.error)) return out;
   const bool ok = query.column == EventColumn::kId ? s.page_by_id(query, offset, count, &out)
                                                    : s.page_sorted(query, offset, count, &out);
   if (!ok) out.rows.clear();
