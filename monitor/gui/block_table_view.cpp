@@ -107,11 +107,11 @@ BlockTableView::BlockTableView(ViewState* state, EngineClient* client, QWidget* 
           [this] { state_->setBlockFilter(filterBar()->text()); });
   connect(state_, &ViewState::blockFilterChanged, this,
           [this](const QString& text) { filterBar()->setText(text); });
-  connect(state_, &ViewState::rangeChanged, this, [this] {
+  connect(state_, &ViewState::rangeChosen, this, [this] {
     if (filterBar()->onlyRange()) table_->requery();
   });
   connect(state_, &ViewState::scopeChanged, table_, &PagedTable::requery);
-  connect(state_, &ViewState::dataAdvanced, this, [this] {
+  connect(state_, &ViewState::dataAdvancedSlowly, this, [this] {
     const viewdata::SourceStatus s = client_->status();
     table_->dataGrew(s.loaded && !s.live);
   });
@@ -138,6 +138,13 @@ void BlockTableView::fetch(size_t offset, size_t count, uint64_t generation) {
   const bool descending = model()->sortOrder() == Qt::DescendingOrder;
   const int64_t origin = state_->origin();
   const int64_t end = state_->sessionEnd();
+  if (state_->loading()) {
+    // Asked when the recording is loaded (dataAdvancedSlowly); meanwhile the status says so.
+    TablePage empty;
+    empty.offset = offset;
+    model()->deliver(generation, std::move(empty));
+    return;
+  }
   client_->askBlocks(
       this,
       [=](viewdata::BlockQueries& q) {
@@ -157,6 +164,8 @@ void BlockTableView::showStatus() {
   QString text;
   if (!model()->error().isEmpty()) {
     text = model()->error();
+  } else if (state_->loading()) {
+    text = state_->loadingText();
   } else if (model()->totalRows() == 0) {
     text = filterBar()->onlyRange() && state_->t1() > state_->t0()
                ? tr("No blocks live in %1 … %2 match the filter")

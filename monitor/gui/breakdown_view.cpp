@@ -214,9 +214,9 @@ BreakdownView::BreakdownView(ViewState* state, EngineClient* client, QWidget* pa
   });
   connect(state_, &ViewState::cursorChanged, this, &BreakdownView::request);
   connect(state_, &ViewState::scopeChanged, this, &BreakdownView::request);
-  connect(state_, &ViewState::dataAdvanced, this, &BreakdownView::request);
+  connect(state_, &ViewState::dataAdvancedSlowly, this, &BreakdownView::request);
   // Without a cursor of its own the view shows the range's end.
-  connect(state_, &ViewState::rangeChanged, this, [this] {
+  connect(state_, &ViewState::rangeChosen, this, [this] {
     if (!state_->cursorSet()) request();
   });
 }
@@ -236,6 +236,10 @@ void BreakdownView::request() {
 void BreakdownView::ask() {
   scheduled_ = false;
   if (state_->pid() == 0 || state_->sessionEnd() <= state_->origin()) return;
+  if (state_->loading()) {
+    header_->setText(state_->loadingText());
+    return;
+  }
   if (in_flight_) {
     again_ = true;
     return;

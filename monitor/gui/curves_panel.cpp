@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QLegendMarker>
 #include <QMouseEvent>
+#include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -543,10 +544,13 @@ CurvesPanel::CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent
         width == 0 ? state_->sessionEnd() : std::min(state_->sessionEnd(), t0 + width);
     state_->setRange(t0, t1, state_->following());
   });
-  for (auto signal : {&ViewState::scopeChanged, &ViewState::groupByChanged,
-                      &ViewState::rangeChanged, &ViewState::dataAdvanced}) {
+  // A range that follows the data moves with dataAdvanced (and is drawn at its pace); a
+  // range the user chose is drawn at once.
+  for (auto signal :
+       {&ViewState::scopeChanged, &ViewState::groupByChanged, &ViewState::rangeChosen}) {
     connect(state_, signal, this, &CurvesPanel::request);
   }
+  connect(state_, &ViewState::dataAdvanced, this, &CurvesPanel::dataArrived);
   connect(chart_->chart(), &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
     const QRect in_view = chart_->mapFromScene(plot).boundingRect();
     const QPoint left = chart_->viewport()->mapTo(window(), in_view.topLeft());
@@ -560,6 +564,22 @@ void CurvesPanel::request() {
   if (scheduled_) return;
   scheduled_ = true;
   QMetaObject::invokeMethod(this, &CurvesPanel::ask, Qt::QueuedConnection);
+}
+
+void CurvesPanel::dataArrived() {
+  if (paced_) return;
+  const qint64 pace = state_->loading() ? 300 : 90;
+  const qint64 since = last_data_.isValid() ? last_data_.elapsed() : pace;
+  if (since < pace) {
+    paced_ = true;
+    QTimer::singleShot(int(pace - since), this, [this] {
+      paced_ = false;
+      dataArrived();
+    });
+    return;
+  }
+  last_data_.restart();
+  request();
 }
 
 void CurvesPanel::ask() {

@@ -105,11 +105,11 @@ EventTableView::EventTableView(ViewState* state, EngineClient* client, QWidget* 
   });
   connect(model(), &PagedTableModel::sortRequested, table_, &PagedTable::requery);
   connect(model(), &PagedTableModel::pageLoaded, this, &EventTableView::showStatus);
-  connect(state_, &ViewState::rangeChanged, this, [this] {
+  connect(state_, &ViewState::rangeChosen, this, [this] {
     if (filterBar()->onlyRange()) table_->requery();
   });
   connect(state_, &ViewState::scopeChanged, table_, &PagedTable::requery);
-  connect(state_, &ViewState::dataAdvanced, this, [this] {
+  connect(state_, &ViewState::dataAdvancedSlowly, this, [this] {
     const viewdata::SourceStatus s = client_->status();
     table_->dataGrew(s.loaded && !s.live);
   });

@@ -78,7 +78,7 @@ FindingsView::FindingsView(ViewState* state, EngineClient* client, QWidget* pare
   });
   // Findings change with new data only (while live or loading); the engine answers for the
   // whole session, whatever the range.
-  connect(state_, &ViewState::dataAdvanced, this, &FindingsView::request);
+  connect(state_, &ViewState::dataAdvancedSlowly, this, &FindingsView::request);
   show({});
 }
 
@@ -95,6 +95,10 @@ void FindingsView::request() {
 void FindingsView::ask() {
   scheduled_ = false;
   if (state_->pid() == 0) return;  // no process chosen yet
+  if (state_->loading()) {
+    empty_->setText(state_->loadingText());
+    return;
+  }
   if (in_flight_) {
     again_ = true;
     return;

@@ -59,8 +59,8 @@ FlameView::FlameView(ViewState* state, EngineClient* client, QWidget* parent)
   connect(back_, &QPushButton::clicked, this, &FlameView::back);
   connect(canvas_, &FlameCanvas::backRequested, this, &FlameView::back);
   connect(canvas_, &FlameCanvas::spanClicked, this, &FlameView::zoomTo);
-  for (auto signal : {&ViewState::scopeChanged, &ViewState::rangeChanged, &ViewState::dataAdvanced,
-                      &ViewState::timeAxisChanged}) {
+  for (auto signal : {&ViewState::scopeChanged, &ViewState::rangeChosen,
+                      &ViewState::dataAdvancedSlowly, &ViewState::timeAxisChanged}) {
     connect(state_, signal, this, &FlameView::request);
   }
   connect(state_, &ViewState::timeAxisChanged, canvas_, qOverload<>(&QWidget::update));

@@ -294,7 +294,7 @@ LifetimeView::LifetimeView(ViewState* state, EngineClient* client, QWidget* pare
           [this](int index) { graph_->setColorByOwner(index == 1); });
   connect(graph_, &LifetimeGraph::blockClicked, state_, &ViewState::selectBlock);
   for (auto signal :
-       {&ViewState::scopeChanged, &ViewState::rangeChanged, &ViewState::dataAdvanced}) {
+       {&ViewState::scopeChanged, &ViewState::rangeChosen, &ViewState::dataAdvancedSlowly}) {
     connect(state_, signal, this, &LifetimeView::request);
   }
   connect(state_, &ViewState::blockSelected, this, [this](qint64 id) {
@@ -316,6 +316,10 @@ void LifetimeView::ask() {
   scheduled_ = false;
   if (state_->sessionEnd() <= state_->origin() && state_->t1() == 0) {
     graph_->setMessage(tr("No blocks yet: the recording has no events so far."));
+    return;
+  }
+  if (state_->loading()) {
+    graph_->setMessage(state_->loadingText());
     return;
   }
   if (in_flight_) {

@@ -80,6 +80,7 @@ void MainWindow::refresh() {
   const bool changed = status.events != last_.events || status.last_ns != last_.last_ns ||
                        status.loaded != last_.loaded;
   last_ = status;
+  if (!status.live && !status.loaded) state_->setLoading(status.load_fraction);
   if (status.first_ns != 0) state_->setSession(status.first_ns, status.last_ns);
   if (changed) {
     quiet_refreshes_ = 0;
@@ -89,7 +90,7 @@ void MainWindow::refresh() {
   if (status.loaded && !done_) {
     done_ = true;
     // Views that show the range's end ask once more now that it is final.
-    emit state_->dataAdvanced();
+    state_->finishData();
     emit sourceDone();
   }
 }

@@ -231,8 +231,8 @@ PoolView::PoolView(ViewState* state, EngineClient* client, QWidget* parent)
   connect(list_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
     state_->selectBlock(item->data(0, Qt::UserRole).toLongLong());
   });
-  for (auto signal : {&ViewState::scopeChanged, &ViewState::rangeChanged, &ViewState::cursorChanged,
-                      &ViewState::dataAdvanced}) {
+  for (auto signal : {&ViewState::scopeChanged, &ViewState::rangeChosen, &ViewState::cursorChanged,
+                      &ViewState::dataAdvancedSlowly}) {
     connect(state_, signal, this, &PoolView::request);
   }
   connect(state_, &ViewState::blockSelected, this, [this](qint64 id) {
@@ -259,6 +259,10 @@ void PoolView::ask() {
   scheduled_ = false;
   if (state_->cursor() == 0) {
     summary_->setText(tr("No events yet: the pool shows once there are blocks."));
+    return;
+  }
+  if (state_->loading()) {
+    summary_->setText(state_->loadingText());
     return;
   }
   if (in_flight_) {

@@ -53,6 +53,7 @@ void ViewState::setRange(int64_t t0, int64_t t1, bool follow) {
   t0_ = t0;
   t1_ = t1;
   emit rangeChanged();
+  if (!following_data_) emit rangeChosen();
 }
 
 void ViewState::setCursor(int64_t t) {
@@ -94,10 +95,33 @@ void ViewState::setSession(int64_t origin, int64_t end) {
         follow_width_ > 0 ? std::max(origin_, session_end_ - follow_width_) : origin_;
     const bool was_following = following_;
     following_ = true;  // setRange(.., true) keeps it
+    following_data_ = !first;
     setRange(t0, session_end_, true);
+    following_data_ = false;
     following_ = was_following;
   }
   emit dataAdvanced();
+  if (!slow_clock_.isValid() || slow_clock_.elapsed() >= 1000) {
+    slow_clock_.restart();
+    emit dataAdvancedSlowly();
+  }
+}
+
+QString ViewState::loadingText() const {
+  return tr("Reading the recording (%1%): this view fills in once it is loaded.")
+      .arg(int(load_fraction_ * 100));
+}
+
+void ViewState::setLoading(double fraction) {
+  loading_ = true;
+  load_fraction_ = fraction;
+}
+
+void ViewState::finishData() {
+  loading_ = false;
+  emit dataAdvanced();
+  slow_clock_.restart();
+  emit dataAdvancedSlowly();
 }
 
 }  // namespace memtap::gui

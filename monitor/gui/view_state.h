@@ -9,6 +9,7 @@
 // the session's first event, as "time since start".
 #pragma once
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
 #include <cstdint>
@@ -42,6 +43,15 @@ class ViewState : public QObject {
   // The session's first event and its newest (what the overview spans).
   int64_t origin() const { return origin_; }
   int64_t sessionEnd() const { return session_end_; }
+  // A recording is still being read (replay): the views whose questions go to the engine or
+  // the block index (findings, lifetime, pool, breakdown, block table) wait for the end and
+  // say so with loadingText(); asked while loading, they took the threads the loading needs
+  // and a 10 M-event file took twice as long to open as `memtap report` takes. Live
+  // sessions are never "loading": their views follow the data.
+  bool loading() const { return loading_; }
+  // "Reading the recording (43%): this view fills in once it is loaded."
+  QString loadingText() const;
+
   // Following the newest data: the range ends at sessionEnd() and moves with it.
   bool following() const { return following_; }
 
@@ -70,6 +80,11 @@ class ViewState : public QObject {
   // The data grew (origin or end moved): the window calls this on every refresh; while
   // following, the range follows.
   void setSession(int64_t origin, int64_t end);
+  // The source is done (loaded, or the live session ended): loading() is false, and both
+  // signals go out now.
+  void finishData();
+  // A replay's progress (0..1 of the file read); the window calls it on every refresh.
+  void setLoading(double fraction);
   // The curves chart's plot area moved (see timeAxisLeft()).
   void setTimeAxis(int left, int right);
 
@@ -77,12 +92,22 @@ class ViewState : public QObject {
   void scopeChanged();
   void groupByChanged();
   void rangeChanged();
+  // The range changed by a choice (the user's, a finding's, another view's), not because it
+  // follows new data: the views with costly questions ask on this and on
+  // dataAdvancedSlowly(), not on every move of a following range (10 a second).
+  void rangeChosen();
   void cursorChanged();
   void blockSelected(qint64 id);
   void blockFilterChanged(const QString& text);
   void followingChanged(bool on);
   // New data (every refresh while live or loading): views that show "now" ask again.
   void dataAdvanced();
+  // The same at most once a second, and once more when the source is done: for the views
+  // whose questions cost the engine or the block index more than a curve (findings, the
+  // lifetime graph, the pool, the breakdown, the flame chart). Asked every 100 ms while a
+  // recording loads they took the threads the loading needs: loading a 10 M-event file took
+  // twice as long as `memtap report`.
+  void dataAdvancedSlowly();
   // A view asks the window to bring another to the front (gui_options.h's names: a finding
   // opens the block table). The window owns the tabs; views only ask.
   void viewRequested(const QString& name);
@@ -102,6 +127,10 @@ class ViewState : public QObject {
   // The width the range keeps while following once the user chose one (0: all of it).
   int64_t follow_width_ = 0;
   int time_axis_left_ = 0, time_axis_right_ = 0;
+  bool following_data_ = false;  // setSession() is moving the range
+  bool loading_ = false;
+  double load_fraction_ = 0;
+  QElapsedTimer slow_clock_;  // since dataAdvancedSlowly() was last emitted
 };
 
 }  // namespace memtap::gui
