@@ -107,7 +107,7 @@ BlockTableView::BlockTableView(ViewState* state, EngineClient* client, QWidget* 
           [this] { state_->setBlockFilter(filterBar()->text()); });
   connect(state_, &ViewState::blockFilterChanged, this,
           [this](const QString& text) { filterBar()->setText(text); });
-  connect(state_, &ViewState::rangeChosen, this, [this] {
+  connect(state_, &ViewState::rangeSettled, this, [this] {
     if (filterBar()->onlyRange()) table_->requery();
   });
   connect(state_, &ViewState::scopeChanged, table_, &PagedTable::requery);

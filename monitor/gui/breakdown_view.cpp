@@ -216,7 +216,7 @@ BreakdownView::BreakdownView(ViewState* state, EngineClient* client, QWidget* pa
   connect(state_, &ViewState::scopeChanged, this, &BreakdownView::request);
   connect(state_, &ViewState::dataAdvancedSlowly, this, &BreakdownView::request);
   // Without a cursor of its own the view shows the range's end.
-  connect(state_, &ViewState::rangeChosen, this, [this] {
+  connect(state_, &ViewState::rangeSettled, this, [this] {
     if (!state_->cursorSet()) request();
   });
 }

@@ -105,7 +105,7 @@ EventTableView::EventTableView(ViewState* state, EngineClient* client, QWidget* 
   });
   connect(model(), &PagedTableModel::sortRequested, table_, &PagedTable::requery);
   connect(model(), &PagedTableModel::pageLoaded, this, &EventTableView::showStatus);
-  connect(state_, &ViewState::rangeChosen, this, [this] {
+  connect(state_, &ViewState::rangeSettled, this, [this] {
     if (filterBar()->onlyRange()) table_->requery();
   });
   connect(state_, &ViewState::scopeChanged, table_, &PagedTable::requery);

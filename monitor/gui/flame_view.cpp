@@ -59,7 +59,7 @@ FlameView::FlameView(ViewState* state, EngineClient* client, QWidget* parent)
   connect(back_, &QPushButton::clicked, this, &FlameView::back);
   connect(canvas_, &FlameCanvas::backRequested, this, &FlameView::back);
   connect(canvas_, &FlameCanvas::spanClicked, this, &FlameView::zoomTo);
-  for (auto signal : {&ViewState::scopeChanged, &ViewState::rangeChosen,
+  for (auto signal : {&ViewState::scopeChanged, &ViewState::rangeSettled,
                       &ViewState::dataAdvancedSlowly, &ViewState::timeAxisChanged}) {
     connect(state_, signal, this, &FlameView::request);
   }

@@ -294,7 +294,7 @@ LifetimeView::LifetimeView(ViewState* state, EngineClient* client, QWidget* pare
           [this](int index) { graph_->setColorByOwner(index == 1); });
   connect(graph_, &LifetimeGraph::blockClicked, state_, &ViewState::selectBlock);
   for (auto signal :
-       {&ViewState::scopeChanged, &ViewState::rangeChosen, &ViewState::dataAdvancedSlowly}) {
+       {&ViewState::scopeChanged, &ViewState::rangeSettled, &ViewState::dataAdvancedSlowly}) {
     connect(state_, signal, this, &LifetimeView::request);
   }
   connect(state_, &ViewState::blockSelected, this, [this](qint64 id) {

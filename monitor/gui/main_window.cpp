@@ -97,6 +97,7 @@ void MainWindow::refresh() {
 
 bool MainWindow::settled() const {
   if (!last_.loaded || client_->pending() != 0 || quiet_refreshes_ < 2) return false;
+  if (state_->rangeResting()) return false;
   const viewdata::BlockIndexStatus b = client_->source().blocks().status();
   return b.queued_events == 0;
 }

@@ -231,7 +231,7 @@ PoolView::PoolView(ViewState* state, EngineClient* client, QWidget* parent)
   connect(list_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
     state_->selectBlock(item->data(0, Qt::UserRole).toLongLong());
   });
-  for (auto signal : {&ViewState::scopeChanged, &ViewState::rangeChosen, &ViewState::cursorChanged,
+  for (auto signal : {&ViewState::scopeChanged, &ViewState::rangeSettled, &ViewState::cursorChanged,
                       &ViewState::dataAdvancedSlowly}) {
     connect(state_, signal, this, &PoolView::request);
   }

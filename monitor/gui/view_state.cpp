@@ -5,7 +5,11 @@
 
 namespace memtap::gui {
 
-ViewState::ViewState(QObject* parent) : QObject(parent) {}
+ViewState::ViewState(QObject* parent) : QObject(parent) {
+  range_rest_.setSingleShot(true);
+  range_rest_.setInterval(200);
+  connect(&range_rest_, &QTimer::timeout, this, &ViewState::rangeSettled);
+}
 
 QString ViewState::timeText(int64_t ns) const {
   return QStringLiteral("+%1 s").arg(seconds(ns), 0, 'f', 3);
@@ -53,7 +57,10 @@ void ViewState::setRange(int64_t t0, int64_t t1, bool follow) {
   t0_ = t0;
   t1_ = t1;
   emit rangeChanged();
-  if (!following_data_) emit rangeChosen();
+  if (!following_data_) {
+    emit rangeChosen();
+    range_rest_.start();
+  }
 }
 
 void ViewState::setCursor(int64_t t) {

@@ -12,6 +12,7 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QString>
+#include <QTimer>
 #include <cstdint>
 
 #include "monitor/engine/timeline/timeline.h"
@@ -49,6 +50,8 @@ class ViewState : public QObject {
   // and a 10 M-event file took twice as long to open as `memtap report` takes. Live
   // sessions are never "loading": their views follow the data.
   bool loading() const { return loading_; }
+  // A chosen range has not rested yet: rangeSettled() is still to come.
+  bool rangeResting() const { return range_rest_.isActive(); }
   // "Reading the recording (43%): this view fills in once it is loaded."
   QString loadingText() const;
 
@@ -96,6 +99,10 @@ class ViewState : public QObject {
   // follows new data: the views with costly questions ask on this and on
   // dataAdvancedSlowly(), not on every move of a following range (10 a second).
   void rangeChosen();
+  // 200 ms after the last rangeChosen(): a drag or a wheel zoom moves the range tens of times
+  // a second, and the views whose questions take the block index or the recording ask once
+  // it rests, so that their work does not slow the curves' redraw on a 2-core machine.
+  void rangeSettled();
   void cursorChanged();
   void blockSelected(qint64 id);
   void blockFilterChanged(const QString& text);
@@ -130,7 +137,9 @@ class ViewState : public QObject {
   bool following_data_ = false;  // setSession() is moving the range
   bool loading_ = false;
   double load_fraction_ = 0;
-  QElapsedTimer slow_clock_;  // since dataAdvancedSlowly() was last emitted
+  QElapsedTimer slow_clock_;
+  QTimer
+      range_rest_;  // rangeSettled() when it fires  // since dataAdvancedSlowly() was last emitted
 };
 
 }  // namespace memtap::gui

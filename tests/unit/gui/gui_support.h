@@ -51,12 +51,18 @@ inline OpenWindow open_window(const std::string& path, int width = 1400, int hei
 }
 
 // Waits until the window has answered every question asked so far (views ask on the next
-// turn of the event loop after a change, so the loop turns first).
+// turn of the event loop after a change, so the loop turns first; the views that ask once
+// a chosen range rests ask when ViewState::rangeResting() ends).
 inline void settle(gui::MainWindow& window) {
   window.refresh();
   QApplication::processEvents();
-  wait_for([&] { return window.client()->pending() == 0; }, "the answers");
+  // Both at once: an answer can choose a range (a block brought into view), whose rest then
+  // asks again.
+  wait_for([&] { return !window.state()->rangeResting() && window.client()->pending() == 0; },
+           "the answers");
   QApplication::processEvents();
+  wait_for([&] { return !window.state()->rangeResting() && window.client()->pending() == 0; },
+           "the answers");
 }
 
 }  // namespace memtap::test
