@@ -25,13 +25,12 @@ shot() {  # FILE NAME VIEW [--at TIME]
 }
 shot "$work/leak.db" leak_curves curves
 shot "$work/leak.db" leak_breakdown breakdown --at peak
-shot "$work/leak.db" leak_lifetime lifetime
 shot "$work/leak.db" leak_flame flame
 shot "$work/leak.db" leak_blocks blocks --at peak
 shot "$work/leak.db" leak_events events
-# The fragmentation example's slabs are its own mmap'd pool, whose tensors no hook sees: the
-# curves (Reserved far above Allocated) and the lifetime graph (the slabs) show it; the pool
-# view would only say that the host heap has no pool segments.
+# The curves view has the lifetime graph below it. The fragmentation example's slabs are its
+# own mmap'd pool, whose tensors no hook sees: the curves (Reserved far above Allocated) and
+# the lifetime graph (the slabs) show it; the pool view would only say that the host heap
+# has no pool segments.
 shot "$work/frag.db" fragmentation_curves curves --at peak
-shot "$work/frag.db" fragmentation_lifetime lifetime --at peak
 echo "pictures in $out"
