@@ -132,8 +132,9 @@ int main(int argc, char** argv) {
   }
   std::vector<double> all;
   for (const Kind& k : kinds) all.insert(all.end(), k.ms.begin(), k.ms.end());
-  printf("peak RSS %ld KB (the recording's mapped pages included); own memory now (RssAnon) %ld KB\n",
-         status_kb("VmHWM"), status_kb("RssAnon"));
+  printf(
+      "peak RSS %ld KB (the recording's mapped pages included); own memory now (RssAnon) %ld KB\n",
+      status_kb("VmHWM"), status_kb("RssAnon"));
   printf("RESULT gui_first_curves_s=%.3f\nRESULT gui_loaded_s=%.3f\n", double(first_ms) / 1000,
          double(loaded_ms) / 1000);
   printf("RESULT gui_redraw_median_ms=%.1f\nRESULT gui_redraw_max_ms=%.1f\n", median(all),
