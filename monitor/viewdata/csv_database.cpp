@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "monitor/store/memscope_schema.h"
+#include "monitor/viewdata/labels.h"
 
 namespace memtap::viewdata {
 
@@ -45,26 +46,9 @@ const char* event_text(MemEventKind kind) {
   return "N/A";
 }
 
+// msMemScope's spelling: the layers' names, and "N/A" where it has none.
 const char* layer_text(Layer layer) {
-  switch (layer) {
-    case Layer::kHost:
-      return "HOST";
-    case Layer::kHostPinned:
-      return "HOST_PINNED";
-    case Layer::kHal:
-      return "HAL";
-    case Layer::kPta:
-      return "PTA";
-    case Layer::kPtaWorkspace:
-      return "PTA_WORKSPACE";
-    case Layer::kAtb:
-      return "ATB";
-    case Layer::kMindspore:
-      return "MINDSPORE";
-    case Layer::kOther:
-      return "N/A";
-  }
-  return "N/A";
+  return layer == Layer::kOther ? "N/A" : layer_label(layer);
 }
 
 const char* event_type_text(const MemEvent& e) {
