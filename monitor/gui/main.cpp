@@ -156,9 +156,11 @@ int main(int argc, char** argv) {
     app.exec();
     if (o.stats) {
       app.stats().print(stderr);
-      fprintf(stderr,
-              "memtap-gui: first curves drawn %.3f s after launch, everything loaded %.3f s\n",
-              double(first_curves_ms) / 1000, double(loaded_ms) / 1000);
+      // A live window closes (or takes its picture) before the recording is written.
+      char loaded[32] = "not yet (live)";
+      if (loaded_ms >= 0) snprintf(loaded, sizeof loaded, "%.3f s", double(loaded_ms) / 1000);
+      fprintf(stderr, "memtap-gui: first curves drawn %.3f s after launch, everything loaded %s\n",
+              double(first_curves_ms) / 1000, loaded);
     }
   }
   if (o.mode == Mode::kRun && !source->status().loaded) {

@@ -6,13 +6,13 @@
 // queries between batches, so the curves show as soon as the first batch is in.
 //
 // How it reads: a file of up to kHeldEvents (estimated) is read whole first, as `memtap
-// report` reads it (every core decoding, then one sort): about a second here, and the
-// fastest way through. A larger file would keep the window empty for longer, so it is
-// streamed: one thread walks it in time order while the engine analyses the batch before,
-// and the first curves show after the first batch. Measured on 2 cores (tests/bench/run_gui.sh):
-// a 2.2 M-event text recording held, first curves 0.96 s, loaded in 1.06x `memtap report`'s
-// time (streamed: 0.5 s and 1.6x); a 10 M-event one streamed, first curves 0.35 s, loaded
-// in 1.2x (held: 5.9 s before anything shows).
+// report` reads it (every core decoding, then one sort): the fastest way through, but
+// nothing shows until it is all read. A larger file is streamed: one thread walks it in
+// time order while the engine analyses the batch before, and the first curves show after
+// the first batch. The line is at 1 M events because the first curves must show within
+// 1.5 s whatever the file: measured on 2 cores, a 2.2 M-event text recording held showed
+// its first curves after 1.7 s (loaded in 1.45x `memtap report`'s time), streamed after
+// 0.56 s (loaded in 1.8-2x); a 10 M-event one streamed, 0.6 s.
 // Once the file is read, the engine's thread stays, answering queries, until the source is
 // destroyed.
 #include <pthread.h>
@@ -102,7 +102,7 @@ class ReplaySource final : public DataSource {
     std::vector<std::string> new_strings;
   };
   static constexpr size_t kQueuedBatches = 3;
-  static constexpr double kHeldEvents = 4e6;
+  static constexpr double kHeldEvents = 1e6;
 
   void run_reader() {
     pthread_setname_np(pthread_self(), "memtap-read");
