@@ -97,7 +97,7 @@ BlockTableView::BlockTableView(ViewState* state, EngineClient* client, QWidget* 
   model()->setFetch([this](size_t offset, size_t count, uint64_t generation, bool) {
     fetch(offset, count, generation);
   });
-  connect(model(), &PagedTableModel::sortRequested, table_, &PagedTable::requery);
+  table_->followState(state_);
   connect(model(), &PagedTableModel::pageLoaded, this, [this] {
     showStatus();
     showSelected();
@@ -107,14 +107,6 @@ BlockTableView::BlockTableView(ViewState* state, EngineClient* client, QWidget* 
           [this] { state_->setBlockFilter(filterBar()->text()); });
   connect(state_, &ViewState::blockFilterChanged, this,
           [this](const QString& text) { filterBar()->setText(text); });
-  connect(state_, &ViewState::rangeSettled, this, [this] {
-    if (filterBar()->onlyRange()) table_->requery();
-  });
-  connect(state_, &ViewState::scopeChanged, table_, &PagedTable::requery);
-  connect(state_, &ViewState::dataAdvancedSlowly, this, [this] {
-    const viewdata::SourceStatus s = client_->status();
-    table_->dataGrew(s.loaded && !s.live);
-  });
   connect(state_, &ViewState::blockSelected, this, &BlockTableView::showSelected);
   connect(table()->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) {

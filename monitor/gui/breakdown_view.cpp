@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "monitor/gui/chart_style.h"
+#include "monitor/gui/peak_cursor.h"
 #include "monitor/report/units.h"
 #include "monitor/viewdata/treemap_layout.h"
 
@@ -207,7 +208,8 @@ BreakdownView::BreakdownView(ViewState* state, EngineClient* client, QWidget* pa
   map_ = new BreakdownMap(this);
   layout->addWidget(map_, 1);
 
-  connect(at_peak_, &QPushButton::clicked, this, &BreakdownView::goToPeak);
+  connect(at_peak_, &QPushButton::clicked, this,
+          [this] { move_cursor_to_peak(state_, client_, this); });
   connect(map_, &BreakdownMap::boxClicked, this, [this](const QString& filter) {
     state_->setBlockFilter(filter);
     emit state_->viewRequested(QStringLiteral("blocks"));
@@ -271,19 +273,6 @@ void BreakdownView::ask() {
           again_ = false;
           ask();
         }
-      });
-}
-
-void BreakdownView::goToPeak() {
-  const uint32_t pid = state_->pid();
-  const int32_t device = state_->device();
-  client_->ask(
-      this,
-      [pid, device](const viewdata::EngineView& e) {
-        return viewdata::allocated_peak_ns(e, pid, device);
-      },
-      [this](int64_t t) {
-        if (t > 0) state_->setCursor(t);
       });
 }
 

@@ -83,7 +83,6 @@ class BreakdownView : public QWidget {
  private:
   void request();
   void ask();
-  void goToPeak();
 
   ViewState* state_;
   EngineClient* client_;

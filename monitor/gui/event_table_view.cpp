@@ -103,16 +103,8 @@ EventTableView::EventTableView(ViewState* state, EngineClient* client, QWidget* 
   model()->setFetch([this](size_t offset, size_t count, uint64_t generation, bool again) {
     fetch(offset, count, generation, again);
   });
-  connect(model(), &PagedTableModel::sortRequested, table_, &PagedTable::requery);
+  table_->followState(state_);
   connect(model(), &PagedTableModel::pageLoaded, this, &EventTableView::showStatus);
-  connect(state_, &ViewState::rangeSettled, this, [this] {
-    if (filterBar()->onlyRange()) table_->requery();
-  });
-  connect(state_, &ViewState::scopeChanged, table_, &PagedTable::requery);
-  connect(state_, &ViewState::dataAdvancedSlowly, this, [this] {
-    const viewdata::SourceStatus s = client_->status();
-    table_->dataGrew(s.loaded && !s.live);
-  });
 }
 
 void EventTableView::fetch(size_t offset, size_t count, uint64_t generation, bool again) {

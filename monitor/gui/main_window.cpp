@@ -4,7 +4,6 @@
 #include <QSplitter>
 #include <QToolBar>
 #include <QVBoxLayout>
-#include <memory>
 
 #include "monitor/gui/block_table_view.h"
 #include "monitor/gui/breakdown_view.h"
@@ -13,9 +12,9 @@
 #include "monitor/gui/findings_view.h"
 #include "monitor/gui/flame_view.h"
 #include "monitor/gui/lifetime_view.h"
+#include "monitor/gui/peak_cursor.h"
 #include "monitor/gui/pool_view.h"
 #include "monitor/gui/top_bar.h"
-#include "monitor/viewdata/breakdown_data.h"
 
 namespace memtap::gui {
 
@@ -112,26 +111,7 @@ void MainWindow::showView(const std::string& name) {
 }
 
 void MainWindow::setCursorAtPeak() {
-  // --at peak comes when the source is loaded, which can be before the top bar has chosen
-  // the process (its question for the scopes is still out): wait for the scope.
-  if (state_->pid() == 0) {
-    auto once = std::make_shared<QMetaObject::Connection>();
-    *once = connect(state_, &ViewState::scopeChanged, this, [this, once] {
-      disconnect(*once);
-      setCursorAtPeak();
-    });
-    return;
-  }
-  const uint32_t pid = state_->pid();
-  const int32_t device = state_->device();
-  client_->ask(
-      this,
-      [pid, device](const viewdata::EngineView& e) {
-        return viewdata::allocated_peak_ns(e, pid, device);
-      },
-      [this](int64_t t) {
-        if (t > 0) state_->setCursor(t);
-      });
+  move_cursor_to_peak(state_, client_, this);
 }
 
 void MainWindow::setCursorSinceStart(int64_t since_start_ns) {

@@ -42,7 +42,6 @@ PagedTable::PagedTable(QStringList headers, const QString& text_hint, QWidget* p
   table_->setContextMenuPolicy(Qt::ActionsContextMenu);
   layout->addWidget(table_, 1);
   connect(bar_, &TableFilterBar::changed, this, &PagedTable::requery);
-  last_refresh_.start();
 }
 
 void PagedTable::setColumnSamples(const QStringList& samples) {
@@ -75,13 +74,20 @@ void PagedTable::doRequery() {
   model_->reset();
 }
 
-void PagedTable::dataGrew(bool final) {
+void PagedTable::followState(ViewState* state) {
+  connect(model_, &PagedTableModel::sortRequested, this, &PagedTable::requery);
+  connect(state, &ViewState::scopeChanged, this, &PagedTable::requery);
+  connect(state, &ViewState::rangeSettled, this, [this] {
+    if (bar_->onlyRange()) requery();
+  });
+  connect(state, &ViewState::dataAdvancedSlowly, this, &PagedTable::dataGrew);
+}
+
+void PagedTable::dataGrew() {
   if (!isVisible()) {
     refresh_when_shown_ = true;
     return;
   }
-  if (!final && last_refresh_.elapsed() < 1000) return;
-  last_refresh_.restart();
   model_->refresh();
 }
 

@@ -5,12 +5,12 @@
 // arrives (live, or a replay loading) it refreshes at most once a second.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QTableView>
 #include <QWidget>
 
 #include "monitor/gui/paged_table_model.h"
 #include "monitor/gui/table_filter_bar.h"
+#include "monitor/gui/view_state.h"
 
 namespace memtap::gui {
 
@@ -40,8 +40,11 @@ class PagedTable : public QWidget {
   void setColumnSamples(const QStringList& samples);
   // The query changed: the first page again (now, or when the table is next shown).
   void requery();
-  // New data: `final` when nothing more will come (a replay has loaded).
-  void dataGrew(bool final);
+  // New data: the rows shown are read again (now, or when the table is next shown).
+  void dataGrew();
+  // What both tables ask again on: a click on a header, another process or device, a chosen
+  // range once it rests (when "Only the selected range" is on), and new data (once a second).
+  void followState(ViewState* state);
   // The selected rows as tab-separated text with a header row, onto the clipboard.
   void copySelection();
 
@@ -58,7 +61,6 @@ class PagedTable : public QWidget {
   bool requery_scheduled_ = false;
   bool requery_when_shown_ = false;
   bool refresh_when_shown_ = false;
-  QElapsedTimer last_refresh_;
 };
 
 }  // namespace memtap::gui
