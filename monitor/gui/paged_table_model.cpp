@@ -51,13 +51,15 @@ void PagedTableModel::refresh() {
   }
   refresh_pending_ = false;
   again_ = true;
-  if (pages_.empty() || rowCount() == 0) {
+  // Every cached page may be older than the data, an empty one too (fetchNext keeps a page
+  // that is not stale).
+  for (auto& [number, page] : pages_) page.stale = true;
+  if (rowCount() == 0) {
     wanted_ = 0;
     fetchNext();
     return;
   }
   // The rows on screen ask for their pages again as they are drawn (data()).
-  for (auto& [number, page] : pages_) page.stale = true;
   emit dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1));
 }
 

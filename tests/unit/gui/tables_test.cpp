@@ -10,6 +10,7 @@
 
 #include "monitor/gui/block_table_view.h"
 #include "monitor/gui/event_table_view.h"
+#include "monitor/gui/paged_table_model.h"
 #include "monitor/viewdata/event_pages.h"
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
@@ -221,6 +222,32 @@ TEST(Tables, ASelectedRowIsTheSelectedBlockAndBack) {
   QApplication::processEvents();
   EXPECT_EQ(table->currentIndex().row(), 150);
   EXPECT_TRUE(table->selectionModel()->isRowSelected(150, {}));
+}
+
+TEST(Tables, ARefreshAfterAnEmptyAnswerAsksAgain) {
+  // The block table answers "no rows" while a replay loads; the refresh when it is loaded
+  // must ask again, not keep the empty page it has (the table stayed empty, saying
+  // "Reading the recording (6%)", after a 2.2 M-event recording had loaded).
+  gui::PagedTableModel model({QStringLiteral("id")});
+  uint64_t rows_now = 0;
+  int fetches = 0;
+  model.setFetch([&](size_t offset, size_t, uint64_t generation, bool) {
+    ++fetches;
+    gui::TablePage page;
+    page.offset = offset;
+    page.total_rows = rows_now;
+    for (uint64_t i = offset; i < rows_now; ++i)
+      page.rows.push_back({int64_t(i), {QString::number(i)}, {QString::number(i)}});
+    model.deliver(generation, std::move(page));
+  });
+  model.reset();
+  ASSERT_EQ(fetches, 1);
+  EXPECT_EQ(model.rowCount(), 0);
+  rows_now = 3;
+  model.refresh();
+  QApplication::processEvents();
+  EXPECT_EQ(fetches, 2);
+  EXPECT_EQ(model.rowCount(), 3);
 }
 
 }  // namespace
