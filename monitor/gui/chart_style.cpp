@@ -95,21 +95,45 @@ int time_label_decimals(double step_s) {
 
 namespace {
 
-// The outline of an envelope along its max (or min), then the points after it.
+// The outline of an envelope along its max (or min), then the points after it. Buckets
+// that end within `column_ns` of where they start are merged into one column of that width
+// (its extreme, then its last value): two points where each bucket drawn as a step takes
+// five, and a pixel column cannot show more. Laying out and stroking the points is most of
+// a redraw's time in Qt Charts.
 QList<QPointF> outline(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns,
-                       double unit, bool upper) {
+                       double unit, bool upper, int64_t column_ns) {
   QList<QPointF> out;
   auto x = [origin_ns](int64_t t) { return double(t - origin_ns) / 1e9; };
   auto to = [&](int64_t t, double y) {
-    if (!out.isEmpty()) out.append(QPointF(x(t), out.back().y()));
+    if (!out.isEmpty() && out.back().x() != x(t)) out.append(QPointF(x(t), out.back().y()));
     out.append(QPointF(x(t), y));
   };
+  auto edge_of = [upper](const timeline::EnvelopeBucket& b) {
+    return upper ? b.max_bytes : b.min_bytes;
+  };
   out.reserve(qsizetype(line.envelope.size() * 4 + line.points.size() * 2 + 1));
-  for (const timeline::EnvelopeBucket& b : line.envelope) {
-    const double edge = double(upper ? b.max_bytes : b.min_bytes) / unit;
-    to(b.t_first_ns, edge);
-    if (b.t_last_ns > b.t_first_ns) out.append(QPointF(x(b.t_last_ns), edge));
-    to(b.t_last_ns, double(b.last_bytes) / unit);
+  const std::vector<timeline::EnvelopeBucket>& env = line.envelope;
+  for (size_t i = 0; i < env.size();) {
+    const timeline::EnvelopeBucket& b = env[i];
+    if (b.t_last_ns - b.t_first_ns >= column_ns) {
+      const double edge = double(edge_of(b)) / unit;
+      to(b.t_first_ns, edge);
+      if (b.t_last_ns > b.t_first_ns) out.append(QPointF(x(b.t_last_ns), edge));
+      to(b.t_last_ns, double(b.last_bytes) / unit);
+      ++i;
+      continue;
+    }
+    int64_t edge = edge_of(b);
+    size_t j = i + 1;
+    for (; j < env.size() && env[j].t_last_ns - b.t_first_ns < column_ns; ++j)
+      edge = upper ? std::max(edge, env[j].max_bytes) : std::min(edge, env[j].min_bytes);
+    const timeline::EnvelopeBucket& last = env[j - 1];
+    // The level before holds up to the column unless the column follows it within a pixel.
+    if (!out.isEmpty() && x(b.t_first_ns) - out.back().x() >= double(column_ns) / 1e9)
+      out.append(QPointF(x(b.t_first_ns), out.back().y()));
+    out.append(QPointF(x(b.t_first_ns), double(edge) / unit));
+    out.append(QPointF(x(last.t_last_ns), double(last.last_bytes) / unit));
+    i = j;
   }
   for (const timeline::CurvePoint& p : line.points) to(p.ts_ns, double(p.value_bytes) / unit);
   if (!out.isEmpty() && x(end_ns) > out.back().x()) out.append(QPointF(x(end_ns), out.back().y()));
@@ -119,17 +143,17 @@ QList<QPointF> outline(const viewdata::CurveLine& line, int64_t origin_ns, int64
 }  // namespace
 
 QList<QPointF> step_points(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns,
-                           double unit) {
-  return outline(line, origin_ns, end_ns, unit, true);
+                           double unit, int64_t column_ns) {
+  return outline(line, origin_ns, end_ns, unit, true, column_ns);
 }
 
 void envelope_band(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns, double unit,
-                   QList<QPointF>* upper, QList<QPointF>* lower) {
+                   int64_t column_ns, QList<QPointF>* upper, QList<QPointF>* lower) {
   viewdata::CurveLine older = line;
   older.points.clear();
   const int64_t band_end = line.points.empty() ? end_ns : line.points.front().ts_ns;
-  *upper = outline(older, origin_ns, band_end, unit, true);
-  *lower = outline(older, origin_ns, band_end, unit, false);
+  *upper = outline(older, origin_ns, band_end, unit, true, column_ns);
+  *lower = outline(older, origin_ns, band_end, unit, false, column_ns);
 }
 
 }  // namespace memtap::gui

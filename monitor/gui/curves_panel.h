@@ -67,7 +67,8 @@ class CurvesChart : public QChartView {
   struct Drawn {
     std::string name;
     QLineSeries* line = nullptr;
-    QAreaSeries* band = nullptr;  // envelope only
+    QAreaSeries* band = nullptr;  // for lines that may have one (not Active)
+    bool banded = false;          // the answer drawn is an envelope: the band shows
     bool hidden = false;          // by the legend
   };
   std::vector<Drawn> drawn_;
@@ -107,6 +108,7 @@ class OverviewChart : public QChartView {
   QValueAxis* y_;
   std::vector<QLineSeries*> lines_;
   QGraphicsRectItem* selection_;
+  uint64_t shown_ = 0;  // overview_signature of what is drawn: an unchanged one is not redrawn
   enum class Drag { kNone, kMove, kNew } drag_ = Drag::kNone;
   double press_x_ = 0;
   int64_t press_t0_ = 0, press_t1_ = 0;
