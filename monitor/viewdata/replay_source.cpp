@@ -115,6 +115,16 @@ class ReplaySource final : public DataSource {
         [&](const MemEvent* events, size_t count) {
           if (total != 0) total_events_.store(total);
           Batch batch;
+          {
+            // A vector the engine has finished with: its pages are already there, where a
+            // fresh one page-faulted its way through 16 MB per batch on the reader's thread
+            // (the load's critical path).
+            std::lock_guard lock(mutex_);
+            if (!spare_.empty()) {
+              batch.events = std::move(spare_.back());
+              spare_.pop_back();
+            }
+          }
           batch.events.assign(events, events + count);
           for (; strings_sent < rec_.strings.size(); ++strings_sent) {
             batch.new_strings.push_back(rec_.strings.get(uint32_t(strings_sent)));
@@ -172,6 +182,7 @@ class ReplaySource final : public DataSource {
         }
         status_.load_fraction =
             total_events_ != 0 ? double(done) / double(total_events_) : estimated_fraction(done);
+        if (spare_.size() <= kQueuedBatches) spare_.push_back(std::move(batch.events));
         continue;
       }
       // Everything read and analysed.
@@ -233,20 +244,21 @@ class ReplaySource final : public DataSource {
   std::atomic<size_t> total_events_{0};  // known up front when the file is held
 
   mutable std::mutex mutex_;
-  std::condition_variable wake_;     // the engine: a batch, a query, the end, or stop
-  std::condition_variable room_;     // the reader: room in the queue, or stop
-  std::deque<Batch> batches_;        // guarded by mutex_
-  std::deque<EngineQuery> queries_;  // guarded by mutex_
-  bool read_done_ = false;           // guarded by mutex_
-  bool read_ok_ = false;             // guarded by mutex_
-  std::string read_error_;           // guarded by mutex_
-  bool loaded_ = false;              // guarded by mutex_
-  SourceStatus status_;              // guarded by mutex_
-  std::string database_;             // guarded by mutex_; "" until there is one
-  std::string table_;                // guarded by mutex_
-  std::string made_database_;        // guarded by mutex_: made of a CSV, removed at the end
-  bool stop_ = false;                // guarded by mutex_
-  std::thread engine_;               // last: they start once everything above exists
+  std::condition_variable wake_;              // the engine: a batch, a query, the end, or stop
+  std::condition_variable room_;              // the reader: room in the queue, or stop
+  std::deque<Batch> batches_;                 // guarded by mutex_
+  std::vector<std::vector<MemEvent>> spare_;  // guarded by mutex_: batches' vectors to reuse
+  std::deque<EngineQuery> queries_;           // guarded by mutex_
+  bool read_done_ = false;                    // guarded by mutex_
+  bool read_ok_ = false;                      // guarded by mutex_
+  std::string read_error_;                    // guarded by mutex_
+  bool loaded_ = false;                       // guarded by mutex_
+  SourceStatus status_;                       // guarded by mutex_
+  std::string database_;                      // guarded by mutex_; "" until there is one
+  std::string table_;                         // guarded by mutex_
+  std::string made_database_;  // guarded by mutex_: made of a CSV, removed at the end
+  bool stop_ = false;          // guarded by mutex_
+  std::thread engine_;         // last: they start once everything above exists
   std::thread reader_;
 };
 
