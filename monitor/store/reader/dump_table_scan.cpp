@@ -141,7 +141,19 @@ bool scan_dump_rows(const std::string& path, sqlite3* db, const DumpQuery& query
     sql += joint + query.pid + " = ?3";
     joint = " AND ";
   }
-  if (ts_in_sql) sql += joint + query.timestamp + " <= ?4";
+  if (ts_in_sql) {
+    sql += joint + query.timestamp + " <= ?4";
+    joint = " AND ";
+  }
+  if (scan.ts_null_only) {
+    sql += joint + query.timestamp + " IS NULL";
+    joint = " AND ";
+  }
+  if (scan.ts_at_least) {
+    sql += joint + query.timestamp + " >= ?5";
+    joint = " AND ";
+  }
+  if (scan.ts_below) sql += joint + query.timestamp + " < ?6";
   if (scan.time_order) sql += " ORDER BY " + query.timestamp + ", rowid";
   Statement s;
   int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s.stmt, nullptr);
@@ -155,6 +167,8 @@ bool scan_dump_rows(const std::string& path, sqlite3* db, const DumpQuery& query
     sqlite3_bind_int64(s.stmt, 4,
                        floor_div(filter.max_ts_ns, std::max<int64_t>(scan.ts_factor, 1)));
   }
+  if (rc == SQLITE_OK && scan.ts_at_least) sqlite3_bind_int64(s.stmt, 5, *scan.ts_at_least);
+  if (rc == SQLITE_OK && scan.ts_below) sqlite3_bind_int64(s.stmt, 6, *scan.ts_below);
   DumpRowDecoder decoder(strings, scan.ts_factor);
   const RowView row(s.stmt, query);
   std::string problem;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,13 @@ struct DumpScan {
   // Rows whose events it does not pass are left out: in the query where the columns allow
   // (DumpQuery), else after decoding.
   RecordingFilter filter;
+  // A time slice of the table (raw timestamp units; only where timestamp_integer): the rows
+  // whose timestamp is NULL, or those at or after / before a bound. SQL orders NULL first
+  // and text after every number, so slices [NULL], [.., a), [a, b), .., [z, ..] read one
+  // after the other give every row once, in the order of one time-ordered scan.
+  bool ts_null_only = false;
+  std::optional<int64_t> ts_at_least;
+  std::optional<int64_t> ts_below;
 };
 
 // Appends the decoded rows to *events (strings interned into *strings), counting rows and

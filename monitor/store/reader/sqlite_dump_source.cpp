@@ -13,6 +13,7 @@
 #include "monitor/store/reader/sqlite_access.h"
 #include "monitor/store/reader/string_interner.h"
 #include "monitor/store/reader/text_values.h"
+#include "monitor/store/reader/time_slices.h"
 
 namespace memtap::reader {
 namespace {
@@ -188,6 +189,12 @@ bool read_dump_table(const std::string& path, sqlite3* db, const std::string& du
       return scan_dump_rows(path, part_db, query, part, events, strings, part_problems, part_error);
     };
     return read_file_order(path, db, first, last, scan, options, out, problems, error);
+  }
+  if (options.time_order && options.drain) {
+    bool sliced = false;
+    if (!read_time_slices(path, db, query, ts_factor, options, out, problems, &sliced, error))
+      return false;
+    if (sliced) return true;
   }
   DumpScan scan;
   scan.time_order = options.time_order;

@@ -34,10 +34,13 @@ struct SqliteReadOptions {
   // (and clears out->events). Returning false stops the read (not an error).
   std::function<bool()> drain;
   size_t batch_events = 0;
-  // File order only: a large table is decoded by several threads, each a range of rowids
-  // on its own connection. 0: one per core, at most 8. Tests set these to force a split.
+  // File order: a large table is decoded by several threads, each a range of rowids on its
+  // own connection. 0: one per core, at most 8. Tests set these to force a split.
   unsigned max_threads = 0;
   int64_t min_rows_per_thread = 250'000;
+  // Time order with a drain: a large table with a timestamp index is read by several
+  // threads, each a slice of time (time_slices.h) of about this many rows.
+  int64_t min_rows_per_slice = 500'000;
   // Only the events this lets through (see DumpScan::filter).
   RecordingFilter filter;
 };
