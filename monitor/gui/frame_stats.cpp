@@ -15,11 +15,22 @@ void FrameStats::add_frame(double ms, int64_t now_ms) {
   while (b < kBucketMs.size() && ms > kBucketMs[b]) ++b;
   ++buckets_[b];
   samples_.push_back(float(ms));
+  ++per_second_[slot(now_ms)];
+}
+
+void FrameStats::note_data(int64_t now_ms) {
+  data_second_[slot(now_ms)] = true;
+}
+
+size_t FrameStats::slot(int64_t now_ms) {
   const int64_t second = now_ms / 1000;
   if (first_second_ < 0) first_second_ = second;
-  const size_t index = size_t(second - first_second_);
-  if (per_second_.size() <= index) per_second_.resize(index + 1, 0);
-  ++per_second_[index];
+  const size_t index = size_t(std::max<int64_t>(second - first_second_, 0));
+  if (per_second_.size() <= index) {
+    per_second_.resize(index + 1, 0);
+    data_second_.resize(index + 1, false);
+  }
+  return index;
 }
 
 double FrameStats::percentile_ms(double p) const {
@@ -49,6 +60,22 @@ void FrameStats::print(FILE* out) const {
     fprintf(out,
             "memtap-gui: redraws per second: min %u, mean %.1f, max %u (over %zu whole seconds)\n",
             lo, double(sum) / double(per_second_.size() - 2), hi, per_second_.size() - 2);
+    fprintf(out, "memtap-gui: redraws in each second:");
+    for (uint32_t n : per_second_) fprintf(out, " %u", n);
+    fprintf(out, "\n");
+  }
+  // The same over the whole seconds in which data arrived (not the first or last such).
+  size_t first = per_second_.size(), last = 0;
+  for (size_t i = 0; i < data_second_.size(); ++i) {
+    if (!data_second_[i]) continue;
+    first = std::min(first, i);
+    last = i;
+  }
+  if (first < per_second_.size() && last > first + 1) {
+    uint32_t lo = ~0u;
+    for (size_t i = first + 1; i < last; ++i) lo = std::min(lo, per_second_[i]);
+    fprintf(out, "memtap-gui: redraws per second while data arrived: min %u (over %zu seconds)\n",
+            lo, last - first - 1);
   }
   fprintf(out, "memtap-gui: frame-time histogram (ms):");
   for (size_t b = 0; b < buckets_.size(); ++b) {

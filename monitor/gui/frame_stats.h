@@ -19,6 +19,9 @@ class FrameStats {
   static constexpr std::array<double, 8> kBucketMs = {2, 5, 10, 16, 25, 33, 50, 100};
 
   void add_frame(double ms, int64_t now_ms);
+  // New data reached the window at now_ms (the clock add_frame's times come from): the
+  // redraw rate that matters is the one while data arrives, not after a run has ended.
+  void note_data(int64_t now_ms);
   uint64_t frames() const { return frames_; }
   uint64_t frames_over_50ms() const { return over_50_; }
   double max_ms() const { return max_ms_; }
@@ -35,7 +38,9 @@ class FrameStats {
   double max_ms_ = 0;
   std::vector<float> samples_;  // every frame's time (a frame is a few bytes; hours fit)
   std::vector<uint32_t> per_second_;
+  std::vector<bool> data_second_;  // per_second_'s seconds in which data arrived
   int64_t first_second_ = -1;
+  size_t slot(int64_t now_ms);  // per_second_'s index for now_ms, grown to hold it
 };
 
 // The window's QApplication: times every frame into stats().
@@ -44,6 +49,7 @@ class MemtapApplication : public QApplication {
   MemtapApplication(int& argc, char** argv);
   bool notify(QObject* receiver, QEvent* event) override;
   FrameStats& stats() { return stats_; }
+  int64_t now_ms() const { return clock_.elapsed(); }  // add_frame's clock
 
  private:
   FrameStats stats_;

@@ -110,6 +110,8 @@ int main(int argc, char** argv) {
     });
     QObject::connect(&window, &MainWindow::sourceDone, &window,
                      [&] { loaded_ms = since_launch.elapsed(); });
+    QObject::connect(window.state(), &ViewState::dataAdvanced, &window,
+                     [&] { app.stats().note_data(app.now_ms()); });
 
     // --at, once the data is in.
     QObject::connect(&window, &MainWindow::sourceDone, &window, [&] {

@@ -65,7 +65,7 @@ grep -E "dropped|complete" "$work/headless" | sed 's/^/  headless: /'
 grep -E "dropped|complete|memtap-gui" "$work/live" | sed 's/^/  window:   /'
 dropped() { sed -n 's/.* \([0-9]*\) dropped.*/\1/p' "$1" | head -n 1; }
 results+=("live_dropped_headless=$(dropped "$work/headless")" "live_dropped_window=$(dropped "$work/live")"
-  "live_redraws_min_per_s=$(sed -n 's/.*redraws per second: min \([0-9]*\),.*/\1/p' "$work/live")"
+  "live_redraws_min_per_s=$(sed -n 's/.*redraws per second while data arrived: min \([0-9]*\) .*/\1/p' "$work/live")"
   "live_frame_max_ms=$(sed -n 's/.* max \([0-9.]*\) ms, over 50 ms.*/\1/p' "$work/live")"
   "live_frames_over_50ms=$(sed -n 's/.*over 50 ms: \([0-9]*\).*/\1/p' "$work/live")")
 printf 'RESULT %s\n' "${results[@]}"
