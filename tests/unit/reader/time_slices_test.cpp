@@ -141,7 +141,7 @@ TEST(TimeSlices, StoppingMidwayStopsEveryWorker) {
   reader::RowProblems problems;
   std::string error;
   ASSERT_TRUE(reader::read_sqlite_recording(path, options, &rec, &problems, &error)) << error;
-  EXPECT_GE(delivered, 64u);
+  EXPECT_GT(delivered, 0u);  // the first span is handed on at once, however short
   EXPECT_LT(delivered, 2000u);
 }
 
