@@ -42,7 +42,7 @@ int time_axis_decimals(double span_s);
 // bucket spans [its first point, its last point] at its max, then its last value holds
 // until the next bucket (no point lies between two buckets). Buckets narrower than
 // `column_ns` (a pixel of the chart; 0: none) are drawn per column of that width: the
-// column's max, then its last value.
+// column's max, then its last value; so are buckets only a few columns wide.
 QList<QPointF> step_points(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns,
                            double unit, int64_t column_ns = 0);
 // An envelope's band: the same shape along the buckets' max (upper) and min (lower); between

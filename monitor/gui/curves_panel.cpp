@@ -64,6 +64,13 @@ uint64_t overview_signature(const viewdata::CurvesData& data, int64_t origin, in
   return h == 0 ? 1 : h;
 }
 
+// A band is drawn under its line and has no legend entry of its own; Qt shows a series'
+// marker again whenever the series is shown.
+void set_band_visible(QChart* chart, QAreaSeries* band, bool visible) {
+  band->setVisible(visible);
+  for (QLegendMarker* m : chart->legend()->markers(band)) m->setVisible(false);
+}
+
 void style_chart(QChart* chart) {
   chart->setMargins(QMargins(4, 4, 4, 4));
   chart->setBackgroundRoundness(0);
@@ -124,6 +131,14 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
   connect(state_, &ViewState::cursorChanged, this, &CurvesChart::placeCursorLine);
 }
 
+QStringList CurvesChart::legendNames() const {
+  QStringList names;
+  for (QLegendMarker* m : chart_->legend()->markers()) {
+    if (m->isVisible()) names << m->label();
+  }
+  return names;
+}
+
 QStringList CurvesChart::seriesNames() const {
   QStringList names;
   for (const Drawn& d : drawn_) {
@@ -176,16 +191,14 @@ void CurvesChart::rebuildSeries() {
   }
   // The legend shows the lines only; a click on one hides or shows it (and its band).
   for (Drawn& d : drawn_) {
-    if (d.band) {
-      for (QLegendMarker* m : chart_->legend()->markers(d.band)) m->setVisible(false);
-    }
+    if (d.band) set_band_visible(chart_, d.band, false);
     for (QLegendMarker* m : chart_->legend()->markers(d.line)) {
       connect(m, &QLegendMarker::clicked, this, [this, name = d.name] {
         for (Drawn& x : drawn_) {
           if (x.name != name) continue;
           x.hidden = !x.hidden;
           x.line->setVisible(!x.hidden);
-          if (x.band) x.band->setVisible(!x.hidden && x.banded);
+          if (x.band) set_band_visible(chart_, x.band, !x.hidden && x.banded);
           for (QLegendMarker* mk : chart_->legend()->markers(x.line)) {
             mk->setVisible(true);
             QColor c = mk->labelBrush().color();
@@ -239,7 +252,7 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
       if (drawn_[i].banded) envelope_band(l, origin, data_.t1_ns, unit_, column_ns, &upper, &lower);
       drawn_[i].band->upperSeries()->replace(upper);
       drawn_[i].band->lowerSeries()->replace(lower);
-      drawn_[i].band->setVisible(!drawn_[i].hidden && drawn_[i].banded);
+      set_band_visible(chart_, drawn_[i].band, !drawn_[i].hidden && drawn_[i].banded);
     }
   }
   QString note;

@@ -42,6 +42,7 @@ class CurvesChart : public QChartView {
   const viewdata::CurvesData& data() const { return data_; }
   // For tests: the visible series' names, in the legend's order.
   QStringList seriesNames() const;
+  QStringList legendNames() const;  // the legend's visible entries, in order
   // What hovering at chart time t would show.
   QString hoverText(int64_t t_ns) const;
 

@@ -35,6 +35,14 @@ TEST(ChartStyle, AWideBucketIsItsMaxThenItsLastValue) {
       (Points{{100, 9}, {300, 9}, {300, 4}, {500, 4}, {500, 6}, {700, 6}, {700, 3}, {800, 3}}));
 }
 
+TEST(ChartStyle, ABucketAFewColumnsWideIsItsMaxThenItsLastValue) {
+  viewdata::CurveLine line;
+  line.envelope = {bucket(100, 300, 1, 9, 4), bucket(302, 400, 2, 6, 3)};
+  // 200 ns and 98 ns at 100 ns a column: no flat top; the second follows within a column.
+  EXPECT_EQ(xy(gui::step_points(line, 0, 500, 1, 100)),
+            (Points{{100, 9}, {300, 4}, {302, 6}, {400, 3}, {500, 3}}));
+}
+
 TEST(ChartStyle, BucketsNarrowerThanAColumnAreMergedPerColumn) {
   viewdata::CurveLine line;
   // Ten buckets of 10 ns within 100 ns, then ten more starting 500 ns later.

@@ -87,6 +87,18 @@ TEST(CurvesPanel, ZoomedIntoThePastTheChartShowsEveryPoint) {
   EXPECT_FALSE(viewdata::needs_detail(chart->data()));
   EXPECT_TRUE(chart->hoverText(b.at(105.001)).contains("168,016 B"))  // 10,501 blocks of 16 B
       << chart->hoverText(b.at(105.001)).toStdString();
+
+  // Zoomed out again: the min/max bands come back, and the legend still names only lines.
+  gui::ViewState* state = w.window->state();
+  state->setRange(state->origin(), state->sessionEnd());
+  ASSERT_TRUE(test::wait_for(
+      [&] {
+        const viewdata::CurvesData& d = chart->data();
+        return d.t0_ns == state->origin() && !d.lines.empty() &&
+               d.lines[0].resolution == timeline::Resolution::kEnvelope;
+      },
+      "the whole session as an envelope"));
+  EXPECT_EQ(chart->legendNames(), chart->seriesNames());
 }
 
 }  // namespace
