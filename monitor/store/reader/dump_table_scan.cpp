@@ -133,27 +133,16 @@ bool scan_dump_rows(const std::string& path, sqlite3* db, const DumpQuery& query
       filter.max_ts_ns != std::numeric_limits<int64_t>::max() && query.timestamp_integer;
   std::string sql = query.select;
   const char* joint = " WHERE ";
-  if (!scan.whole_table) {
-    sql += std::string(joint) + "rowid BETWEEN ?1 AND ?2";
+  auto where = [&](const std::string& condition) {
+    sql += joint + condition;
     joint = " AND ";
-  }
-  if (pid_in_sql) {
-    sql += joint + query.pid + " = ?3";
-    joint = " AND ";
-  }
-  if (ts_in_sql) {
-    sql += joint + query.timestamp + " <= ?4";
-    joint = " AND ";
-  }
-  if (scan.ts_null_only) {
-    sql += joint + query.timestamp + " IS NULL";
-    joint = " AND ";
-  }
-  if (scan.ts_at_least) {
-    sql += joint + query.timestamp + " >= ?5";
-    joint = " AND ";
-  }
-  if (scan.ts_below) sql += joint + query.timestamp + " < ?6";
+  };
+  if (!scan.whole_table) where("rowid BETWEEN ?1 AND ?2");
+  if (pid_in_sql) where(query.pid + " = ?3");
+  if (ts_in_sql) where(query.timestamp + " <= ?4");
+  if (scan.ts_null_only) where(query.timestamp + " IS NULL");
+  if (scan.ts_at_least) where(query.timestamp + " >= ?5");
+  if (scan.ts_below) where(query.timestamp + " < ?6");
   if (scan.time_order) sql += " ORDER BY " + query.timestamp + ", rowid";
   Statement s;
   int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s.stmt, nullptr);

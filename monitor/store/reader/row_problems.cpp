@@ -22,4 +22,10 @@ std::string problems_error(const std::string& path, const RowProblems& problems)
          " rows could be read; the first, " + problems.first;
 }
 
+void add_problems(const RowProblems& part, RowProblems* total) {
+  if (total->skipped == 0 && part.skipped > 0) total->first = part.first;
+  total->rows += part.rows;
+  total->skipped += part.skipped;
+}
+
 }  // namespace memtap::reader

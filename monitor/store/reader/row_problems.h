@@ -19,6 +19,10 @@ struct RowProblems {
 // Counts a skipped row; keeps `where` ("line 17", "ID 42") and `what` if it is the first.
 void skip_row(RowProblems* problems, const std::string& where, const std::string& what);
 
+// Adds a part's problems (a thread's share of a file) to the total; the first problem
+// stays the earliest part's, so parts must be added in file (or time) order.
+void add_problems(const RowProblems& part, RowProblems* total);
+
 // The one-line warning for `path` (empty when nothing was skipped).
 std::string problems_warning(const std::string& path, const RowProblems& problems);
 

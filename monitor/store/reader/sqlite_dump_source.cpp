@@ -81,20 +81,9 @@ void adopt(Part* part, Recording* out) {
   StringInterner interner(&out->strings);
   std::vector<uint32_t> ids(part->own_strings.size());
   for (uint32_t id = 1; id < ids.size(); ++id) ids[id] = interner.intern(part->own_strings.get(id));
-  for (MemEvent& event : part->own_events) {
-    event.name = ids[event.name];
-    event.owner = ids[event.owner];
-    event.stack_python = ids[event.stack_python];
-    event.stack_c = ids[event.stack_c];
-  }
+  rewrite_string_ids(&part->own_events, ids);
   out->events.insert(out->events.end(), part->own_events.begin(), part->own_events.end());
   part->own_events = {};
-}
-
-void add_problems(const RowProblems& part, RowProblems* total) {
-  if (total->skipped == 0 && part.skipped > 0) total->first = part.first;
-  total->rows += part.rows;
-  total->skipped += part.skipped;
 }
 
 // The rows with rowids in [first, last] in file order. A large table is split by rowid

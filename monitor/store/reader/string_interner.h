@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "monitor/model/mem_event.h"
 
@@ -42,5 +43,16 @@ class StringInterner {
   std::string_view last_text_;
   uint32_t last_id_ = 0;
 };
+
+// Events read with a string table of their own (a thread's part of a file) refer to it:
+// rewrites their ids through `ids` (their table's id -> the recording's).
+inline void rewrite_string_ids(std::vector<MemEvent>* events, const std::vector<uint32_t>& ids) {
+  for (MemEvent& event : *events) {
+    event.name = ids[event.name];
+    event.owner = ids[event.owner];
+    event.stack_python = ids[event.stack_python];
+    event.stack_c = ids[event.stack_c];
+  }
+}
 
 }  // namespace memtap::reader

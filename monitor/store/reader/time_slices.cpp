@@ -48,24 +48,21 @@ struct Shared {
   std::atomic<size_t> next{0};  // the next slice for a worker to take
 };
 
-bool has_timestamp_index(const std::string& path, sqlite3* db, const DumpQuery& query) {
+bool has_timestamp_index(sqlite3* db, const DumpQuery& query) {
   // Any index whose first column is the timestamp walks it in order; a table without one
   // would be scanned and sorted once per slice.
   std::string column = query.timestamp;  // quoted: "Timestamp(ns)"
   if (column.size() >= 2 && column.front() == '"') column = column.substr(1, column.size() - 2);
-  bool found = false;
-  std::string ignored;
-  std::string table = query.table;
-  const std::string sql =
+  const char* sql =
       "SELECT i.name FROM pragma_index_list(?) l, pragma_index_info(l.name) i WHERE i.seqno = 0";
   Statement s;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) return false;
-  sqlite3_bind_text(s.stmt, 1, table.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_prepare_v2(db, sql, -1, &s.stmt, nullptr) != SQLITE_OK) return false;
+  sqlite3_bind_text(s.stmt, 1, query.table.c_str(), -1, SQLITE_TRANSIENT);
+  bool found = false;
   while (sqlite3_step(s.stmt) == SQLITE_ROW) {
     const char* name = reinterpret_cast<const char*>(sqlite3_column_text(s.stmt, 0));
     if (name != nullptr && column == name) found = true;
   }
-  (void)path;
   return found;
 }
 
@@ -164,12 +161,6 @@ void work(const std::string& path, const DumpQuery& query, int64_t ts_factor,
   }
 }
 
-void add_problems(const RowProblems& part, RowProblems* total) {
-  if (total->skipped == 0 && part.skipped > 0) total->first = part.first;
-  total->rows += part.rows;
-  total->skipped += part.skipped;
-}
-
 }  // namespace
 
 bool read_time_slices(const std::string& path, sqlite3* db, const DumpQuery& query,
@@ -179,7 +170,7 @@ bool read_time_slices(const std::string& path, sqlite3* db, const DumpQuery& que
   const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxWorkers);
   const unsigned max_workers = options.max_threads > 0 ? options.max_threads : cores;
   if (!query.timestamp_integer || max_workers < 2 || !options.drain ||
-      !has_timestamp_index(path, db, query)) {
+      !has_timestamp_index(db, query)) {
     return true;
   }
   int64_t rows = 0, lo = 0, hi = 0;
@@ -245,12 +236,7 @@ bool read_time_slices(const std::string& path, sqlite3* db, const DumpQuery& que
       shared.changed.notify_all();
       lock.unlock();
       for (const std::string& text : batch.new_strings) ids.push_back(interner.intern(text));
-      for (MemEvent& event : batch.events) {
-        event.name = ids[event.name];
-        event.owner = ids[event.owner];
-        event.stack_python = ids[event.stack_python];
-        event.stack_c = ids[event.stack_c];
-      }
+      rewrite_string_ids(&batch.events, ids);
       out->events.insert(out->events.end(), batch.events.begin(), batch.events.end());
       batch.events.clear();
       {
