@@ -95,7 +95,7 @@ bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless) {
 }
 
 void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t addr,
-                 uint64_t size_bytes, uint64_t ts_ns, uint32_t string_id) {
+                 uint64_t size_bytes, uint64_t ts_ns, uint64_t tag) {
   ThreadBuffer* b = tl_buffer;
   if (!b) {
     b = buffer_attach(reg);
@@ -106,12 +106,11 @@ void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t ad
   }
   // The chain runs on across chunks, so a narrow slot computed here stays right after a
   // move to the next chunk.
-  const uint64_t narrow =
-      string_id == 0 ? narrow_slot(kind, addr, size_bytes, ts_ns, b->write_chain) : 0;
+  const uint64_t narrow = tag == 0 ? narrow_slot(kind, addr, size_bytes, ts_ns, b->write_chain) : 0;
   uint32_t need = kWideSlots;
   if (narrow != 0) {
     need = 1;
-  } else if (string_id == 0 && fits_compact(addr, size_bytes)) {
+  } else if (tag == 0 && fits_compact(addr, size_bytes)) {
     need = kCompactSlots;
   }
   if (b->write_pos + need > kChunkSlots && !buffer_next_chunk(reg, b, lossless)) {
@@ -125,7 +124,7 @@ void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t ad
   } else if (need == kCompactSlots) {
     pack_compact(&c->slots[i], kind, addr, size_bytes, ts_ns);
   } else {
-    pack_wide(&c->slots[i], kind, addr, size_bytes, ts_ns, string_id);
+    pack_wide(&c->slots[i], kind, addr, size_bytes, ts_ns, tag);
   }
   publish_record(b, c, i + need, ts_ns, addr);
 }

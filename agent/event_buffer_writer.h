@@ -23,8 +23,9 @@ inline void publish_record(ThreadBuffer* b, EventChunk* c, uint32_t end, uint64_
 }
 
 // Out of line: attaches the thread, moves to a new chunk, writes compact and wide records.
+// tag: wide_tag(string_id, device) (event_slot.h); 0 lets the record be packed narrower.
 void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t addr,
-                 uint64_t size_bytes, uint64_t ts_ns, uint32_t string_id);
+                 uint64_t size_bytes, uint64_t ts_ns, uint64_t tag);
 
 inline void record_event(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t addr,
                          uint64_t size_bytes, uint64_t ts_ns) {
@@ -48,6 +49,14 @@ inline void record_event_with_string(BufferRegistry* reg, bool lossless, EventKi
                                      uint64_t addr, uint64_t size_bytes, uint64_t ts_ns,
                                      uint32_t string_id) {
   record_slow(reg, lossless, kind, addr, size_bytes, ts_ns, string_id);
+}
+
+// A device event (wire.capnp deviceMalloc .. deviceStream): the device travels in the wide
+// record's tag. Not on the host allocation path.
+inline void record_device_event(BufferRegistry* reg, bool lossless, EventKind kind, uint16_t device,
+                                uint64_t addr, uint64_t size_bytes, uint64_t ts_ns,
+                                uint32_t string_id) {
+  record_slow(reg, lossless, kind, addr, size_bytes, ts_ns, wide_tag(string_id, device));
 }
 
 ThreadBuffer* buffer_attach(BufferRegistry* reg);

@@ -21,9 +21,9 @@
 // Compact, two slots (any kind; no text; addr < 2^48; size_bytes < 2^25):
 //   s0 = clock's low 48 bits << 16 | size_bytes >> 16 << 7 | kind << 2 | 0b00
 //   s1 = addr | (size_bytes & 0xffff) << 48
-// Wide, four slots (everything else: a string_id, a large size, a high address):
-//   s0 = clock's low 48 bits << 16 | kind << 2 | 0b10,  s1 = string_id,  s2 = addr,
-//   s3 = size_bytes
+// Wide, four slots (everything else: a string_id or device, a large size, a high address):
+//   s0 = clock's low 48 bits << 16 | kind << 2 | 0b10,  s1 = string_id | device << 32,
+//   s2 = addr,  s3 = size_bytes
 // A record never straddles two chunks: when too few slots are left, the owner moves on and
 // those slots stay unpublished. The chain runs on across chunks.
 //
@@ -47,7 +47,7 @@ constexpr uint64_t kSlotClockBits = 48;
 constexpr uint64_t kSlotClockMask = (uint64_t{1} << kSlotClockBits) - 1;
 constexpr unsigned kCompactSizeBits = 25;  // 32 MiB; larger blocks take a wide record
 constexpr unsigned kCompactAddrBits = 48;  // x86-64 and AArch64 user space
-static_assert(uint32_t(EventKind::kTraceSlice) < 32, "a kind has 5 bits in a slot");
+static_assert(uint32_t(EventKind::kDeviceStream) < 32, "a kind has 5 bits in a slot");
 
 constexpr unsigned kNarrowClockBits = 20;
 constexpr unsigned kNarrowSizeBits = 16;
@@ -98,10 +98,16 @@ inline void pack_compact(uint64_t* s, EventKind kind, uint64_t addr, uint64_t si
   s[1] = addr | (size_bytes << 48);
 }
 
+// A wide record's second slot: what only it can carry. A record whose tag is 0 may be
+// packed narrower (device 0 is what an unpacked record says anyway).
+inline uint64_t wide_tag(uint32_t string_id, uint16_t device) {
+  return string_id | uint64_t{device} << 32;
+}
+
 inline void pack_wide(uint64_t* s, EventKind kind, uint64_t addr, uint64_t size_bytes,
-                      uint64_t clock, uint32_t string_id) {
+                      uint64_t clock, uint64_t tag) {
   s[0] = (clock << 16) | (uint64_t(kind) << 2) | 2;
-  s[1] = string_id;
+  s[1] = tag;
   s[2] = addr;
   s[3] = size_bytes;
 }
@@ -128,7 +134,7 @@ inline uint32_t unpack_record(const uint64_t* s, SlotChain* chain, EventRecord* 
     const uint64_t kind = (s0 >> 2) & 31;
     words[0] = s0 >> 16;
     if (s0 & 2) {
-      words[1] = kind | (uint64_t(uint32_t(s[1])) << 32);
+      words[1] = kind | ((s[1] >> 32) & 0xffff) << 16 | (uint64_t(uint32_t(s[1])) << 32);
       words[2] = s[2];
       words[3] = s[3];
       slots = kWideSlots;

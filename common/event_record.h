@@ -34,19 +34,33 @@ enum class EventKind : uint32_t {
   kPythonStack = 14,  // the stack of this thread's next malloc / mmap record
   kCStack = 15,
   kTraceSlice = 16,  // addr, size_bytes: start and end, CLOCK_MONOTONIC ns
+  // Device events (wire.capnp deviceMalloc .. deviceStream): `device` is the CUDA ordinal.
+  kDeviceMalloc = 17,  // string_id: the allocating API
+  kDeviceFree = 18,
+  kPinnedMalloc = 19,  // string_id: the allocating API
+  kPinnedFree = 20,
+  kKernelLaunch = 21,  // string_id: the kernel's name; addr: the stream
+  kDeviceOom = 22,     // size_bytes: requested; string_id: the API; addr: the stream
+  kDeviceInfo = 23,    // addr: free bytes, size_bytes: total bytes
+  kDeviceStream = 24,  // addr: the stream of this thread's next device event
 };
+
+constexpr bool is_device_kind(EventKind kind) {
+  return kind >= EventKind::kDeviceMalloc && kind <= EventKind::kDeviceStream;
+}
 
 struct EventRecord {
   uint64_t ts_ns;      // CLOCK_MONOTONIC (raw TSC ticks until the sender converts them)
   uint16_t kind;       // EventKind
-  uint16_t unused;     // zero: Cap'n Proto's padding after kind
+  uint16_t device;     // device events: the CUDA device ordinal; else 0
   uint32_t string_id;  // interned text (0: none); see wire.capnp Event.stringId
   uint64_t addr;
   uint64_t size_bytes;
 };
 static_assert(sizeof(EventRecord) == 32, "wire::Event's data section");
-static_assert(offsetof(EventRecord, kind) == 8 && offsetof(EventRecord, string_id) == 12 &&
-                  offsetof(EventRecord, addr) == 16 && offsetof(EventRecord, size_bytes) == 24,
-              "four words: ts_ns, kind | string_id << 32, addr, size_bytes");
+static_assert(offsetof(EventRecord, kind) == 8 && offsetof(EventRecord, device) == 10 &&
+                  offsetof(EventRecord, string_id) == 12 && offsetof(EventRecord, addr) == 16 &&
+                  offsetof(EventRecord, size_bytes) == 24,
+              "four words: ts_ns, kind | device << 16 | string_id << 32, addr, size_bytes");
 
 }  // namespace memtap

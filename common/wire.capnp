@@ -13,7 +13,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("memtap::wire");
 
 # Bumped on any change that an older monitor could misread.
-const protocolVersion :UInt32 = 2;  # 2: context events, stringId, Batch.strings
+const protocolVersion :UInt32 = 3;  # 2: context events, stringId, Batch.strings; 3: device events
 
 enum EventKind {
   malloc @0;   # heap block from the malloc family (layer HOST)
@@ -43,6 +43,22 @@ enum EventKind {
                    # thread's next malloc or mmap event
   traceSlice @16;  # a Python tracer slice: stringId: FuncInfo ("file(line): function");
                    # addr, sizeBytes: its start and end (monotonic ns, like tsNs)
+
+  # GPU memory (CUDA; agent/hooks/cuda_*.cpp). `device` is the CUDA device ordinal (the
+  # current context's device when the call was made). The outermost CUDA call the program
+  # made records (a cudaMalloc, not also the cuMemAlloc the runtime makes for it).
+  deviceMalloc @17;  # HAL MALLOC: device memory from the runtime or driver (addr, sizeBytes);
+                     # stringId: the API that allocated it ("cudaMalloc", "cuMemMap", ...)
+  deviceFree @18;    # HAL FREE of the block at addr (sizeBytes 0)
+  pinnedMalloc @19;  # HOST_PINNED MALLOC: page-locked host memory (cudaMallocHost, ...);
+                     # stringId: the API
+  pinnedFree @20;    # HOST_PINNED FREE
+  kernelLaunch @21;  # KERNEL_LAUNCH; stringId: the kernel's name; addr: the stream
+  deviceOom @22;     # an allocation failed for lack of device memory (OOM_DETAIL OOM_TRIGGER):
+                     # sizeBytes: what was asked for; stringId: the API; addr: the stream
+  deviceInfo @23;    # the device's capacity, recorded once per device when the process first
+                     # allocates on it: addr: free bytes then, sizeBytes: total bytes
+  deviceStream @24;  # addr: the stream (a handle) of this thread's next device event
 }
 
 struct Event {
@@ -52,6 +68,9 @@ struct Event {
   sizeBytes @3 :UInt64;
   stringId @4 :UInt32;    # 0: none; else an id of Batch.strings (this or an earlier batch of
                           # the same agent instance; the monitor also waits a little for it)
+  device @5 :UInt16;      # device events (deviceMalloc .. deviceStream): the CUDA device
+                          # ordinal; 0 for every other kind. Fills the hole after kind, so
+                          # an Event stays four words
 }
 
 # Interned text: ids are per agent instance, never reused, defined once.

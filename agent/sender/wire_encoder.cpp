@@ -31,6 +31,14 @@ static_assert(uint32_t(EventKind::kOpEnd) == uint32_t(wire::EventKind::OP_END));
 static_assert(uint32_t(EventKind::kPythonStack) == uint32_t(wire::EventKind::PYTHON_STACK));
 static_assert(uint32_t(EventKind::kCStack) == uint32_t(wire::EventKind::C_STACK));
 static_assert(uint32_t(EventKind::kTraceSlice) == uint32_t(wire::EventKind::TRACE_SLICE));
+static_assert(uint32_t(EventKind::kDeviceMalloc) == uint32_t(wire::EventKind::DEVICE_MALLOC));
+static_assert(uint32_t(EventKind::kDeviceFree) == uint32_t(wire::EventKind::DEVICE_FREE));
+static_assert(uint32_t(EventKind::kPinnedMalloc) == uint32_t(wire::EventKind::PINNED_MALLOC));
+static_assert(uint32_t(EventKind::kPinnedFree) == uint32_t(wire::EventKind::PINNED_FREE));
+static_assert(uint32_t(EventKind::kKernelLaunch) == uint32_t(wire::EventKind::KERNEL_LAUNCH));
+static_assert(uint32_t(EventKind::kDeviceOom) == uint32_t(wire::EventKind::DEVICE_OOM));
+static_assert(uint32_t(EventKind::kDeviceInfo) == uint32_t(wire::EventKind::DEVICE_INFO));
+static_assert(uint32_t(EventKind::kDeviceStream) == uint32_t(wire::EventKind::DEVICE_STREAM));
 
 namespace {
 
@@ -87,6 +95,7 @@ bool records_match_schema() {
   EventRecord r{};
   r.ts_ns = 0x0102030405060708;
   r.kind = uint16_t(EventKind::kTraceSlice);
+  r.device = 0x0a0b;
   r.string_id = 0x11121314;
   r.addr = 0x2122232425262728;
   r.size_bytes = 0x3132333435363738;
@@ -95,6 +104,7 @@ bool records_match_schema() {
   e.setTsNs(r.ts_ns);
   e.setKind(wire::EventKind(r.kind));
   e.setStringId(r.string_id);
+  e.setDevice(r.device);
   e.setAddr(r.addr);
   e.setSizeBytes(r.size_bytes);
   capnp::AnyStruct::Builder any(kj::mv(e));
@@ -121,6 +131,7 @@ void set_events(capnp::List<wire::Event>::Builder events, const EventRecord* rec
     e.setAddr(r.addr);
     e.setSizeBytes(r.size_bytes);
     e.setStringId(r.string_id);
+    e.setDevice(r.device);
   }
 }
 

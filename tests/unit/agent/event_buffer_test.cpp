@@ -100,7 +100,7 @@ uint64_t drain_and_check(BufferRegistry* reg, size_t max_per_call, uint64_t* nex
 TEST(EventSlot, CompactRecordsKeepEveryField) {
   const uint64_t max_addr = (uint64_t{1} << kCompactAddrBits) - 1;
   const uint64_t max_size = (uint64_t{1} << kCompactSizeBits) - 1;
-  for (uint32_t kind = 0; kind <= uint32_t(EventKind::kTraceSlice); ++kind) {
+  for (uint32_t kind = 0; kind <= uint32_t(EventKind::kDeviceStream); ++kind) {
     for (uint64_t addr : {uint64_t{0}, uint64_t{0x5555aaaa5550}, max_addr}) {
       for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{0xffff}, uint64_t{0x10000},
                             uint64_t{0x1a5a5a5}, max_size}) {
@@ -136,8 +136,18 @@ TEST(EventSlot, WideRecordsKeepEveryField) {
   EXPECT_EQ(r.size_bytes, uint64_t{1} << 40);
   EXPECT_EQ(r.ts_ns, uint64_t{0x0000ffffffffffff});
   EXPECT_EQ(r.string_id, 0xdeadbeefu);
+  EXPECT_EQ(r.device, 0u);
   EXPECT_EQ(chain.clock, r.ts_ns);
   EXPECT_EQ(chain.addr, ~uint64_t{0});
+
+  // A device event's ordinal rides in the tag's high half.
+  pack_wide(s, EventKind::kDeviceMalloc, 0x7f00000000, 512, 42, wide_tag(0xfffffffe, 0xfffe));
+  ASSERT_EQ(unpack_record(s, &chain, &r), kWideSlots);
+  EXPECT_EQ(r.kind, uint16_t(EventKind::kDeviceMalloc));
+  EXPECT_EQ(r.device, 0xfffeu);
+  EXPECT_EQ(r.string_id, 0xfffffffeu);
+  EXPECT_EQ(r.addr, uint64_t{0x7f00000000});
+  EXPECT_EQ(r.size_bytes, 512u);
 }
 
 // A narrow slot holds a malloc or free as distances from the chain's end. The writer's chain

@@ -19,22 +19,25 @@ namespace memtap {
 namespace {
 
 EventRecord record(uint64_t ts_ns, EventKind kind, uint64_t addr, uint64_t size_bytes,
-                   uint32_t string_id = 0) {
+                   uint32_t string_id = 0, uint16_t device = 0) {
   EventRecord r{};
   r.ts_ns = ts_ns;
   r.kind = uint16_t(kind);
+  r.device = device;
   r.addr = addr;
   r.size_bytes = size_bytes;
   r.string_id = string_id;
   return r;
 }
 
-// Two threads, every kind, extreme values.
+// Two threads, every kind, extreme values; device events on distinct devices.
 DrainResult two_threads() {
   DrainResult d;
-  for (uint32_t k = 0; k <= uint32_t(EventKind::kTraceSlice); ++k) {
-    d.records.push_back(record(1000 + k, EventKind(k), 0x7f0000001000 + 16 * k, 24 + k, k));
+  for (uint32_t k = 0; k <= uint32_t(EventKind::kDeviceStream); ++k) {
+    const uint16_t device = is_device_kind(EventKind(k)) ? uint16_t(k * 3) : 0;
+    d.records.push_back(record(1000 + k, EventKind(k), 0x7f0000001000 + 16 * k, 24 + k, k, device));
   }
+  d.records.push_back(record(2000, EventKind::kDeviceMalloc, 1, 2, 3, UINT16_MAX));
   d.threads.push_back({4242, 0, d.records.size()});
   size_t first = d.records.size();
   d.records.push_back(record(UINT64_MAX, EventKind::kMalloc, UINT64_MAX, UINT64_MAX, UINT32_MAX));
@@ -69,7 +72,7 @@ Decoded decode(std::string_view bytes) {
     out.events.emplace_back();
     for (auto e : t.getEvents()) {
       out.events.back().push_back(record(e.getTsNs(), EventKind(uint32_t(e.getKind())), e.getAddr(),
-                                         e.getSizeBytes(), e.getStringId()));
+                                         e.getSizeBytes(), e.getStringId(), e.getDevice()));
     }
   }
   return out;
@@ -84,6 +87,7 @@ void expect_same_records(const std::vector<EventRecord>& got, const EventRecord*
     EXPECT_EQ(got[i].addr, want[i].addr) << i;
     EXPECT_EQ(got[i].size_bytes, want[i].size_bytes) << i;
     EXPECT_EQ(got[i].string_id, want[i].string_id) << i;
+    EXPECT_EQ(got[i].device, want[i].device) << i;
   }
 }
 
