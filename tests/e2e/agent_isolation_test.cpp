@@ -44,9 +44,16 @@ std::string tool_output(const std::vector<std::string>& argv) {
 
 TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
   const std::set<std::string> hooks = {
-      "malloc",        "free",     "calloc", "realloc", "reallocarray", "posix_memalign",
-      "aligned_alloc", "memalign", "valloc", "pvalloc", "mmap",         "mmap64",
-      "munmap",        "mremap",   "fork",   "_exit",   "_Exit"};
+      "malloc",   "free",   "calloc",  "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+      "memalign", "valloc", "pvalloc", "mmap",    "mmap64",       "munmap",         "mremap",
+      "fork",     "_exit",  "_Exit",   "dlsym",   "dlvsym"};
+  // The CUDA runtime and driver functions (agent/exports.map): by prefix, since the list
+  // follows the CUDA API.
+  auto is_cuda_hook = [](const std::string& name) {
+    return name.rfind("cuda", 0) == 0 || name.rfind("__cuda", 0) == 0 ||
+           name.rfind("cuMem", 0) == 0 || name.rfind("cuLaunchKernel", 0) == 0 ||
+           name.rfind("cuGetProcAddress", 0) == 0;
+  };
   std::set<std::string> exported, unexpected;
   for (const std::string& line :
        split_lines(tool_output({"nm", "-D", "--defined-only", kAgentLib}))) {
@@ -56,11 +63,17 @@ TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
     if (!(fields >> address >> type >> name)) continue;
     name = name.substr(0, name.find('@'));
     exported.insert(name);
-    if (!hooks.count(name) && name.rfind("memtap_", 0) != 0) unexpected.insert(name);
+    if (!hooks.count(name) && !is_cuda_hook(name) && name.rfind("memtap_", 0) != 0) {
+      unexpected.insert(name);
+    }
   }
   EXPECT_EQ(unexpected, std::set<std::string>{}) << "symbols the agent must not export";
   for (const std::string& hook : hooks)
     EXPECT_TRUE(exported.count(hook)) << "hook not exported: " << hook;
+  for (const char* hook : {"cudaMalloc", "__cudaLaunchKernel", "cuMemAlloc_v2", "cuMemMap",
+                           "cuGetProcAddress_v2", "cudaGetDriverEntryPointByVersion"}) {
+    EXPECT_TRUE(exported.count(hook)) << "CUDA hook not exported: " << hook;
+  }
 }
 
 TEST(AgentIsolation, NeedsNothingButLibc) {

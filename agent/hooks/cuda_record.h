@@ -1,0 +1,65 @@
+// What the CUDA hooks (cuda_runtime.cpp, cuda_driver.cpp) share: the rule that the
+// outermost CUDA call records, the current device, and the device records themselves
+// (wire.capnp deviceMalloc .. deviceStream).
+//
+// Not the host hot path: a device allocation costs the program microseconds, and these
+// run only in a process that called CUDA.
+#pragma once
+
+#include <cstdint>
+
+#include "agent/hooks/cuda_api.h"
+#include "common/event_record.h"
+
+namespace memtap {
+
+// Depth of CUDA hooks on this thread. The runtime allocates through the driver on the
+// calling thread, so a hook entered while another runs is the library's own call, and
+// only passes through: each allocation is recorded once, by the outermost call.
+extern __thread int tl_cuda_depth __attribute__((tls_model("initial-exec")));
+
+class CudaCall {
+ public:
+  CudaCall() : outermost_(tl_cuda_depth++ == 0) {}
+  ~CudaCall() { --tl_cuda_depth; }
+  CudaCall(const CudaCall&) = delete;
+  CudaCall& operator=(const CudaCall&) = delete;
+  // Whether this call records (outermost, and the agent is recording on this thread).
+  bool records() const;
+
+ private:
+  bool outermost_;
+};
+
+// The interned name of an API ("cudaMalloc"); `cache` is the caller's static, so each name
+// is interned once per process.
+uint32_t cuda_api_id(const char* name, uint32_t* cache);
+
+// The current context's device (cuCtxGetDevice through the real driver); 0 when there is
+// no driver or no context.
+uint16_t cuda_current_device();
+
+// A block obtained (kDeviceMalloc or kPinnedMalloc): its stacks first when large enough, a
+// deviceStream record when the call has a stream, and on a device's first allocation its
+// capacity (deviceInfo).
+void cuda_note_malloc(EventKind kind, uint32_t api, uint64_t addr, uint64_t size,
+                      bool has_stream = false, cuda::CUstream stream = nullptr);
+// A block released (kDeviceFree or kPinnedFree), with the time read before the release, so
+// that it precedes any allocation that gets the same address back.
+void cuda_note_free(EventKind kind, uint64_t addr, uint64_t ts_before, bool has_stream = false,
+                    cuda::CUstream stream = nullptr);
+// An allocation refused for lack of memory.
+void cuda_note_oom(uint32_t api, uint64_t size, cuda::CUstream stream);
+
+// A kernel launch. The name is looked up once per function: `driver_function` (a
+// CUfunction) through cuFuncGetName, or `runtime_function` (the host stub a runtime launch
+// names) through the runtime's cudaGetFuncBySymbol, else its symbol.
+void cuda_note_launch_driver(cuda::CUfunction driver_function, cuda::CUstream stream);
+void cuda_note_launch_runtime(const void* runtime_function, cuda::CUstream stream);
+
+// Whether a driver result / runtime error is an out-of-memory failure.
+inline bool is_oom(int result) {
+  return result == cuda::CUDA_ERROR_OUT_OF_MEMORY;  // cudaErrorMemoryAllocation is also 2
+}
+
+}  // namespace memtap
