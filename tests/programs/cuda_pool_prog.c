@@ -1,0 +1,821 @@
+/* memtap_test_cuda_pool: a CUDA program with known behaviour, for the tests of memtap's CUDA
+ * hooks on machines without a GPU (it runs against the stand-ins of tests/fake_cuda/). It
+ * binds the runtime by symbol, as PyTorch does, and reaches the driver only as PyTorch
+ * (cudaGetDriverEntryPointByVersion, version 12000) and Triton (dlopen("libcuda.so.1") and
+ * dlsym) do. Its kernels are host functions that the runtime names with dladdr, so it is
+ * linked with -rdynamic.
+ *
+ * Usage: memtap_test_cuda_pool SCENARIO...  (run in the order given; exit 2 on a bad name)
+ *   basic        cudaMalloc (1 MiB, 4096, 100 bytes), cudaMallocPitch, cudaMalloc3D,
+ *                cudaMallocManaged, cuMemAlloc_v2 through an entry point (2 MiB) and through
+ *                dlsym (3 MiB), each freed; cudaFree(NULL)
+ *   async        cudaMallocAsync/cudaFreeAsync on two created streams and the default stream,
+ *                cudaMallocFromPoolAsync from the default pool and from a created pool
+ *   pinned       cudaMallocHost, cudaHostAlloc, cudaFreeHost; cuMemHostAlloc,
+ *                cuMemAllocHost_v2, cuMemFreeHost through entry points
+ *   vmm          an expandable segment as PyTorch builds one: reserve 64 MiB, map 2 MiB then
+ *                4 MiB (cuMemCreate, cuMemMap, cuMemSetAccess), unmap and release both, free
+ *                the reservation
+ *   launch       kernel launches: cudaLaunchKernel, __cudaLaunchKernel and
+ *                __cudaLaunchKernel_ptsz (with the cudaKernel_t of __cudaGetKernel, as CUDA
+ *                13's <<<>>> does), cudaLaunchKernelExC; and Triton's way: cuModuleLoadData,
+ *                cuModuleGetFunction("_Z13triton_kernelPf"), cuLaunchKernel and
+ *                cuLaunchKernelEx from dlsym; on the default stream and two created streams
+ *   oom          with 3 x 64 MiB live, cudaMalloc, cuMemAlloc_v2 (entry point) and
+ *                cudaMallocAsync of (free memory + 1 MiB) fail with out-of-memory; then a
+ *                1 MiB cudaMalloc succeeds
+ *   pool         a miniature caching allocator: 2 MiB segments from cudaMalloc, blocks carved
+ *                from them, a freed block reused without a new cudaMalloc, and an expandable
+ *                segment (virtual memory) that grows by 2 MiB pages and shrinks
+ *   two_devices  allocations on devices 0 and 1 (cudaSetDevice), a launch and an async
+ *                allocation on device 1, the device-1 block freed while device 0 is current;
+ *                needs MEMTAP_FAKE_CUDA_DEVICES=2 (fails otherwise)
+ *   fork         allocates, forks; the child allocates and frees, and exits 0; the parent
+ *                waits and frees
+ *   threads      4 threads, each 3 cudaMalloc, 2 launches, 3 cudaFree
+ *   all          basic async pinned vmm launch oom pool threads fork, then two_devices if
+ *                there are two devices (else a "did skip" line)
+ *
+ * Output (stdout), one line per fact, flushed line by line: an allocation's after the call
+ * returned, a free's just before the call (so that when another thread gets the same address
+ * back, the free's line comes first, as memtap orders the two records). Lines of different
+ * threads interleave in no fixed order; a thread's own lines are in its order.
+ *   expect EVENT key=value ...   what memtap must record, named as in common/wire.capnp
+ *   did FACT key=value ...       what the program did that memtap does not record
+ * Every line ends with pid=<getpid> tid=<gettid>. Addresses and streams are 0x-prefixed
+ * lowercase hex (the default stream is 0x0), sizes decimal bytes. The EVENT lines:
+ *   expect deviceMalloc api=A device=D size_bytes=S addr=P [stream=T] [via=V] [pitch=..
+ *          width=.. height=.. [depth=..]]
+ *   expect deviceFree api=A device=D addr=P [size_bytes=S] [stream=T] [via=V]
+ *   expect pinnedMalloc api=A device=D size_bytes=S addr=P [via=V]
+ *   expect pinnedFree api=A device=D addr=P [via=V]
+ *   expect kernelLaunch api=A name=N device=D stream=T [via=V]
+ *   expect deviceOom api=A device=D size_bytes=S [stream=T] [via=V]
+ * where A is the API the program called (cudaMalloc, cuMemAlloc_v2, cuMemMap, cuMemUnmap,
+ * cudaLaunchKernel, __cudaLaunchKernel, ...), D the device of the block (a free's: the
+ * block's, whatever device is current), V how a driver function was obtained (entry_point:
+ * cudaGetDriverEntryPointByVersion; dlsym: on a dlopen'ed libcuda.so.1), and N the kernel's
+ * name as the driver has it (a C host function's plain name; Triton's mangled name). A
+ * virtual-memory mapping is a deviceMalloc api=cuMemMap (size_bytes: the mapping) and its
+ * unmapping a deviceFree api=cuMemUnmap with the same addr and size_bytes.
+ *
+ * Every CUDA call is checked; an unexpected result ends the program with exit status 1 and
+ * a message on stderr naming the call. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/fake_cuda/fake_cuda_api.h"
+
+#define MIB ((size_t)1 << 20)
+
+/* ------------------------------------------------------------------------------ output */
+
+static void print_line(const char* prefix, const char* fmt, va_list ap) {
+  char line[1024];
+  int n = snprintf(line, sizeof line, "%s ", prefix);
+  n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  snprintf(line + n, sizeof line - (size_t)n, " pid=%d tid=%ld\n", (int)getpid(),
+           (long)syscall(SYS_gettid));
+  fputs(line, stdout);
+  fflush(stdout);
+}
+
+__attribute__((format(printf, 1, 2))) static void expect(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  print_line("expect", fmt, ap);
+  va_end(ap);
+}
+
+__attribute__((format(printf, 1, 2))) static void did(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  print_line("did", fmt, ap);
+  va_end(ap);
+}
+
+__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("memtap_test_cuda_pool: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(1);
+}
+
+static unsigned long long hex(const void* p) {
+  return (unsigned long long)(uintptr_t)p;
+}
+
+/* ----------------------------------------------------------------------- checked calls */
+
+static void check_rt(cudaError_t got, cudaError_t want, const char* call, int line) {
+  if (got != want)
+    fail("line %d: %s returned %d (%s), expected %d (%s)", line, call, (int)got,
+         cudaGetErrorName(got), (int)want, cudaGetErrorName(want));
+}
+static void check_cu(CUresult got, CUresult want, const char* call, int line) {
+  if (got != want) fail("line %d: %s returned %d, expected %d", line, call, (int)got, (int)want);
+}
+#define RT(call) check_rt((call), cudaSuccess, #call, __LINE__)
+#define RT_FAILS(call, want) check_rt((call), (want), #call, __LINE__)
+#define CU(call) check_cu((call), CUDA_SUCCESS, #call, __LINE__)
+#define CU_FAILS(call, want) check_cu((call), (want), #call, __LINE__)
+
+static int current_device(void) {
+  int device = -1;
+  RT(cudaGetDevice(&device));
+  return device;
+}
+
+/* The driver as PyTorch reaches it: cudaGetDriverEntryPointByVersion, version 12000. */
+static struct {
+  PFN_cuMemAlloc_v3020 mem_alloc;
+  PFN_cuMemFree_v3020 mem_free;
+  PFN_cuMemHostAlloc_v2020 mem_host_alloc;
+  PFN_cuMemAllocHost_v3020 mem_alloc_host;
+  PFN_cuMemFreeHost_v2000 mem_free_host;
+  PFN_cuMemGetAllocationGranularity_v10020 mem_get_allocation_granularity;
+  PFN_cuMemAddressReserve_v10020 mem_address_reserve;
+  PFN_cuMemAddressFree_v10020 mem_address_free;
+  PFN_cuMemCreate_v10020 mem_create;
+  PFN_cuMemRelease_v10020 mem_release;
+  PFN_cuMemMap_v10020 mem_map;
+  PFN_cuMemUnmap_v10020 mem_unmap;
+  PFN_cuMemSetAccess_v10020 mem_set_access;
+} drv;
+
+static void* entry_point(const char* symbol) {
+  void* fn = NULL;
+  enum cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  RT(cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &status));
+  if (status != cudaDriverEntryPointSuccess || !fn)
+    fail("no driver entry point %s (status %d)", symbol, (int)status);
+  return fn;
+}
+
+static void load_entry_points(void) {
+  if (drv.mem_alloc) return;
+  drv.mem_alloc = (PFN_cuMemAlloc_v3020)entry_point("cuMemAlloc");
+  drv.mem_free = (PFN_cuMemFree_v3020)entry_point("cuMemFree");
+  drv.mem_host_alloc = (PFN_cuMemHostAlloc_v2020)entry_point("cuMemHostAlloc");
+  drv.mem_alloc_host = (PFN_cuMemAllocHost_v3020)entry_point("cuMemAllocHost");
+  drv.mem_free_host = (PFN_cuMemFreeHost_v2000)entry_point("cuMemFreeHost");
+  drv.mem_get_allocation_granularity =
+      (PFN_cuMemGetAllocationGranularity_v10020)entry_point("cuMemGetAllocationGranularity");
+  drv.mem_address_reserve = (PFN_cuMemAddressReserve_v10020)entry_point("cuMemAddressReserve");
+  drv.mem_address_free = (PFN_cuMemAddressFree_v10020)entry_point("cuMemAddressFree");
+  drv.mem_create = (PFN_cuMemCreate_v10020)entry_point("cuMemCreate");
+  drv.mem_release = (PFN_cuMemRelease_v10020)entry_point("cuMemRelease");
+  drv.mem_map = (PFN_cuMemMap_v10020)entry_point("cuMemMap");
+  drv.mem_unmap = (PFN_cuMemUnmap_v10020)entry_point("cuMemUnmap");
+  drv.mem_set_access = (PFN_cuMemSetAccess_v10020)entry_point("cuMemSetAccess");
+}
+
+/* The driver as Triton reaches it: its own handle of libcuda.so.1 and dlsym. */
+static void* triton_symbol(const char* name) {
+  static void* lib;
+  if (!lib && !(lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)))
+    fail("dlopen libcuda.so.1: %s", dlerror());
+  void* fn = dlsym(lib, name);
+  if (!fn) fail("dlsym %s: %s", name, dlerror());
+  return fn;
+}
+
+/* ------------------------------------------------------------------ runtime allocations */
+
+static void* rt_malloc(size_t size) {
+  void* p = NULL;
+  RT(cudaMalloc(&p, size));
+  expect("deviceMalloc api=cudaMalloc device=%d size_bytes=%zu addr=0x%llx", current_device(), size,
+         hex(p));
+  return p;
+}
+
+/* device: the block's (cudaMalloc'd on it). */
+static void rt_free(void* p, int device) {
+  expect("deviceFree api=cudaFree device=%d addr=0x%llx", device, hex(p));
+  RT(cudaFree(p));
+}
+
+/* ------------------------------------------------- an expandable segment (virtual memory) */
+
+struct expandable {
+  int device;
+  CUdeviceptr base;
+  size_t reserved;
+  size_t mapped;
+  int pages;
+  size_t page_size[16];
+  CUmemGenericAllocationHandle handle[16];
+};
+
+static CUmemAllocationProp device_prop(int device) {
+  CUmemAllocationProp prop;
+  memset(&prop, 0, sizeof prop);
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  return prop;
+}
+
+static void expandable_reserve(struct expandable* seg, size_t size) {
+  load_entry_points();
+  memset(seg, 0, sizeof *seg);
+  seg->device = current_device();
+  CUmemAllocationProp prop = device_prop(seg->device);
+  size_t granularity = 0;
+  CU(drv.mem_get_allocation_granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  if (granularity != 2 * MIB) fail("granularity %zu, expected 2 MiB", granularity);
+  CU(drv.mem_address_reserve(&seg->base, size, 0, 0, 0));
+  seg->reserved = size;
+  did("vmm_reserve api=cuMemAddressReserve device=%d addr=0x%llx size_bytes=%zu", seg->device,
+      seg->base, size);
+}
+
+/* Maps one more page of `size` bytes (a multiple of 2 MiB) at the end of the mapped part. */
+static void expandable_grow(struct expandable* seg, size_t size) {
+  if (seg->pages == 16 || seg->mapped + size > seg->reserved) fail("expandable segment full");
+  CUmemAllocationProp prop = device_prop(seg->device);
+  CUmemGenericAllocationHandle handle = 0;
+  CU(drv.mem_create(&handle, size, &prop, 0));
+  did("vmm_create api=cuMemCreate device=%d handle=0x%llx size_bytes=%zu", seg->device, handle,
+      size);
+  CUdeviceptr at = seg->base + seg->mapped;
+  CU(drv.mem_map(at, size, 0, handle, 0));
+  expect("deviceMalloc api=cuMemMap device=%d size_bytes=%zu addr=0x%llx via=entry_point",
+         seg->device, size, at);
+  CUmemAccessDesc access;
+  memset(&access, 0, sizeof access);
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CU(drv.mem_set_access(at, size, &access, 1));
+  did("vmm_set_access api=cuMemSetAccess device=%d addr=0x%llx size_bytes=%zu", seg->device, at,
+      size);
+  seg->handle[seg->pages] = handle;
+  seg->page_size[seg->pages++] = size;
+  seg->mapped += size;
+}
+
+/* Unmaps and releases the last page. */
+static void expandable_shrink(struct expandable* seg) {
+  if (seg->pages == 0) fail("expandable segment empty");
+  size_t size = seg->page_size[--seg->pages];
+  CUdeviceptr at = seg->base + seg->mapped - size;
+  expect("deviceFree api=cuMemUnmap device=%d addr=0x%llx size_bytes=%zu via=entry_point",
+         seg->device, at, size);
+  CU(drv.mem_unmap(at, size));
+  CU(drv.mem_release(seg->handle[seg->pages]));
+  did("vmm_release api=cuMemRelease device=%d handle=0x%llx", seg->device, seg->handle[seg->pages]);
+  seg->mapped -= size;
+}
+
+static void expandable_free(struct expandable* seg) {
+  while (seg->pages > 0) expandable_shrink(seg);
+  CU(drv.mem_address_free(seg->base, seg->reserved));
+  did("vmm_address_free api=cuMemAddressFree device=%d addr=0x%llx size_bytes=%zu", seg->device,
+      seg->base, seg->reserved);
+}
+
+/* ----------------------------------------------------------------------------- kernels */
+
+/* The kernels' host functions: the runtime finds their names with dladdr. They are never run,
+ * and their bodies differ so that the compiler cannot fold them into one. */
+volatile int kernel_side_effect;
+__attribute__((noinline)) void fake_add_kernel(float* a, int n) {
+  kernel_side_effect += n + (a != NULL);
+}
+__attribute__((noinline)) void fake_scale_kernel(float* a, float s) {
+  kernel_side_effect -= (int)s + (a != NULL);
+}
+
+static const dim3 kGrid = {4, 1, 1};
+static const dim3 kBlock = {128, 1, 1};
+
+static void launch_add(float* buf, cudaStream_t stream) {
+  int n = 1024;
+  void* args[] = {&buf, &n};
+  RT(cudaLaunchKernel((const void*)fake_add_kernel, kGrid, kBlock, args, 0, stream));
+  expect("kernelLaunch api=cudaLaunchKernel name=fake_add_kernel device=%d stream=0x%llx",
+         current_device(), hex(stream));
+}
+
+/* ---------------------------------------------------------------------------- scenarios */
+
+static void scenario_basic(void) {
+  int device = current_device();
+  void* a = rt_malloc(MIB);
+  void* b = rt_malloc(4096);
+  void* c = rt_malloc(100);
+
+  void* pitched = NULL;
+  size_t pitch = 0;
+  RT(cudaMallocPitch(&pitched, &pitch, 1000, 16));
+  expect(
+      "deviceMalloc api=cudaMallocPitch device=%d size_bytes=%zu addr=0x%llx pitch=%zu "
+      "width=1000 height=16",
+      device, pitch * 16, hex(pitched), pitch);
+
+  struct cudaPitchedPtr cube;
+  struct cudaExtent extent = {256, 8, 4};
+  RT(cudaMalloc3D(&cube, extent));
+  expect(
+      "deviceMalloc api=cudaMalloc3D device=%d size_bytes=%zu addr=0x%llx pitch=%zu "
+      "width=256 height=8 depth=4",
+      device, cube.pitch * 8 * 4, hex(cube.ptr), cube.pitch);
+
+  void* managed = NULL;
+  RT(cudaMallocManaged(&managed, 65536, cudaMemAttachGlobal));
+  expect("deviceMalloc api=cudaMallocManaged device=%d size_bytes=65536 addr=0x%llx", device,
+         hex(managed));
+
+  load_entry_points();
+  CUdeviceptr d1 = 0;
+  CU(drv.mem_alloc(&d1, 2 * MIB));
+  expect("deviceMalloc api=cuMemAlloc_v2 device=%d size_bytes=%zu addr=0x%llx via=entry_point",
+         device, 2 * MIB, d1);
+  expect("deviceFree api=cuMemFree_v2 device=%d addr=0x%llx via=entry_point", device, d1);
+  CU(drv.mem_free(d1));
+
+  PFN_cuMemAlloc_v3020 dl_alloc = (PFN_cuMemAlloc_v3020)triton_symbol("cuMemAlloc_v2");
+  PFN_cuMemFree_v3020 dl_free = (PFN_cuMemFree_v3020)triton_symbol("cuMemFree_v2");
+  CUdeviceptr d2 = 0;
+  CU(dl_alloc(&d2, 3 * MIB));
+  expect("deviceMalloc api=cuMemAlloc_v2 device=%d size_bytes=%zu addr=0x%llx via=dlsym", device,
+         3 * MIB, d2);
+  expect("deviceFree api=cuMemFree_v2 device=%d addr=0x%llx via=dlsym", device, d2);
+  CU(dl_free(d2));
+
+  RT(cudaFree(NULL));
+  did("free_null api=cudaFree");
+  rt_free(managed, device);
+  rt_free(cube.ptr, device);
+  rt_free(pitched, device);
+  rt_free(c, device);
+  rt_free(b, device);
+  rt_free(a, device);
+}
+
+static cudaStream_t create_stream(void) {
+  cudaStream_t s = NULL;
+  RT(cudaStreamCreate(&s));
+  did("stream_create api=cudaStreamCreate device=%d stream=0x%llx", current_device(), hex(s));
+  return s;
+}
+
+static void destroy_stream(cudaStream_t s) {
+  RT(cudaStreamSynchronize(s));
+  RT(cudaStreamDestroy(s));
+  did("stream_destroy api=cudaStreamDestroy stream=0x%llx", hex(s));
+}
+
+static void* malloc_async(const char* api, size_t size, cudaMemPool_t pool, cudaStream_t s) {
+  void* p = NULL;
+  if (pool)
+    RT(cudaMallocFromPoolAsync(&p, size, pool, s));
+  else
+    RT(cudaMallocAsync(&p, size, s));
+  expect("deviceMalloc api=%s device=%d size_bytes=%zu addr=0x%llx stream=0x%llx", api,
+         current_device(), size, hex(p), hex(s));
+  return p;
+}
+
+static void free_async(void* p, cudaStream_t s) {
+  expect("deviceFree api=cudaFreeAsync device=%d addr=0x%llx stream=0x%llx", current_device(),
+         hex(p), hex(s));
+  RT(cudaFreeAsync(p, s));
+}
+
+static void scenario_async(void) {
+  cudaStream_t s1 = create_stream(), s2 = create_stream();
+  void* a = malloc_async("cudaMallocAsync", 262144, NULL, s1);
+  void* b = malloc_async("cudaMallocAsync", MIB, NULL, s2);
+  void* c = malloc_async("cudaMallocAsync", 65536, NULL, 0);
+  free_async(a, s1);
+  free_async(b, s2);
+  free_async(c, 0);
+
+  cudaMemPool_t default_pool = NULL;
+  RT(cudaDeviceGetDefaultMemPool(&default_pool, current_device()));
+  void* d = malloc_async("cudaMallocFromPoolAsync", 131072, default_pool, s1);
+  free_async(d, s1);
+
+  struct cudaMemPoolProps props;
+  memset(&props, 0, sizeof props);
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = current_device();
+  cudaMemPool_t pool = NULL;
+  RT(cudaMemPoolCreate(&pool, &props));
+  did("pool_create api=cudaMemPoolCreate pool=0x%llx", hex(pool));
+  void* e = malloc_async("cudaMallocFromPoolAsync", 196608, pool, s2);
+  free_async(e, s2);
+  RT(cudaStreamSynchronize(s2));
+  RT(cudaMemPoolDestroy(pool));
+  did("pool_destroy api=cudaMemPoolDestroy pool=0x%llx", hex(pool));
+
+  destroy_stream(s1);
+  destroy_stream(s2);
+}
+
+static void scenario_pinned(void) {
+  int device = current_device();
+  void* a = NULL;
+  RT(cudaMallocHost(&a, 65536));
+  expect("pinnedMalloc api=cudaMallocHost device=%d size_bytes=65536 addr=0x%llx", device, hex(a));
+  void* b = NULL;
+  RT(cudaHostAlloc(&b, 131072, cudaHostAllocPortable));
+  expect("pinnedMalloc api=cudaHostAlloc device=%d size_bytes=131072 addr=0x%llx", device, hex(b));
+  expect("pinnedFree api=cudaFreeHost device=%d addr=0x%llx", device, hex(a));
+  RT(cudaFreeHost(a));
+  expect("pinnedFree api=cudaFreeHost device=%d addr=0x%llx", device, hex(b));
+  RT(cudaFreeHost(b));
+
+  load_entry_points();
+  void* c = NULL;
+  CU(drv.mem_host_alloc(&c, 262144, CU_MEMHOSTALLOC_PORTABLE));
+  expect("pinnedMalloc api=cuMemHostAlloc device=%d size_bytes=262144 addr=0x%llx via=entry_point",
+         device, hex(c));
+  void* d = NULL;
+  CU(drv.mem_alloc_host(&d, 32768));
+  expect(
+      "pinnedMalloc api=cuMemAllocHost_v2 device=%d size_bytes=32768 addr=0x%llx "
+      "via=entry_point",
+      device, hex(d));
+  expect("pinnedFree api=cuMemFreeHost device=%d addr=0x%llx via=entry_point", device, hex(c));
+  CU(drv.mem_free_host(c));
+  expect("pinnedFree api=cuMemFreeHost device=%d addr=0x%llx via=entry_point", device, hex(d));
+  CU(drv.mem_free_host(d));
+}
+
+static void scenario_vmm(void) {
+  struct expandable seg;
+  expandable_reserve(&seg, 64 * MIB);
+  expandable_grow(&seg, 2 * MIB);
+  expandable_grow(&seg, 4 * MIB);
+  expandable_shrink(&seg);
+  expandable_free(&seg);
+}
+
+enum { kLaunches = 2 };
+
+static void scenario_launch(void) {
+  int device = current_device();
+  cudaStream_t s1 = create_stream(), s2 = create_stream();
+  float* buf = rt_malloc(4096);
+  int n = 1024;
+  float scale = 2.0f;
+  void* add_args[] = {&buf, &n};
+  void* scale_args[] = {&buf, &scale};
+
+  for (int i = 0; i < kLaunches; i++) launch_add(buf, 0);
+
+  cudaKernel_t kernel = NULL;
+  RT(__cudaGetKernel(&kernel, (const void*)fake_add_kernel));
+  did("get_kernel api=__cudaGetKernel kernel=0x%llx host=0x%llx", hex(kernel),
+      hex((const void*)fake_add_kernel));
+  for (int i = 0; i < kLaunches; i++) {
+    RT(__cudaLaunchKernel(kernel, kGrid, kBlock, add_args, 0, s1));
+    expect("kernelLaunch api=__cudaLaunchKernel name=fake_add_kernel device=%d stream=0x%llx",
+           device, hex(s1));
+  }
+  for (int i = 0; i < kLaunches; i++) {
+    RT(__cudaLaunchKernel_ptsz(kernel, kGrid, kBlock, add_args, 0, s2));
+    expect(
+        "kernelLaunch api=__cudaLaunchKernel_ptsz name=fake_add_kernel device=%d "
+        "stream=0x%llx",
+        device, hex(s2));
+  }
+  cudaLaunchConfig_t config;
+  memset(&config, 0, sizeof config);
+  config.gridDim = kGrid;
+  config.blockDim = kBlock;
+  config.stream = s2;
+  for (int i = 0; i < kLaunches; i++) {
+    RT(cudaLaunchKernelExC(&config, (const void*)fake_scale_kernel, scale_args));
+    expect("kernelLaunch api=cudaLaunchKernelExC name=fake_scale_kernel device=%d stream=0x%llx",
+           device, hex(s2));
+  }
+
+  PFN_cuModuleLoadData_v2000 module_load_data =
+      (PFN_cuModuleLoadData_v2000)triton_symbol("cuModuleLoadData");
+  PFN_cuModuleGetFunction_v2000 module_get_function =
+      (PFN_cuModuleGetFunction_v2000)triton_symbol("cuModuleGetFunction");
+  PFN_cuLaunchKernel_v4000 launch_kernel =
+      (PFN_cuLaunchKernel_v4000)triton_symbol("cuLaunchKernel");
+  PFN_cuLaunchKernelEx_v11060 launch_kernel_ex =
+      (PFN_cuLaunchKernelEx_v11060)triton_symbol("cuLaunchKernelEx");
+  static const char cubin[] = "triton cubin";
+  CUmodule module = NULL;
+  CU(module_load_data(&module, cubin));
+  CUfunction function = NULL;
+  CU(module_get_function(&function, module, "_Z13triton_kernelPf"));
+  did("module_load api=cuModuleLoadData module=0x%llx function=0x%llx", hex(module), hex(function));
+  void* triton_args[] = {&buf};
+  cudaStream_t streams[] = {s1, s2};
+  for (int s = 0; s < 2; s++) {
+    for (int i = 0; i < kLaunches; i++) {
+      CU(launch_kernel(function, 4, 1, 1, 128, 1, 1, 0, streams[s], triton_args, NULL));
+      expect(
+          "kernelLaunch api=cuLaunchKernel name=_Z13triton_kernelPf device=%d stream=0x%llx "
+          "via=dlsym",
+          device, hex(streams[s]));
+    }
+  }
+  CUlaunchConfig ex;
+  memset(&ex, 0, sizeof ex);
+  ex.gridDimX = ex.gridDimY = ex.gridDimZ = 1;
+  ex.blockDimX = 64;
+  ex.blockDimY = ex.blockDimZ = 1;
+  ex.hStream = s1;
+  CU(launch_kernel_ex(&ex, function, triton_args, NULL));
+  expect(
+      "kernelLaunch api=cuLaunchKernelEx name=_Z13triton_kernelPf device=%d stream=0x%llx "
+      "via=dlsym",
+      device, hex(s1));
+
+  RT(cudaDeviceSynchronize());
+  destroy_stream(s1);
+  destroy_stream(s2);
+  rt_free(buf, device);
+}
+
+static void scenario_oom(void) {
+  int device = current_device();
+  void* live[3];
+  for (int i = 0; i < 3; i++) live[i] = rt_malloc(64 * MIB);
+  size_t free_bytes = 0, total_bytes = 0;
+  RT(cudaMemGetInfo(&free_bytes, &total_bytes));
+  did("meminfo api=cudaMemGetInfo device=%d free_bytes=%zu total_bytes=%zu", device, free_bytes,
+      total_bytes);
+  size_t too_much = free_bytes + MIB;
+
+  void* p = NULL;
+  RT_FAILS(cudaMalloc(&p, too_much), cudaErrorMemoryAllocation);
+  if (p) fail("a failed cudaMalloc set its pointer");
+  RT_FAILS(cudaGetLastError(), cudaErrorMemoryAllocation);
+  RT(cudaGetLastError());
+  expect("deviceOom api=cudaMalloc device=%d size_bytes=%zu", device, too_much);
+
+  load_entry_points();
+  CUdeviceptr d = 0;
+  CU_FAILS(drv.mem_alloc(&d, too_much), CUDA_ERROR_OUT_OF_MEMORY);
+  expect("deviceOom api=cuMemAlloc_v2 device=%d size_bytes=%zu via=entry_point", device, too_much);
+
+  RT_FAILS(cudaMallocAsync(&p, too_much, 0), cudaErrorMemoryAllocation);
+  RT_FAILS(cudaGetLastError(), cudaErrorMemoryAllocation);
+  expect("deviceOom api=cudaMallocAsync device=%d size_bytes=%zu stream=0x0", device, too_much);
+
+  void* after = rt_malloc(MIB);
+  rt_free(after, device);
+  for (int i = 0; i < 3; i++) rt_free(live[i], device);
+}
+
+/* The miniature caching allocator: blocks carved in order from 2 MiB segments that come from
+ * cudaMalloc, a freed block kept for the next request that fits it (no cudaMalloc then), and
+ * one expandable segment that maps 2 MiB pages as its blocks need them. Blocks are rounded
+ * to 512 bytes and never split or merged. */
+enum { kSegmentSize = 2 << 20, kMaxSegments = 8, kMaxBlocks = 64 };
+
+struct pool_block {
+  uintptr_t addr;
+  size_t size;
+  int segment; /* -1: the expandable segment */
+  int free;
+};
+
+static struct {
+  uintptr_t segment_base[kMaxSegments];
+  size_t segment_used[kMaxSegments];
+  int segments;
+  struct pool_block blocks[kMaxBlocks];
+  int blocks_used;
+  struct expandable expandable;
+  size_t expandable_used;
+} pool;
+
+static struct pool_block* pool_new_block(uintptr_t addr, size_t size, int segment) {
+  if (pool.blocks_used == kMaxBlocks) fail("pool: too many blocks");
+  struct pool_block* b = &pool.blocks[pool.blocks_used++];
+  *b = (struct pool_block){addr, size, segment, 0};
+  did("block_alloc addr=0x%llx size_bytes=%zu segment=%d", (unsigned long long)addr, size, segment);
+  return b;
+}
+
+static struct pool_block* pool_alloc(size_t size) {
+  size = (size + 511) / 512 * 512;
+  if (size > kSegmentSize) fail("pool: %zu bytes is more than a segment", size);
+  struct pool_block* best = NULL;
+  for (int i = 0; i < pool.blocks_used; i++) {
+    struct pool_block* b = &pool.blocks[i];
+    if (b->free && b->segment >= 0 && b->size >= size && (!best || b->size < best->size)) best = b;
+  }
+  if (best) {
+    best->free = 0;
+    did("block_reuse addr=0x%llx size_bytes=%zu segment=%d", (unsigned long long)best->addr,
+        best->size, best->segment);
+    return best;
+  }
+  for (int s = 0; s < pool.segments; s++) {
+    if (pool.segment_used[s] + size > kSegmentSize) continue;
+    struct pool_block* b = pool_new_block(pool.segment_base[s] + pool.segment_used[s], size, s);
+    pool.segment_used[s] += size;
+    return b;
+  }
+  if (pool.segments == kMaxSegments) fail("pool: too many segments");
+  int s = pool.segments++;
+  pool.segment_base[s] = (uintptr_t)rt_malloc(kSegmentSize);
+  pool.segment_used[s] = size;
+  did("segment_alloc segment=%d addr=0x%llx size_bytes=%d", s,
+      (unsigned long long)pool.segment_base[s], kSegmentSize);
+  return pool_new_block(pool.segment_base[s], size, s);
+}
+
+static struct pool_block* pool_alloc_expandable(size_t size) {
+  size = (size + 511) / 512 * 512;
+  struct expandable* seg = &pool.expandable;
+  if (seg->reserved == 0) expandable_reserve(seg, 64 * MIB);
+  while (pool.expandable_used + size > seg->mapped) expandable_grow(seg, 2 * MIB);
+  struct pool_block* b = pool_new_block(seg->base + pool.expandable_used, size, -1);
+  pool.expandable_used += size;
+  return b;
+}
+
+/* A block of the expandable segment is freed from the top only: the pages above what is
+ * still used are unmapped. */
+static void pool_free(struct pool_block* b) {
+  b->free = 1;
+  did("block_free addr=0x%llx size_bytes=%zu segment=%d", (unsigned long long)b->addr, b->size,
+      b->segment);
+  if (b->segment >= 0) return;
+  struct expandable* seg = &pool.expandable;
+  if (b->addr + b->size != seg->base + pool.expandable_used) fail("pool: not the top block");
+  pool.expandable_used -= b->size;
+  while (seg->pages > 0 && seg->mapped - seg->page_size[seg->pages - 1] >= pool.expandable_used)
+    expandable_shrink(seg);
+}
+
+static void pool_release_all(void) {
+  int device = current_device();
+  for (int s = 0; s < pool.segments; s++) {
+    rt_free((void*)pool.segment_base[s], device);
+    did("segment_free segment=%d addr=0x%llx", s, (unsigned long long)pool.segment_base[s]);
+  }
+  if (pool.expandable.reserved) expandable_free(&pool.expandable);
+  memset(&pool, 0, sizeof pool);
+}
+
+static void scenario_pool(void) {
+  struct pool_block* a = pool_alloc(MIB);       /* a new segment */
+  struct pool_block* b = pool_alloc(MIB / 2);   /* the same segment */
+  struct pool_block* c = pool_alloc(768 << 10); /* does not fit: a second segment */
+  pool_free(b);
+  struct pool_block* d = pool_alloc(500000); /* b's block again, no cudaMalloc */
+  if (d != b) fail("pool: the freed block was not reused");
+  struct pool_block* e = pool_alloc_expandable(3 * MIB); /* maps two pages */
+  struct pool_block* f = pool_alloc_expandable(MIB);     /* fits the mapped pages */
+  struct pool_block* g = pool_alloc_expandable(2 * MIB); /* maps a third page */
+  pool_free(g);                                          /* unmaps it */
+  pool_free(f);
+  pool_free(e); /* unmaps both */
+  pool_free(d);
+  pool_free(c);
+  pool_free(a);
+  pool_release_all();
+}
+
+static void scenario_two_devices(void) {
+  int count = 0;
+  RT(cudaGetDeviceCount(&count));
+  if (count < 2)
+    fail("two_devices needs two devices (MEMTAP_FAKE_CUDA_DEVICES=2), found %d", count);
+  RT(cudaSetDevice(0));
+  did("set_device api=cudaSetDevice device=0");
+  void* a = rt_malloc(MIB);
+  RT(cudaSetDevice(1));
+  did("set_device api=cudaSetDevice device=1");
+  void* b = rt_malloc(2 * MIB);
+  float* buf = (float*)b;
+  launch_add(buf, 0);
+  cudaStream_t s = create_stream();
+  void* c = malloc_async("cudaMallocAsync", 524288, NULL, s);
+  free_async(c, s);
+  RT(cudaSetDevice(0));
+  did("set_device api=cudaSetDevice device=0");
+  rt_free(b, 1);
+  rt_free(a, 0);
+  destroy_stream(s);
+}
+
+static void scenario_fork(void) {
+  int device = current_device();
+  void* a = rt_malloc(MIB);
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) fail("fork failed");
+  if (child == 0) {
+    void* b = rt_malloc(524288);
+    rt_free(b, device);
+    exit(0);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail("the fork child failed (status %d)", status);
+  did("fork child_pid=%d exit=0", (int)child);
+  rt_free(a, device);
+}
+
+enum { kThreads = 4 };
+
+static void* thread_work(void* arg) {
+  size_t t = (size_t)(uintptr_t)arg;
+  void* blocks[3];
+  blocks[0] = rt_malloc((t + 1) * 65536);
+  blocks[1] = rt_malloc((t + 1) * 131072);
+  blocks[2] = rt_malloc((t + 1) * 4096 + 100);
+  for (int i = 0; i < 2; i++) launch_add(blocks[0], 0);
+  for (int i = 0; i < 3; i++) rt_free(blocks[i], current_device());
+  return NULL;
+}
+
+static void scenario_threads(void) {
+  pthread_t threads[kThreads];
+  for (size_t t = 0; t < kThreads; t++)
+    if (pthread_create(&threads[t], NULL, thread_work, (void*)(uintptr_t)t) != 0)
+      fail("pthread_create failed");
+  for (int t = 0; t < kThreads; t++) pthread_join(threads[t], NULL);
+  did("threads count=%d", kThreads);
+}
+
+struct scenario {
+  const char* name;
+  void (*run)(void);
+};
+
+static const struct scenario kScenarios[] = {
+    {"basic", scenario_basic},   {"async", scenario_async},
+    {"pinned", scenario_pinned}, {"vmm", scenario_vmm},
+    {"launch", scenario_launch}, {"oom", scenario_oom},
+    {"pool", scenario_pool},     {"threads", scenario_threads},
+    {"fork", scenario_fork},     {"two_devices", scenario_two_devices},
+};
+enum { kScenarioCount = sizeof kScenarios / sizeof kScenarios[0] };
+
+static void run(const struct scenario* s) {
+  did("scenario name=%s", s->name);
+  s->run();
+  did("scenario_end name=%s", s->name);
+}
+
+static void run_all(void) {
+  for (int i = 0; i < kScenarioCount; i++) {
+    if (kScenarios[i].run == scenario_two_devices) {
+      int count = 0;
+      RT(cudaGetDeviceCount(&count));
+      if (count < 2) {
+        did("skip scenario=two_devices devices=%d", count);
+        continue;
+      }
+    }
+    run(&kScenarios[i]);
+  }
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr,
+            "usage: %s SCENARIO...  (basic async pinned vmm launch oom pool "
+            "two_devices fork threads all)\n",
+            argv[0]);
+    return 2;
+  }
+  for (int a = 1; a < argc; a++) {
+    int known = strcmp(argv[a], "all") == 0;
+    for (int i = 0; i < kScenarioCount; i++) known |= strcmp(argv[a], kScenarios[i].name) == 0;
+    if (!known) {
+      fprintf(stderr, "memtap_test_cuda_pool: unknown scenario '%s'\n", argv[a]);
+      return 2;
+    }
+  }
+  for (int a = 1; a < argc; a++) {
+    if (strcmp(argv[a], "all") == 0) {
+      run_all();
+      continue;
+    }
+    for (int i = 0; i < kScenarioCount; i++)
+      if (strcmp(argv[a], kScenarios[i].name) == 0) run(&kScenarios[i]);
+  }
+  return 0;
+}
