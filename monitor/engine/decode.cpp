@@ -47,9 +47,9 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
   // Cap'n Proto hands unknown enumerants through as raw numbers; a newer agent's event
   // kind must not be mistaken for one of ours.
   const auto raw_kind = static_cast<uint16_t>(in.getKind());
-  if (raw_kind > static_cast<uint16_t>(EventKind::kTraceSlice)) {
+  if (raw_kind > static_cast<uint16_t>(EventKind::kDeviceStream)) {
     error = ".kind: unknown value " + std::to_string(raw_kind) +
-            ", expected malloc .. traceSlice (0..16)";
+            ", expected malloc .. deviceStream (0..24)";
     return false;
   }
   out.kind = static_cast<EventKind>(raw_kind);
@@ -57,7 +57,22 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
   out.addr = in.getAddr();
   out.size_bytes = in.getSizeBytes();
   out.string_id = in.getStringId();
+  // Only device events name a device; the wire sends 0 for the others, and anything else
+  // there is ignored rather than carried into rows that have no device.
+  out.device = is_device_kind(out.kind) ? in.getDevice() : 0;
   if (!check_time(out.ts_ns, ".tsNs", error)) return false;
+  if (out.kind == EventKind::kDeviceInfo) {
+    if (out.size_bytes > kMaxTime) {
+      error = ".sizeBytes: device total " + std::to_string(out.size_bytes) +
+              " out of range, expected below 2^63 bytes";
+      return false;
+    }
+    if (out.addr > out.size_bytes) {
+      error = ".addr: device free bytes " + std::to_string(out.addr) + " above its total " +
+              std::to_string(out.size_bytes);
+      return false;
+    }
+  }
   if (out.kind == EventKind::kTraceSlice &&
       (!check_time(out.addr, ".addr (trace slice start)", error) ||
        !check_time(out.size_bytes, ".sizeBytes (trace slice end)", error))) {

@@ -4,8 +4,8 @@
 // engine relies on is checked here, so that applying a decoded message cannot fail halfway:
 // the size and traversal limits, the protocol version, every enum and union tag, and the
 // ranges that later arithmetic needs (times below 2^63, fork child pids that fit a pid_t,
-// trace slice bounds). String ids are not resolved here: a definition may come in a later
-// batch, so the session resolves them when an event leaves its reorder buffer.
+// trace slice bounds, a device's capacity). String ids are not resolved here: a definition may come
+// in a later batch, so the session resolves them when an event leaves its reorder buffer.
 #pragma once
 
 #include <cstddef>
@@ -23,10 +23,13 @@ inline constexpr size_t kMaxMessageBytes = size_t{256} << 20;
 struct WireEvent {
   uint64_t ts_ns = 0;       // agent's CLOCK_MONOTONIC, below 2^63
   uint64_t addr = 0;        // kFork: the child's pid, 1..2^32-1; kStep: the step's number;
-                            // kTraceSlice: its start (monotonic ns, below 2^63)
-  uint64_t size_bytes = 0;  // kTraceSlice: its end (monotonic ns, below 2^63)
+                            // kTraceSlice: its start (monotonic ns, below 2^63); kDeviceInfo:
+                            // free bytes, at most size_bytes
+  uint64_t size_bytes = 0;  // kTraceSlice: its end (monotonic ns, below 2^63); kDeviceInfo:
+                            // total bytes, below 2^63 (a capacity is an int64 downstream)
   EventKind kind = EventKind::kMalloc;
   uint32_t string_id = 0;  // the agent instance's interned text; 0: none
+  uint16_t device = 0;     // device kinds (is_device_kind): the CUDA ordinal; else 0
 };
 
 // Interned text of one agent instance (wire StringDef); ids are never 0.

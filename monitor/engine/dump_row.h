@@ -12,6 +12,7 @@
 namespace memtap {
 
 // The `Event` column. kTraceSlice is no memscope_dump row: it goes to python_trace_{pid}.
+// The values are on disk (compact_schema.h, row_spool.cpp): new ones go at the end.
 enum class DumpEvent : uint8_t {
   kMalloc,
   kFree,
@@ -20,6 +21,8 @@ enum class DumpEvent : uint8_t {
   kMstx,
   kOpLaunch,
   kTraceSlice,
+  kKernelLaunch,  // KERNEL_LAUNCH; Name: the kernel
+  kOomDetail,     // OOM_DETAIL: an allocation that failed, then the largest blocks live then
 };
 
 // The `Event Type` column.
@@ -34,29 +37,49 @@ enum class DumpEventType : uint8_t {
   kRangeEnd,    // MSTX Range_end
   kAtenStart,   // OP_LAUNCH ATEN_START; Name: the operator
   kAtenEnd,     // OP_LAUNCH ATEN_END
+  kHal,         // MALLOC/FREE of device memory from the CUDA runtime or driver
+  kHostPinned,  // MALLOC/FREE of page-locked host memory
+  kKernelLaunch,
+  kOomTrigger,   // OOM_DETAIL: the allocation that failed; Name: the API
+  kOomTopAlloc,  // OOM_DETAIL: one of the largest blocks live on its device at the OOM
 };
+
+// DumpRow::device of a row about no device: its `Device Id` follows its event (`cpu` for
+// host memory, `N/A` otherwise).
+inline constexpr int32_t kDumpNoDevice = -1;
 
 struct DumpRow {
   DumpEvent event = DumpEvent::kSystem;
   DumpEventType event_type = DumpEventType::kHost;
-  bool is_mmap = false;      // Attr "kind":"mmap" (anonymous mapping, not heap)
-  int64_t timestamp_ns = 0;  // nanoseconds since the Unix epoch; a trace slice's start
+  bool is_mmap = false;            // Attr "kind":"mmap" (anonymous mapping, not heap)
+  bool has_stream = false;         // MALLOC/FREE: Attr stream (`stream`) was given; KERNEL_LAUNCH
+                                   // and OOM_TRIGGER rows always write theirs
+  int32_t device = kDumpNoDevice;  // `Device Id` of HAL blocks, kernels, OOM rows and a
+                                   // device's START_TRACE: the CUDA ordinal
+  int64_t timestamp_ns = 0;        // nanoseconds since the Unix epoch; a trace slice's start
   uint32_t process_id = 0;
   uint32_t thread_id = 0;
-  uint64_t ptr = 0;                 // MALLOC/FREE only
-  uint64_t size_bytes = 0;          // MALLOC/FREE: the block's size (FREE: the paired block's);
-                                    // SNAPSHOT: the process's resident set (App Reserved)
-  uint64_t total_bytes = 0;         // SNAPSHOT: the memory the process may have; 0 unknown
-  uint64_t allocation_id = 0;       // MALLOC/FREE only; 0 on a FREE that matched no block
+  uint64_t ptr = 0;                 // MALLOC/FREE and OOM_TOP_ALLOC: the block's address
+  uint64_t size_bytes = 0;          // MALLOC/FREE/OOM_TOP_ALLOC: the block's size (FREE: the paired
+                                    // block's); SNAPSHOT: the process's resident set (App
+                                    // Reserved); OOM_TRIGGER: the bytes asked for; a device's
+                                    // START_TRACE: its free bytes
+  uint64_t total_bytes = 0;         // SNAPSHOT: the memory the process may have; 0 unknown; a
+                                    // device's START_TRACE: its capacity
+  uint64_t allocation_id = 0;       // MALLOC/FREE/OOM_TOP_ALLOC; 0 on a FREE that matched no block
   uint32_t inherited_from_pid = 0;  // FREE of a block this fork() child inherited from its parent
   // Session string ids (0: none, written as the column's empty value).
-  uint32_t name = 0;          // `Name`: MALLOC: the innermost open operator; MSTX: the text;
-                              // OP_LAUNCH: the operator; trace slice: its FuncInfo
-  uint32_t owner = 0;         // Attr owner (MALLOC and FREE): levels joined by '@'
-  uint32_t stack_python = 0;  // `Call Stack(Python)` (MALLOC only)
-  uint32_t stack_c = 0;       // `Call Stack(C)` (MALLOC only)
+  uint32_t name = 0;          // `Name`: MALLOC: the innermost open operator (a device or
+                              // pinned block without one: the API that allocated it); MSTX:
+                              // the text; OP_LAUNCH: the operator; KERNEL_LAUNCH: the kernel;
+                              // OOM_TRIGGER: the API; OOM_TOP_ALLOC: its MALLOC's; trace
+                              // slice: its FuncInfo
+  uint32_t owner = 0;         // Attr owner (MALLOC, FREE, OOM_TOP_ALLOC): levels joined by '@'
+  uint32_t stack_python = 0;  // `Call Stack(Python)` (MALLOC, OOM_TRIGGER, OOM_TOP_ALLOC)
+  uint32_t stack_c = 0;       // `Call Stack(C)` (the same rows)
   uint64_t step = 0;          // SYSTEM STEP: the step's number (1, 2, ...), written as `Name`
   int64_t end_ns = 0;         // trace slice: its end, epoch ns
+  uint64_t stream = 0;        // Attr stream: see has_stream
 };
 
 }  // namespace memtap

@@ -15,6 +15,8 @@ DumpRow make_row(DumpEvent event, bool is_mmap, const RowStamp& stamp, uint64_t 
   return DumpRow{event,
                  DumpEventType::kHost,
                  is_mmap,
+                 /*has_stream=*/false,
+                 kDumpNoDevice,
                  stamp.timestamp_ns,
                  stamp.process_id,
                  stamp.thread_id,
@@ -28,7 +30,8 @@ DumpRow make_row(DumpEvent event, bool is_mmap, const RowStamp& stamp, uint64_t 
                  /*stack_python=*/0,
                  /*stack_c=*/0,
                  /*step=*/0,
-                 /*end_ns=*/0};
+                 /*end_ns=*/0,
+                 /*stream=*/0};
 }
 
 DumpRow make_malloc_row(bool is_mmap, const RowStamp& stamp, uint64_t addr, const LiveBlock& block,

@@ -34,6 +34,15 @@ enum class HeldKind : uint8_t {
   kPythonStack,
   kCStack,
   kTraceSlice,
+  // GPU memory (wire.capnp deviceMalloc .. deviceStream).
+  kDeviceMalloc,
+  kDeviceFree,
+  kPinnedMalloc,
+  kPinnedFree,
+  kKernelLaunch,
+  kDeviceOom,
+  kDeviceInfo,
+  kDeviceStream,
 };
 
 struct HeldEvent {
@@ -41,11 +50,12 @@ struct HeldEvent {
   uint64_t addr = 0;
   uint64_t size_bytes = 0;
   HeldKind kind = HeldKind::kMalloc;
+  uint16_t device = 0;  // device kinds: the CUDA ordinal
   // The agent instance's string id, resolved only when the event is applied: its
   // definition may arrive in a later batch than the event.
   uint32_t string_id = 0;
 };
-static_assert(sizeof(HeldEvent) == 32, "the string id fits in what was padding");
+static_assert(sizeof(HeldEvent) == 32, "the device and string id fit in what was padding");
 
 struct HeldRun {
   size_t process = 0;  // the session's index of the process

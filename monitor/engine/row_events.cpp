@@ -16,21 +16,41 @@ MemEvent event_from_row(const DumpRow& row, RowStrings& strings) {
   e.ts_ns = row.timestamp_ns;
   e.pid = row.process_id;
   e.tid = row.thread_id;
-  e.device = kNoDevice;
+  e.device = row.device >= 0 ? row.device : kNoDevice;
   e.name = strings.id(row.name);
+  e.stack_python = strings.id(row.stack_python);
+  e.stack_c = strings.id(row.stack_c);
+  // KERNEL_LAUNCH and OOM_TRIGGER always write their stream; a block only when it has one.
+  if (row.has_stream) e.stream = row.stream;
+  // The reader gives rows of no block Layer::kOther.
+  e.layer = Layer::kOther;
   switch (row.event) {
     case DumpEvent::kMalloc:
     case DumpEvent::kFree:
       e.kind = row.event == DumpEvent::kMalloc ? MemEventKind::kMalloc : MemEventKind::kFree;
-      e.device = kHostDevice;
-      e.layer = Layer::kHost;
+      e.layer = row.event_type == DumpEventType::kHal          ? Layer::kHal
+                : row.event_type == DumpEventType::kHostPinned ? Layer::kHostPinned
+                                                               : Layer::kHost;
+      if (row.device < 0) e.device = kHostDevice;  // HOST and HOST_PINNED: `cpu`
       e.is_mmap = row.is_mmap;
       e.addr = row.ptr;
       e.size_bytes = row.size_bytes;
       e.allocation_id = row.allocation_id;
       e.owner = strings.id(row.owner);
-      e.stack_python = strings.id(row.stack_python);
-      e.stack_c = strings.id(row.stack_c);
+      break;
+    case DumpEvent::kKernelLaunch:
+      e.kind = MemEventKind::kKernelLaunch;
+      break;
+    case DumpEvent::kOomDetail:
+      if (row.event_type == DumpEventType::kOomTopAlloc) {
+        e.kind = MemEventKind::kOomTopAlloc;
+        e.addr = row.ptr;
+        e.allocation_id = row.allocation_id;
+        e.owner = strings.id(row.owner);
+      } else {
+        e.kind = MemEventKind::kOom;
+      }
+      e.size_bytes = row.size_bytes;  // the block's, or the bytes the failed call asked for
       break;
     case DumpEvent::kSnapshot:
       e.kind = MemEventKind::kSnapshot;
@@ -53,6 +73,10 @@ MemEvent event_from_row(const DumpRow& row, RowStrings& strings) {
         }
         default:
           e.kind = MemEventKind::kTraceStart;
+          if (row.device >= 0) {  // a device's capacity, as the agent first saw it
+            e.snap_free = int64_t(row.size_bytes);
+            e.snap_total = int64_t(row.total_bytes);
+          }
           break;
       }
       break;

@@ -6,8 +6,8 @@
 // held event older than the smallest watermark of the running processes -> the sink.
 // Pairing happens when an event is released, never when it arrives, because a fork() must
 // snapshot the parent's heap as it was at the fork's time, not as the latest batch left it.
-// Context events (owner, operator, stacks) change per-thread state at the same moment, so
-// a MALLOC sees exactly the context its thread had set before it.
+// Context events (owner, operator, stacks, a device event's stream) change per-thread state
+// at the same moment, so a MALLOC sees exactly the context its thread had set before it.
 #include "monitor/engine/session.h"
 
 #include <algorithm>
@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "monitor/engine/decode.h"
+#include "monitor/engine/device_pairing.h"
 #include "monitor/engine/heap_pairing.h"
 #include "monitor/engine/reorder.h"
 
@@ -74,6 +75,22 @@ HeldKind held_kind(EventKind kind) {
       return HeldKind::kCStack;
     case EventKind::kTraceSlice:
       return HeldKind::kTraceSlice;
+    case EventKind::kDeviceMalloc:
+      return HeldKind::kDeviceMalloc;
+    case EventKind::kDeviceFree:
+      return HeldKind::kDeviceFree;
+    case EventKind::kPinnedMalloc:
+      return HeldKind::kPinnedMalloc;
+    case EventKind::kPinnedFree:
+      return HeldKind::kPinnedFree;
+    case EventKind::kKernelLaunch:
+      return HeldKind::kKernelLaunch;
+    case EventKind::kDeviceOom:
+      return HeldKind::kDeviceOom;
+    case EventKind::kDeviceInfo:
+      return HeldKind::kDeviceInfo;
+    case EventKind::kDeviceStream:
+      return HeldKind::kDeviceStream;
     case EventKind::kFork:
       break;
   }
@@ -136,11 +153,14 @@ struct ThreadContext {
   std::vector<uint32_t> owners;  // the owner label at each nesting depth, outermost first
   uint32_t owners_beyond = 0;    // pushes past kMaxOwnerDepth, still to be popped
   std::vector<uint32_t> ops;     // open operators, innermost last
-  uint32_t stack_python = 0;     // for the thread's next malloc or mmap
-  uint32_t stack_c = 0;
+  uint32_t stack_python = 0;     // for the thread's next malloc, mmap, device or pinned
+  uint32_t stack_c = 0;          // malloc, or device OOM
+  bool has_stream = false;       // a deviceStream for the thread's next device event
+  uint64_t stream = 0;
 
   bool empty() const {
-    return owners.empty() && owners_beyond == 0 && ops.empty() && stack_python == 0 && stack_c == 0;
+    return owners.empty() && owners_beyond == 0 && ops.empty() && stack_python == 0 &&
+           stack_c == 0 && !has_stream;
   }
 };
 
@@ -156,6 +176,7 @@ std::string describe(const WireMessage& m) {
 struct ProcessState {
   ProcessInfo info;
   LiveTables tables;
+  DeviceTables devices;  // HAL and HOST_PINNED blocks: a fork() child starts without any
   std::unordered_map<uint32_t, uint32_t> strings;       // this agent instance's id -> session id
   std::unordered_map<uint32_t, ThreadContext> threads;  // only threads with some context
   // Epoch ns before which this process will send nothing more (from Batch.watermarkNs).
@@ -178,7 +199,7 @@ struct ExpectedChild {
 };
 
 // What the child's forking thread starts with: the owner stack and operators, not the
-// stacks waiting for the parent's next malloc.
+// stacks or stream waiting for the parent's next malloc or device event.
 ThreadContext inherited_context(const ProcessState& parent, uint32_t thread_id) {
   ThreadContext context;
   if (auto it = parent.threads.find(thread_id); it != parent.threads.end()) {
@@ -226,7 +247,9 @@ struct Session::Impl {
   void queue_stop(size_t process);
   void apply_event(size_t process, uint32_t thread_id, const HeldEvent& event);
   void apply_context(ProcessState& p, uint32_t thread_id, const HeldEvent& event);
+  void apply_device(ProcessState& p, uint32_t thread_id, const HeldEvent& event);
   AllocContext take_alloc_context(ProcessState& p, uint32_t thread_id);
+  void take_stream(ProcessState& p, uint32_t thread_id, DeviceCall& call);
   uint32_t resolve(ProcessState& p, uint32_t agent_string_id);
   void apply_fork(size_t parent, uint32_t thread_id, const HeldEvent& event);
   std::optional<int64_t> release_limit() const;
@@ -363,8 +386,8 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
     run.thread_id = thread.thread_id;
     run.events.reserve(thread.events.size());
     for (const WireEvent& e : thread.events) {
-      const HeldEvent event{to_epoch(e.ts_ns, offset), e.addr, e.size_bytes, held_kind(e.kind),
-                            e.string_id};
+      const HeldEvent event{to_epoch(e.ts_ns, offset), e.addr,   e.size_bytes,
+                            held_kind(e.kind),         e.device, e.string_id};
       info.end_ns = std::max(info.end_ns, event.epoch_ns);
       if (event.epoch_ns < released_ns) {
         // Rows up to released_ns are out already: apply it now, within its process's
@@ -476,7 +499,27 @@ void Session::Impl::apply_event(size_t process, uint32_t thread_id, const HeldEv
       out.push_back(row);
       return;
     }
-    default:
+    case HeldKind::kDeviceMalloc:
+    case HeldKind::kDeviceFree:
+    case HeldKind::kPinnedMalloc:
+    case HeldKind::kPinnedFree:
+    case HeldKind::kKernelLaunch:
+    case HeldKind::kDeviceOom:
+    case HeldKind::kDeviceInfo:
+    case HeldKind::kDeviceStream:
+      apply_device(p, thread_id, event);
+      return;
+    case HeldKind::kStep:
+    case HeldKind::kMark:
+    case HeldKind::kRangeStart:
+    case HeldKind::kRangeEnd:
+    case HeldKind::kOwnerPush:
+    case HeldKind::kOwnerPop:
+    case HeldKind::kOpStart:
+    case HeldKind::kOpEnd:
+    case HeldKind::kPythonStack:
+    case HeldKind::kCStack:
+    case HeldKind::kTraceSlice:
       apply_context(p, thread_id, event);
       return;
   }
@@ -489,8 +532,9 @@ uint32_t Session::Impl::resolve(ProcessState& p, uint32_t agent_string_id) {
   return 0;
 }
 
-// The context a malloc or mmap of this thread is recorded with; the stacks waiting for it
-// are used up. Processes that send no context never look a thread up.
+// The context a malloc, mmap, device or pinned malloc (or a device OOM) of this thread is
+// recorded with; the stacks waiting for it are used up. Processes that send no context
+// never look a thread up.
 AllocContext Session::Impl::take_alloc_context(ProcessState& p, uint32_t thread_id) {
   AllocContext context;
   if (p.threads.empty()) return context;
@@ -505,6 +549,93 @@ AllocContext Session::Impl::take_alloc_context(ProcessState& p, uint32_t thread_
   t.stack_c = 0;
   if (t.empty()) p.threads.erase(it);
   return context;
+}
+
+// The stream a deviceStream record left for this thread's next device event, used up by it
+// whatever that event is.
+void Session::Impl::take_stream(ProcessState& p, uint32_t thread_id, DeviceCall& call) {
+  if (p.threads.empty()) return;
+  auto it = p.threads.find(thread_id);
+  if (it == p.threads.end() || !it->second.has_stream) return;
+  ThreadContext& t = it->second;
+  call.has_stream = true;
+  call.stream = t.stream;
+  t.has_stream = false;
+  t.stream = 0;
+  if (t.empty()) p.threads.erase(it);
+}
+
+// GPU memory: HAL and HOST_PINNED blocks, kernel launches, OOMs with the blocks live then, a
+// device's capacity. Rows about a device carry its ordinal as their Device Id; pinned
+// blocks are host memory (`cpu`).
+void Session::Impl::apply_device(ProcessState& p, uint32_t thread_id, const HeldEvent& event) {
+  if (event.kind == HeldKind::kDeviceStream) {
+    ThreadContext& t = p.threads[thread_id];
+    t.has_stream = true;
+    t.stream = event.addr;
+    return;
+  }
+  const RowStamp stamp{event.epoch_ns, p.info.pid, thread_id};
+  DeviceCall call{event.addr, event.size_bytes, int32_t{event.device}};
+  take_stream(p, thread_id, call);
+  PairingOutput pairing{out, last_allocation_id, p.info.unmatched_frees, p.info.lost_frees};
+  DumpRow row;
+  row.timestamp_ns = stamp.timestamp_ns;
+  row.process_id = stamp.process_id;
+  row.thread_id = stamp.thread_id;
+  row.device = call.device;
+  switch (event.kind) {
+    case HeldKind::kDeviceMalloc:
+    case HeldKind::kPinnedMalloc: {
+      // Named after the operator that allocated it, as a heap block is; outside any, after
+      // the API (cudaMalloc, cuMemMap, cudaHostAlloc, ...), which says more than N/A.
+      AllocContext context = take_alloc_context(p, thread_id);
+      if (context.name == 0) context.name = resolve(p, event.string_id);
+      pair_device_malloc(
+          p.devices,
+          event.kind == HeldKind::kDeviceMalloc ? DeviceLayer::kHal : DeviceLayer::kHostPinned,
+          stamp, call, context, pairing);
+      return;
+    }
+    case HeldKind::kDeviceFree:
+    case HeldKind::kPinnedFree:
+      pair_device_free(
+          p.devices,
+          event.kind == HeldKind::kDeviceFree ? DeviceLayer::kHal : DeviceLayer::kHostPinned, stamp,
+          call, pairing);
+      return;
+    case HeldKind::kKernelLaunch:
+      row.event = DumpEvent::kKernelLaunch;
+      row.event_type = DumpEventType::kKernelLaunch;
+      row.name = resolve(p, event.string_id);
+      row.has_stream = true;
+      row.stream = event.addr;  // the launch's own stream, whatever a deviceStream said
+      out.push_back(row);
+      return;
+    case HeldKind::kDeviceOom: {
+      const AllocContext context = take_alloc_context(p, thread_id);
+      row.event = DumpEvent::kOomDetail;
+      row.event_type = DumpEventType::kOomTrigger;
+      row.name = resolve(p, event.string_id);
+      row.size_bytes = event.size_bytes;
+      row.has_stream = true;
+      row.stream = event.addr;
+      row.stack_python = context.stack_python;
+      row.stack_c = context.stack_c;
+      out.push_back(row);
+      append_oom_top_rows(p.devices, stamp, call.device, out);
+      return;
+    }
+    case HeldKind::kDeviceInfo:
+      row.event = DumpEvent::kSystem;
+      row.event_type = DumpEventType::kStartTrace;
+      row.size_bytes = event.addr;         // free
+      row.total_bytes = event.size_bytes;  // capacity (decode checked free <= total < 2^63)
+      out.push_back(row);
+      return;
+    default:
+      return;
+  }
 }
 
 // Steps, marks, ranges, operators, owners, stacks and tracer slices.

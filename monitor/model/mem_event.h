@@ -29,7 +29,9 @@ enum class MemEventKind : uint8_t {
   kSnapshot,      // SNAPSHOT (a device or process memory sample)
   kTraceStart,    // SYSTEM START_TRACE
   kTraceStop,     // SYSTEM STOP_TRACE
-  kOom,           // OOM_DETAIL
+  kOom,           // OOM_DETAIL OOM_TRIGGER (or of a type not known): an allocation failed
+  kOomTopAlloc,   // OOM_DETAIL OOM_TOP_ALLOC: a large block live on the device at the OOM
+                  // before it (addr, size, allocation_id, owner, name, stacks)
   kOther,         // anything else a file holds (kept, counted, not analysed)
 };
 
@@ -44,6 +46,30 @@ enum class Layer : uint8_t {
   kMindspore,
   kOther,
 };
+
+// A layer's name as the recording spells it (msMemScope's Event Type); HOST anonymous
+// mappings are "HOST mmap", which the views and the report keep apart from the heap.
+constexpr const char* layer_name(Layer layer, bool is_mmap = false) {
+  switch (layer) {
+    case Layer::kHost:
+      return is_mmap ? "HOST mmap" : "HOST";
+    case Layer::kHostPinned:
+      return "HOST_PINNED";
+    case Layer::kHal:
+      return "HAL";
+    case Layer::kPta:
+      return "PTA";
+    case Layer::kPtaWorkspace:
+      return "PTA_WORKSPACE";
+    case Layer::kAtb:
+      return "ATB";
+    case Layer::kMindspore:
+      return "MINDSPORE";
+    case Layer::kOther:
+      return "other layer";
+  }
+  return "?";
+}
 
 constexpr int32_t kHostDevice = -1;  // Device Id "cpu" (older files: "host")
 constexpr int32_t kNoDevice = -2;    // Device Id "N/A"
@@ -71,7 +97,8 @@ struct MemEvent {
   int64_t snap_allocated = kUnknown;
   int64_t snap_reserved = kUnknown;
   int64_t snap_app_reserved = kUnknown;  // what the whole process holds (host: RSS)
-  int64_t snap_total = kUnknown;         // capacity (host: MemTotal or the cgroup limit)
+  int64_t snap_total = kUnknown;  // capacity (host: MemTotal or the cgroup limit); a device's
+                                  // START_TRACE: the device's
   int64_t snap_free = kUnknown;
 };
 

@@ -52,11 +52,6 @@ std::string batch_insert_sql(int rows, int columns) {
   return sql;
 }
 
-// Values that do not fit SQLite's signed 64-bit integers keep their bits.
-int64_t bits(uint64_t value) {
-  return static_cast<int64_t>(value);
-}
-
 }  // namespace
 
 std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::string* error) {
@@ -64,7 +59,7 @@ std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::stri
   const std::pair<sqlite3_stmt**, const char*> statements[] = {
       {&inserter->event_, kInsertEventSql},     {&inserter->thread_, kInsertThreadSql},
       {&inserter->string_, kInsertStringSql},   {&inserter->chunk_, kInsertEventChunkSql},
-      {&inserter->base_, kSetTimestampBaseSql},
+      {&inserter->base_, kSetTimestampBaseSql}, {&inserter->stream_, kInsertEventStreamSql},
   };
   static_assert(kDetail + 1 == kColumns, "EventValues holds every column of memtap_event");
   for (const auto& [stmt, sql] : statements) {
@@ -87,7 +82,7 @@ std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::stri
 }
 
 CompactInserter::~CompactInserter() {
-  for (sqlite3_stmt* stmt : {event_, event_batch_, thread_, string_, chunk_, base_})
+  for (sqlite3_stmt* stmt : {event_, event_batch_, thread_, string_, chunk_, base_, stream_})
     sqlite3_finalize(stmt);
 }
 
@@ -139,22 +134,27 @@ int CompactInserter::insert(int64_t id, const DumpRow& row) {
   }
   const int64_t offset = row.timestamp_ns - timestamp_base_ns_;
   // Unused columns are bound as 0, which SQLite stores in no data byte at all.
-  const bool block = row.event == DumpEvent::kMalloc || row.event == DumpEvent::kFree;
-  const bool snapshot = row.event == DumpEvent::kSnapshot;
+  const CompactColumns c = pack_columns(row);
+  if (c.has_stream_row) {
+    sqlite3_bind_int64(stream_, 1, id);
+    sqlite3_bind_int64(stream_, 2, c.stream);
+    rc = step_and_reset(stream_);
+    if (rc != SQLITE_DONE) return rc;
+  }
   EventValues& v = pending_[pending_count_++];
   v[kId] = id;
   v[kEvent] = static_cast<int>(row.event);
   v[kEventType] = static_cast<int>(row.event_type);
   v[kTimestampOffset] = offset;
   v[kThread] = thread;
-  v[kPtr] = block ? bits(row.ptr) : 0;
-  v[kSizeBytes] = block || snapshot ? bits(row.size_bytes) : 0;
-  v[kAllocationId] = block ? bits(row.allocation_id) : 0;
+  v[kPtr] = c.ptr;
+  v[kSizeBytes] = c.size_bytes;
+  v[kAllocationId] = c.allocation_id;
   v[kName] = row.name;
-  v[kOwner] = block ? row.owner : 0;
+  v[kOwner] = c.owner;
   v[kStackPython] = row.stack_python;
   v[kStackC] = row.stack_c;
-  v[kDetail] = pack_detail(row);
+  v[kDetail] = c.detail;
   if (pending_count_ == kBatchRows) {
     rc = write_pending();
     if (rc != SQLITE_DONE) return rc;

@@ -14,13 +14,19 @@
 //   memtap_string        id -> text: names, owners, stacks (the Session's string ids)
 //   memtap_event_chunk   every kEventChunkRows rows: the chunk's first ID and its smallest
 //                        timestamp_offset_ns, so a time range finds its rows without an index
+//   memtap_event_stream  ID -> stream, for the MALLOC/FREE rows that have one (asynchronous
+//                        device allocations: few rows, and no column in every row for them)
 //
 // memtap_event's columns are DumpRow's fields: event and event_type as DumpEvent /
 // DumpEventType values (fixed here: they are on disk), timestamp_offset_ns (timestamp_ns
 // minus memtap_format.timestamp_base_ns: 6 bytes for a 39-hour run instead of 8), thread,
 // ptr, size_bytes, allocation_id, name, owner, stack_python, stack_c (string ids, 0: none)
-// and `detail`, the one field whose meaning depends on the event (see pack_detail): one
-// column for four rare fields keeps every row's header three bytes shorter.
+// and `detail`, the one field whose meaning depends on the event (see pack_columns): one
+// column for several rare fields keeps every row's header bytes shorter. Rows that have no
+// block put other numbers in ptr and size_bytes (pack_columns says which).
+//
+// Version 2 added the device rows (HAL, HOST_PINNED, KERNEL_LAUNCH, OOM_DETAIL, a device's
+// START_TRACE) and memtap_event_stream; a version 1 file reads the same as before.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +36,8 @@
 
 namespace memtap {
 
-inline constexpr int kCompactFormatVersion = 1;
+inline constexpr int kCompactFormatVersion = 2;
+inline constexpr int kCompactFormatOldestVersion = 1;  // what a reader still accepts
 inline constexpr int64_t kEventChunkRows = 4096;
 
 // The values stored in memtap_event.event / event_type are the enums' own: these must not
@@ -41,20 +48,79 @@ static_assert(static_cast<int>(DumpEvent::kMalloc) == 0 &&
               static_cast<int>(DumpEvent::kSnapshot) == 3 &&
               static_cast<int>(DumpEvent::kMstx) == 4 &&
               static_cast<int>(DumpEvent::kOpLaunch) == 5);
+static_assert(static_cast<int>(DumpEvent::kTraceSlice) == 6 &&
+              static_cast<int>(DumpEvent::kKernelLaunch) == 7 &&
+              static_cast<int>(DumpEvent::kOomDetail) == 8);
 static_assert(static_cast<int>(DumpEventType::kHost) == 0 &&
               static_cast<int>(DumpEventType::kStep) == 4 &&
-              static_cast<int>(DumpEventType::kAtenEnd) == 9);
+              static_cast<int>(DumpEventType::kAtenEnd) == 9 &&
+              static_cast<int>(DumpEventType::kHal) == 10 &&
+              static_cast<int>(DumpEventType::kHostPinned) == 11 &&
+              static_cast<int>(DumpEventType::kKernelLaunch) == 12 &&
+              static_cast<int>(DumpEventType::kOomTrigger) == 13 &&
+              static_cast<int>(DumpEventType::kOomTopAlloc) == 14);
 
-// memtap_event.detail: MALLOC/FREE: bit 0 is_mmap, the rest inherited_from_pid; SYSTEM
-// STEP: step; SNAPSHOT: total_bytes; otherwise 0.
-int64_t pack_detail(const DumpRow& row);
+// The events the memscope_dump view spells (any other code reads 'N/A'), and the types.
+inline constexpr DumpEvent kCompactEvents[] = {
+    DumpEvent::kMalloc, DumpEvent::kFree,     DumpEvent::kSystem,       DumpEvent::kSnapshot,
+    DumpEvent::kMstx,   DumpEvent::kOpLaunch, DumpEvent::kKernelLaunch, DumpEvent::kOomDetail};
+inline constexpr DumpEventType kCompactEventTypes[] = {
+    DumpEventType::kHost,         DumpEventType::kStartTrace, DumpEventType::kStopTrace,
+    DumpEventType::kSnapshot,     DumpEventType::kStep,       DumpEventType::kMark,
+    DumpEventType::kRangeStart,   DumpEventType::kRangeEnd,   DumpEventType::kAtenStart,
+    DumpEventType::kAtenEnd,      DumpEventType::kHal,        DumpEventType::kHostPinned,
+    DumpEventType::kKernelLaunch, DumpEventType::kOomTrigger, DumpEventType::kOomTopAlloc};
+
+// Whether memtap_event.detail holds device + 1 (0: a row about no device): every row but
+// HOST blocks, SYSTEM STEP and SNAPSHOT, whose detail says something else.
+constexpr bool detail_holds_device(DumpEventType type) {
+  return type != DumpEventType::kHost && type != DumpEventType::kStep &&
+         type != DumpEventType::kSnapshot;
+}
+
+// The columns of memtap_event whose meaning depends on the row, and its memtap_event_stream
+// row. What goes where:
+//   ptr            MALLOC/FREE/OOM_TOP_ALLOC: the block's address; KERNEL_LAUNCH and
+//                  OOM_TRIGGER: the stream; a device's START_TRACE: its total bytes
+//   size_bytes     MALLOC/FREE/OOM_TOP_ALLOC: the block's size; SNAPSHOT: app_reserved;
+//                  OOM_TRIGGER: the bytes asked for; a device's START_TRACE: its free bytes
+//   allocation_id  MALLOC/FREE/OOM_TOP_ALLOC
+//   owner          MALLOC/FREE/OOM_TOP_ALLOC
+//   detail         HOST MALLOC/FREE: bit 0 is_mmap, the rest inherited_from_pid; SYSTEM
+//                  STEP: step; SNAPSHOT: total_bytes; any other row: device + 1 (0: none)
+//   stream         HAL and HOST_PINNED MALLOC/FREE with has_stream (dump_block_has_stream):
+//                  a memtap_event_stream row
+// Unused columns are 0 (no data byte in SQLite's record). Values above 2^63 keep their bits.
+struct CompactColumns {
+  int64_t ptr = 0;
+  int64_t size_bytes = 0;
+  int64_t allocation_id = 0;
+  int64_t owner = 0;
+  int64_t detail = 0;
+  bool has_stream_row = false;
+  int64_t stream = 0;
+};
+CompactColumns pack_columns(const DumpRow& row);
 // The inverse, into a row whose event and event_type are set.
-void unpack_detail(int64_t detail, DumpRow* row);
+void unpack_columns(const CompactColumns& columns, DumpRow* row);
 
 // CREATE TABLE for the compact tables, with the memtap_format row (timestamp_base_ns 0
 // until the first row sets it), and CREATE VIEW memscope_dump: msMemScope's column
 // names in its order, each value spelled as memscope_format.h spells it.
 std::string compact_schema_sql();
+
+// Columns of the memscope_dump view as SQL over `memtap_event AS e` (and the small tables),
+// spelled as memscope_format.h spells the text rows: the view is made of these, and the
+// window's event table filters and sorts compact recordings with them (event_pages.cpp).
+std::string compact_event_sql();
+std::string compact_event_type_sql();
+std::string compact_name_sql();
+std::string compact_device_id_sql();
+std::string compact_ptr_sql();
+std::string compact_attr_sql();
+// True for rows whose Attr holds a block's members and whose Ptr its address
+// (dump_row_has_block).
+std::string compact_block_sql();
 
 // INSERT statements; parameters in column order.
 inline constexpr const char* kInsertEventSql =
@@ -66,5 +132,7 @@ inline constexpr const char* kSetTimestampBaseSql =
     "UPDATE memtap_format SET timestamp_base_ns = ?1";
 inline constexpr const char* kInsertEventChunkSql =
     "INSERT OR REPLACE INTO memtap_event_chunk VALUES (?1, ?2)";
+inline constexpr const char* kInsertEventStreamSql =
+    "INSERT INTO memtap_event_stream VALUES (?1, ?2)";
 
 }  // namespace memtap

@@ -94,9 +94,14 @@ int DumpInserter::insert(int64_t id, const DumpRow& row) {
   sqlite3_bind_int64(stmt_, kTimestamp, row.timestamp_ns);
   sqlite3_bind_int64(stmt_, kProcessId, row.process_id);
   sqlite3_bind_int64(stmt_, kThreadId, row.thread_id);
-  bind_static(stmt_, kDeviceId, dump_device_id_text(row.event));
+  bind_static(stmt_, kDeviceId, dump_device_id_text(row, device_));
   bind_static(stmt_, kPtr, dump_ptr_text(row, ptr_));
-  bind_static(stmt_, kAttr, dump_attr_text(row, owner_attr(row.owner), attr_, attr_spill_));
+  std::string_view func;
+  if (row.event == DumpEvent::kOomDetail && row.event_type == DumpEventType::kOomTrigger) {
+    func_json_ = json_string_content(text(row.name));  // OOMs are rare: not cached
+    func = func_json_;
+  }
+  bind_static(stmt_, kAttr, dump_attr_text(row, owner_attr(row.owner), attr_, attr_spill_, func));
   if (row.stack_python != bound_stack_python_) {
     bind_static(stmt_, kCallStackPython, text(row.stack_python));
     bound_stack_python_ = row.stack_python;

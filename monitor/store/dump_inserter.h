@@ -53,7 +53,9 @@ class DumpInserter {
   sqlite3_stmt* stmt_;
   PtrText ptr_{};
   AttrText attr_{};
+  DeviceText device_{};
   std::string attr_spill_;  // Attr with an owner; keeps its capacity from row to row
+  std::string func_json_;   // an OOM_TRIGGER's API, escaped for its Attr
   StepText step_{};
   std::deque<std::string> strings_{std::string()};  // by session id; never move
   std::vector<std::string> owner_attrs_;            // by session id, built on first use

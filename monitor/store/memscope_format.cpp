@@ -13,8 +13,13 @@ constexpr std::string_view kAttrSize = "\",\"size\":\"";
 constexpr std::string_view kAttrKindMmap = "\",\"kind\":\"mmap";
 constexpr std::string_view kAttrInheritedFrom = "\",\"inherited_from\":\"";
 constexpr std::string_view kAttrEnd = "\"}";
+constexpr std::string_view kAttrStream = "\",\"stream\":\"";
 constexpr std::string_view kAttrAppReserved = "{\"app_reserved\":\"";
 constexpr std::string_view kAttrTotal = "\",\"total\":\"";
+constexpr std::string_view kAttrStreamOnly = "{\"stream\":\"";
+constexpr std::string_view kAttrFunc = "{\"func\":\"";
+constexpr std::string_view kAttrReqSize = "\",\"req_size\":\"";
+constexpr std::string_view kAttrFree = "{\"free\":\"";
 constexpr size_t kU64DigitsMax = 20;
 constexpr size_t kU32DigitsMax = 10;
 
@@ -22,7 +27,7 @@ constexpr size_t kU32DigitsMax = 10;
 static_assert(kAttrTextMax >= kAttrAllocationId.size() + kU64DigitsMax + kAttrAddr.size() +
                                   kPtrTextMax + kAttrSize.size() + kU64DigitsMax +
                                   kAttrKindMmap.size() + kAttrInheritedFrom.size() + kU32DigitsMax +
-                                  kAttrEnd.size());
+                                  kAttrStream.size() + kU64DigitsMax + kAttrEnd.size());
 
 // Appends into a buffer that static_assert above has proven large enough.
 struct TextCursor {
@@ -51,6 +56,10 @@ std::string_view dump_event_text(DumpEvent event) {
       return "MSTX";
     case DumpEvent::kOpLaunch:
       return "OP_LAUNCH";
+    case DumpEvent::kKernelLaunch:
+      return "KERNEL_LAUNCH";
+    case DumpEvent::kOomDetail:
+      return "OOM_DETAIL";
     case DumpEvent::kTraceSlice:
       break;  // no memscope_dump row
   }
@@ -79,6 +88,16 @@ std::string_view dump_event_type_text(DumpEventType type) {
       return "ATEN_START";
     case DumpEventType::kAtenEnd:
       return "ATEN_END";
+    case DumpEventType::kHal:
+      return "HAL";
+    case DumpEventType::kHostPinned:
+      return "HOST_PINNED";
+    case DumpEventType::kKernelLaunch:
+      return "KERNEL_LAUNCH";
+    case DumpEventType::kOomTrigger:
+      return "OOM_TRIGGER";
+    case DumpEventType::kOomTopAlloc:
+      return "OOM_TOP_ALLOC";
   }
   return "N/A";
 }
@@ -89,16 +108,32 @@ std::string_view dump_device_id_text(DumpEvent event) {
   return host_memory ? "cpu" : "N/A";
 }
 
+std::string_view dump_device_id_text(const DumpRow& row, DeviceText& out) {
+  if (row.device < 0) return dump_device_id_text(row.event);
+  const auto end = std::to_chars(out.data(), out.data() + out.size(), row.device).ptr;
+  return {out.data(), size_t(end - out.data())};
+}
+
+bool dump_block_has_stream(const DumpRow& row) {
+  return row.has_stream && (row.event == DumpEvent::kMalloc || row.event == DumpEvent::kFree) &&
+         (row.event_type == DumpEventType::kHal || row.event_type == DumpEventType::kHostPinned);
+}
+
+bool dump_row_has_block(const DumpRow& row) {
+  return row.event == DumpEvent::kMalloc || row.event == DumpEvent::kFree ||
+         (row.event == DumpEvent::kOomDetail && row.event_type == DumpEventType::kOomTopAlloc);
+}
+
 std::string_view format_step_text(uint64_t step, StepText& out) {
   const auto end = std::to_chars(out.data(), out.data() + out.size(), step).ptr;
   return {out.data(), size_t(end - out.data())};
 }
 
-std::string format_owner_attr(std::string_view owner) {
+std::string json_string_content(std::string_view in) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string text = "\",\"owner\":\"";
-  text.reserve(text.size() + owner.size());
-  for (const char c : owner) {
+  std::string text;
+  text.reserve(in.size());
+  for (const char c : in) {
     switch (c) {
       case '"':
         text += "\\\"";
@@ -125,6 +160,10 @@ std::string format_owner_attr(std::string_view owner) {
   return text;
 }
 
+std::string format_owner_attr(std::string_view owner) {
+  return "\",\"owner\":\"" + json_string_content(owner);
+}
+
 std::string_view format_ptr_hex(uint64_t ptr, PtrText& out) {
   static constexpr char kDigits[] = "0123456789abcdef";
   out[0] = '0';
@@ -137,17 +176,44 @@ std::string_view format_ptr_hex(uint64_t ptr, PtrText& out) {
 }
 
 std::string_view dump_ptr_text(const DumpRow& row, PtrText& out) {
-  if (row.event != DumpEvent::kMalloc && row.event != DumpEvent::kFree) return "N/A";
+  if (!dump_row_has_block(row)) return "N/A";
   return format_ptr_hex(row.ptr, out);
 }
 
 std::string_view dump_attr_text(const DumpRow& row, std::string_view owner_attr, AttrText& out,
-                                std::string& spill) {
-  if (row.event != DumpEvent::kMalloc && row.event != DumpEvent::kFree &&
-      row.event != DumpEvent::kSnapshot) {
-    return "";
-  }
+                                std::string& spill, std::string_view func_json) {
   TextCursor cursor{out.data()};
+  const auto done = [&]() -> std::string_view {
+    return {out.data(), size_t(cursor.at - out.data())};
+  };
+  if (row.event == DumpEvent::kKernelLaunch) {
+    cursor.put(kAttrStreamOnly);
+    cursor.put_decimal(row.stream);
+    cursor.put(kAttrEnd);
+    return done();
+  }
+  if (row.event == DumpEvent::kOomDetail && row.event_type == DumpEventType::kOomTrigger) {
+    // The API's name is text of any length: built in `spill`.
+    spill.assign(kAttrFunc);
+    spill.append(func_json);
+    cursor.put(kAttrReqSize);
+    cursor.put_decimal(row.size_bytes);
+    cursor.put(kAttrStream);
+    cursor.put_decimal(row.stream);
+    cursor.put(kAttrEnd);
+    spill.append(out.data(), size_t(cursor.at - out.data()));
+    return spill;
+  }
+  if (row.event == DumpEvent::kSystem && row.event_type == DumpEventType::kStartTrace) {
+    if (row.device < 0) return "";  // the process's own: nothing to add
+    cursor.put(kAttrFree);
+    cursor.put_decimal(row.size_bytes);
+    cursor.put(kAttrTotal);
+    cursor.put_decimal(row.total_bytes);
+    cursor.put(kAttrEnd);
+    return done();
+  }
+  if (!dump_row_has_block(row) && row.event != DumpEvent::kSnapshot) return "";
   if (row.event == DumpEvent::kSnapshot) {
     // Host memory samples: what the process holds (RSS) and what it may hold.
     cursor.put(kAttrAppReserved);
@@ -171,6 +237,10 @@ std::string_view dump_attr_text(const DumpRow& row, std::string_view owner_attr,
   if (row.inherited_from_pid != 0) {
     cursor.put(kAttrInheritedFrom);
     cursor.put_decimal(row.inherited_from_pid);
+  }
+  if (dump_block_has_stream(row)) {
+    cursor.put(kAttrStream);
+    cursor.put_decimal(row.stream);
   }
   cursor.put(kAttrEnd);
   const size_t length = size_t(cursor.at - out.data());

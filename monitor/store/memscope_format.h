@@ -18,15 +18,20 @@ namespace memtap {
 
 // `Ptr`: "0x" and 16 hex digits.
 inline constexpr size_t kPtrTextMax = 18;
-// `Attr` at its longest: every number at its widest, plus "kind" and "inherited_from".
-inline constexpr size_t kAttrTextMax = 160;
+// `Attr` at its longest without text: every number at its widest, plus "kind" and
+// "inherited_from", or "stream".
+inline constexpr size_t kAttrTextMax = 192;
 
 // `Name` of a SYSTEM STEP row: the step's number in decimal.
 inline constexpr size_t kStepTextMax = 20;
 
+// `Device Id` of a row about a device: its ordinal in decimal.
+inline constexpr size_t kDeviceTextMax = 11;
+
 using PtrText = std::array<char, kPtrTextMax>;
 using AttrText = std::array<char, kAttrTextMax>;
 using StepText = std::array<char, kStepTextMax>;
+using DeviceText = std::array<char, kDeviceTextMax>;
 
 // `Name` of a row with no name (msMemScope's "no value").
 inline constexpr std::string_view kDumpNameText = "N/A";
@@ -34,32 +39,50 @@ inline constexpr std::string_view kDumpNameText = "N/A";
 // writes '', not NULL).
 inline constexpr std::string_view kDumpCallStackText = "";
 
-// `Event`: MALLOC, FREE, SYSTEM, SNAPSHOT, MSTX, OP_LAUNCH.
+// `Event`: MALLOC, FREE, SYSTEM, SNAPSHOT, MSTX, OP_LAUNCH, KERNEL_LAUNCH, OOM_DETAIL.
 std::string_view dump_event_text(DumpEvent event);
 // `Event Type`: HOST, START_TRACE, STOP_TRACE, SNAPSHOT, STEP, Mark, Range_start,
-// Range_end, ATEN_START, ATEN_END.
+// Range_end, ATEN_START, ATEN_END, HAL, HOST_PINNED, KERNEL_LAUNCH, OOM_TRIGGER,
+// OOM_TOP_ALLOC.
 std::string_view dump_event_type_text(DumpEventType type);
-// `Device Id`: `cpu` for host memory (MALLOC/FREE/SNAPSHOT), `N/A` for events of no device.
+// `Device Id` of a row about no device (DumpRow::device kDumpNoDevice): `cpu` for host
+// memory (MALLOC/FREE/SNAPSHOT), `N/A` for the others.
 std::string_view dump_device_id_text(DumpEvent event);
+// `Device Id` of any row: the ordinal for a row about a device, else as above.
+std::string_view dump_device_id_text(const DumpRow& row, DeviceText& out);
+// Whether the row's Attr holds a block's members (allocation_id, addr, size, owner) and its
+// `Ptr` the block's address: MALLOC, FREE and OOM_TOP_ALLOC.
+bool dump_row_has_block(const DumpRow& row);
+// Whether a block's Attr ends with its stream: a HAL or HOST_PINNED MALLOC/FREE with one
+// (heap blocks have none).
+bool dump_block_has_stream(const DumpRow& row);
 // `Name` of a SYSTEM STEP row: its number, written into `out`.
 std::string_view format_step_text(uint64_t step, StepText& out);
 
+// `text` as JSON string content: quotes, backslashes and control characters escaped.
+std::string json_string_content(std::string_view text);
+
 // The owner's member of `Attr`, to follow the size: `","owner":"` and the label as JSON
-// string content (quotes, backslashes and control characters escaped). Built once per
-// owner label by the writer, then copied into every row of that owner.
+// string content. Built once per owner label by the writer, then copied into every row of
+// that owner.
 std::string format_owner_attr(std::string_view owner);
 
 // `0x%016llx` (lower case), written into `out`.
 std::string_view format_ptr_hex(uint64_t ptr, PtrText& out);
-// `Ptr`: the address for MALLOC/FREE, `N/A` otherwise.
+// `Ptr`: the address for MALLOC/FREE/OOM_TOP_ALLOC, `N/A` otherwise.
 std::string_view dump_ptr_text(const DumpRow& row, PtrText& out);
-// `Attr`: for MALLOC/FREE a JSON object whose values are all strings, in this order:
+// `Attr`, a JSON object whose values are all strings. MALLOC/FREE/OOM_TOP_ALLOC, in this
+// order:
 //   {"allocation_id":"4","addr":"0x000012c080000000","size":"6356992"}
 // then `owner_attr` (format_owner_attr; empty: no owner), ,"kind":"mmap" for an anonymous
-// mapping and ,"inherited_from":"<pid>" for a block a fork() child inherited. SNAPSHOT:
-// {"app_reserved":"...","total":"..."}. Empty for SYSTEM, MSTX and OP_LAUNCH. Written into
-// `out`, or into `spill` when an owner makes it longer than `out` holds.
+// mapping, ,"inherited_from":"<pid>" for a block a fork() child inherited and
+// ,"stream":"<stream>" when dump_block_has_stream. SNAPSHOT: {"app_reserved":"...",
+// "total":"..."}. KERNEL_LAUNCH: {"stream":"..."}. OOM_TRIGGER, with msMemScope's keys:
+// {"func":"<func_json>","req_size":"<bytes asked>","stream":"..."}. A device's START_TRACE
+// (msMemScope's keys too): {"free":"...","total":"..."}. Empty for the other SYSTEM rows,
+// MSTX and OP_LAUNCH. Numbers in decimal. Written into `out`, or into `spill` when text
+// makes it longer than `out` holds.
 std::string_view dump_attr_text(const DumpRow& row, std::string_view owner_attr, AttrText& out,
-                                std::string& spill);
+                                std::string& spill, std::string_view func_json = {});
 
 }  // namespace memtap

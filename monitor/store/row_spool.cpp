@@ -17,14 +17,14 @@ namespace {
 constexpr uint32_t kBlockMagic = 0x5053544d;  // "MTSP"
 constexpr size_t kHeaderBytes = 12;           // magic, rows, bytes: three little-endian u32
 
-// The numeric fields in the order they are packed. A row is stored as its event byte, its
-// event type byte, a 16-bit mask of the fields that differ from the previous row of the
-// block (all zero before the first), one 4-bit length (bytes - 1) per such field, two to a
-// byte, then each difference, zigzag-encoded, in that many little-endian bytes: times, ids
-// and addresses of neighbouring rows are close, so most take 1-3 bytes. Fixed lengths
+// The numeric fields in the order they are packed. A row is stored as its event byte (bit 7:
+// is_mmap), its event type byte (bit 7: has_stream), a 16-bit mask of the fields that differ from
+// the previous row of the block (all zero before the first), one 4-bit length (bytes - 1) per such
+// field, two to a byte, then each difference, zigzag-encoded, in that many little-endian bytes:
+// times, ids and addresses of neighbouring rows are close, so most take 1-3 bytes. Fixed lengths
 // rather than varints: a value is one 8-byte store and an advance, with no loop per byte,
 // since the receiving thread packs every row of a flood.
-constexpr int kFields = 14;
+constexpr int kFields = 16;
 constexpr size_t kMaxRowBytes = 4 + (kFields + 1) / 2 + kFields * 8;
 // Packing stores 8 bytes for every value and unpacking loads 8: the slack past the end.
 constexpr size_t kSlackBytes = 8;
@@ -44,6 +44,8 @@ void fields_of(const DumpRow& r, uint64_t (&v)[kFields]) {
   v[11] = r.stack_c;
   v[12] = r.step;
   v[13] = uint64_t(r.end_ns);
+  v[14] = uint64_t(int64_t{r.device} + 1);  // kDumpNoDevice, most rows: 0
+  v[15] = r.stream;
 }
 
 // False when a 32-bit field holds more: the bytes are not what push() wrote.
@@ -51,14 +53,16 @@ bool fits(const uint64_t (&v)[kFields]) {
   for (int i : {1, 2, 7, 8, 9, 10, 11}) {
     if (v[i] > UINT32_MAX) return false;
   }
-  return true;
+  return v[14] <= uint64_t{INT32_MAX} + 1;
 }
 
 // Every field at once (see make_row in heap_pairing.cpp: no zeroing first).
 DumpRow row_of(uint8_t event, uint8_t type, const uint64_t (&v)[kFields]) {
   return DumpRow{DumpEvent(event & 0x7f),
-                 DumpEventType(type),
+                 DumpEventType(type & 0x7f),
                  (event & 0x80) != 0,
+                 (type & 0x80) != 0,
+                 int32_t(int64_t(v[14]) - 1),
                  int64_t(v[0]),
                  uint32_t(v[1]),
                  uint32_t(v[2]),
@@ -72,7 +76,8 @@ DumpRow row_of(uint8_t event, uint8_t type, const uint64_t (&v)[kFields]) {
                  uint32_t(v[10]),
                  uint32_t(v[11]),
                  v[12],
-                 int64_t(v[13])};
+                 int64_t(v[13]),
+                 v[15]};
 }
 
 void put_u32(char* at, uint32_t v) {
@@ -119,7 +124,7 @@ size_t pack_rows(const DumpRow* rows, size_t count, char* out) {
       prev[i] = cur[i];
     }
     p[0] = char(uint8_t(row.event) | (row.is_mmap ? 0x80 : 0));
-    p[1] = char(row.event_type);
+    p[1] = char(uint8_t(row.event_type) | (row.has_stream ? 0x80 : 0));
     p[2] = char(mask);
     p[3] = char(mask >> 8);
     unsigned char* lengths = reinterpret_cast<unsigned char*>(p + 4);
@@ -150,8 +155,8 @@ bool unpack_rows(const char* data, size_t size, size_t count, std::vector<DumpRo
     if (end - p < 4) return false;
     const uint8_t event = uint8_t(p[0]);
     const uint8_t type = uint8_t(p[1]);
-    if ((event & 0x7f) > uint8_t(DumpEvent::kTraceSlice) ||
-        type > uint8_t(DumpEventType::kAtenEnd)) {
+    if ((event & 0x7f) > uint8_t(DumpEvent::kOomDetail) ||
+        (type & 0x7f) > uint8_t(DumpEventType::kOomTopAlloc)) {
       return false;
     }
     const unsigned mask = unsigned(uint8_t(p[2])) | unsigned(uint8_t(p[3])) << 8;

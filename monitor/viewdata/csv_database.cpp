@@ -39,6 +39,7 @@ const char* event_text(MemEventKind kind) {
     case MemEventKind::kSnapshot:
       return "SNAPSHOT";
     case MemEventKind::kOom:
+    case MemEventKind::kOomTopAlloc:
       return "OOM_DETAIL";
     case MemEventKind::kOther:
       return "N/A";
@@ -79,6 +80,8 @@ const char* event_type_text(const MemEvent& e) {
       return "SNAPSHOT";
     case MemEventKind::kOom:
       return "OOM_TRIGGER";
+    case MemEventKind::kOomTopAlloc:
+      return "OOM_TOP_ALLOC";
     case MemEventKind::kOther:
       return "N/A";
   }
@@ -116,7 +119,7 @@ std::string attr_text(const MemEvent& e, const StringTable& strings) {
     attr += "\"" + std::string(key) + "\":\"" + json_escaped(value) + "\"";
   };
   if (e.kind == MemEventKind::kMalloc || e.kind == MemEventKind::kFree ||
-      e.kind == MemEventKind::kAccess) {
+      e.kind == MemEventKind::kAccess || e.kind == MemEventKind::kOomTopAlloc) {
     if (e.allocation_id != 0) add("allocation_id", std::to_string(e.allocation_id));
     char addr[24];
     snprintf(addr, sizeof addr, "0x%016" PRIx64, e.addr);
@@ -133,6 +136,15 @@ std::string attr_text(const MemEvent& e, const StringTable& strings) {
     if (e.snap_app_reserved != kUnknown) add("app_reserved", std::to_string(e.snap_app_reserved));
     if (e.snap_total != kUnknown) add("total", std::to_string(e.snap_total));
     if (e.snap_free != kUnknown) add("free", std::to_string(e.snap_free));
+  } else if (e.kind == MemEventKind::kKernelLaunch) {
+    add("stream", std::to_string(e.stream));
+  } else if (e.kind == MemEventKind::kOom) {
+    add("func", strings.get(e.name));
+    add("req_size", std::to_string(e.size_bytes));
+    add("stream", std::to_string(e.stream));
+  } else if (e.kind == MemEventKind::kTraceStart && e.snap_total != kUnknown) {
+    if (e.snap_free != kUnknown) add("free", std::to_string(e.snap_free));
+    add("total", std::to_string(e.snap_total));
   }
   return attr.empty() ? "" : attr + "}";
 }
@@ -192,7 +204,7 @@ std::string write_csv_database(const std::vector<MemEvent>& events, const String
   int64_t id = 0;
   for (const MemEvent& e : events) {
     const bool block = e.kind == MemEventKind::kMalloc || e.kind == MemEventKind::kFree ||
-                       e.kind == MemEventKind::kAccess;
+                       e.kind == MemEventKind::kAccess || e.kind == MemEventKind::kOomTopAlloc;
     char ptr[24] = "N/A";
     if (block) snprintf(ptr, sizeof ptr, "0x%016" PRIx64, e.addr);
     const std::string& name_text = strings.get(e.name);

@@ -130,17 +130,10 @@ std::string order_expression(EventColumn column) {
 }
 
 // A compact recording's columns computed from memtap_event (alias e) as the memscope_dump
-// view spells them (compact_schema.cpp), so that filters and sorts read integers and the
-// small string table instead of building every row's text: the view's Attr alone costs a
-// printf, a subquery and a JSON quote per row. The event pages tests check both forms.
-constexpr DumpEvent kViewEvents[] = {DumpEvent::kMalloc,   DumpEvent::kFree, DumpEvent::kSystem,
-                                     DumpEvent::kSnapshot, DumpEvent::kMstx, DumpEvent::kOpLaunch};
-constexpr DumpEventType kViewEventTypes[] = {DumpEventType::kHost,       DumpEventType::kStartTrace,
-                                             DumpEventType::kStopTrace,  DumpEventType::kSnapshot,
-                                             DumpEventType::kStep,       DumpEventType::kMark,
-                                             DumpEventType::kRangeStart, DumpEventType::kRangeEnd,
-                                             DumpEventType::kAtenStart,  DumpEventType::kAtenEnd};
-
+// view spells them (compact_schema.h gives the view's own expressions), so that filters and
+// sorts read integers and the small string table instead of building every row's text: the
+// view's Attr alone costs a printf, a subquery and a JSON quote per row. The event pages
+// tests check both forms.
 std::string code(DumpEvent event) {
   return std::to_string(static_cast<int>(event));
 }
@@ -152,18 +145,8 @@ std::string literal(std::string_view text) {
   return out + "'";
 }
 
-template <typename Enum, size_t N, typename Spell>
-std::string spelled(const char* column, const Enum (&values)[N], Spell spell) {
-  std::string sql = std::string("(CASE ") + column;
-  for (const Enum value : values) {
-    sql += " WHEN " + std::to_string(static_cast<int>(value)) + " THEN " + literal(spell(value));
-  }
-  return sql + " ELSE 'N/A' END)";
-}
-
 // Rows whose Attr holds allocation_id, addr, size and owner.
-const std::string kBlockSql =
-    "e.event IN (" + code(DumpEvent::kMalloc) + ", " + code(DumpEvent::kFree) + ")";
+const std::string kBlockSql = compact_block_sql();
 // SYSTEM STEP rows: their Name is the step's number (in `detail`), not a string id.
 const std::string kStepSql = "(e.event = " + code(DumpEvent::kSystem) + " AND e.event_type = " +
                              std::to_string(static_cast<int>(DumpEventType::kStep)) + ")";
@@ -177,12 +160,11 @@ std::string compact_order_expression(EventColumn column) {
     case EventColumn::kId:
       return "e.ID";
     case EventColumn::kEvent:
-      return spelled("e.event", kViewEvents, dump_event_text);
+      return compact_event_sql();
     case EventColumn::kEventType:
-      return spelled("e.event_type", kViewEventTypes, dump_event_type_text);
+      return compact_event_type_sql();
     case EventColumn::kName:
-      return "(CASE WHEN " + kStepSql + " THEN CAST(e.detail AS TEXT) ELSE COALESCE(NULLIF(" +
-             string_of("name") + ", ''), " + literal(kDumpNameText) + ") END)";
+      return compact_name_sql();
     case EventColumn::kTimestamp:
       return "e.timestamp_offset_ns";
     case EventColumn::kProcessId:
@@ -190,12 +172,9 @@ std::string compact_order_expression(EventColumn column) {
     case EventColumn::kThreadId:
       return "(SELECT thread_id FROM memtap_thread WHERE thread = e.thread)";
     case EventColumn::kDeviceId:
-      return "(CASE WHEN e.event IN (" + code(DumpEvent::kMalloc) + ", " + code(DumpEvent::kFree) +
-             ", " + code(DumpEvent::kSnapshot) + ") THEN " +
-             literal(dump_device_id_text(DumpEvent::kMalloc)) + " ELSE " +
-             literal(dump_device_id_text(DumpEvent::kSystem)) + " END)";
+      return compact_device_id_sql();
     case EventColumn::kPtr:
-      return "(CASE WHEN " + kBlockSql + " THEN printf('0x%016x', e.ptr) ELSE 'N/A' END)";
+      return compact_ptr_sql();
     case EventColumn::kSize:
       return "(CASE WHEN " + kBlockSql + " THEN e.size_bytes END)";
     case EventColumn::kOwner:
@@ -215,7 +194,7 @@ std::string compact_order_expression(EventColumn column) {
 // as 'N/A'.
 std::string compact_kind_term(const std::string& kind) {
   std::string codes;
-  for (const DumpEvent event : kViewEvents) {
+  for (const DumpEvent event : kCompactEvents) {
     if (dump_event_text(event) == kind) return "e.event = " + code(event);
     codes += (codes.empty() ? "" : ", ") + code(event);
   }

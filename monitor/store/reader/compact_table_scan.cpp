@@ -4,11 +4,16 @@
 //   Event, Event Type   CASE over the codes -> classify_event (asked here with the same words)
 //   Timestamp(ns)       timestamp_offset_ns + timestamp_base_ns
 //   Process/Thread Id   memtap_thread's row (none: NULL, read as 0; out of range: skipped)
-//   Device Id           `cpu` for MALLOC, FREE and SNAPSHOT, else `N/A`
-//   Ptr, Attr           MALLOC/FREE: ptr, allocation_id, size_bytes, owner (its text when
-//                       not empty), detail bit 0 `kind:mmap`, detail >> 1 `inherited_from`
-//                       (which MemEvent does not hold); SNAPSHOT: size_bytes as app_reserved,
-//                       detail as total when not 0; other events: neither
+//   Device Id           detail - 1 on the rows whose detail holds a device (not 0), else
+//                       `cpu` for MALLOC, FREE and SNAPSHOT, `N/A` for the others
+//   Ptr, Attr           the columns as compact_schema.h's pack_columns put them: MALLOC,
+//                       FREE and OOM_TOP_ALLOC: ptr, allocation_id, size_bytes, owner (its
+//                       text when not empty), HOST detail bit 0 `kind:mmap`, detail >> 1
+//                       `inherited_from` (which MemEvent does not hold), memtap_event_stream
+//                       `stream`; SNAPSHOT: size_bytes as app_reserved, detail as total when
+//                       not 0; KERNEL_LAUNCH: ptr as stream; OOM_TRIGGER: size_bytes as
+//                       req_size, ptr as stream; a device's START_TRACE: size_bytes as
+//                       free, ptr as total
 //   Name                SYSTEM STEP: detail in decimal; else the name's text, `N/A` if none
 //   Call Stacks         the stacks' text, '' if none
 // and the text reader interns `N/A` and '' as string 0.
@@ -43,11 +48,12 @@ enum Column : int {
   kName,
   kStackPython,
   kStackC,
+  kStream,  // NULL unless a memtap_event_stream row holds one
 };
 
-// The codes version 1 defines (compact_schema.h pins them to the enums).
-constexpr int64_t kEventCodes = int64_t(DumpEvent::kOpLaunch) + 1;
-constexpr int64_t kEventTypeCodes = int64_t(DumpEventType::kAtenEnd) + 1;
+// The codes the newest version defines (compact_schema.h pins them to the enums).
+constexpr int64_t kEventCodes = int64_t(DumpEvent::kOomDetail) + 1;
+constexpr int64_t kEventTypeCodes = int64_t(DumpEventType::kOomTopAlloc) + 1;
 
 struct CodeMeaning {
   EventClass event_class;
@@ -61,6 +67,7 @@ class CodeTable {
   CodeTable() {
     for (int64_t e = 0; e < kEventCodes; ++e) {
       const auto event = DumpEvent(e);
+      if (event == DumpEvent::kTraceSlice) continue;  // no memscope_dump row: no meaning
       int32_t device = kNoDevice;
       parse_device(dump_device_id_text(event), &device);
       for (int64_t t = 0; t < kEventTypeCodes; ++t) {
@@ -69,9 +76,10 @@ class CodeTable {
       }
     }
   }
-  // Null for a code version 1 does not define.
+  // Null for a code no version defines.
   const CodeMeaning* find(int64_t event, int64_t event_type) const {
-    if (event < 0 || event >= kEventCodes || event_type < 0 || event_type >= kEventTypeCodes) {
+    if (event < 0 || event >= kEventCodes || event_type < 0 || event_type >= kEventTypeCodes ||
+        DumpEvent(event) == DumpEvent::kTraceSlice) {
       return nullptr;
     }
     return &meanings_[size_t(event)][size_t(event_type)];
@@ -145,17 +153,19 @@ class StringIds {
 
 // One memtap_event row as the statement returns it.
 struct CompactRow {
-  int64_t values[kStackC + 1] = {};
+  int64_t values[kStream + 1] = {};
   bool has_timestamp = false;
+  bool has_stream = false;
 
   int64_t operator[](Column column) const { return values[column]; }
 };
 
 void read_row(sqlite3_stmt* stmt, CompactRow* row) {
-  for (int column = 0; column <= kStackC; ++column) {
+  for (int column = 0; column <= kStream; ++column) {
     row->values[column] = sqlite3_column_int64(stmt, column);
   }
   row->has_timestamp = sqlite3_column_type(stmt, kTimestampOffset) != SQLITE_NULL;
+  row->has_stream = sqlite3_column_type(stmt, kStream) != SQLITE_NULL;
 }
 
 // Process Id / Thread Id as the text reader checks them.
@@ -181,7 +191,7 @@ class CompactRowDecoder {
     if (meaning == nullptr) {
       *problem = "event " + std::to_string(row[kEvent]) + ", event_type " +
                  std::to_string(row[kEventType]) + ": not codes of memtap_format version " +
-                 std::to_string(kCompactFormatVersion);
+                 std::to_string(file_.version);
       return false;
     }
     event->kind = meaning->event_class.kind;
@@ -193,11 +203,26 @@ class CompactRowDecoder {
     }
     if (!read_thread(row[kThread], event, problem)) return false;
     const auto event_code = DumpEvent(row[kEvent]);
-    if (event_code == DumpEvent::kMalloc || event_code == DumpEvent::kFree) {
-      read_block(row, event);
+    // The columns back into the row they were packed from (compact_schema.h), then into
+    // the event as the text reader reads that row's Attr.
+    DumpRow dump;
+    dump.event = event_code;
+    dump.event_type = DumpEventType(row[kEventType]);
+    unpack_columns({row[kPtr], row[kSizeBytes], row[kAllocationId], row[kOwner], row[kDetail],
+                    row.has_stream, row[kStream]},
+                   &dump);
+    if (dump.device >= 0) event->device = dump.device;
+    if (dump.has_stream) event->stream = dump.stream;
+    if (dump_row_has_block(dump)) {
+      read_block(dump, event);
     } else if (event_code == DumpEvent::kSnapshot) {
-      event->snap_app_reserved = row[kSizeBytes];
-      if (row[kDetail] != 0) event->snap_total = row[kDetail];
+      event->snap_app_reserved = int64_t(dump.size_bytes);
+      if (dump.total_bytes != 0) event->snap_total = int64_t(dump.total_bytes);
+    } else if (dump.event_type == DumpEventType::kOomTrigger) {
+      event->size_bytes = dump.size_bytes;
+    } else if (dump.event_type == DumpEventType::kStartTrace && dump.device >= 0) {
+      event->snap_free = int64_t(dump.size_bytes);
+      event->snap_total = int64_t(dump.total_bytes);
     }
     // Unsigned addition: a damaged offset wraps rather than overflowing.
     event->ts_ns = int64_t(uint64_t(file_.timestamp_base_ns) + uint64_t(row[kTimestampOffset]));
@@ -214,12 +239,12 @@ class CompactRowDecoder {
            id_in_range("Thread Id", thread.thread_id, &event->tid, problem);
   }
 
-  void read_block(const CompactRow& row, MemEvent* event) {
-    event->addr = uint64_t(row[kPtr]);
-    event->allocation_id = uint64_t(row[kAllocationId]);
-    event->size_bytes = uint64_t(row[kSizeBytes]);
-    event->owner = strings_->intern(row[kOwner]);  // before the name, as the text reader
-    event->is_mmap = (row[kDetail] & 1) != 0;
+  void read_block(const DumpRow& row, MemEvent* event) {
+    event->addr = row.ptr;
+    event->allocation_id = row.allocation_id;
+    event->size_bytes = row.size_bytes;
+    event->owner = strings_->intern(row.owner);  // before the name, as the text reader
+    event->is_mmap = row.is_mmap;
   }
 
   void read_names_and_stacks(const CompactRow& row, DumpEvent event_code, MemEvent* event) {
@@ -256,6 +281,15 @@ std::string scan_sql(const CompactFile& file, const CompactScan& scan) {
       "SELECT ID, event, event_type, timestamp_offset_ns, thread, ptr, size_bytes, "
       "allocation_id, owner, detail, ";
   sql += names ? "name, stack_python, stack_c" : "0, 0, 0";
+  // The stream table is looked up only for the blocks that may have a row there.
+  sql += file.version >= 2
+             ? ", CASE WHEN event IN (" + std::to_string(int(DumpEvent::kMalloc)) + ", " +
+                   std::to_string(int(DumpEvent::kFree)) + ") AND event_type IN (" +
+                   std::to_string(int(DumpEventType::kHal)) + ", " +
+                   std::to_string(int(DumpEventType::kHostPinned)) +
+                   ") THEN (SELECT stream FROM memtap_event_stream AS s WHERE s.ID "
+                   "= memtap_event.ID) END"
+             : ", NULL";
   sql += " FROM memtap_event WHERE ID BETWEEN ?1 AND ?2";
   // Pid 0 stays out: rows of a thread without a memtap_thread row also read as pid 0.
   if (scan.filter.pid && *scan.filter.pid != 0) {

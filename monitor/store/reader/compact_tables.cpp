@@ -36,13 +36,15 @@ bool read_format(const std::string& path, sqlite3* db, CompactFile* file, std::s
              std::to_string(kCompactFormatVersion) + ")";
     return false;
   }
-  if (version != kCompactFormatVersion) {
-    // A newer memtap's file may mean other columns or codes: reading it as version 1 could
-    // give wrong events without a word, so refuse it.
+  if (version < kCompactFormatOldestVersion || version > kCompactFormatVersion) {
+    // A newer memtap's file may mean other columns or codes: reading it as this version
+    // could give wrong events without a word, so refuse it.
     *error = path + ": memtap_format version " + std::to_string(version) +
-             "; this memtap reads version " + std::to_string(kCompactFormatVersion);
+             "; this memtap reads versions " + std::to_string(kCompactFormatOldestVersion) +
+             " to " + std::to_string(kCompactFormatVersion);
     return false;
   }
+  file->version = version;
   return true;
 }
 

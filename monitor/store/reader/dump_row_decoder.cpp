@@ -95,7 +95,9 @@ bool DumpRowDecoder::decode(const DumpFields& row, MemEvent* event, std::string*
 
   // Only a row that decoded fully may fix the file's unit, so a garbage first row cannot.
   event->ts_ns = unit_.to_ns(raw_ts);
-  event->name = interner_.intern(row.name);
+  // msMemScope names every OOM_TRIGGER "OOM_Trigger" and puts the API in Attr func; memtap
+  // writes the API in both. (A read that leaves names out leaves this one out too.)
+  event->name = interner_.intern(!func_.empty() && !row.name.empty() ? func_ : row.name);
   event->stack_python = interner_.intern(row.stack_python);
   event->stack_c = interner_.intern(row.stack_c);
   return true;
@@ -106,7 +108,10 @@ bool DumpRowDecoder::apply_attr(std::string_view attr, MemEvent* event, std::str
     *problem = "Attr " + quote_for_message(attr) + ": " + attr_error_;
     return false;
   }
-  const bool snapshot = event->kind == MemEventKind::kSnapshot;
+  // SNAPSHOT and a device's START_TRACE give the device's capacity; a pool's rows, its size.
+  const bool capacity =
+      event->kind == MemEventKind::kSnapshot || event->kind == MemEventKind::kTraceStart;
+  func_ = {};
   for (const AttrPair& pair : pairs_) {
     const std::string_view key = pair.key;
     const std::string_view value = pair.value;
@@ -119,10 +124,15 @@ bool DumpRowDecoder::apply_attr(std::string_view attr, MemEvent* event, std::str
       int64_t signed_size = 0;
       ok = attr_u64(value, &event->size_bytes) || attr_i64(value, &signed_size);
       if (ok && signed_size < 0) event->size_bytes = uint64_t(0) - uint64_t(signed_size);
-    } else if (key == "addr") {
-      // `Ptr` wins; older rows of some events carry the address only here.
+    } else if (key == "addr" || key == "ptr") {
+      // `Ptr` wins; older rows of some events carry the address only here (msMemScope's
+      // OOM rows: `ptr`).
       ok = attr_u64(value, &number);
       if (ok && event->addr == 0) event->addr = number;
+    } else if (key == "req_size") {
+      ok = attr_u64(value, &event->size_bytes);  // OOM_TRIGGER: the bytes asked for
+    } else if (key == "func" && event->kind == MemEventKind::kOom) {
+      func_ = value;
     } else if (key == "allocation_id") {
       ok = attr_u64(value, &event->allocation_id);
     } else if (key == "owner") {
@@ -130,8 +140,8 @@ bool DumpRowDecoder::apply_attr(std::string_view attr, MemEvent* event, std::str
     } else if (key == "used") {
       ok = attr_i64(value, &event->pool_used);
     } else if (key == "total") {
-      ok = attr_i64(value, snapshot ? &event->snap_total : &event->pool_total);
-    } else if (key == "stream") {
+      ok = attr_i64(value, capacity ? &event->snap_total : &event->pool_total);
+    } else if (key == "stream" || key == "streamId") {  // streamId: msMemScope's kernels
       ok = attr_u64(value, &event->stream);
     } else if (key == "kind") {
       event->is_mmap = equals_ignore_case(value, "mmap");

@@ -62,6 +62,7 @@ class DumpRowDecoder {
   std::vector<AttrPair> pairs_;
   std::string scratch_;
   std::string attr_error_;
+  std::string_view func_;  // an OOM_TRIGGER's Attr func, which names it (into the pairs)
 };
 
 }  // namespace memtap::reader

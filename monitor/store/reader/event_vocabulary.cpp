@@ -84,7 +84,12 @@ EventClass classify_event(std::string_view event, std::string_view event_type) {
         Layer::kOther};
   }
   if (spells(event, "SNAPSHOT")) return {K::kSnapshot, Layer::kOther};
-  if (spells(event, "OOMDETAIL")) return {K::kOom, Layer::kOther};
+  if (spells(event, "OOMDETAIL")) {
+    // OOM_RECENT_ALLOC (msMemScope's newest blocks at an OOM) is kept, not analysed.
+    if (spells(event_type, "OOMTOPALLOC")) return {K::kOomTopAlloc, Layer::kOther};
+    if (spells(event_type, "OOMRECENTALLOC")) return {K::kOther, Layer::kOther};
+    return {K::kOom, Layer::kOther};
+  }
   return {K::kOther, Layer::kOther};
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "monitor/engine/row_events.h"
 #include "monitor/store/memscope_writer.h"
 #include "monitor/store/reader/row_problems.h"
 #include "monitor/store/reader/sqlite_dump_source.h"
@@ -45,6 +46,9 @@ const std::vector<std::pair<uint32_t, std::string>> kStrings = {
     {8, "epoch 1"},
     {9, "forward pass"},
     {10, "layer \xe5\xb1\x82 0"},
+    {11, "cudaMalloc"},
+    {12, "cudaHostAlloc"},
+    {13, "void gemm<\"tn\">(float*)"},
 };
 
 DumpRow row(DumpEvent event, DumpEventType type, int64_t at, uint32_t pid = kPid,
@@ -66,6 +70,63 @@ DumpRow block(DumpEvent event, int64_t at, uint64_t ptr, uint64_t size, uint64_t
   r.allocation_id = id;
   r.owner = owner;
   return r;
+}
+
+DumpRow on_device(DumpRow r, int32_t device, bool has_stream = false, uint64_t stream = 0) {
+  r.device = device;
+  r.has_stream = has_stream;
+  r.stream = stream;
+  return r;
+}
+
+// What the session makes of device events: HAL blocks on two devices, one at the address
+// of a heap block (and of a pinned one), streams (0 and a top-bit handle among them), a
+// kernel launch, an OOM with a block live then, a device's capacity.
+std::vector<DumpRow> device_rows() {
+  using E = DumpEvent;
+  using T = DumpEventType;
+  std::vector<DumpRow> rows;
+  DumpRow hal = block(E::kMalloc, 151, 0x5555a0000000, 1 << 20, 8, 5);
+  hal.event_type = T::kHal;
+  hal.name = 1;
+  hal.stack_python = 3;
+  hal.stack_c = 4;
+  rows.push_back(on_device(hal, 0, true, 0x55));
+  DumpRow hal1 = block(E::kMalloc, 152, 0x7f1000000000, 4 << 20, 9);
+  hal1.event_type = T::kHal;
+  hal1.name = 11;
+  rows.push_back(on_device(hal1, 1));
+  DumpRow pinned = block(E::kMalloc, 153, 0x5555a0000000, 8192, 10);
+  pinned.event_type = T::kHostPinned;
+  pinned.name = 12;
+  rows.push_back(pinned);
+  DumpRow kernel = row(E::kKernelLaunch, T::kKernelLaunch, 154, kPid, kPid + 1);
+  kernel.name = 13;
+  rows.push_back(on_device(kernel, 1, true, 0x7f00aa00));
+  DumpRow oom = row(E::kOomDetail, T::kOomTrigger, 155);
+  oom.name = 11;
+  oom.size_bytes = uint64_t{1} << 33;
+  oom.stack_python = 3;
+  rows.push_back(on_device(oom, 0, true, 0));
+  DumpRow top = hal;
+  top.event = E::kOomDetail;
+  top.event_type = T::kOomTopAlloc;
+  top.timestamp_ns = kStart + 155;
+  rows.push_back(on_device(top, 0));
+  DumpRow info = row(E::kSystem, T::kStartTrace, 156, kPid, kPid + 1);
+  info.size_bytes = uint64_t{3} << 30;
+  info.total_bytes = uint64_t{80} << 30;
+  rows.push_back(on_device(info, 1));
+  DumpRow hal_free = block(E::kFree, 157, 0x5555a0000000, 1 << 20, 8, 5);
+  hal_free.event_type = T::kHal;
+  rows.push_back(on_device(hal_free, 0, true, 0));
+  DumpRow hal1_free = block(E::kFree, 158, 0x7f1000000000, 4 << 20, 9);
+  hal1_free.event_type = T::kHal;
+  rows.push_back(on_device(hal1_free, 1, true, 0xffff000000000001));
+  DumpRow pinned_free = block(E::kFree, 159, 0x5555a0000000, 8192, 10);
+  pinned_free.event_type = T::kHostPinned;
+  rows.push_back(pinned_free);
+  return rows;
 }
 
 // Every kind of row memtap writes, in the order a session would hand them over.
@@ -131,6 +192,7 @@ std::vector<DumpRow> rich_rows() {
   // Late: an event that reached the writer after later ones.
   rows.push_back(block(E::kFree, 35, 0x5555a0003000, 16, 4, 7));
   rows.push_back(block(E::kFree, 150, 0xffff800000001000, 128, 7));
+  for (DumpRow& r : device_rows()) rows.push_back(r);
   rows.push_back(row(E::kSystem, T::kStopTrace, 160));
   return rows;
 }
@@ -345,7 +407,111 @@ TEST_F(CompactRead, AnotherFormatVersionIsRefusedByName) {
   const std::string error = read_error(compact);
   EXPECT_NE(error.find(compact), std::string::npos) << error;
   EXPECT_NE(error.find("version 99"), std::string::npos) << error;
-  EXPECT_NE(error.find("version 1"), std::string::npos) << error;
+  EXPECT_NE(error.find("versions 1 to 2"), std::string::npos) << error;
+}
+
+// Version 1 files (before the device rows) have no memtap_event_stream table: still read.
+TEST_F(CompactRead, AVersionOneFileIsStillRead) {
+  const std::vector<DumpRow> all = rich_rows();
+  const std::vector<DumpRow> host(all.begin(), all.end() - 11);  // no device rows
+  const std::string old = write(dir.file("old.db"), host, true);
+  exec_sql(old, "UPDATE memtap_format SET version = 1; DROP TABLE memtap_event_stream");
+  const Recording rec = read_ok(old);
+  EXPECT_EQ(rec.rows_skipped, 0u) << rec.warning;
+  EXPECT_EQ(rec.events.size(), host.size());
+}
+
+// The device rows as the text table spells them, column by column, and the compact view
+// spelling them the same.
+TEST_F(CompactRead, DeviceRowsAreSpelledAsMsMemScopeAndTheViewAgrees) {
+  const std::string columns =
+      "SELECT Event, \"Event Type\", Name, \"Device Id\", Ptr, Attr, \"Call Stack(Python)\" "
+      "FROM memscope_dump WHERE ID >= " +
+      std::to_string(rich_rows().size() - 11) + " AND ID < " +
+      std::to_string(rich_rows().size() - 1) + " ORDER BY ID";
+  const test::Rows want = {
+      {"MALLOC", "HAL", "aten::empty", "0", "0x00005555a0000000",
+       R"({"allocation_id":"8","addr":"0x00005555a0000000","size":"1048576","owner":"optimizer","stream":"85"})",
+       kStrings[2].second},
+      {"MALLOC", "HAL", "cudaMalloc", "1", "0x00007f1000000000",
+       R"({"allocation_id":"9","addr":"0x00007f1000000000","size":"4194304"})", ""},
+      {"MALLOC", "HOST_PINNED", "cudaHostAlloc", "cpu", "0x00005555a0000000",
+       R"({"allocation_id":"10","addr":"0x00005555a0000000","size":"8192"})", ""},
+      {"KERNEL_LAUNCH", "KERNEL_LAUNCH", kStrings[12].second, "1", "N/A",
+       R"({"stream":"2130749952"})", ""},
+      {"OOM_DETAIL", "OOM_TRIGGER", "cudaMalloc", "0", "N/A",
+       R"({"func":"cudaMalloc","req_size":"8589934592","stream":"0"})", kStrings[2].second},
+      {"OOM_DETAIL", "OOM_TOP_ALLOC", "aten::empty", "0", "0x00005555a0000000",
+       R"({"allocation_id":"8","addr":"0x00005555a0000000","size":"1048576","owner":"optimizer"})",
+       kStrings[2].second},
+      {"SYSTEM", "START_TRACE", "N/A", "1", "N/A", R"({"free":"3221225472","total":"85899345920"})",
+       ""},
+      {"FREE", "HAL", "N/A", "0", "0x00005555a0000000",
+       R"({"allocation_id":"8","addr":"0x00005555a0000000","size":"1048576","owner":"optimizer","stream":"0"})",
+       ""},
+      {"FREE", "HAL", "N/A", "1", "0x00007f1000000000",
+       R"({"allocation_id":"9","addr":"0x00007f1000000000","size":"4194304","stream":"18446462598732840961"})",
+       ""},
+      {"FREE", "HOST_PINNED", "N/A", "cpu", "0x00005555a0000000",
+       R"({"allocation_id":"10","addr":"0x00005555a0000000","size":"8192"})", ""},
+  };
+  EXPECT_EQ(test::Db(text).query(columns), want);
+  EXPECT_EQ(test::Db(compact).query(columns), want);
+}
+
+// What the device rows mean once read, from either form.
+TEST_F(CompactRead, DeviceRowsReadBackAsDeviceEvents) {
+  for (const std::string& path : {text, compact}) {
+    SCOPED_TRACE(path);
+    const Recording rec = read_ok(path);
+    ASSERT_EQ(rec.events.size(), rich_rows().size());
+    // Read in time order: the device rows are the ten before STOP_TRACE.
+    const MemEvent* e = &rec.events[rec.events.size() - 11];
+    EXPECT_EQ(e[0].kind, MemEventKind::kMalloc);
+    EXPECT_EQ(e[0].layer, Layer::kHal);
+    EXPECT_EQ(e[0].device, 0);
+    EXPECT_EQ(e[0].stream, 0x55u);
+    EXPECT_EQ(e[1].device, 1);
+    EXPECT_EQ(e[1].stream, 0u);
+    EXPECT_EQ(e[2].layer, Layer::kHostPinned);
+    EXPECT_EQ(e[2].device, kHostDevice);
+    EXPECT_EQ(e[3].kind, MemEventKind::kKernelLaunch);
+    EXPECT_EQ(e[3].device, 1);
+    EXPECT_EQ(e[3].stream, 0x7f00aa00u);
+    EXPECT_EQ(rec.strings.get(e[3].name), kStrings[12].second);
+    EXPECT_EQ(e[4].kind, MemEventKind::kOom);
+    EXPECT_EQ(e[4].device, 0);
+    EXPECT_EQ(e[4].size_bytes, uint64_t{1} << 33);
+    EXPECT_EQ(rec.strings.get(e[4].name), "cudaMalloc");
+    EXPECT_EQ(e[5].kind, MemEventKind::kOomTopAlloc);
+    EXPECT_EQ(e[5].addr, 0x5555a0000000u);
+    EXPECT_EQ(e[5].size_bytes, 1u << 20);
+    EXPECT_EQ(e[5].allocation_id, 8u);
+    EXPECT_EQ(rec.strings.get(e[5].owner), "optimizer");
+    EXPECT_EQ(rec.strings.get(e[5].stack_c), kStrings[3].second);
+    EXPECT_EQ(e[6].kind, MemEventKind::kTraceStart);
+    EXPECT_EQ(e[6].device, 1);
+    EXPECT_EQ(e[6].snap_free, int64_t{3} << 30);
+    EXPECT_EQ(e[6].snap_total, int64_t{80} << 30);
+    EXPECT_EQ(e[7].kind, MemEventKind::kFree);
+    EXPECT_EQ(e[7].device, 0);
+    EXPECT_EQ(e[8].stream, 0xffff000000000001u);
+    EXPECT_EQ(e[9].layer, Layer::kHostPinned);
+  }
+}
+
+// The live engine's events for the device rows (row_events.h) are the events read back from
+// the recording: a replay and the live run give the same report.
+TEST_F(CompactRead, DeviceRowsGiveTheLiveEventsBack) {
+  StringTable live_strings;
+  RowStrings strings(&live_strings);
+  for (const auto& [id, text] : kStrings) strings.add(id, text);
+  const std::vector<DumpRow> rows = device_rows();
+  std::vector<MemEvent> live;
+  append_events(rows.data(), rows.size(), strings, &live);
+  const Recording rec = read_ok(compact);
+  const std::vector<MemEvent> read(rec.events.end() - 11, rec.events.end() - 1);
+  expect_same_events(read, rec.strings, live, live_strings);
 }
 
 TEST_F(CompactRead, UnknownCodesAreSkippedRowsNamedInTheWarning) {

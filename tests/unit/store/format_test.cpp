@@ -166,5 +166,53 @@ TEST(MemscopeFormat, SnapshotRowCarriesAppReservedAndTotal) {
   EXPECT_EQ(attr_of(row, attr), R"({"app_reserved":"123456789"})");
 }
 
+// A row about a device says its ordinal; pinned blocks are host memory.
+TEST(MemscopeFormat, DeviceRowsSayTheirDevice) {
+  DeviceText text;
+  DumpRow hal = malloc_row();
+  hal.event_type = DumpEventType::kHal;
+  hal.device = 3;
+  EXPECT_EQ(dump_device_id_text(hal, text), "3");
+  hal.device = 65535;
+  EXPECT_EQ(dump_device_id_text(hal, text), "65535");
+  DumpRow pinned = malloc_row();
+  pinned.event_type = DumpEventType::kHostPinned;
+  EXPECT_EQ(dump_device_id_text(pinned, text), "cpu");
+  DumpRow kernel;
+  kernel.event = DumpEvent::kKernelLaunch;
+  kernel.event_type = DumpEventType::kKernelLaunch;
+  EXPECT_EQ(dump_device_id_text(kernel, text), "N/A");  // no device given
+}
+
+// The widest device block (its stream with it) fits the buffer without an owner.
+TEST(MemscopeFormat, AWideDeviceBlockWithItsStreamFitsTheBuffer) {
+  DumpRow row = malloc_row();
+  row.event_type = DumpEventType::kHal;
+  row.ptr = row.size_bytes = row.allocation_id = row.stream = ~uint64_t{0};
+  row.has_stream = true;
+  AttrText buffer;
+  const std::string_view attr = attr_of(row, buffer);
+  EXPECT_EQ(attr.data(), buffer.data());
+  EXPECT_EQ(attr, R"({"allocation_id":"18446744073709551615","addr":"0xffffffffffffffff",)"
+                  R"("size":"18446744073709551615","stream":"18446744073709551615"})");
+  row.event_type = DumpEventType::kHost;  // heap blocks have no stream, whatever the flag says
+  EXPECT_EQ(attr_of(row, buffer).find("stream"), std::string_view::npos);
+}
+
+// OOM_TRIGGER with msMemScope's keys; the API is text, escaped and of any length.
+TEST(MemscopeFormat, OomTriggerNamesItsApiAsJson) {
+  DumpRow row;
+  row.event = DumpEvent::kOomDetail;
+  row.event_type = DumpEventType::kOomTrigger;
+  row.size_bytes = 1 << 30;
+  row.stream = 7;
+  AttrText buffer;
+  std::string spill;
+  const std::string api = json_string_content("cu\"Mem\"Alloc_v2" + std::string(300, 'x'));
+  EXPECT_EQ(dump_attr_text(row, {}, buffer, spill, api),
+            R"({"func":"cu\"Mem\"Alloc_v2)" + std::string(300, 'x') +
+                R"(","req_size":"1073741824","stream":"7"})");
+}
+
 }  // namespace
 }  // namespace memtap

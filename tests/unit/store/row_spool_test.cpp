@@ -161,13 +161,17 @@ TEST(RowSpool, EveryFieldComesBackAndHeapRowsPackSmall) {
   const uint64_t heap_bytes = std::filesystem::file_size(spool->path());
   EXPECT_LE(heap_bytes, rows.size() * sizeof(DumpRow) / 6) << heap_bytes << " bytes";
 
-  // Extremes: every field at its largest, negative times, every event kind, then back.
+  // Extremes: every field at its largest, negative times, every event kind and type (device
+  // rows: a device and a stream), then back.
   std::vector<DumpRow> odd;
-  for (int e = 0; e <= int(DumpEvent::kTraceSlice); ++e) {
+  for (int e = 0; e <= int(DumpEventType::kOomTopAlloc); ++e) {
     DumpRow r;
-    r.event = DumpEvent(e);
-    r.event_type = DumpEventType(e % (int(DumpEventType::kAtenEnd) + 1));
+    r.event = DumpEvent(e % (int(DumpEvent::kOomDetail) + 1));
+    r.event_type = DumpEventType(e);
     r.is_mmap = e % 2 == 0;
+    r.has_stream = e % 3 != 0;
+    r.device = e % 4 == 0 ? kDumpNoDevice : e % 4 == 1 ? INT32_MAX : e;
+    r.stream = UINT64_MAX - uint64_t(e);
     r.timestamp_ns = e % 3 == 0 ? INT64_MIN : INT64_MAX - e;
     r.process_id = r.thread_id = r.inherited_from_pid = UINT32_MAX;
     r.name = r.owner = r.stack_python = r.stack_c = UINT32_MAX - uint32_t(e);
@@ -191,7 +195,8 @@ TEST(RowSpool, EveryFieldComesBackAndHeapRowsPackSmall) {
                 a.total_bytes == b.total_bytes && a.allocation_id == b.allocation_id &&
                 a.inherited_from_pid == b.inherited_from_pid && a.name == b.name &&
                 a.owner == b.owner && a.stack_python == b.stack_python && a.stack_c == b.stack_c &&
-                a.step == b.step && a.end_ns == b.end_ns)
+                a.step == b.step && a.end_ns == b.end_ns && a.has_stream == b.has_stream &&
+                a.device == b.device && a.stream == b.stream)
         << "row " << i;
   }
 }
