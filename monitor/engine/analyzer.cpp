@@ -61,6 +61,39 @@ void add_category(const char* name, const blocks::InefficiencyCategory& c, size_
   }
 }
 
+std::vector<LayerSummary> layers(const timeline::Timeline& timeline, uint32_t pid, int32_t device) {
+  std::vector<LayerSummary> out;
+  for (const timeline::SeriesInfo& info : timeline.series(pid, device, timeline::GroupBy::kLayer)) {
+    const timeline::Series& series = timeline.data(info.id);
+    const bool mmap = info.key.group == timeline::kHostMmapGroup;
+    LayerSummary layer;
+    layer.layer = layer_name(mmap ? Layer::kHost : Layer(info.key.group), mmap);
+    if (!series.empty()) {
+      layer.peak_ns = series.peak().ts_ns;
+      layer.peak_bytes = series.peak().value_bytes;
+      layer.final_bytes = series.value();
+    }
+    out.push_back(layer);
+  }
+  return out;
+}
+
+OomEntry oom_entry(const blocks::Oom& oom, const StringTable& strings) {
+  OomEntry e;
+  e.ts_ns = oom.ts_ns;
+  e.tid = oom.tid;
+  e.api = strings.get(oom.name);
+  e.requested_bytes = int64_t(oom.requested_bytes);
+  e.stream = oom.stream;
+  e.stack_python = strings.get(oom.stack_python);
+  e.stack_c = strings.get(oom.stack_c);
+  for (const blocks::OomBlock& b : oom.top) {
+    e.top.push_back({b.addr, int64_t(b.size_bytes), b.allocation_id, strings.get(b.owner),
+                     strings.get(b.name), strings.get(b.stack_python), strings.get(b.stack_c)});
+  }
+  return e;
+}
+
 void add_scopes(const char* kind, const std::vector<blocks::ScopeEntry>& in, size_t top,
                 std::vector<ScopeEntry>* out) {
   for (size_t i = 0; i < in.size() && i < top; ++i) {
@@ -73,13 +106,14 @@ void add_scopes(const char* kind, const std::vector<blocks::ScopeEntry>& in, siz
 }  // namespace
 
 struct Analyzer::Impl {
+  const StringTable* strings;
   AnalyzerOptions options;
   timeline::Timeline timeline;
   blocks::BlockAnalyzer blocks;
   uint64_t events = 0;
 
-  Impl(const StringTable* strings, AnalyzerOptions o)
-      : options(o), blocks(*strings, block_options(o)) {
+  Impl(const StringTable* s, AnalyzerOptions o)
+      : strings(s), options(o), blocks(*s, block_options(o)) {
     if (o.capacity_bytes != kUnknown) timeline.set_host_capacity(o.capacity_bytes);
   }
 
@@ -110,6 +144,7 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
     }
     d.curves.push_back(curve);
   }
+  d.layers = layers(timeline, pid, device);
   for (const blocks::LayerTotals& layer : blocks.lifetimes(pid, device).layers) {
     d.bytes_allocated += int64_t(layer.alloc_bytes);
   }
@@ -166,6 +201,10 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
   d.oom.growth_bytes_per_s = oom.slope_bytes_per_s;
   d.oom.capacity_bytes = oom.capacity_bytes;
   if (oom.status == timeline::OomStatus::kForecast) d.oom.seconds_to_oom = oom.seconds_to_oom;
+
+  const blocks::OomResult ooms = blocks.ooms(pid, device);
+  d.oom_count = ooms.count;
+  for (const blocks::Oom& o : ooms.kept) d.ooms.push_back(oom_entry(o, *strings));
   return d;
 }
 
@@ -208,6 +247,13 @@ Report Analyzer::report(const std::vector<RecordedProcess>& processes) const {
   std::sort(r.processes.begin(), r.processes.end(),
             [](const RecordedProcess& a, const RecordedProcess& b) { return a.pid < b.pid; });
   std::vector<timeline::ScopeId> scopes = impl_->timeline.scopes();
+  // A device whose first allocation already failed has an OOM and no curves: listed too.
+  for (const blocks::DeviceKey& k : impl_->blocks.oom_devices()) {
+    const bool listed = std::any_of(scopes.begin(), scopes.end(), [&](const timeline::ScopeId& s) {
+      return s.pid == k.pid && s.device == k.device;
+    });
+    if (!listed) scopes.push_back({k.pid, k.device});
+  }
   std::sort(scopes.begin(), scopes.end(),
             [](const timeline::ScopeId& a, const timeline::ScopeId& b) {
               return a.pid != b.pid ? a.pid < b.pid : a.device < b.device;

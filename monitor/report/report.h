@@ -20,6 +20,15 @@ struct CurveSummary {
   int64_t final_bytes = kUnknown;
 };
 
+// One layer's live bytes on the device over the session: on a GPU, HAL is what the CUDA
+// runtime and driver gave the process, PTA what the framework's blocks hold of it.
+struct LayerSummary {
+  std::string layer;  // as the recording spells it (layer_name): HAL, PTA, HOST, HOST mmap, ...
+  int64_t peak_ns = kUnknown;
+  int64_t peak_bytes = kUnknown;
+  int64_t final_bytes = kUnknown;
+};
+
 struct BreakdownEntry {
   std::string key;  // owner, stack (first frame line) or operator name; "" shown as (none)
   int64_t bytes = 0;
@@ -91,6 +100,28 @@ struct OomSection {
   double seconds_to_oom = -1;  // only with sustained growth and a known capacity
 };
 
+// A block live on the device when an allocation failed (an OOM_TOP_ALLOC row).
+struct OomBlockEntry {
+  uint64_t addr = 0;
+  int64_t size_bytes = 0;
+  uint64_t allocation_id = 0;
+  std::string owner;
+  std::string name;  // the operator that allocated it, or the API
+  std::string stack_python, stack_c;
+};
+
+// An allocation that failed for lack of device memory (OOM_TRIGGER), with the largest blocks
+// live on the device then, largest first.
+struct OomEntry {
+  int64_t ts_ns = kUnknown;
+  uint32_t tid = 0;
+  std::string api;  // the call that failed: cudaMalloc, cuMemAlloc_v2, ...
+  int64_t requested_bytes = 0;
+  uint64_t stream = 0;
+  std::string stack_python, stack_c;
+  std::vector<OomBlockEntry> top;
+};
+
 // One process on one device.
 struct DeviceReport {
   uint32_t pid = 0;
@@ -99,12 +130,15 @@ struct DeviceReport {
   uint64_t allocations = 0, frees = 0;
   int64_t bytes_allocated = 0;
   std::vector<CurveSummary> curves;
+  std::vector<LayerSummary> layers;  // each layer the device's blocks came from
   PeakSection peak;
   LeakSection leaks;
   FragmentationSection fragmentation;
   InefficientSection inefficient;
   std::vector<ScopeEntry> scopes;
-  OomSection oom;
+  OomSection oom;              // time to OOM, from the growth
+  uint64_t oom_count = 0;      // OOMs that happened
+  std::vector<OomEntry> ooms;  // the first of them (blocks::kKeptOoms), in time order
 };
 
 struct Report {

@@ -37,6 +37,36 @@ void breakdown_text(FILE* out, const char* title, const std::vector<BreakdownEnt
   }
 }
 
+std::string hex_text(uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)v);
+  return buf;
+}
+
+// A stack by its innermost frame: Python's when there is one, else C's.
+std::string stack_text(const std::string& python, const std::string& c) {
+  return key_text(python.empty() ? c : python);
+}
+
+void oom_text(const OomEntry& o, int64_t start_ns, FILE* out) {
+  fprintf(out, "    OOM at %s: %s asked %s (thread %u, stream %llu)\n",
+          time_text(o.ts_ns, start_ns).c_str(), key_text(o.api).c_str(),
+          bytes_text(double(o.requested_bytes)).c_str(), o.tid, (unsigned long long)o.stream);
+  if (!o.stack_python.empty() || !o.stack_c.empty())
+    fprintf(out, "      called from %s\n", stack_text(o.stack_python, o.stack_c).c_str());
+  if (o.top.empty()) {
+    fprintf(out, "      no block of the process was live on the device\n");
+    return;
+  }
+  fprintf(out, "      largest blocks live then:\n");
+  for (const OomBlockEntry& b : o.top) {
+    fprintf(out, "        %10s  %s  id %llu  owner %s  name %s  stack %s\n",
+            bytes_text(double(b.size_bytes)).c_str(), hex_text(b.addr).c_str(),
+            (unsigned long long)b.allocation_id, key_text(b.owner).c_str(),
+            key_text(b.name).c_str(), stack_text(b.stack_python, b.stack_c).c_str());
+  }
+}
+
 void device_text_section(const DeviceReport& d, FILE* out) {
   fprintf(out, "\n  pid %u, %s: %llu allocations, %llu frees, %s allocated\n", d.pid,
           device_text(d.device).c_str(), (unsigned long long)d.allocations,
@@ -46,6 +76,19 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     fprintf(out, "    %-13s peak %10s at %-12s final %s\n", c.name.c_str(),
             bytes_text(double(c.peak_bytes)).c_str(), time_text(c.peak_ns, d.start_ns).c_str(),
             bytes_text(double(c.final_bytes)).c_str());
+  }
+  // On a device, which layers the curves are made of: HAL is what the CUDA runtime and
+  // driver gave the process, a framework layer (PTA) what its blocks hold of that.
+  for (const LayerSummary& l : d.layers) {
+    if (d.device < 0 || l.peak_bytes == kUnknown) continue;
+    fprintf(out, "    Layer %-13s peak %10s at %-12s final %s\n", l.layer.c_str(),
+            bytes_text(double(l.peak_bytes)).c_str(), time_text(l.peak_ns, d.start_ns).c_str(),
+            bytes_text(double(l.final_bytes)).c_str());
+  }
+  for (const OomEntry& o : d.ooms) oom_text(o, d.start_ns, out);
+  if (d.oom_count > d.ooms.size()) {
+    fprintf(out, "    ... %llu more OOMs on this device\n",
+            (unsigned long long)(d.oom_count - d.ooms.size()));
   }
   if (d.peak.bytes != kUnknown) {
     fprintf(out, "    Peak: %s at %s\n", bytes_text(double(d.peak.bytes)).c_str(),
@@ -187,6 +230,15 @@ std::string report_json(const Report& r) {
       j.end_object();
     }
     j.end_array();
+    j.key("layers").begin_array();
+    for (const LayerSummary& l : d.layers) {
+      j.begin_object().key("layer").value(l.layer);
+      optional_int(j, "peak_ns", l.peak_ns);
+      optional_int(j, "peak_bytes", l.peak_bytes);
+      optional_int(j, "final_bytes", l.final_bytes);
+      j.end_object();
+    }
+    j.end_array();
     j.key("peak").begin_object();
     optional_int(j, "ts_ns", d.peak.ts_ns);
     optional_int(j, "bytes", d.peak.bytes);
@@ -252,6 +304,26 @@ std::string report_json(const Report& r) {
     else
       j.null();
     j.end_object();
+    j.key("oom_count").value(d.oom_count);
+    j.key("ooms").begin_array();
+    for (const OomEntry& o : d.ooms) {
+      j.begin_object();
+      optional_int(j, "ts_ns", o.ts_ns);
+      j.key("tid").value(o.tid).key("api").value(o.api);
+      j.key("requested_bytes").value(o.requested_bytes).key("stream").value(o.stream);
+      j.key("stack_python").value(o.stack_python).key("stack_c").value(o.stack_c);
+      j.key("top").begin_array();
+      for (const OomBlockEntry& b : o.top) {
+        j.begin_object().key("addr").value(b.addr).key("size_bytes").value(b.size_bytes);
+        j.key("allocation_id").value(b.allocation_id).key("owner").value(b.owner);
+        j.key("name").value(b.name).key("stack_python").value(b.stack_python);
+        j.key("stack_c").value(b.stack_c);
+        j.end_object();
+      }
+      j.end_array();
+      j.end_object();
+    }
+    j.end_array();
     j.end_object();
   }
   j.end_array();

@@ -151,6 +151,28 @@ void add_oom(const DeviceReport& d, std::vector<Finding>* out) {
   out->push_back(std::move(f));
 }
 
+// Allocations that failed for lack of device memory, each with the largest block live then.
+void add_ooms_that_happened(const DeviceReport& d, std::vector<Finding>* out) {
+  for (const OomEntry& o : d.ooms) {
+    Finding f;
+    f.kind = FindingKind::kOom;
+    f.title = "Out of memory: " + o.api + " asked " + bytes_text(double(o.requested_bytes));
+    if (o.top.empty()) {
+      f.detail = "no block of the process was live on the device";
+    } else {
+      const OomBlockEntry& top = o.top.front();
+      f.detail = "largest live then: " + bytes_text(double(top.size_bytes)) + " " +
+                 key_text(top.owner.empty() ? top.name : top.owner) + " (of " +
+                 std::to_string(o.top.size()) + " listed)";
+      if (!top.owner.empty()) f.block_filter = filter_text(top.owner);
+    }
+    f.t_ns = o.ts_ns;
+    f.bytes = o.requested_bytes;
+    f.view = "blocks";
+    out->push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 std::string filter_text(const std::string& key) {
@@ -161,8 +183,9 @@ std::string filter_text(const std::string& key) {
 std::vector<Finding> compute_findings(const EngineView& engine, uint32_t pid, int32_t device) {
   const DeviceReport d = engine.analyzer.device_report(pid, device);
   std::vector<Finding> out;
-  if (d.allocations == 0 && d.peak.bytes == kUnknown) return out;
+  if (d.allocations == 0 && d.peak.bytes == kUnknown && d.ooms.empty()) return out;
   add_peak(d, &out);
+  add_ooms_that_happened(d, &out);
   add_leaks(d, &out);
   add_fragmentation(d, &out);
   add_inefficient(d, &out);

@@ -1,7 +1,7 @@
 // The findings panel's list: what `memtap report` tells about one process on one device
-// (the Allocated peak, leak suspects by step, the worst fragmentation, inefficient blocks,
-// time to OOM), each with the moment, the range and the blocks it is about, so the window
-// can take the user there. Nothing is analysed again: the words come from the engine's
+// (the Allocated peak, device OOMs, leak suspects by step, the worst fragmentation,
+// inefficient blocks, time to OOM), each with the moment, the range and the blocks it is about, so
+// the window can take the user there. Nothing is analysed again: the words come from the engine's
 // DeviceReport (Analyzer::device_report), the report's own numbers.
 #pragma once
 
@@ -20,7 +20,8 @@ enum class FindingKind : uint8_t {
   kLeak,           // an owner or stack that grows step after step
   kFragmentation,  // reserved far above allocated
   kInefficient,    // lazy_used / delayed_free / long_idle blocks (the worst one)
-  kOom,            // sustained growth toward the capacity
+  kOom,            // an allocation that failed for lack of device memory, or sustained
+                   // growth toward the capacity
   kClean,          // none of the above was found
 };
 

@@ -10,6 +10,7 @@
 #include "monitor/engine/blocks/block_table.h"
 #include "monitor/engine/blocks/flat_index.h"
 #include "monitor/engine/blocks/keys.h"
+#include "monitor/engine/blocks/ooms.h"
 
 namespace memtap::blocks {
 
@@ -98,6 +99,7 @@ struct AnalyzerState {
   FlatIndex device_index;  // (pid << 32 | device) -> devices
   std::vector<std::unique_ptr<DeviceState>> devices;
   OwnerPrefixes owner_prefixes;
+  OomLog ooms;
   // The last (pid, device) looked up: consecutive events mostly share it.
   uint64_t last_device_key = ~0ull;
   DeviceState* last_device = nullptr;

@@ -375,6 +375,10 @@ void BlockAnalyzer::add(const MemEvent* events, size_t n) {
       case MemEventKind::kStep:
         on_step(s, e);
         break;
+      case MemEventKind::kOom:
+      case MemEventKind::kOomTopAlloc:
+        s.ooms.add(e);
+        break;
       default:
         break;  // snapshots, marks, kernels, trace start/stop: other parts of the engine
     }

@@ -7,8 +7,9 @@
 // owner / stack / name with their copy at the peak (peak.h), per-key live bytes at step
 // boundaries and the live-bytes trend (leaks.h), finished-block aggregates (lifetimes.h),
 // owner and operator / MSTX-range scopes (scopes.h), and inefficient-block tallies
-// (inefficiency.h). The pool (pool_state.h) is drawn from the live tables when asked, and
-// its worst moments are sampled at segment changes and steps.
+// (inefficiency.h). Device OOMs and the blocks they name are logged as they come (ooms.h). The pool
+// (pool_state.h) is drawn from the live tables when asked, and its worst moments are sampled at
+// segment changes and steps.
 //
 // Memory: O(live blocks + keys x window_steps + owner prefixes + scope names + open
 // scopes + top_n), whatever the number of finished blocks and events.
@@ -28,6 +29,7 @@
 #include "monitor/engine/blocks/inefficiency.h"
 #include "monitor/engine/blocks/leaks.h"
 #include "monitor/engine/blocks/lifetimes.h"
+#include "monitor/engine/blocks/ooms.h"
 #include "monitor/engine/blocks/peak.h"
 #include "monitor/engine/blocks/pool_state.h"
 #include "monitor/engine/blocks/scopes.h"
@@ -79,6 +81,9 @@ class BlockAnalyzer {
   InefficiencyResult inefficient_blocks(uint32_t pid, int32_t device) const;
   ScopeResult scopes(uint32_t pid, int32_t device) const;
   LifetimeResult lifetimes(uint32_t pid, int32_t device) const;
+  // (pid, device) pairs with an OOM, and their OOMs.
+  std::vector<DeviceKey> oom_devices() const;
+  OomResult ooms(uint32_t pid, int32_t device) const;
 
  private:
   std::unique_ptr<AnalyzerState> s_;

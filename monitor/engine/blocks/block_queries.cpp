@@ -53,6 +53,16 @@ std::vector<DeviceKey> BlockAnalyzer::devices() const {
   return out;
 }
 
+std::vector<DeviceKey> BlockAnalyzer::oom_devices() const {
+  std::vector<DeviceKey> out;
+  for (const auto& [pid, device] : s_->ooms.devices()) out.push_back({pid, device});
+  return out;
+}
+
+OomResult BlockAnalyzer::ooms(uint32_t pid, int32_t device) const {
+  return s_->ooms.result(pid, device);
+}
+
 Basis BlockAnalyzer::basis(uint32_t pid, int32_t device) const {
   const DeviceState* d = s_->find_device(pid, device);
   if (d) return d->basis();

@@ -63,7 +63,7 @@ size_t BlockAnalyzer::state_bytes() const {
   const AnalyzerState& s = *s_;
   size_t n = sizeof(s) + s.process_index.memory_bytes() + s.device_index.memory_bytes() +
              bytes(s.processes) + bytes(s.devices) + bytes(s.owner_prefixes.lists) +
-             s.owner_prefixes.by_owner.memory_bytes();
+             s.owner_prefixes.by_owner.memory_bytes() + s.ooms.state_bytes();
   for (const std::string& name : s.owner_prefixes.names) n += sizeof(name) + name.capacity();
   for (const auto& d : s.devices) n += bytes(*d);
   for (const auto& p : s.processes) n += bytes(*p);

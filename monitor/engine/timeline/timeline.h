@@ -144,11 +144,13 @@ class Timeline {
   Timeline& operator=(const Timeline&) = delete;
 
   // Events in time order (per process and device; an older one is taken as at the time of
-  // the newest, and counted). Only MALLOC, FREE and SNAPSHOT matter here.
+  // the newest, and counted). Only MALLOC, FREE and SNAPSHOT matter here, and a device's
+  // START_TRACE for its capacity.
   void add(const MemEvent* events, size_t count);
 
   // The capacity time_to_oom measures against. Precedence: set_capacity for the scope, the
-  // newest SNAPSHOT total, then (host scopes) set_host_capacity; see host_capacity.h.
+  // newest SNAPSHOT total or device START_TRACE total (a GPU's, from cuMemGetInfo), then
+  // (host scopes) set_host_capacity; see host_capacity.h.
   void set_capacity(uint32_t pid, int32_t device, int64_t bytes);
   void set_host_capacity(int64_t bytes);
   void set_detail_source(DetailSource source);
@@ -174,6 +176,7 @@ class Timeline {
   const Scope* find_scope(uint32_t pid, int32_t device) const;
   SeriesId new_series(const SeriesKey& key, const SeriesLimits& limits);
   SeriesId group_series(Scope& s, GroupBy by, BlockClass blocks, uint64_t group);
+  void add_device_capacity(uint32_t pid, int32_t device, int64_t bytes);
   void apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free);
   void apply_group(SeriesId id, int64_t ts, int64_t size, bool is_free, bool* clamped);
   void update_curves(Scope& s, int64_t ts);
@@ -188,6 +191,8 @@ class Timeline {
   uint64_t last_scope_key_ = ~uint64_t{0};
   Scope* last_scope_ = nullptr;
   std::map<std::pair<uint32_t, int32_t>, int64_t> capacity_overrides_;
+  // Device capacities given before the device's first block made its scope.
+  std::map<std::pair<uint32_t, int32_t>, int64_t> waiting_capacity_;
   int64_t host_capacity_ = kUnknown;
   DetailSource detail_source_;
   uint64_t events_ = 0;

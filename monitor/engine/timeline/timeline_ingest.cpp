@@ -43,6 +43,10 @@ Scope& Timeline::scope_for(uint32_t pid, int32_t device) {
     scope->device = device;
     scope->host = device < 0;
     scope->layer_series.fill(kNoSeries);
+    if (auto waiting = waiting_capacity_.find({pid, device}); waiting != waiting_capacity_.end()) {
+      scope->reported_capacity_bytes = waiting->second;
+      waiting_capacity_.erase(waiting);
+    }
     static constexpr Curve kStoredCurves[kStored] = {Curve::kAllocated, Curve::kReserved,
                                                      Curve::kAppReserved, Curve::kFragmentation};
     for (int c = 0; c < kStored; ++c) {
@@ -60,6 +64,10 @@ void Timeline::add(const MemEvent* events, size_t count) {
   events_ += count;
   for (size_t i = 0; i < count; ++i) {
     const MemEvent& e = events[i];
+    if (e.kind == MemEventKind::kTraceStart && e.device >= 0 && e.snap_total > 0) {
+      add_device_capacity(e.pid, e.device, e.snap_total);
+      continue;
+    }
     if (e.kind != MemEventKind::kMalloc && e.kind != MemEventKind::kFree &&
         e.kind != MemEventKind::kSnapshot)
       continue;
@@ -77,11 +85,21 @@ void Timeline::add(const MemEvent* events, size_t count) {
     if (e.kind == MemEventKind::kSnapshot) {
       ++s.snapshots;
       if (e.snap_app_reserved >= 0) s.totals.app_sample_bytes = e.snap_app_reserved;
-      if (e.snap_total > 0) s.snapshot_capacity_bytes = e.snap_total;
+      if (e.snap_total > 0) s.reported_capacity_bytes = e.snap_total;
     } else {
       apply_block(s, e, ts, e.kind == MemEventKind::kFree);
     }
     update_curves(s, ts);
+  }
+}
+
+// A device's capacity (its START_TRACE): the scope's if it has one, else kept for the scope
+// its first block will make. No scope of its own: a device with no block has no curves.
+void Timeline::add_device_capacity(uint32_t pid, int32_t device, int64_t bytes) {
+  if (const uint64_t* index = scope_index_.find(scope_key(pid, device))) {
+    scopes_[size_t(*index)]->reported_capacity_bytes = bytes;
+  } else {
+    waiting_capacity_[{pid, device}] = bytes;
   }
 }
 

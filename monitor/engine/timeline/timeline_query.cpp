@@ -124,7 +124,7 @@ CurveQuery Timeline::points(SeriesId id, int64_t t0_ns, int64_t t1_ns, size_t ma
 int64_t Timeline::capacity_of(const Scope& s) const {
   auto it = capacity_overrides_.find({s.pid, s.device});
   if (it != capacity_overrides_.end()) return it->second;
-  if (s.snapshot_capacity_bytes > 0) return s.snapshot_capacity_bytes;
+  if (s.reported_capacity_bytes > 0) return s.reported_capacity_bytes;
   return s.host ? host_capacity_ : kUnknown;
 }
 
@@ -173,10 +173,11 @@ TimelineStats Timeline::stats() const {
   TimelineStats st;
   st.events = events_;
   st.series = series_.size();
-  size_t fixed =
-      sizeof(Timeline) + scope_index_.memory_bytes() + series_.capacity() * sizeof(series_[0]) +
-      keys_.capacity() * sizeof(SeriesKey) + scopes_.capacity() * sizeof(scopes_[0]) +
-      capacity_overrides_.size() * (sizeof(std::pair<std::pair<uint32_t, int32_t>, int64_t>) + 32);
+  size_t fixed = sizeof(Timeline) + scope_index_.memory_bytes() +
+                 series_.capacity() * sizeof(series_[0]) + keys_.capacity() * sizeof(SeriesKey) +
+                 scopes_.capacity() * sizeof(scopes_[0]) +
+                 (capacity_overrides_.size() + waiting_capacity_.size()) *
+                     (sizeof(std::pair<std::pair<uint32_t, int32_t>, int64_t>) + 32);
   for (const auto& s : scopes_) {
     fixed += sizeof(Scope) + s->label_pairs.pairs.capacity() * sizeof(uint64_t) +
              s->label_pairs.numbers.memory_bytes();

@@ -1,12 +1,13 @@
-// Device events (HAL, PTA) for the window's tests. memtap's own writer records the host
-// only, so a device pool is added to a recording written by RecordingBuilder as msMemScope
-// writes it: rows of memscope_dump with their Event Type and Device Id, appended to the
-// finished file (the reader orders rows by time).
+// Device events (HAL, PTA, OOM) for the window's tests, added to a recording written by
+// RecordingBuilder as msMemScope writes them (memtap's writer records HAL blocks of live
+// agents, not a framework pool): rows of memscope_dump with their Event Type and Device Id,
+// appended to the finished file (the reader orders rows by time).
 #pragma once
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,7 +25,7 @@ class DeviceRows {
                   const std::string& owner = "", const std::string& name = "",
                   const std::string& stack_python = "") {
     const uint64_t id = ++ids_;
-    live_.push_back({layer, addr, size, id});
+    live_.push_back({layer, addr, size, id, owner});
     add("MALLOC", layer, ms, addr, attr(id, addr, size, owner), name, stack_python);
     return id;
   }
@@ -37,6 +38,21 @@ class DeviceRows {
       return;
     }
     ADD_FAILURE() << "no live " << layer << " block at " << addr;
+  }
+
+  // An allocation of `size` bytes by `api` that failed at `ms`, and OOM_TOP_ALLOC rows for
+  // the live blocks of `layer`, largest first.
+  void oom(double ms, const std::string& api, uint64_t size, const std::string& layer) {
+    add("OOM_DETAIL", "OOM_TRIGGER", ms, 0,
+        "{\"func\":\"" + api + "\",\"req_size\":\"" + std::to_string(size) + "\",\"stream\":\"0\"}",
+        api, "", "N/A");
+    std::vector<Live> top;
+    for (const Live& l : live_)
+      if (l.layer == layer) top.push_back(l);
+    std::sort(top.begin(), top.end(), [](const Live& a, const Live& b) { return a.size > b.size; });
+    for (const Live& l : top) {
+      add("OOM_DETAIL", "OOM_TOP_ALLOC", ms, l.addr, attr(l.id, l.addr, l.size, l.owner), "", "");
+    }
   }
 
   // Appends the rows to the recording at `path` (written by RecordingBuilder::write).
@@ -58,6 +74,7 @@ class DeviceRows {
   struct Live {
     std::string layer;
     uint64_t addr, size, id;
+    std::string owner;
   };
 
   static std::string hex(uint64_t v) {
@@ -77,13 +94,15 @@ class DeviceRows {
     return a + "}";
   }
   void add(const std::string& event, const std::string& layer, double ms, uint64_t addr,
-           const std::string& attr, const std::string& name, const std::string& stack_python) {
+           const std::string& attr, const std::string& name, const std::string& stack_python,
+           const std::string& ptr = "") {
     // IDs past any the writer gave; the reader sorts by time.
     rows_.push_back("INSERT INTO memscope_dump VALUES (" + std::to_string(1000000 + rows_.size()) +
                     ",'" + event + "','" + layer + "'," + quoted(name.empty() ? "N/A" : name) +
                     "," + std::to_string(b_.at(ms)) + "," + std::to_string(b_.pid()) + "," +
-                    std::to_string(b_.pid()) + ",'" + std::to_string(device_) + "','" + hex(addr) +
-                    "'," + quoted(attr) + "," + quoted(stack_python) + ",'');");
+                    std::to_string(b_.pid()) + ",'" + std::to_string(device_) + "','" +
+                    (ptr.empty() ? hex(addr) : ptr) + "'," + quoted(attr) + "," +
+                    quoted(stack_python) + ",'');");
   }
 
   const RecordingBuilder& b_;

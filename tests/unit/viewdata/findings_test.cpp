@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/device_rows.h"
 #include "tests/unit/viewdata/leak_recording.h"
 #include "tests/unit/viewdata/source_support.h"
 
@@ -14,11 +15,12 @@ namespace {
 using viewdata::Finding;
 using viewdata::FindingKind;
 
-std::vector<Finding> findings_of(const std::string& path, uint32_t pid) {
+std::vector<Finding> findings_of(const std::string& path, uint32_t pid,
+                                 int32_t device = kHostDevice) {
   auto source = test::open_loaded(path);
   if (!source) return {};
   return test::engine_query(*source, [&](const viewdata::EngineView& e) {
-    return viewdata::compute_findings(e, pid, kHostDevice);
+    return viewdata::compute_findings(e, pid, device);
   });
 }
 
@@ -86,6 +88,27 @@ TEST(Findings, ACleanRunSaysSo) {
   EXPECT_EQ(f[0].kind, FindingKind::kPeak);
   EXPECT_EQ(f[1].kind, FindingKind::kClean);
   EXPECT_EQ(f[1].t_ns, 0);
+}
+
+TEST(Findings, AnOomNamesTheCallAndTheLargestBlockLiveThen) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096);
+  const std::string path = dir.file("oom.db");
+  b.write(path);
+  test::DeviceRows d(b, 0);
+  d.malloc(2, "HAL", 0x7f0000000000, 2 << 20, "weights");
+  d.malloc(3, "HAL", 0x7f1000000000, 1 << 20, "activations");
+  d.oom(4, "cudaMalloc", 8 << 20, "HAL");
+  d.append_to(path);
+  const std::vector<Finding> f = findings_of(path, b.pid(), 0);
+  const Finding* oom = find(f, FindingKind::kOom, "Out of memory: cudaMalloc asked 8.0 MiB");
+  ASSERT_NE(oom, nullptr);
+  EXPECT_EQ(oom->t_ns, b.at(4));
+  EXPECT_EQ(oom->bytes, 8 << 20);
+  EXPECT_EQ(oom->detail, "largest live then: 2.0 MiB weights (of 2 listed)");
+  ASSERT_TRUE(oom->block_filter.has_value());
+  EXPECT_EQ(*oom->block_filter, "weights");
 }
 
 TEST(Findings, NoneForAScopeWithoutEvents) {
