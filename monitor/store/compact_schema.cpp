@@ -186,6 +186,7 @@ std::string compact_attr_sql() {
   const std::string kernel_attr = "'{\"stream\":\"' || printf('%llu', e.ptr) || '\"}'";
   const std::string oom_attr = "'{\"func\":' || json_quote(COALESCE(" + text_of("name") +
                                ", '')) || ',\"req_size\":\"' || e.size_bytes || "
+                               "'\",\"size\":\"' || e.size_bytes || "
                                "'\",\"stream\":\"' || printf('%llu', e.ptr) || '\"}'";
   const std::string device_start_attr =
       "'{\"free\":\"' || e.size_bytes || '\",\"total\":\"' || e.ptr || '\"}'";

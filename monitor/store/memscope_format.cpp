@@ -198,6 +198,8 @@ std::string_view dump_attr_text(const DumpRow& row, std::string_view owner_attr,
     spill.append(func_json);
     cursor.put(kAttrReqSize);
     cursor.put_decimal(row.size_bytes);
+    cursor.put(kAttrSize);  // memtap's name for it, as on every row with a size
+    cursor.put_decimal(row.size_bytes);
     cursor.put(kAttrStream);
     cursor.put_decimal(row.stream);
     cursor.put(kAttrEnd);

@@ -78,7 +78,7 @@ std::string_view dump_ptr_text(const DumpRow& row, PtrText& out);
 // mapping, ,"inherited_from":"<pid>" for a block a fork() child inherited and
 // ,"stream":"<stream>" when dump_block_has_stream. SNAPSHOT: {"app_reserved":"...",
 // "total":"..."}. KERNEL_LAUNCH: {"stream":"..."}. OOM_TRIGGER, with msMemScope's keys:
-// {"func":"<func_json>","req_size":"<bytes asked>","stream":"..."}. A device's START_TRACE
+// {"func":"<func_json>","req_size":"<bytes asked>","size":"<the same>","stream":"..."}. A device's START_TRACE
 // (msMemScope's keys too): {"free":"...","total":"..."}. Empty for the other SYSTEM rows,
 // MSTX and OP_LAUNCH. Numbers in decimal. Written into `out`, or into `spill` when text
 // makes it longer than `out` holds.

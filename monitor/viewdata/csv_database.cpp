@@ -141,6 +141,7 @@ std::string attr_text(const MemEvent& e, const StringTable& strings) {
   } else if (e.kind == MemEventKind::kOom) {
     add("func", strings.get(e.name));
     add("req_size", std::to_string(e.size_bytes));
+    add("size", std::to_string(e.size_bytes));
     add("stream", std::to_string(e.stream));
   } else if (e.kind == MemEventKind::kTraceStart && e.snap_total != kUnknown) {
     if (e.snap_free != kUnknown) add("free", std::to_string(e.snap_free));

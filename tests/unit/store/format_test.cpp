@@ -211,7 +211,7 @@ TEST(MemscopeFormat, OomTriggerNamesItsApiAsJson) {
   const std::string api = json_string_content("cu\"Mem\"Alloc_v2" + std::string(300, 'x'));
   EXPECT_EQ(dump_attr_text(row, {}, buffer, spill, api),
             R"({"func":"cu\"Mem\"Alloc_v2)" + std::string(300, 'x') +
-                R"(","req_size":"1073741824","stream":"7"})");
+                R"(","req_size":"1073741824","size":"1073741824","stream":"7"})");
 }
 
 }  // namespace
