@@ -35,6 +35,8 @@ MEMTAP_HOOK CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsig
 MEMTAP_HOOK CUresult cuMemAllocHost_v2(void** pp, size_t bytesize);
 MEMTAP_HOOK CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned flags);
 MEMTAP_HOOK CUresult cuMemFreeHost(void* p);
+MEMTAP_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                                 const void* prop, unsigned long long flags);
 MEMTAP_HOOK CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                               CUmemGenericAllocationHandle handle, unsigned long long flags);
 MEMTAP_HOOK CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
@@ -84,10 +86,11 @@ const DriverHook kHooks[] = {
     MEMTAP_HOOK_ENTRY(cuMemAllocHost_v2, "cuMemAllocHost", 3020, kAny),
     MEMTAP_HOOK_ENTRY(cuMemHostAlloc, "cuMemHostAlloc", 2020, kAny),
     MEMTAP_HOOK_ENTRY(cuMemFreeHost, "cuMemFreeHost", 2000, kAny),
+    MEMTAP_HOOK_ENTRY(cuMemCreate, "cuMemCreate", 10020, kAny),
     MEMTAP_HOOK_ENTRY(cuMemMap, "cuMemMap", 10020, kAny),
     MEMTAP_HOOK_ENTRY(cuMemUnmap, "cuMemUnmap", 10020, kAny),
     MEMTAP_HOOK_ENTRY(cuLaunchKernel, "cuLaunchKernel", 4000, kLegacy),
-    MEMTAP_HOOK_ENTRY(cuLaunchKernel_ptsz, "cuLaunchKernel", 4000, kPerThread),
+    MEMTAP_HOOK_ENTRY(cuLaunchKernel_ptsz, "cuLaunchKernel", 7000, kPerThread),
     MEMTAP_HOOK_ENTRY(cuLaunchKernelEx, "cuLaunchKernelEx", 11060, kLegacy),
     MEMTAP_HOOK_ENTRY(cuLaunchKernelEx_ptsz, "cuLaunchKernelEx", 11060, kPerThread),
     MEMTAP_HOOK_ENTRY(cuGetProcAddress, "cuGetProcAddress", 11030, kAny),
@@ -224,7 +227,7 @@ MEMTAP_HOOK CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   static uint32_t api;
   CudaCall call;
   const CUresult r = real(dptr, bytesize);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAlloc", &api, r ? 0 : *dptr, bytesize);
+  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAlloc_v2", &api, r ? 0 : *dptr, bytesize);
   return r;
 }
 
@@ -236,7 +239,7 @@ MEMTAP_HOOK CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t
   CudaCall call;
   const CUresult r = real(dptr, pitch, width, height, element_size);
   // On failure the pitch is unknown: the request is at least width x height.
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAllocPitch", &api, r ? 0 : *dptr,
+  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAllocPitch_v2", &api, r ? 0 : *dptr,
               r ? width * height : *pitch * height);
   return r;
 }
@@ -294,7 +297,7 @@ MEMTAP_HOOK CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
   static uint32_t api;
   CudaCall call;
   const CUresult r = real(pp, bytesize);
-  after_alloc(call, r, EventKind::kPinnedMalloc, "cuMemAllocHost", &api,
+  after_alloc(call, r, EventKind::kPinnedMalloc, "cuMemAllocHost_v2", &api,
               r ? 0 : reinterpret_cast<uint64_t>(*pp), bytesize);
   return r;
 }
@@ -321,7 +324,19 @@ MEMTAP_HOOK CUresult cuMemFreeHost(void* p) {
 }
 
 // The virtual-memory API: a mapping is the block a tensor can live in (cuMemCreate's
-// physical handle has no address; it is counted once mapped).
+// physical handle has no address; it is counted once mapped). But where the memory runs
+// out is cuMemCreate: PyTorch's expandable segments fail there.
+MEMTAP_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                                 const void* prop, unsigned long long flags) {
+  auto real = real_of(&cuMemCreate);
+  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
+  static uint32_t api;
+  CudaCall call;
+  const CUresult r = real(handle, size, prop, flags);
+  if (is_oom(r) && call.records()) cuda_note_oom(cuda_api_id("cuMemCreate", &api), size, nullptr);
+  return r;
+}
+
 MEMTAP_HOOK CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                               CUmemGenericAllocationHandle handle, unsigned long long flags) {
   auto real = real_of(&cuMemMap);

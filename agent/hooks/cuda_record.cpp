@@ -9,6 +9,7 @@
 #include "agent/agent_state.h"
 #include "agent/event_buffer_writer.h"
 #include "agent/event_clock.h"
+#include "agent/hooks/elf_symbols.h"
 #include "agent/stacks.h"
 #include "agent/string_log.h"
 
@@ -23,7 +24,8 @@ using namespace cuda;
 using CtxGetDeviceFn = CUresult (*)(CUdevice*);
 using MemGetInfoFn = CUresult (*)(size_t*, size_t*);
 using FuncGetNameFn = CUresult (*)(const char**, CUfunction);
-using GetFuncBySymbolFn = cudaError_t (*)(CUfunction*, const void*);
+using KernelGetNameFn = CUresult (*)(const char**, const void*);
+using RuntimeFuncGetNameFn = cudaError_t (*)(const char**, const void*);
 
 // The driver functions the hooks call for themselves, found once libcuda is loaded. Globals
 // because every hook of every thread uses them; written before `ready` is published.
@@ -32,7 +34,8 @@ struct DriverQueries {
   CtxGetDeviceFn ctx_get_device = nullptr;
   MemGetInfoFn mem_get_info = nullptr;
   FuncGetNameFn func_get_name = nullptr;
-  GetFuncBySymbolFn get_func_by_symbol = nullptr;  // the runtime's, when it is loaded
+  KernelGetNameFn kernel_get_name = nullptr;             // CUDA >= 12.3
+  RuntimeFuncGetNameFn runtime_func_get_name = nullptr;  // the runtime's, when it is loaded
 };
 DriverQueries g_queries;
 
@@ -44,8 +47,10 @@ const DriverQueries& queries() {
     g_queries.ctx_get_device = reinterpret_cast<CtxGetDeviceFn>(dlsym(cuda, "cuCtxGetDevice"));
     g_queries.mem_get_info = reinterpret_cast<MemGetInfoFn>(dlsym(cuda, "cuMemGetInfo_v2"));
     g_queries.func_get_name = reinterpret_cast<FuncGetNameFn>(dlsym(cuda, "cuFuncGetName"));
-    g_queries.get_func_by_symbol =
-        reinterpret_cast<GetFuncBySymbolFn>(dlsym(RTLD_DEFAULT, "cudaGetFuncBySymbol"));
+    g_queries.kernel_get_name = reinterpret_cast<KernelGetNameFn>(dlsym(cuda, "cuKernelGetName"));
+    void* runtime_name = dlsym(RTLD_DEFAULT, "cudaFuncGetName");
+    if (!runtime_name) runtime_name = find_loaded_symbol("libcudart.so", "cudaFuncGetName");
+    g_queries.runtime_func_get_name = reinterpret_cast<RuntimeFuncGetNameFn>(runtime_name);
     dlclose(cuda);  // RTLD_NOLOAD took a reference; the program's keeps it loaded
     // Until libcuda is loaded (a runtime hook's real call failed before loading it) every
     // call asks again.
@@ -91,23 +96,37 @@ uint32_t intern_text(const char* text) {
   return text && *text ? string_log_intern(text, strlen(text)) : 0;
 }
 
+// A CUfunction, or a CUkernel cast to one (cuLibraryGetKernel's handles launch as
+// functions): cuFuncGetName names only the first, cuKernelGetName the second.
 uint32_t driver_kernel_name(uintptr_t function) {
   const DriverQueries& q = queries();
   const char* name = nullptr;
-  if (!q.func_get_name || q.func_get_name(&name, reinterpret_cast<CUfunction>(function)) != 0) {
-    return 0;
+  if (q.func_get_name && q.func_get_name(&name, reinterpret_cast<CUfunction>(function)) == 0 &&
+      name) {
+    return intern_text(name);
   }
-  return intern_text(name);
+  if (q.kernel_get_name &&
+      q.kernel_get_name(&name, reinterpret_cast<const void*>(function)) == CUDA_SUCCESS && name) {
+    return intern_text(name);
+  }
+  return 0;
 }
 
-uint32_t runtime_kernel_name(uintptr_t stub) {
+// A runtime launch names a host stub, or (CUDA 13's <<<>>>, through __cudaGetKernel) a
+// cudaKernel_t; on an H100 only cudaFuncGetName and cuKernelGetName name the second, and
+// cudaFuncGetName takes both.
+uint32_t runtime_kernel_name(uintptr_t function) {
   const DriverQueries& q = queries();
-  CUfunction f = nullptr;
-  if (q.get_func_by_symbol &&
-      q.get_func_by_symbol(&f, reinterpret_cast<const void*>(stub)) == cudaSuccess && f) {
-    if (uint32_t id = driver_kernel_name(reinterpret_cast<uintptr_t>(f))) return id;
+  const void* f = reinterpret_cast<const void*>(function);
+  const char* name = nullptr;
+  if (q.runtime_func_get_name && q.runtime_func_get_name(&name, f) == cudaSuccess && name) {
+    return intern_text(name);
   }
-  // Without the runtime's registry: the host stub's own symbol, if it is exported.
+  if (q.kernel_get_name && q.kernel_get_name(&name, f) == CUDA_SUCCESS && name) {
+    return intern_text(name);
+  }
+  // Neither (an older CUDA): the host stub's own symbol, if it is exported.
+  const uintptr_t stub = function;
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(stub), &info) && info.dli_sname &&
       info.dli_saddr == reinterpret_cast<void*>(stub)) {

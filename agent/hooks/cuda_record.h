@@ -52,8 +52,8 @@ void cuda_note_free(EventKind kind, uint64_t addr, uint64_t ts_before, bool has_
 void cuda_note_oom(uint32_t api, uint64_t size, cuda::CUstream stream);
 
 // A kernel launch. The name is looked up once per function: `driver_function` (a
-// CUfunction) through cuFuncGetName, or `runtime_function` (the host stub a runtime launch
-// names) through the runtime's cudaGetFuncBySymbol, else its symbol.
+// CUfunction) through cuFuncGetName, or `runtime_function` (a host stub or cudaKernel_t)
+// through the runtime's cudaFuncGetName or cuKernelGetName, else the stub's symbol.
 void cuda_note_launch_driver(cuda::CUfunction driver_function, cuda::CUstream stream);
 void cuda_note_launch_runtime(const void* runtime_function, cuda::CUstream stream);
 

@@ -78,10 +78,10 @@ std::string_view dump_ptr_text(const DumpRow& row, PtrText& out);
 // mapping, ,"inherited_from":"<pid>" for a block a fork() child inherited and
 // ,"stream":"<stream>" when dump_block_has_stream. SNAPSHOT: {"app_reserved":"...",
 // "total":"..."}. KERNEL_LAUNCH: {"stream":"..."}. OOM_TRIGGER, with msMemScope's keys:
-// {"func":"<func_json>","req_size":"<bytes asked>","size":"<the same>","stream":"..."}. A device's START_TRACE
-// (msMemScope's keys too): {"free":"...","total":"..."}. Empty for the other SYSTEM rows,
-// MSTX and OP_LAUNCH. Numbers in decimal. Written into `out`, or into `spill` when text
-// makes it longer than `out` holds.
+// {"func":"<func_json>","req_size":"<bytes asked>","size":"<the same>","stream":"..."}. A device's
+// START_TRACE (msMemScope's keys too): {"free":"...","total":"..."}. Empty for the other SYSTEM
+// rows, MSTX and OP_LAUNCH. Numbers in decimal. Written into `out`, or into `spill` when text makes
+// it longer than `out` holds.
 std::string_view dump_attr_text(const DumpRow& row, std::string_view owner_attr, AttrText& out,
                                 std::string& spill, std::string_view func_json = {});
 

@@ -578,6 +578,14 @@ static void scenario_oom(void) {
   RT_FAILS(cudaGetLastError(), cudaErrorMemoryAllocation);
   expect("deviceOom api=cudaMallocAsync device=%d size_bytes=%zu stream=0x0", device, too_much);
 
+  /* PyTorch's expandable segments run out in cuMemCreate (a physical handle, no address). */
+  const size_t too_many_pages = (too_much + 2 * MIB - 1) / (2 * MIB) * (2 * MIB);
+  CUmemAllocationProp prop = device_prop(device);
+  CUmemGenericAllocationHandle handle = 0;
+  CU_FAILS(drv.mem_create(&handle, too_many_pages, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
+  expect("deviceOom api=cuMemCreate device=%d size_bytes=%zu via=entry_point", device,
+         too_many_pages);
+
   void* after = rt_malloc(MIB);
   rt_free(after, device);
   for (int i = 0; i < 3; i++) rt_free(live[i], device);

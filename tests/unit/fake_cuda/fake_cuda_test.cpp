@@ -768,7 +768,7 @@ const ScenarioCase kScenarioCases[] = {
     {"pinned", {{"pinnedMalloc", 4}, {"pinnedFree", 4}}},
     {"vmm", {{"deviceMalloc", 2}, {"deviceFree", 2}}},
     {"launch", {{"deviceMalloc", 1}, {"deviceFree", 1}, {"kernelLaunch", 13}}},
-    {"oom", {{"deviceMalloc", 4}, {"deviceFree", 4}, {"deviceOom", 3}}},
+    {"oom", {{"deviceMalloc", 4}, {"deviceFree", 4}, {"deviceOom", 4}}},
     {"pool", {{"deviceMalloc", 5}, {"deviceFree", 5}}},
     {"two_devices", {{"deviceMalloc", 3}, {"deviceFree", 3}, {"kernelLaunch", 1}}},
     {"fork", {{"deviceMalloc", 2}, {"deviceFree", 2}}},

@@ -1,0 +1,247 @@
+// GPU memory end to end, on machines without a GPU: `memtap run` of memtap_test_cuda_pool
+// against the stand-in CUDA runtime and driver (tests/fake_cuda/), which reach each other
+// as the real ones do (the runtime finds the driver only through dlsym on a dlopen'ed
+// handle and cuGetProcAddress). The program prints what memtap must record ("expect ..."
+// lines); each test compares them with the recording's rows as multisets, so a missing,
+// extra or double-counted row fails it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/db_query.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace memtap::e2e {
+namespace {
+
+const std::string kCudaProgram = MEMTAP_TEST_CUDA_POOL;
+const std::string kFakeCudaDir = MEMTAP_FAKE_CUDA_LIB_DIR;
+
+using Fields = std::map<std::string, std::string>;
+
+struct Expected {
+  std::string event;  // deviceMalloc, deviceFree, pinnedMalloc, pinnedFree, kernelLaunch,
+                      // deviceOom
+  Fields fields;
+};
+
+std::vector<Expected> parse_expectations(const std::string& out) {
+  std::vector<Expected> result;
+  for (const std::string& line : split_lines(out)) {
+    std::istringstream in(line);
+    std::string word, event;
+    if (!(in >> word) || word != "expect" || !(in >> event)) continue;
+    Expected e{event, {}};
+    while (in >> word) {
+      const size_t eq = word.find('=');
+      if (eq != std::string::npos) e.fields[word.substr(0, eq)] = word.substr(eq + 1);
+    }
+    result.push_back(e);
+  }
+  return result;
+}
+
+// An address or stream as a number: the program prints "0x1000", the recording writes
+// Ptr as "0x0000000000001000" and the Attr stream in decimal, as msMemScope does.
+std::string canonical_hex(const std::string& text) {
+  if (text.empty()) return text;
+  return std::to_string(std::stoull(text, nullptr, text.rfind("0x", 0) == 0 ? 16 : 10));
+}
+
+// An Attr value ({"size":"4096",...}); "" when absent.
+std::string attr_value(const std::string& attr, const std::string& key) {
+  const std::string quoted = "\"" + key + "\":\"";
+  const size_t at = attr.find(quoted);
+  if (at == std::string::npos) return "";
+  const size_t start = at + quoted.size();
+  return attr.substr(start, attr.find('"', start) - start);
+}
+
+struct Row {
+  std::string event, event_type, name, device, ptr, attr;
+  int64_t pid = 0;
+};
+
+struct Recording {
+  ProcessResult result;
+  std::vector<Expected> expected;
+  std::vector<Row> rows;
+};
+
+Recording run_scenarios(const TempDir& dir, const std::vector<std::string>& scenarios,
+                        int devices = 1, std::vector<std::string> options = {}) {
+  Recording run;
+  const std::string db = dir.file("cuda.db");
+  std::vector<std::string> cmd = {kMemtapBin, "run", "-o", db};
+  cmd.insert(cmd.end(), options.begin(), options.end());
+  cmd.push_back("--");
+  cmd.push_back(kCudaProgram);
+  cmd.insert(cmd.end(), scenarios.begin(), scenarios.end());
+  ProcessSpec spec = spec_in(dir, cmd);
+  spec.env_set.push_back("LD_LIBRARY_PATH=" + kFakeCudaDir);
+  spec.env_set.push_back("MEMTAP_FAKE_CUDA_DEVICES=" + std::to_string(devices));
+  spec.env_set.push_back("MEMTAP_FAKE_CUDA_CAPACITY=" + std::to_string(256 << 20));
+  run.result = run_process(spec, kProcessTimeout);
+  EXPECT_TRUE(run.result.exited && run.result.exit_code == 0) << describe(run.result) << "\n"
+                                                              << run.result.err;
+  run.expected = parse_expectations(run.result.out);
+  std::string error;
+  auto q = DbQuery::open(db, &error);
+  if (!q) {
+    ADD_FAILURE() << error;
+    return run;
+  }
+  DbRows rows;
+  EXPECT_TRUE(
+      q->query("SELECT Event, \"Event Type\", Name, \"Device Id\", Ptr, Attr, "
+               "\"Process Id\" FROM memscope_dump ORDER BY \"Timestamp(ns)\", ID",
+               {}, &rows, &error))
+      << error;
+  for (const auto& r : rows.rows) {
+    run.rows.push_back(
+        {r[0].text, r[1].text, r[2].text, r[3].text, r[4].text, r[5].text, r[6].integer});
+  }
+  return run;
+}
+
+// What each expectation and each row says, in one comparable form.
+std::multiset<std::string> expected_as(const Recording& run, const std::string& event) {
+  std::multiset<std::string> out;
+  for (const Expected& e : run.expected) {
+    if (e.event != event) continue;
+    const Fields& f = e.fields;
+    auto get = [&](const char* key) {
+      auto it = f.find(key);
+      return it == f.end() ? std::string() : it->second;
+    };
+    if (event == "deviceMalloc" || event == "pinnedMalloc") {
+      out.insert(get("pid") + " " + get("api") + " dev" +
+                 (event == "pinnedMalloc" ? std::string("cpu") : get("device")) + " " +
+                 canonical_hex(get("addr")) + " " + get("size_bytes"));
+    } else if (event == "deviceFree" || event == "pinnedFree") {
+      out.insert(get("pid") + " dev" +
+                 (event == "pinnedFree" ? std::string("cpu") : get("device")) + " " +
+                 canonical_hex(get("addr")));
+    } else if (event == "kernelLaunch") {
+      out.insert(get("pid") + " " + get("name") + " dev" + get("device") + " " +
+                 canonical_hex(get("stream")));
+    } else if (event == "deviceOom") {
+      out.insert(get("pid") + " " + get("api") + " dev" + get("device") + " " + get("size_bytes"));
+    }
+  }
+  return out;
+}
+
+std::multiset<std::string> recorded_as(const Recording& run, const std::string& event) {
+  std::multiset<std::string> out;
+  for (const Row& r : run.rows) {
+    const std::string pid = std::to_string(r.pid);
+    if ((event == "deviceMalloc" && r.event == "MALLOC" && r.event_type == "HAL") ||
+        (event == "pinnedMalloc" && r.event == "MALLOC" && r.event_type == "HOST_PINNED")) {
+      out.insert(pid + " " + r.name + " dev" + r.device + " " + canonical_hex(r.ptr) + " " +
+                 attr_value(r.attr, "size"));
+    } else if ((event == "deviceFree" && r.event == "FREE" && r.event_type == "HAL") ||
+               (event == "pinnedFree" && r.event == "FREE" && r.event_type == "HOST_PINNED")) {
+      out.insert(pid + " dev" + r.device + " " + canonical_hex(r.ptr));
+    } else if (event == "kernelLaunch" && r.event == "KERNEL_LAUNCH") {
+      out.insert(pid + " " + r.name + " dev" + r.device + " " +
+                 canonical_hex(attr_value(r.attr, "stream")));
+    } else if (event == "deviceOom" && r.event == "OOM_DETAIL" && r.event_type == "OOM_TRIGGER") {
+      out.insert(pid + " " + r.name + " dev" + r.device + " " + attr_value(r.attr, "size"));
+    }
+  }
+  return out;
+}
+
+void expect_recorded(const Recording& run, const std::vector<std::string>& events) {
+  for (const std::string& event : events) {
+    const auto want = expected_as(run, event);
+    EXPECT_FALSE(want.empty()) << "the program printed no " << event;
+    EXPECT_EQ(recorded_as(run, event), want) << event << " rows";
+  }
+}
+
+TEST(Cuda, RuntimeAndDriverAllocationsAreEachRecordedOnce) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"basic", "vmm", "pool"});
+  // cudaMalloc reaches the stand-in driver's cuMemAlloc_v2 through an entry point: were the
+  // driver call recorded too, every runtime block would be there twice.
+  expect_recorded(run, {"deviceMalloc", "deviceFree"});
+}
+
+TEST(Cuda, AsyncAllocationsCarryTheirStream) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"async"});
+  expect_recorded(run, {"deviceMalloc", "deviceFree"});
+  std::multiset<std::string> want, got;
+  for (const Expected& e : run.expected) {
+    if (e.event == "deviceMalloc") {
+      want.insert(canonical_hex(e.fields.at("addr")) + " " + canonical_hex(e.fields.at("stream")));
+    }
+  }
+  for (const Row& r : run.rows) {
+    if (r.event == "MALLOC" && r.event_type == "HAL") {
+      got.insert(canonical_hex(r.ptr) + " " + canonical_hex(attr_value(r.attr, "stream")));
+    }
+  }
+  EXPECT_EQ(got, want);
+}
+
+TEST(Cuda, PinnedHostMemoryIsHostPinned) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"pinned"});
+  expect_recorded(run, {"pinnedMalloc", "pinnedFree"});
+}
+
+TEST(Cuda, KernelLaunchesAreNamedFromEveryPath) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"launch"});
+  expect_recorded(run, {"kernelLaunch"});
+}
+
+TEST(Cuda, OutOfMemoryIsOneRowWithTheLargestLiveBlocks) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"oom"});
+  expect_recorded(run, {"deviceOom", "deviceMalloc", "deviceFree"});
+  // Each OOM_TRIGGER is followed by OOM_TOP_ALLOC rows of blocks live at that moment,
+  // largest first: the scenario holds three 64 MiB blocks.
+  for (size_t i = 0; i < run.rows.size(); ++i) {
+    if (run.rows[i].event_type != "OOM_TRIGGER") continue;
+    std::vector<uint64_t> sizes;
+    for (size_t j = i + 1; j < run.rows.size() && run.rows[j].event_type == "OOM_TOP_ALLOC"; ++j) {
+      sizes.push_back(std::stoull(attr_value(run.rows[j].attr, "size")));
+    }
+    ASSERT_GE(sizes.size(), 3u) << "OOM_TOP_ALLOC rows after row " << i;
+    EXPECT_TRUE(std::is_sorted(sizes.rbegin(), sizes.rend()));
+    EXPECT_EQ(sizes[0], uint64_t{64} << 20);
+  }
+}
+
+TEST(Cuda, TwoDevicesAndAFreeWhileAnotherDeviceIsCurrent) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"two_devices"}, 2);
+  expect_recorded(run, {"deviceMalloc", "deviceFree", "kernelLaunch"});
+  // Each device's capacity, once, as a START_TRACE row with total and free.
+  std::multiset<std::string> capacities;
+  for (const Row& r : run.rows) {
+    if (r.event == "SYSTEM" && r.event_type == "START_TRACE" && r.device != "cpu" &&
+        r.device != "N/A") {
+      capacities.insert(r.device + " " + attr_value(r.attr, "total"));
+    }
+  }
+  const std::string total = std::to_string(256 << 20);
+  EXPECT_EQ(capacities, (std::multiset<std::string>{"0 " + total, "1 " + total}));
+}
+
+TEST(Cuda, ThreadsAndAForkChildAreRecordedEach) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"threads", "fork"});
+  expect_recorded(run, {"deviceMalloc", "deviceFree", "kernelLaunch"});
+}
+
+}  // namespace
+}  // namespace memtap::e2e

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# GPU memory on a real GPU: a few CUDA training steps under `memtap run`, checked against
+# PyTorch's own figures (check_recording.py), with the caching allocator's default
+# segments and with expandable segments. Needs an NVIDIA GPU and a CUDA build of PyTorch;
+# skips with a message (exit 0) where there is none.
+#
+#   tests/gpu/smoke.sh [BUILD_DIR]        (default: build)
+#   MEMTAP_SMOKE_PYTHON=/path/to/python   (default: python3)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../../build}
+memtap=${MEMTAP:-$build/bin/memtap}
+python=${MEMTAP_SMOKE_PYTHON:-python3}
+out=${MEMTAP_SMOKE_OUT:-$(mktemp -d)}
+
+if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  echo "tests/gpu/smoke.sh: skipped: no CUDA GPU visible to $python's PyTorch"
+  exit 0
+fi
+[ -x "$memtap" ] || { echo "tests/gpu/smoke.sh: $memtap not found (build first)"; exit 1; }
+
+for conf in "" "expandable_segments:True"; do
+  name=${conf:+expandable}
+  name=${name:-segments}
+  echo "== PYTORCH_CUDA_ALLOC_CONF='$conf'"
+  rm -f "$out/$name.db"
+  PYTORCH_CUDA_ALLOC_CONF=$conf "$memtap" run -o "$out/$name.db" -- \
+    "$python" "$here/smoke_train.py" --out "$out/$name.json"
+  "$python" "$here/check_recording.py" "$out/$name.db" "$out/$name.json"
+  "$memtap" report "$out/$name.db" | tee "$out/$name.report.txt" | head -40
+done
+echo "tests/gpu/smoke.sh: passed (recordings in $out)"
