@@ -150,10 +150,15 @@ MEMTAP_HOOK void* pvalloc(size_t size) {
   return p;
 }
 
+// A PROT_NONE anonymous mapping is address space, not memory: the CUDA driver reserves tens
+// of GiB that way (on an H100 the host's Reserved curve read 174 GiB), and glibc reserves
+// its arenas' heaps so before it makes parts of them accessible.
 MEMTAP_HOOK void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   void* p = ready() ? g_real.mmap(addr, len, prot, flags, fd, off)
                     : reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
-  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS)) note_acquired(EventKind::kMmap, p, len);
+  if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) && prot != PROT_NONE) {
+    note_acquired(EventKind::kMmap, p, len);
+  }
   return p;
 }
 

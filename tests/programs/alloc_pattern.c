@@ -171,6 +171,17 @@ static void file_mapping(void) {
   munmap(p, AP_FILE_MMAP_BYTES);
 }
 
+/* An address-space reservation, as the CUDA driver makes them (tens of GiB): no memory. */
+static void reservation(void) {
+  void* p =
+      mmap(NULL, AP_RESERVE_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    fail("PROT_NONE reservation failed");
+    return;
+  }
+  if (munmap(p, AP_RESERVE_BYTES) != 0) fail("munmap of the reservation failed");
+}
+
 /* Runs in the fork() child; never returns. */
 static void child_main(void* inherited) {
   void* small[AP_CHILD_COUNT];
@@ -202,6 +213,7 @@ int main(int argc, char** argv) {
   pid_t thread_tid = run_second_thread();
   anonymous_mapping();
   file_mapping();
+  reservation();
 
   printf("main_tid=%d thread_tid=%d\n", (int)gettid(), (int)thread_tid);
 

@@ -23,6 +23,8 @@
  *                                                              FREE on the second thread
  *     mmap       AP_MMAP_BYTES, one anonymous mapping          MALLOC + FREE (mmap kind)
  *     file map   AP_FILE_MMAP_BYTES, one file-backed mapping   no rows (not anonymous)
+ *     reserve    AP_RESERVE_BYTES, one anonymous PROT_NONE     no rows (address space, not
+ *                mapping                                       memory)
  *     inherited  AP_INHERITED_BYTES, one block before fork()   MALLOC, and FREE after the
  *                                                              child has exited
  *   parent, second thread
@@ -89,6 +91,7 @@
  * recorded. */
 #define AP_MMAP_BYTES (251 * 4096) /* 1028096 */
 #define AP_FILE_MMAP_BYTES 5001    /* not page-aligned on purpose */
+#define AP_RESERVE_BYTES (((size_t)1 << 30) + 4096)
 
 /* fork(): the block allocated before fork, and the child's own blocks. */
 #define AP_INHERITED_BYTES 5555
