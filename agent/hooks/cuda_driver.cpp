@@ -12,6 +12,7 @@
 #include "agent/event_clock.h"
 #include "agent/hooks/cuda_entry_points.h"
 #include "agent/hooks/cuda_record.h"
+#include "agent/hooks/elf_symbols.h"
 
 #define MEMTAP_HOOK extern "C" __attribute__((visibility("default")))
 
@@ -120,10 +121,12 @@ void* adopt(size_t i, void* real) {
 }
 
 // The real function of a hook called by symbol before any lookup gave it one: the next
-// definition after the agent (libcuda's). Our dlsym passes RTLD_NEXT on with the caller
-// kept (dl_hooks.cpp), so "next" is after the agent.
+// definition after the agent (libcuda's; our dlsym passes RTLD_NEXT on with the caller kept,
+// dl_hooks.cpp), or where libcuda was loaded with RTLD_LOCAL (by the runtime) and the hook
+// was found through RTLD_DEFAULT, the loaded libcuda's own.
 void* dlsym_next(const char* symbol) {
-  return dlsym(RTLD_NEXT, symbol);
+  if (void* f = dlsym(RTLD_NEXT, symbol)) return f;
+  return find_loaded_symbol("libcuda.so", symbol);
 }
 
 template <typename Fn>
