@@ -64,6 +64,7 @@ std::string attr_value(const std::string& attr, const std::string& key) {
 struct Row {
   std::string event, event_type, name, device, ptr, attr;
   int64_t pid = 0;
+  std::string stack_c;
 };
 
 struct Recording {
@@ -98,12 +99,13 @@ Recording run_scenarios(const TempDir& dir, const std::vector<std::string>& scen
   DbRows rows;
   EXPECT_TRUE(
       q->query("SELECT Event, \"Event Type\", Name, \"Device Id\", Ptr, Attr, "
-               "\"Process Id\" FROM memscope_dump ORDER BY \"Timestamp(ns)\", ID",
+               "\"Process Id\", \"Call Stack(C)\" FROM memscope_dump "
+               "ORDER BY \"Timestamp(ns)\", ID",
                {}, &rows, &error))
       << error;
   for (const auto& r : rows.rows) {
-    run.rows.push_back(
-        {r[0].text, r[1].text, r[2].text, r[3].text, r[4].text, r[5].text, r[6].integer});
+    run.rows.push_back({r[0].text, r[1].text, r[2].text, r[3].text, r[4].text, r[5].text,
+                        r[6].integer, r[7].text});
   }
   return run;
 }
@@ -235,6 +237,22 @@ TEST(Cuda, TwoDevicesAndAFreeWhileAnotherDeviceIsCurrent) {
   }
   const std::string total = std::to_string(256 << 20);
   EXPECT_EQ(capacities, (std::multiset<std::string>{"0 " + total, "1 " + total}));
+}
+
+TEST(Cuda, DeviceAllocationsCarryTheirCallStacks) {
+  TempDir dir;
+  Recording run =
+      run_scenarios(dir, {"basic", "pinned"}, 1, {"--stacks", "c", "--stack-min-size", "0"});
+  size_t blocks = 0;
+  for (const Row& r : run.rows) {
+    if (r.event != "MALLOC" || (r.event_type != "HAL" && r.event_type != "HOST_PINNED")) continue;
+    ++blocks;
+    // The program's frames, out to main.
+    EXPECT_NE(r.stack_c.find("memtap_test_cuda_pool(main+"), std::string::npos)
+        << r.name << " at " << r.ptr << ": " << r.stack_c;
+  }
+  EXPECT_EQ(blocks,
+            expected_as(run, "deviceMalloc").size() + expected_as(run, "pinnedMalloc").size());
 }
 
 TEST(Cuda, ThreadsAndAForkChildAreRecordedEach) {
