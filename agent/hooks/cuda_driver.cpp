@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cstring>
 
-#include "agent/event_clock.h"
 #include "agent/hooks/cuda_entry_points.h"
 #include "agent/hooks/cuda_record.h"
 #include "agent/hooks/elf_symbols.h"
@@ -140,42 +139,23 @@ Fn real_of(Fn wrapper) {
   return reinterpret_cast<Fn>(real);
 }
 
-// What an allocation hook records once the real call returned.
-void after_alloc(const CudaCall& call, CUresult result, EventKind kind, const char* api,
-                 uint32_t* api_cache, uint64_t addr, uint64_t size, bool has_stream = false,
-                 CUstream stream = nullptr) {
-  if (!call.records()) return;
-  if (result == CUDA_SUCCESS) {
-    cuda_note_malloc(kind, cuda_api_id(api, api_cache), addr, size, has_stream, stream);
-  } else if (is_oom(result)) {
-    cuda_note_oom(cuda_api_id(api, api_cache), size, stream);
-  }
-}
-
-void after_free(const CudaCall& call, CUresult result, EventKind kind, uint64_t addr,
-                uint64_t ts_before, bool has_stream = false, CUstream stream = nullptr) {
-  if (call.records() && result == CUDA_SUCCESS && addr != 0) {
-    cuda_note_free(kind, addr, ts_before, has_stream, stream);
-  }
-}
-
 CUresult alloc_async(CUresult (*real)(CUdeviceptr*, size_t, CUstream), CUdeviceptr* dptr,
                      size_t bytesize, CUstream stream) {
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   static uint32_t api;
   CudaCall call;
   const CUresult r = real(dptr, bytesize, stream);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAllocAsync", &api, r ? 0 : *dptr, bytesize,
-              true, stream);
+  cuda_after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAllocAsync", &api, r ? 0 : *dptr,
+                   bytesize, true, stream);
   return r;
 }
 
 CUresult free_async(CUresult (*real)(CUdeviceptr, CUstream), CUdeviceptr dptr, CUstream stream) {
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   CudaCall call;
-  const uint64_t ts = event_clock_now();
+  const uint64_t ts = cuda_clock();
   const CUresult r = real(dptr, stream);
-  after_free(call, r, EventKind::kDeviceFree, dptr, ts, true, stream);
+  cuda_after_free(call, r, EventKind::kDeviceFree, dptr, ts, true, stream);
   return r;
 }
 
@@ -185,8 +165,8 @@ CUresult alloc_from_pool(CUresult (*real)(CUdeviceptr*, size_t, CUmemoryPool, CU
   static uint32_t api;
   CudaCall call;
   const CUresult r = real(dptr, bytesize, pool, stream);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAllocFromPoolAsync", &api, r ? 0 : *dptr,
-              bytesize, true, stream);
+  cuda_after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAllocFromPoolAsync", &api,
+                   r ? 0 : *dptr, bytesize, true, stream);
   return r;
 }
 
@@ -225,13 +205,11 @@ void* wrap_driver_entry(const char* symbol, int cuda_version, uint64_t flags, vo
 }  // namespace memtap
 
 MEMTAP_HOOK CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-  auto real = real_of(&cuMemAlloc_v2);
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   static uint32_t api;
-  CudaCall call;
-  const CUresult r = real(dptr, bytesize);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAlloc_v2", &api, r ? 0 : *dptr, bytesize);
-  return r;
+  auto real = real_of(&cuMemAlloc_v2);
+  return real ? cuda_alloc_call(real, EventKind::kDeviceMalloc, "cuMemAlloc_v2", &api, dptr,
+                                bytesize)
+              : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 MEMTAP_HOOK CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width,
@@ -242,19 +220,14 @@ MEMTAP_HOOK CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t
   CudaCall call;
   const CUresult r = real(dptr, pitch, width, height, element_size);
   // On failure the pitch is unknown: the request is at least width x height.
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAllocPitch_v2", &api, r ? 0 : *dptr,
-              r ? width * height : *pitch * height);
+  cuda_after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAllocPitch_v2", &api, r ? 0 : *dptr,
+                   r ? width * height : *pitch * height);
   return r;
 }
 
 MEMTAP_HOOK CUresult cuMemFree_v2(CUdeviceptr dptr) {
   auto real = real_of(&cuMemFree_v2);
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  CudaCall call;
-  const uint64_t ts = event_clock_now();
-  const CUresult r = real(dptr);
-  after_free(call, r, EventKind::kDeviceFree, dptr, ts);
-  return r;
+  return real ? cuda_free_call(real, EventKind::kDeviceFree, dptr) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 MEMTAP_HOOK CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
@@ -284,46 +257,32 @@ MEMTAP_HOOK CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t byte
 }
 
 MEMTAP_HOOK CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned flags) {
-  auto real = real_of(&cuMemAllocManaged);
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   static uint32_t api;
-  CudaCall call;
-  const CUresult r = real(dptr, bytesize, flags);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemAllocManaged", &api, r ? 0 : *dptr,
-              bytesize);
-  return r;
+  auto real = real_of(&cuMemAllocManaged);
+  return real ? cuda_alloc_call(real, EventKind::kDeviceMalloc, "cuMemAllocManaged", &api, dptr,
+                                bytesize, flags)
+              : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 MEMTAP_HOOK CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
-  auto real = real_of(&cuMemAllocHost_v2);
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   static uint32_t api;
-  CudaCall call;
-  const CUresult r = real(pp, bytesize);
-  after_alloc(call, r, EventKind::kPinnedMalloc, "cuMemAllocHost_v2", &api,
-              r ? 0 : reinterpret_cast<uint64_t>(*pp), bytesize);
-  return r;
+  auto real = real_of(&cuMemAllocHost_v2);
+  return real ? cuda_alloc_call(real, EventKind::kPinnedMalloc, "cuMemAllocHost_v2", &api, pp,
+                                bytesize)
+              : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 MEMTAP_HOOK CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned flags) {
-  auto real = real_of(&cuMemHostAlloc);
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   static uint32_t api;
-  CudaCall call;
-  const CUresult r = real(pp, bytesize, flags);
-  after_alloc(call, r, EventKind::kPinnedMalloc, "cuMemHostAlloc", &api,
-              r ? 0 : reinterpret_cast<uint64_t>(*pp), bytesize);
-  return r;
+  auto real = real_of(&cuMemHostAlloc);
+  return real ? cuda_alloc_call(real, EventKind::kPinnedMalloc, "cuMemHostAlloc", &api, pp,
+                                bytesize, flags)
+              : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 MEMTAP_HOOK CUresult cuMemFreeHost(void* p) {
   auto real = real_of(&cuMemFreeHost);
-  if (!real) return CUDA_ERROR_NOT_INITIALIZED;
-  CudaCall call;
-  const uint64_t ts = event_clock_now();
-  const CUresult r = real(p);
-  after_free(call, r, EventKind::kPinnedFree, reinterpret_cast<uint64_t>(p), ts);
-  return r;
+  return real ? cuda_free_call(real, EventKind::kPinnedFree, p) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 // The virtual-memory API: a mapping is the block a tensor can live in (cuMemCreate's
@@ -347,7 +306,7 @@ MEMTAP_HOOK CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
   static uint32_t api;
   CudaCall call;
   const CUresult r = real(ptr, size, offset, handle, flags);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemMap", &api, ptr, size);
+  cuda_after_alloc(call, r, EventKind::kDeviceMalloc, "cuMemMap", &api, ptr, size);
   return r;
 }
 
@@ -355,9 +314,9 @@ MEMTAP_HOOK CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   auto real = real_of(&cuMemUnmap);
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   CudaCall call;
-  const uint64_t ts = event_clock_now();
+  const uint64_t ts = cuda_clock();
   const CUresult r = real(ptr, size);
-  after_free(call, r, EventKind::kDeviceFree, ptr, ts);
+  cuda_after_free(call, r, EventKind::kDeviceFree, ptr, ts);
   return r;
 }
 

@@ -173,6 +173,28 @@ bool CudaCall::records() const {
   return outermost_ && hooks_record();
 }
 
+uint64_t cuda_clock() {
+  return event_clock_now();
+}
+
+void cuda_after_alloc(const CudaCall& call, int result, EventKind kind, const char* api,
+                      uint32_t* api_cache, uint64_t addr, uint64_t size, bool has_stream,
+                      CUstream stream) {
+  if (!call.records()) return;
+  if (result == 0) {
+    cuda_note_malloc(kind, cuda_api_id(api, api_cache), addr, size, has_stream, stream);
+  } else if (is_oom(result)) {
+    cuda_note_oom(cuda_api_id(api, api_cache), size, stream);
+  }
+}
+
+void cuda_after_free(const CudaCall& call, int result, EventKind kind, uint64_t addr,
+                     uint64_t ts_before, bool has_stream, CUstream stream) {
+  if (call.records() && result == 0 && addr != 0) {
+    cuda_note_free(kind, addr, ts_before, has_stream, stream);
+  }
+}
+
 uint32_t cuda_api_id(const char* name, uint32_t* cache) {
   uint32_t id = __atomic_load_n(cache, __ATOMIC_RELAXED);
   if (id == 0) {

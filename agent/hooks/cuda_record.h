@@ -31,6 +31,9 @@ class CudaCall {
   bool outermost_;
 };
 
+// The clock of the records (event_clock_now), for the templates below.
+uint64_t cuda_clock();
+
 // The interned name of an API ("cudaMalloc"); `cache` is the caller's static, so each name
 // is interned once per process.
 uint32_t cuda_api_id(const char* name, uint32_t* cache);
@@ -60,6 +63,43 @@ void cuda_note_launch_runtime(const void* runtime_function, cuda::CUstream strea
 // Whether a driver result / runtime error is an out-of-memory failure.
 inline bool is_oom(int result) {
   return result == cuda::CUDA_ERROR_OUT_OF_MEMORY;  // cudaErrorMemoryAllocation is also 2
+}
+
+// What an allocation hook records once the real call returned `result` (CUDA_SUCCESS and
+// cudaSuccess are both 0): the block at `addr`, or an out-of-memory failure.
+void cuda_after_alloc(const CudaCall& call, int result, EventKind kind, const char* api,
+                      uint32_t* api_cache, uint64_t addr, uint64_t size, bool has_stream = false,
+                      cuda::CUstream stream = nullptr);
+// What a free hook records once the real call returned: the release, at `ts_before`.
+void cuda_after_free(const CudaCall& call, int result, EventKind kind, uint64_t addr,
+                     uint64_t ts_before, bool has_stream = false, cuda::CUstream stream = nullptr);
+
+inline uint64_t cuda_addr(cuda::CUdeviceptr p) {
+  return p;
+}
+inline uint64_t cuda_addr(const void* p) {
+  return reinterpret_cast<uint64_t>(p);
+}
+
+// The shape most allocation hooks share: `real(out, size, rest...)` puts a block of `size`
+// bytes at *out. `api_cache` is the hook's static (cuda_api_id).
+template <typename Fn, typename Out, typename... Rest>
+int cuda_alloc_call(Fn real, EventKind kind, const char* api, uint32_t* api_cache, Out* out,
+                    size_t size, Rest... rest) {
+  CudaCall call;
+  const int r = real(out, size, rest...);
+  cuda_after_alloc(call, r, kind, api, api_cache, r == 0 ? cuda_addr(*out) : 0, size);
+  return r;
+}
+
+// And most free hooks: `real(block)`.
+template <typename Fn, typename Block>
+int cuda_free_call(Fn real, EventKind kind, Block block) {
+  CudaCall call;
+  const uint64_t ts = cuda_clock();
+  const int r = real(block);
+  cuda_after_free(call, r, kind, cuda_addr(block), ts);
+  return r;
 }
 
 }  // namespace memtap

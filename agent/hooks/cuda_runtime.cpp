@@ -8,7 +8,6 @@
 
 #include <atomic>
 
-#include "agent/event_clock.h"
 #include "agent/hooks/cuda_entry_points.h"
 #include "agent/hooks/cuda_record.h"
 #include "agent/hooks/elf_symbols.h"
@@ -45,26 +44,6 @@ Fn runtime_function(std::atomic<void*>* slot, const char* name) {
 
 using AllocFn = cudaError_t (*)(void**, size_t);
 
-// What an allocation hook records once the real call returned.
-void after_alloc(const CudaCall& call, cudaError_t result, EventKind kind, const char* api,
-                 uint32_t* api_cache, void* const* out, uint64_t size, bool has_stream = false,
-                 CUstream stream = nullptr) {
-  if (!call.records()) return;
-  if (result == cudaSuccess) {
-    cuda_note_malloc(kind, cuda_api_id(api, api_cache), reinterpret_cast<uint64_t>(*out), size,
-                     has_stream, stream);
-  } else if (is_oom(result)) {
-    cuda_note_oom(cuda_api_id(api, api_cache), size, stream);
-  }
-}
-
-void after_free(const CudaCall& call, cudaError_t result, EventKind kind, const void* p,
-                uint64_t ts_before, bool has_stream = false, CUstream stream = nullptr) {
-  if (call.records() && result == cudaSuccess && p) {
-    cuda_note_free(kind, reinterpret_cast<uint64_t>(p), ts_before, has_stream, stream);
-  }
-}
-
 using MallocAsyncFn = cudaError_t (*)(void**, size_t, CUstream);
 using FreeAsyncFn = cudaError_t (*)(void*, CUstream);
 using MallocFromPoolFn = cudaError_t (*)(void**, size_t, CUmemoryPool, CUstream);
@@ -76,16 +55,17 @@ cudaError_t malloc_async(MallocAsyncFn real, void** p, size_t size, CUstream str
   static uint32_t api;
   CudaCall call;
   const cudaError_t r = real(p, size, stream);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMallocAsync", &api, p, size, true, stream);
+  cuda_after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMallocAsync", &api,
+                   r == cudaSuccess ? cuda_addr(*p) : 0, size, true, stream);
   return r;
 }
 
 cudaError_t free_async(FreeAsyncFn real, void* p, CUstream stream) {
   if (!real) return cudaErrorInitializationError;
   CudaCall call;
-  const uint64_t ts = event_clock_now();
+  const uint64_t ts = cuda_clock();
   const cudaError_t r = real(p, stream);
-  after_free(call, r, EventKind::kDeviceFree, p, ts, true, stream);
+  cuda_after_free(call, r, EventKind::kDeviceFree, cuda_addr(p), ts, true, stream);
   return r;
 }
 
@@ -95,8 +75,8 @@ cudaError_t malloc_from_pool(MallocFromPoolFn real, void** p, size_t size, CUmem
   static uint32_t api;
   CudaCall call;
   const cudaError_t r = real(p, size, pool, stream);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMallocFromPoolAsync", &api, p, size, true,
-              stream);
+  cuda_after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMallocFromPoolAsync", &api,
+                   r == cudaSuccess ? cuda_addr(*p) : 0, size, true, stream);
   return r;
 }
 
@@ -134,23 +114,15 @@ int runtime_version() {
 }  // namespace
 
 MEMTAP_HOOK cudaError_t cudaMalloc(void** p, size_t size) {
-  MEMTAP_REAL(cudaMalloc);
-  if (!real) return cudaErrorInitializationError;
   static uint32_t api;
-  CudaCall call;
-  const cudaError_t r = real(p, size);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMalloc", &api, p, size);
-  return r;
+  MEMTAP_REAL(cudaMalloc);
+  return real ? cuda_alloc_call(real, EventKind::kDeviceMalloc, "cudaMalloc", &api, p, size)
+              : cudaErrorInitializationError;
 }
 
 MEMTAP_HOOK cudaError_t cudaFree(void* p) {
   MEMTAP_REAL(cudaFree);
-  if (!real) return cudaErrorInitializationError;
-  CudaCall call;
-  const uint64_t ts = event_clock_now();
-  const cudaError_t r = real(p);
-  after_free(call, r, EventKind::kDeviceFree, p, ts);
-  return r;
+  return real ? cuda_free_call(real, EventKind::kDeviceFree, p) : cudaErrorInitializationError;
 }
 
 MEMTAP_HOOK cudaError_t cudaMallocAsync(void** p, size_t size, CUstream stream) {
@@ -186,13 +158,11 @@ MEMTAP_HOOK cudaError_t cudaMallocFromPoolAsync_ptsz(void** p, size_t size, CUme
 }
 
 MEMTAP_HOOK cudaError_t cudaMallocManaged(void** p, size_t size, unsigned flags) {
-  MEMTAP_REAL(cudaMallocManaged);
-  if (!real) return cudaErrorInitializationError;
   static uint32_t api;
-  CudaCall call;
-  const cudaError_t r = real(p, size, flags);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMallocManaged", &api, p, size);
-  return r;
+  MEMTAP_REAL(cudaMallocManaged);
+  return real ? cuda_alloc_call(real, EventKind::kDeviceMalloc, "cudaMallocManaged", &api, p, size,
+                                flags)
+              : cudaErrorInitializationError;
 }
 
 MEMTAP_HOOK cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height) {
@@ -201,8 +171,9 @@ MEMTAP_HOOK cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, s
   static uint32_t api;
   CudaCall call;
   const cudaError_t r = real(p, pitch, width, height);
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMallocPitch", &api, p,
-              r == cudaSuccess ? *pitch * height : width * height);
+  cuda_after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMallocPitch", &api,
+                   r == cudaSuccess ? cuda_addr(*p) : 0,
+                   r == cudaSuccess ? *pitch * height : width * height);
   return r;
 }
 
@@ -214,39 +185,29 @@ MEMTAP_HOOK cudaError_t cudaMalloc3D(cudaPitchedPtr* out, cudaExtent extent) {
   const cudaError_t r = real(out, extent);
   const uint64_t size = r == cudaSuccess ? out->pitch * extent.height * extent.depth
                                          : extent.width * extent.height * extent.depth;
-  void* const ptr = r == cudaSuccess ? out->ptr : nullptr;
-  after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMalloc3D", &api, &ptr, size);
+  cuda_after_alloc(call, r, EventKind::kDeviceMalloc, "cudaMalloc3D", &api,
+                   r == cudaSuccess ? cuda_addr(out->ptr) : 0, size);
   return r;
 }
 
 MEMTAP_HOOK cudaError_t cudaMallocHost(void** p, size_t size) {
-  MEMTAP_REAL(cudaMallocHost);
-  if (!real) return cudaErrorInitializationError;
   static uint32_t api;
-  CudaCall call;
-  const cudaError_t r = real(p, size);
-  after_alloc(call, r, EventKind::kPinnedMalloc, "cudaMallocHost", &api, p, size);
-  return r;
+  MEMTAP_REAL(cudaMallocHost);
+  return real ? cuda_alloc_call(real, EventKind::kPinnedMalloc, "cudaMallocHost", &api, p, size)
+              : cudaErrorInitializationError;
 }
 
 MEMTAP_HOOK cudaError_t cudaHostAlloc(void** p, size_t size, unsigned flags) {
-  MEMTAP_REAL(cudaHostAlloc);
-  if (!real) return cudaErrorInitializationError;
   static uint32_t api;
-  CudaCall call;
-  const cudaError_t r = real(p, size, flags);
-  after_alloc(call, r, EventKind::kPinnedMalloc, "cudaHostAlloc", &api, p, size);
-  return r;
+  MEMTAP_REAL(cudaHostAlloc);
+  return real ? cuda_alloc_call(real, EventKind::kPinnedMalloc, "cudaHostAlloc", &api, p, size,
+                                flags)
+              : cudaErrorInitializationError;
 }
 
 MEMTAP_HOOK cudaError_t cudaFreeHost(void* p) {
   MEMTAP_REAL(cudaFreeHost);
-  if (!real) return cudaErrorInitializationError;
-  CudaCall call;
-  const uint64_t ts = event_clock_now();
-  const cudaError_t r = real(p);
-  after_free(call, r, EventKind::kPinnedFree, p, ts);
-  return r;
+  return real ? cuda_free_call(real, EventKind::kPinnedFree, p) : cudaErrorInitializationError;
 }
 
 MEMTAP_HOOK cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args,
