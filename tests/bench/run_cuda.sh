@@ -66,6 +66,7 @@ done
 work=$(mktemp -d)
 endpoint="ipc://$work/sink"
 sink_pid=
+watch_pid=
 busy_pids=()
 
 # Two loops that spin, and end by themselves within a tenth of a second once this script is
@@ -92,6 +93,7 @@ stop_busy() {
 cleanup() {
   stop_busy >/dev/null
   [[ -z $sink_pid ]] || kill "$sink_pid" 2>/dev/null || true
+  [[ -z $watch_pid ]] || kill "$watch_pid" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -125,6 +127,13 @@ echo "check: $check"
 exec 3< <(exec "$sink" "$endpoint")
 sink_pid=$!
 read -r ready <&3 && [[ $ready == ready ]] || { echo "run_cuda: the sink did not start" >&2; exit 1; }
+# Ends the sink should this script be killed outright (SIGKILL runs no trap).
+(
+  trap - EXIT INT TERM
+  while kill -0 $$ 2>/dev/null; do sleep 1; done
+  kill "$sink_pid" 2>/dev/null
+) &
+watch_pid=$!
 
 mmap_cases=(malloc_free async driver_alloc driver_alloc_direct)
 
@@ -136,7 +145,10 @@ run_one() {
     env=(LD_LIBRARY_PATH="$fake_dir") args=(--iterations "$mmap_iterations" --reps "$reps"
       "${mmap_cases[@]}")
   fi
-  [[ $mode == agent ]] && env+=(LD_PRELOAD="$agent" MEMTAP_ENDPOINT="$endpoint" MEMTAP_BUFFER_MB=4096)
+  # The final flush may wait 1 s, not 10: beside the busy loops the nice-19 sender is starved,
+  # and the records only go to the sink.
+  [[ $mode == agent ]] && env+=(LD_PRELOAD="$agent" MEMTAP_ENDPOINT="$endpoint" MEMTAP_BUFFER_MB=4096
+    MEMTAP_FLUSH_TIMEOUT_MS=1000)
   if ! env "${env[@]}" "$bench" "${args[@]}" >"$out" 2>&1; then
     echo "run_cuda: $variant $mode run $round failed; its output ends with:" >&2
     tail -n 5 "$out" >&2
