@@ -67,7 +67,8 @@ ExtraOptionFn gui_option_parser(GuiRequest* request) {
       if (request->first_window_option.empty()) request->first_window_option = a;
       return 1;
     }
-    for (const char* with_value : {"--screenshot", "--screenshot-after", "--size", "--view"}) {
+    for (const char* with_value :
+         {"--screenshot", "--screenshot-after", "--size", "--view", "--device"}) {
       if (a != with_value) continue;
       if (i + 1 >= args.size()) {
         *error = a + " needs a value";

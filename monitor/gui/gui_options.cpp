@@ -2,9 +2,12 @@
 #include "monitor/gui/gui_options.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+
+#include "monitor/model/mem_event.h"
 
 namespace memtap::gui {
 
@@ -36,7 +39,7 @@ size_t window_option(const std::vector<std::string>& args, size_t i, GuiOptions*
     return 1;
   }
   const bool takes_value = a == "--screenshot" || a == "--screenshot-after" || a == "--size" ||
-                           a == "--view" || a == "--at";
+                           a == "--view" || a == "--at" || a == "--device";
   if (!takes_value) return 0;
   if (i + 1 >= args.size()) {
     *error = a + " needs a value";
@@ -66,6 +69,16 @@ size_t window_option(const std::vector<std::string>& args, size_t i, GuiOptions*
       return 0;
     }
     o->view = v;
+  } else if (a == "--device") {
+    char* end = nullptr;
+    const long n = v == "cpu" ? kHostDevice : strtol(v.c_str(), &end, 10);
+    if (v != "cpu" &&
+        (v.empty() || !isdigit(static_cast<unsigned char>(v[0])) || *end != 0 || n > 65535)) {
+      *error = "--device '" + v + "': expected cpu or a GPU number (0, 1, ...)";
+      return 0;
+    }
+    o->device_given = true;
+    o->device = int32_t(n);
   } else if (a == "--at") {
     if (v == "peak") {
       o->at_peak = true;
@@ -178,6 +191,8 @@ const char* gui_usage() {
          "                          flame, blocks, events, findings\n"
          "  --at TIME               the instant the pool and breakdown show: seconds since\n"
          "                          the start (12.5s) or peak\n"
+         "  --device cpu|N          the device shown: the host's memory or GPU N (the first\n"
+         "                          process that has it)\n"
          "  --stats                 at exit, print redraws per second and the frame-time\n"
          "                          histogram\n";
 }

@@ -10,7 +10,8 @@
 // everything is loaded and drawn, then exit; live: --screenshot-after DURATION into the run,
 // which goes on to its end), --size WxH (default 1600x1000), --view NAME (the view in front),
 // --at TIME (the instant the pool and breakdown show: seconds since the start, "12.5s",
-// "1500ms", or "peak"), --stats (print the frame-time histogram at exit).
+// "1500ms", or "peak"), --device cpu|N (the device shown), --stats (print the frame-time
+// histogram at exit).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,8 @@ struct GuiOptions {
   int width = 1600;
   int height = 1000;
   std::string view = "curves";
+  bool device_given = false;  // --device: kHostDevice ("cpu") or a GPU ordinal
+  int32_t device = 0;
   bool at_peak = false;
   int64_t at_ns = -1;  // since the start; -1: not given
   bool stats = false;

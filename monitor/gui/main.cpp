@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
     MainWindow window(source.get());
     window.resize(o.width, o.height);
     window.showView(o.view);
+    if (o.device_given) window.preferDevice(o.device);
     window.show();
 
     qint64 first_curves_ms = -1, loaded_ms = -1;

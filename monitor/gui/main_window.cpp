@@ -101,6 +101,10 @@ bool MainWindow::settled() const {
   return b.queued_events == 0;
 }
 
+void MainWindow::preferDevice(int32_t device) {
+  top_bar_->preferDevice(device);
+}
+
 void MainWindow::showView(const std::string& name) {
   QWidget* views[] = {nullptr, lifetime_, pool_, breakdown_, flame_, block_table_, event_table_};
   const char* names[] = {"curves", "lifetime", "pool", "breakdown", "flame", "blocks", "events"};

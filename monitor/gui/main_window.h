@@ -47,6 +47,8 @@ class MainWindow : public QMainWindow {
 
   // Brings a view (gui_options.h's names) to the front.
   void showView(const std::string& name);
+  // Shows `device` (kHostDevice or a GPU ordinal) once a process has it (--device).
+  void preferDevice(int32_t device);
   // Once the source has loaded: the cursor at the Allocated peak of the shown process and
   // device (--at peak), or at `since_start_ns` after the start.
   void setCursorAtPeak();

@@ -159,6 +159,27 @@ void TopBar::setScopes(const std::vector<viewdata::ScopeEntry>& scopes) {
   const int index = process_->findData(current);
   process_->setCurrentIndex(index >= 0 ? index : 0);
   fillDevices();
+  applyPreferredDevice();
+}
+
+void TopBar::preferDevice(int32_t device) {
+  has_preferred_device_ = true;
+  preferred_device_ = device;
+  applyPreferredDevice();
+}
+
+void TopBar::applyPreferredDevice() {
+  if (!has_preferred_device_) return;
+  const viewdata::ScopeEntry* pick = nullptr;
+  for (const viewdata::ScopeEntry& s : scopes_) {
+    if (s.device != preferred_device_) continue;
+    if (!pick || s.pid == state_->pid()) pick = &s;
+  }
+  if (!pick) return;  // not yet: the next scopes may bring it
+  has_preferred_device_ = false;
+  state_->setScope(pick->pid, pick->device);
+  process_->setCurrentIndex(process_->findData(pick->pid));
+  fillDevices();
 }
 
 void TopBar::fillDevices() {

@@ -23,6 +23,9 @@ class TopBar : public QWidget {
 
   // The refresh tick: the status line, and the selectors when processes or devices came.
   void refresh(const viewdata::SourceStatus& status);
+  // Selects `device` (kHostDevice or a GPU ordinal) as soon as a process has it: the
+  // current process if it does, else the first that does (--device).
+  void preferDevice(int32_t device);
 
   // For tests: the selectors.
   QComboBox* processBox() { return process_; }
@@ -34,6 +37,7 @@ class TopBar : public QWidget {
  private:
   void setScopes(const std::vector<viewdata::ScopeEntry>& scopes);
   void fillDevices();
+  void applyPreferredDevice();
   void showFollowing(bool on);
 
   ViewState* state_;
@@ -48,6 +52,8 @@ class TopBar : public QWidget {
   viewdata::SourceStatus last_status_;
   bool asking_scopes_ = false;
   uint64_t scopes_events_ = 0;  // the events analysed when the scopes were last asked for
+  bool has_preferred_device_ = false;
+  int32_t preferred_device_ = 0;
 };
 
 }  // namespace memtap::gui

@@ -132,5 +132,27 @@ TEST(CurvesPanel, SelectingAProcessShowsItsCurves) {
   EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "cpu");
 }
 
+TEST(CurvesPanel, APreferredDeviceSelectsTheProcessThatHasIt) {
+  test::TempDir dir;
+  test::RecordingBuilder b(100);
+  b.malloc(1, 0x1000, 1000);
+  b.use_pid(200);
+  b.malloc(2, 0x9000, 7000);
+  b.device_malloc(3, 0x7f0000000000, 5 << 20, 1);
+  const std::string path = dir.file("gpu.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  EXPECT_EQ(w.window->state()->pid(), 100u);
+  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "cpu");
+
+  w.window->preferDevice(1);  // --device 1
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->state()->pid(), 200u);
+  EXPECT_EQ(w.window->state()->device(), 1);
+  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "GPU 1");
+  EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 5 << 20);
+}
+
 }  // namespace
 }  // namespace memtap

@@ -66,6 +66,20 @@ class RecordingBuilder {
     return row.allocation_id;
   }
 
+  // A device block (HAL) on GPU `device`, allocated at `ms`; returns its allocation id.
+  uint64_t device_malloc(double ms, uint64_t addr, uint64_t size, int32_t device) {
+    DumpRow row = base(DumpEvent::kMalloc, ms);
+    row.event_type = DumpEventType::kHal;
+    row.device = device;
+    row.ptr = addr;
+    row.size_bytes = size;
+    row.allocation_id = ++allocations_;
+    rows_.push_back(row);
+    live_.push_back({addr, {row.allocation_id, size}});
+    owners_.push_back({addr, 0});
+    return row.allocation_id;
+  }
+
   void free(double ms, uint64_t addr, bool mmap = false) {
     DumpRow row = base(DumpEvent::kFree, ms);
     row.ptr = addr;
