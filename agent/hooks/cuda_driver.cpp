@@ -128,15 +128,22 @@ void* dlsym_next(const char* symbol) {
   return find_loaded_symbol("libcuda.so", symbol);
 }
 
-template <typename Fn>
-Fn real_of(Fn wrapper) {
-  const size_t i = index_of(reinterpret_cast<void*>(wrapper));
+template <auto Wrapper>
+decltype(Wrapper) real_of() {
+  // The hook's place in kHooks, found on its first call: a scan of the table on every call
+  // cost the hooks' hot path. Constant-initialised (no guard: the agent has no libstdc++).
+  static size_t index = kHookCount;
+  size_t i = __atomic_load_n(&index, __ATOMIC_RELAXED);
+  if (__builtin_expect(i == kHookCount, 0)) {
+    i = index_of(reinterpret_cast<void*>(Wrapper));
+    __atomic_store_n(&index, i, __ATOMIC_RELAXED);
+  }
   void* real = g_real[i].load(std::memory_order_acquire);
   if (__builtin_expect(real == nullptr, 0)) {
     adopt(i, dlsym_next(kHooks[i].symbol));
     real = g_real[i].load(std::memory_order_acquire);
   }
-  return reinterpret_cast<Fn>(real);
+  return reinterpret_cast<decltype(Wrapper)>(real);
 }
 
 CUresult alloc_async(CUresult (*real)(CUdeviceptr*, size_t, CUstream), CUdeviceptr* dptr,
@@ -206,7 +213,7 @@ void* wrap_driver_entry(const char* symbol, int cuda_version, uint64_t flags, vo
 
 MEMTAP_HOOK CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   static uint32_t api;
-  auto real = real_of(&cuMemAlloc_v2);
+  auto real = real_of<&cuMemAlloc_v2>();
   return real ? cuda_alloc_call(real, EventKind::kDeviceMalloc, "cuMemAlloc_v2", &api, dptr,
                                 bytesize)
               : CUDA_ERROR_NOT_INITIALIZED;
@@ -214,7 +221,7 @@ MEMTAP_HOOK CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
 
 MEMTAP_HOOK CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width,
                                         size_t height, unsigned element_size) {
-  auto real = real_of(&cuMemAllocPitch_v2);
+  auto real = real_of<&cuMemAllocPitch_v2>();
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   static uint32_t api;
   CudaCall call;
@@ -226,39 +233,39 @@ MEMTAP_HOOK CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t
 }
 
 MEMTAP_HOOK CUresult cuMemFree_v2(CUdeviceptr dptr) {
-  auto real = real_of(&cuMemFree_v2);
+  auto real = real_of<&cuMemFree_v2>();
   return real ? cuda_free_call(real, EventKind::kDeviceFree, dptr) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 MEMTAP_HOOK CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return alloc_async(real_of(&cuMemAllocAsync), dptr, bytesize, stream);
+  return alloc_async(real_of<&cuMemAllocAsync>(), dptr, bytesize, stream);
 }
 
 MEMTAP_HOOK CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return alloc_async(real_of(&cuMemAllocAsync_ptsz), dptr, bytesize, stream);
+  return alloc_async(real_of<&cuMemAllocAsync_ptsz>(), dptr, bytesize, stream);
 }
 
 MEMTAP_HOOK CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
-  return free_async(real_of(&cuMemFreeAsync), dptr, stream);
+  return free_async(real_of<&cuMemFreeAsync>(), dptr, stream);
 }
 
 MEMTAP_HOOK CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
-  return free_async(real_of(&cuMemFreeAsync_ptsz), dptr, stream);
+  return free_async(real_of<&cuMemFreeAsync_ptsz>(), dptr, stream);
 }
 
 MEMTAP_HOOK CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                              CUstream stream) {
-  return alloc_from_pool(real_of(&cuMemAllocFromPoolAsync), dptr, bytesize, pool, stream);
+  return alloc_from_pool(real_of<&cuMemAllocFromPoolAsync>(), dptr, bytesize, pool, stream);
 }
 
 MEMTAP_HOOK CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize,
                                                   CUmemoryPool pool, CUstream stream) {
-  return alloc_from_pool(real_of(&cuMemAllocFromPoolAsync_ptsz), dptr, bytesize, pool, stream);
+  return alloc_from_pool(real_of<&cuMemAllocFromPoolAsync_ptsz>(), dptr, bytesize, pool, stream);
 }
 
 MEMTAP_HOOK CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned flags) {
   static uint32_t api;
-  auto real = real_of(&cuMemAllocManaged);
+  auto real = real_of<&cuMemAllocManaged>();
   return real ? cuda_alloc_call(real, EventKind::kDeviceMalloc, "cuMemAllocManaged", &api, dptr,
                                 bytesize, flags)
               : CUDA_ERROR_NOT_INITIALIZED;
@@ -266,7 +273,7 @@ MEMTAP_HOOK CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsig
 
 MEMTAP_HOOK CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
   static uint32_t api;
-  auto real = real_of(&cuMemAllocHost_v2);
+  auto real = real_of<&cuMemAllocHost_v2>();
   return real ? cuda_alloc_call(real, EventKind::kPinnedMalloc, "cuMemAllocHost_v2", &api, pp,
                                 bytesize)
               : CUDA_ERROR_NOT_INITIALIZED;
@@ -274,14 +281,14 @@ MEMTAP_HOOK CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
 
 MEMTAP_HOOK CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned flags) {
   static uint32_t api;
-  auto real = real_of(&cuMemHostAlloc);
+  auto real = real_of<&cuMemHostAlloc>();
   return real ? cuda_alloc_call(real, EventKind::kPinnedMalloc, "cuMemHostAlloc", &api, pp,
                                 bytesize, flags)
               : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 MEMTAP_HOOK CUresult cuMemFreeHost(void* p) {
-  auto real = real_of(&cuMemFreeHost);
+  auto real = real_of<&cuMemFreeHost>();
   return real ? cuda_free_call(real, EventKind::kPinnedFree, p) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
@@ -290,7 +297,7 @@ MEMTAP_HOOK CUresult cuMemFreeHost(void* p) {
 // out is cuMemCreate: PyTorch's expandable segments fail there.
 MEMTAP_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size,
                                  const void* prop, unsigned long long flags) {
-  auto real = real_of(&cuMemCreate);
+  auto real = real_of<&cuMemCreate>();
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   static uint32_t api;
   CudaCall call;
@@ -301,7 +308,7 @@ MEMTAP_HOOK CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t si
 
 MEMTAP_HOOK CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                               CUmemGenericAllocationHandle handle, unsigned long long flags) {
-  auto real = real_of(&cuMemMap);
+  auto real = real_of<&cuMemMap>();
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   static uint32_t api;
   CudaCall call;
@@ -311,7 +318,7 @@ MEMTAP_HOOK CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 }
 
 MEMTAP_HOOK CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  auto real = real_of(&cuMemUnmap);
+  auto real = real_of<&cuMemUnmap>();
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   CudaCall call;
   const uint64_t ts = cuda_clock();
@@ -346,7 +353,7 @@ CUresult launch_ex(LaunchExFn real, const CUlaunchConfigHead* config, CUfunction
 MEMTAP_HOOK CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                     unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes,
                                     CUstream stream, void** params, void** extra) {
-  return launch(real_of(&cuLaunchKernel), f, gx, gy, gz, bx, by, bz, shared_bytes, stream, params,
+  return launch(real_of<&cuLaunchKernel>(), f, gx, gy, gz, bx, by, bz, shared_bytes, stream, params,
                 extra);
 }
 
@@ -354,18 +361,18 @@ MEMTAP_HOOK CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
                                          unsigned bx, unsigned by, unsigned bz,
                                          unsigned shared_bytes, CUstream stream, void** params,
                                          void** extra) {
-  return launch(real_of(&cuLaunchKernel_ptsz), f, gx, gy, gz, bx, by, bz, shared_bytes, stream,
+  return launch(real_of<&cuLaunchKernel_ptsz>(), f, gx, gy, gz, bx, by, bz, shared_bytes, stream,
                 params, extra);
 }
 
 MEMTAP_HOOK CUresult cuLaunchKernelEx(const CUlaunchConfigHead* config, CUfunction f, void** params,
                                       void** extra) {
-  return launch_ex(real_of(&cuLaunchKernelEx), config, f, params, extra);
+  return launch_ex(real_of<&cuLaunchKernelEx>(), config, f, params, extra);
 }
 
 MEMTAP_HOOK CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfigHead* config, CUfunction f,
                                            void** params, void** extra) {
-  return launch_ex(real_of(&cuLaunchKernelEx_ptsz), config, f, params, extra);
+  return launch_ex(real_of<&cuLaunchKernelEx_ptsz>(), config, f, params, extra);
 }
 
 // The lookups themselves: whatever they find for a function we hook, the program gets our
@@ -373,7 +380,7 @@ MEMTAP_HOOK CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfigHead* config, CUf
 // gets for every later lookup, so that answer is wrapped too.
 MEMTAP_HOOK CUresult cuGetProcAddress(const char* symbol, void** pfn, int cuda_version,
                                       cuuint64_t flags) {
-  auto real = real_of(&cuGetProcAddress);
+  auto real = real_of<&cuGetProcAddress>();
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   const CUresult r = real(symbol, pfn, cuda_version, flags);
   if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = wrap_driver_entry(symbol, cuda_version, flags, *pfn);
@@ -382,7 +389,7 @@ MEMTAP_HOOK CUresult cuGetProcAddress(const char* symbol, void** pfn, int cuda_v
 
 MEMTAP_HOOK CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version,
                                          cuuint64_t flags, int* status) {
-  auto real = real_of(&cuGetProcAddress_v2);
+  auto real = real_of<&cuGetProcAddress_v2>();
   if (!real) return CUDA_ERROR_NOT_INITIALIZED;
   const CUresult r = real(symbol, pfn, cuda_version, flags, status);
   if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = wrap_driver_entry(symbol, cuda_version, flags, *pfn);
