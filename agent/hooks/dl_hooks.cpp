@@ -70,10 +70,11 @@ __attribute__((visibility("hidden"), used)) void* memtap_dlvsym_on_handle(void* 
 // call (the three argument registers saved, the stack kept 16-byte aligned for the call),
 // then RTLD_NEXT (-1) and RTLD_DEFAULT (0) jump to glibc's, other handles to the C above.
 __asm__(R"(
+  .macro MEMTAP_DL_ENTRY name, on_handle, libc
   .text
-  .globl dlsym
-  .type dlsym, @function
-dlsym:
+  .globl \name
+  .type \name, @function
+\name:
   cmpq $0, memtap_libc_dlsym(%rip)
   jne 1f
   pushq %rdi
@@ -88,32 +89,15 @@ dlsym:
   je 2f
   testq %rdi, %rdi
   je 2f
-  jmp memtap_dlsym_on_handle
+  jmp \on_handle
 2:
-  jmp *memtap_libc_dlsym(%rip)
-  .size dlsym, .-dlsym
+  jmp *\libc(%rip)
+  .size \name, .-\name
+  .endm
 
-  .globl dlvsym
-  .type dlvsym, @function
-dlvsym:
-  cmpq $0, memtap_libc_dlsym(%rip)
-  jne 1f
-  pushq %rdi
-  pushq %rsi
-  pushq %rdx
-  call memtap_resolve_libc_dl
-  popq %rdx
-  popq %rsi
-  popq %rdi
-1:
-  cmpq $-1, %rdi
-  je 2f
-  testq %rdi, %rdi
-  je 2f
-  jmp memtap_dlvsym_on_handle
-2:
-  jmp *memtap_libc_dlvsym(%rip)
-  .size dlvsym, .-dlvsym
+  MEMTAP_DL_ENTRY dlsym, memtap_dlsym_on_handle, memtap_libc_dlsym
+  MEMTAP_DL_ENTRY dlvsym, memtap_dlvsym_on_handle, memtap_libc_dlvsym
+  .purgem MEMTAP_DL_ENTRY
 )");
 
 #endif  // __x86_64__
