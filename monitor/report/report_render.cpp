@@ -67,23 +67,27 @@ void oom_text(const OomEntry& o, int64_t start_ns, FILE* out) {
   }
 }
 
+// A curve's or a layer's line: its peak, when, and where it ended.
+void peak_final_line(const char* prefix, const std::string& label, int64_t peak_ns,
+                     int64_t peak_bytes, int64_t final_bytes, int64_t start_ns, FILE* out) {
+  fprintf(out, "    %s%-13s peak %10s at %-12s final %s\n", prefix, label.c_str(),
+          bytes_text(double(peak_bytes)).c_str(), time_text(peak_ns, start_ns).c_str(),
+          bytes_text(double(final_bytes)).c_str());
+}
+
 void device_text_section(const DeviceReport& d, FILE* out) {
   fprintf(out, "\n  pid %u, %s: %llu allocations, %llu frees, %s allocated\n", d.pid,
           device_text(d.device).c_str(), (unsigned long long)d.allocations,
           (unsigned long long)d.frees, bytes_text(double(d.bytes_allocated)).c_str());
   for (const CurveSummary& c : d.curves) {
     if (c.peak_bytes == kUnknown) continue;
-    fprintf(out, "    %-13s peak %10s at %-12s final %s\n", c.name.c_str(),
-            bytes_text(double(c.peak_bytes)).c_str(), time_text(c.peak_ns, d.start_ns).c_str(),
-            bytes_text(double(c.final_bytes)).c_str());
+    peak_final_line("", c.name, c.peak_ns, c.peak_bytes, c.final_bytes, d.start_ns, out);
   }
   // On a device, which layers the curves are made of: HAL is what the CUDA runtime and
   // driver gave the process, a framework layer (PTA) what its blocks hold of that.
   for (const LayerSummary& l : d.layers) {
     if (d.device < 0 || l.peak_bytes == kUnknown) continue;
-    fprintf(out, "    Layer %-13s peak %10s at %-12s final %s\n", l.layer.c_str(),
-            bytes_text(double(l.peak_bytes)).c_str(), time_text(l.peak_ns, d.start_ns).c_str(),
-            bytes_text(double(l.final_bytes)).c_str());
+    peak_final_line("Layer ", l.layer, l.peak_ns, l.peak_bytes, l.final_bytes, d.start_ns, out);
   }
   for (const OomEntry& o : d.ooms) oom_text(o, d.start_ns, out);
   if (d.oom_count > d.ooms.size()) {
@@ -177,6 +181,16 @@ void optional_int(JsonWriter& j, const char* name, int64_t v) {
     j.value(v);
 }
 
+// A curve's or a layer's object: its name under `label_key`, its peak and where it ended.
+void peak_final_json(JsonWriter& j, const char* label_key, const std::string& label,
+                     int64_t peak_ns, int64_t peak_bytes, int64_t final_bytes) {
+  j.begin_object().key(label_key).value(label);
+  optional_int(j, "peak_ns", peak_ns);
+  optional_int(j, "peak_bytes", peak_bytes);
+  optional_int(j, "final_bytes", final_bytes);
+  j.end_object();
+}
+
 }  // namespace
 
 void report_text(const Report& r, FILE* out) {
@@ -223,20 +237,12 @@ std::string report_json(const Report& r) {
     j.key("bytes_allocated").value(d.bytes_allocated);
     j.key("curves").begin_array();
     for (const CurveSummary& c : d.curves) {
-      j.begin_object().key("name").value(c.name);
-      optional_int(j, "peak_ns", c.peak_ns);
-      optional_int(j, "peak_bytes", c.peak_bytes);
-      optional_int(j, "final_bytes", c.final_bytes);
-      j.end_object();
+      peak_final_json(j, "name", c.name, c.peak_ns, c.peak_bytes, c.final_bytes);
     }
     j.end_array();
     j.key("layers").begin_array();
     for (const LayerSummary& l : d.layers) {
-      j.begin_object().key("layer").value(l.layer);
-      optional_int(j, "peak_ns", l.peak_ns);
-      optional_int(j, "peak_bytes", l.peak_bytes);
-      optional_int(j, "final_bytes", l.final_bytes);
-      j.end_object();
+      peak_final_json(j, "layer", l.layer, l.peak_ns, l.peak_bytes, l.final_bytes);
     }
     j.end_array();
     j.key("peak").begin_object();
