@@ -111,8 +111,12 @@ int main(int argc, char** argv) {
     });
     QObject::connect(&window, &MainWindow::sourceDone, &window,
                      [&] { loaded_ms = since_launch.elapsed(); });
-    QObject::connect(window.state(), &ViewState::dataAdvanced, &window,
-                     [&] { app.stats().note_data(app.now_ms()); });
+    // New data, not the last dataAdvanced that says the source has finished: counted from
+    // there, a live run's "while data arrived" took in the seconds after the program
+    // ended in which the recording was still written and nothing new came (no redraw due).
+    QObject::connect(window.state(), &ViewState::dataAdvanced, &window, [&] {
+      if (!window.sourceFinished()) app.stats().note_data(app.now_ms());
+    });
 
     // --at, once the data is in.
     QObject::connect(&window, &MainWindow::sourceDone, &window, [&] {

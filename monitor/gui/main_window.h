@@ -55,6 +55,8 @@ class MainWindow : public QMainWindow {
   void setCursorSinceStart(int64_t since_start_ns);
   // Everything the source has is loaded, indexed and drawn: no question is waiting.
   bool settled() const;
+  // The source finished loading or recording (sourceDone was emitted).
+  bool sourceFinished() const { return done_; }
   // Runs one refresh now (tests; the timer does it every 100 ms).
   void refresh();
 
