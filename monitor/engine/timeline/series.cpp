@@ -76,12 +76,12 @@ bool Series::window_covers(int64_t t0_ns) const {
   return window_.size() > 0 && (window_.first_index() == 0 || window_.at(0).ts_ns <= t0_ns);
 }
 
-CurveQuery Series::query(int64_t t0_ns, int64_t t1_ns, size_t max_points) const {
+CurveQuery Series::query(int64_t t0_ns, int64_t t1_ns, size_t max_points, WideBuckets wide) const {
   CurveQuery q;
   if (t1_ns < t0_ns || empty()) return q;
   if (!window_covers(t0_ns)) {
     q.resolution = Resolution::kEnvelope;
-    q.envelope = envelope(t0_ns, t1_ns, max_points);
+    q.envelope = envelope(t0_ns, t1_ns, max_points, wide);
     return q;
   }
   size_t begin = window_.upper_bound(t0_ns);
@@ -96,12 +96,12 @@ CurveQuery Series::query(int64_t t0_ns, int64_t t1_ns, size_t max_points) const 
 }
 
 void Series::collect_envelope(int64_t t0_ns, int64_t t1_ns, size_t max_points,
-                              std::vector<EnvelopeBucket>& out) const {
+                              std::vector<HeldBucket>& out) const {
   const MinMaxPyramid& p = pyramid_;
   // Appends b unless it starts after t1; false once the range is done.
-  auto emit = [&](const EnvelopeBucket& b) {
+  auto emit = [&](const EnvelopeBucket& b, int level = HeldBucket::kNotSplit, uint64_t number = 0) {
     if (b.t_first_ns > t1_ns) return false;
-    out.push_back(b);
+    out.push_back({b, level, number});
     return true;
   };
 
@@ -127,7 +127,7 @@ void Series::collect_envelope(int64_t t0_ns, int64_t t1_ns, size_t max_points,
     }
     uint64_t first = p.first_bucket(level), end = p.end_bucket(level);
     for (uint64_t k = bucket_in_force(p, level, first, end, t0_ns); k < end; ++k)
-      if (!emit(p.bucket(level, k))) return;
+      if (!emit(p.bucket(level, k), int(level), k)) return;
     // The points after this level's last closed bucket: its open bucket is made of closed
     // buckets of the level below, and so on down to level 0's open bucket, whose points
     // the window holds. Each step emits the level below's closed buckets if it still holds
@@ -137,7 +137,7 @@ void Series::collect_envelope(int64_t t0_ns, int64_t t1_ns, size_t max_points,
       uint64_t number = cursor / p.points_per_bucket(below);
       if (number >= p.first_bucket(below)) {
         for (; number < p.end_bucket(below); ++number)
-          if (!emit(p.bucket(below, number))) return;
+          if (!emit(p.bucket(below, number), int(below), number)) return;
       } else {
         EnvelopeBucket open;
         if (p.open_bucket(below + 1, &open) && !emit(open)) return;
@@ -154,16 +154,62 @@ void Series::collect_envelope(int64_t t0_ns, int64_t t1_ns, size_t max_points,
   }
 }
 
-std::vector<EnvelopeBucket> Series::envelope(int64_t t0_ns, int64_t t1_ns,
-                                             size_t max_points) const {
+std::vector<EnvelopeBucket> Series::envelope(int64_t t0_ns, int64_t t1_ns, size_t max_points,
+                                             WideBuckets wide) const {
   std::vector<EnvelopeBucket> out;
   if (t1_ns < t0_ns || max_points == 0 || empty()) return out;
-  collect_envelope(t0_ns, t1_ns, max_points, out);
+  std::vector<HeldBucket> held;
+  collect_envelope(t0_ns, t1_ns, max_points, held);
+  // Two slots: a bucket that fits in one may still straddle a slot's edge.
+  if (wide == WideBuckets::kSplit) {
+    const uint64_t range = uint64_t(t1_ns - t0_ns);
+    const int64_t slot_ns = max_points >= range ? 1 : int64_t(range / max_points);
+    held = split_wide(std::move(held), t1_ns, 2 * slot_ns);
+  }
+  out.reserve(held.size());
+  for (const HeldBucket& h : held) out.push_back(h.bucket);
   // Keep only the last of the buckets that begin at or before t0: the one in force there.
   size_t skip = 0;
   while (skip + 1 < out.size() && out[skip + 1].t_first_ns <= t0_ns) ++skip;
   out.erase(out.begin(), out.begin() + ptrdiff_t(skip));
   if (out.size() > max_points) out = merge_into_slots(out, t0_ns, t1_ns, max_points);
+  return out;
+}
+
+std::vector<Series::HeldBucket> Series::split_wide(std::vector<HeldBucket> in, int64_t t1_ns,
+                                                   int64_t max_span_ns) const {
+  const MinMaxPyramid& p = pyramid_;
+  std::vector<HeldBucket> out;
+  out.reserve(in.size());
+  // Children of a bucket are split in turn, depth first, so the output stays in time
+  // order; `pending` holds the later children still to look at, the nearest last.
+  std::vector<HeldBucket> pending;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int64_t next_ns = i + 1 < in.size() ? in[i + 1].bucket.t_first_ns : t1_ns;
+    pending.push_back(in[i]);
+    while (!pending.empty()) {
+      HeldBucket h = pending.back();
+      pending.pop_back();
+      if (h.bucket.t_first_ns > t1_ns) continue;  // a child past the range
+      // Where it ends on screen: where the next bucket begins (a step curve holds the
+      // last value until then); for a right half that is the bucket after it.
+      const int64_t end_ns = pending.empty() ? next_ns : pending.back().bucket.t_first_ns;
+      if (end_ns - h.bucket.t_first_ns <= max_span_ns || h.level <= 0) {
+        out.push_back(h);
+        continue;
+      }
+      // Its children: 2 below any level but the top, whose buckets double in width as it
+      // merges; the level below has them while its ring still reaches back that far.
+      const size_t below = size_t(h.level - 1);
+      const uint64_t ratio = p.points_per_bucket(size_t(h.level)) / p.points_per_bucket(below);
+      const uint64_t first = h.number * ratio, end = first + ratio;
+      if (first < p.first_bucket(below) || end > p.end_bucket(below)) {
+        out.push_back(h);
+        continue;
+      }
+      for (uint64_t k = end; k-- > first;) pending.push_back({p.bucket(below, k), int(below), k});
+    }
+  }
   return out;
 }
 

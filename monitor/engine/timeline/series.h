@@ -36,6 +36,12 @@ struct CurveQuery {
   std::vector<EnvelopeBucket> envelope;
 };
 
+// Whether an envelope splits its widest buckets into finer ones (for drawing: a bucket's band
+// should not claim a min or max over more time than it had it), or keeps the buckets of one
+// level (for sampling evenly in time: each sample reads a bucket's last value, late by up to
+// a bucket, and a mix of widths would be late by different amounts along the range).
+enum class WideBuckets : uint8_t { kSplit, kKeep };
+
 class Series {
  public:
   explicit Series(const SeriesLimits& limits);
@@ -65,15 +71,21 @@ class Series {
 
   // Points of [t0, t1] when the window covers t0 (all of them up to max_points, else an
   // LTTB sample of max_points), otherwise envelope(t0, t1, max_points).
-  CurveQuery query(int64_t t0_ns, int64_t t1_ns, size_t max_points) const;
+  CurveQuery query(int64_t t0_ns, int64_t t1_ns, size_t max_points,
+                   WideBuckets wide = WideBuckets::kSplit) const;
 
   // At most max_points buckets covering [t0, t1] from the pyramid, whatever the window
   // holds: for each stretch of history the level fine enough to fit max_points, then finer
   // levels and finally the window's points for the newest stretch the coarse level has not
   // closed yet. Where that still gives too many, neighbours in the same 1/max_points of
   // [t0, t1] merge. Consecutive buckets cover consecutive points, none skipped: a spike
-  // anywhere in the range is in some bucket's max.
-  std::vector<EnvelopeBucket> envelope(int64_t t0_ns, int64_t t1_ns, size_t max_points) const;
+  // anywhere in the range is in some bucket's max. Buckets count points, not time, so where
+  // the curve was quiet one bucket can span many 1/max_points of the range; such a bucket
+  // is replaced by its children from the level below, as far down as the levels still hold
+  // them, so that its band does not claim a min or max over time it did not have there.
+  // `wide` kKeep leaves every bucket at the level chosen (time_to_oom: see WideBuckets).
+  std::vector<EnvelopeBucket> envelope(int64_t t0_ns, int64_t t1_ns, size_t max_points,
+                                       WideBuckets wide = WideBuckets::kSplit) const;
 
   const PointWindow& window() const { return window_; }
   const MinMaxPyramid& pyramid() const { return pyramid_; }
@@ -82,8 +94,20 @@ class Series {
   static size_t bound_bytes(const SeriesLimits& limits);
 
  private:
+  // A bucket of the envelope and where it came from: its pyramid level and number, or
+  // kNotSplit for a window point or an open bucket (nothing finer to split it into).
+  struct HeldBucket {
+    static constexpr int kNotSplit = -1;
+    EnvelopeBucket bucket;
+    int level = kNotSplit;
+    uint64_t number = 0;
+  };
   void collect_envelope(int64_t t0_ns, int64_t t1_ns, size_t max_points,
-                        std::vector<EnvelopeBucket>& out) const;
+                        std::vector<HeldBucket>& out) const;
+  // Splits buckets wider than `max_span_ns` (up to the next bucket's start) into their
+  // children while the level below holds them.
+  std::vector<HeldBucket> split_wide(std::vector<HeldBucket> in, int64_t t1_ns,
+                                     int64_t max_span_ns) const;
 
   PointWindow window_;
   MinMaxPyramid pyramid_;

@@ -165,7 +165,8 @@ class Timeline {
 
   // Points of the series in [t0, t1], at most max_points (see Series::query); from the
   // detail source when the window no longer holds t0 and there is one.
-  CurveQuery points(SeriesId id, int64_t t0_ns, int64_t t1_ns, size_t max_points) const;
+  CurveQuery points(SeriesId id, int64_t t0_ns, int64_t t1_ns, size_t max_points,
+                    WideBuckets wide = WideBuckets::kSplit) const;
 
   ScopeSummary summary(uint32_t pid, int32_t device) const;
   OomForecast time_to_oom(uint32_t pid, int32_t device, const OomOptions& options = {}) const;

@@ -108,7 +108,8 @@ const Series& Timeline::data(SeriesId id) const {
   return *series_.at(id);
 }
 
-CurveQuery Timeline::points(SeriesId id, int64_t t0_ns, int64_t t1_ns, size_t max_points) const {
+CurveQuery Timeline::points(SeriesId id, int64_t t0_ns, int64_t t1_ns, size_t max_points,
+                            WideBuckets wide) const {
   const Series& s = *series_.at(id);
   if (detail_source_ && !s.empty() && t0_ns <= t1_ns && !s.window_covers(t0_ns)) {
     std::vector<CurvePoint> points;
@@ -118,7 +119,7 @@ CurveQuery Timeline::points(SeriesId id, int64_t t0_ns, int64_t t1_ns, size_t ma
       return q;
     }
   }
-  return s.query(t0_ns, t1_ns, max_points);
+  return s.query(t0_ns, t1_ns, max_points, wide);
 }
 
 int64_t Timeline::capacity_of(const Scope& s) const {
@@ -164,7 +165,7 @@ OomForecast Timeline::time_to_oom(uint32_t pid, int32_t device, const OomOptions
   const int64_t start = end - window;
   // Every point the window holds (a few hundred thousand at most), else the pyramid's
   // buckets: sampling evenly in time keeps a burst of events from outweighing the rest.
-  CurveQuery q = points(id, start, end, std::numeric_limits<size_t>::max());
+  CurveQuery q = points(id, start, end, std::numeric_limits<size_t>::max(), WideBuckets::kKeep);
   std::vector<double> samples = sample_step(q, start, end, options.samples);
   return forecast_oom(samples, start, end, app.value(), capacity_of(*s), options.min_r2);
 }
