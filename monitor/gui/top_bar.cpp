@@ -88,6 +88,12 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     parts << QString::fromStdString(status.error);
   } else if (!status.loaded && !status.live) {
     parts << tr("loading %1%").arg(int(status.load_fraction * 100));
+  } else if (status.writing) {
+    // Nothing more arrives (the rate would be stale); SQLite may still be seconds behind.
+    parts << (status.rows_to_write != 0
+                  ? tr("writing: %1 rows to go")
+                        .arg(QLocale().toString(qulonglong(status.rows_to_write)))
+                  : tr("completing the recording"));
   } else if (status.live) {
     parts << tr("%1 events/s").arg(QLocale().toString(qlonglong(status.events_per_s)));
   } else {
@@ -114,6 +120,12 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   // Only what changed: each of these repaints (and re-lays out) the bar.
   const QString text = parts.join(QStringLiteral("  ·  "));
   if (status_->text() != text) status_->setText(text);
+  // At the right edge while it fits; when it does not, its start (the state, the events and
+  // the drops) shows and the end is cut, not the other way round.
+  const Qt::Alignment align = status_->fontMetrics().horizontalAdvance(text) > status_->width()
+                                  ? Qt::AlignLeft
+                                  : Qt::AlignRight;
+  if (!(status_->alignment() & align)) status_->setAlignment(align | Qt::AlignVCenter);
   const QString style = status.events_dropped != 0 || !status.error.empty() ||
                                 blocks.events_dropped != 0 || !blocks.error.empty()
                             ? QStringLiteral("color: #b00020")

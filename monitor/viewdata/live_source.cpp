@@ -81,6 +81,7 @@ class LiveSource final : public DataSource {
     if (analysed != 0) s.last_ns = std::max(s.last_ns, analysed);
     s.lag_ns = std::max<int64_t>(0, newest_received_ns_ - analysed);
     s.events = rec_ptr_->analysis().rows_analysed();
+    if (s.writing && !finished_) s.rows_to_write = rec_ptr_->backlog();
     return s;
   }
 
@@ -112,6 +113,12 @@ class LiveSource final : public DataSource {
       }
       update_status();
     }
+    {
+      // The receiving thread no longer updates the rate: nothing arrives any more.
+      std::lock_guard lock(mutex_);
+      status_.writing = true;
+      status_.events_per_s = 0;
+    }
     int code = -1;
     std::string error;
     if (run_) {
@@ -132,6 +139,7 @@ class LiveSource final : public DataSource {
     update_status(true);
     std::lock_guard lock(mutex_);
     status_.live = false;
+    status_.writing = false;
     status_.loaded = true;
     status_.exit_code = code;
     if (!error.empty()) status_.error = error;

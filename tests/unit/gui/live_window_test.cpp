@@ -14,6 +14,7 @@
 #include "tests/e2e/process_runner.h"
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/recording_builder.h"
 
 namespace memtap {
 namespace {
@@ -95,6 +96,37 @@ TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
   ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
   EXPECT_TRUE(test::exists(options.out)) << "the live recording is written";
   EXPECT_EQ(source->database_path(), options.out);
+}
+
+// Once a run's program has ended nothing more arrives, but SQLite can be seconds behind a
+// flood: the status line says what is left to write instead of the last second's rate,
+// and its start (the state, the counts) stays in view when the line is too long for the bar.
+TEST(LiveWindow, TheStatusSaysTheRecordingIsBeingWrittenOnceNothingArrives) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 1000, "weights");
+  const std::string path = dir.file("small.db");
+  b.write(path);
+  auto w = test::open_window(path, 700, 500);
+  ASSERT_TRUE(w.window);
+  gui::TopBar* bar = w.window->topBar();
+  viewdata::SourceStatus status;
+  status.live = true;
+  status.events = 8000000;
+  status.events_per_s = 1000000;
+  status.writing = true;
+  status.rows_to_write = 4374516;
+  status.recording_bytes = 331ull << 20;
+  bar->refresh(status);
+  const QString text = bar->statusLabel()->text();
+  EXPECT_TRUE(text.startsWith(QLocale().toString(qulonglong(4374516)).prepend("writing: ")))
+      << text.toStdString();
+  EXPECT_FALSE(text.contains("events/s")) << "a stale rate: " << text.toStdString();
+  EXPECT_TRUE(bar->statusLabel()->alignment() & Qt::AlignLeft) << "too long for the bar";
+
+  status.rows_to_write = 0;
+  bar->refresh(status);
+  EXPECT_TRUE(bar->statusLabel()->text().startsWith("completing the recording"));
 }
 
 }  // namespace
