@@ -242,11 +242,7 @@ void BreakdownView::ask() {
     header_->setText(state_->loadingText());
     return;
   }
-  if (in_flight_) {
-    again_ = true;
-    return;
-  }
-  in_flight_ = true;
+  if (!pacer_.start()) return;  // asked again when the answer is back
   stale_ = false;
   const uint32_t pid = state_->pid();
   const int32_t device = state_->device();
@@ -257,7 +253,7 @@ void BreakdownView::ask() {
         return viewdata::compute_breakdown(q, pid, device, t);
       },
       [this](viewdata::BreakdownData d) {
-        in_flight_ = false;
+        const bool again = pacer_.done();
         const QString when = state_->timeText(d.t_ns);
         if (d.bytes == 0) {
           header_->setText(tr("Live at %1: nothing").arg(when));
@@ -269,10 +265,7 @@ void BreakdownView::ask() {
         const size_t boxes = viewdata::breakdown_boxes(d);
         map_->setData(std::move(d), tr("No blocks live at %1").arg(when));
         emit drawn(int(boxes));
-        if (again_) {
-          again_ = false;
-          ask();
-        }
+        if (again) ask();
       });
 }
 

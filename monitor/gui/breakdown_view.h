@@ -11,6 +11,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "monitor/gui/ask_pacer.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/breakdown_data.h"
@@ -89,7 +90,8 @@ class BreakdownView : public QWidget {
   QLabel* header_;
   QPushButton* at_peak_;
   BreakdownMap* map_;
-  bool scheduled_ = false, in_flight_ = false, again_ = false;
+  bool scheduled_ = false;
+  AskPacer pacer_;
   bool stale_ = true;  // something changed while hidden: ask when shown
 };
 

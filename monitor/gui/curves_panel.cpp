@@ -651,11 +651,7 @@ void CurvesPanel::dataArrived() {
 void CurvesPanel::ask() {
   scheduled_ = false;
   if (state_->sessionEnd() <= state_->origin()) return;
-  if (in_flight_) {
-    again_ = true;
-    return;
-  }
-  in_flight_ = true;
+  if (!pacer_.start()) return;  // asked again when the answer is back
   viewdata::CurvesRequest r;
   r.pid = state_->pid();
   r.device = state_->device();
@@ -669,12 +665,11 @@ void CurvesPanel::ask() {
   client_->ask(
       this, [r](const viewdata::EngineView& e) { return viewdata::compute_curves(e, r); },
       [this, generation](viewdata::CurvesData data) {
-        in_flight_ = false;
+        const bool again = pacer_.done();
         chart_->show(data);
         overview_->show(data);
         emit drawn(int(data.lines.size()));
-        if (again_) {
-          again_ = false;
+        if (again) {
           ask();
         } else if (generation == generation_ && viewdata::needs_detail(data) &&
                    !state_->following()) {
@@ -698,7 +693,7 @@ void CurvesPanel::askDetail(const viewdata::CurvesData& coarse) {
         detail_in_flight_ = false;
         if (generation == generation_) {
           chart_->show(fine);
-        } else if (!in_flight_) {
+        } else if (!pacer_.inFlight()) {
           ask();  // the range moved while the recording was read: refine the new one
         }
       });

@@ -27,6 +27,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "monitor/gui/ask_pacer.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/curves_data.h"
@@ -144,8 +145,7 @@ class CurvesPanel : public QWidget {
   // After an answer whose older part is an envelope: the exact points from the recording.
   void askDetail(const viewdata::CurvesData& coarse);
 
-  bool in_flight_ = false;
-  bool again_ = false;
+  AskPacer pacer_;
   bool scheduled_ = false;
   bool detail_in_flight_ = false;
   bool paced_ = false;       // a dataArrived() is waiting for its turn

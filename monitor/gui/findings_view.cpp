@@ -99,11 +99,7 @@ void FindingsView::ask() {
     empty_->setText(state_->loadingText());
     return;
   }
-  if (in_flight_) {
-    again_ = true;
-    return;
-  }
-  in_flight_ = true;
+  if (!pacer_.start()) return;  // asked again when the answer is back
   const uint32_t pid = state_->pid();
   const int32_t device = state_->device();
   client_->ask(
@@ -112,15 +108,12 @@ void FindingsView::ask() {
         return viewdata::compute_findings(e, pid, device);
       },
       [this, pid, device](std::vector<viewdata::Finding> findings) {
-        in_flight_ = false;
+        const bool again = pacer_.done();
         if (pid == state_->pid() && device == state_->device()) {
           answered_ = true;
           show(std::move(findings));
         }
-        if (again_) {
-          again_ = false;
-          ask();
-        }
+        if (again) ask();
       });
 }
 

@@ -13,6 +13,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "monitor/gui/ask_pacer.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/findings.h"
@@ -64,7 +65,8 @@ class FindingsView : public QWidget {
   std::vector<viewdata::Finding> findings_;
   std::vector<FindingCard*> cards_;
   size_t current_ = size_t(-1);
-  bool scheduled_ = false, in_flight_ = false, again_ = false;
+  bool scheduled_ = false;
+  AskPacer pacer_;
   bool answered_ = false;  // an answer for the current scope came
 };
 

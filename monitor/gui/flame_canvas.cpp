@@ -1,10 +1,12 @@
 // See flame_canvas.h.
 #include "monitor/gui/flame_canvas.h"
 
+#include <QCoreApplication>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
+#include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 
@@ -19,7 +21,7 @@ constexpr int kTickHeight = 20;    // the time labels above the bands
 constexpr int kBandGap = 6;        // between two threads' bands
 constexpr int kBandLabel = 14;     // a band's first line: the thread's name
 constexpr int kMaxRowHeight = 18;  // a frame's row, when there is room
-constexpr int kMinRowHeight = 14;  // and when there is not (deeper rows are then cut)
+constexpr int kMinRowHeight = 14;  // and when there is not (the rows then scroll)
 constexpr int kFallbackLeft = 70;  // the axis when the curves chart is not laid out
 constexpr int kFallbackRight = 12;
 
@@ -57,12 +59,48 @@ FlameCanvas::FlameCanvas(ViewState* state, QWidget* parent) : QWidget(parent), s
   setFocusPolicy(Qt::ClickFocus);
   setMinimumHeight(120);
   setAttribute(Qt::WA_OpaquePaintEvent);
+  depth_bar_ = new QScrollBar(Qt::Vertical, this);
+  depth_bar_->setRange(0, 0);
+  depth_bar_->hide();
+  connect(depth_bar_, &QScrollBar::valueChanged, this, qOverload<>(&QWidget::update));
+}
+
+FlameCanvas::Rows FlameCanvas::layoutRows() const {
+  Rows r;
+  const std::vector<int> depths = viewdata::thread_depths(data_);
+  int rows = 0;
+  for (int d : depths) rows += d;
+  const int bands = int(depths.size());
+  const int room = height() - kTickHeight - (kBandGap + kBandLabel) * bands;
+  r.row_h = std::clamp(rows > 0 ? room / rows : kMaxRowHeight, kMinRowHeight, kMaxRowHeight);
+  // Each thread's band: a line with its name, then its rows.
+  r.band_top.resize(depths.size());
+  int y = kTickHeight + 2;
+  for (size_t i = 0; i < depths.size(); ++i) {
+    r.band_top[i] = y + kBandLabel;
+    y += kBandLabel + depths[i] * r.row_h + kBandGap;
+  }
+  r.bottom = y - kBandGap;
+  return r;
+}
+
+void FlameCanvas::updateDepthBar() {
+  const int bar_w = depth_bar_->sizeHint().width();
+  depth_bar_->setGeometry(width() - bar_w, kTickHeight, bar_w, height() - kTickHeight);
+  // Rows shrink to kMinRowHeight before they scroll; scrolled to the end, the deepest row's
+  // bottom is 2 pixels above the widget's.
+  const int overflow = data_.spans.empty() ? 0 : layoutRows().bottom + 2 - height();
+  depth_bar_->setRange(0, std::max(overflow, 0));  // keeps the value where it still fits
+  depth_bar_->setPageStep(std::max(height() - kTickHeight, 1));
+  depth_bar_->setSingleStep(kMinRowHeight);
+  depth_bar_->setVisible(overflow > 0);
 }
 
 void FlameCanvas::setData(viewdata::FlameData data) {
   data_ = std::move(data);
   matched_.assign(data_.spans.size(), 0);
   searching_ = false;
+  updateDepthBar();
   update();
 }
 
@@ -134,20 +172,13 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
     return;
   }
 
-  const std::vector<int> depths = viewdata::thread_depths(data_);
-  int rows = 0;
-  for (int d : depths) rows += d;
-  const int bands = int(depths.size());
-  const int room = height() - kTickHeight - (kBandGap + kBandLabel) * bands;
-  const int row_h =
-      std::clamp(rows > 0 ? room / rows : kMaxRowHeight, kMinRowHeight, kMaxRowHeight);
-  // Each thread's band: a line with its name, then its rows.
-  std::vector<int> band_top(depths.size());
-  int y = kTickHeight + 2;
-  for (size_t i = 0; i < depths.size(); ++i) {
-    band_top[i] = y + kBandLabel;
-    y += kBandLabel + depths[i] * row_h + kBandGap;
-  }
+  Rows rows = layoutRows();
+  const int row_h = rows.row_h;
+  // Scrolled: everything under the ticks moves up (the bar's range is 0 when nothing scrolls).
+  for (int& top : rows.band_top) top -= depth_bar_->value();
+  const std::vector<int>& band_top = rows.band_top;
+  // What is left of the area under the ticks: boxes are hit where they show only.
+  const QRectF body(0, kTickHeight, width(), height() - kTickHeight);
 
   const QFontMetrics fm = p.fontMetrics();
   p.setClipRect(QRect(0, kTickHeight, width(), height() - kTickHeight));
@@ -175,7 +206,7 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
     while (band < data_.threads.size() && data_.threads[band] != s.thread_id) ++band;
     if (band >= data_.threads.size()) break;
     const double top = band_top[band] + s.depth * row_h;
-    if (top >= height()) continue;
+    if (top >= height() || top + row_h <= kTickHeight) continue;
     const double x0 = std::max(xAt(s.start_ns, left, right), double(left));
     const double x1 = std::min(xAt(s.end_ns, left, right), double(right));
     if (x1 < left || x0 > right) continue;
@@ -197,15 +228,9 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
       p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
                  fm.elidedText(function_name(data_, s), Qt::ElideRight, int(text.width())));
     }
-    drawn_.push_back({box, i});
+    drawn_.push_back({box.intersected(body), i});
     ++boxes_drawn_;
     if (match) ++matches_drawn_;
-  }
-  p.setClipping(false);
-  if (!drawn_.empty() && y > height()) {
-    p.setPen(QColor(0x99, 0x33, 0x00));
-    p.drawText(QRect(left, height() - 16, right - left, 16), Qt::AlignRight,
-               tr("deeper frames are cut: make the panel taller"));
   }
 }
 
@@ -267,11 +292,38 @@ void FlameCanvas::mouseMoveEvent(QMouseEvent* event) {
 }
 
 void FlameCanvas::keyPressEvent(QKeyEvent* event) {
-  if (event->key() == Qt::Key_Backspace || event->key() == Qt::Key_Escape) {
-    emit backRequested();
-    return;
+  switch (event->key()) {
+    case Qt::Key_Backspace:
+    case Qt::Key_Escape:
+      emit backRequested();
+      return;
+    case Qt::Key_PageUp:
+      depth_bar_->triggerAction(QAbstractSlider::SliderPageStepSub);
+      return;
+    case Qt::Key_PageDown:
+      depth_bar_->triggerAction(QAbstractSlider::SliderPageStepAdd);
+      return;
+    case Qt::Key_Home:
+      depth_bar_->triggerAction(QAbstractSlider::SliderToMinimum);
+      return;
+    case Qt::Key_End:
+      depth_bar_->triggerAction(QAbstractSlider::SliderToMaximum);
+      return;
+    default:
+      QWidget::keyPressEvent(event);
   }
-  QWidget::keyPressEvent(event);
+}
+
+void FlameCanvas::wheelEvent(QWheelEvent* event) {
+  // Nothing to scroll: the event goes on to the parent, as it did before the rows scrolled.
+  if (depth_bar_->maximum() == 0) return QWidget::wheelEvent(event);
+  // The bar takes it as if the pointer were over it (Shift: a page at a time).
+  QCoreApplication::sendEvent(depth_bar_, event);
+}
+
+void FlameCanvas::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  updateDepthBar();
 }
 
 }  // namespace memtap::gui

@@ -5,9 +5,15 @@
 // their function, file:line and duration on hover. While a search is on, matching boxes are
 // outlined and the rest dimmed. A click on a box asks to zoom to it; a double click on empty
 // space, or Backspace, asks to go back. It draws what FlameView gives it and nothing else.
+//
+// Stacks deeper than the widget is tall scroll under the time ticks, which stay: a scroll bar
+// at the right edge (over the margin right of the time axis, so that the axis still lines up
+// with the curves'), moved by it, the wheel or the Page Up/Down, Home and End keys. The wheel
+// is free for this: time is zoomed in the curves chart, not here.
 #pragma once
 
 #include <QRectF>
+#include <QScrollBar>
 #include <QString>
 #include <QWidget>
 #include <cstdint>
@@ -42,6 +48,8 @@ class FlameCanvas : public QWidget {
   QString toolTipFor(size_t span) const;
   // Where span `i` was drawn (its centre), for tests; (-1, -1) if it was not.
   QPoint centreOf(size_t span) const;
+  // The depth scroll bar: hidden while every row fits; its value is the pixels scrolled.
+  QScrollBar* depthBar() { return depth_bar_; }
 
  signals:
   void spanClicked(size_t span);
@@ -53,8 +61,20 @@ class FlameCanvas : public QWidget {
   void mouseDoubleClickEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
+  // Where the bands and rows go, unscrolled: each thread's first row's top, the row height,
+  // and the bottom of the last band's rows.
+  struct Rows {
+    std::vector<int> band_top;
+    int row_h = 0;
+    int bottom = 0;
+  };
+  Rows layoutRows() const;
+  // The scroll bar's range from the rows' height and the widget's (after new data or a resize).
+  void updateDepthBar();
   double xAt(int64_t t_ns, int left, int right) const;
   void drawTicks(QPainter& p, int left, int right);
 
@@ -63,6 +83,7 @@ class FlameCanvas : public QWidget {
   std::vector<char> matched_;  // per span
   bool searching_ = false;
   QString message_;
+  QScrollBar* depth_bar_;
   std::vector<std::pair<QRectF, size_t>> drawn_;  // the last paint's boxes
   int boxes_drawn_ = 0;
   int matches_drawn_ = 0;

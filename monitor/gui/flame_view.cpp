@@ -87,12 +87,11 @@ void FlameView::request() {
 void FlameView::ask() {
   scheduled_ = false;
   if (!isVisible() || state_->t1() <= state_->t0()) return;  // showEvent asks again
-  if (in_flight_) {
-    again_ = true;
-    return;
-  }
+  // One read in flight: one wanted meanwhile is asked when the answer is back.
+  if (!pacer_.start()) return;
   const std::string path = client_->source().database_path();
   if (path.empty()) {
+    pacer_.cancel();
     canvas_->setMessage(tr("No recording to read the Python trace from yet"));
     return;
   }
@@ -107,18 +106,14 @@ void FlameView::ask() {
   const auto [left, right] = canvas_->axis();
   r.width_px = std::max(right - left, 100);
   r.max_spans = kMaxSpans;
-  in_flight_ = true;
   ++reads_;
   client_->askStore(
       this, [reader = reader_, r] { return reader->read(r); },
       [this](viewdata::FlameData data) {
-        in_flight_ = false;
+        const bool again = pacer_.done();
         const bool more = !data.indexed && data.error.empty();
         show(std::move(data));
-        if (again_ || more) {
-          again_ = false;
-          ask();
-        }
+        if (again || more) ask();
       });
 }
 

@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "monitor/gui/ask_pacer.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/flame_canvas.h"
 #include "monitor/gui/view_state.h"
@@ -78,8 +79,7 @@ class FlameView : public QWidget {
   };
   std::vector<Range> history_;  // ranges before each zoom, for Back
   bool scheduled_ = false;
-  bool in_flight_ = false;
-  bool again_ = false;
+  AskPacer pacer_;
   int reads_ = 0;
 };
 

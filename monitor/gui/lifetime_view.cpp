@@ -322,11 +322,7 @@ void LifetimeView::ask() {
     graph_->setMessage(state_->loadingText());
     return;
   }
-  if (in_flight_) {
-    again_ = true;
-    return;
-  }
-  in_flight_ = true;
+  if (!pacer_.start()) return;  // asked again when the answer is back
   viewdata::LifetimeRequest r;
   r.pid = state_->pid();
   r.device = state_->device();
@@ -336,7 +332,7 @@ void LifetimeView::ask() {
   client_->askBlocks(
       this, [r](viewdata::BlockQueries& q) { return viewdata::compute_lifetime(q, r); },
       [this](viewdata::LifetimeData d) {
-        in_flight_ = false;
+        const bool again = pacer_.done();
         const QLocale locale;
         const QString range =
             tr("%1 – %2").arg(state_->timeText(d.t0_ns), state_->timeText(d.t1_ns));
@@ -361,10 +357,7 @@ void LifetimeView::ask() {
         reveal(d);
         graph_->show(std::move(d));
         emit drawn();
-        if (again_) {
-          again_ = false;
-          ask();
-        }
+        if (again) ask();
       });
 }
 

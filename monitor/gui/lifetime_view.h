@@ -15,6 +15,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "monitor/gui/ask_pacer.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/lifetime_data.h"
@@ -83,8 +84,7 @@ class LifetimeView : public QWidget {
   QComboBox* color_by_;
   LifetimeGraph* graph_;
   QTextBrowser* detail_;
-  bool in_flight_ = false;
-  bool again_ = false;
+  AskPacer pacer_;
   bool scheduled_ = false;
   // The selection changed and the answer for it has not come: bring it into the range then.
   bool reveal_pending_ = false;

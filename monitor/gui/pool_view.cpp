@@ -265,11 +265,7 @@ void PoolView::ask() {
     summary_->setText(state_->loadingText());
     return;
   }
-  if (in_flight_) {
-    again_ = true;
-    return;
-  }
-  in_flight_ = true;
+  if (!pacer_.start()) return;  // asked again when the answer is back
   viewdata::PoolRequest r;
   r.pid = state_->pid();
   r.device = state_->device();
@@ -277,13 +273,10 @@ void PoolView::ask() {
   client_->askBlocks(
       this, [r](viewdata::BlockQueries& q) { return viewdata::compute_pool(q, r); },
       [this](viewdata::PoolData d) {
-        in_flight_ = false;
+        const bool again = pacer_.done();
         show(std::move(d));
         emit drawn();
-        if (again_) {
-          again_ = false;
-          ask();
-        }
+        if (again) ask();
       });
 }
 

@@ -16,6 +16,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "monitor/gui/ask_pacer.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/pool_data.h"
@@ -78,8 +79,7 @@ class PoolView : public QWidget {
   QScrollArea* scroll_;
   PoolCanvas* canvas_;
   QTreeWidget* list_;  // the largest live blocks, when there are no segments
-  bool in_flight_ = false;
-  bool again_ = false;
+  AskPacer pacer_;
   bool scheduled_ = false;
 };
 

@@ -1,12 +1,17 @@
 // The flame chart in the window, driven as a user drives it: it draws the trace's boxes for
 // the range, a search outlines the matches and counts them, a range change reads again, a
-// click on a box zooms every view to it and Back returns, and its time axis lines up with
-// the curves' plot area.
+// click on a box zooms every view to it and Back returns, its time axis lines up with the
+// curves' plot area, and a stack deeper than the chart is tall scrolls to its deepest frame.
 #include "monitor/gui/flame_view.h"
 
 #include <gtest/gtest.h>
 
+#include <QApplication>
+#include <QScrollBar>
 #include <QTest>
+#include <QWheelEvent>
+#include <algorithm>
+#include <string>
 
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
@@ -172,6 +177,61 @@ TEST(FlameView, AllocationStacksMakeTheChartWithoutATrace) {
   EXPECT_TRUE(flame->sourceText().contains("2 allocations")) << flame->sourceText().toStdString();
   flame->canvas()->grab();
   EXPECT_EQ(flame->canvas()->boxesDrawn(), 3);
+}
+
+TEST(FlameView, AStackDeeperThanTheChartScrollsToItsDeepestFrame) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  // 120 nested calls: at the smallest row height, far more than the chart's height.
+  constexpr int kDepth = 120;
+  for (int i = 0; i < kDepth; ++i) {
+    b.slice(i * 0.1, 100 - i * 0.1,
+            "deep.py(" + std::to_string(i + 1) + "): f" + std::to_string(i));
+  }
+  b.malloc(101, 0x1000, 1000);
+  const std::string path = dir.file("deep.db");
+  b.write(path);
+  auto w = open_flame(path);
+  ASSERT_TRUE(w.window);
+  gui::FlameCanvas* canvas = w.window->flame()->canvas();
+  ASSERT_EQ(canvas->data().source, viewdata::FlameSource::kTrace);
+  size_t deepest = 0, outermost = 0;
+  for (size_t i = 0; i < canvas->data().spans.size(); ++i) {
+    if (canvas->data().spans[i].depth == kDepth - 1) deepest = i;
+    if (canvas->data().spans[i].depth == 0) outermost = i;
+  }
+  ASSERT_EQ(canvas->data().spans[deepest].depth, kDepth - 1);
+  const QRect shown = canvas->rect();
+
+  // At first the outermost frames show; the deepest is below the chart's bottom.
+  canvas->grab();
+  EXPECT_TRUE(shown.contains(canvas->centreOf(outermost)));
+  EXPECT_EQ(canvas->centreOf(deepest), QPoint(-1, -1));
+  QScrollBar* bar = canvas->depthBar();
+  ASSERT_TRUE(bar->isVisible());
+  ASSERT_GT(bar->maximum(), 0);
+  EXPECT_EQ(bar->value(), 0);
+
+  // The wheel over the chart scrolls down.
+  QWheelEvent down(QPointF(shown.center()), QPointF(canvas->mapToGlobal(shown.center())), QPoint(),
+                   QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(canvas, &down);
+  const int by_wheel = bar->value();
+  EXPECT_GT(by_wheel, 0);
+  // With Shift, a page at a time.
+  QWheelEvent page(QPointF(shown.center()), QPointF(canvas->mapToGlobal(shown.center())), QPoint(),
+                   QPoint(0, -120), Qt::NoButton, Qt::ShiftModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(canvas, &page);
+  EXPECT_EQ(bar->value(), std::min(by_wheel + bar->pageStep(), bar->maximum()));
+
+  // Scrolled to the end: the deepest frame is drawn whole inside the chart, and hit there.
+  bar->setValue(bar->maximum());
+  canvas->grab();
+  const QPoint centre = canvas->centreOf(deepest);
+  ASSERT_TRUE(shown.contains(centre)) << centre.x() << "," << centre.y();
+  EXPECT_LT(centre.y() + 7, shown.bottom());
+  EXPECT_EQ(canvas->spanAt(centre), int(deepest));
+  EXPECT_EQ(canvas->centreOf(outermost), QPoint(-1, -1));  // scrolled off, under the ticks
 }
 
 }  // namespace
