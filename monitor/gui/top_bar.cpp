@@ -136,6 +136,7 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   const bool can_follow = status.live || !status.loaded;
   if (live_->isEnabled() != can_follow) live_->setEnabled(can_follow);
 
+  relabelProcesses();
   // The processes and devices change only with new events.
   if (asking_scopes_ || (status.events == scopes_events_ && process_->count() != 0)) return;
   asking_scopes_ = true;
@@ -155,13 +156,7 @@ void TopBar::setScopes(const std::vector<viewdata::ScopeEntry>& scopes) {
       !std::equal(scopes.begin(), scopes.end(), scopes_.begin(), [](const auto& a, const auto& b) {
         return a.pid == b.pid && a.device == b.device;
       });
-  if (!changed && process_->count() != 0) {
-    // Labels gain rank and host once the processes' Hello arrived.
-    for (int i = 0; i < process_->count(); ++i) {
-      process_->setItemText(i, process_label(process_->itemData(i).toUInt(), last_status_));
-    }
-    return;
-  }
+  if (!changed && process_->count() != 0) return;
   scopes_ = scopes;
   std::set<uint32_t> pids;
   for (const viewdata::ScopeEntry& s : scopes_) pids.insert(s.pid);
@@ -172,6 +167,19 @@ void TopBar::setScopes(const std::vector<viewdata::ScopeEntry>& scopes) {
   process_->setCurrentIndex(index >= 0 ? index : 0);
   fillDevices();
   applyPreferredDevice();
+}
+
+void TopBar::relabelProcesses() {
+  // Labels gain rank and host once a process's Hello is known: live, when it arrives; a
+  // replay, once loaded, which can be after the scopes were listed (then no new event
+  // would ever list them again).
+  const std::pair<size_t, int> now{last_status_.processes.size(), process_->count()};
+  if (now == labelled_) return;
+  labelled_ = now;
+  for (int i = 0; i < process_->count(); ++i) {
+    const QString label = process_label(process_->itemData(i).toUInt(), last_status_);
+    if (process_->itemText(i) != label) process_->setItemText(i, label);
+  }
 }
 
 void TopBar::preferDevice(int32_t device) {

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QWidget>
+#include <utility>
 
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/view_state.h"
@@ -36,6 +37,7 @@ class TopBar : public QWidget {
 
  private:
   void setScopes(const std::vector<viewdata::ScopeEntry>& scopes);
+  void relabelProcesses();
   void fillDevices();
   void applyPreferredDevice();
   void showFollowing(bool on);
@@ -52,6 +54,7 @@ class TopBar : public QWidget {
   viewdata::SourceStatus last_status_;
   bool asking_scopes_ = false;
   uint64_t scopes_events_ = 0;  // the events analysed when the scopes were last asked for
+  std::pair<size_t, int> labelled_{0, 0};  // processes known and items when last labelled
   bool has_preferred_device_ = false;
   int32_t preferred_device_ = 0;
 };
