@@ -237,7 +237,7 @@ void BreakdownView::request() {
 
 void BreakdownView::ask() {
   scheduled_ = false;
-  if (state_->pid() == 0 || state_->sessionEnd() <= state_->origin()) return;
+  if (!state_->hasScope() || state_->sessionEnd() <= state_->origin()) return;
   if (state_->loading()) {
     header_->setText(state_->loadingText());
     return;

@@ -94,7 +94,7 @@ void FindingsView::request() {
 
 void FindingsView::ask() {
   scheduled_ = false;
-  if (state_->pid() == 0) return;  // no process chosen yet
+  if (!state_->hasScope()) return;  // no process chosen yet
   if (state_->loading()) {
     empty_->setText(state_->loadingText());
     return;

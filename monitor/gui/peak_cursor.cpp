@@ -8,7 +8,7 @@
 namespace memtap::gui {
 
 void move_cursor_to_peak(ViewState* state, EngineClient* client, QObject* owner) {
-  if (state->pid() == 0) {
+  if (!state->hasScope()) {
     auto once = std::make_shared<QMetaObject::Connection>();
     *once = QObject::connect(state, &ViewState::scopeChanged, owner, [state, client, owner, once] {
       QObject::disconnect(*once);

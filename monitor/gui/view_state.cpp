@@ -16,7 +16,8 @@ QString ViewState::timeText(int64_t ns) const {
 }
 
 void ViewState::setScope(uint32_t pid, int32_t device) {
-  if (pid == pid_ && device == device_) return;
+  if (has_scope_ && pid == pid_ && device == device_) return;
+  has_scope_ = true;
   pid_ = pid;
   device_ = device;
   selected_block_ = -1;

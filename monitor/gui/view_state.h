@@ -26,6 +26,9 @@ class ViewState : public QObject {
  public:
   explicit ViewState(QObject* parent = nullptr);
 
+  // Whether a process and device are chosen yet: pid 0 is a real one in files that have no
+  // process id (CANN's operator_memory CSV), so it cannot mean "none".
+  bool hasScope() const { return has_scope_; }
   uint32_t pid() const { return pid_; }
   int32_t device() const { return device_; }
   timeline::GroupBy groupBy() const { return group_by_; }
@@ -121,6 +124,7 @@ class ViewState : public QObject {
   void timeAxisChanged();
 
  private:
+  bool has_scope_ = false;
   uint32_t pid_ = 0;
   int32_t device_ = kHostDevice;
   timeline::GroupBy group_by_ = timeline::GroupBy::kOverall;

@@ -77,6 +77,24 @@ TEST(FindingsView, ACleanRunSaysSo) {
   EXPECT_EQ(view->findings()[1].title, "Nothing wrong found");
 }
 
+// Process id 0 is a real process: CANN's operator_memory CSV has no process id, and its
+// rows are process 0. Taken for "no process chosen yet", the findings and the breakdown
+// never asked, and a host-only file never even told the views a scope was chosen.
+TEST(FindingsView, ProcessZeroIsAProcessLikeAnyOther) {
+  test::TempDir dir;
+  test::RecordingBuilder b(0);
+  b.malloc(1, 0x1000, 4096, "weights");
+  b.free(2, 0x1000);
+  const std::string path = dir.file("pid0.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  EXPECT_TRUE(w.window->state()->hasScope());
+  gui::FindingsView* view = w.window->findings();
+  ASSERT_TRUE(test::wait_for([&] { return view->findings().size() == 2; }, "the findings"));
+  EXPECT_EQ(view->findings()[0].kind, viewdata::FindingKind::kPeak);
+}
+
 TEST(FindingsView, AScopeWithoutEventsSaysWhyThereIsNothing) {
   test::TempDir dir;
   test::RecordingBuilder b;
