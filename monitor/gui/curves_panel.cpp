@@ -71,6 +71,33 @@ void set_band_visible(QChart* chart, QAreaSeries* band, bool visible) {
   for (QLegendMarker* m : chart->legend()->markers(band)) m->setVisible(false);
 }
 
+// The note's line for the lines that coincide (viewdata::identical_lines), which the chart
+// draws one over the other: "" when none. On a GPU without a framework pool every curve
+// counts the driver's memory, and the user who sees one line is told why.
+QString identical_note(const viewdata::CurvesData& data) {
+  QStringList out;
+  for (const std::vector<size_t>& group : viewdata::identical_lines(data)) {
+    QStringList names;
+    bool allocated = false, reserved = false;
+    for (size_t i : group) {
+      names << QString::fromStdString(data.lines[i].name);
+      allocated = allocated || data.lines[i].name == "Allocated";
+      reserved = reserved || data.lines[i].name == "Reserved";
+    }
+    const QString same = names.join(QStringLiteral(" = "));
+    if (data.group_by == timeline::GroupBy::kOverall && data.device >= 0 && !data.framework_pool &&
+        allocated && reserved) {
+      out << CurvesChart::tr(
+                 "%1 on this device: no framework pool is recorded, only the "
+                 "driver's (HAL) memory")
+                 .arg(same);
+    } else {
+      out << CurvesChart::tr("%1 over this range: drawn as one line").arg(same);
+    }
+  }
+  return out.join('\n');
+}
+
 void style_chart(QChart* chart) {
   chart->setMargins(QMargins(4, 4, 4, 4));
   chart->setBackgroundRoundness(0);
@@ -129,6 +156,10 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
   note_->hide();
 
   connect(state_, &ViewState::cursorChanged, this, &CurvesChart::placeCursorLine);
+}
+
+QString CurvesChart::noteText() const {
+  return note_->isVisible() ? note_->text() : QString();
 }
 
 QStringList CurvesChart::legendNames() const {
@@ -274,6 +305,9 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
         note = tr("Min/max per pixel (shaded); zoom in to see every event");
       }
     }
+  }
+  if (const QString same = identical_note(data_); !same.isEmpty()) {
+    note = note.isEmpty() ? same : same + '\n' + note;
   }
   note_->setText(note);
   note_->adjustSize();

@@ -4,9 +4,10 @@
 // The curves (Allocated, Reserved, Active, App Reserved, Fragmentation on demand, or one
 // line per group) come from the engine at about one point per pixel: its LTTB sample or
 // min/max envelope (drawn as a band around the line), every point once the range holds few
-// enough. Hover shows the exact values and time; a click sets the cursor (the instant the
-// pool and breakdown show); a drag selects a range; the wheel zooms. The legend toggles a
-// series.
+// enough. Lines with the same values over the range are drawn one over the other, so the
+// note names them (a GPU without a framework pool: all four). Hover shows the exact values and
+// time; a click sets the cursor (the instant the pool and breakdown show); a drag selects a range;
+// the wheel zooms. The legend toggles a series.
 //
 // The overview draws Allocated and Reserved over the whole session; the selection is a
 // rectangle to drag, resize with the wheel, move with the arrow keys, or set to a fixed
@@ -46,6 +47,8 @@ class CurvesChart : public QChartView {
   QStringList legendNames() const;  // the legend's visible entries, in order
   // What hovering at chart time t would show.
   QString hoverText(int64_t t_ns) const;
+  // The note shown over the plot ("" when none), for tests.
+  QString noteText() const;
 
  protected:
   void mousePressEvent(QMouseEvent* event) override;
@@ -77,7 +80,7 @@ class CurvesChart : public QChartView {
   QGraphicsLineItem* hover_line_;
   QGraphicsLineItem* cursor_line_;
   QGraphicsRectItem* drag_rect_;
-  QLabel* note_;  // what the chart cannot show (no data yet, groups summed)
+  QLabel* note_;  // what the chart cannot show (no data yet, groups summed, lines that coincide)
   int press_x_ = -1;
   bool dragging_ = false;
 };

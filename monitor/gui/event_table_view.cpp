@@ -116,6 +116,7 @@ void EventTableView::fetch(size_t offset, size_t count, uint64_t generation, boo
     q.filter.t1_ns = state_->t1();
   }
   q.filter.pid = state_->pid();
+  q.filter.device = state_->device();
   for (const QString& kind : kinds_->currentData().toString().split(',', Qt::SkipEmptyParts)) {
     q.filter.kinds.push_back(kind.toStdString());
   }

@@ -1,7 +1,8 @@
 // The event table: the recording's rows (memscope_dump's columns), paged straight from the
 // SQLite file on the store's thread (viewdata/event_pages.h), never all in memory. Sortable
-// by any column; filtered by the selected range, the shown process, the event kind, size
-// and text (owner, Name, stacks).
+// by any column; filtered by the selected range, the shown process and device (with the
+// rows of no device: steps, markers, operators), the event kind, size and text (owner,
+// Name, stacks).
 #pragma once
 
 #include <QComboBox>

@@ -5,6 +5,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "monitor/engine/timeline/curve_rules.h"
 #include "monitor/report/units.h"
 #include "monitor/store/detail/store_detail_source.h"
 #include "monitor/viewdata/labels.h"
@@ -167,6 +168,31 @@ CurveLine sum_lines(const std::vector<CurveLine>& lines, std::string name, int64
   return sum;
 }
 
+bool same_line(const CurveLine& a, const CurveLine& b) {
+  const auto same_point = [](const CurvePoint& p, const CurvePoint& q) {
+    return p.ts_ns == q.ts_ns && p.value_bytes == q.value_bytes;
+  };
+  const auto same_bucket = [](const EnvelopeBucket& p, const EnvelopeBucket& q) {
+    return p.t_first_ns == q.t_first_ns && p.t_last_ns == q.t_last_ns &&
+           p.min_bytes == q.min_bytes && p.max_bytes == q.max_bytes && p.last_bytes == q.last_bytes;
+  };
+  return std::equal(a.points.begin(), a.points.end(), b.points.begin(), b.points.end(),
+                    same_point) &&
+         std::equal(a.envelope.begin(), a.envelope.end(), b.envelope.begin(), b.envelope.end(),
+                    same_bucket);
+}
+
+// Whether the scope has blocks of a framework layer: a Group By Layer series of one.
+bool has_framework_layer(const timeline::Timeline& tl, uint32_t pid, int32_t device) {
+  for (const SeriesInfo& s : tl.series(pid, device, GroupBy::kLayer)) {
+    if (s.key.group < uint64_t(timeline::kLayerSlots) &&
+        timeline::is_framework_slot(int(s.key.group))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
@@ -180,6 +206,7 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
   out.session_first_ns = summary.first_ts_ns;
   out.session_last_ns = summary.last_ts_ns;
   out.capacity_bytes = summary.capacity_bytes;
+  out.framework_pool = has_framework_layer(tl, r.pid, r.device);
   out.t0_ns = r.t1_ns > r.t0_ns ? r.t0_ns : summary.first_ts_ns;
   out.t1_ns = r.t1_ns > r.t0_ns ? r.t1_ns : summary.last_ts_ns;
   const size_t max_points = std::max<size_t>(r.max_points, 2);
@@ -278,6 +305,27 @@ CurvesData refine_curves(const std::string& recording_path, CurvesData data, siz
     line.peak_bytes = peak_of(line);
   }
   return data;
+}
+
+std::vector<std::vector<size_t>> identical_lines(const CurvesData& data) {
+  std::vector<std::vector<size_t>> groups;
+  std::vector<bool> grouped(data.lines.size(), false);
+  for (size_t i = 0; i < data.lines.size(); ++i) {
+    if (grouped[i] || (data.lines[i].points.empty() && data.lines[i].envelope.empty())) continue;
+    std::vector<size_t> group = {i};
+    for (size_t j = i + 1; j < data.lines.size(); ++j) {
+      if (!grouped[j] && same_line(data.lines[i], data.lines[j])) {
+        group.push_back(j);
+        grouped[j] = true;
+      }
+    }
+    const bool only_active =
+        group.size() == 2 && data.group_by == GroupBy::kOverall &&
+        data.lines[group[0]].name == timeline::curve_name(timeline::Curve::kAllocated) &&
+        data.lines[group[1]].name == timeline::curve_name(timeline::Curve::kActive);
+    if (group.size() >= 2 && !only_active) groups.push_back(std::move(group));
+  }
+  return groups;
 }
 
 std::vector<int64_t> values_at(const CurvesData& data, int64_t t_ns) {

@@ -25,8 +25,11 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "monitor/model/mem_event.h"
 
 namespace memtap::viewdata {
 
@@ -58,7 +61,11 @@ struct EventFilter {
   // Timestamp within [t0_ns, t1_ns], epoch ns (a file in microseconds is converted).
   int64_t t0_ns = std::numeric_limits<int64_t>::min();
   int64_t t1_ns = std::numeric_limits<int64_t>::max();
-  uint32_t pid = 0;                // 0: every process
+  uint32_t pid = 0;  // 0: every process
+  // kHostDevice or a GPU ordinal: that device's rows (`Device Id` `cpu` or older `host`;
+  // `0`, `1`, ...) and the rows of no device (`N/A`: steps, MSTX, operators, a process's
+  // START_TRACE), which belong to every device's story. Empty: every device.
+  std::optional<int32_t> device;
   std::vector<std::string> kinds;  // `Event` values ("MALLOC", "FREE", ...); empty: all
   // Size (the `Attr` size): rows without one pass only when neither bound is set.
   uint64_t min_size = 0;

@@ -154,5 +154,33 @@ TEST(CurvesPanel, APreferredDeviceSelectsTheProcessThatHasIt) {
   EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 5 << 20);
 }
 
+// A GPU without a framework pool draws its four curves as one line: the note says so, and
+// says nothing on the host, whose curves differ.
+TEST(CurvesPanel, TheNoteNamesTheCurvesThatAreOneLine) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 1000);
+  b.malloc(2, 0x100000, 1 << 20, "", "", /*mmap=*/true);
+  b.rss(3, 5 << 20);
+  b.device_malloc(4, 0x7f0000000000, 8 << 20, 0);
+  b.device_malloc(5, 0x7f0000800000, 2 << 20, 0);
+  b.device_free(6, 0x7f0000000000, 0);
+  const std::string path = dir.file("gpu.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  EXPECT_EQ(w.window->state()->device(), kHostDevice);
+  EXPECT_FALSE(w.window->curves()->chart()->noteText().contains(" = "))
+      << w.window->curves()->chart()->noteText().toStdString();
+
+  w.window->preferDevice(0);
+  test::settle(*w.window);
+  ASSERT_EQ(w.window->state()->device(), 0);
+  EXPECT_TRUE(w.window->curves()->chart()->noteText().startsWith(
+      "Allocated = Reserved = Active = App Reserved on this device: no framework pool is "
+      "recorded"))
+      << w.window->curves()->chart()->noteText().toStdString();
+}
+
 }  // namespace
 }  // namespace memtap

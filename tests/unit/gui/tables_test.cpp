@@ -1,7 +1,7 @@
 // The block and event tables, driven as a user drives them: the overview's range sets
 // their length, a header click sorts, the filter text narrows, scrolling to the end shows
-// the last rows, Ctrl+C copies the selection as TSV with a header, and a selected row is the
-// window's selected block (and back).
+// the last rows, Ctrl+C copies the selection as TSV with a header, a selected row is the
+// window's selected block (and back), and the top bar's device chooses the events.
 #include <gtest/gtest.h>
 
 #include <QClipboard>
@@ -11,6 +11,7 @@
 #include "monitor/gui/block_table_view.h"
 #include "monitor/gui/event_table_view.h"
 #include "monitor/gui/paged_table_model.h"
+#include "monitor/gui/top_bar.h"
 #include "monitor/viewdata/event_pages.h"
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
@@ -82,6 +83,49 @@ TEST(Tables, TheSelectedRangeSetsBothTablesLengths) {
   events->filterBar()->onlyRangeBox()->click();
   test::settle(*w.window);
   EXPECT_EQ(events->model()->totalRows(), 752u);
+}
+
+// The event table follows the top bar's device: GPU 0's blocks and kernels with the steps
+// (rows of no device), not the host's heap rows, and the host's again on `cpu`.
+TEST(Tables, TheTopBarsDeviceChoosesTheEventsRows) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  for (int i = 0; i < 300; ++i) {
+    b.malloc(i, 0x100000 + uint64_t(i) * 0x1000, 64);
+    if (i % 10 == 0) b.device_malloc(i + 0.1, 0x7f0000000000 + uint64_t(i) * 0x100000, 4096, 0);
+    if (i % 20 == 0) b.device_free(i + 0.2, 0x7f0000000000 + uint64_t(i) * 0x100000, 0);
+    if (i % 30 == 0) b.kernel_launch(i + 0.3, "gemm_kernel", 0);
+    if (i % 100 == 0) b.step(i + 0.4, uint64_t(i / 100 + 1));
+  }
+  const std::string path = dir.file("gpu.db");
+  b.write(path);
+  auto w = open_table(path, "events");
+  ASSERT_TRUE(w.window);
+  gui::EventTableView* events = w.window->eventTable();
+  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "cpu");
+  EXPECT_EQ(events->model()->totalRows(), 300u + 5u);  // heap, steps, START/STOP_TRACE
+
+  QComboBox* device = w.window->topBar()->deviceBox();
+  const int gpu = device->findText("GPU 0");
+  ASSERT_GE(gpu, 0);
+  device->setCurrentIndex(gpu);
+  emit device->activated(gpu);
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->state()->device(), 0);
+  // 30 MALLOCs, 15 FREEs, 10 kernels; 3 steps, START_TRACE, STOP_TRACE.
+  ASSERT_EQ(events->model()->totalRows(), 55u + 5u);
+  EXPECT_EQ(events->filterBar()->status()->text(), "60 events in range");
+  for (int row = 0; row < 60; ++row) {
+    const QString id = cell(events->model(), row, int(viewdata::EventColumn::kDeviceId));
+    EXPECT_TRUE(id == "0" || id == "N/A") << row << ": " << id.toStdString();
+  }
+  EXPECT_EQ(cell(events->model(), 1, int(viewdata::EventColumn::kEventType)), "HAL");
+
+  const int host = device->findText("cpu");
+  device->setCurrentIndex(host);
+  emit device->activated(host);
+  test::settle(*w.window);
+  EXPECT_EQ(events->model()->totalRows(), 305u);
 }
 
 TEST(Tables, AHeaderClickSorts) {

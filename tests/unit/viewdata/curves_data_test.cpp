@@ -1,10 +1,12 @@
 // The curves the window draws, from a recording the real writer made: the engine's values
-// for the range asked, Group By lines, the "others" line, and the overview.
+// for the range asked, Group By lines, the "others" line, the overview, and which lines
+// coincide.
 #include "monitor/viewdata/curves_data.h"
 
 #include <gtest/gtest.h>
 
 #include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/device_rows.h"
 #include "tests/unit/viewdata/recording_builder.h"
 #include "tests/unit/viewdata/source_support.h"
 
@@ -56,6 +58,53 @@ TEST(CurvesData, OverallLinesFollowTheHeapAndTheResidentSet) {
   const CurvesData f = test::engine_query(
       *source, [&](const viewdata::EngineView& e) { return compute_curves(e, r); });
   EXPECT_NE(line_named(f, "Fragmentation"), nullptr);
+}
+
+// On a GPU without a framework pool the four curves count the same driver (HAL) bytes: one
+// line drawn four times, which the chart must say. The host's differ (Active equals
+// Allocated everywhere today: not a group of its own); with a pool, Reserved and App
+// Reserved (the driver's bytes) are still one line.
+TEST(CurvesData, IdenticalLinesAreFoundWhereTheyCoincide) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 100);
+  b.malloc(2, 0x100000, 1 << 20, "", "", /*mmap=*/true);
+  b.rss(3, 5 << 20);
+  b.device_malloc(4, 0x7f0000000000, 8 << 20, 0);
+  b.device_malloc(5, 0x7f0000800000, 2 << 20, 0);
+  b.device_free(6, 0x7f0000000000, 0);
+  const std::string path = dir.file("r.db");
+  b.write(path);
+  test::DeviceRows pool(b, 1);
+  pool.malloc(7, "HAL", 0x7f1000000000, 20 << 20);
+  pool.malloc(8, "PTA", 0x7f1000000000, 3 << 20, "weights");
+  pool.append_to(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  const auto curves = [&](int32_t device) {
+    CurvesRequest r;
+    r.pid = b.pid();
+    r.device = device;
+    return test::engine_query(*source,
+                              [&](const viewdata::EngineView& e) { return compute_curves(e, r); });
+  };
+  const CurvesData host = curves(kHostDevice);
+  ASSERT_EQ(host.lines.size(), 4u);
+  EXPECT_TRUE(viewdata::identical_lines(host).empty());
+  EXPECT_FALSE(host.framework_pool);
+
+  const CurvesData gpu = curves(0);
+  ASSERT_EQ(gpu.lines.size(), 4u);
+  EXPECT_FALSE(gpu.framework_pool);
+  const std::vector<std::vector<size_t>> all = {{0, 1, 2, 3}};
+  EXPECT_EQ(viewdata::identical_lines(gpu), all);
+
+  const CurvesData with_pool = curves(1);
+  ASSERT_EQ(with_pool.lines.size(), 4u);
+  EXPECT_TRUE(with_pool.framework_pool);
+  EXPECT_EQ(with_pool.lines[1].name, "Reserved");
+  const std::vector<std::vector<size_t>> driver = {{1, 3}};  // Reserved, App Reserved
+  EXPECT_EQ(viewdata::identical_lines(with_pool), driver);
 }
 
 TEST(CurvesData, GroupByOwnerDrawsTheLargestAndSumsTheRest) {

@@ -1,14 +1,20 @@
 // The event table's pages, read from real recordings (memtap's text table and its compact
-// tables under the memscope_dump view): filters by time, text, size and kind, the count,
-// sorted pages and pages reached by scrolling or by a jump.
+// tables under the memscope_dump view, and a CSV file's database): filters by time, text,
+// size, kind and device, the count, sorted pages and pages reached by scrolling or by a jump.
 #include "monitor/viewdata/event_pages.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
 
+#include "monitor/store/reader/recording_reader.h"
+#include "monitor/viewdata/csv_database.h"
 #include "tests/unit/store/store_test_support.h"
 #include "tests/unit/viewdata/recording_builder.h"
 
@@ -158,6 +164,160 @@ TEST_P(EventPagesTest, SortsBySizeDescendingAcrossPages) {
   EXPECT_EQ(by_owner.rows[0].owner, "activations");
 }
 
+// Host rows (heap and pinned), GPU 0's blocks, GPU 1's kernels and steps, interleaved in
+// time from `start_ms` (530 rows with START_TRACE and STOP_TRACE):
+//   host  300 heap MALLOCs at i ms, 12 HOST_PINNED MALLOCs        (Device Id `cpu`)
+//   GPU 0 100 HAL MALLOCs of 4 KiB * (i + 1), 50 of them freed    (`0`)
+//   GPU 1 60 KERNEL_LAUNCH rows                                   (`1`)
+//   none  6 STEP rows, START_TRACE, STOP_TRACE                    (`N/A`)
+void add_device_rows(test::RecordingBuilder& b, double start_ms = 0) {
+  for (int i = 0; i < 300; ++i) {
+    const double ms = start_ms + i;
+    b.malloc(ms, 0x100000 + uint64_t(i) * 0x1000, 64, "heap");
+    if (i % 3 == 0) {
+      b.device_malloc(ms + 0.1, 0x7f0000000000 + uint64_t(i) * 0x100000, 4096 * uint64_t(i + 1), 0);
+    }
+    if (i % 6 == 0) b.device_free(ms + 0.2, 0x7f0000000000 + uint64_t(i) * 0x100000, 0);
+    if (i % 5 == 0) b.kernel_launch(ms + 0.3, "gemm_kernel", 1);
+    if (i % 50 == 0) b.step(ms + 0.4, uint64_t(i / 50 + 1));
+    if (i % 25 == 0) b.pinned_malloc(ms + 0.5, 0x500000 + uint64_t(i) * 0x1000, 1024);
+  }
+}
+
+class EventPagesDeviceTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    add_device_rows(b_);
+    path_ = dir_.file("devices.db");
+    b_.write(path_, /*compact=*/GetParam());
+  }
+
+  EventQuery query(std::optional<int32_t> device, EventColumn column = EventColumn::kId,
+                   bool descending = false) const {
+    EventFilter f;
+    f.pid = b_.pid();
+    f.device = device;
+    return {path_, "memscope_dump", f, column, descending};
+  }
+
+  test::TempDir dir_;
+  test::RecordingBuilder b_;
+  std::string path_;
+};
+
+TEST_P(EventPagesDeviceTest, ADeviceShowsItsRowsAndThoseOfNoDevice) {
+  EventPages pages;
+  EXPECT_EQ(pages.page(query(std::nullopt), 0, 10).total_rows, 530u);
+  const std::map<int32_t, std::pair<uint64_t, std::string>> expected = {
+      {kHostDevice, {300u + 12u + 8u, "cpu"}}, {0, {150u + 8u, "0"}}, {1, {60u + 8u, "1"}}};
+  for (const auto& [device, want] : expected) {
+    const EventPage page = pages.page(query(device), 0, 1000);
+    ASSERT_EQ(page.error, "");
+    EXPECT_EQ(page.total_rows, want.first) << "device " << device;
+    ASSERT_EQ(page.rows.size(), want.first) << "device " << device;
+    size_t steps = 0;
+    for (const auto& row : page.rows) {
+      EXPECT_TRUE(row.device_id == want.second || row.device_id == "N/A")
+          << "device " << device << ": row " << row.id << " of " << row.device_id;
+      steps += row.event_type == "STEP" ? 1 : 0;
+    }
+    EXPECT_EQ(steps, 6u) << "device " << device;  // the steps place a device's rows in time
+  }
+  // No such device: its process's rows of no device only.
+  EXPECT_EQ(pages.page(query(7), 0, 10).total_rows, 8u);
+}
+
+TEST_P(EventPagesDeviceTest, PagesOfADeviceAreTheSameScrolledJumpedOrSorted) {
+  EventPages whole, scrolled, jumped;
+  const EventPage all = whole.page(query(0), 0, 1000);
+  ASSERT_EQ(all.rows.size(), 158u);
+  std::vector<int64_t> by_pages;
+  for (size_t offset = 0; offset < 158; offset += 40) {
+    for (const auto& row : scrolled.page(query(0), offset, 40).rows) by_pages.push_back(row.id);
+  }
+  std::vector<int64_t> ids;
+  for (const auto& row : all.rows) ids.push_back(row.id);
+  EXPECT_EQ(by_pages, ids);
+  const EventPage third = jumped.page(query(0), 80, 40);
+  ASSERT_EQ(third.rows.size(), 40u);
+  EXPECT_EQ(third.rows[0].id, all.rows[80].id);
+  // Sorted by size, largest first: GPU 0's last block, its FREE after its MALLOC (ties by
+  // ID, descending), and the host's heap blocks nowhere.
+  const EventPage by_size = jumped.page(query(0, EventColumn::kSize, true), 0, 200);
+  EXPECT_EQ(by_size.total_rows, 158u);
+  ASSERT_FALSE(by_size.rows.empty());
+  EXPECT_EQ(by_size.rows[0].size_bytes, 4096u * 298);
+  EXPECT_EQ(by_size.rows[0].device_id, "0");
+  for (const auto& row : by_size.rows) EXPECT_NE(row.size_bytes, 64u) << row.id;
+}
+
+INSTANTIATE_TEST_SUITE_P(TextAndCompact, EventPagesDeviceTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Compact" : "Text"; });
+
+// Older files spell the host `host` (msMemScope's before 2025): the host's rows all the same.
+TEST(EventPages, TheHostIsCpuOrHost) {
+  test::RecordingBuilder b;
+  add_device_rows(b);
+  test::TempDir dir;
+  const std::string path = dir.file("old.db");
+  b.write(path, false);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE memscope_dump SET \"Device Id\" = 'host' WHERE \"Device Id\" = "
+                         "'cpu' AND \"Event Type\" = 'HOST'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  EventFilter f;
+  f.device = kHostDevice;
+  EventPages pages;
+  EXPECT_EQ(pages.page({path, "memscope_dump", f, EventColumn::kId, false}, 0, 10).total_rows,
+            320u);
+}
+
+// A CSV recording opened in the window pages from a database of its events
+// (write_csv_database); msMemScope's CSV spells the host `host` and rows of no device `N/A`.
+TEST(EventPages, ACsvRecordingFiltersByDevice) {
+  test::TempDir dir;
+  const std::string csv = dir.file("memscope_dump_20250428113810.csv");
+  {
+    std::ofstream out(csv);
+    out << "ID,Event,Event Type,Name,Timestamp(ns),Process Id,Thread Id,Device Id,Ptr,Attr,"
+           "Call Stack(Python),Call Stack(C)\n";
+    int id = 0;
+    const auto row = [&](const char* event, const char* type, const char* device,
+                         const std::string& ptr, const std::string& attr) {
+      ++id;
+      out << id << "," << event << "," << type << ",N/A," << 1746006014162153 + id * 1000 << ",7,7,"
+          << device << "," << ptr << "," << attr << ",,\n";
+    };
+    row("SYSTEM", "START_TRACE", "N/A", "N/A", "");
+    for (int i = 0; i < 20; ++i) {
+      const std::string addr = std::to_string(20615843020800 + i * 65536);
+      const char* device = i % 4 == 0 ? "host" : i % 4 == 1 ? "1" : "0";
+      row("MALLOC", "HAL", device, addr, "\"{addr:" + addr + ",size:16384,owner:,MID:7}\"");
+    }
+  }
+  Recording rec;
+  std::string error;
+  ASSERT_TRUE(read_recording(csv, &rec, &error)) << error;
+  const std::string db = viewdata::write_csv_database(rec.events, rec.strings, csv, &error);
+  ASSERT_NE(db, "") << error;
+  EventPages pages;
+  const auto count = [&](int32_t device) {
+    EventFilter f;
+    f.device = device;
+    const EventPage page = pages.page({db, "memscope_dump", f, EventColumn::kId, false}, 0, 100);
+    EXPECT_EQ(page.error, "");
+    return page.total_rows;
+  };
+  EXPECT_EQ(count(kHostDevice), 5u + 1u);
+  EXPECT_EQ(count(0), 10u + 1u);
+  EXPECT_EQ(count(1), 5u + 1u);
+  std::remove(db.c_str());
+}
+
 // A compact recording is filtered and sorted on its integer columns, not through the
 // memscope_dump view: every filter and every column's order must give the rows the text
 // table gives for the same recording (names of steps, rows without a name or owner, an
@@ -175,6 +335,7 @@ TEST(EventPages, CompactAndTextAgreeOnEveryFilterAndOrder) {
     if (i == 30) b.use_pid(200);
     if (i % 15 == 0) b.step(1.8 + i, uint64_t(i));
   }
+  add_device_rows(b, 100);  // GPUs' blocks and kernels, pinned blocks: the second process's
   test::TempDir dir;
   const std::string text_path = dir.file("text.db"), compact_path = dir.file("compact.db");
   b.write(text_path, false);
@@ -190,6 +351,16 @@ TEST(EventPages, CompactAndTextAgreeOnEveryFilterAndOrder) {
   filters.emplace_back().kinds = kUnknown;
   filters.emplace_back().min_size = 1000;
   filters.emplace_back().max_size = 1000;
+  for (const int32_t device : {kHostDevice, 0, 1}) filters.emplace_back().device = device;
+  EventFilter on_gpu;
+  on_gpu.device = 0;
+  on_gpu.pid = 200;
+  on_gpu.min_size = 100000;
+  filters.push_back(on_gpu);
+  on_gpu = {};
+  on_gpu.device = 1;
+  on_gpu.text = "GEMM";
+  filters.push_back(on_gpu);
   EventFilter ranged;
   ranged.t0_ns = b.at(10.5);
   ranged.t1_ns = b.at(40);
@@ -267,6 +438,17 @@ TEST(EventPages, PageCost) {
   EventQuery text = q;
   text.filter.text = "leaks_mem";
   timed("text filter, first page (count)", [&] { return pages.page(text, 0, 200); });
+  // The device filter must keep keyset paging: the host's many rows, a GPU's few.
+  EventQuery host = q;
+  host.filter.device = kHostDevice;
+  timed("host, first page (count)", [&] { return pages.page(host, 0, 200); });
+  timed("host, jump to the middle", [&] { return pages.page(host, 1'000'000, 200); });
+  timed("host, the page after it", [&] { return pages.page(host, 1'000'200, 200); });
+  EventQuery gpu = q;
+  gpu.filter.device = 0;
+  timed("GPU 0, first page (count)", [&] { return pages.page(gpu, 0, 200); });
+  timed("GPU 0, next page", [&] { return pages.page(gpu, 200, 200); });
+  timed("GPU 0, page 5", [&] { return pages.page(gpu, 1000, 200); });
   EventQuery by_size = q;
   by_size.column = EventColumn::kSize;
   by_size.descending = true;

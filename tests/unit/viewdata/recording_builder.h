@@ -80,6 +80,28 @@ class RecordingBuilder {
     return row.allocation_id;
   }
 
+  // The FREE of the device block at `addr` on GPU `device`.
+  void device_free(double ms, uint64_t addr, int32_t device) {
+    free(ms, addr);
+    rows_.back().event_type = DumpEventType::kHal;
+    rows_.back().device = device;
+  }
+
+  // A page-locked host block (HOST_PINNED: Device Id `cpu`, like the heap's).
+  void pinned_malloc(double ms, uint64_t addr, uint64_t size) {
+    malloc(ms, addr, size);
+    rows_.back().event_type = DumpEventType::kHostPinned;
+  }
+
+  // A kernel launched on GPU `device` (a row of the device that holds no block).
+  void kernel_launch(double ms, const std::string& kernel, int32_t device) {
+    DumpRow row = base(DumpEvent::kKernelLaunch, ms);
+    row.event_type = DumpEventType::kKernelLaunch;
+    row.device = device;
+    row.name = text(kernel);
+    rows_.push_back(row);
+  }
+
   void free(double ms, uint64_t addr, bool mmap = false) {
     DumpRow row = base(DumpEvent::kFree, ms);
     row.ptr = addr;
