@@ -2,6 +2,7 @@
 // words (report_render.cpp), one finding per line of the report that points at something.
 #include "monitor/viewdata/findings.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "monitor/report/units.h"
@@ -33,7 +34,16 @@ void add_peak(const DeviceReport& d, std::vector<Finding>* out) {
   f.kind = FindingKind::kPeak;
   f.title = "Peak: " + bytes_text(double(d.peak.bytes)) + " allocated";
   std::string owners = entries_text("by owner", d.peak.by_owner, 3);
-  std::string stacks = entries_text("by stack", d.peak.by_stack, 2);
+  // A block without a stack is grouped under its name (keys.h): "by stack cudaMalloc" would
+  // call an API a stack. Such entries are named as operators instead.
+  std::vector<BreakdownEntry> real_stacks;
+  for (const BreakdownEntry& e : d.peak.by_stack) {
+    const bool is_name = std::any_of(d.peak.by_name.begin(), d.peak.by_name.end(),
+                                     [&](const BreakdownEntry& n) { return n.key == e.key; });
+    if (!is_name) real_stacks.push_back(e);
+  }
+  std::string stacks = real_stacks.empty() ? entries_text("by operator", d.peak.by_name, 2)
+                                           : entries_text("by stack", real_stacks, 2);
   f.detail = owners.empty() ? stacks : stacks.empty() ? owners : owners + "; " + stacks;
   if (f.detail.empty()) f.detail = "see the breakdown at that moment";
   f.t_ns = d.peak.ts_ns;

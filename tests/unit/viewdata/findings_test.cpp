@@ -74,6 +74,28 @@ TEST(Findings, ThePeakHasItsMomentAndWhatHeldIt) {
   EXPECT_EQ(find(f, FindingKind::kClean, ""), nullptr);
 }
 
+// A block without a stack is grouped under its name (keys.h): the peak of a GPU's HAL
+// blocks said "by stack cudaMalloc". It names the API as an operator, and a real stack still
+// as a stack.
+TEST(Findings, ThePeakNamesABlockWithoutAStackByItsOperator) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.device_malloc(1, 0x7f0000000000, 64 << 20, 0, "cudaMalloc");
+  b.malloc(2, 0x1000, 4096, "weights", "train.py(3): step");
+  const std::string path = dir.file("gpu.db");
+  b.write(path);
+  const std::vector<Finding> gpu = findings_of(path, b.pid(), 0);
+  ASSERT_FALSE(gpu.empty());
+  EXPECT_EQ(gpu.front().kind, FindingKind::kPeak);
+  EXPECT_EQ(gpu.front().detail.find("by stack"), std::string::npos) << gpu.front().detail;
+  EXPECT_NE(gpu.front().detail.find("by operator cudaMalloc"), std::string::npos)
+      << gpu.front().detail;
+  const std::vector<Finding> host = findings_of(path, b.pid());
+  ASSERT_FALSE(host.empty());
+  EXPECT_NE(host.front().detail.find("by stack train.py(3): step"), std::string::npos)
+      << host.front().detail;
+}
+
 TEST(Findings, ACleanRunSaysSo) {
   test::TempDir dir;
   test::RecordingBuilder b;

@@ -66,11 +66,14 @@ class RecordingBuilder {
     return row.allocation_id;
   }
 
-  // A device block (HAL) on GPU `device`, allocated at `ms`; returns its allocation id.
-  uint64_t device_malloc(double ms, uint64_t addr, uint64_t size, int32_t device) {
+  // A device block (HAL) on GPU `device`, allocated at `ms` by the API call `api` (the
+  // rows' Name, as the agent records it); returns its allocation id.
+  uint64_t device_malloc(double ms, uint64_t addr, uint64_t size, int32_t device,
+                         const std::string& api = "") {
     DumpRow row = base(DumpEvent::kMalloc, ms);
     row.event_type = DumpEventType::kHal;
     row.device = device;
+    if (!api.empty()) row.name = text(api);
     row.ptr = addr;
     row.size_bytes = size;
     row.allocation_id = ++allocations_;
