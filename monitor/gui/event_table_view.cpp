@@ -5,6 +5,7 @@
 #include <QVBoxLayout>
 
 #include "monitor/report/units.h"
+#include "monitor/store/memscope_format.h"
 #include "monitor/viewdata/event_pages.h"
 
 namespace memtap::gui {
@@ -93,8 +94,14 @@ EventTableView::EventTableView(ViewState* state, EngineClient* client, QWidget* 
   kinds_ = new QComboBox(filterBar());
   kinds_->addItem(tr("All events"), QString());
   kinds_->addItem(tr("MALLOC and FREE"), QStringLiteral("MALLOC,FREE"));
-  for (const char* kind : {"MALLOC", "FREE", "SYSTEM", "SNAPSHOT", "MSTX", "OP_LAUNCH"}) {
-    kinds_->addItem(QString::fromLatin1(kind), QString::fromLatin1(kind));
+  // Every Event a memscope_dump row can have, spelled as the recording spells it (a GPU's
+  // KERNEL_LAUNCH and OOM_DETAIL rows included).
+  for (DumpEvent e :
+       {DumpEvent::kMalloc, DumpEvent::kFree, DumpEvent::kSystem, DumpEvent::kSnapshot,
+        DumpEvent::kMstx, DumpEvent::kOpLaunch, DumpEvent::kKernelLaunch, DumpEvent::kOomDetail}) {
+    const std::string_view text = dump_event_text(e);
+    const QString kind = QString::fromLatin1(text.data(), qsizetype(text.size()));
+    kinds_->addItem(kind, kind);
   }
   kinds_->setToolTip(tr("Which rows: the Event column"));
   filterBar()->row()->insertWidget(1, kinds_);

@@ -120,6 +120,17 @@ TEST(Tables, TheTopBarsDeviceChoosesTheEventsRows) {
     EXPECT_TRUE(id == "0" || id == "N/A") << row << ": " << id.toStdString();
   }
   EXPECT_EQ(cell(events->model(), 1, int(viewdata::EventColumn::kEventType)), "HAL");
+  // What someone looking at a GPU picks: its kernel launches.
+  QComboBox* kind = events->kindBox();
+  const int kernels = kind->findText("KERNEL_LAUNCH");
+  ASSERT_GE(kernels, 0);
+  EXPECT_GE(kind->findText("OOM_DETAIL"), 0);
+  kind->setCurrentIndex(kernels);
+  emit kind->activated(kernels);
+  test::settle(*w.window);
+  EXPECT_EQ(events->model()->totalRows(), 10u);
+  kind->setCurrentIndex(0);
+  emit kind->activated(0);
 
   const int host = device->findText("cpu");
   device->setCurrentIndex(host);
