@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
     });
     QObject::connect(&window, &MainWindow::sourceDone, &window,
                      [&] { loaded_ms = since_launch.elapsed(); });
+    if (window.sourceFinished()) loaded_ms = since_launch.elapsed();  // before the connect
     // New data, not the last dataAdvanced that says the source has finished: counted from
     // there, a live run's "while data arrived" took in the seconds after the program
     // ended in which the recording was still written and nothing new came (no redraw due).
@@ -119,10 +120,8 @@ int main(int argc, char** argv) {
     });
 
     // --at, once the data is in.
-    QObject::connect(&window, &MainWindow::sourceDone, &window, [&] {
-      if (o.at_peak) window.setCursorAtPeak();
-      if (o.at_ns >= 0) window.setCursorSinceStart(o.at_ns);
-    });
+    if (o.at_peak) window.cursorOnceLoaded(true, 0);
+    if (o.at_ns >= 0) window.cursorOnceLoaded(false, o.at_ns);
 
     // Ctrl-C: --listen ends the recording and the window; --run hands it to the program
     // (ProgramRun forwards it), whose end the window then shows.

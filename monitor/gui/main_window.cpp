@@ -4,6 +4,7 @@
 #include <QSplitter>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <memory>
 
 #include "monitor/gui/block_table_view.h"
 #include "monitor/gui/breakdown_view.h"
@@ -115,7 +116,37 @@ void MainWindow::showView(const std::string& name) {
 }
 
 void MainWindow::setCursorAtPeak() {
+  // --device N --at peak: the peak of that device, once the top bar has chosen it (the
+  // scopes can be listed after the source is loaded); not the host's, chosen meanwhile.
+  if (top_bar_->preferredDevicePending()) {
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = connect(state_, &ViewState::scopeChanged, this, [this, once] {
+      if (top_bar_->preferredDevicePending()) return;
+      disconnect(*once);
+      move_cursor_to_peak(state_, client_, this);
+    });
+    return;
+  }
   move_cursor_to_peak(state_, client_, this);
+}
+
+void MainWindow::cursorOnceLoaded(bool at_peak, int64_t since_start_ns) {
+  auto apply = [this, at_peak, since_start_ns] {
+    if (at_peak) {
+      setCursorAtPeak();
+    } else {
+      setCursorSinceStart(since_start_ns);
+    }
+  };
+  if (done_) {
+    apply();
+  } else {
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = connect(this, &MainWindow::sourceDone, this, [apply, once] {
+      disconnect(*once);
+      apply();
+    });
+  }
 }
 
 void MainWindow::setCursorSinceStart(int64_t since_start_ns) {

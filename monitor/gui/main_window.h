@@ -53,6 +53,9 @@ class MainWindow : public QMainWindow {
   // device (--at peak), or at `since_start_ns` after the start.
   void setCursorAtPeak();
   void setCursorSinceStart(int64_t since_start_ns);
+  // The same once the source has loaded (--at): at once if it already has, which a small
+  // recording has by the time the window is made (its first refresh saw it loaded).
+  void cursorOnceLoaded(bool at_peak, int64_t since_start_ns);
   // Everything the source has is loaded, indexed and drawn: no question is waiting.
   bool settled() const;
   // The source finished loading or recording (sourceDone was emitted).

@@ -27,6 +27,8 @@ class TopBar : public QWidget {
   // Selects `device` (kHostDevice or a GPU ordinal) as soon as a process has it: the
   // current process if it does, else the first that does (--device).
   void preferDevice(int32_t device);
+  // A device asked for with preferDevice that no process has shown yet.
+  bool preferredDevicePending() const { return has_preferred_device_; }
 
   // For tests: the selectors.
   QComboBox* processBox() { return process_; }

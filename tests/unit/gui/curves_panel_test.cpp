@@ -154,6 +154,33 @@ TEST(CurvesPanel, APreferredDeviceSelectsTheProcessThatHasIt) {
   EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 5 << 20);
 }
 
+// --device 1 --at peak on a recording small enough to be loaded before the window is made:
+// the cursor goes to GPU 1's Allocated peak. main.cpp connected --at to sourceDone after
+// the window's first refresh had already emitted it, so nothing moved; and asked before
+// the top bar chose the device, it would have found the host's peak.
+TEST(CurvesPanel, AtPeakOnAPreferredDeviceGoesToThatDevicesPeak) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 1000);
+  b.device_malloc(3, 0x7f0000000000, 5 << 20, 1);
+  b.device_free(4, 0x7f0000000000, 1);
+  b.malloc(5, 0x2000, 100);  // the host's peak comes later
+  const std::string path = dir.file("gpu.db");
+  b.write(path);
+  std::string error;
+  auto source = viewdata::open_recording(path, &error);
+  ASSERT_NE(source, nullptr) << error;
+  ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the load"));
+  gui::MainWindow window(source.get());
+  window.resize(1400, 900);
+  window.preferDevice(1);            // --device 1
+  window.cursorOnceLoaded(true, 0);  // --at peak
+  window.show();
+  ASSERT_TRUE(test::wait_for([&] { return window.state()->cursor() == b.at(3); },
+                             "the cursor at GPU 1's peak"));
+  EXPECT_EQ(window.state()->device(), 1);
+}
+
 // A GPU without a framework pool draws its four curves as one line: the note says so, and
 // says nothing on the host, whose curves differ.
 TEST(CurvesPanel, TheNoteNamesTheCurvesThatAreOneLine) {
