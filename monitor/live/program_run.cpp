@@ -242,6 +242,22 @@ int exit_code_of(int status) {
   return 1;
 }
 
+// The signal that ended a program, by name: "SIGABRT (core dumped)".
+std::string signal_text(int status) {
+  const char* abbrev = sigabbrev_np(WTERMSIG(status));
+  std::string text =
+      abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(WTERMSIG(status));
+  if (WCOREDUMP(status)) text += " (core dumped)";
+  return text;
+}
+
+// How the program ended, in words (memtap_meta's `end`): "exit code 3", "signal SIGABRT".
+std::string end_text(int status) {
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "signal " + signal_text(status);
+  return "unknown";
+}
+
 std::unique_ptr<ProgramRun> ProgramRun::start(const RunOptions& o, int spare_tid,
                                               std::string* error, int* exit_code, EventTap tap) {
   *exit_code = 2;
@@ -324,10 +340,18 @@ bool ProgramRun::step(int timeout_ms) {
   if (rec_->saw_pid(uint32_t(child_))) return true;
   if (steady_clock::now() - child_exit_time_ >= grace &&
       steady_clock::now() - rec_->last_message() >= grace) {
-    fprintf(stderr,
-            "memtap run: no events from '%s': the agent was not loaded (statically linked "
-            "or setuid program?)\n",
-            options_.command[0].c_str());
+    if (WIFSIGNALED(child_status_)) {
+      // A crash, not a program the agent could not enter: say which.
+      fprintf(stderr,
+              "memtap run: no events from '%s': it was killed by %s before the agent could "
+              "send anything\n",
+              options_.command[0].c_str(), signal_text(child_status_).c_str());
+    } else {
+      fprintf(stderr,
+              "memtap run: no events from '%s': the agent was not loaded (statically linked "
+              "or setuid program?), or it ended with _exit() before the agent could send\n",
+              options_.command[0].c_str());
+    }
     return true;
   }
   return false;
@@ -349,13 +373,18 @@ int ProgramRun::finish() {
   std::vector<std::pair<std::string, std::string>> meta = {{"memtap_version", MEMTAP_VERSION},
                                                            {"mode", "run"},
                                                            {"command", cmdline},
-                                                           {"exit_code", std::to_string(code)}};
+                                                           {"exit_code", std::to_string(code)},
+                                                           {"end", end_text(child_status_)}};
   std::string error;
   if (!rec_->finish(meta, &error)) {
     fprintf(stderr, "memtap run: recording failed: %s\n", error.c_str());
     return code != 0 ? code : 2;
   }
   rec_->print_summary(stderr);
+  if (child_done_ && WIFSIGNALED(child_status_)) {
+    fprintf(stderr, "memtap run: '%s' was killed by %s\n", options_.command[0].c_str(),
+            signal_text(child_status_).c_str());
+  }
   // The last line is final: the session's held rows released, analysed and written.
   if (progress_every_.count() != 0) fprintf(stderr, "%s\n", rec_->progress_line().c_str());
   // The wait after the program is the recorder catching up (SQLite is the slow part):

@@ -2,6 +2,7 @@
 // on a program whose every allocation is known (tests/programs/alloc_pattern.h).
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -232,6 +233,38 @@ TEST_F(MemtapRun, ExitsWithTheProgramsExitCode) {
   expect_well_formed(rec, window);
   EXPECT_EQ(rec.sessions.size(), 2u);
   EXPECT_EQ(rec.meta["exit_code"], "7");
+}
+
+// A program killed by a signal: memtap run's exit code is the shell's (128 + the signal),
+// the recording's memtap_meta says how it ended by name, and the summary says so. With no
+// events at all (the agent kept out with MEMTAP_DISABLE, as for a static program), the
+// message tells a crash from a program the agent never entered.
+TEST_F(MemtapRun, SaysHowAProgramKilledByASignalEnded) {
+  const std::string db = dir.file("killed.db");
+  ProcessResult r = run(db, {"/bin/sh", "-c", "kill -TERM $$"});
+  ASSERT_TRUE(r.exited) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM);
+  EXPECT_NE(r.err.find("memtap run: '/bin/sh' was killed by SIGTERM"), std::string::npos) << r.err;
+  RecordingData rec;
+  std::string error;
+  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
+  EXPECT_EQ(rec.meta["exit_code"], std::to_string(128 + SIGTERM));
+  EXPECT_EQ(rec.meta["end"], "signal SIGTERM");
+
+  r = run(dir.file("silent.db"), {"/bin/sh", "-c", "kill -TERM $$"}, nullptr, {},
+          {"MEMTAP_DISABLE=1"});
+  ASSERT_TRUE(r.exited) << describe(r);
+  EXPECT_NE(r.err.find("it was killed by SIGTERM before the agent could send anything"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("not loaded"), std::string::npos) << r.err;
+
+  r = run(dir.file("absent.db"), {kExitCode, "0"}, nullptr, {}, {"MEMTAP_DISABLE=1"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r);
+  EXPECT_NE(r.err.find("the agent was not loaded"), std::string::npos) << r.err;
+  RecordingData absent;
+  ASSERT_TRUE(load_recording(dir.file("absent.db"), &absent, &error)) << error;
+  EXPECT_EQ(absent.meta["end"], "exit code 0");
 }
 
 // Arguments reach the program unchanged (spaces, empty strings), its output is its own,
