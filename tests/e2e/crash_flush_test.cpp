@@ -14,6 +14,7 @@ namespace memtap::e2e {
 namespace {
 
 const std::string kCrash = MEMTAP_TEST_CRASH;
+const std::string kPriorHandler = MEMTAP_TEST_PRIOR_HANDLER;
 constexpr int kBlocks = 1000;
 constexpr int kFirstSize = 20011;  // crash.c: block i has kFirstSize + 2 * i bytes
 
@@ -22,17 +23,21 @@ class CrashFlush : public ::testing::Test {
   void SetUp() override { ASSERT_TRUE(dir.ok()) << "cannot create a temporary directory"; }
 
   // The program alone, then under `memtap run`: it dies by `sig` both times with the same
-  // output, and the recording has each of its blocks once.
-  void expect_flushed(const std::string& mode, int sig) {
+  // output, and the recording has each of its blocks once. `env`: for both runs.
+  void expect_flushed(const std::string& mode, int sig, const std::vector<std::string>& env = {}) {
     const std::vector<std::string> argv = {kCrash, mode, std::to_string(kBlocks)};
-    ProcessResult plain = run_process(spec_in(dir, argv), kProcessTimeout);
+    ProcessSpec alone = spec_in(dir, argv);
+    alone.env_set.insert(alone.env_set.end(), env.begin(), env.end());
+    ProcessResult plain = run_process(alone, kProcessTimeout);
     ASSERT_EQ(plain.term_signal, sig) << describe(plain) << "\nstderr:\n" << plain.err;
     ASSERT_EQ(plain.out, "allocated " + std::to_string(kBlocks) + "\n");
 
     const std::string db = dir.file(mode + ".db");
     std::vector<std::string> cmd = {kMemtapBin, "run", "-o", db, "--"};
     cmd.insert(cmd.end(), argv.begin(), argv.end());
-    ProcessResult traced = run_process(spec_in(dir, cmd), kProcessTimeout);
+    ProcessSpec under_memtap = spec_in(dir, cmd);
+    under_memtap.env_set.insert(under_memtap.env_set.end(), env.begin(), env.end());
+    ProcessResult traced = run_process(under_memtap, kProcessTimeout);
     ASSERT_TRUE(traced.exited) << describe(traced) << "\nstderr:\n" << traced.err;
     EXPECT_EQ(traced.exit_code, 128 + sig) << "stderr:\n" << traced.err;
     EXPECT_EQ(traced.out, plain.out);
@@ -71,6 +76,13 @@ TEST_F(CrashFlush, SigtermRightAfterAllocating) {
 // The fault comes with no stack left: the handler runs on the main thread's alternate stack.
 TEST_F(CrashFlush, StackOverflowOnTheMainThread) {
   expect_flushed("overflow", SIGSEGV);
+}
+
+// A handler in place before the agent started is chained after the flush: it runs, and
+// the process ends as that handler makes it end. (`memtap run` puts the agent first in
+// LD_PRELOAD, so the library's constructor runs before the agent's.)
+TEST_F(CrashFlush, HandlerInstalledBeforeTheAgentIsChained) {
+  expect_flushed("segv", SIGSEGV, {"LD_PRELOAD=" + kPriorHandler});
 }
 
 // The program's own SIGSEGV handler, installed after start-up, replaces the agent's and runs

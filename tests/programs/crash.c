@@ -36,7 +36,7 @@ static void program_handler(int sig) {
 static volatile int g_stop_recursion = 0; /* never set: the compiler cannot know */
 
 static int recurse(volatile char* previous) {
-  volatile char frame[1024];
+  volatile char frame[65536]; /* large: the stack is used up in a few dozen calls */
   frame[0] = (char)(previous ? previous[0] + 1 : 0);
   frame[1] = 0;
   if (g_stop_recursion) return frame[0];
