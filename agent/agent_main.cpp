@@ -1,4 +1,5 @@
-// The agent's lifecycle: start-up (constructor), fork(), and the final flush at exit.
+// The agent's lifecycle: start-up (constructor), fork(), and the final flush at exit (or
+// on a fatal signal: crash_flush.cpp).
 //
 // Settings come from the environment that `memtap run` (or the user) sets:
 //   MEMTAP_ENDPOINT          where the monitor listens (default: the per-user IPC socket)
@@ -8,6 +9,9 @@
 //   MEMTAP_STRING_MB         bound on interned text, index included (default 64 MiB)
 //   MEMTAP_FLUSH_TIMEOUT_MS  the most the final flush may delay exit (default 10000)
 //   MEMTAP_CONNECT_TIMEOUT_MS  at exit, how long to wait for a monitor never reached (1000)
+//   MEMTAP_CRASH_FLUSH_MS    on SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT or a fatal SIGTERM,
+//                            the most the final flush may delay the signal (2000; 0: no
+//                            handlers, the signal is not delayed)
 //   MEMTAP_DRAIN_INTERVAL_US   how often the sender drains the buffers (default 2000)
 //   MEMTAP_RSS_INTERVAL_MS     how often the sender samples the resident set (10; 0: never)
 //   MEMTAP_SENDER_NICE         the sender thread's nice value (default 19; 0: the program's)
@@ -19,6 +23,7 @@
 #include <cstring>
 
 #include "agent/agent_state.h"
+#include "agent/crash_flush.h"
 #include "agent/event_buffer_writer.h"
 #include "agent/event_clock.h"
 #include "agent/memtap.h"
@@ -47,6 +52,7 @@ struct Settings {
   char endpoint[4096];
   uint32_t flush_timeout_ms = 10000;
   uint32_t connect_timeout_ms = 1000;
+  uint32_t crash_flush_ms = 2000;
   uint32_t drain_interval_us = 2000;
   uint32_t rss_interval_ms = 10;
   int32_t sender_nice = kBehindTheProgramNice;
@@ -74,6 +80,7 @@ void warn(const char* what) {
 // The sender thread's, for good (MemtapSenderConfig::untrace_thread).
 void untrace_calling_thread() {
   ++tl_agent_busy;
+  crash_flush_set_sender_thread(raw_gettid());
 }
 
 void start_sender(uint32_t forked_from_pid) {
@@ -103,6 +110,8 @@ void start_sender(uint32_t forked_from_pid) {
   c.rss_interval_ms = g_settings.rss_interval_ms;
   c.sender_nice = g_settings.sender_nice;
   c.untrace_thread = untrace_calling_thread;
+  c.crash_flush = &g_crash_flush;
+  c.crash_flush_ms = g_settings.crash_flush_ms;
   // A fork() child records from the fork on: its Hello's time is its start.
   c.trace_start = forked_from_pid ? 0 : g_trace_start;
   char error[512];
@@ -132,6 +141,7 @@ __attribute__((constructor)) void agent_init() {
   string_log_set_limit(env_u64("MEMTAP_STRING_MB", 64) << 20);
   g_settings.flush_timeout_ms = uint32_t(env_u64("MEMTAP_FLUSH_TIMEOUT_MS", 10000));
   g_settings.connect_timeout_ms = uint32_t(env_u64("MEMTAP_CONNECT_TIMEOUT_MS", 1000));
+  g_settings.crash_flush_ms = uint32_t(env_u64("MEMTAP_CRASH_FLUSH_MS", 2000));
   g_settings.drain_interval_us = uint32_t(env_u64("MEMTAP_DRAIN_INTERVAL_US", 2000));
   g_settings.rss_interval_ms = uint32_t(env_u64("MEMTAP_RSS_INTERVAL_MS", 10));
   g_settings.sender_nice =
@@ -146,6 +156,8 @@ __attribute__((constructor)) void agent_init() {
              kDefaultSocketName);
   }
   start_sender(0);
+  // Inherited by fork() children, whose own sender takes over g_crash_flush.
+  if (g_agent.sender_stop) crash_flush_install(g_settings.crash_flush_ms);
   // atexit, not a destructor: _dl_fini finalises the sender's namespace (ZeroMQ,
   // libstdc++) before the base namespace's destructors would run.
   atexit(at_exit_flush);
@@ -177,6 +189,7 @@ void agent_after_fork_child(uint32_t parent_pid) {
   // The child keeps its parent's string ids; its new sender sends every text again.
   string_log_after_fork_child();
   context_after_fork_child();
+  crash_flush_after_fork_child();
   start_sender(parent_pid);
 }
 

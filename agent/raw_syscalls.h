@@ -5,10 +5,13 @@
 // memory therefore comes straight from the kernel.
 #pragma once
 
+#include <linux/futex.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -39,6 +42,30 @@ inline bool raw_thread_alive(uint32_t pid, uint32_t tid) {
 
 inline void raw_yield() {
   syscall(SYS_sched_yield);
+}
+
+// Futexes on a word both sides of the agent see (the sender waits on its drain interval,
+// a crash handler on the sender's final flush). Async-signal-safe. The waits may return
+// early (a signal, a spurious wake): callers re-check their condition.
+inline void raw_futex_wait(std::atomic<uint32_t>* word, uint32_t expected, uint64_t timeout_ns) {
+  timespec ts{time_t(timeout_ns / 1000000000u), long(timeout_ns % 1000000000u)};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, &ts, nullptr,
+          0);
+}
+
+inline void raw_futex_wake_all(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr,
+          nullptr, 0);
+}
+
+// Queues `sig` for this thread with the siginfo it first came with, so that the default
+// action (a core dump's siginfo included) sees the original; a plain tgkill if the kernel
+// refuses that.
+inline void raw_requeue_signal(int sig, const siginfo_t* info) {
+  uint32_t pid = raw_getpid(), tid = raw_gettid();
+  if (!info || syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, info) != 0) {
+    syscall(SYS_tgkill, pid, tid, sig);
+  }
 }
 
 }  // namespace memtap

@@ -11,6 +11,7 @@
 // hooks drop and count, and the count travels in the next batch.
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <zmq.h>
 
@@ -24,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/raw_syscalls.h"
 #include "agent/sender/buffer_drain.h"
 #include "agent/sender/memory_sampler.h"
 #include "agent/sender/sender_api.h"
@@ -56,6 +58,7 @@ struct Sender {
   std::thread thread;
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> running{false};
+  bool closed = false;  // a crash flush closed the socket on the sender thread
   std::atomic<uint64_t> events_sent{0};
   uint64_t sequence = 0;
   uint64_t watermark_sent = 0;  // the newest Batch.watermarkNs given to this connection
@@ -251,9 +254,9 @@ bool ipc_socket_missing(const std::string& endpoint) {
 
 // Returns the milliseconds left before the deadline, for ZeroMQ's linger: messages it
 // has accepted are written to the socket by its I/O thread during zmq_ctx_term.
-int final_flush(Sender& s) {
+int final_flush(Sender& s, uint32_t timeout_ms) {
   using Clock = std::chrono::steady_clock;
-  auto deadline = Clock::now() + std::chrono::milliseconds(s.config.flush_timeout_ms);
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   auto remaining_ms = [&] {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     return int(std::max<int64_t>(0, left.count()));
@@ -312,11 +315,48 @@ std::string open_socket(Sender* s) {
   return {};
 }
 
+void close_socket(Sender& s) {
+  zmq_socket_monitor(s.sock, nullptr, 0);
+  int no_linger = 0;
+  zmq_setsockopt(s.watch, ZMQ_LINGER, &no_linger, sizeof no_linger);
+  zmq_close(s.watch);
+  zmq_close(s.sock);
+  zmq_ctx_term(s.ctx);  // waits for the linger: what ZeroMQ holds goes out here
+  s.closed = true;
+}
+
+bool crash_requested(const Sender& s) {
+  return s.config.crash_flush &&
+         s.config.crash_flush->requested.load(std::memory_order_acquire) != 0;
+}
+
+// The pause between drains; a crash handler's call for the final flush cuts it short.
+void wait_interval(const Sender& s) {
+  if (!s.config.crash_flush) {
+    std::this_thread::sleep_for(std::chrono::microseconds(s.config.drain_interval_us));
+    return;
+  }
+  raw_futex_wait(&s.config.crash_flush->requested, 0, uint64_t(s.config.drain_interval_us) * 1000);
+}
+
+// Signals sent to the process (kill, a scheduler's SIGTERM) go to a thread that does not
+// block them. Without memtap that is one of the program's; so it stays, and the crash
+// handler (agent/crash_flush.cpp) never runs here, where it could not wait for this very
+// thread's flush. Faults raised by this thread's own code are not blocked: the kernel
+// would kill the process for a blocked one anyway.
+void block_process_signals() {
+  sigset_t set;
+  sigfillset(&set);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&set, sig);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 void run(Sender* s, std::promise<std::string>* opened) {
   // Named, so that a user looking at their training process's threads (top -H, py-spy)
   // sees which one is memtap's.
   pthread_setname_np(pthread_self(), "memtap-sender");
   if (s->config.untrace_thread) s->config.untrace_thread();
+  block_process_signals();
   // The training process comes first: on a machine whose cores the program keeps busy,
   // this thread takes what they leave, like the monitor, and the events wait in the
   // buffers (MEMTAP_BUFFER_MB; dropped and counted past it, or the program waits with
@@ -341,8 +381,7 @@ void run(Sender* s, std::promise<std::string>* opened) {
   if (s->config.clock_is_tsc) s->tsc.add_anchor();
   uint64_t cycle = 0, last_sent_cycle = 0;
   uint64_t previous_cycle_start = monotonic_ns();
-  auto interval = std::chrono::microseconds(s->config.drain_interval_us);
-  while (!s->stop_requested.load(std::memory_order_acquire)) {
+  while (!s->stop_requested.load(std::memory_order_acquire) && !crash_requested(*s)) {
     uint64_t cycle_start = monotonic_ns();
     watch_connection(*s);
     // A record timestamped before the previous cycle began and still unpublished would
@@ -356,10 +395,20 @@ void run(Sender* s, std::promise<std::string>* opened) {
     reclaim_dead_buffers(s->config.registry);
     previous_cycle_start = cycle_start;
     ++cycle;
-    std::this_thread::sleep_for(interval);
+    wait_interval(*s);
   }
-  int linger = final_flush(*s);
+  const bool crash = crash_requested(*s);
+  const uint32_t timeout_ms = crash ? std::min(s->config.flush_timeout_ms, s->config.crash_flush_ms)
+                                    : s->config.flush_timeout_ms;
+  int linger = final_flush(*s, timeout_ms);
   zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
+  if (crash) {
+    // The process dies by a signal once the handler sees `done`: nobody will call
+    // memtap_sender_stop, so the socket is closed here, where ZeroMQ writes out what it holds.
+    close_socket(*s);
+    s->config.crash_flush->done.store(1, std::memory_order_release);
+    raw_futex_wake_all(&s->config.crash_flush->done);
+  }
 }
 
 void set_error(char* error, size_t len, const std::string& text) {
@@ -415,12 +464,7 @@ extern "C" __attribute__((visibility("default"))) void memtap_sender_stop(void) 
   if (!s || !s->running.exchange(false)) return;
   s->stop_requested.store(true, std::memory_order_release);
   s->thread.join();
-  zmq_socket_monitor(s->sock, nullptr, 0);
-  int no_linger = 0;
-  zmq_setsockopt(s->watch, ZMQ_LINGER, &no_linger, sizeof no_linger);
-  zmq_close(s->watch);
-  zmq_close(s->sock);
-  zmq_ctx_term(s->ctx);
+  if (!s->closed) close_socket(*s);
 }
 
 extern "C" __attribute__((visibility("default"))) uint64_t memtap_sender_events_sent(void) {

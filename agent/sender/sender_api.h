@@ -6,15 +6,29 @@
 // two sides share only this struct, the buffer registry, the string log and plain C calls.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 #include "agent/event_buffer.h"
 #include "agent/string_log.h"
 
+namespace memtap {
+
+// A fatal signal's call for the final flush and the sender's answer (agent/crash_flush.cpp).
+// Futex words: the handler wakes the sender's drain-interval wait on `requested` and waits
+// on `done` up to its deadline.
+struct CrashFlushWords {
+  std::atomic<uint32_t> requested{0};  // the crash handler asks for the final flush now
+  std::atomic<uint32_t> done{0};       // the sender has sent Bye and closed its socket
+};
+
+}  // namespace memtap
+
 extern "C" {
 
-constexpr uint32_t kSenderAbiVersion = 10;  // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots
+// 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush
+constexpr uint32_t kSenderAbiVersion = 11;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -45,6 +59,9 @@ struct MemtapSenderConfig {
   // but ld.so's do: the TLS of every thread the sender starts (ZeroMQ's) comes from the
   // program's malloc, in the thread that calls pthread_create.
   void (*untrace_thread)(void);
+  // The crash handler's words (in the agent), and the most the final flush may take then.
+  memtap::CrashFlushWords* crash_flush;
+  uint32_t crash_flush_ms;
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

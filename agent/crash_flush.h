@@ -1,0 +1,25 @@
+// The final flush on a fatal signal: the events of a program's last milliseconds reach the
+// recording before it dies, and it dies exactly as it would without memtap.
+#pragma once
+
+#include <cstdint>
+
+#include "agent/sender/sender_api.h"
+
+namespace memtap {
+
+// Shared with the sender (MemtapSenderConfig::crash_flush).
+extern CrashFlushWords g_crash_flush;
+
+// Installs the handlers (agent_init, once a sender runs). `deadline_ms`: the most a fatal
+// signal waits for the flush (MEMTAP_CRASH_FLUSH_MS); 0 installs nothing.
+void crash_flush_install(uint32_t deadline_ms);
+
+// The sender thread's id, so that a signal on it is handed on at once (it cannot wait for
+// its own flush). Set on that thread.
+void crash_flush_set_sender_thread(uint32_t tid);
+
+// In a fork() child, before its own sender starts: the parent's words are not its own.
+void crash_flush_after_fork_child();
+
+}  // namespace memtap
