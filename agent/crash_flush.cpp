@@ -1,6 +1,6 @@
 // The final flush on a fatal signal; see crash_flush.h.
 //
-// On SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT and SIGTERM the handler asks the sender thread
+// On SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT the handler asks the sender thread
 // for the final flush it does at exit (drain every buffer, the signalled thread's published
 // records included, send, Bye, close with linger), waits for it on a futex up to
 // MEMTAP_CRASH_FLUSH_MS, and then hands the signal on unchanged: to the handler that was
@@ -14,12 +14,15 @@
 // one's flush runs or after exit's flush began.
 //
 // Limits, on purpose:
-// - Not SIGINT. CPython installs its KeyboardInterrupt handler only where SIGINT's handler
-//   is SIG_DFL at start-up; ours there would turn Ctrl-C into a plain kill. (SIGTERM: CPython
-//   merely reports signal.getsignal() as None instead of SIG_DFL.)
-// - A signal ignored at start stays ignored, and SIGTERM is taken only where its default
-//   action would end the process; a handler installed before the agent (rare: the agent's
-//   constructor runs before the program's) is chained for the fault signals and SIGABRT.
+// - Not SIGINT nor SIGTERM, though a scheduler's SIGTERM ends many training runs. CPython
+//   reads each disposition at start-up: over SIG_DFL it installs its KeyboardInterrupt
+//   handler for SIGINT (ours there would turn Ctrl-C into a plain kill), and for a handler
+//   it did not install signal.getsignal() answers None, which the common "save the old
+//   handler, install ours, restore the old one" code then passes to signal.signal(), a
+//   TypeError in the program. Taking them needs a sigaction/signal hook that shows the
+//   program its own dispositions (issue 18 goes on there).
+// - A signal ignored at start stays ignored; a handler installed before the agent (rare:
+//   the agent's constructor runs before the program's) is chained.
 // - A handler the program installs after start-up (sigaction, signal) replaces ours: that
 //   signal then behaves as without memtap, with no flush. Python's faulthandler, which hands
 //   the signal back to the previous handler (ours), keeps it.
@@ -45,7 +48,7 @@ CrashFlushWords g_crash_flush;
 
 namespace {
 
-constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM};
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 constexpr size_t kAltStackBytes = size_t{64} << 10;
 constexpr size_t kGuardBytes = 4096;
 
@@ -149,7 +152,6 @@ void crash_flush_install(uint32_t deadline_ms) {
   for (int sig : kSignals) {
     struct sigaction prev;
     if (sigaction(sig, nullptr, &prev) != 0 || prev.sa_handler == SIG_IGN) continue;
-    if (sig == SIGTERM && prev.sa_handler != SIG_DFL) continue;  // the program's to handle
     g_previous[sig] = prev;
     struct sigaction ours {};
     ours.sa_sigaction = on_fatal_signal;

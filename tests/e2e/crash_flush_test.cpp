@@ -69,8 +69,22 @@ TEST_F(CrashFlush, SegfaultRightAfterAllocating) {
   expect_flushed("segv", SIGSEGV);
 }
 
-TEST_F(CrashFlush, SigtermRightAfterAllocating) {
-  expect_flushed("term", SIGTERM);
+// SIGTERM and SIGINT are left as they were: CPython answers signal.getsignal() with None for
+// a handler it did not install, and the common "save, replace, restore" code would then pass
+// None to signal.signal(), a TypeError in the program.
+TEST_F(CrashFlush, PythonStillSeesTheDefaultSigtermAndSigint) {
+  const std::string check =
+      "import signal, sys\n"
+      "ok = all(signal.getsignal(s) is not None for s in (signal.SIGTERM, signal.SIGINT))\n"
+      "old = signal.getsignal(signal.SIGTERM)\n"
+      "signal.signal(signal.SIGTERM, lambda *a: None)\n"
+      "signal.signal(signal.SIGTERM, old)\n"
+      "sys.exit(0 if ok else 3)\n";
+  ProcessResult r = run_process(spec_in(dir, {kMemtapBin, "run", "-o", dir.file("py.db"), "--",
+                                              "/usr/bin/python3", "-c", check}),
+                                kProcessTimeout);
+  ASSERT_TRUE(r.exited) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 0) << "stderr:\n" << r.err;
 }
 
 // The fault comes with no stack left: the handler runs on the main thread's alternate stack.
