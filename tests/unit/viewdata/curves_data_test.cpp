@@ -67,12 +67,7 @@ TEST(CurvesData, OverallLinesFollowTheHeapAndTheResidentSet) {
 TEST(CurvesData, IdenticalLinesAreFoundWhereTheyCoincide) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  b.malloc(1, 0x1000, 100);
-  b.malloc(2, 0x100000, 1 << 20, "", "", /*mmap=*/true);
-  b.rss(3, 5 << 20);
-  b.device_malloc(4, 0x7f0000000000, 8 << 20, 0);
-  b.device_malloc(5, 0x7f0000800000, 2 << 20, 0);
-  b.device_free(6, 0x7f0000000000, 0);
+  test::host_and_hal_only_gpu(b);
   const std::string path = dir.file("r.db");
   b.write(path);
   test::DeviceRows pool(b, 1);

@@ -200,4 +200,16 @@ class RecordingBuilder {
   std::vector<std::pair<uint64_t, uint32_t>> owners_;                     // addr -> owner id
 };
 
+// A host whose curves differ (heap, an anonymous mapping, the resident set) and GPU 0 with
+// HAL blocks only, whose four curves are then one line: the recording the "lines drawn as
+// one" tests of the curves (viewdata) and of the chart's note (gui) share.
+inline void host_and_hal_only_gpu(RecordingBuilder& b) {
+  b.malloc(1, 0x1000, 1000);
+  b.malloc(2, 0x100000, 1 << 20, "", "", /*mmap=*/true);
+  b.rss(3, 5 << 20);
+  b.device_malloc(4, 0x7f0000000000, 8 << 20, 0);
+  b.device_malloc(5, 0x7f0000800000, 2 << 20, 0);
+  b.device_free(6, 0x7f0000000000, 0);
+}
+
 }  // namespace memtap::test
