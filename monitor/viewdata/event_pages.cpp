@@ -225,9 +225,9 @@ std::vector<std::string> device_id_texts(int32_t device) {
   return texts;
 }
 
-// "<expression> IN (?, ...)" for EventFilter::device, its texts appended to *binds.
-std::string device_term(const std::string& expression, int32_t device, std::vector<Bind>* binds) {
-  const std::vector<std::string> texts = device_id_texts(device);
+// "<expression> IN (?, ...)", the texts appended to *binds.
+std::string in_term(const std::string& expression, const std::vector<std::string>& texts,
+                    std::vector<Bind>* binds) {
   std::string in = expression + " IN (";
   for (size_t i = 0; i < texts.size(); ++i) {
     in += i == 0 ? "?" : ", ?";
@@ -479,17 +479,10 @@ struct EventPages::State {
       // index, a page is sorted (USE TEMP B-TREE FOR ORDER BY): a jump to row 1 M of a
       // 2 M-row host cost 0.88 s there, 0.14 s scanning. A GPU's few rows are the other way
       // round: scanning for them cost 0.14 s a page, the index 1 ms (page_by_id decides).
-      terms.push_back(
-          device_term(device_index ? "\"Device Id\"" : "+\"Device Id\"", *f.device, binds));
+      terms.push_back(in_term(device_index ? "\"Device Id\"" : "+\"Device Id\"",
+                              device_id_texts(*f.device), binds));
     }
-    if (!f.kinds.empty()) {
-      std::string in = "\"Event\" IN (";
-      for (size_t i = 0; i < f.kinds.size(); ++i) {
-        in += i == 0 ? "?" : ", ?";
-        binds->push_back(f.kinds[i]);
-      }
-      terms.push_back(in + ")");
-    }
+    if (!f.kinds.empty()) terms.push_back(in_term("\"Event\"", f.kinds, binds));
     if (f.min_size > 0) {
       terms.push_back(std::string(kSizeSql) + " >= ?");
       binds->push_back(int64_t(std::min<uint64_t>(f.min_size, INT64_MAX)));
@@ -539,7 +532,7 @@ struct EventPages::State {
     if (f.device) {
       // The view's own Device Id: integer tests on event, event_type and detail, no
       // subquery; the rows are visited in ID order as for the other filters (no index).
-      terms.push_back(device_term(compact_device_id_sql(), *f.device, binds));
+      terms.push_back(in_term(compact_device_id_sql(), device_id_texts(*f.device), binds));
     }
     if (!f.kinds.empty()) {
       std::string any;
