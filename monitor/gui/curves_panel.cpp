@@ -81,8 +81,9 @@ QString identical_note(const viewdata::CurvesData& data) {
     bool allocated = false, reserved = false;
     for (size_t i : group) {
       names << QString::fromStdString(data.lines[i].name);
-      allocated = allocated || data.lines[i].name == "Allocated";
-      reserved = reserved || data.lines[i].name == "Reserved";
+      allocated =
+          allocated || data.lines[i].name == timeline::curve_name(timeline::Curve::kAllocated);
+      reserved = reserved || data.lines[i].name == timeline::curve_name(timeline::Curve::kReserved);
     }
     const QString same = names.join(QStringLiteral(" = "));
     if (data.group_by == timeline::GroupBy::kOverall && data.device >= 0 && !data.framework_pool &&

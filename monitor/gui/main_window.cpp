@@ -118,16 +118,8 @@ void MainWindow::showView(const std::string& name) {
 void MainWindow::setCursorAtPeak() {
   // --device N --at peak: the peak of that device, once the top bar has chosen it (the
   // scopes can be listed after the source is loaded); not the host's, chosen meanwhile.
-  if (top_bar_->preferredDevicePending()) {
-    auto once = std::make_shared<QMetaObject::Connection>();
-    *once = connect(state_, &ViewState::scopeChanged, this, [this, once] {
-      if (top_bar_->preferredDevicePending()) return;
-      disconnect(*once);
-      move_cursor_to_peak(state_, client_, this);
-    });
-    return;
-  }
-  move_cursor_to_peak(state_, client_, this);
+  move_cursor_to_peak(state_, client_, this,
+                      [this] { return !top_bar_->preferredDevicePending(); });
 }
 
 void MainWindow::cursorOnceLoaded(bool at_peak, int64_t since_start_ns) {

@@ -7,13 +7,15 @@
 
 namespace memtap::gui {
 
-void move_cursor_to_peak(ViewState* state, EngineClient* client, QObject* owner) {
-  if (!state->hasScope()) {
+void move_cursor_to_peak(ViewState* state, EngineClient* client, QObject* owner,
+                         std::function<bool()> scope_ready) {
+  if (!state->hasScope() || (scope_ready && !scope_ready())) {
     auto once = std::make_shared<QMetaObject::Connection>();
-    *once = QObject::connect(state, &ViewState::scopeChanged, owner, [state, client, owner, once] {
-      QObject::disconnect(*once);
-      move_cursor_to_peak(state, client, owner);
-    });
+    *once = QObject::connect(state, &ViewState::scopeChanged, owner,
+                             [state, client, owner, once, scope_ready] {
+                               QObject::disconnect(*once);
+                               move_cursor_to_peak(state, client, owner, scope_ready);
+                             });
     return;
   }
   const uint32_t pid = state->pid();
