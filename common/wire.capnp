@@ -109,11 +109,22 @@ struct Batch {
                                # event of this batch that refers to it
 }
 
+# How a process ended, as its agent saw it last (memtap_session's `end`).
+enum ProcessEnd {
+  unknown @0;    # not said: an agent that stopped tracing for another reason
+  exited @1;     # exit(), _exit(), a return from main: endCode is the exit status (0-255)
+  signalled @2;  # a fatal signal the crash flush caught: endCode is its number; the
+                 # process then dies of it unless a handler of its own recovers
+  execed @3;     # replaced by exec(): the new image, same pid, sends a Hello of its own
+}
+
 struct Bye {
   tsNs @3 :UInt64;             # when the agent stopped tracing (monotonic, like Event.tsNs)
   droppedTotal @0 :UInt64;
   eventsSent @1 :UInt64;
   childPids @2 :List(UInt32);  # fork() children still traced; the monitor waits for them too
+  end @4 :ProcessEnd;          # new fields: an older monitor ignores them, hence no version bump
+  endCode @5 :Int32;
 }
 
 struct Message {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/event_record.h"
+#include "common/process_end.h"
 
 namespace memtap {
 
@@ -72,6 +73,8 @@ struct WireBye {
   uint64_t dropped_total = 0;
   uint64_t events_sent = 0;
   std::vector<uint32_t> child_pids;
+  ProcessEnd end = ProcessEnd::kUnknown;
+  int32_t end_code = 0;
 };
 
 enum class WireBodyKind : uint8_t { kHello, kBatch, kBye };

@@ -36,6 +36,9 @@ struct ProcessInfo {
   uint64_t unresolved_strings = 0;  // events whose string id was still undefined when they
                                     // were applied: their text was written empty
   bool bye_received = false;
+  // How it ended, in words: process_end_text() of its Bye ("exit code 0", "signal SIGSEGV",
+  // "exec"), or, with no Bye, what the monitor knows ("no final flush, ..."); empty unknown.
+  std::string end;
   std::vector<uint32_t> child_pids;  // from Bye
 };
 

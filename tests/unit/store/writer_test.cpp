@@ -374,6 +374,7 @@ ProcessInfo parent_process() {
   p.memory_total_bytes = 9;
   p.bye_received = true;
   p.child_pids = {4101, 4102};
+  p.end = "signal SIGSEGV";
   return p;
 }
 
@@ -420,7 +421,8 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                   {"unresolved_strings", "INTEGER"},
                   {"memory_total_bytes", "INTEGER"},
                   {"bye_received", "INTEGER"},
-                  {"child_pids", "TEXT"}}));
+                  {"child_pids", "TEXT"},
+                  {"end", "TEXT"}}));
   EXPECT_EQ(db.query("SELECT * FROM memtap_session ORDER BY pid"),
             (Rows{{"4100",
                    "fedcba9876543210",
@@ -445,7 +447,8 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "10",
                    "9",
                    "1",
-                   "4101 4102"},
+                   "4101 4102",
+                   "signal SIGSEGV"},
                   {"4101",
                    "0000000000000001",
                    "4100",
@@ -469,6 +472,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "0",
                    "0",
                    "0",
+                   "",
                    ""}}));
 }
 
@@ -500,6 +504,7 @@ TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
     uint64_t unresolved_strings;
     bool bye_received;
     std::vector<uint32_t> child_pids;
+    std::string end;
   };
   EXPECT_EQ(sizeof(ProcessInfo), sizeof(KnownProcessInfo))
       << "ProcessInfo changed: add the new field to kSessionColumns in "
