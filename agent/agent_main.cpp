@@ -124,8 +124,10 @@ void start_sender(uint32_t forked_from_pid) {
   }
 }
 
-void at_exit_flush() {
-  agent_stop();
+// on_exit, not atexit: it is handed the status exit() got (a return from main included),
+// which Bye carries.
+void at_exit_flush(int status, void*) {
+  agent_stop(ProcessEnd::kExited, status & 0xff);
 }
 
 __attribute__((constructor)) void agent_init() {
@@ -157,20 +159,20 @@ __attribute__((constructor)) void agent_init() {
   start_sender(0);
   // Inherited by fork() children, whose own sender takes over g_crash_flush.
   if (g_agent.sender_stop) crash_flush_install(g_settings.crash_flush_ms);
-  // atexit, not a destructor: _dl_fini finalises the sender's namespace (ZeroMQ,
+  // An exit handler, not a destructor: _dl_fini finalises the sender's namespace (ZeroMQ,
   // libstdc++) before the base namespace's destructors would run.
-  atexit(at_exit_flush);
+  on_exit(at_exit_flush, nullptr);
 }
 
 }  // namespace
 
-void agent_stop() {
+void agent_stop(ProcessEnd end, int32_t code) {
   // A vfork() child shares our memory but is another process: it must not touch the
   // parent's sender.
   if (g_agent.registry.pid != 0 && raw_getpid() != g_agent.registry.pid) return;
   if (g_agent.stopped.exchange(true)) return;
   BusyScope busy;
-  if (g_agent.sender_stop) g_agent.sender_stop();
+  if (g_agent.sender_stop) g_agent.sender_stop(int32_t(end), code);
   g_agent.recording.store(false, std::memory_order_relaxed);
 }
 

@@ -11,6 +11,7 @@
 
 #include "agent/event_buffer.h"
 #include "agent/sender/sender_api.h"
+#include "common/process_end.h"
 
 namespace memtap {
 
@@ -33,7 +34,8 @@ inline bool hooks_record() {
 }
 
 // Lifecycle (agent_main.cpp).
-void agent_stop();                                 // flush, Bye; idempotent
+// Flush, Bye saying how the process ends (a ProcessEnd and its code); idempotent.
+void agent_stop(ProcessEnd end, int32_t code);
 void agent_after_fork_child(uint32_t parent_pid);  // in a fork() child
 void agent_after_fork_parent(uint32_t child_pid, uint64_t fork_ts_ns);
 void context_after_fork_child();  // context_api.cpp: steps count from 1 again

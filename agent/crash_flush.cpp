@@ -73,7 +73,8 @@ bool claim_flush() {
   return !g_agent.stopped.exchange(true);
 }
 
-void flush_and_wait() {
+void flush_and_wait(int sig) {
+  g_crash_flush.signal.store(sig, std::memory_order_relaxed);
   g_crash_flush.requested.store(1, std::memory_order_release);
   raw_futex_wake_all(&g_crash_flush.requested);
   const uint64_t deadline = monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u;
@@ -124,7 +125,7 @@ void hand_on(int sig, siginfo_t* info, void* context) {
 
 void on_fatal_signal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
-  if (claim_flush()) flush_and_wait();
+  if (claim_flush()) flush_and_wait(sig);
   hand_on(sig, info, context);
   errno = saved_errno;
 }
@@ -169,6 +170,7 @@ void crash_flush_set_sender_thread(uint32_t tid) {
 
 void crash_flush_after_fork_child() {
   g_crash_flush.requested.store(0, std::memory_order_relaxed);
+  g_crash_flush.signal.store(0, std::memory_order_relaxed);
   g_crash_flush.done.store(0, std::memory_order_relaxed);
   g_sender_tid.store(0, std::memory_order_relaxed);
 }

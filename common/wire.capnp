@@ -109,7 +109,7 @@ struct Batch {
                                # event of this batch that refers to it
 }
 
-# How a process ended, as its agent saw it last (memtap_session's `end`).
+# How a process ended, as its agent saw it last (memtap_session's `ended_by`).
 enum ProcessEnd {
   unknown @0;    # not said: an agent that stopped tracing for another reason
   exited @1;     # exit(), _exit(), a return from main: endCode is the exit status (0-255)

@@ -214,14 +214,14 @@ MEMTAP_HOOK pid_t fork(void) {
 // Python's multiprocessing children (DataLoader workers) end with os._exit: no atexit
 // handler runs, so the flush happens here.
 MEMTAP_HOOK void _exit(int status) {
-  agent_stop();
+  agent_stop(ProcessEnd::kExited, status & 0xff);
   if (g_real.exit_) g_real.exit_(status);
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }
 
 MEMTAP_HOOK void _Exit(int status) {
-  agent_stop();
+  agent_stop(ProcessEnd::kExited, status & 0xff);
   if (g_real.Exit) g_real.Exit(status);
   syscall(SYS_exit_group, status);
   __builtin_unreachable();

@@ -33,6 +33,7 @@
 #include "agent/sender/tsc_converter.h"
 #include "agent/sender/wire_encoder.h"
 #include "common/clock.h"
+#include "common/process_end.h"
 #include "common/thread_nice.h"
 
 namespace memtap {
@@ -57,6 +58,7 @@ struct Sender {
   uint64_t dropped_in_sender = 0;  // records of batches discarded at a reconnection
   std::thread thread;
   std::atomic<bool> stop_requested{false};
+  int32_t end = 0, end_code = 0;  // Bye's, from memtap_sender_stop (before stop_requested)
   std::atomic<bool> running{false};
   bool closed = false;  // a crash flush closed the socket on the sender thread
   std::atomic<uint64_t> events_sent{0};
@@ -276,7 +278,13 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
   std::vector<uint32_t> children;
   uint32_t nchildren = std::min(s.config.registry->child_count.load(), kMaxChildPids);
   for (uint32_t i = 0; i < nchildren; ++i) children.push_back(s.config.registry->child_pids[i]);
-  s.owned = encode_bye(header(s), monotonic_ns(), total_dropped(s), s.events_sent.load(), children);
+  int32_t end = s.end, end_code = s.end_code;
+  if (s.config.crash_flush && s.config.crash_flush->requested.load(std::memory_order_acquire)) {
+    end = int32_t(ProcessEnd::kSignalled);
+    end_code = s.config.crash_flush->signal.load(std::memory_order_relaxed);
+  }
+  s.owned = encode_bye(header(s), monotonic_ns(), total_dropped(s), s.events_sent.load(), children,
+                       end, end_code);
   s.pending = s.owned;
   flush_pending(s, std::max(1, remaining_ms()));
   return remaining_ms();
@@ -459,9 +467,12 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
   return 0;
 }
 
-extern "C" __attribute__((visibility("default"))) void memtap_sender_stop(void) {
+extern "C" __attribute__((visibility("default"))) void memtap_sender_stop(int32_t end,
+                                                                          int32_t code) {
   memtap::Sender* s = g_sender;
   if (!s || !s->running.exchange(false)) return;
+  s->end = end;
+  s->end_code = code;
   s->stop_requested.store(true, std::memory_order_release);
   s->thread.join();
   if (!s->closed) close_socket(*s);

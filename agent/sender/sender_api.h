@@ -21,14 +21,15 @@ namespace memtap {
 struct CrashFlushWords {
   std::atomic<uint32_t> requested{0};  // the crash handler asks for the final flush now
   std::atomic<uint32_t> done{0};       // the sender has sent Bye and closed its socket
+  std::atomic<int32_t> signal{0};      // the fatal signal, for Bye's end (set before requested)
 };
 
 }  // namespace memtap
 
 extern "C" {
 
-// 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush
-constexpr uint32_t kSenderAbiVersion = 11;
+// 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end
+constexpr uint32_t kSenderAbiVersion = 12;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -67,8 +68,9 @@ struct MemtapSenderConfig {
 // Starts the sender thread. Returns 0, or -1 with a message in error.
 typedef int (*memtap_sender_start_fn)(const MemtapSenderConfig* config, char* error,
                                       size_t error_len);
-// Drains every buffer, sends Bye and closes, within flush_timeout_ms. Idempotent.
-typedef void (*memtap_sender_stop_fn)(void);
+// Drains every buffer, sends Bye and closes, within flush_timeout_ms. Idempotent. `end`
+// (a memtap::ProcessEnd) and `code` are Bye's: how the process is ending.
+typedef void (*memtap_sender_stop_fn)(int32_t end, int32_t code);
 // Events handed to ZeroMQ so far.
 typedef uint64_t (*memtap_sender_events_sent_fn)(void);
 }

@@ -230,7 +230,8 @@ void BatchEncoder::release_lent(void*, void* hint) {
 }
 
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,
-                       uint64_t events_sent, const std::vector<uint32_t>& child_pids) {
+                       uint64_t events_sent, const std::vector<uint32_t>& child_pids, int32_t end,
+                       int32_t end_code) {
   capnp::MallocMessageBuilder mb;
   auto bye = start(mb, h).getBody().initBye();
   bye.setTsNs(ts_ns);
@@ -238,6 +239,8 @@ std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_
   bye.setEventsSent(events_sent);
   auto list = bye.initChildPids(unsigned(child_pids.size()));
   for (size_t i = 0; i < child_pids.size(); ++i) list.set(unsigned(i), child_pids[i]);
+  bye.setEnd(static_cast<wire::ProcessEnd>(end));
+  bye.setEndCode(end_code);
   return pack(mb);
 }
 

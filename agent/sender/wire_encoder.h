@@ -28,7 +28,8 @@ struct MessageHeader {
 std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& config,
                          uint64_t trace_start_ns);
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,
-                       uint64_t events_sent, const std::vector<uint32_t>& child_pids);
+                       uint64_t events_sent, const std::vector<uint32_t>& child_pids, int32_t end,
+                       int32_t end_code);
 
 // Batches, built where they are sent from. The sender encodes millions of events a second
 // inside the training process: building each batch in fresh memory and then copying it out

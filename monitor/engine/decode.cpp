@@ -149,6 +149,10 @@ bool decode_bye(wire::Bye::Reader in, WireBye& out, std::string& error) {
   out.dropped_total = in.getDroppedTotal();
   out.events_sent = in.getEventsSent();
   for (uint32_t pid : in.getChildPids()) out.child_pids.push_back(pid);
+  // An enumerant this monitor does not know (a newer agent's) reads as unknown.
+  const auto end = static_cast<uint16_t>(in.getEnd());
+  out.end = end <= uint16_t(ProcessEnd::kExeced) ? ProcessEnd(end) : ProcessEnd::kUnknown;
+  out.end_code = in.getEndCode();
   return check_time(out.ts_ns, "bye.tsNs", error);
 }
 

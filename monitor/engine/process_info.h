@@ -38,7 +38,7 @@ struct ProcessInfo {
   bool bye_received = false;
   // How it ended, in words: process_end_text() of its Bye ("exit code 0", "signal SIGSEGV",
   // "exec"), or, with no Bye, what the monitor knows ("no final flush, ..."); empty unknown.
-  std::string end;
+  std::string ended_by;
   std::vector<uint32_t> child_pids;  // from Bye
 };
 

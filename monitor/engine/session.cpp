@@ -422,6 +422,7 @@ void Session::Impl::apply_bye(ProcessState& p, size_t index, const WireBye& bye)
   info.events_dropped = std::max(info.events_dropped, bye.dropped_total);
   info.child_pids = bye.child_pids;
   info.bye_received = true;
+  info.ended_by = process_end_text(bye.end, bye.end_code);
   info.end_ns = std::max(info.end_ns, bye_ns);
   if (!p.ended) {  // a forgotten process that says Bye after all has its STOP already
     p.ended = true;

@@ -251,7 +251,7 @@ std::string signal_text(int status) {
   return text;
 }
 
-// How the program ended, in words (memtap_meta's `end`): "exit code 3", "signal SIGABRT".
+// How the program ended, in words (memtap_meta's `ended_by`): "exit code 3", "signal SIGABRT".
 std::string end_text(int status) {
   if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return "signal " + signal_text(status);
@@ -374,7 +374,7 @@ int ProgramRun::finish() {
                                                            {"mode", "run"},
                                                            {"command", cmdline},
                                                            {"exit_code", std::to_string(code)},
-                                                           {"end", end_text(child_status_)}};
+                                                           {"ended_by", end_text(child_status_)}};
   std::string error;
   if (!rec_->finish(meta, &error)) {
     fprintf(stderr, "memtap run: recording failed: %s\n", error.c_str());

@@ -92,7 +92,7 @@ constexpr SessionColumn kSessionColumns[] = {
     {"memory_total_bytes", "INTEGER", bind_integer<&ProcessInfo::memory_total_bytes>},
     {"bye_received", "INTEGER", bind_integer<&ProcessInfo::bye_received>},
     {"child_pids", "TEXT", bind_child_pids},  // space-separated, from Bye
-    {"end", "TEXT", bind_text<&ProcessInfo::end>},
+    {"ended_by", "TEXT", bind_text<&ProcessInfo::ended_by>},
 };
 
 // Runs a prepared INSERT once per item; the statement is finalized whatever happens.

@@ -4,6 +4,7 @@
 // signal (`memtap run` exits with 128 + its number, as a shell reports it), the same output.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <string.h>
 
 #include <string>
 
@@ -24,7 +25,10 @@ class CrashFlush : public ::testing::Test {
 
   // The program alone, then under `memtap run`: it dies by `sig` both times with the same
   // output, and the recording has each of its blocks once. `env`: for both runs.
-  void expect_flushed(const std::string& mode, int sig, const std::vector<std::string>& env = {}) {
+  // `flushed_sig`: the signal the agent's flush ran for, when not `sig`.
+  void expect_flushed(const std::string& mode, int sig, const std::vector<std::string>& env = {},
+                      int flushed_sig = 0) {
+    if (flushed_sig == 0) flushed_sig = sig;
     const std::vector<std::string> argv = {kCrash, mode, std::to_string(kBlocks)};
     ProcessSpec alone = spec_in(dir, argv);
     alone.env_set.insert(alone.env_set.end(), env.begin(), env.end());
@@ -56,6 +60,12 @@ class CrashFlush : public ::testing::Test {
     EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM (" + blocks + ")"), kBlocks) << "stderr:\n"
                                                                                << traced.err;
     EXPECT_EQ(q->scalar_int("SELECT COUNT(DISTINCT s) FROM (" + blocks + ")"), kBlocks);
+    // The agent's Bye says which signal it flushed for: the program's, or the SIGABRT its own
+    // handler ended with.
+    DbRows ended;
+    ASSERT_TRUE(q->query("SELECT ended_by FROM memtap_session", {}, &ended, &error)) << error;
+    ASSERT_EQ(ended.rows.size(), 1u);
+    EXPECT_EQ(ended.rows[0][0].text, std::string("signal SIG") + sigabbrev_np(flushed_sig));
   }
 
   TempDir dir;

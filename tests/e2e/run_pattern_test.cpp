@@ -233,6 +233,17 @@ TEST_F(MemtapRun, ExitsWithTheProgramsExitCode) {
   expect_well_formed(rec, window);
   EXPECT_EQ(rec.sessions.size(), 2u);
   EXPECT_EQ(rec.meta["exit_code"], "7");
+  // Each process's agent says how it ended: the parent returned 7 from main (exit's status,
+  // which an atexit handler never sees), the fork() child called _exit(0).
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  DbRows ended;
+  ASSERT_TRUE(
+      q->query("SELECT ended_by FROM memtap_session ORDER BY forked_from_pid", {}, &ended, &error))
+      << error;
+  ASSERT_EQ(ended.rows.size(), 2u);
+  EXPECT_EQ(ended.rows[0][0].text, "exit code 7");
+  EXPECT_EQ(ended.rows[1][0].text, "exit code 0");
 }
 
 // A program killed by a signal: memtap run's exit code is the shell's (128 + the signal),
@@ -249,7 +260,7 @@ TEST_F(MemtapRun, SaysHowAProgramKilledByASignalEnded) {
   std::string error;
   ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
   EXPECT_EQ(rec.meta["exit_code"], std::to_string(128 + SIGTERM));
-  EXPECT_EQ(rec.meta["end"], "signal SIGTERM");
+  EXPECT_EQ(rec.meta["ended_by"], "signal SIGTERM");
 
   r = run(dir.file("silent.db"), {"/bin/sh", "-c", "kill -TERM $$"}, nullptr, {},
           {"MEMTAP_DISABLE=1"});
@@ -264,7 +275,7 @@ TEST_F(MemtapRun, SaysHowAProgramKilledByASignalEnded) {
   EXPECT_NE(r.err.find("the agent was not loaded"), std::string::npos) << r.err;
   RecordingData absent;
   ASSERT_TRUE(load_recording(dir.file("absent.db"), &absent, &error)) << error;
-  EXPECT_EQ(absent.meta["end"], "exit code 0");
+  EXPECT_EQ(absent.meta["ended_by"], "exit code 0");
 }
 
 // Arguments reach the program unchanged (spaces, empty strings), its output is its own,

@@ -374,7 +374,7 @@ ProcessInfo parent_process() {
   p.memory_total_bytes = 9;
   p.bye_received = true;
   p.child_pids = {4101, 4102};
-  p.end = "signal SIGSEGV";
+  p.ended_by = "signal SIGSEGV";
   return p;
 }
 
@@ -422,7 +422,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                   {"memory_total_bytes", "INTEGER"},
                   {"bye_received", "INTEGER"},
                   {"child_pids", "TEXT"},
-                  {"end", "TEXT"}}));
+                  {"ended_by", "TEXT"}}));
   EXPECT_EQ(db.query("SELECT * FROM memtap_session ORDER BY pid"),
             (Rows{{"4100",
                    "fedcba9876543210",
@@ -504,7 +504,7 @@ TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
     uint64_t unresolved_strings;
     bool bye_received;
     std::vector<uint32_t> child_pids;
-    std::string end;
+    std::string ended_by;
   };
   EXPECT_EQ(sizeof(ProcessInfo), sizeof(KnownProcessInfo))
       << "ProcessInfo changed: add the new field to kSessionColumns in "
