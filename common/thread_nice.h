@@ -1,5 +1,6 @@
-// Stepping a thread back for the program being traced: the agent's sender, the monitor's
-// threads while the program runs, the writer and its checkpointer at all times.
+// Stepping a thread back for the program being traced: the agent's sender. (The monitor's
+// threads pace themselves instead, common/cpu_share.h: a raised nice value cannot be lowered
+// again once the program has ended.)
 #pragma once
 
 #include <sys/resource.h>
@@ -9,14 +10,12 @@
 
 namespace memtap {
 
-// Where memtap's threads stand by default: the sender inside the program
-// (MEMTAP_SENDER_NICE), the monitor while `memtap run`'s program runs (MEMTAP_MONITOR_NICE),
-// the writer and its checkpointer always. 19 is the lowest priority there is: a nice-19
-// thread beside a busy nice-0 thread gets about 1.5 % of the core (CFS/EEVDF weights 15
-// against 1024); at nice 10 (weight 110) it got about 10 %, which a two-thread allocation
-// storm on two cores paid for (tests/bench/RESULTS.md, "Issue 5, fifth pass"). The work is
-// not lost, only deferred: records wait in the agent's bounded buffers and the monitor
-// catches up whenever the program leaves a core idle, or at its end.
+// Where the sender inside the program stands by default (MEMTAP_SENDER_NICE). 19 is the lowest
+// priority there is: a nice-19 thread beside a busy nice-0 thread gets about 1.5 % of the core
+// (CFS/EEVDF weights 15 against 1024); at nice 10 (weight 110) it got about 10 %, which a
+// two-thread allocation storm on two cores paid for (tests/bench/RESULTS.md, "Issue 5, fifth
+// pass"). The work is not lost, only deferred: records wait in the agent's bounded buffers and the
+// monitor catches up whenever the program leaves a core idle, or at its end.
 constexpr int kBehindTheProgramNice = 19;
 
 // Raises thread `tid`'s nice value to `nice` (0: the calling thread) unless it is already

@@ -62,6 +62,9 @@ int record_command(const std::vector<std::string>& args) {
     }
     if (now - last_check >= std::chrono::milliseconds(100)) {
       rec->check_liveness(std::chrono::milliseconds(500));
+      // The traced programs come first while any of them runs (on this machine or another:
+      // from here they look the same); between runs the recording catches up at full speed.
+      rec->set_program_running(rec->any_running());
       last_check = now;
     }
   }

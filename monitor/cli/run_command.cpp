@@ -61,7 +61,7 @@ int run_command(const std::vector<std::string>& args) {
   }
 
   int code = 0;
-  auto run = ProgramRun::start(o, 0, &error, &code);
+  auto run = ProgramRun::start(o, &error, &code);
   if (!run) {
     fprintf(stderr, "memtap run: %s\n", error.c_str());
     return code;

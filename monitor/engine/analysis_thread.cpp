@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/cpu_share.h"
+
 namespace memtap {
 
-AnalysisThread::AnalysisThread(AnalyzerOptions options, size_t max_queued_rows, EventTap tap)
+AnalysisThread::AnalysisThread(AnalyzerOptions options, size_t max_queued_rows, EventTap tap,
+                               std::shared_ptr<const CpuShare> cpu_share)
     : analyzer_(&strings_, options),
       max_queued_rows_(max_queued_rows == 0 ? 1 : max_queued_rows),
       tap_(std::move(tap)),
+      cpu_share_(std::move(cpu_share)),
       thread_([this] { run(); }) {}
 
 AnalysisThread::~AnalysisThread() {
@@ -98,6 +102,7 @@ size_t AnalysisThread::rows_waiting() const {
 
 void AnalysisThread::run() {
   pthread_setname_np(pthread_self(), "memtap-analyze");
+  CpuPacer pacer(cpu_share_.get());
   std::vector<MemEvent> events;
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -123,6 +128,7 @@ void AnalysisThread::run() {
         if (tap_) tap_(events.data(), events.size(), strings_);
       }
     }
+    pacer.pace();
     lock.lock();
     busy_ = false;
     if (rows != 0) {

@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cpu_share.h"
 #include "monitor/engine/analyzer.h"
 #include "monitor/engine/dump_row.h"
 #include "monitor/engine/row_events.h"
@@ -47,8 +48,10 @@ using AnalysisQuery = std::function<void(const Analyzer&, const StringTable&)>;
 
 class AnalysisThread {
  public:
+  // `cpu_share`: how the thread paces itself behind the program (common/cpu_share.h);
+  // null: never.
   explicit AnalysisThread(AnalyzerOptions options = {}, size_t max_queued_rows = size_t{1} << 20,
-                          EventTap tap = {});
+                          EventTap tap = {}, std::shared_ptr<const CpuShare> cpu_share = {});
   // Analyses what is queued, then stops the thread.
   ~AnalysisThread();
   AnalysisThread(const AnalysisThread&) = delete;
@@ -93,6 +96,7 @@ class AnalysisThread {
   Analyzer analyzer_;
   const size_t max_queued_rows_;
   const EventTap tap_;
+  const std::shared_ptr<const CpuShare> cpu_share_;
   std::atomic<int64_t> analysed_until_ns_{0};
 
   mutable std::mutex mutex_;

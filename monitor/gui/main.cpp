@@ -83,7 +83,6 @@ int main(int argc, char** argv) {
     live.out = o.out;
     live.compact = o.compact;
     live.run = o.run;
-    live.spare_tid = int(gettid());
     source = viewdata::start_live(live, &error, &exit_code);
   }
   if (!source) {

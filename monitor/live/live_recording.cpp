@@ -25,14 +25,20 @@ std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
   // The live view first: while the engine or the receiving loop is behind, the writer
   // waits and rows queue on disk, since on few cores both cannot have the CPU.
   MemscopeWriterOptions options = store;
-  options.live_behind = [behind = r->live_behind_] {
-    return behind->load(std::memory_order_relaxed);
+  // Only while the program runs: once it has ended, the engine and the writer finish side
+  // by side, sooner than one after the other.
+  options.live_behind = [behind = r->live_behind_, share = r->cpu_share_] {
+    return behind->load(std::memory_order_relaxed) &&
+           share->limited.load(std::memory_order_relaxed);
   };
+  r->min_share_permille_ = min_share_permille();
+  r->cpu_share_->permille.store(r->min_share_permille_, std::memory_order_relaxed);
+  options.cpu_share = r->cpu_share_;
   r->writer_ = MemscopeWriter::create(db_path, options, error);
   if (!r->writer_) return nullptr;
   LiveRecording* self = r.get();
-  r->analysis_ =
-      std::make_unique<AnalysisThread>(AnalyzerOptions{}, size_t{1} << 20, std::move(tap));
+  r->analysis_ = std::make_unique<AnalysisThread>(AnalyzerOptions{}, size_t{1} << 20,
+                                                  std::move(tap), r->cpu_share_);
   r->session_ = std::make_unique<Session>(
       [self](const DumpRow* rows, size_t n) {
         // The engine first: the writer's append may write its queue to disk (the spool),
@@ -107,16 +113,29 @@ size_t LiveRecording::pump(int timeout_ms) {
     }
     ++handled;
     wait = 0;  // then take whatever else is already queued
-    if (handled % 64 == 0 && std::chrono::steady_clock::now() >= pump_end) break;
+    if (handled % 64 == 0) {
+      pacer_.pace();
+      if (std::chrono::steady_clock::now() >= pump_end) break;
+    }
   }
   if (handled) last_message_ = std::chrono::steady_clock::now();
   // Behind: this call ran out of time with messages still coming, or the engine holds more
   // than a few chunks it has not analysed.
   constexpr size_t kEngineBehindRows = 32768;
   const bool flooded = wait == 0 && std::chrono::steady_clock::now() >= pump_end;
-  live_behind_->store(flooded || analysis_->rows_waiting() > kEngineBehindRows,
-                      std::memory_order_relaxed);
+  const size_t unanalysed = analysis_->rows_waiting();
+  live_behind_->store(flooded || unanalysed > kEngineBehindRows, std::memory_order_relaxed);
+  // How far behind, as seconds of work at about a million rows a second (the engine and
+  // the writer each take more on one core): the longer memtap's threads would need to
+  // catch up, the larger their share while the program runs.
+  const double behind_s = double(unanalysed + backlog()) / 1e6;
+  cpu_share_->permille.store(share_for_backlog(min_share_permille_, behind_s),
+                             std::memory_order_relaxed);
   return handled;
+}
+
+void LiveRecording::set_program_running(bool running) {
+  cpu_share_->limited.store(running, std::memory_order_relaxed);
 }
 
 void LiveRecording::check_liveness(std::chrono::milliseconds grace) {
@@ -204,11 +223,13 @@ std::string LiveRecording::progress_line() const {
   char line[256];
   snprintf(line, sizeof line,
            "memtap: progress monotonic_ns=%lld received=%llu analysed=%llu written=%llu "
-           "spooled=%llu writer_waited_ms=%llu",
+           "spooled=%llu writer_waited_ms=%llu paced=%d share_permille=%u",
            (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (unsigned long long)received,
            (unsigned long long)analysis_->rows_analysed(),
            (unsigned long long)writer_->rows_written(), (unsigned long long)writer_->rows_spooled(),
-           (unsigned long long)writer_->deferred_ms());
+           (unsigned long long)writer_->deferred_ms(),
+           cpu_share_->limited.load(std::memory_order_relaxed) ? 1 : 0,
+           unsigned(cpu_share_->permille.load(std::memory_order_relaxed)));
   return line;
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cpu_share.h"
 #include "monitor/engine/analysis_thread.h"
 #include "monitor/engine/session.h"
 #include "monitor/live/run_summary.h"
@@ -37,9 +38,14 @@ class LiveRecording {
   void check_liveness(std::chrono::milliseconds grace);
 
   bool any_running() const;
+  // Whether the program being traced runs: while it does, memtap's threads keep to a small
+  // share of a core when every core is busy, rising with how far behind they are
+  // (common/cpu_share.h); once it has ended they take what they need.
+  void set_program_running(bool running);
   // One line of how far each stage got, for MEMTAP_PROGRESS_MS: events received from the
   // agents, rows analysed by the engine, rows committed to the database and rows that
-  // waited on disk, with the CLOCK_MONOTONIC time it was taken.
+  // waited on disk, with the CLOCK_MONOTONIC time it was taken; and whether memtap's threads
+  // are pacing themselves behind the program (paced=1), at what share of a core.
   std::string progress_line() const;
   // Whether the engine has analysed, and the writer committed, every row so far.
   bool caught_up() const;
@@ -70,6 +76,11 @@ class LiveRecording {
   // engine or the receiving loop is behind the live rate. Shared: the writer may ask after
   // this object began to go away.
   std::shared_ptr<std::atomic<bool>> live_behind_ = std::make_shared<std::atomic<bool>>(false);
+  // Followed by the writer, its checkpointer, the analysis thread and pump(); shared, as
+  // live_behind_. The minimum share is read once, from MEMTAP_CPU_SHARE.
+  std::shared_ptr<CpuShare> cpu_share_ = std::make_shared<CpuShare>();
+  CpuPacer pacer_{cpu_share_.get()};  // pump()'s
+  uint32_t min_share_permille_ = CpuShare::kMinPermille;
   std::unique_ptr<PullSocket> socket_;
   std::unique_ptr<MemscopeWriter> writer_;
   // The live report: the session's rows, analysed on their own thread by the same engine

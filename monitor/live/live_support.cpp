@@ -1,7 +1,6 @@
 // See live_support.h.
 #include "monitor/live/live_support.h"
 
-#include <dirent.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -12,8 +11,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
-
-#include "common/thread_nice.h"
 
 namespace memtap {
 
@@ -91,26 +88,6 @@ bool recording_options(bool compact, MemscopeWriterOptions* out, std::string* er
 int progress_interval_ms() {
   const char* v = getenv("MEMTAP_PROGRESS_MS");
   return v != nullptr ? std::max(0, atoi(v)) : 0;
-}
-
-int yield_cpu_to_the_program(bool calling_thread_too, int spare_tid) {
-  int nice = kBehindTheProgramNice;
-  if (const char* v = getenv("MEMTAP_MONITOR_NICE")) nice = atoi(v);
-  if (nice <= 0) return 0;
-  // Nice values are per thread on Linux: every thread the monitor has (and, by inheritance,
-  // any it starts later) steps back. Raising one's own nice needs no privilege.
-  const int self = int(gettid());
-  int changed = 0;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) {
-      const int tid = atoi(e->d_name);
-      if ((tid == self && !calling_thread_too) || (spare_tid != 0 && tid == spare_tid)) continue;
-      // A thread already further back stays there.
-      if (tid > 0 && step_back(tid, nice)) ++changed;
-    }
-    closedir(d);
-  }
-  return changed;
 }
 
 }  // namespace memtap

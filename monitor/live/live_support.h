@@ -1,6 +1,6 @@
 // What `memtap run`, `memtap record` and the window's live modes share around a live
 // recording: where files and the agent are, the stop signals, the options read from the
-// environment, and stepping the monitor's threads back for the program.
+// environment.
 #pragma once
 
 #include <string>
@@ -17,15 +17,6 @@ std::string find_agent_library();
 // The directory of this executable ("" if /proc/self/exe cannot be read): memtap finds
 // memtap-gui there, and the agent below it.
 std::string executable_dir();
-// The training process comes first: once `memtap run` has started the program, the
-// monitor's threads run at nice MEMTAP_MONITOR_NICE (default 19, kBehindTheProgramNice; 0 keeps
-// them as they are), so on a machine with few cores the program gets the CPU and the monitor the
-// rest (the agent's bounded buffers absorb the difference; the monitor catches up when the program
-// idles or ends). The thread that forks the program steps back only after the fork
-// (calling_thread_too), since a child inherits its nice value and may not lower it again.
-// `spare_tid`, when not 0, is a thread left as it is: the window's, which the user is
-// looking at and which does little work of its own. Returns the number of threads changed.
-int yield_cpu_to_the_program(bool calling_thread_too, int spare_tid = 0);
 // How `memtap run` and `memtap record` write the recording: `compact` (--compact), and
 // MEMTAP_QUEUE_MEMORY_ROWS, the rows queued in memory before the queue goes to disk while
 // SQLite is behind (MemscopeWriterOptions::max_memory_rows; 0: memory only). A value

@@ -258,8 +258,8 @@ std::string end_text(int status) {
   return "unknown";
 }
 
-std::unique_ptr<ProgramRun> ProgramRun::start(const RunOptions& o, int spare_tid,
-                                              std::string* error, int* exit_code, EventTap tap) {
+std::unique_ptr<ProgramRun> ProgramRun::start(const RunOptions& o, std::string* error,
+                                              int* exit_code, EventTap tap) {
   *exit_code = 2;
   if (std::string why = program_problem(o.command[0]); !why.empty()) {
     *error = why;
@@ -288,13 +288,12 @@ std::unique_ptr<ProgramRun> ProgramRun::start(const RunOptions& o, int spare_tid
   run->rec_ = LiveRecording::start(endpoint, run->out_, store, error, std::move(tap));
   if (!run->rec_) return nullptr;
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  yield_cpu_to_the_program(false, spare_tid);
   run->child_ = spawn_program(o, child_environment(o, agent, endpoint), error);
   if (run->child_ < 0) {
     *exit_code = 127;
     return nullptr;
   }
-  yield_cpu_to_the_program(true, spare_tid);
+  run->rec_->set_program_running(true);
   run->progress_every_ = std::chrono::milliseconds(progress_interval_ms());
   run->next_progress_ = std::chrono::steady_clock::now() + run->progress_every_;
   return run;
@@ -317,6 +316,9 @@ bool ProgramRun::step(int timeout_ms) {
   if (!child_done_ && reap(child_, &child_status_)) {
     child_done_ = true;
     child_exit_time_ = steady_clock::now();
+    // Nothing to protect any more: the recording is finished at full speed.
+    rec_->set_program_running(false);
+    if (progress_every_.count() != 0) fprintf(stderr, "%s\n", rec_->progress_line().c_str());
   } else if (child_done_) {
     reap(child_, &child_status_);
   }

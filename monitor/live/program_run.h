@@ -66,12 +66,12 @@ int exit_code_of(int wait_status);
 class ProgramRun {
  public:
   // Checks the program and the agent, starts the recording (o.out) on a fresh per-user IPC
-  // endpoint, then the program. `spare_tid`: a thread that does not step back for the
-  // program with the others (yield_cpu_to_the_program). nullptr with *error (one line) and
+  // endpoint, then the program. While the program runs, the recording's threads stand
+  // behind it (LiveRecording::set_program_running). nullptr with *error (one line) and
   // *exit_code (127: the program cannot run; 2: anything else) when any of that fails.
   // `tap` sees every batch of the live analyses (LiveRecording::start).
-  static std::unique_ptr<ProgramRun> start(const RunOptions& o, int spare_tid, std::string* error,
-                                           int* exit_code, EventTap tap = {});
+  static std::unique_ptr<ProgramRun> start(const RunOptions& o, std::string* error, int* exit_code,
+                                           EventTap tap = {});
   ~ProgramRun();
 
   // One round: receives for up to `timeout_ms`, forwards a stop signal to the program, reaps

@@ -27,7 +27,7 @@
 #include <system_error>
 #include <thread>
 
-#include "common/thread_nice.h"
+#include "common/cpu_share.h"
 #include "monitor/store/compact_inserter.h"
 #include "monitor/store/compact_schema.h"
 #include "monitor/store/dump_inserter.h"
@@ -188,7 +188,7 @@ bool MemscopeWriter::Impl::open(std::string* reason) {
       (options.compact ? compact_schema_sql() : std::string(kCreateMemscopeDumpSql) + ";") +
       memtap_tables_sql();
   if (!sqlite_exec(db, schema.c_str(), reason)) return false;
-  checkpointer = WalCheckpointer::start(partial_path, reason);
+  checkpointer = WalCheckpointer::start(partial_path, options.cpu_share, reason);
   if (checkpointer == nullptr) return false;
   checkpointer->attach(db);
   if (options.compact) {
@@ -202,12 +202,10 @@ bool MemscopeWriter::Impl::open(std::string* reason) {
 void MemscopeWriter::Impl::run() {
   pthread_setname_np(pthread_self(), "memtap-writer");
   // The program first, then the live view, then the file. This thread stands behind the
-  // program at all times, and behind the live view by waiting while it is behind
-  // (live_is_behind), not by nice: under `memtap run` the receiving and analysing threads
-  // stand at the same nice value. Rows it cannot take yet wait in the queue and on disk
-  // (nothing is lost; the recording completes later). Nice is per thread on Linux, and
-  // raising one's own needs no privilege.
-  step_back(0, kBehindTheProgramNice);
+  // program by pacing itself while it runs (common/cpu_share.h), and behind the live view
+  // by waiting while it is behind (live_is_behind). Rows it cannot take yet wait in the
+  // queue and on disk (nothing is lost; the recording completes later).
+  CpuPacer pacer(options.cpu_share.get());
   std::vector<DumpRow> work;        // the rows being written
   bool work_is_chunk = false;       // work is a chunk of the queue
   std::vector<DumpRow> spool_rows;  // for reading the spool back, kept for its capacity
@@ -251,6 +249,7 @@ void MemscopeWriter::Impl::run() {
     if (in_transaction && (mode != StopMode::kRunning || Clock::now() >= commit_deadline)) {
       commit();
     }
+    pacer.pace();
     if (mode == StopMode::kAbandon) return;
     if (mode == StopMode::kDrain) {
       std::lock_guard lock(mutex);

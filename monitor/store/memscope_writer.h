@@ -24,6 +24,8 @@
 
 namespace memtap {
 
+struct CpuShare;
+
 struct MemscopeWriterOptions {
   // Rows per transaction. Large transactions amortize the commit; a transaction is also
   // committed when it has been open for commit_interval_ms, so a crash loses little.
@@ -46,6 +48,9 @@ struct MemscopeWriterOptions {
   // never waits.
   std::function<bool()> live_behind;
   uint64_t max_deferred_bytes = uint64_t{1} << 30;
+  // The writer's and its checkpointer's pacing behind the program (common/cpu_share.h);
+  // shared with the recording that sets it. Null: they never pace.
+  std::shared_ptr<const CpuShare> cpu_share;
   // Test hook: caps the database at this many pages (PRAGMA max_page_count), so a test can
   // make SQLite fail with SQLITE_FULL exactly as on a full disk. 0: no cap.
   uint32_t max_page_count = 0;

@@ -6,14 +6,16 @@
 
 #include <system_error>
 
-#include "common/thread_nice.h"
+#include "common/cpu_share.h"
 #include "monitor/store/sqlite_status.h"
 
 namespace memtap {
 
 std::unique_ptr<WalCheckpointer> WalCheckpointer::start(const std::string& path,
+                                                        std::shared_ptr<const CpuShare> cpu_share,
                                                         std::string* error) {
   std::unique_ptr<WalCheckpointer> c(new WalCheckpointer());
+  c->cpu_share_ = std::move(cpu_share);
   const int rc =
       sqlite3_open_v2(path.c_str(), &c->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
@@ -73,8 +75,8 @@ int WalCheckpointer::on_commit(void* self, sqlite3* writer, const char* db_name,
 
 void WalCheckpointer::run() {
   pthread_setname_np(pthread_self(), "memtap-ckpt");
-  // Part of writing the file, which comes after the live view (memscope_writer.cpp).
-  step_back(0, kBehindTheProgramNice);
+  // Part of writing the file, which comes after the program (memscope_writer.cpp).
+  CpuPacer pacer(cpu_share_.get());
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [this] { return requested_ || stop_; });
@@ -84,6 +86,7 @@ void WalCheckpointer::run() {
     // PASSIVE copies what no reader still needs and never waits for the writer; a busy
     // result just means the next commit asks again.
     sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    pacer.pace();
     lock.lock();
     ++checkpoints_;
   }

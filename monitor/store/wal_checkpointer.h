@@ -20,6 +20,8 @@ struct sqlite3;
 
 namespace memtap {
 
+struct CpuShare;
+
 class WalCheckpointer {
  public:
   // Pages of log the hook lets pass before the writer checkpoints itself (with 16 KiB
@@ -28,7 +30,10 @@ class WalCheckpointer {
 
   // Opens its own connection to `path` (a WAL database) and starts the thread. nullptr
   // with *error if it cannot.
-  static std::unique_ptr<WalCheckpointer> start(const std::string& path, std::string* error);
+  // `cpu_share`: how it paces itself behind the program (null: never).
+  static std::unique_ptr<WalCheckpointer> start(const std::string& path,
+                                                std::shared_ptr<const CpuShare> cpu_share,
+                                                std::string* error);
   // Takes the hook off the attached writer, stops the thread and closes its connection
   // (call before the writer changes the journal mode, which needs to be the only
   // connection; from the thread that uses the writer's connection, or with it idle).
@@ -49,6 +54,7 @@ class WalCheckpointer {
 
   sqlite3* db_ = nullptr;
   sqlite3* writer_ = nullptr;  // attach()'s
+  std::shared_ptr<const CpuShare> cpu_share_;
   std::thread thread_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

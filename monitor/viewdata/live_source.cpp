@@ -41,7 +41,7 @@ class LiveSource final : public DataSource {
       if (!rec_) return false;
       title_ = "live: " + options_.listen;
     } else {
-      run_ = ProgramRun::start(options_.run, options_.spare_tid, error, exit_code, tap);
+      run_ = ProgramRun::start(options_.run, error, exit_code, tap);
       if (!run_) return false;
       rec_ptr_ = &run_->recording();
       out_ = run_->output();

@@ -25,8 +25,6 @@ struct LiveOptions {
   bool compact = false;
   // --run: memtap run's options, the program among them (used when listen is "").
   RunOptions run;
-  // A thread that does not step back for the traced program (the window's).
-  int spare_tid = 0;
 };
 
 // Starts receiving (and, for --run, the program). nullptr with *error (one line) and

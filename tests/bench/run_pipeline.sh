@@ -57,10 +57,11 @@
 # past the writer's capacity the rows wait in memory and on disk (spooled), nothing is lost,
 # but the recording completes that much later.
 #
-# The monitor's nice value: MEMTAP_MONITOR_NICE as given (unset: memtap's default, 19 once the
-# program started). MEMTAP_MONITOR_NICE=0 shows the pipeline's own capacity; the default
-# shows what a training run gets when its process has the CPU first (on few cores the
-# monitor then mostly catches up after the program, so lag and catch-up grow).
+# The monitor's share of a core while the program runs on busy cores: MEMTAP_CPU_SHARE as
+# given (unset: memtap's default, 2.5 % per thread, rising with the backlog).
+# MEMTAP_CPU_SHARE=100 shows the pipeline's own capacity; the default shows what a training
+# run gets when its process has the CPU first (on few cores the monitor then mostly catches
+# up after the program, so lag and catch-up grow).
 # It prints; it does not fail on ratios.
 #
 # Usage: tests/bench/run_pipeline.sh [rate ...]   rates in events/s, e.g. 5e6, or max
@@ -74,7 +75,7 @@
 #   takes minutes per second of generation, and one short run already shows where the
 #   pipeline stops. MEMTAP_BENCH_QUICK=1 (set by
 #   tests/bench/run --quick): rates 1e6 3e6 5e6 max, 1 run each, 1 s, unless given. MEMTAP_*
-#   variables reach the agent and monitor as usual (MEMTAP_MONITOR_NICE, MEMTAP_BUFFER_MB,
+#   variables reach the agent and monitor as usual (MEMTAP_CPU_SHARE, MEMTAP_BUFFER_MB,
 #   MEMTAP_LOSSLESS, MEMTAP_QUEUE_MEMORY_ROWS).
 set -euo pipefail
 
@@ -233,9 +234,9 @@ progress_figures() {
     }'
 }
 
-nice_shown=${MEMTAP_MONITOR_NICE:-"unset (memtap's default, 19)"}
+share_shown=${MEMTAP_CPU_SHARE:-"unset (memtap's default, 2.5)"}
 echo "pipeline: memtap_bench_pipeline_gen RATE $seconds s, $threads thread(s), $reps run(s) per" \
-     "rate (max: $max_seconds s, $max_reps run(s)), forms: ${forms[*]}; MEMTAP_MONITOR_NICE=$nice_shown;" \
+     "rate (max: $max_seconds s, $max_reps run(s)), forms: ${forms[*]}; MEMTAP_CPU_SHARE=$share_shown;" \
      "$(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)," \
      "memtap $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
 

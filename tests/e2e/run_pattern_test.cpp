@@ -138,16 +138,18 @@ TEST_F(MemtapRun, AQueueSizeThatIsNoNumberIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.db")));
 }
 
-// The training process comes first: while the program runs, every thread of the monitor
-// (the writer and its checkpointer included) runs at nice 19, the lowest priority, and the
-// program at its own (0). The program waits (bounded) for the thread that forked it to
-// step back, which happens just after the fork.
-TEST_F(MemtapRun, MonitorThreadsStepBackForTheProgram) {
+// The training process comes first, and memtap finishes at full speed once it has ended:
+// the monitor's threads stay at the program's priority (a nice value, once raised, cannot
+// be lowered again without privilege) and pace themselves while it runs (common/cpu_share.h,
+// whose accounting tests/unit/common tests), which the progress lines show: paced=1 while
+// the program runs, paced=0 from the moment it has ended.
+TEST_F(MemtapRun, MonitorThreadsPaceThemselvesOnlyWhileTheProgramRuns) {
   const std::string script =
-      "i=0; while [ $i -lt 2000 ] && [ \"$(cut -d' ' -f19 /proc/$PPID/stat)\" != 19 ]; do "
-      "i=$((i+1)); done; for t in /proc/$PPID/task/*; do echo monitor $(cut -d' ' -f2,19 "
-      "$t/stat); done; echo program $(cut -d' ' -f19 /proc/self/stat)";
-  ProcessResult r = run(dir.file("nice.db"), {"/bin/sh", "-c", script});
+      "for t in /proc/$PPID/task/*; do echo monitor $(cut -d' ' -f2,19 $t/stat); done; "
+      "echo program $(cut -d' ' -f19 /proc/self/stat); i=0; while [ $i -lt 3000 ]; do "
+      "i=$((i+1)); done";
+  ProcessResult r =
+      run(dir.file("nice.db"), {"/bin/sh", "-c", script}, nullptr, {}, {"MEMTAP_PROGRESS_MS=1"});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
   EXPECT_NE(r.out.find("program 0\n"), std::string::npos) << r.out;
   int monitor_threads = 0;
@@ -162,10 +164,22 @@ TEST_F(MemtapRun, MonitorThreadsStepBackForTheProgram) {
     int nice = -100;
     fields >> name >> nice;
     saw_writer = saw_writer || name == "(memtap-writer)";
-    EXPECT_EQ(nice, 19) << r.out;
+    EXPECT_EQ(nice, 0) << r.out;
   }
   EXPECT_GE(monitor_threads, 2) << r.out;  // the main thread and the writer at least
   EXPECT_TRUE(saw_writer) << r.out;
+  // Progress lines: the first ones while the program runs, the last once it has ended.
+  std::vector<std::string> paced;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);) {
+    const size_t at = line.find(" paced=");
+    if (line.rfind("memtap: progress ", 0) == 0 && at != std::string::npos) {
+      paced.push_back(line.substr(at + 7, 1));
+    }
+  }
+  ASSERT_GE(paced.size(), 2u) << r.err;
+  EXPECT_EQ(paced.front(), "1") << r.err;
+  EXPECT_EQ(paced.back(), "0") << r.err;
 }
 
 // Inside the program, memtap's sender thread steps back too (nice 19; the program's own

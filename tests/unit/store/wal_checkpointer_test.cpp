@@ -49,7 +49,7 @@ TEST(WalCheckpointer, TheThreadCopiesTheLogAfterCommits) {
   const std::string path = dir.file("w.db");
   sqlite3* writer = open_wal(path);
   std::string error;
-  auto checkpointer = WalCheckpointer::start(path, &error);
+  auto checkpointer = WalCheckpointer::start(path, nullptr, &error);
   ASSERT_NE(checkpointer, nullptr) << error;
   checkpointer->attach(writer);
   commit_rows(writer, 20);  // ~2 MB: SQLite alone would have checkpointed at 1000 pages
@@ -72,7 +72,7 @@ TEST(WalCheckpointer, AnAttachedWriterNoLongerCheckpointsByItself) {
   const std::string path = dir.file("w.db");
   sqlite3* writer = open_wal(path);
   std::string error;
-  auto checkpointer = WalCheckpointer::start(path, &error);
+  auto checkpointer = WalCheckpointer::start(path, nullptr, &error);
   ASSERT_NE(checkpointer, nullptr) << error;
   checkpointer->attach(writer);
   checkpointer.reset();     // gone before any commit: nobody copies the log

@@ -1,0 +1,109 @@
+// Pacing memtap's threads behind the program (see cpu_share.h).
+#include "common/cpu_share.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace memtap {
+namespace {
+
+uint64_t clock_ns(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// The runnable count of /proc/loadavg ("0.50 0.40 0.30 3/412 9876": 3), or -1.
+int runnable_now() {
+  const int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char text[128];
+  const ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  text[n] = '\0';
+  int running = 0, total = 0;
+  double a = 0, b = 0, c = 0;
+  if (sscanf(text, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) != 5) return -1;
+  return running;
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  return std::max(1, CPU_COUNT(&set));
+}
+
+}  // namespace
+
+uint32_t min_share_permille() {
+  const char* text = getenv("MEMTAP_CPU_SHARE");
+  if (text == nullptr || *text == '\0') return CpuShare::kMinPermille;
+  const double percent = atof(text);
+  if (!(percent > 0)) return CpuShare::kMinPermille;
+  return uint32_t(std::clamp(percent * 10.0, 1.0, 1000.0));
+}
+
+uint32_t share_for_backlog(uint32_t min_permille, double behind_s) {
+  constexpr double kFullAtSeconds = 10.0;
+  const uint32_t top = std::max(min_permille, CpuShare::kMaxPermille);
+  if (!(behind_s > 0)) return min_permille;
+  if (behind_s >= kFullAtSeconds) return top;
+  return min_permille + uint32_t(double(top - min_permille) * behind_s / kFullAtSeconds);
+}
+
+bool cores_busy_without_me() {
+  const int running = runnable_now();
+  return running >= 0 && running - 1 >= usable_cpus();
+}
+
+int64_t CpuPacer::owed_wait_ns(uint64_t wall_ns, uint64_t cpu_ns, bool (*cores_busy)()) {
+  // Accounting starts when the limit does: what the thread used before is not owed.
+  const bool limited = share_->limited.load(std::memory_order_relaxed);
+  if (!limited || !was_limited_) {
+    was_limited_ = limited;
+    last_wall_ns_ = wall_ns;
+    last_cpu_ns_ = cpu_ns;
+    credit_ns_ = kBurstNs;
+    return 0;
+  }
+  const uint32_t permille = std::max<uint32_t>(1, share_->permille.load(std::memory_order_relaxed));
+  credit_ns_ += int64_t(wall_ns - last_wall_ns_) * permille / 1000 - int64_t(cpu_ns - last_cpu_ns_);
+  credit_ns_ = std::min(credit_ns_, kBurstNs);
+  last_wall_ns_ = wall_ns;
+  last_cpu_ns_ = cpu_ns;
+  // Only a thread over its share looks at the machine: the check is a file read.
+  if (credit_ns_ >= 0) return 0;
+  if (!cores_busy()) {
+    credit_ns_ = 0;  // a core is idle: take it, as a nice-19 thread would
+    return 0;
+  }
+  // The credit regained while waiting pays what was overdrawn.
+  return -credit_ns_ * 1000 / permille;
+}
+
+void CpuPacer::pace() {
+  if (share_ == nullptr) return;
+  int64_t wait = owed_wait_ns(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID),
+                              cores_busy_without_me);
+  // In steps, so that a lifted limit or a larger share is seen soon; the cores are not
+  // asked again (sleeping threads leave them as they were).
+  constexpr int64_t kMaxStepNs = 50'000'000;
+  while (wait > 0) {
+    const int64_t step = std::min(kMaxStepNs, wait);
+    timespec ts{time_t(step / 1000000000), long(step % 1000000000)};
+    nanosleep(&ts, nullptr);
+    wait = owed_wait_ns(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID),
+                        [] { return true; });
+  }
+}
+
+}  // namespace memtap

@@ -1,0 +1,68 @@
+// The CPU memtap takes while the program it traces runs, and all it can take after.
+//
+// memtap's threads used to step back with nice 19. That protects the program, but a nice
+// value cannot be lowered again without privilege, so once the program had ended the
+// monitor still finished the recording at 1.5 % of a core beside any other busy process:
+// 115x the plain run's time beside two busy loops. Instead they stay at the program's
+// priority and pace themselves: while the program runs and every core is busy, each keeps
+// to a small share of a core (a minimum, so that memtap falls behind at a bounded rate
+// instead of starving), rising with how far behind it is; with a core idle, or once the
+// program has ended, they take what they need.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace memtap {
+
+// What the pacers of one live recording follow. Set by the side that knows (the program
+// ran or ended; how far behind the monitor is); read by every pacing thread.
+struct CpuShare {
+  std::atomic<bool> limited{false};  // the program runs: keep to the share on busy cores
+  // The share of a core each pacing thread keeps to while limited and the cores are busy,
+  // in thousandths.
+  std::atomic<uint32_t> permille{kMinPermille};
+
+  // MEMTAP_CPU_SHARE (percent of a core per thread) sets the minimum; the share rises from
+  // it with the backlog (set_backlog) up to kMaxPermille.
+  static constexpr uint32_t kMinPermille = 25;
+  static constexpr uint32_t kMaxPermille = 250;
+};
+
+// The minimum share: MEMTAP_CPU_SHARE in percent of a core (0.1-100), else kMinPermille.
+uint32_t min_share_permille();
+
+// The share for a monitor that is `behind_s` seconds behind the live rate: the minimum
+// while it keeps up, rising linearly to kMaxPermille at 10 s behind. A pure function, so
+// that the rule is tested directly.
+uint32_t share_for_backlog(uint32_t min_permille, double behind_s);
+
+// Whether processes other than the caller keep every core this process may run on busy:
+// /proc/loadavg's runnable count minus the caller, against the CPUs of the affinity mask.
+// False when that cannot be read (pacing then never waits).
+bool cores_busy_without_me();
+
+// One thread's pacing (not shared between threads). Call pace() between units of work.
+class CpuPacer {
+ public:
+  explicit CpuPacer(const CpuShare* share) : share_(share) {}
+  // Returns at once unless the share is limited, this thread has used more than its share
+  // of a core (with a burst of kBurstNs), and the cores are busy; then sleeps until it is
+  // back within its share or the limit is lifted.
+  void pace();
+
+  // pace()'s accounting without clocks or sleeps, for tests: given the monotonic and this
+  // thread's CPU clock now, and whether the cores are busy (asked only when over the
+  // share), the nanoseconds to wait before the thread is back within its share; 0: none.
+  int64_t owed_wait_ns(uint64_t wall_ns, uint64_t cpu_ns, bool (*cores_busy)());
+
+ private:
+  static constexpr int64_t kBurstNs = 20'000'000;
+  const CpuShare* share_;
+  int64_t credit_ns_ = kBurstNs;  // CPU time this thread may still use before it waits
+  uint64_t last_wall_ns_ = 0;
+  uint64_t last_cpu_ns_ = 0;
+  bool was_limited_ = false;  // at the previous call
+};
+
+}  // namespace memtap

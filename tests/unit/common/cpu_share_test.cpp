@@ -1,0 +1,103 @@
+// The pacing of memtap's threads behind the program (common/cpu_share.h): its accounting,
+// driven with given clock readings, so that nothing here depends on the machine's load.
+#include "common/cpu_share.h"
+
+#include <gtest/gtest.h>
+
+namespace memtap {
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+
+bool busy() {
+  return true;
+}
+bool idle() {
+  return false;
+}
+
+// Makes `share` a share of `permille`, limited (the program runs).
+void limit(CpuShare* share, uint32_t permille) {
+  share->limited = true;
+  share->permille = permille;
+}
+
+TEST(CpuPacer, AThreadOverItsShareOnBusyCoresWaitsUntilItIsBackWithinIt) {
+  CpuShare share;  // a tenth of a core
+  limit(&share, 100);
+  CpuPacer pacer(&share);
+  EXPECT_EQ(pacer.owed_wait_ns(1000 * kMs, 0, busy), 0);  // the first call only starts
+  // 100 ms of CPU in 100 ms: 10 ms was its share, 20 ms of burst; 70 ms overdrawn takes
+  // 700 ms at a tenth of a core to pay back.
+  EXPECT_EQ(pacer.owed_wait_ns(1100 * kMs, 100 * kMs, busy), 700 * kMs);
+  // After those 700 ms, with no more CPU used, it owes nothing.
+  EXPECT_EQ(pacer.owed_wait_ns(1800 * kMs, 100 * kMs, busy), 0);
+}
+
+TEST(CpuPacer, WithinItsShareAThreadNeverWaits) {
+  CpuShare share;
+  limit(&share, 100);
+  CpuPacer pacer(&share);
+  pacer.owed_wait_ns(1000 * kMs, 0, busy);
+  uint64_t cpu = 0;
+  for (uint64_t wall = 1000 * kMs; wall < 3000 * kMs; wall += 10 * kMs) {
+    cpu += kMs;  // 1 ms of CPU every 10 ms: exactly its share
+    EXPECT_EQ(pacer.owed_wait_ns(wall + 10 * kMs, cpu, busy), 0) << "at " << wall / kMs << " ms";
+  }
+}
+
+TEST(CpuPacer, AnIdleCoreIsTakenAsANice19ThreadWould) {
+  CpuShare share;
+  limit(&share, 100);
+  CpuPacer pacer(&share);
+  pacer.owed_wait_ns(1000 * kMs, 0, idle);
+  EXPECT_EQ(pacer.owed_wait_ns(1100 * kMs, 100 * kMs, idle), 0);
+  // And the overdraft is forgiven, not kept for when the cores are busy again.
+  EXPECT_EQ(pacer.owed_wait_ns(1110 * kMs, 101 * kMs, busy), 0);
+}
+
+TEST(CpuPacer, OnceTheProgramHasEndedNothingWaits) {
+  CpuShare share;
+  limit(&share, 100);
+  CpuPacer pacer(&share);
+  pacer.owed_wait_ns(1000 * kMs, 0, busy);
+  share.limited = false;
+  EXPECT_EQ(pacer.owed_wait_ns(1100 * kMs, 100 * kMs, busy), 0);
+  EXPECT_EQ(pacer.owed_wait_ns(1200 * kMs, 200 * kMs, busy), 0);
+  // A program running again (the window's next run) starts from a full burst.
+  share.limited = true;
+  EXPECT_EQ(pacer.owed_wait_ns(1300 * kMs, 300 * kMs, busy), 0);
+  EXPECT_EQ(pacer.owed_wait_ns(1310 * kMs, 320 * kMs, busy), 0);  // 20 ms of burst
+  EXPECT_GT(pacer.owed_wait_ns(1320 * kMs, 330 * kMs, busy), 0);
+}
+
+TEST(CpuPacer, TimeSpentIdleDoesNotBuyMoreThanTheBurst) {
+  CpuShare share;
+  limit(&share, 100);
+  CpuPacer pacer(&share);
+  pacer.owed_wait_ns(1000 * kMs, 0, busy);
+  // An hour without work, then 50 ms of CPU at once: only the 20 ms burst (plus the 5 ms
+  // earned during the 50 ms) was saved, so 25 ms is owed: 250 ms at a tenth of a core.
+  const uint64_t later = 1000 * kMs + 3600'000 * kMs;
+  EXPECT_EQ(pacer.owed_wait_ns(later, 0, busy), 0);
+  EXPECT_EQ(pacer.owed_wait_ns(later + 50 * kMs, 50 * kMs, busy), 250 * kMs);
+}
+
+TEST(CpuPacer, NoShareNeverPaces) {
+  CpuPacer pacer(nullptr);
+  pacer.pace();  // returns at once, with nothing to follow
+  SUCCEED();
+}
+
+TEST(CpuShare, TheShareRisesWithTheBacklogFromTheMinimumToTheMaximum) {
+  const uint32_t min = CpuShare::kMinPermille, max = CpuShare::kMaxPermille;
+  EXPECT_EQ(share_for_backlog(min, 0.0), min);
+  EXPECT_EQ(share_for_backlog(min, 5.0), min + (max - min) / 2);
+  EXPECT_EQ(share_for_backlog(min, 10.0), max);
+  EXPECT_EQ(share_for_backlog(min, 1000.0), max);
+  EXPECT_EQ(share_for_backlog(500, 0.0), 500u);  // a minimum above the maximum wins
+  EXPECT_EQ(share_for_backlog(500, 20.0), 500u);
+}
+
+}  // namespace
+}  // namespace memtap
