@@ -49,6 +49,10 @@ void usage(FILE* out) {
           "      copy a memtap recording (--compact too) into msMemScope's own\n"
           "      memscope_dump table, which MindStudio Insight opens (default output:\n"
           "      ./memscope_dump_<YYYYmmddHHMMSS>.db)\n"
+          "  memtap recover FILE.partial [-o OUT]\n"
+          "      finish a recording whose monitor was killed before it could (what\n"
+          "      `report` and `monitor` call not finished): indexes and tables added,\n"
+          "      renamed to FILE (default)\n"
           "\n"
           "  memtap --version | --help\n");
 }
@@ -67,6 +71,7 @@ int main(int argc, char** argv) {
   if (cmd == "report") return memtap::report_command(args);
   if (cmd == "replay") return memtap::replay_command(args);
   if (cmd == "export") return memtap::export_command(args);
+  if (cmd == "recover") return memtap::recover_command(args);
   if (cmd == "monitor") return memtap::monitor_command(args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);

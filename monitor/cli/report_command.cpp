@@ -76,6 +76,7 @@ void print_recording_report(const Analyzer& analyzer, const Recording& rec, cons
   Report report = analyzer.report(rec.processes);
   report.source = path;
   report.format = rec.format;
+  report.unfinished = rec.unfinished;
   report.rows_skipped = rec.rows_skipped;
   if (json) {
     printf("%s\n", report_json(report).c_str());

@@ -142,8 +142,9 @@ struct DeviceReport {
 };
 
 struct Report {
-  std::string source;  // the file, or "live"
-  std::string format;  // memscope_dump, leaks_dump, msmemscope_csv, ...
+  std::string source;       // the file, or "live"
+  std::string format;       // memscope_dump, leaks_dump, msmemscope_csv, ...
+  bool unfinished = false;  // Recording::unfinished: a cut recording
   uint64_t events = 0;
   uint64_t rows_skipped = 0;
   std::vector<RecordedProcess> processes;

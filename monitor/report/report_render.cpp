@@ -199,6 +199,12 @@ void report_text(const Report& r, FILE* out) {
   if (r.rows_skipped)
     fprintf(out, ", %llu rows not understood", (unsigned long long)r.rows_skipped);
   fprintf(out, "\n");
+  if (r.unfinished) {
+    fprintf(out,
+            "  not finished: its monitor stopped before the end (killed?); this is what it had "
+            "committed. 'memtap recover %s' makes it a finished recording\n",
+            r.source.c_str());
+  }
   for (const RecordedProcess& p : r.processes) {
     fprintf(out, "  process %u", p.pid);
     if (!p.hostname.empty()) fprintf(out, " on %s", p.hostname.c_str());
@@ -216,6 +222,7 @@ std::string report_json(const Report& r) {
   JsonWriter j;
   j.begin_object();
   j.key("source").value(r.source).key("format").value(r.format);
+  j.key("unfinished").value(r.unfinished);
   j.key("events").value(r.events).key("rows_skipped").value(r.rows_skipped);
   j.key("processes").begin_array();
   for (const RecordedProcess& p : r.processes) {

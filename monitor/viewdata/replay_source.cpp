@@ -224,6 +224,11 @@ class ReplaySource final : public DataSource {
     if (!ok) status_.error = read_error_;
     if (!db_error.empty()) status_.warning = db_error;
     if (!rec_.warning.empty()) status_.warning = rec_.warning;
+    if (rec_.unfinished && status_.warning.empty()) {
+      status_.warning = path_ +
+                        ": not finished (its monitor stopped before the end); this is what it "
+                        "had committed. 'memtap recover' makes it a finished recording";
+    }
     status_.events_dropped = rec_.rows_skipped;
     for (const RecordedProcess& p : rec_.processes) {
       ProcessEntry e;

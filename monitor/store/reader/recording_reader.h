@@ -50,6 +50,10 @@ struct Recording {
   uint64_t rows_skipped = 0;  // rows that could not be understood; they gave no event
   // One line about the skipped rows, naming the file and the first bad row; "" if none.
   std::string warning;
+  // A memtap recording its monitor never finished (killed, or the machine went down: a
+  // `.partial` file without memtap_meta's complete=1). It holds what was committed, no
+  // index and no memtap_session; `memtap recover` finishes it.
+  bool unfinished = false;
 };
 
 // Reads `path` into *out (replacing what it held). False with *error, one line naming the

@@ -249,6 +249,15 @@ bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& opt
         !read_memtap_session(path, handle.db, &out->processes, error)) {
       return false;
     }
+    if (equals_ignore_case(table, "memtap_meta")) {
+      bool complete = false;
+      if (!for_each_row(
+              path, handle.db, "SELECT value FROM memtap_meta WHERE key = 'complete'",
+              [&](sqlite3_stmt* s) { complete = complete || column_string(s, 0) == "1"; }, error)) {
+        return false;
+      }
+      out->unfinished = !complete;
+    }
   }
   if (compact) return read_compact_tables(path, handle.db, options, out, problems, error);
   out->format =

@@ -1,0 +1,50 @@
+// `memtap recover FILE.partial [-o OUT]`: finishes a recording whose monitor was killed.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "monitor/cli/commands.h"
+#include "monitor/store/recover.h"
+
+namespace memtap {
+
+int recover_command(const std::vector<std::string>& args) {
+  std::string in, out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-o" && i + 1 < args.size()) {
+      out = args[++i];
+    } else if (!a.empty() && a[0] != '-' && in.empty()) {
+      in = a;
+    } else {
+      fprintf(stderr,
+              "memtap recover: unexpected argument '%s' (memtap recover FILE.partial [-o OUT])\n",
+              a.c_str());
+      return 2;
+    }
+  }
+  if (in.empty()) {
+    fprintf(stderr, "memtap recover: no file given (memtap recover FILE.partial [-o OUT])\n");
+    return 2;
+  }
+  RecoverResult result;
+  std::string error;
+  if (!recover_recording(in, out, &result, &error)) {
+    fprintf(stderr, "memtap recover: %s\n", error.c_str());
+    return 1;
+  }
+  fprintf(stderr,
+          "memtap recover: %s: %llu events of %zu process%s, as committed before the recording "
+          "was cut\n",
+          result.out_path.c_str(), (unsigned long long)result.rows, result.processes,
+          result.processes == 1 ? "" : "es");
+  if (result.spool_left) {
+    fprintf(stderr,
+            "memtap recover: %s.spool holds rows that were still queued on disk; they are not in "
+            "the recording (delete it once you have what you need)\n",
+            in.c_str());
+  }
+  return 0;
+}
+
+}  // namespace memtap

@@ -1,0 +1,155 @@
+// Finishing a recording whose monitor never did (see recover.h).
+#include "monitor/store/recover.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "monitor/engine/process_info.h"
+#include "monitor/store/memscope_schema.h"
+#include "monitor/store/memtap_tables.h"
+#include "monitor/store/sqlite_status.h"
+
+namespace memtap {
+namespace {
+
+constexpr const char kPartialSuffix[] = ".partial";
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+bool ends_with(const std::string& text, const std::string& tail) {
+  return text.size() >= tail.size() &&
+         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Runs `sql` and hands each row to `row`; false with *error.
+template <typename Row>
+bool each_row(sqlite3* db, const char* sql, Row row, std::string* error) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
+  if (rc == SQLITE_OK) {
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) row(stmt);
+  }
+  if (rc != SQLITE_DONE) *error = sqlite_error_text(db, rc);
+  sqlite3_finalize(stmt);
+  return rc == SQLITE_DONE;
+}
+
+std::string text_column(sqlite3_stmt* stmt, int column) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
+  return text ? text : "";
+}
+
+struct Db {
+  sqlite3* db = nullptr;
+  ~Db() { sqlite3_close(db); }
+};
+
+}  // namespace
+
+bool recover_recording(const std::string& partial_path, const std::string& out_path,
+                       RecoverResult* result, std::string* error) {
+  auto fail = [&](const std::string& what) {
+    *error = partial_path + ": " + what;
+    return false;
+  };
+  std::string out = out_path;
+  if (out.empty()) {
+    if (!ends_with(partial_path, kPartialSuffix)) {
+      return fail("expected a file named OUT.partial (what memtap leaves while recording to OUT)");
+    }
+    out = partial_path.substr(0, partial_path.size() - (sizeof kPartialSuffix - 1));
+  }
+  if (!exists(partial_path)) return fail(std::strerror(ENOENT));
+  if (exists(out)) return fail(out + " exists already: remove it, or give another name with -o");
+
+  Db handle;
+  // No SQLITE_OPEN_CREATE: a missing file is an error, not a new empty database.
+  int rc = sqlite3_open_v2(partial_path.c_str(), &handle.db, SQLITE_OPEN_READWRITE, nullptr);
+  if (rc != SQLITE_OK) return fail("cannot open: " + sqlite_error_text(handle.db, rc));
+  sqlite3* db = handle.db;
+  sqlite3_busy_timeout(db, 5000);
+
+  std::string reason;
+  std::vector<std::string> tables;
+  if (!each_row(
+          db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')",
+          [&](sqlite3_stmt* s) { tables.push_back(text_column(s, 0)); }, &reason)) {
+    return fail("not a readable SQLite database: " + reason);
+  }
+  auto has = [&](const char* name) {
+    for (const std::string& t : tables) {
+      if (t == name) return true;
+    }
+    return false;
+  };
+  if (!has("memtap_meta") || !has("memscope_dump")) {
+    return fail("not a memtap recording (expected the tables memscope_dump and memtap_meta)");
+  }
+  bool complete = false;
+  if (!each_row(
+          db, "SELECT value FROM memtap_meta WHERE key = 'complete'",
+          [&](sqlite3_stmt* s) { complete = complete || text_column(s, 0) == "1"; }, &reason)) {
+    return fail(reason);
+  }
+  if (complete) return fail("the recording is finished already (memtap_meta complete = 1)");
+  const bool compact = has("memtap_event");
+
+  // One memtap_session row per process, from its rows: what the monitor knew (hostname,
+  // command line, agent counters) died with it.
+  std::vector<ProcessInfo> processes;
+  uint64_t rows = 0;
+  if (!each_row(
+          db,
+          "SELECT \"Process Id\", MIN(\"Timestamp(ns)\"), MAX(\"Timestamp(ns)\"), COUNT(*) "
+          "FROM memscope_dump GROUP BY \"Process Id\" ORDER BY MIN(\"Timestamp(ns)\")",
+          [&](sqlite3_stmt* s) {
+            ProcessInfo& p = processes.emplace_back();
+            p.pid = uint32_t(sqlite3_column_int64(s, 0));
+            p.start_ns = sqlite3_column_int64(s, 1);
+            p.end_ns = sqlite3_column_int64(s, 2);
+            p.events_received = uint64_t(sqlite3_column_int64(s, 3));
+            p.ended_by = "unknown: the recording was cut (recovered)";
+            rows += p.events_received;
+          },
+          &reason)) {
+    return fail("reading its rows: " + reason);
+  }
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"recovered", "1"},
+      {"recovered_from", partial_path},
+      {"recovered_rows", std::to_string(rows)},
+      {"complete", "1"}};
+  const bool ok =
+      sqlite_exec(db, "PRAGMA cache_size=-65536", &reason) && sqlite_exec(db, "BEGIN", &reason) &&
+      write_memtap_session(db, processes, &reason) && write_memtap_meta(db, meta, &reason) &&
+      (compact || sqlite_exec(db, kCreateMemscopeDumpIndexesSql, &reason)) &&
+      sqlite_exec(db, "COMMIT", &reason) &&
+      // As finish(): the log into the file, which then opens read-only anywhere.
+      sqlite_exec(db, "PRAGMA journal_mode=DELETE", &reason);
+  if (!ok) {
+    if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    return fail(reason);
+  }
+  rc = sqlite3_close(db);
+  handle.db = nullptr;
+  if (rc != SQLITE_OK) return fail("closing: " + std::string(sqlite3_errstr(rc)));
+  if (std::rename(partial_path.c_str(), out.c_str()) != 0) {
+    return fail("renaming to " + out + ": " + std::strerror(errno));
+  }
+  result->out_path = out;
+  result->rows = rows;
+  result->processes = processes.size();
+  result->spool_left = exists(partial_path + ".spool");
+  return true;
+}
+
+}  // namespace memtap

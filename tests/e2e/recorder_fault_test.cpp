@@ -1,0 +1,121 @@
+// The recorder killed mid-session: the program it traced carries on, the `.partial` file it
+// leaves opens and says it was cut, and `memtap recover` makes it a finished recording
+// holding everything that was committed.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tests/e2e/db_query.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace memtap::e2e {
+namespace {
+
+// Allocates 500 blocks of 100,000 bytes, says so, then waits for a line on stdin before it
+// allocates 10 more and exits 0.
+const char kProgram[] =
+    "import sys\n"
+    "keep = [bytearray(100000) for _ in range(500)]\n"
+    "print('allocated', flush=True)\n"
+    "sys.stdin.readline()\n"
+    "keep += [bytearray(100000) for _ in range(10)]\n"
+    "print('done', flush=True)\n";
+
+const char kBigBlocks[] =
+    "SELECT COUNT(*) FROM memscope_dump WHERE Event = 'MALLOC' AND "
+    "CAST(json_extract(Attr, '$.size') AS INTEGER) BETWEEN 100000 AND 100200";
+
+int64_t scalar(const std::string& db, const std::string& sql) {
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  return q ? q->scalar_int(sql) : -1;
+}
+
+ProcessResult memtap(const TempDir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), kMemtapBin);
+  return run_process(spec_in(dir, args), kProcessTimeout);
+}
+
+TEST(RecorderFault, AKilledRecordersPartialFileSaysSoAndRecoverFinishesIt) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string endpoint = "ipc://" + dir.file("rec.sock");
+  const std::string db = dir.file("cut.db");
+  const std::string partial = db + ".partial";
+  std::unique_ptr<Process> recorder = start_recorder(dir, endpoint, db);
+  ASSERT_TRUE(recorder);
+
+  ProcessSpec spec = preloaded_spec(dir, {"/usr/bin/python3", "-c", kProgram}, endpoint);
+  spec.pipe_stdin = true;
+  std::string error;
+  std::unique_ptr<Process> program = Process::start(spec, &error);
+  ASSERT_TRUE(program) << error;
+  ASSERT_TRUE(program->wait_for_output(
+      [](const std::string& out, const std::string&) { return out == "allocated\n"; },
+      kProcessTimeout))
+      << program->out() << program->err();
+  // The writer commits at least every second: wait until the 500 blocks are in the file.
+  ASSERT_TRUE(poll_until([&] { return scalar(partial, kBigBlocks) >= 500; }, kProcessTimeout));
+  ASSERT_TRUE(recorder->signal(SIGKILL));
+  ProcessResult killed = recorder->wait(kProcessTimeout);
+  ASSERT_EQ(killed.term_signal, SIGKILL) << describe(killed);
+
+  // The program goes on as if nothing happened.
+  ASSERT_TRUE(program->write_stdin("go\n"));
+  program->close_stdin();
+  ProcessResult r = program->wait(kProcessTimeout);
+  ASSERT_TRUE(r.exited) << describe(r) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "allocated\ndone\n");
+
+  ASSERT_TRUE(std::filesystem::exists(partial));
+  EXPECT_FALSE(std::filesystem::exists(db));
+  const int64_t rows = scalar(partial, "SELECT COUNT(*) FROM memscope_dump");
+  ASSERT_GE(rows, 500);
+
+  ProcessResult report = memtap(dir, {"report", partial});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("not finished"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("memtap recover " + partial), std::string::npos) << report.out;
+  ProcessResult json = memtap(dir, {"report", "--json", partial});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"unfinished\":true"), std::string::npos) << json.out;
+
+  ProcessResult recovered = memtap(dir, {"recover", partial});
+  ASSERT_EQ(recovered.exit_code, 0) << recovered.err;
+  EXPECT_NE(recovered.err.find(db + ": " + std::to_string(rows) + " events of 1 process"),
+            std::string::npos)
+      << recovered.err;
+  EXPECT_FALSE(std::filesystem::exists(partial));
+  ASSERT_TRUE(std::filesystem::exists(db));
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM memscope_dump"), rows);
+  EXPECT_GE(scalar(db, kBigBlocks), 500);
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM memtap_meta WHERE key = 'complete' AND value = '1'"),
+            1);
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM memtap_meta WHERE key = 'recovered'"), 1);
+  EXPECT_EQ(scalar(db,
+                   "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = "
+                   "'memscope_dump'"),
+            3)
+      << "msMemScope's three indexes, which MindStudio Insight expects";
+  EXPECT_EQ(scalar(db, "SELECT events_received FROM memtap_session"), rows);
+  report = memtap(dir, {"report", "--json", db});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("\"unfinished\":false"), std::string::npos) << report.out;
+
+  // Twice, or on a finished file: a message naming the file, nothing touched.
+  ProcessResult again = memtap(dir, {"recover", partial});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find(partial + ": No such file or directory"), std::string::npos)
+      << again.err;
+  ProcessResult finished = memtap(dir, {"recover", db, "-o", dir.file("other.db")});
+  EXPECT_EQ(finished.exit_code, 1);
+  EXPECT_NE(finished.err.find(db + ": the recording is finished already"), std::string::npos)
+      << finished.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("other.db")));
+}
+
+}  // namespace
+}  // namespace memtap::e2e
