@@ -317,6 +317,8 @@ bool ProgramRun::step(int timeout_ms) {
   if (!child_done_ && reap(child_, &child_status_)) {
     child_done_ = true;
     child_exit_time_ = steady_clock::now();
+    rec_->process_died(uint32_t(child_),
+                       duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count());
   } else if (child_done_) {
     reap(child_, &child_status_);
   }
