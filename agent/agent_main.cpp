@@ -114,7 +114,7 @@ void start_sender(uint32_t forked_from_pid) {
   // A fork() child records from the fork on: its Hello's time is its start.
   c.trace_start = forked_from_pid ? 0 : g_trace_start;
   char error[512];
-  g_agent.sender_stop = load_and_start_sender(c, error, sizeof error);
+  g_agent.sender_stop = load_and_start_sender(c, &g_agent.sender_exec, error, sizeof error);
   if (!g_agent.sender_stop) {
     // Nothing would ever drain the buffers: stop recording rather than fill memory.
     g_agent.recording.store(false, std::memory_order_relaxed);
@@ -174,6 +174,22 @@ void agent_stop(ProcessEnd end, int32_t code) {
   BusyScope busy;
   if (g_agent.sender_stop) g_agent.sender_stop(int32_t(end), code);
   g_agent.recording.store(false, std::memory_order_relaxed);
+}
+
+bool agent_before_exec() {
+  // As agent_stop: never in a vfork() child, nor in a fork() child without a sender of its
+  // own (its registry still names the parent). Nor on the agent's own threads.
+  if (g_agent.registry.pid == 0 || raw_getpid() != g_agent.registry.pid) return false;
+  if (!g_agent.sender_exec || tl_agent_busy != 0 || g_agent.stopped.load()) return false;
+  BusyScope busy;
+  return g_agent.sender_exec(kMemtapExecBefore) == 1;
+}
+
+void agent_after_failed_exec() {
+  BusyScope busy;
+  if (g_agent.sender_exec(kMemtapExecFailed) == 0) return;
+  g_agent.recording.store(false, std::memory_order_relaxed);
+  warn("cannot reopen the connection after a failed exec; memory events are no longer recorded");
 }
 
 void agent_after_fork_parent(uint32_t child_pid, uint64_t fork_ts_ns) {

@@ -21,6 +21,7 @@ struct AgentState {
   bool lossless = false;              // MEMTAP_LOSSLESS=1: the application waits, never drops
   std::atomic<bool> stopped{false};   // the final flush has run (exit, _exit)
   memtap_sender_stop_fn sender_stop = nullptr;  // of the current sender's namespace
+  memtap_sender_exec_fn sender_exec = nullptr;  // likewise
 };
 
 extern AgentState g_agent;
@@ -38,6 +39,10 @@ inline bool hooks_record() {
 void agent_stop(ProcessEnd end, int32_t code);
 void agent_after_fork_child(uint32_t parent_pid);  // in a fork() child
 void agent_after_fork_parent(uint32_t child_pid, uint64_t fork_ts_ns);
+// Around exec (hooks/exec_hooks.cpp): everything recorded so far sent and written out;
+// true when it was, and then agent_after_failed_exec must follow if exec returns.
+bool agent_before_exec();
+void agent_after_failed_exec();
 void context_after_fork_child();  // context_api.cpp: steps count from 1 again
 
 }  // namespace memtap

@@ -39,8 +39,10 @@ bool find_sender_path(char* error, size_t error_len) {
 
 }  // namespace
 
-memtap_sender_stop_fn load_and_start_sender(const MemtapSenderConfig& config, char* error,
+memtap_sender_stop_fn load_and_start_sender(const MemtapSenderConfig& config,
+                                            memtap_sender_exec_fn* exec, char* error,
                                             size_t error_len) {
+  *exec = nullptr;
   if (!find_sender_path(error, error_len)) return nullptr;
   const char* path = g_sender_path;
   void* handle = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
@@ -51,11 +53,13 @@ memtap_sender_stop_fn load_and_start_sender(const MemtapSenderConfig& config, ch
   }
   auto start = reinterpret_cast<memtap_sender_start_fn>(dlsym(handle, "memtap_sender_start"));
   auto stop = reinterpret_cast<memtap_sender_stop_fn>(dlsym(handle, "memtap_sender_stop"));
-  if (!start || !stop) {
-    snprintf(error, error_len, "%s lacks memtap_sender_start/stop", path);
+  auto exec_fn = reinterpret_cast<memtap_sender_exec_fn>(dlsym(handle, "memtap_sender_exec"));
+  if (!start || !stop || !exec_fn) {
+    snprintf(error, error_len, "%s lacks memtap_sender_start/stop/exec", path);
     return nullptr;
   }
   if (start(&config, error, error_len) != 0) return nullptr;
+  *exec = exec_fn;
   return stop;
 }
 

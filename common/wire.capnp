@@ -137,4 +137,8 @@ struct Message {
     batch @5 :Batch;
     bye @6 :Bye;
   }
+  reopened @7 :Bool;           # sent on a connection the agent opened again after closing the
+                               # last one itself (around an exec that failed): messages of lower
+                               # sequence may still be on their way over the closed one. Ignored
+                               # by an older monitor, hence no version bump
 }

@@ -52,13 +52,17 @@ struct Sender {
   std::string endpoint, hostname, cmdline, agent_version;
   void* ctx = nullptr;
   void* sock = nullptr;
-  void* watch = nullptr;           // PAIR end of zmq_socket_monitor: connected / disconnected
+  void* watch = nullptr;        // PAIR end of zmq_socket_monitor: connected / disconnected
+  struct stat sock_fd_stat {};  // of the socket's ZMQ_FD, when it was opened
+  int sock_fd = -1;
   bool connected = false;          // a monitor is connected right now
   uint64_t pending_events = 0;     // records in `pending` when it is a batch
   uint64_t dropped_in_sender = 0;  // records of batches discarded at a reconnection
   std::thread thread;
   std::atomic<bool> stop_requested{false};
   int32_t end = 0, end_code = 0;  // Bye's, from memtap_sender_stop (before stop_requested)
+  bool exec_flush = false;        // the stop is exec's: no Bye, and the thread may start again
+  bool reopened = false;  // after a failed exec, until ZeroMQ takes a message on the new socket
   std::atomic<bool> running{false};
   bool closed = false;  // a crash flush closed the socket on the sender thread
   std::atomic<uint64_t> events_sent{0};
@@ -79,7 +83,7 @@ struct Sender {
 Sender* g_sender = nullptr;
 
 MessageHeader header(Sender& s) {
-  return MessageHeader{s.config.pid, s.config.instance_id, s.sequence};
+  return MessageHeader{s.config.pid, s.config.instance_id, s.sequence, s.reopened};
 }
 
 // Applies the connection events ZeroMQ reported since the last call.
@@ -153,6 +157,7 @@ bool flush_pending(Sender& s, int timeout_ms) {
   s.pending = {};
   s.pending_events = 0;
   ++s.sequence;
+  s.reopened = false;
   return true;
 }
 
@@ -254,6 +259,21 @@ bool ipc_socket_missing(const std::string& endpoint) {
   return stat(endpoint.c_str() + 6, &st) != 0;
 }
 
+// Whether ZeroMQ's descriptors are still its own. A program may close every descriptor
+// before exec (Python's subprocess in a fork() child, daemons): ZeroMQ would then abort the
+// process on the first call. Closing them all closes the socket's ZMQ_FD too, or gives its
+// number to another file.
+bool descriptors_intact(const Sender& s) {
+  struct stat now;
+  return s.sock_fd >= 0 && fstat(s.sock_fd, &now) == 0 && now.st_dev == s.sock_fd_stat.st_dev &&
+         now.st_ino == s.sock_fd_stat.st_ino;
+}
+
+bool crash_requested(const Sender& s) {
+  return s.config.crash_flush &&
+         s.config.crash_flush->requested.load(std::memory_order_acquire) != 0;
+}
+
 // Returns the milliseconds left before the deadline, for ZeroMQ's linger: messages it
 // has accepted are written to the socket by its I/O thread during zmq_ctx_term.
 int final_flush(Sender& s, uint32_t timeout_ms) {
@@ -275,6 +295,9 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
   if (!drain_and_send(s, monotonic_ns(), false, std::max(1, remaining_ms()), true)) {
     return remaining_ms();
   }
+  // Before exec the new image's Hello tells the monitor this instance is over; a Bye would
+  // have to be taken back if exec failed.
+  if (s.exec_flush && !crash_requested(s)) return remaining_ms();
   std::vector<uint32_t> children;
   uint32_t nchildren = std::min(s.config.registry->child_count.load(), kMaxChildPids);
   for (uint32_t i = 0; i < nchildren; ++i) children.push_back(s.config.registry->child_pids[i]);
@@ -312,6 +335,11 @@ std::string open_socket(Sender* s) {
       zmq_connect(s->watch, watch_endpoint) != 0) {
     return std::string("cannot watch the ZeroMQ socket: ") + zmq_strerror(errno);
   }
+  size_t fd_size = sizeof s->sock_fd;
+  if (zmq_getsockopt(s->sock, ZMQ_FD, &s->sock_fd, &fd_size) != 0 ||
+      fstat(s->sock_fd, &s->sock_fd_stat) != 0) {
+    s->sock_fd = -1;
+  }
   if (zmq_connect(s->sock, s->endpoint.c_str()) != 0) {
     std::string error = "cannot connect to '" + s->endpoint + "': " + zmq_strerror(errno);
     zmq_socket_monitor(s->sock, nullptr, 0);
@@ -331,11 +359,6 @@ void close_socket(Sender& s) {
   zmq_close(s.sock);
   zmq_ctx_term(s.ctx);  // waits for the linger: what ZeroMQ holds goes out here
   s.closed = true;
-}
-
-bool crash_requested(const Sender& s) {
-  return s.config.crash_flush &&
-         s.config.crash_flush->requested.load(std::memory_order_acquire) != 0;
 }
 
 // The pause between drains; a crash handler's call for the final flush cuts it short.
@@ -384,9 +407,12 @@ void run(Sender* s, std::promise<std::string>* opened) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
   // A second TSC anchor one interval after the first, before anything is converted: the
-  // rate then comes from a baseline of milliseconds, not from a guess.
-  std::this_thread::sleep_for(std::chrono::microseconds(s->config.drain_interval_us));
-  if (s->config.clock_is_tsc) s->tsc.add_anchor();
+  // rate then comes from a baseline of milliseconds, not from a guess. (A thread started
+  // again after a failed exec has its anchors.)
+  if (!s->reopened) {
+    std::this_thread::sleep_for(std::chrono::microseconds(s->config.drain_interval_us));
+    if (s->config.clock_is_tsc) s->tsc.add_anchor();
+  }
   uint64_t cycle = 0, last_sent_cycle = 0;
   uint64_t previous_cycle_start = monotonic_ns();
   while (!s->stop_requested.load(std::memory_order_acquire) && !crash_requested(*s)) {
@@ -417,6 +443,16 @@ void run(Sender* s, std::promise<std::string>* opened) {
     s->config.crash_flush->done.store(1, std::memory_order_release);
     raw_futex_wake_all(&s->config.crash_flush->done);
   }
+}
+
+// Starts the thread, which opens the socket; the error text, empty on success.
+std::string start_thread(Sender* s) {
+  std::promise<std::string> opened;
+  std::future<std::string> result = opened.get_future();
+  s->thread = std::thread(run, s, &opened);
+  std::string error = result.get();
+  if (!error.empty()) s->thread.join();
+  return error;
 }
 
 void set_error(char* error, size_t len, const std::string& text) {
@@ -453,12 +489,7 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
 
   if (s->config.clock_is_tsc) s->tsc.add_anchor();
   s->sampler = std::make_unique<MemorySampler>(config->rss_interval_ms);
-  std::promise<std::string> opened;
-  std::future<std::string> result = opened.get_future();
-  s->thread = std::thread(run, s, &opened);
-  std::string open_error = result.get();
-  if (!open_error.empty()) {
-    s->thread.join();
+  if (std::string open_error = start_thread(s); !open_error.empty()) {
     set_error(error, error_len, open_error);
     return -1;
   }
@@ -476,6 +507,39 @@ extern "C" __attribute__((visibility("default"))) void memtap_sender_stop(int32_
   s->stop_requested.store(true, std::memory_order_release);
   s->thread.join();
   if (!s->closed) close_socket(*s);
+}
+
+extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(int32_t phase) {
+  memtap::Sender* s = g_sender;
+  if (!s) return -1;
+  if (phase == kMemtapExecBefore) {
+    if (!memtap::descriptors_intact(*s) || !s->running.exchange(false)) return 0;
+    s->exec_flush = true;
+    s->stop_requested.store(true, std::memory_order_release);
+    // Cuts the drain-interval wait short (wait_interval): exec should not wait for it.
+    if (s->config.crash_flush) memtap::raw_futex_wake_all(&s->config.crash_flush->requested);
+    s->thread.join();
+    // A message ZeroMQ did not take is given up, as at a disconnection: its sequence number
+    // goes to the next message, on the next socket if exec fails.
+    s->dropped_in_sender += s->pending_events;
+    s->events_sent.fetch_sub(s->pending_events, std::memory_order_relaxed);
+    s->pending = {};
+    s->pending_events = 0;
+    if (!s->closed) memtap::close_socket(*s);  // linger: what ZeroMQ took is written here
+    return 1;
+  }
+  // exec failed: the same instance goes on, on a new socket. Its first message says so, so
+  // that the monitor waits for what may still come over the old one (PULL takes connections
+  // in turn, not in the order they were made).
+  if (s->running.load() || memtap::crash_requested(*s)) return -1;
+  s->connected = false;
+  s->closed = false;
+  s->exec_flush = false;
+  s->reopened = true;
+  s->stop_requested.store(false, std::memory_order_relaxed);
+  if (!memtap::start_thread(s).empty()) return -1;
+  s->running = true;
+  return 0;
 }
 
 extern "C" __attribute__((visibility("default"))) uint64_t memtap_sender_events_sent(void) {

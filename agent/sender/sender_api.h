@@ -28,8 +28,9 @@ struct CrashFlushWords {
 
 extern "C" {
 
-// 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end
-constexpr uint32_t kSenderAbiVersion = 12;
+// 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end;
+// 13: memtap_sender_exec
+constexpr uint32_t kSenderAbiVersion = 13;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -71,6 +72,14 @@ typedef int (*memtap_sender_start_fn)(const MemtapSenderConfig* config, char* er
 // Drains every buffer, sends Bye and closes, within flush_timeout_ms. Idempotent. `end`
 // (a memtap::ProcessEnd) and `code` are Bye's: how the process is ending.
 typedef void (*memtap_sender_stop_fn)(int32_t end, int32_t code);
+// Around exec(). kMemtapExecBefore: drains every buffer, sends it and closes the socket
+// with linger, so that ZeroMQ has written everything when it returns; no Bye (the new
+// image's Hello ends this instance at the monitor). Returns 1 then, 0 when the sender was
+// not running. kMemtapExecFailed, after exec returned: the same sender goes on (same
+// instance, sequence continuing) on a new socket; 0, or -1 if it could not.
+constexpr int32_t kMemtapExecBefore = 0;
+constexpr int32_t kMemtapExecFailed = 1;
+typedef int (*memtap_sender_exec_fn)(int32_t phase);
 // Events handed to ZeroMQ so far.
 typedef uint64_t (*memtap_sender_events_sent_fn)(void);
 }

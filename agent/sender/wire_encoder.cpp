@@ -48,6 +48,7 @@ wire::Message::Builder start(capnp::MallocMessageBuilder& mb, const MessageHeade
   m.setPid(h.pid);
   m.setInstanceId(h.instance_id);
   m.setSequence(h.sequence);
+  m.setReopened(h.reopened);
   return m;
 }
 

@@ -166,6 +166,7 @@ bool decode_root(wire::Message::Reader in, WireMessage& out, std::string& error)
   out.pid = in.getPid();
   out.instance_id = in.getInstanceId();
   out.sequence = in.getSequence();
+  out.reopened = in.getReopened();
   const auto body = in.getBody();
   switch (body.which()) {
     case wire::Message::Body::HELLO:

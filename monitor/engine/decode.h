@@ -84,6 +84,7 @@ struct WireMessage {
   uint32_t pid = 0;
   uint64_t instance_id = 0;
   uint64_t sequence = 0;
+  bool reopened = false;  // see wire.capnp's Message.reopened
   WireBodyKind body = WireBodyKind::kHello;
   WireHello hello;
   WireBatch batch;

@@ -42,4 +42,12 @@ struct ProcessInfo {
   std::vector<uint32_t> child_pids;  // from Bye
 };
 
+// The order processes are listed in (memtap_session, reports): by when they started, then
+// pid and instance, so that it does not depend on which Hello arrived first.
+inline bool started_before(const ProcessInfo& a, const ProcessInfo& b) {
+  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+  if (a.pid != b.pid) return a.pid < b.pid;
+  return a.instance_id < b.instance_id;
+}
+
 }  // namespace memtap

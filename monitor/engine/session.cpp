@@ -164,6 +164,19 @@ struct ThreadContext {
   }
 };
 
+// What ended_by says of an instance that never said Bye: killed (SIGKILL, the OOM killer),
+// or its final flush ran out of time. `died_ns` (epoch), when known, is when its death was
+// seen; with it, how long after the last event that was. Without it, nothing more is
+// claimed: the last event's time is end_ns already, and the death could be any time later.
+std::string no_final_flush_text(const ProcessInfo& p, int64_t died_ns) {
+  std::string text = "no final flush";
+  if (died_ns == 0) return text;
+  char after[64];
+  std::snprintf(after, sizeof after, ", %.1f s after its last event",
+                static_cast<double>(std::max<int64_t>(0, died_ns - p.end_ns)) / 1e9);
+  return text + after;
+}
+
 std::string describe(const WireMessage& m) {
   const char* body = m.body == WireBodyKind::kHello   ? "hello"
                      : m.body == WireBodyKind::kBatch ? "batch"
@@ -186,7 +199,14 @@ struct ProcessState {
   // and its STOP_TRACE row is held or out.
   bool ended = false;
   bool fork_claimed = false;  // matched to its parent's fork event already
+  // Messages that came ahead of their turn over a reopened connection (Message.reopened),
+  // by sequence, until those before them have come over the closed one.
+  std::map<uint64_t, WireMessage> early;
 };
+
+// Messages held in ProcessState::early at most: past that, the old connection's tail is
+// taken as lost (its gap counted in messages_lost) and they are applied.
+constexpr size_t kMaxEarlyMessages = 256;
 
 // A fork() child whose parent's fork event was applied before the child's Hello came.
 // Until it comes, the child may still send events from the fork's time on, so the fork's
@@ -237,6 +257,9 @@ struct Session::Impl {
 
   std::optional<std::string> check(const WireMessage& m) const;
   void apply(WireMessage& m);
+  void apply_in_turn(size_t index, WireMessage& m);
+  void apply_early(size_t index, bool all);
+  void end_without_bye(size_t index, std::string ended_by);
   void apply_hello(const WireMessage& m);
   void apply_batch(ProcessState& p, size_t index, WireBatch& batch);
   void apply_bye(ProcessState& p, size_t index, const WireBye& bye);
@@ -285,6 +308,7 @@ void Session::Impl::apply(WireMessage& m) {
     // restart, a network hiccup) and starts its sequence again. What ZeroMQ dropped with
     // the old connection cannot be counted here; the agent counts what it discarded.
     if (auto it = by_instance.find({m.pid, m.instance_id}); it != by_instance.end()) {
+      apply_early(it->second, true);
       ProcessState& p = processes[it->second];
       ++p.info.reconnects;
       p.next_sequence = 1;
@@ -295,12 +319,45 @@ void Session::Impl::apply(WireMessage& m) {
   }
   const size_t index = by_instance.at({m.pid, m.instance_id});
   ProcessState& p = processes[index];
+  // An agent whose exec failed goes on over a new connection, and the PULL socket takes
+  // connections in turn: the new one's messages may come before the old one's last.
+  if (m.sequence > p.next_sequence && (m.reopened || !p.early.empty())) {
+    const uint64_t sequence = m.sequence;
+    p.early.emplace(sequence, std::move(m));
+    if (p.early.size() > kMaxEarlyMessages) apply_early(index, true);
+    return;
+  }
+  apply_in_turn(index, m);
+  apply_early(index, false);
+}
+
+void Session::Impl::apply_in_turn(size_t index, WireMessage& m) {
+  ProcessState& p = processes[index];
   count_sequence(p, m.sequence);
   if (m.body == WireBodyKind::kBatch) {
     apply_batch(p, index, m.batch);
   } else {
     apply_bye(p, index, m.bye);
   }
+}
+
+// The early messages whose turn has come; `all`: every one, gaps before them counted lost.
+void Session::Impl::apply_early(size_t index, bool all) {
+  std::map<uint64_t, WireMessage>& early = processes[index].early;
+  while (!early.empty() && (all || early.begin()->first == processes[index].next_sequence)) {
+    WireMessage m = std::move(early.begin()->second);
+    early.erase(early.begin());
+    if (!processes[index].info.bye_received) apply_in_turn(index, m);
+  }
+}
+
+// The instance ends without having said Bye; `ended_by` says how, as far as we know.
+void Session::Impl::end_without_bye(size_t index, std::string ended_by) {
+  apply_early(index, true);
+  ProcessState& p = processes[index];
+  if (p.ended) return;
+  if (p.info.ended_by.empty()) p.info.ended_by = std::move(ended_by);
+  queue_stop(index);
 }
 
 void Session::Impl::count_sequence(ProcessState& p, uint64_t sequence) {
@@ -313,10 +370,13 @@ void Session::Impl::apply_hello(const WireMessage& m) {
   // Another agent instance in a pid we know on the same host, not a fork child: the old
   // program exec()ed this one, and its instance ends here without a Bye (exec discards it).
   // Left running, it would hold every row back until the session ends.
+  // (Its agent sent what it had before the exec, but no Bye: see agent/hooks/exec_hooks.cpp.)
   if (h.forked_from_pid == 0) {
     for (size_t i = 0; i < processes.size(); ++i) {
-      ProcessState& old = processes[i];
-      if (old.info.pid == m.pid && !old.ended && old.info.hostname == h.hostname) queue_stop(i);
+      const ProcessState& old = processes[i];
+      if (old.info.pid == m.pid && !old.ended && old.info.hostname == h.hostname) {
+        end_without_bye(i, process_end_text(ProcessEnd::kExeced, 0));
+      }
     }
   }
   ProcessState p;
@@ -846,12 +906,12 @@ void Session::set_horizon(int64_t epoch_ns) {
   s.flush();
 }
 
-void Session::forget_process(uint32_t pid) {
+void Session::forget_process(uint32_t pid, int64_t died_ns) {
   Impl& s = *impl_;
   if (s.finished) return;
   for (size_t i = 0; i < s.processes.size(); ++i) {
-    ProcessState& p = s.processes[i];
-    if (p.info.pid == pid && !p.ended) s.queue_stop(i);
+    const ProcessState& p = s.processes[i];
+    if (p.info.pid == pid && !p.ended) s.end_without_bye(i, no_final_flush_text(p.info, died_ns));
   }
   s.expected.erase(pid);
   s.release();
@@ -862,7 +922,7 @@ void Session::finish() {
   Impl& s = *impl_;
   if (s.finished) return;
   for (size_t i = 0; i < s.processes.size(); ++i) {
-    if (!s.processes[i].ended) s.queue_stop(i);
+    if (!s.processes[i].ended) s.end_without_bye(i, no_final_flush_text(s.processes[i].info, 0));
   }
   s.finished = true;
   s.expected.clear();
@@ -874,6 +934,7 @@ std::vector<ProcessInfo> Session::processes() const {
   std::vector<ProcessInfo> infos;
   infos.reserve(impl_->processes.size());
   for (const ProcessState& p : impl_->processes) infos.push_back(p.info);
+  std::sort(infos.begin(), infos.end(), started_before);
   return infos;
 }
 

@@ -60,13 +60,15 @@ class Session {
   // periodically, which also releases rows when no message comes. Default: no horizon.
   void set_horizon(int64_t epoch_ns);
 
-  // The process stopped without Bye (killed): stop waiting for its watermark.
-  void forget_process(uint32_t pid);
+  // The process stopped without Bye (killed): stop waiting for its watermark. `died_ns`:
+  // when its death was seen (epoch ns; 0 unknown), for ProcessInfo::ended_by.
+  void forget_process(uint32_t pid, int64_t died_ns = 0);
 
   // End of session: releases every held row and writes STOP_TRACE for processes that
   // never said Bye.
   void finish();
 
+  // In the order they started (started_before).
   std::vector<ProcessInfo> processes() const;
   uint64_t rejected_messages() const;
   uint64_t rows_emitted() const;

@@ -148,7 +148,8 @@ void LiveRecording::check_liveness(std::chrono::milliseconds grace) {
     }
     auto it = dead_since_.emplace(pid, now).first;
     if (now - it->second >= grace && now - last_message_ >= grace) {
-      session_->forget_process(pid);
+      const auto died = died_ns_.find(pid);
+      session_->forget_process(pid, died == died_ns_.end() ? 0 : died->second);
       dead_since_.erase(pid);
     }
   }
@@ -197,6 +198,7 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
     }
   }
   pump(0);
+  for (const auto& [pid, died_ns] : died_ns_) session_->forget_process(pid, died_ns);
   session_->finish();
   live_behind_->store(false, std::memory_order_relaxed);
   // SQLite is the slow end: say what is left rather than look hung.

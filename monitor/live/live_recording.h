@@ -36,6 +36,9 @@ class LiveRecording {
   // Forgets processes on this host that are gone without Bye, once nothing has arrived
   // from anyone for `grace` after their death was seen.
   void check_liveness(std::chrono::milliseconds grace);
+  // `pid` died at `epoch_ns` (waitpid returned): if it is forgotten, its ended_by says how
+  // long after its last event.
+  void process_died(uint32_t pid, int64_t epoch_ns) { died_ns_[pid] = epoch_ns; }
 
   bool any_running() const;
   // Whether the program being traced runs: while it does, memtap's threads keep to a small
@@ -92,6 +95,7 @@ class LiveRecording {
   std::string db_path_;
   std::string hostname_;
   std::map<uint32_t, std::chrono::steady_clock::time_point> dead_since_;
+  std::map<uint32_t, int64_t> died_ns_;  // process_died
   std::chrono::steady_clock::time_point last_message_ = std::chrono::steady_clock::now();
 };
 

@@ -316,6 +316,8 @@ bool ProgramRun::step(int timeout_ms) {
   if (!child_done_ && reap(child_, &child_status_)) {
     child_done_ = true;
     child_exit_time_ = steady_clock::now();
+    rec_->process_died(uint32_t(child_),
+                       duration_cast<nanoseconds>(system_clock::now().time_since_epoch()).count());
     // Nothing to protect any more: the recording is finished at full speed.
     rec_->set_program_running(false);
     if (progress_every_.count() != 0) fprintf(stderr, "%s\n", rec_->progress_line().c_str());

@@ -21,8 +21,9 @@ void print_session_header(FILE* out, const std::string& db_path,
   }
   fprintf(out, "\n");
   for (const ProcessInfo& p : processes) {
-    if (!p.bye_received) {
-      fprintf(out, "memtap: pid %u sent no final flush (still running, or killed)\n", p.pid);
+    if (p.ended_by.rfind("no final flush", 0) == 0) {
+      fprintf(out, "memtap: pid %u: %s (killed, or still running when the recording ended)\n",
+              p.pid, p.ended_by.c_str());
     }
   }
 }
@@ -39,6 +40,7 @@ std::vector<RecordedProcess> recorded_processes(const std::vector<ProcessInfo>& 
     r.world_size = p.world_size;
     r.forked_from_pid = p.forked_from_pid;
     r.events_dropped = p.events_dropped;
+    r.ended_by = p.ended_by;
     out.push_back(r);
   }
   return out;

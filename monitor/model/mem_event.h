@@ -136,6 +136,7 @@ struct RecordedProcess {
   int32_t world_size = -1;
   uint32_t forked_from_pid = 0;
   uint64_t events_dropped = 0;
+  std::string ended_by;  // memtap_session's: "exit code 0", "signal SIGSEGV", "exec", ...
 };
 
 }  // namespace memtap

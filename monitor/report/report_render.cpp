@@ -213,6 +213,11 @@ void report_text(const Report& r, FILE* out) {
     if (!p.command_line.empty()) fprintf(out, ": %s", p.command_line.c_str());
     if (p.events_dropped)
       fprintf(out, " (%llu events dropped)", (unsigned long long)p.events_dropped);
+    if (p.ended_by.rfind("no final flush", 0) == 0) {
+      fprintf(out, "; %s", p.ended_by.c_str());
+    } else if (!p.ended_by.empty()) {
+      fprintf(out, "; ended by %s", p.ended_by.c_str());
+    }
     fprintf(out, "\n");
   }
   for (const DeviceReport& d : r.devices) device_text_section(d, out);
@@ -230,7 +235,7 @@ std::string report_json(const Report& r) {
     j.key("pid").value(p.pid).key("hostname").value(p.hostname);
     j.key("command_line").value(p.command_line).key("rank").value(p.rank);
     j.key("world_size").value(p.world_size).key("forked_from_pid").value(p.forked_from_pid);
-    j.key("events_dropped").value(p.events_dropped);
+    j.key("events_dropped").value(p.events_dropped).key("ended_by").value(p.ended_by);
     j.end_object();
   }
   j.end_array();

@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -144,7 +145,9 @@ bool write_memtap_session(sqlite3* db, const std::vector<ProcessInfo>& processes
     }
     return SQLITE_OK;
   };
-  return insert_each(db, sql, processes, bind, "memtap_session", error);
+  std::vector<ProcessInfo> in_order = processes;
+  std::stable_sort(in_order.begin(), in_order.end(), started_before);
+  return insert_each(db, sql, in_order, bind, "memtap_session", error);
 }
 
 bool write_memtap_meta(sqlite3* db, const std::vector<std::pair<std::string, std::string>>& meta,

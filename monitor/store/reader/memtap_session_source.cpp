@@ -9,8 +9,8 @@ bool read_memtap_session(const std::string& path, sqlite3* db,
                          std::vector<RecordedProcess>* processes, std::string* error) {
   std::vector<std::string> columns;
   if (!table_columns(path, db, "memtap_session", &columns, error)) return false;
-  const char* const wanted[] = {"pid",        "hostname",        "command_line",  "rank",
-                                "world_size", "forked_from_pid", "events_dropped"};
+  const char* const wanted[] = {"pid",        "hostname",        "command_line",   "rank",
+                                "world_size", "forked_from_pid", "events_dropped", "ended_by"};
   std::string select;
   for (const char* name : wanted) {
     select += std::string(select.empty() ? "" : ", ") +
@@ -38,8 +38,18 @@ bool read_memtap_session(const std::string& path, sqlite3* db,
       process->forked_from_pid = static_cast<uint32_t>(sqlite3_column_int64(s, 5));
     }
     process->events_dropped += static_cast<uint64_t>(sqlite3_column_int64(s, 6));
+    process->ended_by = column_string(s, 7);
   };
-  return for_each_row(path, db, "SELECT " + select + " FROM memtap_session", read_row, error);
+  // In the order the processes started (what memtap writes; a table of an older memtap,
+  // written in the order their Hellos came, is put in that order here).
+  std::string order;
+  for (const char* name : {"start_ns", "pid", "instance_id"}) {
+    if (find_column(columns, name) < 0) continue;
+    order += std::string(order.empty() ? " ORDER BY " : ", ") + quote_identifier(name);
+  }
+  order += order.empty() ? " ORDER BY rowid" : ", rowid";  // ties: as written
+  return for_each_row(path, db, "SELECT " + select + " FROM memtap_session" + order, read_row,
+                      error);
 }
 
 }  // namespace memtap::reader

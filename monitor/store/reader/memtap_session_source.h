@@ -1,8 +1,9 @@
 // memtap's `memtap_session` table read into RecordedProcesses.
 //
 // One row per agent instance, so a pid that exec'd has several: they become one process
-// described by its last row (what the pid became), with the drop counts of all its rows
-// summed. Columns are probed, so a session table from an older memtap still reads.
+// described by its last row in start order (what the pid became, and how that ended), with
+// the drop counts of all its rows summed. Columns are probed, so a session table from an older
+// memtap still reads.
 #pragma once
 
 #include <sqlite3.h>

@@ -155,6 +155,17 @@ inline Bytes batch(uint32_t pid, uint64_t instance, uint64_t sequence, uint64_t 
   return pack(b);
 }
 
+// A batch sent over a connection the agent opened again after a failed exec
+// (Message.reopened).
+inline Bytes reopened_batch(uint32_t pid, uint64_t instance, uint64_t sequence,
+                            uint64_t watermark_ns, const std::vector<Thread>& threads) {
+  capnp::MallocMessageBuilder b;
+  auto m = header(b, pid, instance, sequence);
+  m.setReopened(true);
+  fill_batch(m.getBody().initBatch(), watermark_ns, threads, 0);
+  return pack(b);
+}
+
 // A batch that defines `strings` (before any of its events, as the agent sends them).
 inline Bytes batch_with(uint32_t pid, uint64_t instance, uint64_t sequence, uint64_t watermark_ns,
                         const Strings& strings, const std::vector<Thread>& threads) {

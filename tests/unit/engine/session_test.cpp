@@ -369,8 +369,10 @@ TEST_F(SessionTest, ForgetProcessEndsARunningProcessWithStopTrace) {
   feed(batch(kPid, kInst, 2, 9000, {{7, {ev_malloc(3000, 0x3000, 8)}}}));
   ASSERT_EQ(rows.size(), 4u);
 
-  session.forget_process(kPid2);  // killed: it will never send its watermark past 2500
+  // Killed 1.5 s after its last event: it will never send its watermark past 2500.
+  session.forget_process(kPid2, epoch(2400) + 1'500'000'000);
   EXPECT_EQ(session.running_pids(), std::vector<uint32_t>{kPid});
+  EXPECT_EQ(process(kPid2).ended_by, "no final flush, 1.5 s after its last event");
   EXPECT_EQ(rows, (std::vector<DumpRow>{
                       start_row(kPid),
                       start_row(kPid2),
@@ -387,6 +389,7 @@ TEST_F(SessionTest, FinishReleasesEverythingAndStopsProcessesWithoutBye) {
       batch(kPid, kInst, 1, 2200, {{7, {ev_malloc(2000, 0x1000, 8), ev_malloc(2500, 0x2000, 8)}}}));
   EXPECT_EQ(rows.size(), 2u);
   session.finish();
+  EXPECT_EQ(process(kPid).ended_by, "no final flush");
   EXPECT_EQ(rows, (std::vector<DumpRow>{
                       start_row(kPid),
                       malloc_row(2000, kPid, 7, {0x1000, 8, 1}),
@@ -549,6 +552,63 @@ TEST_F(SessionTest, HelloOfANewInstanceInTheSamePidEndsTheOldOne) {
   ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[2], stop_row(kPid, 2000));
   EXPECT_EQ(rows[4], malloc_row(5000, kPid, 7, {0x2000, 8, 2}));
+  const std::vector<ProcessInfo> processes = session.processes();
+  ASSERT_EQ(processes.size(), 2u);
+  EXPECT_EQ(processes[0].instance_id, kInst);
+  EXPECT_EQ(processes[0].ended_by, "exec");
+  EXPECT_EQ(processes[1].ended_by, "");
+}
+
+// After a failed exec the agent goes on over a new connection, whose first message may be
+// taken before the old connection's last: it waits for them instead of counting them lost
+// and then rejecting them as already seen.
+TEST_F(SessionTest, AReopenedConnectionWaitsForTheOldOnesLastMessages) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 2100, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  feed(reopened_batch(kPid, kInst, 4, 5100, {{7, {ev_free(5000, 0x2000)}}}));
+  feed(batch(kPid, kInst, 5, 6100, {{7, {ev_free(6000, 0x1000)}}}));
+  EXPECT_EQ(rows.size(), 2u) << "nothing after the gap is applied yet";
+  feed(batch(kPid, kInst, 2, 3100, {{7, {ev_malloc(3000, 0x2000, 32)}}}));
+  feed(batch(kPid, kInst, 3, 4100, {{7, {ev_malloc(4000, 0x3000, 16)}}}));
+  EXPECT_EQ(session.rejected_messages(), 0u);
+  const ProcessInfo p = process(kPid);
+  EXPECT_EQ(p.messages_lost, 0u);
+  EXPECT_EQ(p.unmatched_frees, 0u);
+  EXPECT_EQ(p.late_events, 0u);
+  session.finish();
+  EXPECT_EQ(rows, (std::vector<DumpRow>{
+                      start_row(kPid),
+                      malloc_row(2000, kPid, 7, {0x1000, 64, 1}),
+                      malloc_row(3000, kPid, 7, {0x2000, 32, 2}),
+                      malloc_row(4000, kPid, 7, {0x3000, 16, 3}),
+                      free_row(5000, kPid, 7, {0x2000, 32, 2}),
+                      free_row(6000, kPid, 7, {0x1000, 64, 1}),
+                      stop_row(kPid, 6000),
+                  }));
+}
+
+// The old connection's tail never comes (its linger ran out): what waited is applied at the
+// end, the gap counted as lost.
+TEST_F(SessionTest, AReopenedConnectionsMessagesAreAppliedWhenTheGapNeverFills) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 2100, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  feed(reopened_batch(kPid, kInst, 3, 5100, {{7, {ev_free(5000, 0x1000)}}}));
+  session.finish();
+  EXPECT_EQ(process(kPid).messages_lost, 1u);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[2], free_row(5000, kPid, 7, {0x1000, 64, 1}));
+}
+
+// Processes are listed by when they started, not by which Hello came first.
+TEST_F(SessionTest, ProcessesAreListedInTheOrderTheyStarted) {
+  feed(hello(kPid2, kInst2, {.mono_ns = 5000}));
+  feed(hello(kPid, kInst, {.mono_ns = 3000}));
+  feed(hello(kPid2 + 1, kInst, {.mono_ns = 3000}));
+  const std::vector<ProcessInfo> processes = session.processes();
+  ASSERT_EQ(processes.size(), 3u);
+  EXPECT_EQ(processes[0].pid, kPid);
+  EXPECT_EQ(processes[1].pid, kPid2 + 1);
+  EXPECT_EQ(processes[2].pid, kPid2);
 }
 
 TEST_F(SessionTest, RssSampleBecomesASnapshotRowWithTheHostsCapacity) {

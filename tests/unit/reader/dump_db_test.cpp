@@ -287,9 +287,11 @@ TEST(DumpDb, MemtapSessionGivesTheProcesses) {
   processes[0].rank = 0;
   processes[0].world_size = 2;
   processes[0].events_dropped = 2;
+  processes[0].ended_by = "exec";
   processes[1] = processes[0];  // the same pid after exec
   processes[1].command_line = {"/bin/true"};
   processes[1].events_dropped = 3;
+  processes[1].ended_by = "exit code 0";
   processes[2].pid = 11;
   processes[2].forked_from_pid = 10;
   processes[2].hostname = "node1";
@@ -311,11 +313,29 @@ TEST(DumpDb, MemtapSessionGivesTheProcesses) {
   EXPECT_EQ(rec.processes[0].rank, 0);
   EXPECT_EQ(rec.processes[0].world_size, 2);
   EXPECT_EQ(rec.processes[0].events_dropped, 5u);
+  EXPECT_EQ(rec.processes[0].ended_by, "exit code 0");
   EXPECT_EQ(rec.processes[1].pid, 11u);
   EXPECT_EQ(rec.processes[1].forked_from_pid, 10u);
   EXPECT_EQ(rec.processes[1].rank, -1);
   EXPECT_EQ(rec.processes[2].pid, 12u);  // events, but no session row
   EXPECT_EQ(rec.processes[2].hostname, "");
+}
+
+// An older memtap wrote memtap_session in the order the Hellos came, without ended_by: the
+// processes come in the order they started, their end unknown.
+TEST(DumpDb, AnOlderSessionTableReadsInStartOrder) {
+  TempDir dir;
+  const std::string path = dir.file("memscope_dump_8.db");
+  exec_sql(path, test::dump_schema() +
+                     "CREATE TABLE memtap_session (pid INTEGER, instance_id TEXT, hostname TEXT, "
+                     "command_line TEXT, start_ns INTEGER);"
+                     "INSERT INTO memtap_session VALUES (21, '02', 'n', 'child', 200);"
+                     "INSERT INTO memtap_session VALUES (20, '01', 'n', 'parent', 100);");
+  const Recording rec = read_ok(path);
+  ASSERT_EQ(rec.processes.size(), 2u);
+  EXPECT_EQ(rec.processes[0].command_line, "parent");
+  EXPECT_EQ(rec.processes[1].command_line, "child");
+  EXPECT_EQ(rec.processes[0].ended_by, "");
 }
 
 TEST(DumpDb, BadRowsAreSkippedCountedAndTheFirstNamed) {

@@ -392,6 +392,20 @@ ProcessInfo child_process() {
   return p;
 }
 
+// Rows in the order the processes started, whatever order the session had them in (their
+// Hellos race).
+TEST(MemscopeWriter, SessionTableListsProcessesInTheOrderTheyStarted) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  ProcessInfo same_start = child_process();
+  same_start.pid = 4099;
+  const std::string path =
+      write_recording(dir, {}, {child_process(), same_start, parent_process()});
+  Db db(path);
+  EXPECT_EQ(db.query("SELECT pid FROM memtap_session ORDER BY rowid"),
+            (Rows{{"4100"}, {"4099"}, {"4101"}}));
+}
+
 TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());

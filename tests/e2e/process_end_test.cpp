@@ -1,0 +1,190 @@
+// How a traced image ends, as the recording tells it (tests/programs/process_end.c, with a
+// drain interval of 300 ms so that only the flush that way of ending makes delivers the
+// blocks): exec sends what was recorded before it (agent/hooks/exec_hooks.cpp) and the old
+// image ends "exec"; an exec that fails leaves tracing as it was; SIGKILL leaves no final
+// flush, and the recording, the summary and the report say so.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/db_query.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace memtap::e2e {
+namespace {
+
+const std::string kProcessEnd = MEMTAP_TEST_PROCESS_END;
+constexpr int kBlocks = 1000;
+// process_end.c: block i of each set has <size> + 2 * i bytes.
+constexpr int kFirstSize = 30011;
+constexpr int kAfterSize = 40011;
+constexpr int kImageSize = 50011;
+const std::vector<std::string> kSlowDrain = {"MEMTAP_DRAIN_INTERVAL_US=300000"};
+
+class ProcessEnd : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(dir.ok()) << "cannot create a temporary directory"; }
+
+  ProcessResult run(const std::string& db, const std::vector<std::string>& argv) {
+    std::vector<std::string> cmd = {kMemtapBin, "run", "-o", db, "--"};
+    cmd.insert(cmd.end(), argv.begin(), argv.end());
+    ProcessSpec spec = spec_in(dir, cmd);
+    spec.env_set = kSlowDrain;
+    return run_process(spec, kProcessTimeout);
+  }
+
+  static long long pid_of(const ProcessResult& r) {
+    long long pid = 0;
+    return sscanf(r.out.c_str(), "pid=%lld", &pid) == 1 ? pid : 0;
+  }
+
+  // How many of the set of blocks starting at `first_size` the recording has for `pid`,
+  // each once (-1 if some came twice).
+  static int64_t blocks(const DbQuery& q, long long pid, int first_size) {
+    const std::string size = "CAST(json_extract(Attr, '$.size') AS INTEGER)";
+    const std::string set = "SELECT " + size + " AS s FROM memscope_dump WHERE Event = 'MALLOC'" +
+                            " AND \"Process Id\" = " + std::to_string(pid) + " AND s BETWEEN " +
+                            std::to_string(first_size) + " AND " +
+                            std::to_string(first_size + 2 * (kBlocks - 1)) + " AND (s - " +
+                            std::to_string(first_size) + ") % 2 = 0";
+    const int64_t all = q.scalar_int("SELECT COUNT(*) FROM (" + set + ")");
+    return all == q.scalar_int("SELECT COUNT(DISTINCT s) FROM (" + set + ")") ? all : -1;
+  }
+
+  // pid's memtap_session rows in start order: ended_by, command_line, events_dropped,
+  // messages_lost, reconnects.
+  static DbRows sessions(const DbQuery& q, long long pid) {
+    DbRows rows;
+    std::string error;
+    EXPECT_TRUE(
+        q.query("SELECT ended_by, command_line, events_dropped, messages_lost, reconnects "
+                "FROM memtap_session WHERE pid = ?1 ORDER BY start_ns",
+                {std::to_string(pid)}, &rows, &error))
+        << error;
+    return rows;
+  }
+
+  TempDir dir;
+};
+
+TEST_F(ProcessEnd, ExecSendsWhatWasRecordedBeforeIt) {
+  const std::string db = dir.file("exec.db");
+  ProcessResult r = run(db, {kProcessEnd, "exec", std::to_string(kBlocks)});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  const long long pid = pid_of(r);
+  ASSERT_NE(pid, 0) << r.out;
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(blocks(*q, pid, kFirstSize), kBlocks) << "stderr:\n" << r.err;
+  EXPECT_EQ(blocks(*q, pid, kImageSize), kBlocks);
+  // The old image and the new one, each with its own row.
+  const DbRows rows = sessions(*q, pid);
+  ASSERT_EQ(rows.rows.size(), 2u) << r.err;
+  EXPECT_EQ(rows.rows[0][0].text, "exec");
+  EXPECT_NE(rows.rows[0][1].text.find(" exec "), std::string::npos) << rows.rows[0][1].text;
+  EXPECT_EQ(rows.rows[1][0].text, "exit code 0");
+  EXPECT_NE(rows.rows[1][1].text.find(" image "), std::string::npos) << rows.rows[1][1].text;
+  for (const auto& row : rows.rows) {
+    EXPECT_EQ(row[2].text, "0") << "events dropped";
+    EXPECT_EQ(row[3].text, "0") << "messages lost";
+  }
+}
+
+// The same sender goes on after exec returns: same instance (one row), the sequence going
+// on over a new connection, nothing lost, and errno is exec's.
+TEST_F(ProcessEnd, AFailedExecGoesOnRecording) {
+  const std::string db = dir.file("fail.db");
+  ProcessResult r = run(db, {kProcessEnd, "exec-fail", std::to_string(kBlocks)});
+  ASSERT_TRUE(r.exited) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.out << "\nstderr:\n" << r.err;
+  EXPECT_NE(r.out.find("errno=ENOENT\n"), std::string::npos) << r.out;
+  const long long pid = pid_of(r);
+  ASSERT_NE(pid, 0) << r.out;
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(blocks(*q, pid, kFirstSize), kBlocks) << "stderr:\n" << r.err;
+  EXPECT_EQ(blocks(*q, pid, kAfterSize), kBlocks) << "stderr:\n" << r.err;
+  const DbRows rows = sessions(*q, pid);
+  ASSERT_EQ(rows.rows.size(), 1u) << r.err;
+  EXPECT_EQ(rows.rows[0][0].text, "exit code 0");
+  EXPECT_EQ(rows.rows[0][2].text, "0") << "events dropped";
+  EXPECT_EQ(rows.rows[0][3].text, "0") << "messages lost";
+  EXPECT_EQ(rows.rows[0][4].text, "0") << "reconnects";
+  EXPECT_EQ(q->scalar_int(
+                "SELECT CAST(value AS INTEGER) FROM memtap_meta WHERE key = 'rejected_messages'"),
+            0);
+}
+
+// SIGKILL: no Bye. The recording, memtap run's summary and the report say "no final flush",
+// with how long after its last event memtap run saw it die.
+TEST_F(ProcessEnd, SigkillIsSaidToLeaveNoFinalFlush) {
+  const std::string db = dir.file("kill.db");
+  ProcessResult r = run(db, {kProcessEnd, "kill", std::to_string(kBlocks)});
+  ASSERT_TRUE(r.exited) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+  const long long pid = pid_of(r);
+  ASSERT_NE(pid, 0) << r.out;
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(blocks(*q, pid, kFirstSize), kBlocks) << "stderr:\n" << r.err;
+  const DbRows rows = sessions(*q, pid);
+  ASSERT_EQ(rows.rows.size(), 1u) << r.err;
+  const std::string ended_by = rows.rows[0][0].text;
+  EXPECT_TRUE(std::regex_match(ended_by,
+                               std::regex("no final flush, [0-9]+\\.[0-9] s after its last event")))
+      << ended_by;
+  const std::string line = "memtap: pid " + std::to_string(pid) + ": " + ended_by;
+  EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; " + ended_by + "\n"), std::string::npos) << "the live report\n" << r.err;
+
+  ProcessResult report = run_process(spec_in(dir, {kMemtapBin, "report", db}), kProcessTimeout);
+  ASSERT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
+  EXPECT_NE(report.out.find("; " + ended_by + "\n"), std::string::npos) << report.out;
+  ProcessResult json =
+      run_process(spec_in(dir, {kMemtapBin, "report", "--json", db}), kProcessTimeout);
+  ASSERT_TRUE(json.exited && json.exit_code == 0) << describe(json) << json.err;
+  EXPECT_NE(json.out.find("\"ended_by\":\"" + ended_by + "\""), std::string::npos) << json.out;
+}
+
+// Python's subprocess. With preexec_fn it fork()s, and the child (traced, with a sender of
+// its own) runs Python code and then tries execve on each directory of PATH in turn: each
+// failure goes on recording, and what the child recorded arrives before the exec that
+// works. Unless close_fds=False, the child closes every descriptor first, ZeroMQ's
+// included: then it execs unflushed, and must not crash. Without preexec_fn subprocess
+// uses vfork(), whose child must not touch the parent's sender.
+TEST_F(ProcessEnd, PythonSubprocessForkAndVfork) {
+  const char* const kinds[] = {"preexec_fn=lambda: None, close_fds=False",
+                               "preexec_fn=lambda: None", ""};
+  for (const std::string kind : kinds) {
+    const std::string db = dir.file("python" + std::to_string(kind.size()) + ".db");
+    const std::string script =
+        "import subprocess, sys\n"
+        "sys.exit(subprocess.run(['true'], " +
+        kind + ").returncode)\n";
+    ProcessResult r = run(db, {"/usr/bin/python3", "-c", script});
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << kind << ": " << describe(r) << "\nstderr:\n"
+                                              << r.err;
+    std::string error;
+    std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+    ASSERT_TRUE(q) << error;
+    EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session WHERE command_line = 'true' "
+                            "AND ended_by = 'exit code 0'"),
+              1)
+        << kind;
+    if (kind.find("close_fds=False") != std::string::npos) {
+      EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session WHERE forked_from_pid != 0 "
+                              "AND ended_by = 'exec' AND messages_lost = 0"),
+                1)
+          << r.err;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace memtap::e2e

@@ -1,0 +1,105 @@
+/* memtap_test_process_end: allocates, then ends its image as MODE says, well within one
+ * drain interval (the tests set MEMTAP_DRAIN_INTERVAL_US=300000), so that only the flush that
+ * way of ending makes can get the blocks to the recording.
+ *
+ * Usage: memtap_test_process_end MODE N
+ *   Starts a thread that mallocs and frees 64-byte blocks while the rest goes on (the flush
+ *   runs beside it), then allocates N blocks, block i of kFirstSize + 2*i bytes, kept; then:
+ *   exec       execl()s itself in mode `image`
+ *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
+ *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
+ *   kill       execl()s a path that does not exist (its flush has everything so far written
+ *              to the monitor's socket when it returns), then raise(SIGKILL)
+ *   image      (what `exec` becomes) allocates N blocks of kImageSize + 2*i bytes, returns 0
+ *
+ * Output: "pid=<pid>" on stdout, then for exec-fail and kill "errno=<name>" (the name of the
+ * error the failed exec left), each with one write(2).
+ */
+#define _GNU_SOURCE /* strerrorname_np */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define kFirstSize 30011
+#define kAfterSize 40011
+#define kImageSize 50011
+#define kChurnRounds 20000
+
+static const char kMissing[] = "/nonexistent/memtap-test-no-such-program";
+
+static atomic_int g_churning;
+static atomic_int g_stop;
+
+static void say(const char* text) {
+  ssize_t ignored = write(1, text, strlen(text));
+  (void)ignored;
+}
+
+static void* churn(void* arg) {
+  (void)arg;
+  for (int i = 0; i < kChurnRounds && !atomic_load(&g_stop); ++i) {
+    void* volatile p = malloc(64);
+    free(p);
+    atomic_store(&g_churning, 1);
+  }
+  return NULL;
+}
+
+static void allocate(int n, int first_size) {
+  for (int i = 0; i < n; ++i) {
+    if (!malloc((size_t)(first_size + 2 * i))) exit(4);
+  }
+}
+
+/* Execs the missing path: says how it failed, true if with ENOENT. */
+static int exec_missing(void) {
+  execl(kMissing, kMissing, (char*)NULL);
+  const int error = errno;
+  char line[64];
+  const char* name = strerrorname_np(error);
+  snprintf(line, sizeof line, "errno=%s\n", name ? name : "?");
+  say(line);
+  return error == ENOENT;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    say("usage: memtap_test_process_end exec|exec-fail|kill|image N\n");
+    return 2;
+  }
+  const char* mode = argv[1];
+  const int n = atoi(argv[2]);
+  char line[64];
+  snprintf(line, sizeof line, "pid=%d\n", (int)getpid());
+  say(line);
+  if (strcmp(mode, "image") == 0) {
+    allocate(n, kImageSize);
+    return 0;
+  }
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, churn, NULL) != 0) return 5;
+  while (!atomic_load(&g_churning)) {
+  }
+  allocate(n, kFirstSize);
+  if (strcmp(mode, "exec") == 0) {
+    execl(argv[0], argv[0], "image", argv[2], (char*)NULL);
+    return 6;
+  }
+  if (strcmp(mode, "exec-fail") == 0) {
+    const int ok = exec_missing();
+    allocate(n, kAfterSize);
+    atomic_store(&g_stop, 1);
+    pthread_join(thread, NULL);
+    return ok ? 0 : 3;
+  }
+  if (strcmp(mode, "kill") == 0) {
+    exec_missing();
+    raise(SIGKILL);
+  }
+  return 2;
+}
