@@ -47,6 +47,9 @@ TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
       "malloc",   "free",   "calloc",  "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
       "memalign", "valloc", "pvalloc", "mmap",    "mmap64",       "munmap",         "mremap",
       "fork",     "_exit",  "_Exit",   "dlsym",   "dlvsym"};
+  const std::set<std::string> signal_hooks = {"sigaction", "signal",      "bsd_signal",
+                                              "ssignal",   "sysv_signal", "__sysv_signal",
+                                              "sigset",    "sigignore",   "siginterrupt"};
   // The CUDA runtime and driver functions (agent/exports.map): by prefix, since the list
   // follows the CUDA API.
   auto is_cuda_hook = [](const std::string& name) {
@@ -63,13 +66,16 @@ TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
     if (!(fields >> address >> type >> name)) continue;
     name = name.substr(0, name.find('@'));
     exported.insert(name);
-    if (!hooks.count(name) && !is_cuda_hook(name) && name.rfind("memtap_", 0) != 0) {
+    if (!hooks.count(name) && !signal_hooks.count(name) && !is_cuda_hook(name) &&
+        name.rfind("memtap_", 0) != 0) {
       unexpected.insert(name);
     }
   }
   EXPECT_EQ(unexpected, std::set<std::string>{}) << "symbols the agent must not export";
   for (const std::string& hook : hooks)
     EXPECT_TRUE(exported.count(hook)) << "hook not exported: " << hook;
+  for (const std::string& hook : signal_hooks)
+    EXPECT_TRUE(exported.count(hook)) << "signal hook not exported: " << hook;
   for (const char* hook : {"cudaMalloc", "__cudaLaunchKernel", "cuMemAlloc_v2", "cuMemMap",
                            "cuGetProcAddress_v2", "cudaGetDriverEntryPointByVersion"}) {
     EXPECT_TRUE(exported.count(hook)) << "CUDA hook not exported: " << hook;
