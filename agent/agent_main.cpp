@@ -9,8 +9,9 @@
 //   MEMTAP_STRING_MB         bound on interned text, index included (default 64 MiB)
 //   MEMTAP_FLUSH_TIMEOUT_MS  the most the final flush may delay exit (default 10000)
 //   MEMTAP_CONNECT_TIMEOUT_MS  at exit, how long to wait for a monitor never reached (1000)
-//   MEMTAP_CRASH_FLUSH_MS    on SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT, the most the
-//                            final flush may delay the signal (2000; 0: no handlers)
+//   MEMTAP_CRASH_FLUSH_MS    on SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM or SIGINT
+//                            the most the final flush may delay the signal (2000; 0: no
+//                            handlers)
 //   MEMTAP_DRAIN_INTERVAL_US   how often the sender drains the buffers (default 2000)
 //   MEMTAP_RSS_INTERVAL_MS     how often the sender samples the resident set (10; 0: never)
 //   MEMTAP_SENDER_NICE         the sender thread's nice value (default 19; 0: the program's)

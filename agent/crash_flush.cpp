@@ -1,37 +1,44 @@
 // The final flush on a fatal signal; see crash_flush.h.
 //
-// On SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT the handler asks the sender thread
-// for the final flush it does at exit (drain every buffer, the signalled thread's published
-// records included, send, Bye, close with linger), waits for it on a futex up to
-// MEMTAP_CRASH_FLUSH_MS, and then hands the signal on unchanged: to the handler that was
-// there before ours, or to the default action, so the exit status and the core dump are
-// those of the program alone. It touches only atomics and makes only async-signal-safe
-// calls (raw syscalls, sigaction, pthread_sigmask, clock_gettime): no allocation, no lock
-// the signalled thread might hold, no ZeroMQ; the sender's ZeroMQ and libc are private to
-// its namespace, so a crash inside the program's malloc does not stop it. It does not wait
-// on the sender thread itself, in a vfork() or fork() child that has not got a sender of
-// its own, while not recording, or for a second fatal signal (on any thread) while the first
-// one's flush runs or after exit's flush began.
+// The agent's handler stands in for the program's disposition of SIGSEGV, SIGBUS, SIGFPE,
+// SIGILL, SIGABRT, SIGTERM and SIGINT from start-up on; the program sees, sets and gets
+// called through its own (agent/signal_dispositions.h, agent/hooks/signal_hooks.cpp). On a
+// signal the handler does what the kernel would have done with that disposition:
+// - the program's handler: calls it as the kernel would (its mask and SA_NODEFER are in the
+//   kernel's disposition, SA_SIGINFO and SA_RESETHAND are done here), without a flush: the
+//   program may recover; if it then exits, exit's flush runs, and if it re-raises with
+//   SIG_DFL, the next delivery flushes.
+// - SIG_IGN: that is in the kernel, which discards the signal (and ends the process on an
+//   ignored fault, and keeps it ignored across exec), so only a change racing with a
+//   delivery gets here.
+// - SIG_DFL (every one of these signals then ends the process): asks the sender thread for
+//   the final flush it does at exit (drain every buffer, the signalled thread's published
+//   records included, send, Bye, close with linger), waits for it on a futex up to
+//   MEMTAP_CRASH_FLUSH_MS, and then takes the default action, so the exit status and the
+//   core dump are those of the program alone.
+// It touches only atomics and makes only async-signal-safe calls (raw syscalls, sigaction,
+// pthread_sigmask, clock_gettime): no allocation, no lock the signalled thread might hold,
+// no ZeroMQ; the sender's ZeroMQ and libc are private to its namespace, so a crash inside
+// the program's malloc does not stop it. It does not wait on the sender thread itself
+// (which blocks the process-directed signals, so a kill goes to a program thread), in a
+// vfork() or fork() child that has not got a sender of its own, while not recording, or for
+// a second signal (on any thread) while the first one's flush runs or after exit's flush
+// began.
 //
 // Limits, on purpose:
-// - Not SIGINT nor SIGTERM, though a scheduler's SIGTERM ends many training runs. CPython
-//   reads each disposition at start-up: over SIG_DFL it installs its KeyboardInterrupt
-//   handler for SIGINT (ours there would turn Ctrl-C into a plain kill), and for a handler
-//   it did not install signal.getsignal() answers None, which the common "save the old
-//   handler, install ours, restore the old one" code then passes to signal.signal(), a
-//   TypeError in the program. Taking them needs a sigaction/signal hook that shows the
-//   program its own dispositions (issue 18 goes on there).
-// - A signal ignored at start stays ignored; a handler installed before the agent (rare:
-//   the agent's constructor runs before the program's) is chained.
-// - A handler the program installs after start-up (sigaction, signal) replaces ours: that
-//   signal then behaves as without memtap, with no flush. Python's faulthandler, which hands
-//   the signal back to the previous handler (ours), keeps it.
-// - The alternate stack that lets the handler run on a stack overflow is set up for the
-//   main thread only (sigaltstack is per thread); an overflow on another thread dies
-//   without a flush, as it would without memtap.
-// - A program whose runtime checks for SIG_DFL before installing its own fault handler
-//   (Rust's stack-overflow message) finds ours and leaves it: the overflow then ends by
-//   SIGSEGV without that message.
+// - What bypasses libc's exported functions bypasses us: the raw rt_sigaction syscall (Go's
+//   runtime, a statically linked program), and libc's internal calls. Among those, abort()
+//   whose SIGABRT handler returns resets SIGABRT itself and raises it again: that one ends
+//   the process without a flush. A query after such a change answers with what the kernel
+//   has, so the program still reads back its own last word.
+// - The program's own handler runs on the stack it asked for: a stack overflow with a
+//   handler installed without SA_ONSTACK dies as it would without memtap, unflushed.
+// - The alternate stack that lets the flush run on a stack overflow is set up for the main
+//   thread only (sigaltstack is per thread); an overflow on another thread dies without a
+//   flush, as it would without memtap.
+// - A siginterrupt() made before the agent started (in another library's constructor) is
+//   not known to a later signal() of one of these signals, which then restarts system calls:
+//   glibc keeps that set to itself.
 #include "agent/crash_flush.h"
 
 #include <errno.h>
@@ -40,6 +47,7 @@
 
 #include "agent/agent_state.h"
 #include "agent/raw_syscalls.h"
+#include "agent/signal_dispositions.h"
 #include "common/clock.h"
 
 namespace memtap {
@@ -48,19 +56,12 @@ CrashFlushWords g_crash_flush;
 
 namespace {
 
-constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
 constexpr size_t kAltStackBytes = size_t{64} << 10;
 constexpr size_t kGuardBytes = 4096;
 
-// Written at install time, before the handlers, and only read after: the dispositions we
-// replaced, by signal number.
-struct sigaction g_previous[_NSIG];
 uint32_t g_deadline_ms = 0;
 std::atomic<uint32_t> g_sender_tid{0};
-
-bool is_function(const struct sigaction& a) {
-  return a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN;
-}
 
 // Whether this signal may wait for the flush; claims it if so.
 bool claim_flush() {
@@ -87,46 +88,56 @@ void flush_and_wait(int sig) {
   g_agent.recording.store(false, std::memory_order_relaxed);
 }
 
-void set_default(int sig) {
+// As the kernel calls a handler. The kernel has already blocked the program's mask (and the
+// signal, unless SA_NODEFER) and chosen its stack, from the flags we mirror; SA_RESETHAND
+// is left to us.
+void call_program_handler(int sig, const Disposition& own, siginfo_t* info, void* context) {
+  if (own.flags & SA_RESETHAND) reset_own_disposition(sig, own.handler);
+  if (own.flags & SA_SIGINFO) {
+    reinterpret_cast<AgentSignalHandler>(own.handler)(sig, info, context);
+  } else {
+    reinterpret_cast<void (*)(int)>(own.handler)(sig);
+  }
+}
+
+// A fault the kernel raised (not one sent with kill or raise) cannot be ignored: with SIG_IGN
+// it takes the default action.
+bool forced_by_kernel(int sig, const siginfo_t* info) {
+  return (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) && info &&
+         info->si_code > 0;
+}
+
+// The default action. The signal, queued again with its own siginfo, stays blocked until
+// this handler returns to where it interrupted: it then ends the process there, with the
+// status and core dump it would have had (a fault's registers are the faulting ones).
+void default_action(int sig, siginfo_t* info) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
-}
-
-void hand_on(int sig, siginfo_t* info, void* context) {
-  const struct sigaction& prev = g_previous[sig];
-  if (is_function(prev)) {
-    // As the kernel would have called it: reset first with SA_RESETHAND, its mask added,
-    // the signal itself blocked unless SA_NODEFER.
-    if (prev.sa_flags & SA_RESETHAND) set_default(sig);
-    sigset_t old;
-    pthread_sigmask(SIG_BLOCK, &prev.sa_mask, &old);
-    if (prev.sa_flags & SA_NODEFER) {
-      sigset_t self;
-      sigemptyset(&self);
-      sigaddset(&self, sig);
-      pthread_sigmask(SIG_UNBLOCK, &self, nullptr);
-    }
-    if (prev.sa_flags & SA_SIGINFO) {
-      prev.sa_sigaction(sig, info, context);
-    } else {
-      prev.sa_handler(sig);
-    }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    return;
-  }
-  // The default action. The signal, queued again with its own siginfo, stays blocked until
-  // this handler returns to where it interrupted: it then ends the process there, with the
-  // status and core dump it would have had (a fault's registers are the faulting ones).
-  set_default(sig);
+  real_sigaction(sig, &dfl, nullptr);
   raw_requeue_signal(sig, info);
 }
 
-void on_fatal_signal(int sig, siginfo_t* info, void* context) {
+// The kernel's disposition of every taken signal but SIG_IGN: it does what the kernel would
+// have done with the program's own.
+void on_signal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
+  const Disposition own = own_disposition(sig);
+  if (is_function(own.handler) && own.handler != reinterpret_cast<void*>(on_signal)) {
+    // No flush: the program may recover. If it ends by exit(), exit's flush runs; if it
+    // re-raises with SIG_DFL, the next delivery flushes.
+    errno = saved_errno;
+    call_program_handler(sig, own, info, context);
+    return;
+  }
+  // SIG_IGN is in the kernel, so this is a change racing with the signal.
+  if (own.handler == reinterpret_cast<void*>(SIG_IGN) && !forced_by_kernel(sig, info)) {
+    errno = saved_errno;
+    return;
+  }
+  // Every signal we take ends the process by default.
   if (claim_flush()) flush_and_wait(sig);
-  hand_on(sig, info, context);
+  default_action(sig, info);
   errno = saved_errno;
 }
 
@@ -150,18 +161,7 @@ void crash_flush_install(uint32_t deadline_ms) {
   if (deadline_ms == 0) return;
   g_deadline_ms = deadline_ms;
   set_up_alt_stack();
-  for (int sig : kSignals) {
-    struct sigaction prev;
-    if (sigaction(sig, nullptr, &prev) != 0 || prev.sa_handler == SIG_IGN) continue;
-    g_previous[sig] = prev;
-    struct sigaction ours {};
-    ours.sa_sigaction = on_fatal_signal;
-    sigemptyset(&ours.sa_mask);
-    // SA_ONSTACK: on the alternate stack where the thread has one (harmless where not).
-    // SA_RESTART as the handler we chain would have had it.
-    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | (prev.sa_flags & SA_RESTART);
-    sigaction(sig, &ours, nullptr);
-  }
+  for (int sig : kSignals) take_signal(sig, on_signal);
 }
 
 void crash_flush_set_sender_thread(uint32_t tid) {

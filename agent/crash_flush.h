@@ -1,5 +1,6 @@
-// The final flush on a fatal signal: the events of a program's last milliseconds reach the
-// recording before it dies, and it dies exactly as it would without memtap.
+// The final flush on a fatal signal (a crash, SIGTERM, SIGINT): the events of a program's
+// last milliseconds reach the recording before it dies, and it dies exactly as it would
+// without memtap.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +12,9 @@ namespace memtap {
 // Shared with the sender (MemtapSenderConfig::crash_flush).
 extern CrashFlushWords g_crash_flush;
 
-// Installs the handlers (agent_init, once a sender runs). `deadline_ms`: the most a fatal
-// signal waits for the flush (MEMTAP_CRASH_FLUSH_MS); 0 installs nothing.
+// Installs the handler for the signals it takes (agent_init, once a sender runs), which
+// then stands in for the program's dispositions (signal_dispositions.h). `deadline_ms`: the
+// most a fatal signal waits for the flush (MEMTAP_CRASH_FLUSH_MS); 0 installs nothing.
 void crash_flush_install(uint32_t deadline_ms);
 
 // The sender thread's id, so that a signal on it is handed on at once (it cannot wait for

@@ -64,6 +64,12 @@ bool resolve_real_functions() {
   lookup(r.fork, "fork");
   lookup(r.exit_, "_exit");
   lookup(r.Exit, "_Exit");
+  lookup(r.sigaction, "sigaction");
+  lookup(r.signal, "signal");
+  lookup(r.sysv_signal, "sysv_signal");
+  lookup(r.sigset, "sigset");
+  lookup(r.sigignore, "sigignore");
+  lookup(r.siginterrupt, "siginterrupt");
   // Threads racing here compute the same pointers; the last copy wins harmlessly.
   memcpy(&g_real, &r, sizeof r);
   // Decided before the first record, so that every record of the process uses one clock.

@@ -6,6 +6,7 @@
 // handed to the real free.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -31,6 +32,13 @@ struct RealFunctions {
   pid_t (*fork)(void);
   void (*exit_)(int);  // noreturn; the hooks end with exit_group as a fallback
   void (*Exit)(int);
+  // Signal dispositions (hooks/signal_hooks.cpp); bsd_signal and ssignal are glibc's signal.
+  int (*sigaction)(int, const struct sigaction*, struct sigaction*);
+  sighandler_t (*signal)(int, sighandler_t);
+  sighandler_t (*sysv_signal)(int, sighandler_t);
+  sighandler_t (*sigset)(int, sighandler_t);
+  int (*sigignore)(int);
+  int (*siginterrupt)(int, int);
 };
 
 // Process-wide: the hooks of every thread call through it. Filled once by

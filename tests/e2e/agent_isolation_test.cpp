@@ -50,6 +50,10 @@ TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
   // agent/hooks/exec_hooks.cpp: the flush before exec.
   const std::set<std::string> exec_hooks = {"execve", "execv",  "execvp",  "execvpe", "execl",
                                             "execlp", "execle", "fexecve", "execveat"};
+  // agent/hooks/signal_hooks.cpp: the program's own signal dispositions.
+  const std::set<std::string> signal_hooks = {"sigaction", "signal",      "bsd_signal",
+                                              "ssignal",   "sysv_signal", "__sysv_signal",
+                                              "sigset",    "sigignore",   "siginterrupt"};
   // The CUDA runtime and driver functions (agent/exports.map): by prefix, since the list
   // follows the CUDA API.
   auto is_cuda_hook = [](const std::string& name) {
@@ -66,7 +70,8 @@ TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
     if (!(fields >> address >> type >> name)) continue;
     name = name.substr(0, name.find('@'));
     exported.insert(name);
-    if (!hooks.count(name) && !exec_hooks.count(name) && !is_cuda_hook(name) &&
+    if (!hooks.count(name) && !exec_hooks.count(name) && !signal_hooks.count(name) &&
+        !is_cuda_hook(name) &&
         name.rfind("memtap_", 0) != 0) {
       unexpected.insert(name);
     }
@@ -76,6 +81,8 @@ TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
     EXPECT_TRUE(exported.count(hook)) << "hook not exported: " << hook;
   for (const std::string& hook : exec_hooks)
     EXPECT_TRUE(exported.count(hook)) << "hook not exported: " << hook;
+  for (const std::string& hook : signal_hooks)
+    EXPECT_TRUE(exported.count(hook)) << "signal hook not exported: " << hook;
   for (const char* hook : {"cudaMalloc", "__cudaLaunchKernel", "cuMemAlloc_v2", "cuMemMap",
                            "cuGetProcAddress_v2", "cudaGetDriverEntryPointByVersion"}) {
     EXPECT_TRUE(exported.count(hook)) << "CUDA hook not exported: " << hook;
