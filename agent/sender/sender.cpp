@@ -335,12 +335,6 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
 // took a seventh of a core from a two-thread allocation storm, copying batches into the
 // socket. Returns an error text, empty on success.
 std::string open_socket(Sender* s) {
-  s->ctx = zmq_ctx_new();
-  s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : nullptr;
-  if (!s->sock) return std::string("cannot create ZeroMQ socket: ") + zmq_strerror(errno);
-  int one = 1, hwm = 256;
-  zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &one, sizeof one);
-  zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
   if (!s->curve_secret_key.empty()) {
     if (!zmq_has("curve")) return "MEMTAP_KEYS is set, but this ZeroMQ has no CURVE (libsodium)";
     // A pair copied together from two key directories is refused by the monitor anyway;
@@ -350,6 +344,14 @@ std::string open_socket(Sender* s) {
         s->curve_public_key != derived) {
       return "MEMTAP_KEYS: agent.pub is not the public key of agent.key";
     }
+  }
+  s->ctx = zmq_ctx_new();
+  s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : nullptr;
+  if (!s->sock) return std::string("cannot create ZeroMQ socket: ") + zmq_strerror(errno);
+  int one = 1, hwm = 256;
+  zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &one, sizeof one);
+  zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  if (!s->curve_secret_key.empty()) {
     // Z85 text with its NUL: 41 bytes, as zmq_setsockopt takes it.
     zmq_setsockopt(s->sock, ZMQ_CURVE_SERVERKEY, s->curve_server_key.c_str(),
                    s->curve_server_key.size() + 1);

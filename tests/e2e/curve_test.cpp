@@ -268,8 +268,13 @@ TEST_F(Curve, UnusableKeyFilesLeaveTheProgramAlone) {
   const std::string missing = key_dir_of("missing", {{keys, "agent.key"}, {keys, "agent.pub"}});
   const std::string short_key = key_dir_of("short", {{keys, "agent.key"}, {keys, "agent.pub"}});
   std::ofstream(short_key + "/monitor.pub") << "tooshort\n";
+  ProcessResult other = memtap({"keygen", dir.file("other")});
+  ASSERT_TRUE(other.exited && other.exit_code == 0) << describe(other) << other.err;
+  const std::string mismatched = key_dir_of(
+      "mismatched", {{keys, "agent.key"}, {dir.file("other"), "agent.pub"}, {keys, "monitor.pub"}});
   const Case cases[] = {
       {"a secret key others can read", open_secret, open_secret + "/agent.key"},
+      {"agent.pub of another pair", mismatched, "agent.pub is not the public key of agent.key"},
       {"monitor.pub missing", missing, missing + "/monitor.pub"},
       {"a key of the wrong size", short_key, short_key + "/monitor.pub"},
   };
