@@ -15,10 +15,16 @@
 //   MEMTAP_DRAIN_INTERVAL_US   how often the sender drains the buffers (default 2000)
 //   MEMTAP_RSS_INTERVAL_MS     how often the sender samples the resident set (10; 0: never)
 //   MEMTAP_SENDER_NICE         the sender thread's nice value (default 19; 0: the program's)
+//   MEMTAP_KEYS                a key directory (memtap keygen): agent.key, agent.pub and
+//                              monitor.pub; the connection is authenticated and encrypted
+//                              with ZeroMQ CURVE (common/curve_keys.h)
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -33,6 +39,7 @@
 #include "agent/sender_loader.h"
 #include "agent/string_log.h"
 #include "common/clock.h"
+#include "common/curve_keys.h"
 #include "common/socket_dir.h"
 #include "common/thread_nice.h"
 
@@ -56,6 +63,10 @@ struct Settings {
   uint32_t drain_interval_us = 2000;
   uint32_t rss_interval_ms = 10;
   int32_t sender_nice = kBehindTheProgramNice;
+  // MEMTAP_KEYS: Z85 keys, NUL-terminated; empty without CURVE.
+  char monitor_public_key[kZ85KeyChars + 1];
+  char agent_public_key[kZ85KeyChars + 1];
+  char agent_secret_key[kZ85KeyChars + 1];
 };
 Settings g_settings;
 ProcessIdentity g_identity;
@@ -77,10 +88,69 @@ void warn(const char* what) {
   fprintf(stderr, "memtap agent (pid %u): %s\n", raw_getpid(), what);
 }
 
+// Reads the key in `dir`/`name` into `key` (kZ85KeyChars + 1 bytes). A secret key's file
+// must be the user's alone: anyone who can read it can pass for this agent. Warns, naming
+// the file, and returns false otherwise. No allocation: plain system calls into buffers.
+bool read_key(const char* dir, const char* name, bool secret, char* key) {
+  char path[4096], line[4400];
+  if (size_t(snprintf(path, sizeof path, "%s/%s", dir, name)) >= sizeof path) {
+    warn("MEMTAP_KEYS: the key directory's path is too long; memory events are not recorded");
+    return false;
+  }
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    snprintf(line, sizeof line, "MEMTAP_KEYS: cannot read %s: %s; memory events are not recorded",
+             path, fd < 0 ? strerror(errno) : "not a regular file");
+    if (fd >= 0) close(fd);
+    warn(line);
+    return false;
+  }
+  if (secret && (st.st_mode & 077) != 0) {
+    close(fd);
+    snprintf(line, sizeof line,
+             "MEMTAP_KEYS: secret key %s is open to other users (mode %04o; expected 0600); "
+             "memory events are not recorded",
+             path, unsigned(st.st_mode & 07777));
+    warn(line);
+    return false;
+  }
+  char text[128];
+  const ssize_t n = read(fd, text, sizeof text);
+  close(fd);
+  if (n <= 0 || z85_key_length(text, size_t(n)) == 0) {
+    snprintf(line, sizeof line,
+             "MEMTAP_KEYS: %s is not a CURVE key (expected 40 Z85 characters, as memtap keygen "
+             "writes them); memory events are not recorded",
+             path);
+    warn(line);
+    return false;
+  }
+  memcpy(key, text, kZ85KeyChars);
+  key[kZ85KeyChars] = 0;
+  return true;
+}
+
+// MEMTAP_KEYS's three keys into g_settings; false (with a warning) if any is unusable.
+bool read_keys(const char* dir) {
+  return read_key(dir, kMonitorPublicKeyFile, false, g_settings.monitor_public_key) &&
+         read_key(dir, kAgentPublicKeyFile, false, g_settings.agent_public_key) &&
+         read_key(dir, kAgentSecretKeyFile, true, g_settings.agent_secret_key);
+}
+
 // The sender thread's, for good (MemtapSenderConfig::untrace_thread).
 void untrace_calling_thread() {
   ++tl_agent_busy;
   crash_flush_set_sender_thread(raw_gettid());
+}
+
+// The monitor refused this agent's keys (or their absence): nothing would ever drain the
+// buffers, so the hooks stop recording. Called once, on the sender thread.
+void refused_by_monitor(const char* why) {
+  g_agent.recording.store(false, std::memory_order_relaxed);
+  char line[700];
+  snprintf(line, sizeof line, "%s; memory events are not recorded", why);
+  warn(line);
 }
 
 void start_sender(uint32_t forked_from_pid) {
@@ -112,6 +182,12 @@ void start_sender(uint32_t forked_from_pid) {
   c.untrace_thread = untrace_calling_thread;
   c.crash_flush = &g_crash_flush;
   c.crash_flush_ms = g_settings.crash_flush_ms;
+  if (g_settings.agent_secret_key[0]) {
+    c.curve_server_key = g_settings.monitor_public_key;
+    c.curve_public_key = g_settings.agent_public_key;
+    c.curve_secret_key = g_settings.agent_secret_key;
+  }
+  c.refused = refused_by_monitor;
   // A fork() child records from the fork on: its Hello's time is its start.
   c.trace_start = forked_from_pid ? 0 : g_trace_start;
   char error[512];
@@ -156,6 +232,13 @@ __attribute__((constructor)) void agent_init() {
     user_socket_dir_path(dir, sizeof dir);
     snprintf(g_settings.endpoint, sizeof g_settings.endpoint, "ipc://%s/%s.sock", dir,
              kDefaultSocketName);
+  }
+  const char* keys = getenv("MEMTAP_KEYS");
+  if (keys && *keys && !read_keys(keys)) {
+    // Without its keys the agent cannot be let in: stream nothing, rather than try in vain
+    // or fall back to a connection without them.
+    g_agent.recording.store(false, std::memory_order_relaxed);
+    return;
   }
   start_sender(0);
   // Inherited by fork() children, whose own sender takes over g_crash_flush.

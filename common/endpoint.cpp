@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -20,6 +21,10 @@ bool starts_with(const std::string& s, const char* prefix) {
 }
 
 std::string secure_dir(const std::string& dir, std::string* error) {
+  // mkdir does not follow a symbolic link planted at `dir` (it fails with EEXIST), and
+  // lstat looks at the link itself: such a link is refused, never followed. The parent is
+  // /tmp (sticky: nobody else can rename our directory away once it is ours) or our own
+  // runtime directory, so the checks below still hold when the socket is bound.
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     *error = "cannot create socket directory " + dir + ": " + strerror(errno);
     return "";
@@ -29,12 +34,26 @@ std::string secure_dir(const std::string& dir, std::string* error) {
     *error = "cannot stat socket directory " + dir + ": " + strerror(errno);
     return "";
   }
-  if (!S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
-    *error = "socket directory " + dir + " is not a directory owned by this user";
+  if (S_ISLNK(st.st_mode)) {
+    *error = "socket directory " + dir +
+             " is a symbolic link: refusing to follow it (remove it; memtap creates the "
+             "directory itself)";
+    return "";
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    *error = "socket directory " + dir + " is not a directory";
+    return "";
+  }
+  if (st.st_uid != getuid()) {
+    *error = "socket directory " + dir + " belongs to another user (uid " +
+             std::to_string(st.st_uid) + ")";
     return "";
   }
   if ((st.st_mode & 077) != 0) {
-    *error = "socket directory " + dir + " is open to other users (expected mode 0700)";
+    char mode[8];
+    snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+    *error = "socket directory " + dir + " is open to other users (mode " + mode +
+             "; expected 0700: chmod 700 " + dir + ")";
     return "";
   }
   return dir;
@@ -67,7 +86,14 @@ std::string ipc_path(const std::string& endpoint) {
   return starts_with(endpoint, "ipc://") ? endpoint.substr(6) : "";
 }
 
-std::string check_listen_endpoint(const std::string& endpoint) {
+bool is_loopback_endpoint(const std::string& endpoint) {
+  if (!starts_with(endpoint, "tcp://")) return false;
+  std::string host = endpoint.substr(6);
+  host = host.substr(0, host.rfind(':'));
+  return starts_with(host, "127.") || host == "localhost" || host == "[::1]";
+}
+
+std::string check_listen_endpoint(const std::string& endpoint, bool curve, bool insecure) {
   if (starts_with(endpoint, "ipc://")) {
     std::string path = endpoint.substr(6);
     if (path.empty()) return "endpoint '" + endpoint + "': expected ipc://<path>";
@@ -77,14 +103,11 @@ std::string check_listen_endpoint(const std::string& endpoint) {
     return "";
   }
   if (starts_with(endpoint, "tcp://")) {
-    std::string host = endpoint.substr(6);
-    host = host.substr(0, host.rfind(':'));
-    bool loopback = starts_with(host, "127.") || host == "localhost" || host == "[::1]";
-    if (loopback) return "";
+    if (is_loopback_endpoint(endpoint) || curve || insecure) return "";
     // Anything else would accept an unauthenticated stream from the network.
     return "endpoint '" + endpoint +
-           "' is not loopback: remote endpoints need CURVE authentication, which memtap does "
-           "not have yet (use ipc://<path> or tcp://127.0.0.1:<port>)";
+           "' is not loopback: agents on other machines need authentication (--keys DIR, "
+           "from memtap keygen DIR), or --insecure to listen without it knowingly";
   }
   return "endpoint '" + endpoint + "': expected ipc://<path> or tcp://<host>:<port>";
 }

@@ -50,6 +50,8 @@ constexpr size_t kMaxStringBytesPerBatch = size_t{4} << 20;
 struct Sender {
   MemtapSenderConfig config{};
   std::string endpoint, hostname, cmdline, agent_version;
+  std::string curve_server_key, curve_public_key, curve_secret_key;  // empty: no CURVE
+  bool refused = false;  // the monitor refused our keys, or their absence: we stopped trying
   void* ctx = nullptr;
   void* sock = nullptr;
   void* watch = nullptr;        // PAIR end of zmq_socket_monitor: connected / disconnected
@@ -86,6 +88,32 @@ MessageHeader header(Sender& s) {
   return MessageHeader{s.config.pid, s.config.instance_id, s.sequence, s.reopened};
 }
 
+// The monitor said no to this agent's security: a key it does not accept, or CURVE on one
+// side only. Asking again would be refused again (and fill the monitor's log), so the
+// sender stops connecting and the agent stops recording, saying why once.
+void refused(Sender& s, bool key_refused) {
+  if (s.refused) return;
+  s.refused = true;
+  s.connected = false;
+  zmq_disconnect(s.sock, s.endpoint.c_str());
+  char why[600];
+  if (key_refused) {
+    snprintf(why, sizeof why, "the monitor at %s refused this agent's key (MEMTAP_KEYS)",
+             s.endpoint.c_str());
+  } else if (!s.curve_secret_key.empty()) {
+    snprintf(why, sizeof why,
+             "the monitor at %s does not use CURVE keys, but MEMTAP_KEYS is set (start it "
+             "with --keys DIR)",
+             s.endpoint.c_str());
+  } else {
+    snprintf(why, sizeof why,
+             "the monitor at %s accepts only agents with CURVE keys: set MEMTAP_KEYS to a "
+             "key directory (memtap keygen)",
+             s.endpoint.c_str());
+  }
+  if (s.config.refused) s.config.refused(why);
+}
+
 // Applies the connection events ZeroMQ reported since the last call.
 void watch_connection(Sender& s) {
   for (;;) {
@@ -96,12 +124,21 @@ void watch_connection(Sender& s) {
       return;
     }
     uint16_t id = 0;
-    if (zmq_msg_size(&event) >= sizeof id) memcpy(&id, zmq_msg_data(&event), sizeof id);
+    uint32_t value = 0;
+    if (zmq_msg_size(&event) >= sizeof id + sizeof value) {
+      memcpy(&id, zmq_msg_data(&event), sizeof id);
+      memcpy(&value, static_cast<const char*>(zmq_msg_data(&event)) + sizeof id, sizeof value);
+    }
     zmq_msg_close(&event);
     zmq_msg_init(&address);  // every event is followed by the endpoint's address
     zmq_msg_recv(&address, s.watch, 0);
     zmq_msg_close(&address);
     if (id == ZMQ_EVENT_CONNECTED) s.connected = true;
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH ||
+        (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+         value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)) {
+      refused(s, id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH);
+    }
     if (id == ZMQ_EVENT_DISCONNECTED) {
       // Whoever answers next may be another monitor (a restart), which has never heard of
       // us: the next message is a Hello again, with the sequence from 0. With
@@ -173,6 +210,7 @@ bool wait_connected(Sender& s, int timeout_ms) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (watch_connection(s); !s.connected; watch_connection(s)) {
+    if (s.refused) return false;
     int left =
         int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
     if (left <= 0) return false;
@@ -286,6 +324,7 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
   // No monitor connected now (never reached, or gone): wait a little for the connection
   // (a short program may end before ZeroMQ has connected, a restarted monitor may be
   // coming back), not at all if its IPC socket does not even exist.
+  if (s.refused) return 0;
   int wait = ipc_socket_missing(s.endpoint)
                  ? 0
                  : std::min<int>(remaining_ms(), int(s.config.connect_timeout_ms));
@@ -319,19 +358,40 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
 // took a seventh of a core from a two-thread allocation storm, copying batches into the
 // socket. Returns an error text, empty on success.
 std::string open_socket(Sender* s) {
+  if (!s->curve_secret_key.empty()) {
+    if (!zmq_has("curve")) return "MEMTAP_KEYS is set, but this ZeroMQ has no CURVE (libsodium)";
+    // A pair copied together from two key directories is refused by the monitor anyway;
+    // caught here it is named.
+    char derived[41];
+    if (zmq_curve_public(derived, s->curve_secret_key.c_str()) != 0 ||
+        s->curve_public_key != derived) {
+      return "MEMTAP_KEYS: agent.pub is not the public key of agent.key";
+    }
+  }
   s->ctx = zmq_ctx_new();
   s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : nullptr;
   if (!s->sock) return std::string("cannot create ZeroMQ socket: ") + zmq_strerror(errno);
   int one = 1, hwm = 256;
   zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &one, sizeof one);
   zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  if (!s->curve_secret_key.empty()) {
+    // Z85 text with its NUL: 41 bytes, as zmq_setsockopt takes it.
+    zmq_setsockopt(s->sock, ZMQ_CURVE_SERVERKEY, s->curve_server_key.c_str(),
+                   s->curve_server_key.size() + 1);
+    zmq_setsockopt(s->sock, ZMQ_CURVE_PUBLICKEY, s->curve_public_key.c_str(),
+                   s->curve_public_key.size() + 1);
+    zmq_setsockopt(s->sock, ZMQ_CURVE_SECRETKEY, s->curve_secret_key.c_str(),
+                   s->curve_secret_key.size() + 1);
+  }
   // Connection events, to know at exit whether anyone is listening at all.
   char watch_endpoint[64];
   snprintf(watch_endpoint, sizeof watch_endpoint, "inproc://memtap-sender-%p", (void*)s);
   s->watch = zmq_socket(s->ctx, ZMQ_PAIR);
   if (!s->watch ||
-      zmq_socket_monitor(s->sock, watch_endpoint, ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED) !=
-          0 ||
+      zmq_socket_monitor(s->sock, watch_endpoint,
+                         ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) != 0 ||
       zmq_connect(s->watch, watch_endpoint) != 0) {
     return std::string("cannot watch the ZeroMQ socket: ") + zmq_strerror(errno);
   }
@@ -422,7 +482,8 @@ void run(Sender* s, std::promise<std::string>* opened) {
     // have to have been preempted for a whole cycle between its timestamp and its store.
     bool heartbeat = cycle - last_sent_cycle >= kHeartbeatCycles;
     size_t before = s->events_sent.load(std::memory_order_relaxed);
-    if (drain_and_send(*s, previous_cycle_start, heartbeat, 0) &&
+    // Refused: nothing is recorded any more, and nothing is sent.
+    if (!s->refused && drain_and_send(*s, previous_cycle_start, heartbeat, 0) &&
         (heartbeat || s->events_sent.load(std::memory_order_relaxed) != before)) {
       last_sent_cycle = cycle;
     }
@@ -486,6 +547,12 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
   s->config.hostname = s->hostname.c_str();
   s->config.cmdline = s->cmdline.data();
   s->config.agent_version = s->agent_version.c_str();
+  if (config->curve_secret_key) {
+    s->curve_server_key = config->curve_server_key ? config->curve_server_key : "";
+    s->curve_public_key = config->curve_public_key ? config->curve_public_key : "";
+    s->curve_secret_key = config->curve_secret_key;
+  }
+  s->config.curve_server_key = s->config.curve_public_key = s->config.curve_secret_key = nullptr;
 
   if (s->config.clock_is_tsc) s->tsc.add_anchor();
   s->sampler = std::make_unique<MemorySampler>(config->rss_interval_ms);

@@ -29,8 +29,8 @@ struct CrashFlushWords {
 extern "C" {
 
 // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end;
-// 13: memtap_sender_exec
-constexpr uint32_t kSenderAbiVersion = 13;
+// 13: memtap_sender_exec; 14: CURVE keys, refused
+constexpr uint32_t kSenderAbiVersion = 14;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -64,6 +64,14 @@ struct MemtapSenderConfig {
   // The crash handler's words (in the agent), and the most the final flush may take then.
   memtap::CrashFlushWords* crash_flush;
   uint32_t crash_flush_ms;
+  // MEMTAP_KEYS, as Z85 text: the monitor's public key and the agent's pair. nullptr: no
+  // CURVE (the monitor must not ask for it).
+  const char* curve_server_key;
+  const char* curve_public_key;
+  const char* curve_secret_key;
+  // Called once, on the sender thread, when the monitor refuses the connection's security
+  // (its keys, or the lack of them): the sender stops trying; the agent stops recording.
+  void (*refused)(const char* why);
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

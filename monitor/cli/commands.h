@@ -17,6 +17,7 @@ int record_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
 int replay_command(const std::vector<std::string>& args);
 int export_command(const std::vector<std::string>& args);
+int keygen_command(const std::vector<std::string>& args);
 int recover_command(const std::vector<std::string>& args);
 
 // Shared by report and replay (report_command.cpp).

@@ -13,8 +13,9 @@ void usage(FILE* out) {
   fprintf(out,
           "usage: memtap <command> [options]\n"
           "\n"
-          "  memtap run [-o out.db] [--compact] [--connect ENDPOINT] [--stacks python,c]\n"
-          "             [--stack-min-size SIZE] [--torch-ops] -- PROGRAM [ARGS...]\n"
+          "  memtap run [-o out.db] [--compact] [--connect ENDPOINT] [--keys DIR]\n"
+          "             [--stacks python,c] [--stack-min-size SIZE] [--torch-ops]\n"
+          "             -- PROGRAM [ARGS...]\n"
           "      run PROGRAM with the agent preloaded and record its memory events\n"
           "      (default output: ./memscope_dump_<YYYYmmddHHMMSS>.db); exits with\n"
           "      PROGRAM's exit code. `import memtap` works in Python programs it runs.\n"
@@ -24,14 +25,20 @@ void usage(FILE* out) {
           "      --compact: integer rows (~35 B an event, written twice as fast) with\n"
           "      memscope_dump a view; memtap, SQL and pandas read it, MindStudio Insight\n"
           "      does not (it wants a table: leave --compact out for it)\n"
+          "      --connect: stream into a monitor elsewhere (memtap record --listen),\n"
+          "      recording nothing here; --keys DIR: the agent authenticates with the\n"
+          "      keys in DIR (MEMTAP_KEYS; memtap keygen), as a monitor with --keys wants\n"
           "      --gui: watch it live in the window (memtap-gui) while it records;\n"
           "      --screenshot PNG [--screenshot-after 3s] [--size WxH] [--view NAME]\n"
           "      [--device cpu|N]\n"
           "      write a picture of the live window (no display needed) and go on\n"
-          "  memtap record [--listen ENDPOINT] [-o out.db] [--compact]\n"
+          "  memtap record [--listen ENDPOINT [--keys DIR | --insecure]] [-o out.db]\n"
+          "                [--compact]\n"
           "      a headless monitor: record every process that connects until Ctrl-C\n"
-          "      or SIGTERM (default endpoint: the per-user IPC socket; tcp:// only on\n"
-          "      loopback)\n"
+          "      or SIGTERM (default endpoint: the per-user IPC socket). tcp:// beyond\n"
+          "      loopback takes --keys DIR (agents authenticated and the stream encrypted\n"
+          "      with CURVE; agents set MEMTAP_KEYS) or, knowingly, --insecure;\n"
+          "      tcp://HOST:* picks a free port\n"
           "  memtap report [--json] [--top N] [--lazy-used-ms MS] [--delayed-free-ms MS]\n"
           "                [--long-idle-ms MS] [--capacity-mb MB] [--low-memory] FILE\n"
           "      analyse a recording (memtap's, msMemScope's .db or .csv, CANN\n"
@@ -39,7 +46,8 @@ void usage(FILE* out) {
           "      reads it in batches (chosen by itself when the file would not fit)\n"
           "  memtap replay FILE [--speed max|1x|10x] [--json] [report options]\n"
           "      feed a recording through the engine as if live, then print the report\n"
-          "  memtap monitor FILE | --listen ENDPOINT [-o out.db] [--compact]\n"
+          "  memtap monitor FILE | --listen ENDPOINT [--keys DIR | --insecure] [-o out.db]\n"
+          "                 [--compact]\n"
           "                 [--screenshot PNG [--size WxH] [--view NAME] [--at TIME]]\n"
           "                 [--device cpu|N]\n"
           "      the window: open a recording (any file report reads), or watch every\n"
@@ -53,6 +61,10 @@ void usage(FILE* out) {
           "      finish a recording whose monitor was killed before it could (what\n"
           "      `report` and `monitor` call not finished): indexes and tables added,\n"
           "      renamed to FILE (default)\n"
+          "  memtap keygen DIR\n"
+          "      write CURVE key pairs for the monitor and its agents into DIR (made\n"
+          "      mode 0700): monitor.key, monitor.pub, agent.key, agent.pub; never\n"
+          "      replaces a key\n"
           "\n"
           "  memtap --version | --help\n");
 }
@@ -72,6 +84,7 @@ int main(int argc, char** argv) {
   if (cmd == "replay") return memtap::replay_command(args);
   if (cmd == "export") return memtap::export_command(args);
   if (cmd == "recover") return memtap::recover_command(args);
+  if (cmd == "keygen") return memtap::keygen_command(args);
   if (cmd == "monitor") return memtap::monitor_command(args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     usage(stdout);

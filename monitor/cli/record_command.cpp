@@ -15,6 +15,7 @@ namespace memtap {
 int record_command(const std::vector<std::string>& args) {
   std::string endpoint, out;
   bool compact = false;
+  ListenSecurity security;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if ((a == "--listen" || a == "-l") && i + 1 < args.size()) {
@@ -23,6 +24,10 @@ int record_command(const std::vector<std::string>& args) {
       out = args[++i];
     } else if (a == "--compact") {
       compact = true;
+    } else if (a == "--keys" && i + 1 < args.size()) {
+      security.keys_dir = args[++i];
+    } else if (a == "--insecure") {
+      security.insecure = true;
     } else {
       fprintf(stderr, "memtap record: unexpected argument '%s'\n", a.c_str());
       return 2;
@@ -43,13 +48,13 @@ int record_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap record: %s\n", error.c_str());
     return 2;
   }
-  auto rec = LiveRecording::start(endpoint, out, store, &error);
+  auto rec = LiveRecording::start(endpoint, out, store, &error, {}, security);
   if (!rec) {
     fprintf(stderr, "memtap record: %s\n", error.c_str());
     return 2;
   }
-  fprintf(stderr, "memtap record: listening on %s, recording to %s (Ctrl-C to stop)\n",
-          endpoint.c_str(), out.c_str());
+  fprintf(stderr, "memtap record: listening on %s%s, recording to %s (Ctrl-C to stop)\n",
+          rec->endpoint().c_str(), security.keys_dir.empty() ? "" : " (CURVE)", out.c_str());
   auto last_check = std::chrono::steady_clock::now();
   const std::chrono::milliseconds progress_every(progress_interval_ms());
   auto next_progress = last_check + progress_every;

@@ -142,9 +142,13 @@ bool parse_gui_options(const std::vector<std::string>& args, GuiOptions* o, std:
       o->out = args[++i];
     } else if (a == "--compact") {
       o->compact = true;
+    } else if (a == "--keys" && i + 1 < args.size()) {
+      o->security.keys_dir = args[++i];
+    } else if (a == "--insecure") {
+      o->security.insecure = true;
     } else if (!a.empty() && a[0] == '-') {
       *error = "unknown option '" + a + "'" +
-               (a == "--listen" || a == "-o" ? " (it needs a value)" : "");
+               (a == "--listen" || a == "-o" || a == "--keys" ? " (it needs a value)" : "");
       return false;
     } else if (o->file.empty()) {
       o->file = a;
@@ -158,8 +162,11 @@ bool parse_gui_options(const std::vector<std::string>& args, GuiOptions* o, std:
     *error = "either a recording to open or --listen, not both";
     return false;
   }
-  if (o->mode == Mode::kReplay && (!o->out.empty() || o->compact)) {
-    *error = "-o and --compact go with --listen (a recording is opened as it is)";
+  if (o->mode == Mode::kReplay &&
+      (!o->out.empty() || o->compact || !o->security.keys_dir.empty() || o->security.insecure)) {
+    *error =
+        "-o, --compact, --keys and --insecure go with --listen (a recording is opened as "
+        "it is)";
     return false;
   }
   if (o->mode == Mode::kReplay && o->file.empty()) {
@@ -171,7 +178,8 @@ bool parse_gui_options(const std::vector<std::string>& args, GuiOptions* o, std:
 
 const char* gui_usage() {
   return "usage: memtap monitor FILE [window options]\n"
-         "       memtap monitor --listen ENDPOINT [-o out.db] [--compact] [window options]\n"
+         "       memtap monitor --listen ENDPOINT [--keys DIR | --insecure] [-o out.db]\n"
+         "                      [--compact] [window options]\n"
          "       memtap run --gui [run options] [window options] -- PROGRAM [ARGS...]\n"
          "\n"
          "  FILE            a recording: memtap's (text or --compact), msMemScope's .db or .csv,\n"
@@ -179,6 +187,8 @@ const char* gui_usage() {
          "  --listen EP     watch every process that streams to EP (ipc://PATH, or\n"
          "                  tcp://127.0.0.1:PORT) live, recording it to -o (default\n"
          "                  ./memscope_dump_<time>.db); closing the window ends the recording\n"
+         "  --keys DIR      accept only agents with a key of DIR (memtap keygen), over CURVE:\n"
+         "                  needed for tcp:// beyond loopback, unless --insecure\n"
          "\n"
          "window options:\n"
          "  --screenshot PNG        render offscreen (no display needed), write the picture:\n"

@@ -3,7 +3,8 @@
 // `memtap-gui --run ARGS`.
 //
 //   memtap-gui FILE [WINDOW OPTIONS]                         open a recording
-//   memtap-gui --listen ENDPOINT [-o OUT.db] [--compact] [WINDOW OPTIONS]
+//   memtap-gui --listen ENDPOINT [--keys DIR | --insecure] [-o OUT.db] [--compact]
+//              [WINDOW OPTIONS]
 //   memtap-gui --run [memtap run's options] [WINDOW OPTIONS] -- PROGRAM [ARGS...]
 //
 // WINDOW OPTIONS: --screenshot PNG (render offscreen, write the picture; a recording: once
@@ -33,11 +34,12 @@ inline const std::vector<std::string>& view_names() {
 
 struct GuiOptions {
   Mode mode = Mode::kReplay;
-  std::string file;      // kReplay
-  std::string listen;    // kListen
-  std::string out;       // kListen: -o
-  bool compact = false;  // kListen: --compact
-  RunOptions run;        // kRun
+  std::string file;         // kReplay
+  std::string listen;       // kListen
+  std::string out;          // kListen: -o
+  bool compact = false;     // kListen: --compact
+  ListenSecurity security;  // kListen: --keys, --insecure
+  RunOptions run;           // kRun
   std::string screenshot;
   int64_t screenshot_after_ms = 3000;
   int width = 1600;

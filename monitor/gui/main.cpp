@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
     live.listen = o.listen;
     live.out = o.out;
     live.compact = o.compact;
+    live.security = o.security;
     live.run = o.run;
     source = viewdata::start_live(live, &error, &exit_code);
   }

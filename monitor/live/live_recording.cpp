@@ -16,11 +16,12 @@ namespace memtap {
 std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
                                                     const std::string& db_path,
                                                     const MemscopeWriterOptions& store,
-                                                    std::string* error, EventTap tap) {
+                                                    std::string* error, EventTap tap,
+                                                    const ListenSecurity& security) {
   std::unique_ptr<LiveRecording> r(new LiveRecording);
   r->db_path_ = db_path;
   // The socket first: a failed bind must not leave a half-made database behind.
-  r->socket_ = PullSocket::bind(endpoint, error);
+  r->socket_ = PullSocket::bind(endpoint, error, security);
   if (!r->socket_) return nullptr;
   // The live view first: while the engine or the receiving loop is behind, the writer
   // waits and rows queue on disk, since on few cores both cannot have the CPU.
@@ -210,6 +211,9 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
   std::vector<std::pair<std::string, std::string>> all = meta;
   all.emplace_back("rejected_messages", std::to_string(session_->rejected_messages()));
   all.emplace_back("endpoint", socket_->endpoint());
+  if (socket_->curve()) {
+    all.emplace_back("connections_refused", std::to_string(socket_->connections_refused()));
+  }
   return writer_->finish(session_->processes(), all, error);
 }
 
@@ -237,6 +241,11 @@ std::string LiveRecording::progress_line() const {
 
 void LiveRecording::print_summary(FILE* out) const {
   print_session_header(out, db_path_, session_->processes(), session_->rejected_messages());
+  if (const uint64_t refused = socket_->connections_refused(); refused != 0) {
+    fprintf(out,
+            "memtap: refused %llu connection%s from agents without an accepted key (see above)\n",
+            (unsigned long long)refused, refused == 1 ? "" : "s");
+  }
   if (const uint64_t spooled = writer_->rows_spooled(); spooled != 0) {
     fprintf(out,
             "memtap: SQLite fell behind the live rate: %llu rows waited on disk until it caught "

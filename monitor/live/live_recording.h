@@ -24,11 +24,12 @@ class LiveRecording {
   // Opens the output (written as `store` says) and binds the endpoint; nullptr with one
   // line in *error otherwise. Nothing is left on disk when it fails.
   // `tap` sees every batch the live analyses take, on their thread (the window's block
-  // index).
+  // index). `security`: --keys and --insecure (PullSocket::bind).
   static std::unique_ptr<LiveRecording> start(const std::string& endpoint,
                                               const std::string& db_path,
                                               const MemscopeWriterOptions& store,
-                                              std::string* error, EventTap tap = {});
+                                              std::string* error, EventTap tap = {},
+                                              const ListenSecurity& security = {});
 
   // Receives and ingests messages for up to timeout_ms. Returns the number handled.
   size_t pump(int timeout_ms);

@@ -2,6 +2,7 @@
 #include "monitor/live/program_run.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -95,6 +96,8 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* o, std:
       o->out = args[++i];
     } else if (a == "--connect" && has_value) {
       o->connect = args[++i];
+    } else if (a == "--keys" && has_value) {
+      o->keys = args[++i];
     } else if (a == "--stacks" && has_value) {
       o->stacks = args[++i];
       if (!valid_stacks(o->stacks)) {
@@ -123,7 +126,8 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* o, std:
         }
       }
       *error = "unknown option '" + a + "'" +
-               (a == "-o" || a == "--connect" || a == "--stacks" || a == "--stack-min-size"
+               (a == "-o" || a == "--connect" || a == "--keys" || a == "--stacks" ||
+                        a == "--stack-min-size"
                     ? " (it needs a value)"
                     : "");
       return false;
@@ -162,6 +166,11 @@ std::string resolve_program(const std::string& name) {
 std::vector<std::string> child_environment(const RunOptions& o, const std::string& agent,
                                            const std::string& endpoint) {
   std::vector<std::pair<std::string, std::string>> set = {{"MEMTAP_ENDPOINT", endpoint}};
+  if (!o.keys.empty()) {
+    // Absolute: a program that changes directory and starts another still finds the keys.
+    char absolute[PATH_MAX];
+    set.push_back({"MEMTAP_KEYS", realpath(o.keys.c_str(), absolute) ? absolute : o.keys});
+  }
   if (!o.stacks.empty()) set.push_back({"MEMTAP_STACKS", o.stacks});
   if (!o.stack_min_size.empty()) set.push_back({"MEMTAP_STACK_MIN_SIZE", o.stack_min_size});
   if (o.torch_ops) set.push_back({"MEMTAP_TORCH_OPS", "1"});
@@ -285,7 +294,9 @@ std::unique_ptr<ProgramRun> ProgramRun::start(const RunOptions& o, std::string* 
   if (endpoint.empty()) return nullptr;
   MemscopeWriterOptions store;
   if (!recording_options(o.compact, &store, error)) return nullptr;
-  run->rec_ = LiveRecording::start(endpoint, run->out_, store, error, std::move(tap));
+  ListenSecurity security;
+  security.keys_dir = o.keys;
+  run->rec_ = LiveRecording::start(endpoint, run->out_, store, error, std::move(tap), security);
   if (!run->rec_) return nullptr;
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   run->child_ = spawn_program(o, child_environment(o, agent, endpoint), error);

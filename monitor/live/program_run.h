@@ -28,6 +28,7 @@ namespace memtap {
 struct RunOptions {
   std::string out;             // -o; "" for ./memscope_dump_<time>.db
   std::string connect;         // --connect: stream into a monitor elsewhere, record nothing
+  std::string keys;            // --keys: the agent's MEMTAP_KEYS (and here CURVE too)
   std::string stacks;          // "python", "c", "python,c"; "" leaves MEMTAP_STACKS alone
   std::string stack_min_size;  // bytes, as text; "" leaves MEMTAP_STACK_MIN_SIZE alone
   bool torch_ops = false;

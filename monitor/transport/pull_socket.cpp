@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "common/endpoint.h"
@@ -28,12 +29,20 @@ bool unix_socket_in_use(const std::string& path) {
 
 }  // namespace
 
-std::unique_ptr<PullSocket> PullSocket::bind(const std::string& endpoint, std::string* error) {
-  std::string problem = check_listen_endpoint(endpoint);
+std::unique_ptr<PullSocket> PullSocket::bind(const std::string& endpoint, std::string* error,
+                                             const ListenSecurity& security) {
+  const bool curve = !security.keys_dir.empty();
+  std::string problem = check_listen_endpoint(endpoint, curve, security.insecure);
   if (!problem.empty()) {
     *error = problem;
     return nullptr;
   }
+  MonitorKeys keys;
+  if (curve && !zmq_has("curve")) {
+    *error = "--keys: this ZeroMQ library was built without CURVE (libsodium)";
+    return nullptr;
+  }
+  if (curve && !load_monitor_keys(security.keys_dir, &keys, error)) return nullptr;
   std::string path = ipc_path(endpoint);
   if (!path.empty() && unix_socket_in_use(path)) {
     *error = "endpoint '" + endpoint + "' is already in use by another monitor";
@@ -46,6 +55,14 @@ std::unique_ptr<PullSocket> PullSocket::bind(const std::string& endpoint, std::s
     s->sock_.set(zmq::sockopt::linger, 0);
     // Messages are bounded by what an agent sends in one batch; refuse anything absurd.
     s->sock_.set(zmq::sockopt::maxmsgsize, int64_t(256) << 20);
+    if (curve) {
+      const int server = 1;
+      zmq_setsockopt(s->sock_.handle(), ZMQ_CURVE_SERVER, &server, sizeof server);
+      zmq_setsockopt(s->sock_.handle(), ZMQ_CURVE_SECRETKEY, keys.secret.c_str(),
+                     keys.secret.size());
+      s->authenticator_ = Authenticator::start(s->ctx_, s->sock_, keys, security.keys_dir, error);
+      if (!s->authenticator_) return nullptr;
+    }
     s->sock_.bind(endpoint);
   } catch (const zmq::error_t& e) {
     *error = "cannot listen on '" + endpoint + "': " + e.what();
@@ -54,13 +71,23 @@ std::unique_ptr<PullSocket> PullSocket::bind(const std::string& endpoint, std::s
   // The directory is already private; the socket itself is made user-only too, for
   // endpoints the user placed elsewhere.
   if (!path.empty()) chmod(path.c_str(), 0600);
-  s->endpoint_ = endpoint;
+  // tcp://HOST:* binds a free port: the endpoint then names the one chosen.
+  s->endpoint_ = path.empty() ? s->sock_.get(zmq::sockopt::last_endpoint) : endpoint;
+  if (!curve && !is_loopback_endpoint(endpoint) && path.empty()) {
+    fprintf(stderr,
+            "memtap: WARNING: listening on %s without authentication or encryption "
+            "(--insecure): anyone who can reach it can send events, and they travel in clear "
+            "text\n",
+            s->endpoint_.c_str());
+  }
   return s;
 }
 
 PullSocket::~PullSocket() {
   std::string path = ipc_path(endpoint_);
+  if (authenticator_) zmq_socket_monitor(sock_.handle(), nullptr, 0);
   sock_.close();
+  authenticator_.reset();
   if (!path.empty()) unlink(path.c_str());
 }
 

@@ -23,6 +23,7 @@ struct LiveOptions {
   std::string listen;
   std::string out;
   bool compact = false;
+  ListenSecurity security;  // --keys, --insecure
   // --run: memtap run's options, the program among them (used when listen is "").
   RunOptions run;
 };

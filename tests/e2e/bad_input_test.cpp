@@ -3,8 +3,12 @@
 // cannot be written, an endpoint that cannot be bound or is already taken, an unknown
 // option.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
 
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/pattern_checks.h"
@@ -78,7 +82,50 @@ TEST_F(BadInput, RemoteEndpointIsRefused) {
   EXPECT_NE(one_line(r).find(endpoint), std::string::npos)
       << "the message names the endpoint: " << r.err;
   EXPECT_NE(r.err.find("authentication"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--keys DIR"), std::string::npos) << "says what to do: " << r.err;
+  EXPECT_NE(r.err.find("--insecure"), std::string::npos) << r.err;
   EXPECT_EQ(files_left(), std::vector<std::string>{});
+}
+
+// The per-user socket directory ($XDG_RUNTIME_DIR/memtap) is used only when it is a
+// directory of ours that nobody else can enter; a link planted there is never followed.
+TEST_F(BadInput, SocketDirectoryThatIsNotPrivateIsRefused) {
+  struct Case {
+    const char* what;
+    std::function<void(const std::string& path)> plant;
+    const char* says;
+  };
+  const std::string elsewhere = dir.file("elsewhere");
+  std::filesystem::create_directory(elsewhere);
+  chmod(elsewhere.c_str(), 0700);
+  const Case cases[] = {
+      {"a symbolic link", [&](const std::string& p) { symlink(elsewhere.c_str(), p.c_str()); },
+       "symbolic link"},
+      {"mode 0755", [](const std::string& p) { mkdir(p.c_str(), 0700), chmod(p.c_str(), 0755); },
+       "open to other users (mode 0755"},
+      {"mode 0777", [](const std::string& p) { mkdir(p.c_str(), 0700), chmod(p.c_str(), 0777); },
+       "open to other users (mode 0777"},
+      {"a file", [](const std::string& p) { std::ofstream(p) << "x"; }, "not a directory"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const std::string runtime = dir.file("runtime" + std::to_string(i++));
+    std::filesystem::create_directory(runtime);
+    const std::string socket_dir = runtime + "/memtap";
+    c.plant(socket_dir);
+    ProcessSpec spec = spec_in(dir, {kMemtapBin, "record", "-o", dir.file("x.db")});
+    for (std::string& kv : spec.env_set) {
+      if (kv.rfind("XDG_RUNTIME_DIR=", 0) == 0) kv = "XDG_RUNTIME_DIR=" + runtime;
+    }
+    ProcessResult r = run_process(spec, kProcessTimeout);
+    ASSERT_TRUE(r.exited) << describe(r);
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find(socket_dir), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_TRUE(std::filesystem::is_empty(elsewhere)) << "nothing was put behind the link";
+    EXPECT_FALSE(std::filesystem::exists(dir.file("x.db")));
+  }
 }
 
 TEST_F(BadInput, EndpointThatCannotBeBound) {

@@ -47,7 +47,8 @@ ProcessSpec spec_in(const TempDir& dir, std::vector<std::string> argv) {
                     "MEMTAP_FLUSH_TIMEOUT_MS",
                     "MEMTAP_DISABLE",
                     "MEMTAP_CONNECT_TIMEOUT_MS",
-                    "MEMTAP_DRAIN_INTERVAL_US"};
+                    "MEMTAP_DRAIN_INTERVAL_US",
+                    "MEMTAP_KEYS"};
   spec.env_set = {"XDG_RUNTIME_DIR=" + dir.path()};
   return spec;
 }
