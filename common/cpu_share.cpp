@@ -53,7 +53,7 @@ uint32_t min_share_permille() {
 }
 
 uint32_t share_for_backlog(uint32_t min_permille, double behind_s) {
-  constexpr double kFullAtSeconds = 10.0;
+  constexpr double kFullAtSeconds = 2.0;
   const uint32_t top = std::max(min_permille, CpuShare::kMaxPermille);
   if (!(behind_s > 0)) return min_permille;
   if (behind_s >= kFullAtSeconds) return top;

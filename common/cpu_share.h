@@ -26,15 +26,15 @@ struct CpuShare {
   // MEMTAP_CPU_SHARE (percent of a core per thread) sets the minimum; the share rises from
   // it with the backlog (set_backlog) up to kMaxPermille.
   static constexpr uint32_t kMinPermille = 25;
-  static constexpr uint32_t kMaxPermille = 250;
+  static constexpr uint32_t kMaxPermille = 500;
 };
 
 // The minimum share: MEMTAP_CPU_SHARE in percent of a core (0.1-100), else kMinPermille.
 uint32_t min_share_permille();
 
 // The share for a monitor that is `behind_s` seconds behind the live rate: the minimum
-// while it keeps up, rising linearly to kMaxPermille at 10 s behind. A pure function, so
-// that the rule is tested directly.
+// while it keeps up, rising linearly to kMaxPermille (half a core) at 2 s behind. A pure function,
+// so that the rule is tested directly.
 uint32_t share_for_backlog(uint32_t min_permille, double behind_s);
 
 // Whether processes other than the caller keep every core this process may run on busy:

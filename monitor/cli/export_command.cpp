@@ -5,6 +5,7 @@
 #include <string>
 
 #include "monitor/cli/commands.h"
+#include "monitor/cli/file_and_output.h"
 #include "monitor/store/memscope_export.h"
 
 namespace memtap {
@@ -24,18 +25,11 @@ bool insight_imports(const std::string& name) {
 }  // namespace
 
 int export_command(const std::vector<std::string>& args) {
-  std::string in, out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-o" && i + 1 < args.size()) {
-      out = args[++i];
-    } else if (!a.empty() && a[0] != '-' && in.empty()) {
-      in = a;
-    } else {
-      fprintf(stderr, "memtap export: unexpected argument '%s' (memtap export FILE [-o OUT.db])\n",
-              a.c_str());
-      return 2;
-    }
+  std::string in, out, bad;
+  if (!parse_file_and_output(args, &in, &out, &bad)) {
+    fprintf(stderr, "memtap export: unexpected argument '%s' (memtap export FILE [-o OUT.db])\n",
+            bad.c_str());
+    return 2;
   }
   if (in.empty()) {
     fprintf(stderr, "memtap export: no recording given (memtap export FILE [-o OUT.db])\n");

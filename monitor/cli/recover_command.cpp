@@ -4,24 +4,18 @@
 #include <vector>
 
 #include "monitor/cli/commands.h"
+#include "monitor/cli/file_and_output.h"
 #include "monitor/store/recover.h"
 
 namespace memtap {
 
 int recover_command(const std::vector<std::string>& args) {
-  std::string in, out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-o" && i + 1 < args.size()) {
-      out = args[++i];
-    } else if (!a.empty() && a[0] != '-' && in.empty()) {
-      in = a;
-    } else {
-      fprintf(stderr,
-              "memtap recover: unexpected argument '%s' (memtap recover FILE.partial [-o OUT])\n",
-              a.c_str());
-      return 2;
-    }
+  std::string in, out, bad;
+  if (!parse_file_and_output(args, &in, &out, &bad)) {
+    fprintf(stderr,
+            "memtap recover: unexpected argument '%s' (memtap recover FILE.partial [-o OUT])\n",
+            bad.c_str());
+    return 2;
   }
   if (in.empty()) {
     fprintf(stderr, "memtap recover: no file given (memtap recover FILE.partial [-o OUT])\n");

@@ -946,6 +946,10 @@ uint64_t Session::rows_emitted() const {
   return impl_->rows_emitted;
 }
 
+int64_t Session::released_ns() const {
+  return impl_->released_ns;
+}
+
 std::vector<uint32_t> Session::running_pids() const {
   std::vector<uint32_t> pids;
   for (const ProcessState& p : impl_->processes) {

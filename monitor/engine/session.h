@@ -77,6 +77,9 @@ class Session {
   std::vector<uint32_t> running_pids() const;
   // Events (and SYSTEM rows) held back waiting for the watermark.
   size_t held_events() const;
+  // Epoch time of the newest row released in order (INT64_MIN before the first): how far
+  // the session has got, which lags the clock by as much as the agents are behind.
+  int64_t released_ns() const;
   // The text of a session string id ("" for 0 or an id not issued).
   const std::string& string_text(uint32_t id) const;
 

@@ -71,8 +71,7 @@ TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
     name = name.substr(0, name.find('@'));
     exported.insert(name);
     if (!hooks.count(name) && !exec_hooks.count(name) && !signal_hooks.count(name) &&
-        !is_cuda_hook(name) &&
-        name.rfind("memtap_", 0) != 0) {
+        !is_cuda_hook(name) && name.rfind("memtap_", 0) != 0) {
       unexpected.insert(name);
     }
   }

@@ -92,11 +92,11 @@ TEST(CpuPacer, NoShareNeverPaces) {
 TEST(CpuShare, TheShareRisesWithTheBacklogFromTheMinimumToTheMaximum) {
   const uint32_t min = CpuShare::kMinPermille, max = CpuShare::kMaxPermille;
   EXPECT_EQ(share_for_backlog(min, 0.0), min);
-  EXPECT_EQ(share_for_backlog(min, 5.0), min + (max - min) / 2);
-  EXPECT_EQ(share_for_backlog(min, 10.0), max);
+  EXPECT_EQ(share_for_backlog(min, 1.0), min + (max - min) / 2);
+  EXPECT_EQ(share_for_backlog(min, 2.0), max);
   EXPECT_EQ(share_for_backlog(min, 1000.0), max);
-  EXPECT_EQ(share_for_backlog(500, 0.0), 500u);  // a minimum above the maximum wins
-  EXPECT_EQ(share_for_backlog(500, 20.0), 500u);
+  EXPECT_EQ(share_for_backlog(800, 0.0), 800u);  // a minimum above the maximum wins
+  EXPECT_EQ(share_for_backlog(800, 20.0), 800u);
 }
 
 }  // namespace
