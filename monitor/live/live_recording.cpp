@@ -126,16 +126,16 @@ size_t LiveRecording::pump(int timeout_ms) {
   const bool flooded = wait == 0 && std::chrono::steady_clock::now() >= pump_end;
   const size_t unanalysed = analysis_->rows_waiting();
   live_behind_->store(flooded || unanalysed > kEngineBehindRows, std::memory_order_relaxed);
-  // How far behind: rows queued here, as seconds of work at about a million rows a second
-  // (the engine and the writer each take more on one core), or how old the newest rows
-  // released in order are, which counts what waits in the agents' buffers and sockets
-  // (a program that exits waits for those). The further behind, the larger memtap's share
-  // while the program runs: a share that stayed small left an exiting program waiting
-  // minutes for its final flush on busy cores.
-  const double queued_s = double(unanalysed + backlog()) / 1e6;
+  // How far behind the path from the agents to the engine is: how old the newest rows
+  // released in order are, which counts what waits in the agents' buffers and sockets and
+  // in the engine's queue (a full queue stops the receiving). A program that exits waits
+  // for all of it, so the further behind, the larger memtap's share while the program
+  // runs: a share that stayed small left an exiting program waiting ~50 s for its final
+  // flush beside two busy loops. Not rows queued inside the monitor: counting the writer's
+  // and the engine's queues took a quarter of a core from a two-thread allocation storm,
+  // whose rows wait there without holding anything up until the program ends.
   const int64_t released = session_->released_ns();
-  const double arrival_s = released > 0 ? double(realtime_ns() - lag_ns - released) / 1e9 : 0.0;
-  const double behind_s = std::max(queued_s, arrival_s);
+  const double behind_s = released > 0 ? double(realtime_ns() - lag_ns - released) / 1e9 : 0.0;
   cpu_share_->permille.store(share_for_backlog(min_share_permille_, behind_s),
                              std::memory_order_relaxed);
   return handled;
