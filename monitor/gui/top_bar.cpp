@@ -100,6 +100,8 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     parts << (status.exit_code >= 0 ? tr("finished (exit code %1)").arg(status.exit_code)
                                     : tr("loaded"));
   }
+  // Said in the bar, not only in its tooltip: the data ends where the recording was cut.
+  if (status.unfinished) parts << tr("not finished: cut, see memtap recover");
   parts << tr("%1 events").arg(QLocale().toString(qulonglong(status.events)));
   parts << tr("%1 dropped").arg(QLocale().toString(qulonglong(status.events_dropped)));
   if (status.live)
@@ -126,7 +128,7 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
                                   ? Qt::AlignLeft
                                   : Qt::AlignRight;
   if (!(status_->alignment() & align)) status_->setAlignment(align | Qt::AlignVCenter);
-  const QString style = status.events_dropped != 0 || !status.error.empty() ||
+  const QString style = status.events_dropped != 0 || !status.error.empty() || status.unfinished ||
                                 blocks.events_dropped != 0 || !blocks.error.empty()
                             ? QStringLiteral("color: #b00020")
                             : QString();

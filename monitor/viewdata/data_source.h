@@ -63,7 +63,10 @@ struct SourceStatus {
   std::vector<ProcessEntry> processes;
   std::string error;    // loading or recording failed: one line naming the file
   std::string warning;  // something the user should know (rows skipped, ...)
-  int exit_code = -1;   // --run: the program's exit code once it ended; -1 before
+  // Replay of a recording its monitor never finished (Recording::unfinished): it holds what
+  // was committed; `memtap recover` finishes it.
+  bool unfinished = false;
+  int exit_code = -1;  // --run: the program's exit code once it ended; -1 before
   // Live: nothing more will arrive (the program ended, or the recording was stopped) and the
   // recording is being completed; `rows_to_write` rows are still to go into the file (SQLite
   // can be seconds behind a flood: the window says so rather than look hung).

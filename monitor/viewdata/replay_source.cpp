@@ -224,6 +224,7 @@ class ReplaySource final : public DataSource {
     if (!ok) status_.error = read_error_;
     if (!db_error.empty()) status_.warning = db_error;
     if (!rec_.warning.empty()) status_.warning = rec_.warning;
+    status_.unfinished = rec_.unfinished;
     if (rec_.unfinished && status_.warning.empty()) {
       status_.warning = path_ +
                         ": not finished (its monitor stopped before the end); this is what it "
