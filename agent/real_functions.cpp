@@ -70,6 +70,12 @@ bool resolve_real_functions() {
   lookup(r.sigset, "sigset");
   lookup(r.sigignore, "sigignore");
   lookup(r.siginterrupt, "siginterrupt");
+  lookup(r.execve, "execve");
+  lookup(r.execv, "execv");
+  lookup(r.execvp, "execvp");
+  lookup(r.execvpe, "execvpe");
+  lookup(r.fexecve, "fexecve");
+  lookup(r.execveat, "execveat");
   // Threads racing here compute the same pointers; the last copy wins harmlessly.
   memcpy(&g_real, &r, sizeof r);
   // Decided before the first record, so that every record of the process uses one clock.

@@ -6,6 +6,7 @@
 // handed to the real free.
 #pragma once
 
+#include <errno.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -39,6 +40,13 @@ struct RealFunctions {
   sighandler_t (*sigset)(int, sighandler_t);
   int (*sigignore)(int);
   int (*siginterrupt)(int, int);
+  // The exec family (hooks/exec_hooks.cpp); execl, execlp and execle become these.
+  int (*execve)(const char*, char* const[], char* const[]);
+  int (*execv)(const char*, char* const[]);
+  int (*execvp)(const char*, char* const[]);
+  int (*execvpe)(const char*, char* const[], char* const[]);
+  int (*fexecve)(int, char* const[], char* const[]);
+  int (*execveat)(int, const char*, char* const[], char* const[], int);  // glibc >= 2.34
 };
 
 // Process-wide: the hooks of every thread call through it. Filled once by
@@ -48,6 +56,16 @@ extern RealFunctions g_real;
 // Idempotent and thread-safe; returns false only while this thread is resolving.
 bool resolve_real_functions();
 bool resolving_on_this_thread();
+
+// `slot`, an entry of g_real, resolved first if need be; nullptr with errno ENOSYS while
+// this thread is inside dlsym resolving them, or where libc lacks the function. For the
+// hooks off the allocation path (signals, exec), which may run before the constructor.
+template <typename F>
+F* real_function(F* const& slot) {
+  if (!slot) resolve_real_functions();
+  if (!slot) errno = ENOSYS;
+  return slot;
+}
 
 void* bootstrap_alloc(size_t size, size_t alignment);
 

@@ -13,65 +13,22 @@
 // flushes once. execl, execlp and execle become execv, execvp and execve here; their
 // arguments are gathered on the stack, as glibc's own execl does (never the allocator: a
 // vfork() child shares the parent's heap, and exec may be called from a signal handler).
-#include <dlfcn.h>
 #include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <climits>
 #include <cstdarg>
 #include <cstddef>
 
 #include "agent/agent_state.h"
+#include "agent/real_functions.h"
 
 #define MEMTAP_HOOK extern "C" __attribute__((visibility("default")))
 
 using namespace memtap;
 
 namespace {
-
-struct RealExec {
-  int (*execve)(const char*, char* const[], char* const[]);
-  int (*execv)(const char*, char* const[]);
-  int (*execvp)(const char*, char* const[]);
-  int (*execvpe)(const char*, char* const[], char* const[]);
-  int (*fexecve)(int, char* const[], char* const[]);
-  int (*execveat)(int, const char*, char* const[], char* const[], int);
-};
-
-// Resolved by the constructor below (before any exec the program makes), or by the first
-// hook called before it. Threads racing here compute the same pointers.
-RealExec g_exec;
-std::atomic<bool> g_exec_resolved{false};
-
-template <typename F>
-void lookup(F*& slot, const char* name) {
-  slot = reinterpret_cast<F*>(dlsym(RTLD_NEXT, name));
-}
-
-__attribute__((constructor)) void resolve_exec_functions() {
-  if (g_exec_resolved.load(std::memory_order_acquire)) return;
-  ++tl_agent_busy;
-  lookup(g_exec.execve, "execve");
-  lookup(g_exec.execv, "execv");
-  lookup(g_exec.execvp, "execvp");
-  lookup(g_exec.execvpe, "execvpe");
-  lookup(g_exec.fexecve, "fexecve");
-  lookup(g_exec.execveat, "execveat");  // glibc 2.34 and later
-  --tl_agent_busy;
-  g_exec_resolved.store(true, std::memory_order_release);
-}
-
-const RealExec& real() {
-  resolve_exec_functions();
-  return g_exec;
-}
-
-int no_function() {
-  errno = ENOSYS;
-  return -1;
-}
 
 // Flushes, runs `exec`, and if it returns goes on recording, errno as exec left it.
 template <typename Exec>
@@ -98,92 +55,98 @@ ptrdiff_t count_args(const char* arg, va_list* ap) {
   return argc;
 }
 
-// argv[0..argc], the null included, from `arg` and the list after it; the list is left
-// after that null, where execle's environment follows.
-void fill_args(char** argv, ptrdiff_t argc, const char* arg, va_list* ap) {
+// The list forms: `arg` and the list after it (read twice: `count`, then `fill`, two
+// copies of it) as argv on this frame's stack, as large as glibc's own execl makes it,
+// handed to `exec` with the environment after the list's null when `with_envp` (execle).
+template <typename Exec>
+int exec_list(const char* arg, va_list* count, va_list* fill, bool with_envp, Exec exec) {
+  const ptrdiff_t argc = count_args(arg, count);
+  if (argc < 0) {
+    errno = E2BIG;
+    return -1;
+  }
+  char* argv[argc + 1];
   argv[0] = const_cast<char*>(arg);
-  for (ptrdiff_t i = 1; i <= argc; ++i) argv[i] = va_arg(*ap, char*);
+  for (ptrdiff_t i = 1; i <= argc; ++i) argv[i] = va_arg(*fill, char*);
+  char* const* envp = with_envp ? va_arg(*fill, char* const*) : nullptr;
+  return exec(argv, envp);
 }
 
 }  // namespace
 
 MEMTAP_HOOK int execve(const char* path, char* const argv[], char* const envp[]) {
   return flushed([&] {
-    if (real().execve) return real().execve(path, argv, envp);
+    if (auto real = real_function(g_real.execve)) return real(path, argv, envp);
     return int(syscall(SYS_execve, path, argv, envp));
   });
 }
 
 MEMTAP_HOOK int execv(const char* path, char* const argv[]) {
-  return flushed([&] { return real().execv ? real().execv(path, argv) : no_function(); });
+  return flushed([&] {
+    auto real = real_function(g_real.execv);
+    return real ? real(path, argv) : -1;
+  });
 }
 
 MEMTAP_HOOK int execvp(const char* file, char* const argv[]) {
-  return flushed([&] { return real().execvp ? real().execvp(file, argv) : no_function(); });
+  return flushed([&] {
+    auto real = real_function(g_real.execvp);
+    return real ? real(file, argv) : -1;
+  });
 }
 
 MEMTAP_HOOK int execvpe(const char* file, char* const argv[], char* const envp[]) {
-  return flushed([&] { return real().execvpe ? real().execvpe(file, argv, envp) : no_function(); });
+  return flushed([&] {
+    auto real = real_function(g_real.execvpe);
+    return real ? real(file, argv, envp) : -1;
+  });
 }
 
 MEMTAP_HOOK int fexecve(int fd, char* const argv[], char* const envp[]) {
-  return flushed([&] { return real().fexecve ? real().fexecve(fd, argv, envp) : no_function(); });
+  return flushed([&] {
+    auto real = real_function(g_real.fexecve);
+    return real ? real(fd, argv, envp) : -1;
+  });
 }
 
 MEMTAP_HOOK int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
                          int flags) {
   return flushed([&] {
-    if (real().execveat) return real().execveat(dirfd, path, argv, envp, flags);
+    if (auto real = real_function(g_real.execveat)) return real(dirfd, path, argv, envp, flags);
     return int(syscall(SYS_execveat, dirfd, path, argv, envp, flags));
   });
 }
 
-// The list forms. The array is as large as glibc's own execl makes it, on the stack too.
 MEMTAP_HOOK int execl(const char* path, const char* arg, ...) {
-  va_list ap;
-  va_start(ap, arg);
-  const ptrdiff_t argc = count_args(arg, &ap);
-  va_end(ap);
-  if (argc < 0) {
-    errno = E2BIG;
-    return -1;
-  }
-  char* argv[argc + 1];
-  va_start(ap, arg);
-  fill_args(argv, argc, arg, &ap);
-  va_end(ap);
-  return execv(path, argv);
+  va_list count, fill;
+  va_start(count, arg);
+  va_copy(fill, count);
+  const int rc = exec_list(arg, &count, &fill, false,
+                           [&](char** argv, char* const*) { return execv(path, argv); });
+  va_end(fill);
+  va_end(count);
+  return rc;
 }
 
 MEMTAP_HOOK int execlp(const char* file, const char* arg, ...) {
-  va_list ap;
-  va_start(ap, arg);
-  const ptrdiff_t argc = count_args(arg, &ap);
-  va_end(ap);
-  if (argc < 0) {
-    errno = E2BIG;
-    return -1;
-  }
-  char* argv[argc + 1];
-  va_start(ap, arg);
-  fill_args(argv, argc, arg, &ap);
-  va_end(ap);
-  return execvp(file, argv);
+  va_list count, fill;
+  va_start(count, arg);
+  va_copy(fill, count);
+  const int rc = exec_list(arg, &count, &fill, false,
+                           [&](char** argv, char* const*) { return execvp(file, argv); });
+  va_end(fill);
+  va_end(count);
+  return rc;
 }
 
 MEMTAP_HOOK int execle(const char* path, const char* arg, ...) {
-  va_list ap;
-  va_start(ap, arg);
-  const ptrdiff_t argc = count_args(arg, &ap);
-  va_end(ap);
-  if (argc < 0) {
-    errno = E2BIG;
-    return -1;
-  }
-  char* argv[argc + 1];
-  va_start(ap, arg);
-  fill_args(argv, argc, arg, &ap);
-  char* const* envp = va_arg(ap, char* const*);
-  va_end(ap);
-  return execve(path, argv, envp);
+  va_list count, fill;
+  va_start(count, arg);
+  va_copy(fill, count);
+  const int rc = exec_list(arg, &count, &fill, true, [&](char** argv, char* const* envp) {
+    return execve(path, argv, envp);
+  });
+  va_end(fill);
+  va_end(count);
+  return rc;
 }

@@ -33,15 +33,6 @@ uint64_t bit(int sig) {
   return uint64_t{1} << (sig - 1);
 }
 
-// libc's function, or nullptr with ENOSYS (only while this thread is inside dlsym, which
-// sets no disposition).
-template <typename F>
-F* real(F* const& slot) {
-  if (!slot) resolve_real_functions();
-  if (!slot) errno = ENOSYS;
-  return slot;
-}
-
 // signal() and its relatives, on a taken signal: `flags` and `mask` as glibc sets them.
 sighandler_t set_handler(int sig, sighandler_t handler, int flags, bool mask_self) {
   if (handler == SIG_ERR) {
@@ -61,7 +52,8 @@ sighandler_t set_handler(int sig, sighandler_t handler, int flags, bool mask_sel
 // BSD semantics: the handler stays, the signal is blocked while it runs, and interrupted
 // system calls restart unless siginterrupt() said otherwise.
 sighandler_t bsd_signal_hook(int sig, sighandler_t handler) {
-  if (!signal_taken(sig)) return real(g_real.signal) ? g_real.signal(sig, handler) : SIG_ERR;
+  if (!signal_taken(sig))
+    return real_function(g_real.signal) ? g_real.signal(sig, handler) : SIG_ERR;
   const bool interrupting = g_interrupting.load(std::memory_order_relaxed) & bit(sig);
   return set_handler(sig, handler, interrupting ? 0 : SA_RESTART, true);
 }
@@ -69,7 +61,7 @@ sighandler_t bsd_signal_hook(int sig, sighandler_t handler) {
 // System V semantics: reset to SIG_DFL on delivery, not blocked while it runs, no restart.
 sighandler_t sysv_signal_hook(int sig, sighandler_t handler) {
   if (!signal_taken(sig))
-    return real(g_real.sysv_signal) ? g_real.sysv_signal(sig, handler) : SIG_ERR;
+    return real_function(g_real.sysv_signal) ? g_real.sysv_signal(sig, handler) : SIG_ERR;
   return set_handler(sig, handler, (SA_RESETHAND | SA_NODEFER | SA_INTERRUPT) & ~SA_RESTART, false);
 }
 
@@ -103,7 +95,7 @@ MEMTAP_HOOK sighandler_t __sysv_signal(int sig, sighandler_t handler) {
 // X/Open: SIG_HOLD blocks the signal and leaves the disposition; anything else sets it with
 // no flags and unblocks the signal. SIG_HOLD is the answer when it was blocked.
 MEMTAP_HOOK sighandler_t sigset(int sig, sighandler_t disp) {
-  if (!signal_taken(sig)) return real(g_real.sigset) ? g_real.sigset(sig, disp) : SIG_ERR;
+  if (!signal_taken(sig)) return real_function(g_real.sigset) ? g_real.sigset(sig, disp) : SIG_ERR;
   sigset_t set, old_mask;
   sigemptyset(&set);
   sigaddset(&set, sig);
@@ -123,7 +115,7 @@ MEMTAP_HOOK sighandler_t sigset(int sig, sighandler_t disp) {
 }
 
 MEMTAP_HOOK int sigignore(int sig) {
-  if (!signal_taken(sig)) return real(g_real.sigignore) ? g_real.sigignore(sig) : -1;
+  if (!signal_taken(sig)) return real_function(g_real.sigignore) ? g_real.sigignore(sig) : -1;
   struct sigaction act {};
   act.sa_handler = SIG_IGN;
   sigemptyset(&act.sa_mask);
@@ -132,7 +124,7 @@ MEMTAP_HOOK int sigignore(int sig) {
 
 MEMTAP_HOOK int siginterrupt(int sig, int interrupt) {
   if (!signal_taken(sig))
-    return real(g_real.siginterrupt) ? g_real.siginterrupt(sig, interrupt) : -1;
+    return real_function(g_real.siginterrupt) ? g_real.siginterrupt(sig, interrupt) : -1;
   struct sigaction act {};
   if (own_sigaction(sig, nullptr, &act) < 0) return -1;
   if (interrupt) {

@@ -67,12 +67,24 @@ class ProcessEnd : public ::testing::Test {
     return rows;
   }
 
+  // The program allocates, then execs itself as `mode` says: every block of both images
+  // recorded, each image in a row of its own, the first ended by "exec".
+  void expect_exec_flushed(const std::string& mode);
+
   TempDir dir;
 };
 
+// execl, execlp and execle (which the agent turns into execv, execvp and execve) alike.
 TEST_F(ProcessEnd, ExecSendsWhatWasRecordedBeforeIt) {
-  const std::string db = dir.file("exec.db");
-  ProcessResult r = run(db, {kProcessEnd, "exec", std::to_string(kBlocks)});
+  for (const std::string mode : {"exec", "exec-lp", "exec-le"}) {
+    SCOPED_TRACE(mode);
+    expect_exec_flushed(mode);
+  }
+}
+
+void ProcessEnd::expect_exec_flushed(const std::string& mode) {
+  const std::string db = dir.file(mode + ".db");
+  ProcessResult r = run(db, {kProcessEnd, mode, std::to_string(kBlocks)});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
   const long long pid = pid_of(r);
   ASSERT_NE(pid, 0) << r.out;
@@ -85,7 +97,7 @@ TEST_F(ProcessEnd, ExecSendsWhatWasRecordedBeforeIt) {
   const DbRows rows = sessions(*q, pid);
   ASSERT_EQ(rows.rows.size(), 2u) << r.err;
   EXPECT_EQ(rows.rows[0][0].text, "exec");
-  EXPECT_NE(rows.rows[0][1].text.find(" exec "), std::string::npos) << rows.rows[0][1].text;
+  EXPECT_NE(rows.rows[0][1].text.find(" " + mode + " "), std::string::npos) << rows.rows[0][1].text;
   EXPECT_EQ(rows.rows[1][0].text, "exit code 0");
   EXPECT_NE(rows.rows[1][1].text.find(" image "), std::string::npos) << rows.rows[1][1].text;
   for (const auto& row : rows.rows) {

@@ -6,6 +6,7 @@
  *   Starts a thread that mallocs and frees 64-byte blocks while the rest goes on (the flush
  *   runs beside it), then allocates N blocks, block i of kFirstSize + 2*i bytes, kept; then:
  *   exec       execl()s itself in mode `image`
+ *   exec-lp    the same with execlp(), exec-le with execle() and the environment it has
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
@@ -69,7 +70,7 @@ static int exec_missing(void) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    say("usage: memtap_test_process_end exec|exec-fail|kill|image N\n");
+    say("usage: memtap_test_process_end exec|exec-lp|exec-le|exec-fail|kill|image N\n");
     return 2;
   }
   const char* mode = argv[1];
@@ -88,6 +89,15 @@ int main(int argc, char** argv) {
   allocate(n, kFirstSize);
   if (strcmp(mode, "exec") == 0) {
     execl(argv[0], argv[0], "image", argv[2], (char*)NULL);
+    return 6;
+  }
+  if (strcmp(mode, "exec-lp") == 0) {
+    execlp(argv[0], argv[0], "image", argv[2], (char*)NULL);
+    return 6;
+  }
+  if (strcmp(mode, "exec-le") == 0) {
+    extern char** environ;
+    execle(argv[0], argv[0], "image", argv[2], (char*)NULL, environ);
     return 6;
   }
   if (strcmp(mode, "exec-fail") == 0) {
