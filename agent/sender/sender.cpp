@@ -341,7 +341,7 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
   uint32_t nchildren = std::min(s.config.registry->child_count.load(), kMaxChildPids);
   for (uint32_t i = 0; i < nchildren; ++i) children.push_back(s.config.registry->child_pids[i]);
   int32_t end = s.end, end_code = s.end_code;
-  if (s.config.crash_flush && s.config.crash_flush->requested.load(std::memory_order_acquire)) {
+  if (crash_requested(s)) {
     end = int32_t(ProcessEnd::kSignalled);
     end_code = s.config.crash_flush->signal.load(std::memory_order_relaxed);
   }
