@@ -9,6 +9,15 @@ namespace memtap {
 // reading it is one instruction, with no allocation on first use.
 __thread ThreadBuffer* tl_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
 
+// Process-wide because tl_buffer must point at something that looks full from any thread;
+// nothing writes it. Constant-initialised, like the registry.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"  // the rest zero, as meant
+ThreadBuffer g_buffer_busy = {.write_chunk = nullptr, .write_pos = UINT32_MAX};
+#pragma GCC diagnostic pop
+
+__thread DeferredRecords tl_deferred __attribute__((tls_model("initial-exec"))) = {};
+
 namespace {
 
 EventChunk* new_chunk(BufferRegistry* reg) {
@@ -74,7 +83,6 @@ ThreadBuffer* buffer_attach(BufferRegistry* reg) {
     b->tid.store(raw_gettid(), std::memory_order_relaxed);
     b->state.store(kBufferOwned, std::memory_order_release);
   }
-  tl_buffer = b;
   return b;
 }
 
@@ -94,14 +102,17 @@ bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless) {
   return true;
 }
 
-void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t addr,
-                 uint64_t size_bytes, uint64_t ts_ns, uint64_t tag) {
-  ThreadBuffer* b = tl_buffer;
+namespace {
+
+// Writes one record into b (null: the thread's first record, which attaches it); returns
+// the thread's buffer. Between record_begin and record_end.
+ThreadBuffer* write_record(BufferRegistry* reg, bool lossless, ThreadBuffer* b, EventKind kind,
+                           uint64_t addr, uint64_t size_bytes, uint64_t ts_ns, uint64_t tag) {
   if (!b) {
     b = buffer_attach(reg);
     if (!b) {
       reg->dropped_no_buffer.fetch_add(1, std::memory_order_relaxed);
-      return;
+      return nullptr;
     }
   }
   // The chain runs on across chunks, so a narrow slot computed here stays right after a
@@ -115,7 +126,7 @@ void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t ad
   }
   if (b->write_pos + need > kChunkSlots && !buffer_next_chunk(reg, b, lossless)) {
     b->dropped.fetch_add(1, std::memory_order_relaxed);
-    return;
+    return b;
   }
   EventChunk* c = b->write_chunk;
   uint32_t i = b->write_pos;
@@ -127,6 +138,47 @@ void record_slow(BufferRegistry* reg, bool lossless, EventKind kind, uint64_t ad
     pack_wide(&c->slots[i], kind, addr, size_bytes, ts_ns, tag);
   }
   publish_record(b, c, i + need, ts_ns, addr);
+  return b;
+}
+
+}  // namespace
+
+void record_slow(BufferRegistry* reg, bool lossless, ThreadBuffer* b, EventKind kind, uint64_t addr,
+                 uint64_t size_bytes, uint64_t ts_ns, uint64_t tag) {
+  if (b == &g_buffer_busy) {
+    // Inside another record on this thread: aside, for it to write. The slot is taken with
+    // one atomic add so that a handler interrupting this one takes the next.
+    uint32_t n = __atomic_fetch_add(&tl_deferred.count, 1, __ATOMIC_RELAXED);
+    if (n < kDeferredRecords) {
+      tl_deferred.records[n] = {kind, addr, size_bytes, ts_ns, tag};
+    } else {
+      reg->dropped_deferred.fetch_add(1, std::memory_order_relaxed);
+    }
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    tl_buffer = b;  // still busy: the interrupted record goes on
+    return;
+  }
+  record_end(reg, lossless, write_record(reg, lossless, b, kind, addr, size_bytes, ts_ns, tag));
+}
+
+void record_deferred(BufferRegistry* reg, bool lossless) {
+  ThreadBuffer* b = record_begin();
+  if (b == &g_buffer_busy) return;  // inside a record still: that one writes them
+  uint32_t done = 0;
+  uint32_t count = __atomic_load_n(&tl_deferred.count, __ATOMIC_RELAXED);
+  for (;;) {
+    for (; done < count && done < kDeferredRecords; ++done) {
+      const DeferredRecord& r = tl_deferred.records[done];
+      b = write_record(reg, lossless, b, r.kind, r.addr, r.size_bytes, r.ts_ns, r.tag);
+    }
+    // A handler may put more aside while these are written: empty only what was seen.
+    if (__atomic_compare_exchange_n(&tl_deferred.count, &count, 0, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+      break;
+    }
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tl_buffer = b;
 }
 
 void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid) {
@@ -135,6 +187,7 @@ void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid) {
   reg->pid = pid;
   reg->child_count.store(0, std::memory_order_relaxed);
   reg->dropped_no_buffer.store(0, std::memory_order_relaxed);
+  reg->dropped_deferred.store(0, std::memory_order_relaxed);
   uint64_t bytes = 0;
   for (ThreadBuffer* b = reg->head.load(std::memory_order_relaxed); b; b = b->next_registered) {
     EventChunk* keep = b->write_chunk;

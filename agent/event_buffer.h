@@ -70,7 +70,10 @@ struct BufferRegistry {
   std::atomic<uint64_t> chunk_bytes{0};        // bytes in chunks now, against byte_limit
   uint64_t byte_limit = 256ull << 20;          // MEMTAP_BUFFER_MB
   std::atomic<uint64_t> dropped_no_buffer{0};  // records lost before a thread had a buffer
-  std::atomic<uint32_t> child_count{0};        // fork() children, for Bye
+  // Records a signal handler made while its thread was writing one, past those that can
+  // wait (agent/event_buffer_writer.h).
+  std::atomic<uint64_t> dropped_deferred{0};
+  std::atomic<uint32_t> child_count{0};  // fork() children, for Bye
   uint32_t child_pids[kMaxChildPids] = {};
   uint32_t pid = 0;
 };

@@ -77,7 +77,8 @@ size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out) 
 }
 
 uint64_t dropped_records(const BufferRegistry* reg) {
-  uint64_t sum = reg->dropped_no_buffer.load(std::memory_order_relaxed);
+  uint64_t sum = reg->dropped_no_buffer.load(std::memory_order_relaxed) +
+                 reg->dropped_deferred.load(std::memory_order_relaxed);
   for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b; b = b->next_registered) {
     sum += b->dropped.load(std::memory_order_relaxed);
   }

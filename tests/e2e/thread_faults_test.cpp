@@ -88,5 +88,39 @@ TEST_F(ThreadFaults, SixtyFourThreadsCreatedAndJoinedInRounds) {
   EXPECT_EQ(q->scalar_int("SELECT late_events FROM memtap_session"), 0);
 }
 
+// A signal handler that allocates, every 50 us, lands inside malloc and free and inside the
+// agent's record of them: its records wait until the interrupted one is written, so none
+// overwrites another, and every block is recorded or counted as dropped (only a handler
+// that runs again and again before the interrupted record can go on fills what can wait).
+TEST_F(ThreadFaults, SignalHandlerThatAllocatesInterruptingMalloc) {
+  constexpr int kBlocks = 1000000;
+  const std::string db = dir.file("run.db");
+  ProcessResult traced = run_process(spec_in(dir, {kMemtapBin, "run", "-o", db, "--", kThreadFaults,
+                                                   "signal-alloc", std::to_string(kBlocks)}),
+                                     kProcessTimeout);
+  ASSERT_TRUE(traced.exited && traced.exit_code == 0) << describe(traced) << traced.err;
+  EXPECT_EQ(traced.out, "freed " + std::to_string(kBlocks) + "\n");
+  const size_t at = traced.err.find("handler ran ");
+  ASSERT_NE(at, std::string::npos) << traced.err;
+  const int64_t runs = std::stol(traced.err.substr(at + 12));
+  EXPECT_GT(runs, 200) << "too few handler runs to land inside records";
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  const int64_t blocks =
+      q->scalar_int(std::string("SELECT COUNT(*) FROM memscope_dump WHERE Event = 'MALLOC' AND ") +
+                    kSize + " = 777");
+  const int64_t dropped = q->scalar_int("SELECT events_dropped FROM memtap_session");
+  // The handler's blocks, and the one before the timer.
+  EXPECT_LE(blocks, runs + 1);
+  EXPECT_GE(blocks + dropped, runs + 1) << blocks << " blocks, " << dropped << " dropped";
+  EXPECT_LE(q->scalar_int("SELECT unmatched_frees FROM memtap_session"), dropped);
+  EXPECT_GE(q->scalar_int(std::string("SELECT COUNT(*) FROM memscope_dump WHERE Event = 'MALLOC' "
+                                      "AND ") +
+                          kSize + " = 64") +
+                dropped,
+            kBlocks + 1);
+}
+
 }  // namespace
 }  // namespace memtap::e2e

@@ -5,11 +5,17 @@
  *                   thread other than the main one. Prints "allocated N" first.
  *   churn R T N     R rounds of T threads created and joined; each thread allocates and
  *                   frees N blocks of 40009 bytes. Prints "freed R*T*N" and exits 0.
+ *   signal-alloc N  allocates and frees N blocks of 64 bytes while a SIGALRM handler, every
+ *                   50 us, allocates and frees a block of 777 bytes: the handler lands inside
+ *                   malloc and free (and inside memtap's hooks). Prints "freed N" and exits
+ *                   0; "handler ran K times" on stderr.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static int g_blocks;
@@ -37,6 +43,46 @@ static void* allocate_and_free(void* arg) {
   return NULL;
 }
 
+static volatile sig_atomic_t g_handler_runs;
+
+/* malloc is not async-signal-safe: a handler that calls it while glibc holds the arena's lock
+ * would deadlock. Both sizes are served from glibc's per-thread cache once primed (a block
+ * freed there is the next one handed out), which takes no lock, so neither the handler nor
+ * the loop it interrupts ever does. */
+static void allocate_in_handler(int sig) {
+  (void)sig;
+  char* p = malloc(777);
+  if (p != NULL) {
+    p[0] = 1;
+    free(p);
+  }
+  g_handler_runs = g_handler_runs + 1;
+}
+
+static int signal_alloc(int blocks) {
+  free(malloc(777));
+  free(malloc(64));
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = allocate_in_handler;
+  sa.sa_flags = SA_RESTART;
+  if (sigaction(SIGALRM, &sa, NULL) != 0) return 1;
+  struct itimerval every = {{0, 50}, {0, 50}};
+  if (setitimer(ITIMER_REAL, &every, NULL) != 0) return 1;
+  for (int i = 0; i < blocks; ++i) {
+    char* p = malloc(64);
+    if (p == NULL) abort();
+    p[0] = 1;
+    free(p);
+  }
+  struct itimerval off;
+  memset(&off, 0, sizeof off);
+  setitimer(ITIMER_REAL, &off, NULL);
+  printf("freed %d\n", blocks);
+  fprintf(stderr, "handler ran %d times\n", (int)g_handler_runs);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "exit-thread") == 0) {
     g_blocks = atoi(argv[2]);
@@ -59,6 +105,7 @@ int main(int argc, char** argv) {
     printf("freed %d\n", rounds * threads * g_blocks);
     return 0;
   }
-  fprintf(stderr, "usage: %s exit-thread N | churn ROUNDS THREADS N\n", argv[0]);
+  if (argc == 3 && strcmp(argv[1], "signal-alloc") == 0) return signal_alloc(atoi(argv[2]));
+  fprintf(stderr, "usage: %s exit-thread N | churn ROUNDS THREADS N | signal-alloc N\n", argv[0]);
   return 2;
 }

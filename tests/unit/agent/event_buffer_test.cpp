@@ -3,6 +3,8 @@
 // field for field and in order, across chunk boundaries, with a reader running at the same
 // time, and with records past the byte bound counted as dropped.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <atomic>
 #include <cstdint>
@@ -299,6 +301,72 @@ TEST(EventBuffer, RecordsPastTheByteBoundAreCountedAsDropped) {
   EXPECT_EQ(drained, 2u * kChunkSlots) << "two chunks' worth, then the bound";
   for (size_t i = 0; i < drained; ++i) ASSERT_EQ(out.records[i].addr, i);
   EXPECT_EQ(drained + dropped_records(&reg), count) << "each record is drained or counted";
+}
+
+// A signal handler that allocates may run while its thread is in the middle of a record.
+// Here the thread is held inside one for certain: lossless, with the byte bound reached, it
+// waits in record_event for the sender to free a chunk. The handler's records must follow
+// the interrupted one, each once, and those past what can wait be counted as dropped.
+BufferRegistry* g_handler_registry;
+std::atomic<int> g_handler_runs{0};
+std::atomic<bool> g_handler_was_inside{false};
+
+void record_from_handler(int) {
+  if (tl_buffer == &g_buffer_busy) {  // only a handler that landed inside a record records
+    for (uint32_t i = 0; i < kDeferredRecords + 3; ++i) {
+      record_event(g_handler_registry, true, EventKind::kMalloc, 0xdead0000 + i * 64, 777, 5);
+    }
+    g_handler_was_inside.store(true);
+  }
+  g_handler_runs.fetch_add(1);
+}
+
+TEST(EventBuffer, RecordsASignalHandlerMakesInsideARecordFollowIt) {
+  BufferRegistry reg;
+  reg.byte_limit = 2 * sizeof(EventChunk);  // the first can be recycled once the second is in use
+  const uint32_t before = 2 * kChunkSlots;
+  g_handler_registry = &reg;
+  struct sigaction sa = {};
+  sa.sa_handler = record_from_handler;
+  struct sigaction old;
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+
+  std::atomic<bool> filled{false};
+  std::thread writer([&] {
+    for (uint32_t i = 0; i < before; ++i) {
+      record_event(&reg, true, EventKind::kMalloc, 4096 + i * 16, 32, i);
+    }
+    filled.store(true);
+    // No room: waits inside this record until the chunk is drained.
+    record_event(&reg, true, EventKind::kFree, 4096, 0, before);
+  });
+  while (!filled.load()) std::this_thread::yield();
+  // A signal may land between two records; send until one lands inside the waiting one
+  // (a writer that never marks itself inside a record is given up on, not waited for).
+  for (int sent = 0; sent < 100000 && !g_handler_was_inside.load(); ++sent) {
+    int runs = g_handler_runs.load();
+    if (pthread_kill(writer.native_handle(), SIGUSR1) != 0) break;
+    while (g_handler_runs.load() == runs) std::this_thread::yield();
+  }
+  DrainResult out;
+  drain_buffers(&reg, SIZE_MAX, &out);  // frees the first chunk: the writer goes on
+  writer.join();
+  drain_buffers(&reg, SIZE_MAX, &out);
+  sigaction(SIGUSR1, &old, nullptr);
+  ASSERT_TRUE(g_handler_was_inside.load()) << "no signal landed inside the waiting record";
+
+  ASSERT_EQ(out.records.size(), before + 1 + kDeferredRecords);
+  EXPECT_EQ(out.records[before - 1].addr, 4096 + (before - 1) * 16);
+  const EventRecord& interrupted = out.records[before];
+  EXPECT_EQ(interrupted.kind, uint16_t(EventKind::kFree));
+  EXPECT_EQ(interrupted.addr, 4096u);
+  for (uint32_t i = 0; i < kDeferredRecords; ++i) {
+    const EventRecord& r = out.records[before + 1 + i];
+    EXPECT_EQ(r.kind, uint16_t(EventKind::kMalloc)) << i;
+    EXPECT_EQ(r.addr, 0xdead0000 + i * 64) << i;
+    EXPECT_EQ(r.size_bytes, 777u) << i;
+  }
+  EXPECT_EQ(dropped_records(&reg), 3u) << "those past what can wait are counted";
 }
 
 }  // namespace
