@@ -20,9 +20,10 @@ __thread DeferredRecords tl_deferred __attribute__((tls_model("initial-exec"))) 
 
 namespace {
 
-EventChunk* new_chunk(BufferRegistry* reg) {
+// over_bound: take it even past the byte bound (still counted in chunk_bytes).
+EventChunk* new_chunk(BufferRegistry* reg, bool over_bound = false) {
   uint64_t used = reg->chunk_bytes.fetch_add(sizeof(EventChunk), std::memory_order_relaxed);
-  if (used + sizeof(EventChunk) > reg->byte_limit) {
+  if (!over_bound && used + sizeof(EventChunk) > reg->byte_limit) {
     reg->chunk_bytes.fetch_sub(sizeof(EventChunk), std::memory_order_relaxed);
     return nullptr;
   }
@@ -89,13 +90,23 @@ ThreadBuffer* buffer_attach(BufferRegistry* reg) {
 bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless) {
   EventChunk* c = take_spare(b);
   if (!c) c = new_chunk(reg);
-  // Lossless: wait for the sender to free room instead of dropping.
+  // Lossless: wait for the sender to free room instead of dropping. Only chunks this
+  // thread has moved past come back to it as spares; with none behind, other threads' chunks
+  // hold the bound and nothing would ever come, so it takes one past the bound: at most two
+  // chunks a thread beyond MEMTAP_BUFFER_MB. It sleeps rather than spins: the sender drains
+  // every few milliseconds anyway, and a spinning thread keeps a core busy, on which the
+  // monitor it waits for holds back (common/cpu_share.h).
   while (!c && lossless) {
-    raw_yield();
+    if (b->chunks_behind.load(std::memory_order_acquire) == 0) {
+      c = new_chunk(reg, true);
+      break;
+    }
+    raw_sleep_ns(100'000);
     c = take_spare(b);
     if (!c) c = new_chunk(reg);
   }
   if (!c) return false;
+  b->chunks_behind.fetch_add(1, std::memory_order_release);
   b->write_chunk->next.store(c, std::memory_order_release);
   b->write_chunk = c;
   b->write_pos = 0;
@@ -209,6 +220,7 @@ void registry_reset_after_fork(BufferRegistry* reg, uint32_t pid) {
     b->write_chain = b->read_chain = SlotChain{};
     b->idle_cycles = 0;
     b->dropped.store(0, std::memory_order_relaxed);
+    b->chunks_behind.store(0, std::memory_order_relaxed);
     bool mine = (b == tl_buffer);
     b->state.store(mine ? kBufferOwned : kBufferFree, std::memory_order_relaxed);
     if (mine) b->tid.store(raw_gettid(), std::memory_order_relaxed);

@@ -53,6 +53,11 @@ struct ThreadBuffer {
   std::atomic<uint32_t> state;
   std::atomic<uint32_t> tid;
   std::atomic<uint64_t> dropped;  // records lost here because the byte bound was hit
+  // Chunks the owner has moved past that the sender has not read to their end yet: the
+  // owner adds one when it moves on, the sender takes one off when it follows. At 0 the
+  // chain is the current chunk alone, so no spare can come back to it (lossless waits
+  // would never end).
+  std::atomic<uint32_t> chunks_behind;
   // Drained chunks the sender hands back for reuse, so that a busy thread rarely maps a
   // new one. Each slot: only the sender fills it (null -> chunk), only the owner empties it.
   std::atomic<EventChunk*> spare[kSpareChunks];

@@ -44,6 +44,11 @@ inline void raw_yield() {
   syscall(SYS_sched_yield);
 }
 
+inline void raw_sleep_ns(uint64_t ns) {
+  timespec ts{time_t(ns / 1000000000u), long(ns % 1000000000u)};
+  syscall(SYS_nanosleep, &ts, nullptr);
+}
+
 // Futexes on a word both sides of the agent see (the sender waits on its drain interval,
 // a crash handler on the sender's final flush). Async-signal-safe. The waits may return
 // early (a signal, a spurious wake): callers re-check their condition.

@@ -52,6 +52,7 @@ size_t drain_one(BufferRegistry* reg, ThreadBuffer* b, size_t max, std::vector<E
     b->read_chunk = next;
     b->read_pos = 0;
     recycle_chunk(reg, b, c);
+    b->chunks_behind.fetch_sub(1, std::memory_order_release);
   }
   return moved;
 }

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -301,6 +302,34 @@ TEST(EventBuffer, RecordsPastTheByteBoundAreCountedAsDropped) {
   EXPECT_EQ(drained, 2u * kChunkSlots) << "two chunks' worth, then the bound";
   for (size_t i = 0; i < drained; ++i) ASSERT_EQ(out.records[i].addr, i);
   EXPECT_EQ(drained + dropped_records(&reg), count) << "each record is drained or counted";
+}
+
+// Lossless, a thread whose only chunk is full while other threads' chunks hold the byte
+// bound could wait forever: only chunks it has moved past come back to it. It takes one
+// past the bound instead, and nothing is dropped.
+TEST(EventBuffer, LosslessThreadWithNothingBehindItTakesAChunkPastTheBound) {
+  BufferRegistry reg;
+  reg.byte_limit = 2 * sizeof(EventChunk);
+  std::thread([&] { record_event(&reg, true, EventKind::kMalloc, 1, 8, 1); }).join();
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    // Its first chunk is the bound's second; the record after it needs a third.
+    for (uint32_t i = 0; i < kChunkSlots + 10; ++i) {
+      record_event(&reg, true, EventKind::kMalloc, 4096 + i * 16, 32, i);
+    }
+    done.store(true);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  if (!done.load()) {
+    writer.detach();  // stuck for good: fail rather than hang the suite
+    FAIL() << "the lossless writer never got a chunk";
+  }
+  writer.join();
+  DrainResult out;
+  EXPECT_EQ(drain_buffers(&reg, SIZE_MAX, &out), 1u + kChunkSlots + 10);
+  EXPECT_EQ(dropped_records(&reg), 0u);
+  EXPECT_EQ(reg.chunk_bytes.load(), 3 * sizeof(EventChunk));
 }
 
 // A signal handler that allocates may run while its thread is in the middle of a record.
