@@ -5,11 +5,14 @@
  * standard output once it is done (flushed):
  *   alloc N SIZE   allocates N blocks of SIZE bytes and keeps them        -> "ok <live bytes>"
  *   free           frees every block it keeps                              -> "ok 0"
+ *   churn N SIZE   allocates and frees a block of SIZE bytes N times       -> "ok <live bytes>"
  *   quit (or end of input)                                                 exits 0
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void* volatile g_sink;
 
 int main(void) {
   size_t capacity = 1024, count = 0, live = 0;
@@ -27,6 +30,13 @@ int main(void) {
         memset(blocks[count], 1, size);
         ++count;
         live += size;
+      }
+    } else if (sscanf(line, "churn %lu %lu", &n, &size) == 2) {
+      for (unsigned long i = 0; i < n; ++i) {
+        char* p = malloc(size);
+        if (p == NULL) abort();
+        g_sink = p; /* or the compiler may leave the pair out */
+        free(p);
       }
     } else if (strncmp(line, "free", 4) == 0) {
       for (size_t i = 0; i < count; ++i) free(blocks[i]);

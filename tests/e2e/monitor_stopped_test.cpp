@@ -1,0 +1,123 @@
+// A monitor that stops reading for a while (SIGSTOP: a debugger, a suspended terminal job,
+// a machine swapping): by default the program is never held up; the agent keeps what it
+// cannot send in its bounded buffers, drops past the bound and counts it. With
+// MEMTAP_LOSSLESS=1 the program waits instead and nothing is lost.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <string>
+
+#include "tests/e2e/db_query.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace memtap::e2e {
+namespace {
+
+const std::string kStreamer = MEMTAP_TEST_STREAMER;
+constexpr long kChurn = 1000000;         // 2 M events: 16 MiB of records at 8 bytes
+constexpr long kLosslessChurn = 300000;  // 4.8 MiB: past the bound too, and quicker to record
+
+// VmRSS of a process, in KiB (-1 if unreadable).
+long rss_kib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+class MonitorStopped : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(dir.ok()) << "cannot create a temporary directory"; }
+
+  // Starts the recorder and the streamer under the agent (with `env`), and has the streamer
+  // allocate one block, answered once it has.
+  void start(const std::vector<std::string>& env) {
+    recorder = start_recorder(dir, endpoint, db);
+    ASSERT_TRUE(recorder);
+    ProcessSpec spec = preloaded_spec(dir, {kStreamer}, endpoint);
+    spec.pipe_stdin = true;
+    spec.env_set.insert(spec.env_set.end(), env.begin(), env.end());
+    std::string error;
+    program = Process::start(spec, &error);
+    ASSERT_TRUE(program) << error;
+    ask("alloc 1 100\n", "ok 100\n");
+  }
+
+  // Sends a command and waits until standard output is `out_after`.
+  void ask(const std::string& command, const std::string& out_after) {
+    ASSERT_TRUE(program->write_stdin(command));
+    ASSERT_TRUE(program->wait_for_output(
+        [&](const std::string& out, const std::string&) { return out == out_after; },
+        kProcessTimeout))
+        << "stdout:\n"
+        << program->out() << "\nstderr:\n"
+        << program->err();
+  }
+
+  // Ends the program (exit code 0), then the recorder; the recording.
+  std::unique_ptr<DbQuery> finish() {
+    program->close_stdin();
+    ProcessResult r = program->wait(kProcessTimeout);
+    EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+    ProcessResult stopped = stop_recorder(*recorder);
+    EXPECT_TRUE(stopped.exited) << describe(stopped) << stopped.err;
+    std::string error;
+    std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+    EXPECT_TRUE(q) << error;
+    return q;
+  }
+
+  int64_t churned_blocks(DbQuery& q) {
+    return q.scalar_int(
+        "SELECT COUNT(*) FROM memscope_dump WHERE Event = 'MALLOC' AND "
+        "CAST(json_extract(Attr, '$.size') AS INTEGER) = 64");
+  }
+
+  TempDir dir;
+  std::string endpoint = "ipc://" + dir.file("m.sock");
+  std::string db = dir.file("stopped.db");
+  std::unique_ptr<Process> recorder;
+  std::unique_ptr<Process> program;
+};
+
+// The program answers while the monitor is stopped: it was not held up. What did not fit
+// the agent's bound (1 MiB here) is dropped and counted, and the agent's memory stays
+// near it.
+TEST_F(MonitorStopped, TheProgramGoesOnAndWhatDoesNotFitIsCounted) {
+  start({"MEMTAP_BUFFER_MB=1"});
+  ASSERT_TRUE(recorder->signal(SIGSTOP));
+  const long before = rss_kib(program->pid());
+  ask("churn " + std::to_string(kChurn) + " 64\n", "ok 100\nok 100\n");
+  const long after = rss_kib(program->pid());
+  ASSERT_TRUE(recorder->signal(SIGCONT));
+  EXPECT_LT(after - before, 8 * 1024) << "KiB grown while the monitor was stopped";
+  std::unique_ptr<DbQuery> q = finish();
+  ASSERT_TRUE(q);
+  const int64_t dropped = q->scalar_int("SELECT events_dropped FROM memtap_session");
+  const int64_t blocks = churned_blocks(*q);
+  EXPECT_GT(dropped, 0) << "16 MiB of records cannot fit 1 MiB";
+  EXPECT_LE(blocks, kChurn);
+  EXPECT_GE(blocks + dropped, kChurn) << blocks << " blocks, " << dropped << " dropped";
+  EXPECT_LE(q->scalar_int("SELECT unmatched_frees FROM memtap_session"), dropped);
+}
+
+// Lossless: the program waits for the monitor rather than drop; once it goes on, every
+// event is there.
+TEST_F(MonitorStopped, LosslessWaitsAndLosesNothing) {
+  start({"MEMTAP_BUFFER_MB=1", "MEMTAP_LOSSLESS=1"});
+  ASSERT_TRUE(recorder->signal(SIGSTOP));
+  ASSERT_TRUE(program->write_stdin("churn " + std::to_string(kLosslessChurn) + " 64\n"));
+  ASSERT_TRUE(recorder->signal(SIGCONT));
+  ask("", "ok 100\nok 100\n");
+  std::unique_ptr<DbQuery> q = finish();
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->scalar_int("SELECT events_dropped FROM memtap_session"), 0);
+  EXPECT_EQ(churned_blocks(*q), kLosslessChurn);
+  EXPECT_EQ(q->scalar_int("SELECT unmatched_frees FROM memtap_session"), 0);
+}
+
+}  // namespace
+}  // namespace memtap::e2e
