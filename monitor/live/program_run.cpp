@@ -17,6 +17,7 @@
 
 #include "common/endpoint.h"
 #include "monitor/live/live_support.h"
+#include "monitor/live/preload_obstacle.h"
 
 extern char** environ;
 
@@ -361,6 +362,10 @@ bool ProgramRun::step(int timeout_ms) {
               "memtap run: no events from '%s': it was killed by %s before the agent could "
               "send anything\n",
               options_.command[0].c_str(), signal_text(child_status_).c_str());
+    } else if (std::string why = preload_obstacle(resolve_program(options_.command[0]));
+               !why.empty()) {
+      fprintf(stderr, "memtap run: no events from '%s': %s\n", options_.command[0].c_str(),
+              why.c_str());
     } else {
       fprintf(stderr,
               "memtap run: no events from '%s': the agent was not loaded (statically linked "
