@@ -240,6 +240,7 @@ __attribute__((constructor)) void agent_init() {
     g_agent.recording.store(false, std::memory_order_relaxed);
     return;
   }
+  buffer_retire_at_thread_exit();
   start_sender(0);
   // Inherited by fork() children, whose own sender takes over g_crash_flush.
   if (g_agent.sender_stop) crash_flush_install(g_settings.crash_flush_ms);

@@ -1,5 +1,7 @@
 // The owner side of the per-thread buffers, off the hot path: attaching a thread,
 // moving to a new chunk, and resetting after fork(). See event_buffer.h.
+#include <pthread.h>
+
 #include "agent/event_buffer_writer.h"
 #include "agent/raw_syscalls.h"
 
@@ -19,6 +21,20 @@ ThreadBuffer g_buffer_busy = {.write_chunk = nullptr, .write_pos = UINT32_MAX};
 __thread DeferredRecords tl_deferred __attribute__((tls_model("initial-exec"))) = {};
 
 namespace {
+
+// The key whose destructor runs when a thread that has a buffer exits. Process-wide because
+// thread exit is: pthread keys are the one hook libc gives for it without wrapping
+// pthread_create.
+pthread_key_t g_buffer_key;
+std::atomic<bool> g_buffer_key_ready{false};
+
+void retire_buffer(void* p) {
+  auto* b = static_cast<ThreadBuffer*>(p);
+  // A later record on this thread (another key's destructor freeing memory) attaches a
+  // buffer again, and sets the key again: libc then runs this destructor again for it.
+  if (tl_buffer == b) tl_buffer = nullptr;
+  b->state.store(kBufferRetired, std::memory_order_release);
+}
 
 // over_bound: take it even past the byte bound (still counted in chunk_bytes).
 EventChunk* new_chunk(BufferRegistry* reg, bool over_bound = false) {
@@ -84,7 +100,14 @@ ThreadBuffer* buffer_attach(BufferRegistry* reg) {
     b->tid.store(raw_gettid(), std::memory_order_relaxed);
     b->state.store(kBufferOwned, std::memory_order_release);
   }
+  if (g_buffer_key_ready.load(std::memory_order_acquire)) pthread_setspecific(g_buffer_key, b);
   return b;
+}
+
+void buffer_retire_at_thread_exit() {
+  if (pthread_key_create(&g_buffer_key, retire_buffer) == 0) {
+    g_buffer_key_ready.store(true, std::memory_order_release);
+  }
 }
 
 bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless) {

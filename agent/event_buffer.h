@@ -35,6 +35,7 @@ enum BufferState : uint32_t {
   kBufferFree = 0,      // no owner; may be claimed by a new thread
   kBufferClaiming = 1,  // a thread is taking it; the sender skips it
   kBufferOwned = 2,     // a live (or not yet known dead) thread writes here
+  kBufferRetired = 3,   // its thread has exited; the sender frees it once drained
 };
 
 // The owner's fields and the sender's lie on separate cache lines: the sender moves its

@@ -119,6 +119,12 @@ inline void record_device_event(BufferRegistry* reg, bool lossless, EventKind ki
 // The thread's buffer: a free one claimed, or a new one registered. The caller makes it
 // tl_buffer (record_end).
 ThreadBuffer* buffer_attach(BufferRegistry* reg);
+
+// From then on, a thread that exits retires its buffer (kBufferRetired), so that the sender
+// frees it for the next thread as soon as it is drained, instead of after its liveness
+// checks find the thread gone (~100 ms: threads that come and go faster than that filled
+// the byte bound with buffers nobody wrote). Call once, early (the agent's constructor).
+void buffer_retire_at_thread_exit();
 bool buffer_next_chunk(BufferRegistry* reg, ThreadBuffer* b, bool lossless);
 
 // In a fork() child: every buffer emptied, all but the calling thread's made free.

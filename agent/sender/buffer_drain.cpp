@@ -63,9 +63,17 @@ size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out) 
   size_t total = 0;
   for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b && total < max_records;
        b = b->next_registered) {
-    if (b->state.load(std::memory_order_acquire) != kBufferOwned) continue;
+    const uint32_t state = b->state.load(std::memory_order_acquire);
+    if (state != kBufferOwned && state != kBufferRetired) continue;
     size_t first = out->records.size();
     size_t n = drain_one(reg, b, max_records - total, &out->records);
+    // Its thread has exited: nothing more comes, and once read to the end it is the next
+    // thread's.
+    if (state == kBufferRetired &&
+        b->read_pos == b->read_chunk->committed.load(std::memory_order_acquire) &&
+        b->read_chunk->next.load(std::memory_order_acquire) == nullptr) {
+      b->state.store(kBufferFree, std::memory_order_release);
+    }
     if (n == 0) {
       ++b->idle_cycles;
       continue;

@@ -65,11 +65,12 @@ TEST_F(ThreadFaults, ExitFromAThreadOtherThanTheMainOne) {
 }
 
 // 40 rounds of 64 threads: the program runs as without memtap, and nothing is lost
-// uncounted. Each new thread's buffer takes a 512 KiB chunk, and the sender reclaims a dead
-// thread's only at its next drain: threads that come and go faster than that reach the
-// agent's bound (MEMTAP_BUFFER_MB) and their events are dropped, and counted (about 8 %
-// here). Every block missing from the recording is among the dropped events, and so is
-// every free whose malloc is missing.
+// uncounted. A thread that exits retires its buffer, which the sender hands to the next
+// thread once drained (EventBuffer.AnExitedThreadsBufferIsTheNextThreadsOnceDrained); a
+// sender starved of CPU for many rounds could still let new threads reach the agent's bound
+// (MEMTAP_BUFFER_MB), and their events would be dropped and counted (none on a quiet
+// machine; about 8 % before buffers were retired). Every block missing from the recording is
+// among the dropped events, and so is every free whose malloc is missing.
 TEST_F(ThreadFaults, SixtyFourThreadsCreatedAndJoinedInRounds) {
   constexpr int kRounds = 40, kThreads = 64, kBlocks = 20;
   constexpr int kTotal = kRounds * kThreads * kBlocks;

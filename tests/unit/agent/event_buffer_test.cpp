@@ -304,6 +304,35 @@ TEST(EventBuffer, RecordsPastTheByteBoundAreCountedAsDropped) {
   EXPECT_EQ(drained + dropped_records(&reg), count) << "each record is drained or counted";
 }
 
+// A thread that exits retires its buffer; drained, it is the next thread's, chunk and all,
+// so threads that come and go do not each take new memory.
+TEST(EventBuffer, AnExitedThreadsBufferIsTheNextThreadsOnceDrained) {
+  static bool once = (buffer_retire_at_thread_exit(), true);
+  (void)once;
+  BufferRegistry reg;
+  ThreadBuffer* first = nullptr;
+  std::thread([&] {
+    record_event(&reg, false, EventKind::kMalloc, 64, 8, 1);
+    first = tl_buffer;
+  }).join();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->state.load(), kBufferRetired);
+  DrainResult out;
+  ASSERT_EQ(drain_buffers(&reg, SIZE_MAX, &out), 1u);
+  EXPECT_EQ(first->state.load(), kBufferFree);
+  const uint64_t bytes = reg.chunk_bytes.load();
+  ThreadBuffer* second = nullptr;
+  std::thread([&] {
+    record_event(&reg, false, EventKind::kFree, 64, 0, 2);
+    second = tl_buffer;
+  }).join();
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(reg.chunk_bytes.load(), bytes) << "no new chunk";
+  out.clear();
+  ASSERT_EQ(drain_buffers(&reg, SIZE_MAX, &out), 1u);
+  EXPECT_EQ(out.records[0].kind, uint16_t(EventKind::kFree));
+}
+
 // Lossless, a thread whose only chunk is full while other threads' chunks hold the byte
 // bound could wait forever: only chunks it has moved past come back to it. It takes one
 // past the bound instead, and nothing is dropped.
