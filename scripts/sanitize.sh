@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The monitor's unit tests under sanitizers: ASan+UBSan for the engine (it decodes
 # untrusted messages), the analyses, the reader (untrusted files) and the store; TSan for the
-# store's writer, spool and checkpoint threads, the live analysis thread and the agent's
+# store's writer, spool and checkpoint threads, the live analysis thread, the CURVE
+# authenticator's thread (transport), and the agent's
 # lock-free string log and event buffers (built from their sources), and the window's data
 # (viewdata: the loader's two threads, the block index's thread, the live source). The agent is
 # never built with a sanitizer (their runtimes interpose malloc themselves), and the
@@ -37,9 +38,10 @@ run_sanitized() {
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export TSAN_OPTIONS=halt_on_error=1
+export TSAN_OPTIONS="halt_on_error=1 suppressions=$root/scripts/tsan.supp"
 run_sanitized asan address,undefined '-*Throughput*:*ReadSpeed*:*FortyBytes*' engine_session_test \
   store_writer_test timeline_test blocks_test report_render_test reader_test store_detail_test \
   memtap_event_buffer_test viewdata_test
 run_sanitized tsan thread '-*Throughput*:*DiskFull*:*FortyBytes*:*SignalHandler*' store_writer_test memtap_string_log_test \
-  analysis_thread_test memtap_event_buffer_test memtap_wire_encoder_test viewdata_test
+  analysis_thread_test memtap_event_buffer_test memtap_wire_encoder_test viewdata_test \
+  transport_test
