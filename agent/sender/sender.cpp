@@ -492,18 +492,32 @@ void run(Sender* s, std::promise<std::string>* opened) {
     ++cycle;
     wait_interval(*s);
   }
-  const bool crash = crash_requested(*s);
-  const uint32_t timeout_ms = crash ? std::min(s->config.flush_timeout_ms, s->config.crash_flush_ms)
-                                    : s->config.flush_timeout_ms;
-  int linger = final_flush(*s, timeout_ms);
+  // An exit or an exec: the thread that asked flushes (flush_on_caller), at the program's
+  // priority, not this thread's.
+  if (!crash_requested(*s)) return;
+  // A crash: the process dies by a signal once the handler sees `done`, and the crashed
+  // thread can do nothing, so the socket is flushed and closed here, where ZeroMQ writes
+  // out what it holds.
+  int linger =
+      final_flush(*s, std::min(s->config.flush_timeout_ms, s->config.crash_flush_ms));
   zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
-  if (crash) {
-    // The process dies by a signal once the handler sees `done`: nobody will call
-    // memtap_sender_stop, so the socket is closed here, where ZeroMQ writes out what it holds.
-    close_socket(*s);
-    s->config.crash_flush->done.store(1, std::memory_order_release);
-    raw_futex_wake_all(&s->config.crash_flush->done);
-  }
+  close_socket(*s);
+  s->config.crash_flush->done.store(1, std::memory_order_release);
+  raw_futex_wake_all(&s->config.crash_flush->done);
+}
+
+// Stops the sender thread and does the final flush on the calling thread. The sender thread
+// runs behind the program (nice 19), which beside busy cores made an exiting program wait
+// seconds for its own flush; the thread that exits (or execs) runs at the program's
+// priority. The socket passes to it with the join, which ZeroMQ allows with a full barrier.
+void stop_and_flush_on_caller(Sender* s) {
+  s->stop_requested.store(true, std::memory_order_release);
+  // Cuts the drain-interval wait short (wait_interval).
+  if (s->config.crash_flush) raw_futex_wake_all(&s->config.crash_flush->requested);
+  s->thread.join();
+  if (s->closed) return;  // a crash flush ran on the thread meanwhile
+  int linger = final_flush(*s, s->config.flush_timeout_ms);
+  zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
 }
 
 // Starts the thread, which opens the socket; the error text, empty on success.
@@ -571,8 +585,7 @@ extern "C" __attribute__((visibility("default"))) void memtap_sender_stop(int32_
   if (!s || !s->running.exchange(false)) return;
   s->end = end;
   s->end_code = code;
-  s->stop_requested.store(true, std::memory_order_release);
-  s->thread.join();
+  memtap::stop_and_flush_on_caller(s);
   if (!s->closed) close_socket(*s);
 }
 
@@ -582,10 +595,7 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(int32_t
   if (phase == kMemtapExecBefore) {
     if (!memtap::descriptors_intact(*s) || !s->running.exchange(false)) return 0;
     s->exec_flush = true;
-    s->stop_requested.store(true, std::memory_order_release);
-    // Cuts the drain-interval wait short (wait_interval): exec should not wait for it.
-    if (s->config.crash_flush) memtap::raw_futex_wake_all(&s->config.crash_flush->requested);
-    s->thread.join();
+    memtap::stop_and_flush_on_caller(s);
     // A message ZeroMQ did not take is given up, as at a disconnection: its sequence number
     // goes to the next message, on the next socket if exec fails.
     s->dropped_in_sender += s->pending_events;
