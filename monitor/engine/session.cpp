@@ -466,7 +466,8 @@ void Session::Impl::drop_oldest_pending(std::optional<uint64_t> connection) {
 void Session::Impl::expire_pending() {
   if (!horizon_ns) return;
   for (auto it = expected.begin(); it != expected.end();) {
-    if (*horizon_ns - it->second.fork_ns >= limits.pending_timeout_ns) {
+    // Compared so, not as a difference: a fork time is the sender's word and may be anything.
+    if (it->second.fork_ns <= *horizon_ns - limits.pending_timeout_ns) {
       it = expected.erase(it);
     } else {
       ++it;
