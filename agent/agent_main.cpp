@@ -165,6 +165,7 @@ void start_sender(uint32_t forked_from_pid) {
   c.ppid = g_identity.ppid;
   c.forked_from_pid = forked_from_pid;
   c.instance_id = g_identity.instance_id;
+  c.instance_secret = g_identity.instance_secret;
   c.hostname = g_identity.hostname;
   c.cmdline = g_identity.cmdline;
   c.cmdline_len = g_identity.cmdline_len;

@@ -29,9 +29,16 @@ int32_t env_int(const char* const* names) {
 void read_process_identity(ProcessIdentity* id) {
   id->pid = raw_getpid();
   id->ppid = uint32_t(syscall(SYS_getppid));
-  if (getrandom(&id->instance_id, sizeof id->instance_id, GRND_NONBLOCK) !=
-      sizeof id->instance_id) {
+  uint64_t random[2];
+  if (getrandom(random, sizeof random, GRND_NONBLOCK) == sizeof random) {
+    id->instance_id = random[0];
+    id->instance_secret = random[1];
+  } else {
+    // Only before the kernel's pool is ready (early boot): unique, but guessable, so a sender
+    // that tries hard enough could pass for this instance (see wire.capnp's instanceSecret).
     id->instance_id = monotonic_ns() * 6364136223846793005ull + id->pid;
+    id->instance_secret =
+        (monotonic_ns() ^ reinterpret_cast<uintptr_t>(&random)) * 0x9e3779b97f4a7c15ull;
   }
   struct utsname u;
   id->hostname[0] = 0;

@@ -10,7 +10,8 @@ namespace memtap {
 struct ProcessIdentity {
   uint32_t pid;
   uint32_t ppid;
-  uint64_t instance_id;  // random: pids are reused, instances are not
+  uint64_t instance_id;      // random: pids are reused, instances are not
+  uint64_t instance_secret;  // random, never shown: what proves a message is this instance's
   char hostname[256];
   char cmdline[32768];  // NUL-separated, truncated if longer
   size_t cmdline_len;

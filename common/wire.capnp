@@ -141,4 +141,10 @@ struct Message {
                                # last one itself (around an exec that failed): messages of lower
                                # sequence may still be on their way over the closed one. Ignored
                                # by an older monitor, hence no version bump
+  instanceSecret @8 :UInt64;   # random per agent start, like instanceId, but never written down
+                               # or shown: the monitor takes a message for (pid, instanceId) only
+                               # with the secret that instance's first Hello carried, so another
+                               # sender that read pid and instance in a recording cannot write
+                               # into that process's stream. 0 from an older agent (which then
+                               # has no such protection); ignored by an older monitor
 }

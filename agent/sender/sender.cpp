@@ -85,7 +85,8 @@ struct Sender {
 Sender* g_sender = nullptr;
 
 MessageHeader header(Sender& s) {
-  return MessageHeader{s.config.pid, s.config.instance_id, s.sequence, s.reopened};
+  return MessageHeader{s.config.pid, s.config.instance_id, s.sequence, s.config.instance_secret,
+                       s.reopened};
 }
 
 // The monitor said no to this agent's security: a key it does not accept, or CURVE on one

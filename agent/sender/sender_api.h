@@ -29,8 +29,8 @@ struct CrashFlushWords {
 extern "C" {
 
 // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end;
-// 13: memtap_sender_exec; 14: CURVE keys, refused
-constexpr uint32_t kSenderAbiVersion = 14;
+// 13: memtap_sender_exec; 14: CURVE keys, refused; 15: instance_secret
+constexpr uint32_t kSenderAbiVersion = 15;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -41,6 +41,7 @@ struct MemtapSenderConfig {
   uint32_t ppid;
   uint32_t forked_from_pid;
   uint64_t instance_id;
+  uint64_t instance_secret;  // Message.instanceSecret: never logged or written anywhere
   const char* hostname;
   const char* cmdline;  // NUL-separated arguments, as in /proc/self/cmdline
   size_t cmdline_len;

@@ -47,6 +47,7 @@ wire::Message::Builder start(capnp::MallocMessageBuilder& mb, const MessageHeade
   m.setProtocolVersion(wire::PROTOCOL_VERSION);
   m.setPid(h.pid);
   m.setInstanceId(h.instance_id);
+  m.setInstanceSecret(h.instance_secret);
   m.setSequence(h.sequence);
   m.setReopened(h.reopened);
   return m;

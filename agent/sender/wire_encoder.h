@@ -23,7 +23,8 @@ struct MessageHeader {
   uint32_t pid;
   uint64_t instance_id;
   uint64_t sequence;
-  bool reopened = false;  // Message.reopened
+  uint64_t instance_secret = 0;  // Message.instanceSecret
+  bool reopened = false;         // Message.reopened
 };
 
 std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& config,

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 #include "common/endpoint.h"
 #include "common/socket_dir.h"
@@ -16,6 +17,7 @@ int record_command(const std::vector<std::string>& args) {
   std::string endpoint, out;
   bool compact = false;
   ListenSecurity security;
+  SessionLimits limits;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if ((a == "--listen" || a == "-l") && i + 1 < args.size()) {
@@ -28,6 +30,16 @@ int record_command(const std::vector<std::string>& args) {
       security.keys_dir = args[++i];
     } else if (a == "--insecure") {
       security.insecure = true;
+    } else if (a == "--max-processes" && i + 1 < args.size()) {
+      char* end = nullptr;
+      const std::string& value = args[++i];
+      const unsigned long long n = strtoull(value.c_str(), &end, 10);
+      if (value.empty() || *end != 0 || n == 0) {
+        fprintf(stderr, "memtap record: --max-processes: expected a number from 1, got '%s'\n",
+                value.c_str());
+        return 2;
+      }
+      limits.max_processes = size_t(n);
     } else {
       fprintf(stderr, "memtap record: unexpected argument '%s'\n", a.c_str());
       return 2;
@@ -48,7 +60,7 @@ int record_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap record: %s\n", error.c_str());
     return 2;
   }
-  auto rec = LiveRecording::start(endpoint, out, store, &error, {}, security);
+  auto rec = LiveRecording::start(endpoint, out, store, &error, {}, security, limits);
   if (!rec) {
     fprintf(stderr, "memtap record: %s\n", error.c_str());
     return 2;

@@ -78,6 +78,7 @@ void print_recording_report(const Analyzer& analyzer, const Recording& rec, cons
   report.format = rec.format;
   report.unfinished = rec.unfinished;
   report.rows_skipped = rec.rows_skipped;
+  report.live_input = rec.live_input;
   if (json) {
     printf("%s\n", report_json(report).c_str());
   } else {

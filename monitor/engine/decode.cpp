@@ -30,6 +30,50 @@ constexpr uint64_t kTraversalSlackWords = 64;
 // Message -> Batch -> List(ThreadEvents) -> ThreadEvents -> List(Event) -> Event is six.
 constexpr int kNestingLimit = 16;
 
+// What the lists of a message may claim. Their elements are decoded into vectors, so a
+// list must pay for its elements in the message's own bytes: a protocol-3 agent writes an
+// Event in 4 words, a ThreadEvents or a StringDef in 2 (a data word and a pointer), a
+// command-line argument in a pointer at least. Cap'n Proto lets a list of zero-sized structs
+// (a struct smaller than ours is valid schema evolution) claim up to 2^29 elements in one
+// word; its traversal limit counts each as a word, and ours allows four words per word of
+// message: a 256 MiB message could still claim 128 M events, ~5 GiB decoded and then held.
+// With the budget a message decodes to at most ~1.3 times its size.
+class ElementBudget {
+ public:
+  explicit ElementBudget(size_t message_bytes) : words_(message_bytes / sizeof(capnp::word)) {}
+
+  // False, with `error` naming `field`, when the message cannot hold `count` more elements of
+  // `words_each` words. `field` is a callable: the path is built only when it is needed.
+  template <typename Field>
+  bool take(size_t count, size_t words_each, Field field, std::string& error) {
+    const uint64_t need = uint64_t(count) * words_each;
+    if (need <= words_ - used_) {
+      used_ += need;
+      return true;
+    }
+    error = std::string(field()) + ": " + std::to_string(count) + " elements of at least " +
+            std::to_string(words_each * sizeof(capnp::word)) + " bytes declared, but the " +
+            "message holds " + std::to_string(words_ * sizeof(capnp::word)) +
+            " bytes with its other lists";
+    return false;
+  }
+
+ private:
+  uint64_t words_;
+  uint64_t used_ = 0;
+};
+
+constexpr size_t kEventWords = 4;
+constexpr size_t kThreadEventsWords = 2;
+constexpr size_t kStringDefWords = 2;
+
+bool check_text(size_t size, size_t limit, std::string_view field, std::string& error) {
+  if (size <= limit) return true;
+  error = std::string(field) + ": " + std::to_string(size) + " bytes, expected at most " +
+          std::to_string(limit);
+  return false;
+}
+
 std::string at(const std::string& path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
@@ -87,11 +131,15 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
   return true;
 }
 
-bool decode_batch(wire::Batch::Reader in, WireBatch& out, std::string& error) {
+bool decode_batch(wire::Batch::Reader in, WireBatch& out, ElementBudget& budget,
+                  std::string& error) {
   out.dropped_so_far = in.getDroppedSoFar();
   out.watermark_ns = in.getWatermarkNs();
   if (!check_time(out.watermark_ns, "batch.watermarkNs", error)) return false;
   const auto strings = in.getStrings();
+  if (!budget.take(
+          strings.size(), kStringDefWords, [] { return "batch.strings"; }, error))
+    return false;
   out.strings.resize(strings.size());
   for (size_t s = 0; s < strings.size(); ++s) {
     const auto def = strings[s];
@@ -110,12 +158,17 @@ bool decode_batch(wire::Batch::Reader in, WireBatch& out, std::string& error) {
     dst.text.assign(text.cStr(), text.size());
   }
   const auto threads = in.getThreads();
+  if (!budget.take(
+          threads.size(), kThreadEventsWords, [] { return "batch.threads"; }, error))
+    return false;
   out.threads.resize(threads.size());
   for (size_t t = 0; t < threads.size(); ++t) {
     const auto thread = threads[t];
     WireThreadEvents& dst = out.threads[t];
     dst.thread_id = thread.getThreadId();
     const auto events = thread.getEvents();
+    auto field = [t] { return at("batch.threads", t) + ".events"; };
+    if (!budget.take(events.size(), kEventWords, field, error)) return false;
     dst.events.resize(events.size());
     for (size_t e = 0; e < events.size(); ++e) {
       if (!decode_event(events[e], dst.events[e], error)) {
@@ -127,15 +180,31 @@ bool decode_batch(wire::Batch::Reader in, WireBatch& out, std::string& error) {
   return true;
 }
 
-bool decode_hello(wire::Hello::Reader in, WireHello& out, std::string& error) {
+bool decode_hello(wire::Hello::Reader in, WireHello& out, ElementBudget& budget,
+                  std::string& error) {
   out.ppid = in.getPpid();
-  out.hostname = in.getHostname();
-  for (auto arg : in.getCommandLine()) out.command_line.emplace_back(arg);
+  const auto hostname = in.getHostname();
+  const auto agent_version = in.getAgentVersion();
+  const auto command_line = in.getCommandLine();
+  if (!check_text(hostname.size(), kMaxHostnameBytes, "hello.hostname", error) ||
+      !check_text(agent_version.size(), kMaxAgentVersionBytes, "hello.agentVersion", error) ||
+      !budget.take(
+          command_line.size(), 1, [] { return "hello.commandLine"; }, error)) {
+    return false;
+  }
+  size_t command_line_bytes = 0;
+  for (auto arg : command_line) command_line_bytes += arg.size() + 1;
+  if (!check_text(command_line_bytes, kMaxCommandLineBytes, "hello.commandLine", error)) {
+    return false;
+  }
+  out.hostname = hostname;
+  out.command_line.reserve(command_line.size());
+  for (auto arg : command_line) out.command_line.emplace_back(arg);
   out.rank = in.getRank();
   out.world_size = in.getWorldSize();
   out.clock_monotonic_ns = in.getClockMonotonicNs();
   out.clock_realtime_ns = in.getClockRealtimeNs();
-  out.agent_version = in.getAgentVersion();
+  out.agent_version = agent_version;
   out.forked_from_pid = in.getForkedFromPid();
   out.trace_start_ns = in.getTraceStartNs();
   out.memory_total_bytes = in.getMemoryTotalBytes();
@@ -148,7 +217,13 @@ bool decode_bye(wire::Bye::Reader in, WireBye& out, std::string& error) {
   out.ts_ns = in.getTsNs();
   out.dropped_total = in.getDroppedTotal();
   out.events_sent = in.getEventsSent();
-  for (uint32_t pid : in.getChildPids()) out.child_pids.push_back(pid);
+  const auto child_pids = in.getChildPids();
+  if (child_pids.size() > kMaxByeChildPids) {
+    error = "bye.childPids: " + std::to_string(child_pids.size()) + " pids, expected at most " +
+            std::to_string(kMaxByeChildPids);
+    return false;
+  }
+  for (uint32_t pid : child_pids) out.child_pids.push_back(pid);
   // An enumerant this monitor does not know (a newer agent's) reads as unknown.
   const auto end = static_cast<uint16_t>(in.getEnd());
   out.end = end <= uint16_t(ProcessEnd::kExeced) ? ProcessEnd(end) : ProcessEnd::kUnknown;
@@ -156,25 +231,28 @@ bool decode_bye(wire::Bye::Reader in, WireBye& out, std::string& error) {
   return check_time(out.ts_ns, "bye.tsNs", error);
 }
 
-bool decode_root(wire::Message::Reader in, WireMessage& out, std::string& error) {
+bool decode_root(wire::Message::Reader in, WireMessage& out, ElementBudget& budget,
+                 DecodeError& why, std::string& error) {
   const uint32_t version = in.getProtocolVersion();
   if (version != wire::PROTOCOL_VERSION) {
+    why = DecodeError::kProtocolVersion;
     error = "protocol version " + std::to_string(version) + ", expected " +
             std::to_string(wire::PROTOCOL_VERSION) + " (field protocolVersion)";
     return false;
   }
   out.pid = in.getPid();
   out.instance_id = in.getInstanceId();
+  out.instance_secret = in.getInstanceSecret();
   out.sequence = in.getSequence();
   out.reopened = in.getReopened();
   const auto body = in.getBody();
   switch (body.which()) {
     case wire::Message::Body::HELLO:
       out.body = WireBodyKind::kHello;
-      return decode_hello(body.getHello(), out.hello, error);
+      return decode_hello(body.getHello(), out.hello, budget, error);
     case wire::Message::Body::BATCH:
       out.body = WireBodyKind::kBatch;
-      return decode_batch(body.getBatch(), out.batch, error);
+      return decode_batch(body.getBatch(), out.batch, budget, error);
     case wire::Message::Body::BYE:
       out.body = WireBodyKind::kBye;
       return decode_bye(body.getBye(), out.bye, error);
@@ -188,6 +266,7 @@ bool decode_root(wire::Message::Reader in, WireMessage& out, std::string& error)
 
 DecodeResult decode_message(const void* data, size_t size) {
   DecodeResult result;
+  result.why = DecodeError::kMalformed;  // unless it is ok, or another protocol version
   if (size > kMaxMessageBytes) {
     result.error = "message of " + std::to_string(size) + " bytes, expected at most " +
                    std::to_string(kMaxMessageBytes);
@@ -216,7 +295,9 @@ DecodeResult decode_message(const void* data, size_t size) {
     options.traversalLimitInWords = array.size() * kTraversalWordsPerWord + kTraversalSlackWords;
     options.nestingLimit = kNestingLimit;
     capnp::FlatArrayMessageReader reader(array, options);
-    result.ok = decode_root(reader.getRoot<wire::Message>(), result.message, result.error);
+    ElementBudget budget(size);
+    result.ok = decode_root(reader.getRoot<wire::Message>(), result.message, budget, result.why,
+                            result.error);
     const size_t trailing = size_t(array.end() - reader.getEnd()) * sizeof(capnp::word);
     if (result.ok && trailing != 0) {
       result.ok = false;
@@ -225,11 +306,14 @@ DecodeResult decode_message(const void* data, size_t size) {
     }
   } catch (const kj::Exception& e) {
     result.ok = false;
+    result.why = DecodeError::kMalformed;
     result.error = std::string("not a valid wire::Message: ") + e.getDescription().cStr();
   } catch (const std::exception& e) {
     result.ok = false;
+    result.why = DecodeError::kMalformed;
     result.error = std::string("decoding failed: ") + e.what();
   }
+  if (result.ok) result.why = DecodeError::kNone;
   return result;
 }
 

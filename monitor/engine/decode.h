@@ -21,6 +21,15 @@ namespace memtap {
 // Larger messages are refused before decoding; an agent's batches are a few MiB at most.
 inline constexpr size_t kMaxMessageBytes = size_t{256} << 20;
 
+// What a Hello may carry: the agent sends uname's nodename (at most 64 bytes; its buffer
+// holds 255) and /proc/self/cmdline truncated to 32 KiB. A pending Hello is kept until its
+// process says more (session.h), so its size must not be whatever a sender likes.
+inline constexpr size_t kMaxHostnameBytes = 255;
+inline constexpr size_t kMaxAgentVersionBytes = 255;
+inline constexpr size_t kMaxCommandLineBytes = size_t{64} << 10;  // each argument + 1
+// Bye.childPids: the agent reports at most 256 (kMaxChildPids).
+inline constexpr size_t kMaxByeChildPids = 4096;
+
 struct WireEvent {
   uint64_t ts_ns = 0;       // agent's CLOCK_MONOTONIC, below 2^63
   uint64_t addr = 0;        // kFork: the child's pid, 1..2^32-1; kStep: the step's number;
@@ -83,6 +92,7 @@ enum class WireBodyKind : uint8_t { kHello, kBatch, kBye };
 struct WireMessage {
   uint32_t pid = 0;
   uint64_t instance_id = 0;
+  uint64_t instance_secret = 0;  // see wire.capnp's Message.instanceSecret
   uint64_t sequence = 0;
   bool reopened = false;  // see wire.capnp's Message.reopened
   WireBodyKind body = WireBodyKind::kHello;
@@ -91,9 +101,14 @@ struct WireMessage {
   WireBye bye;
 };
 
+// Why a message could not be decoded: a sender of another protocol version is told apart
+// from bytes that are not a message at all (counted apart in memtap_meta).
+enum class DecodeError : uint8_t { kNone, kMalformed, kProtocolVersion };
+
 struct DecodeResult {
   bool ok = false;
-  std::string error;  // names the field and what was expected
+  DecodeError why = DecodeError::kNone;  // when !ok
+  std::string error;                     // names the field and what was expected
   WireMessage message;
 };
 

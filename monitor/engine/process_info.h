@@ -16,6 +16,10 @@ struct ProcessInfo {
   uint32_t forked_from_pid = 0;
   uint64_t memory_total_bytes = 0;  // the cgroup limit or MemTotal the agent saw; 0 unknown
   std::string hostname;
+  // Where its Hello came from, as ZeroMQ names the peer: the IP address over TCP; over IPC
+  // "localhost:UID:GID:PID", the kernel's credentials of the connecting process (which a
+  // pid claimed in the messages may be compared with). Empty when unknown.
+  std::string peer_address;
   std::vector<std::string> command_line;
   int32_t rank = -1;
   int32_t world_size = -1;

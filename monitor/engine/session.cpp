@@ -188,6 +188,7 @@ std::string describe(const WireMessage& m) {
 
 struct ProcessState {
   ProcessInfo info;
+  uint64_t secret = 0;  // Message.instanceSecret of its first Hello: its messages carry it
   LiveTables tables;
   DeviceTables devices;  // HAL and HOST_PINNED blocks: a fork() child starts without any
   std::unordered_map<uint32_t, uint32_t> strings;       // this agent instance's id -> session id
@@ -208,9 +209,45 @@ struct ProcessState {
 // taken as lost (its gap counted in messages_lost) and they are applied.
 constexpr size_t kMaxEarlyMessages = 256;
 
+// A Hello nothing has followed yet: its process is recorded once a Batch or Bye comes.
+struct PendingHello {
+  WireMessage hello;
+  uint64_t connection = 0;  // MessagePeer::connection
+  std::string peer_address;
+  int64_t arrived_ns = 0;  // the horizon when it came; kNoWatermark without one
+  // Rows from here on wait until it is recorded or dropped: pending_timeout_ns before the
+  // horizon when it came (without a horizon, all of them). Its own events are no older than
+  // its start, but a Hello says that processes are starting: others, started before it,
+  // may not have said theirs yet, and the release waits for them as well while it can. Not
+  // from further back, though: a storm of Hellos would otherwise hold back every row for
+  // as long as it goes on. An agent's Hello comes well within that of its start (its first
+  // hook call); one that comes later has its oldest events late.
+  int64_t holds_ns = 0;
+  uint64_t order = 0;  // arrival order: the oldest gives way first
+};
+
+// Epoch time of a Hello's START_TRACE: its first hook call when the agent says, which comes
+// before its constructor (and so before the Hello's clock reading); else the Hello's time.
+int64_t hello_start_ns(const WireHello& h) {
+  const int64_t offset =
+      static_cast<int64_t>(h.clock_realtime_ns) - static_cast<int64_t>(h.clock_monotonic_ns);
+  if (h.trace_start_ns != 0 && h.trace_start_ns < h.clock_monotonic_ns) {
+    return to_epoch(h.trace_start_ns, offset);
+  }
+  return static_cast<int64_t>(h.clock_realtime_ns);
+}
+
+// Why a message is refused: the count it goes to, and the text for the log.
+struct Refusal {
+  uint64_t InputCounts::*counter;
+  std::string error;
+};
+
 // A fork() child whose parent's fork event was applied before the child's Hello came.
 // Until it comes, the child may still send events from the fork's time on, so the fork's
-// time holds the release back like a running process's watermark.
+// time holds the release back like a running process's watermark; for as long as a
+// pending Hello may wait (SessionLimits::pending_timeout_ns, by the horizon), since a fork
+// event may name a child that never says Hello (one that died at once, or a sender's lie).
 struct ExpectedChild {
   uint32_t parent_pid = 0;
   int64_t fork_ns = 0;           // epoch
@@ -251,16 +288,27 @@ struct Session::Impl {
   int64_t released_ns = std::numeric_limits<int64_t>::min();
   uint64_t last_allocation_id = 0;
   std::optional<int64_t> horizon_ns;  // see set_horizon
-  uint64_t rejected = 0;
+  SessionLimits limits;
+  InputCounts counts;
+  size_t live_processes = 0;                                      // in `processes`, not ended
+  std::map<std::pair<uint32_t, uint64_t>, PendingHello> pending;  // (pid, instanceId)
+  std::map<uint64_t, std::pair<uint32_t, uint64_t>> pending_by_order;
+  std::map<uint64_t, size_t> pending_per_connection;
+  uint64_t next_pending_order = 0;
   uint64_t rows_emitted = 0;
   bool finished = false;
 
-  std::optional<std::string> check(const WireMessage& m) const;
-  void apply(WireMessage& m);
+  std::optional<Refusal> check(const WireMessage& m) const;
+  void apply(WireMessage& m, const MessagePeer& peer);
+  void add_pending(WireMessage& m, const MessagePeer& peer);
+  void drop_pending(std::map<std::pair<uint32_t, uint64_t>, PendingHello>::iterator it);
+  void drop_oldest_pending(std::optional<uint64_t> connection);
+  void expire_pending();
+  void mark_ended(ProcessState& p);
   void apply_in_turn(size_t index, WireMessage& m);
   void apply_early(size_t index, bool all);
   void end_without_bye(size_t index, std::string ended_by);
-  void apply_hello(const WireMessage& m);
+  void apply_hello(const WireMessage& m, std::string peer_address);
   void apply_batch(ProcessState& p, size_t index, WireBatch& batch);
   void apply_bye(ProcessState& p, size_t index, const WireBye& bye);
   void count_sequence(ProcessState& p, uint64_t sequence);
@@ -280,44 +328,86 @@ struct Session::Impl {
   void flush();
 };
 
-std::optional<std::string> Session::Impl::check(const WireMessage& m) const {
-  if (finished) return describe(m) + " after the session finished";
-  const auto it = by_instance.find({m.pid, m.instance_id});
+std::optional<Refusal> Session::Impl::check(const WireMessage& m) const {
+  if (finished)
+    return Refusal{&InputCounts::out_of_order, describe(m) + " after the session finished"};
+  const auto key = std::make_pair(m.pid, m.instance_id);
+  const auto it = by_instance.find(key);
+  const auto waiting = pending.find(key);
+  // Whoever knows a process's pid and instance (they are in the recording) may claim them;
+  // only its agent knows the secret its first Hello carried.
+  if (it != by_instance.end() || waiting != pending.end()) {
+    const uint64_t secret = it != by_instance.end() ? processes[it->second].secret
+                                                    : waiting->second.hello.instance_secret;
+    if (m.instance_secret != secret) {
+      return Refusal{&InputCounts::spoofed,
+                     describe(m) + " without that instance's secret: another sender's message"};
+    }
+  }
+  const bool new_process = it == by_instance.end();
+  if (new_process && (waiting != pending.end() || m.body == WireBodyKind::kHello) &&
+      live_processes >= limits.max_processes) {
+    return Refusal{&InputCounts::over_limit,
+                   describe(m) + ": " + std::to_string(live_processes) +
+                       " processes are being recorded, the most this monitor takes " +
+                       "(--max-processes)"};
+  }
   if (m.body == WireBodyKind::kHello) {
-    if (it != by_instance.end() && processes[it->second].info.bye_received) {
-      return describe(m) + " after its bye, expected nothing more";
+    if (!new_process && processes[it->second].info.bye_received) {
+      return Refusal{&InputCounts::out_of_order,
+                     describe(m) + " after its bye, expected nothing more"};
     }
     if (m.sequence != 0) {
-      return describe(m) + ": sequence " + std::to_string(m.sequence) + ", expected 0";
+      return Refusal{&InputCounts::out_of_order,
+                     describe(m) + ": sequence " + std::to_string(m.sequence) + ", expected 0"};
     }
     return std::nullopt;
   }
-  if (it == by_instance.end()) return describe(m) + " before its hello, expected a hello first";
-  const ProcessState& p = processes[it->second];
-  if (p.info.bye_received) return describe(m) + " after its bye, expected nothing more";
-  if (m.sequence < p.next_sequence) {
-    return describe(m) + ": sequence " + std::to_string(m.sequence) + " already seen, expected " +
-           std::to_string(p.next_sequence) + " or later";
+  if (new_process && waiting == pending.end()) {
+    return Refusal{&InputCounts::unknown_process,
+                   describe(m) + " before its hello, expected a hello first"};
+  }
+  const uint64_t next_sequence = new_process ? 1 : processes[it->second].next_sequence;
+  if (!new_process && processes[it->second].info.bye_received) {
+    return Refusal{&InputCounts::out_of_order,
+                   describe(m) + " after its bye, expected nothing more"};
+  }
+  if (m.sequence < next_sequence) {
+    return Refusal{&InputCounts::out_of_order,
+                   describe(m) + ": sequence " + std::to_string(m.sequence) +
+                       " already seen, expected " + std::to_string(next_sequence) + " or later"};
   }
   return std::nullopt;
 }
 
-void Session::Impl::apply(WireMessage& m) {
+void Session::Impl::apply(WireMessage& m, const MessagePeer& peer) {
+  const auto key = std::make_pair(m.pid, m.instance_id);
   if (m.body == WireBodyKind::kHello) {
     // A second Hello from an instance we know: its agent lost the connection (a monitor
     // restart, a network hiccup) and starts its sequence again. What ZeroMQ dropped with
     // the old connection cannot be counted here; the agent counts what it discarded.
-    if (auto it = by_instance.find({m.pid, m.instance_id}); it != by_instance.end()) {
+    if (auto it = by_instance.find(key); it != by_instance.end()) {
       apply_early(it->second, true);
       ProcessState& p = processes[it->second];
       ++p.info.reconnects;
       p.next_sequence = 1;
       return;
     }
-    apply_hello(m);
+    // Again before anything else came: the first one stands.
+    if (pending.count(key) == 0) add_pending(m, peer);
     return;
   }
-  const size_t index = by_instance.at({m.pid, m.instance_id});
+  // The first Batch or Bye of a pending Hello: its process is recorded from here.
+  if (auto it = pending.find(key); it != pending.end()) {
+    PendingHello hello = std::move(it->second);
+    pending_by_order.erase(hello.order);
+    if (--pending_per_connection[hello.connection] == 0) {
+      pending_per_connection.erase(hello.connection);
+    }
+    pending.erase(it);
+    apply_hello(hello.hello, std::move(hello.peer_address));
+  }
+  const size_t index = by_instance.at(key);
   ProcessState& p = processes[index];
   // An agent whose exec failed goes on over a new connection, and the PULL socket takes
   // connections in turn: the new one's messages may come before the old one's last.
@@ -329,6 +419,77 @@ void Session::Impl::apply(WireMessage& m) {
   }
   apply_in_turn(index, m);
   apply_early(index, false);
+}
+
+void Session::Impl::add_pending(WireMessage& m, const MessagePeer& peer) {
+  // Room first: the newest Hello stays, the oldest gives way (an agent's first Batch follows
+  // its Hello at once, so a Hello that waits long is not an agent's).
+  if (pending_per_connection[peer.connection] >=
+      std::max<size_t>(1, limits.max_pending_per_connection)) {
+    drop_oldest_pending(peer.connection);
+  }
+  if (pending.size() >= std::max<size_t>(1, limits.max_pending)) drop_oldest_pending(std::nullopt);
+  PendingHello hello;
+  hello.connection = peer.connection;
+  hello.peer_address = peer.address;
+  hello.arrived_ns = horizon_ns.value_or(kNoWatermark);
+  hello.holds_ns = horizon_ns ? *horizon_ns - limits.pending_timeout_ns : kNoWatermark;
+  hello.order = next_pending_order++;
+  hello.hello = std::move(m);
+  const auto key = std::make_pair(hello.hello.pid, hello.hello.instance_id);
+  ++pending_per_connection[hello.connection];
+  pending_by_order.emplace(hello.order, key);
+  pending.emplace(key, std::move(hello));
+}
+
+void Session::Impl::drop_pending(
+    std::map<std::pair<uint32_t, uint64_t>, PendingHello>::iterator it) {
+  ++counts.silent_hellos;
+  pending_by_order.erase(it->second.order);
+  if (--pending_per_connection[it->second.connection] == 0) {
+    pending_per_connection.erase(it->second.connection);
+  }
+  pending.erase(it);
+}
+
+// The oldest pending Hello (of `connection`, or of all).
+void Session::Impl::drop_oldest_pending(std::optional<uint64_t> connection) {
+  for (const auto& [order, key] : pending_by_order) {
+    auto it = pending.find(key);
+    if (connection && it->second.connection != *connection) continue;
+    drop_pending(it);
+    return;
+  }
+}
+
+// Pending Hellos the horizon has left pending_timeout_ns behind: nothing followed them.
+void Session::Impl::expire_pending() {
+  if (!horizon_ns) return;
+  for (auto it = expected.begin(); it != expected.end();) {
+    // Compared so, not as a difference: a fork time is the sender's word and may be anything.
+    if (it->second.fork_ns <= *horizon_ns - limits.pending_timeout_ns) {
+      it = expected.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto order = pending_by_order.begin(); order != pending_by_order.end();) {
+    auto it = pending.find(order->second);
+    ++order;
+    PendingHello& hello = it->second;
+    if (hello.arrived_ns == kNoWatermark) {  // came before any horizon: it waits from now
+      hello.arrived_ns = *horizon_ns;
+      continue;
+    }
+    if (*horizon_ns - hello.arrived_ns < limits.pending_timeout_ns) return;
+    drop_pending(it);
+  }
+}
+
+void Session::Impl::mark_ended(ProcessState& p) {
+  if (p.ended) return;
+  p.ended = true;
+  --live_processes;
 }
 
 void Session::Impl::apply_in_turn(size_t index, WireMessage& m) {
@@ -365,7 +526,7 @@ void Session::Impl::count_sequence(ProcessState& p, uint64_t sequence) {
   p.next_sequence = sequence + 1;
 }
 
-void Session::Impl::apply_hello(const WireMessage& m) {
+void Session::Impl::apply_hello(const WireMessage& m, std::string peer_address) {
   const WireHello& h = m.hello;
   // Another agent instance in a pid we know on the same host, not a fork child: the old
   // program exec()ed this one, and its instance ends here without a Bye (exec discards it).
@@ -380,9 +541,11 @@ void Session::Impl::apply_hello(const WireMessage& m) {
     }
   }
   ProcessState p;
+  p.secret = m.instance_secret;
   ProcessInfo& info = p.info;
   info.pid = m.pid;
   info.instance_id = m.instance_id;
+  info.peer_address = std::move(peer_address);
   info.ppid = h.ppid;
   info.forked_from_pid = h.forked_from_pid;
   info.memory_total_bytes = h.memory_total_bytes;
@@ -393,12 +556,8 @@ void Session::Impl::apply_hello(const WireMessage& m) {
   info.agent_version = h.agent_version;
   info.realtime_offset_ns =
       static_cast<int64_t>(h.clock_realtime_ns) - static_cast<int64_t>(h.clock_monotonic_ns);
-  // START_TRACE goes before every event: the agent records from its first hook call, which
-  // comes before its constructor (and so before the Hello's clock reading).
-  info.start_ns = static_cast<int64_t>(h.clock_realtime_ns);
-  if (h.trace_start_ns != 0 && h.trace_start_ns < h.clock_monotonic_ns) {
-    info.start_ns = to_epoch(h.trace_start_ns, info.realtime_offset_ns);
-  }
+  // START_TRACE goes before every event.
+  info.start_ns = hello_start_ns(h);
   info.end_ns = info.start_ns;
 
   // The child of a fork already applied: it takes the snapshot, and the fork's time keeps
@@ -423,6 +582,7 @@ void Session::Impl::apply_hello(const WireMessage& m) {
   const int64_t start_ns = info.start_ns;
   const size_t index = processes.size();
   processes.push_back(std::move(p));
+  ++live_processes;
   by_instance.emplace(std::make_pair(m.pid, m.instance_id), index);
   hold_system_row(index, HeldKind::kStartTrace, start_ns);
 }
@@ -485,7 +645,7 @@ void Session::Impl::apply_bye(ProcessState& p, size_t index, const WireBye& bye)
   info.ended_by = process_end_text(bye.end, bye.end_code);
   info.end_ns = std::max(info.end_ns, bye_ns);
   if (!p.ended) {  // a forgotten process that says Bye after all has its STOP already
-    p.ended = true;
+    mark_ended(p);
     hold_system_row(index, HeldKind::kStopTrace, bye_ns);
   }
 }
@@ -510,7 +670,7 @@ void Session::Impl::hold_system_row(size_t process, HeldKind kind, int64_t epoch
 // already out, though: a process idle since long ago would otherwise get a row out of order.
 void Session::Impl::queue_stop(size_t process) {
   ProcessState& p = processes[process];
-  p.ended = true;
+  mark_ended(p);
   hold_system_row(process, HeldKind::kStopTrace, std::max(p.info.end_ns, released_ns));
 }
 
@@ -823,6 +983,7 @@ std::optional<int64_t> Session::Impl::release_limit() const {
     if (!p.ended) lower(p.watermark_ns);
   }
   for (const auto& entry : expected) lower(entry.second.fork_ns);
+  for (const auto& entry : pending) lower(entry.second.holds_ns);
   if (horizon_ns) lower(*horizon_ns);
   return limit;
 }
@@ -855,42 +1016,47 @@ void Session::Impl::flush() {
   out.clear();
 }
 
-Session::Session(RowSink sink, StringSink strings) : impl_(std::make_unique<Impl>()) {
+Session::Session(RowSink sink, StringSink strings, SessionLimits limits)
+    : impl_(std::make_unique<Impl>()) {
   impl_->sink = std::move(sink);
   impl_->string_sink = std::move(strings);
+  impl_->limits = limits;
 }
 
 Session::~Session() = default;
 
-IngestResult Session::ingest(const void* data, size_t size) {
+IngestResult Session::ingest(const void* data, size_t size, const MessagePeer& peer) {
   Impl& s = *impl_;
   IngestResult result;
   try {
     DecodeResult decoded = decode_message(data, size);
-    std::optional<std::string> error;
+    std::optional<Refusal> refusal;
     if (!decoded.ok) {
-      error = std::move(decoded.error);
+      refusal =
+          Refusal{decoded.why == DecodeError::kProtocolVersion ? &InputCounts::protocol_version
+                                                               : &InputCounts::malformed,
+                  std::move(decoded.error)};
     } else {
-      error = s.check(decoded.message);
+      refusal = s.check(decoded.message);
     }
-    if (error) {
-      ++s.rejected;
+    if (refusal) {
+      ++(s.counts.*refusal->counter);
       result.ok = false;
-      result.error = std::move(*error);
+      result.error = std::move(refusal->error);
       return result;
     }
-    s.apply(decoded.message);
+    s.apply(decoded.message, peer);
     s.release();
     s.flush();
   } catch (const std::exception& e) {
     // Only allocation failure can get here (decode catches Cap'n Proto's own errors): the
     // message may be half applied, but the caller must still never see an exception.
-    ++s.rejected;
+    ++s.counts.malformed;
     s.out.clear();
     result.ok = false;
     result.error = std::string("applying the message failed: ") + e.what();
   } catch (...) {
-    ++s.rejected;
+    ++s.counts.malformed;
     s.out.clear();
     result.ok = false;
     result.error = "applying the message failed";
@@ -902,6 +1068,7 @@ void Session::set_horizon(int64_t epoch_ns) {
   Impl& s = *impl_;
   if (s.finished) return;
   s.horizon_ns = epoch_ns;
+  s.expire_pending();
   s.release();
   s.flush();
 }
@@ -912,6 +1079,11 @@ void Session::forget_process(uint32_t pid, int64_t died_ns) {
   for (size_t i = 0; i < s.processes.size(); ++i) {
     const ProcessState& p = s.processes[i];
     if (p.info.pid == pid && !p.ended) s.end_without_bye(i, no_final_flush_text(p.info, died_ns));
+  }
+  for (auto it = s.pending.begin(); it != s.pending.end();) {
+    auto next = std::next(it);
+    if (it->first.first == pid) s.drop_pending(it);
+    it = next;
   }
   s.expected.erase(pid);
   s.release();
@@ -924,6 +1096,7 @@ void Session::finish() {
   for (size_t i = 0; i < s.processes.size(); ++i) {
     if (!s.processes[i].ended) s.end_without_bye(i, no_final_flush_text(s.processes[i].info, 0));
   }
+  while (!s.pending.empty()) s.drop_pending(s.pending.begin());
   s.finished = true;
   s.expected.clear();
   s.release();
@@ -939,7 +1112,15 @@ std::vector<ProcessInfo> Session::processes() const {
 }
 
 uint64_t Session::rejected_messages() const {
-  return impl_->rejected;
+  return impl_->counts.rejected();
+}
+
+const InputCounts& Session::input_counts() const {
+  return impl_->counts;
+}
+
+size_t Session::pending_hellos() const {
+  return impl_->pending.size();
 }
 
 uint64_t Session::rows_emitted() const {
@@ -955,11 +1136,10 @@ std::vector<uint32_t> Session::running_pids() const {
   for (const ProcessState& p : impl_->processes) {
     if (!p.ended) pids.push_back(p.info.pid);
   }
-  for (const auto& entry : impl_->expected) {
-    if (std::find(pids.begin(), pids.end(), entry.first) == pids.end()) {
-      pids.push_back(entry.first);
-    }
-  }
+  for (const auto& entry : impl_->pending) pids.push_back(entry.first.first);
+  for (const auto& entry : impl_->expected) pids.push_back(entry.first);
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   return pids;
 }
 

@@ -19,6 +19,17 @@
 // session ids. Ids are resolved when an event is applied, so a definition may arrive after
 // the event that uses it as long as the event is still held; an id still unknown then
 // gives empty text and counts in ProcessInfo::unresolved_strings.
+//
+// Untrusted senders (docs/design.md, "Hostile input"): every message is checked before it
+// changes anything, and what is refused is counted by why (InputCounts). A message names its
+// process by (pid, instance) and carries the instance's secret (wire.capnp's
+// Message.instanceSecret): one whose secret is not the one the process's first Hello carried
+// was written by another sender and is refused, whichever connection it came over. A Hello
+// makes a process *pending*: it is recorded (ProcessInfo, START_TRACE) only once it sends
+// a Batch or Bye. Pending Hellos are bounded per connection and in all (the oldest gives
+// way), dropped when nothing follows them in time, and hold the release back no further
+// than they may stay pending: a storm of Hellos, or fake processes that never send
+// anything, can neither grow the monitor without bound nor stall it.
 #pragma once
 
 #include <cstdint>
@@ -43,16 +54,58 @@ struct IngestResult {
   std::string error;  // why the message was rejected: names the field and what was expected
 };
 
+// Where a message came from, as the transport knows it. `connection` tells the senders'
+// connections apart while they are open (the socket's descriptor: it may be reused once one
+// closes), for the per-connection bound on pending Hellos only, never to trust a message.
+struct MessagePeer {
+  uint64_t connection = 0;
+  std::string_view address;  // ZeroMQ's Peer-Address; kept with the process as peer_address
+};
+
+// What untrusted senders can make the session hold (docs/design.md, "Hostile input").
+struct SessionLimits {
+  // Processes recorded and not ended at once: a Hello (or the message that would record its
+  // process) beyond it is refused, counted as over_limit.
+  size_t max_processes = 4096;
+  // Hellos nothing has followed yet. Past either bound the oldest pending Hello (of the
+  // connection, else of all) gives way, counted as a silent Hello. An agent sends its first
+  // Batch right after its Hello, over the same connection.
+  size_t max_pending_per_connection = 16;
+  size_t max_pending = 1024;
+  // A pending Hello is dropped once the horizon is this far past the one it came at, and
+  // holds back the rows from this long before that horizon.
+  int64_t pending_timeout_ns = 10'000'000'000;
+};
+
+// Messages refused, by why, and Hellos dropped. Each refused message changed nothing.
+struct InputCounts {
+  uint64_t malformed = 0;         // not a wire::Message, or one beyond its bounds
+  uint64_t protocol_version = 0;  // another protocol version
+  uint64_t out_of_order = 0;      // after its process's Bye, a sequence seen, after the end
+  uint64_t unknown_process = 0;   // Batch or Bye of an instance whose Hello never came, or was
+                                  // refused or dropped
+  uint64_t spoofed = 0;           // names a process another sender started (its secret is not
+                                  // the one the process's Hello carried)
+  uint64_t over_limit = 0;        // a process refused: SessionLimits::max_processes reached
+  // Not refused: Hellos taken, then dropped with nothing recorded, because nothing followed
+  // them in time or newer ones needed the room.
+  uint64_t silent_hellos = 0;
+
+  uint64_t rejected() const {
+    return malformed + protocol_version + out_of_order + unknown_process + spoofed + over_limit;
+  }
+};
+
 class Session {
  public:
-  explicit Session(RowSink sink, StringSink strings = {});
+  explicit Session(RowSink sink, StringSink strings = {}, SessionLimits limits = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   // Decodes one (unpacked) wire::Message, validates it, and applies it. A rejected message
-  // is counted (rejected_messages) and changes nothing else. Never throws.
-  IngestResult ingest(const void* data, size_t size);
+  // is counted (input_counts) and changes nothing else. Never throws.
+  IngestResult ingest(const void* data, size_t size, const MessagePeer& peer = {});
 
   // Rows newer than this epoch time stay held even when every watermark has passed them:
   // a process whose Hello has not arrived yet may still send older events (its start-up
@@ -61,19 +114,25 @@ class Session {
   void set_horizon(int64_t epoch_ns);
 
   // The process stopped without Bye (killed): stop waiting for its watermark. `died_ns`:
-  // when its death was seen (epoch ns; 0 unknown), for ProcessInfo::ended_by.
+  // when its death was seen (epoch ns; 0 unknown), for ProcessInfo::ended_by. A pending Hello
+  // of that pid is dropped.
   void forget_process(uint32_t pid, int64_t died_ns = 0);
 
   // End of session: releases every held row and writes STOP_TRACE for processes that
   // never said Bye.
   void finish();
 
-  // In the order they started (started_before).
+  // In the order they started (started_before). Pending Hellos are not processes yet.
   std::vector<ProcessInfo> processes() const;
+  // Messages refused, all reasons together (input_counts().rejected()).
   uint64_t rejected_messages() const;
+  const InputCounts& input_counts() const;
+  // Hellos that nothing has followed yet.
+  size_t pending_hellos() const;
   uint64_t rows_emitted() const;
-  // Processes seen (Hello) that have neither said Bye nor been forgotten, then fork()
-  // children expected (their parent's fork was applied, their Hello has not come yet).
+  // In ascending order, once each: processes seen (Hello) that have neither said Bye nor
+  // been forgotten, pending Hellos, and fork() children expected (their parent's fork was
+  // applied, their Hello has not come yet).
   std::vector<uint32_t> running_pids() const;
   // Events (and SYSTEM rows) held back waiting for the watermark.
   size_t held_events() const;

@@ -4,8 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
@@ -13,13 +15,22 @@
 
 namespace memtap {
 
-std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
-                                                    const std::string& db_path,
-                                                    const MemscopeWriterOptions& store,
-                                                    std::string* error, EventTap tap,
-                                                    const ListenSecurity& security) {
+std::unique_ptr<LiveRecording> LiveRecording::start(
+    const std::string& endpoint, const std::string& db_path, const MemscopeWriterOptions& store,
+    std::string* error, EventTap tap, const ListenSecurity& security, const SessionLimits& limits) {
   std::unique_ptr<LiveRecording> r(new LiveRecording);
   r->db_path_ = db_path;
+  if (const char* horizon = getenv("MEMTAP_HORIZON_MS"); horizon != nullptr && *horizon != '\0') {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long ms = strtoull(horizon, &end, 10);
+    if (errno != 0 || *end != '\0' || !isdigit((unsigned char)horizon[0]) || ms > 3'600'000) {
+      *error = std::string("MEMTAP_HORIZON_MS='") + horizon +
+               "': expected milliseconds, at most 3600000";
+      return nullptr;
+    }
+    r->horizon_lag_ = std::chrono::milliseconds(ms);
+  }
   // The socket first: a failed bind must not leave a half-made database behind.
   r->socket_ = PullSocket::bind(endpoint, error, security);
   if (!r->socket_) return nullptr;
@@ -51,7 +62,8 @@ std::unique_ptr<LiveRecording> LiveRecording::start(const std::string& endpoint,
       [self](uint32_t id, std::string_view text) {
         self->writer_->define_string(id, text);
         self->analysis_->define_string(id, text);
-      });
+      },
+      limits);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   r->hostname_ = host;
@@ -77,11 +89,6 @@ bool process_gone(uint32_t pid) {
   return close && close[1] == ' ' && close[2] == 'Z';
 }
 
-// How far behind the present rows are held, beyond what the watermarks ask: a process
-// that starts now sends its Hello only after its start-up allocations, which must still
-// find their place in the time order.
-constexpr std::chrono::milliseconds kHorizonLag(250);
-
 int64_t realtime_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -91,7 +98,7 @@ int64_t realtime_ns() {
 }  // namespace
 
 size_t LiveRecording::pump(int timeout_ms) {
-  const int64_t lag_ns = std::chrono::nanoseconds(kHorizonLag).count();
+  const int64_t lag_ns = std::chrono::nanoseconds(horizon_lag_).count();
   session_->set_horizon(realtime_ns() - lag_ns);
   // Under a flood the socket is never empty, so the loop also ends after kMaxPumpTime: the
   // caller's progress lines and liveness checks still come on time.
@@ -105,7 +112,9 @@ size_t LiveRecording::pump(int timeout_ms) {
     // the call's start until the call ended, and under a flood that was seconds of rows
     // kept from the engine.
     if (handled != 0) session_->set_horizon(realtime_ns() - lag_ns);
-    IngestResult res = session_->ingest(msg.data(), msg.size());
+    const MessagePeer peer{static_cast<uint64_t>(PullSocket::connection(msg)),
+                           PullSocket::peer_address(msg)};
+    IngestResult res = session_->ingest(msg.data(), msg.size(), peer);
     // The first few are shown; a flood is only counted (summary and memtap_meta).
     constexpr uint64_t kShown = 10;
     if (!res.ok && session_->rejected_messages() <= kShown) {
@@ -204,7 +213,10 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
       break;
     }
   }
-  pump(0);
+  // Then whatever is queued already: a round of pump() ends after 20 ms, and what is left
+  // unread at the end would be lost without a count.
+  while (pump(0) > 0 && steady_clock::now() < deadline) {
+  }
   for (const auto& [pid, died_ns] : died_ns_) session_->forget_process(pid, died_ns);
   session_->finish();
   live_behind_->store(false, std::memory_order_relaxed);
@@ -213,9 +225,12 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
     fprintf(stderr, "memtap: writing the remaining %llu rows of the recording...\n",
             (unsigned long long)backlog());
   }
-  // Malformed messages are lost events too: the count goes into the file, not only stderr.
+  // Refused messages are lost events too: the counts go into the file, not only stderr.
   std::vector<std::pair<std::string, std::string>> all = meta;
-  all.emplace_back("rejected_messages", std::to_string(session_->rejected_messages()));
+  const LiveInput input = live_input(session_->input_counts());
+  for (const LiveInputKey& k : kLiveInputKeys) {
+    all.emplace_back(k.meta_key, std::to_string(input.*k.field));
+  }
   all.emplace_back("endpoint", socket_->endpoint());
   if (socket_->curve()) {
     all.emplace_back("connections_refused", std::to_string(socket_->connections_refused()));
@@ -232,21 +247,25 @@ std::string LiveRecording::progress_line() const {
   for (const ProcessInfo& p : session_->processes()) received += p.events_received;
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
-  char line[256];
+  const InputCounts& input = session_->input_counts();
+  char line[384];
   snprintf(line, sizeof line,
            "memtap: progress monotonic_ns=%lld received=%llu analysed=%llu written=%llu "
-           "spooled=%llu writer_waited_ms=%llu paced=%d share_permille=%u",
+           "spooled=%llu writer_waited_ms=%llu paced=%d share_permille=%u rejected=%llu "
+           "silent_hellos=%llu pending_hellos=%zu",
            (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (unsigned long long)received,
            (unsigned long long)analysis_->rows_analysed(),
            (unsigned long long)writer_->rows_written(), (unsigned long long)writer_->rows_spooled(),
            (unsigned long long)writer_->deferred_ms(),
            cpu_share_->limited.load(std::memory_order_relaxed) ? 1 : 0,
-           unsigned(cpu_share_->permille.load(std::memory_order_relaxed)));
+           unsigned(cpu_share_->permille.load(std::memory_order_relaxed)),
+           (unsigned long long)input.rejected(), (unsigned long long)input.silent_hellos,
+           session_->pending_hellos());
   return line;
 }
 
 void LiveRecording::print_summary(FILE* out) const {
-  print_session_header(out, db_path_, session_->processes(), session_->rejected_messages());
+  print_session_header(out, db_path_, session_->processes(), live_input(session_->input_counts()));
   if (const uint64_t refused = socket_->connections_refused(); refused != 0) {
     fprintf(out,
             "memtap: refused %llu connection%s from agents without an accepted key (see above)\n",

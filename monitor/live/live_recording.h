@@ -24,12 +24,14 @@ class LiveRecording {
   // Opens the output (written as `store` says) and binds the endpoint; nullptr with one
   // line in *error otherwise. Nothing is left on disk when it fails.
   // `tap` sees every batch the live analyses take, on their thread (the window's block
-  // index). `security`: --keys and --insecure (PullSocket::bind).
+  // index). `security`: --keys and --insecure (PullSocket::bind). `limits`: what untrusted
+  // senders can make the session hold (--max-processes).
   static std::unique_ptr<LiveRecording> start(const std::string& endpoint,
                                               const std::string& db_path,
                                               const MemscopeWriterOptions& store,
                                               std::string* error, EventTap tap = {},
-                                              const ListenSecurity& security = {});
+                                              const ListenSecurity& security = {},
+                                              const SessionLimits& limits = {});
 
   // Receives and ingests messages for up to timeout_ms. Returns the number handled.
   size_t pump(int timeout_ms);
@@ -48,8 +50,9 @@ class LiveRecording {
   void set_program_running(bool running);
   // One line of how far each stage got, for MEMTAP_PROGRESS_MS: events received from the
   // agents, rows analysed by the engine, rows committed to the database and rows that
-  // waited on disk, with the CLOCK_MONOTONIC time it was taken; and whether memtap's threads
-  // are pacing themselves behind the program (paced=1), at what share of a core.
+  // waited on disk, with the CLOCK_MONOTONIC time it was taken; whether memtap's threads
+  // are pacing themselves behind the program (paced=1), at what share of a core; and the
+  // messages refused so far, the Hellos dropped and those still pending (InputCounts).
   std::string progress_line() const;
   // Whether the engine has analysed, and the writer committed, every row so far.
   bool caught_up() const;
@@ -98,6 +101,11 @@ class LiveRecording {
   std::map<uint32_t, std::chrono::steady_clock::time_point> dead_since_;
   std::map<uint32_t, int64_t> died_ns_;  // process_died
   std::chrono::steady_clock::time_point last_message_ = std::chrono::steady_clock::now();
+  // How far behind the present rows are held, beyond what the watermarks ask
+  // (MEMTAP_HORIZON_MS): a process that starts now sends its Hello only after its start-up
+  // allocations (and after loading its sender, which on a busy machine takes longer), and
+  // those must still find their place in the time order.
+  std::chrono::milliseconds horizon_lag_{250};
 };
 
 }  // namespace memtap

@@ -1,10 +1,26 @@
 // See run_summary.h.
 #include "monitor/live/run_summary.h"
 
+#include "monitor/report/report_render.h"
+
 namespace memtap {
 
+LiveInput live_input(const InputCounts& counts) {
+  LiveInput input;
+  input.known = true;
+  input.rejected_messages = counts.rejected();
+  input.malformed = counts.malformed;
+  input.protocol_version = counts.protocol_version;
+  input.out_of_order = counts.out_of_order;
+  input.unknown_process = counts.unknown_process;
+  input.spoofed = counts.spoofed;
+  input.over_limit = counts.over_limit;
+  input.silent_hellos = counts.silent_hellos;
+  return input;
+}
+
 void print_session_header(FILE* out, const std::string& db_path,
-                          const std::vector<ProcessInfo>& processes, uint64_t rejected_messages) {
+                          const std::vector<ProcessInfo>& processes, const LiveInput& input) {
   uint64_t events = 0, dropped = 0, lost_messages = 0;
   for (const ProcessInfo& p : processes) {
     events += p.events_received;
@@ -16,10 +32,8 @@ void print_session_header(FILE* out, const std::string& db_path,
           processes.size() == 1 ? "" : "es", (unsigned long long)events,
           (unsigned long long)dropped);
   if (lost_messages) fprintf(out, ", %llu messages lost", (unsigned long long)lost_messages);
-  if (rejected_messages) {
-    fprintf(out, ", %llu malformed messages rejected", (unsigned long long)rejected_messages);
-  }
   fprintf(out, "\n");
+  live_input_text(input, "memtap: ", out);
   for (const ProcessInfo& p : processes) {
     if (p.ended_by.rfind("no final flush", 0) == 0) {
       fprintf(out, "memtap: pid %u: %s (killed, or still running when the recording ended)\n",

@@ -7,13 +7,18 @@
 #include <vector>
 
 #include "monitor/engine/process_info.h"
+#include "monitor/engine/session.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap {
 
-// "memtap: recording written to X" and "memtap: N processes, E events, D dropped, ...".
+// "memtap: recording written to X", "memtap: N processes, E events, D dropped, ...", and
+// what the monitor refused of its senders (live_input_text).
 void print_session_header(FILE* out, const std::string& db_path,
-                          const std::vector<ProcessInfo>& processes, uint64_t rejected_messages);
+                          const std::vector<ProcessInfo>& processes, const LiveInput& input);
+
+// The session's counts as a recording keeps them.
+LiveInput live_input(const InputCounts& counts);
 
 // The processes as a report lists them (what memtap_session holds for them).
 std::vector<RecordedProcess> recorded_processes(const std::vector<ProcessInfo>& processes);

@@ -139,4 +139,41 @@ struct RecordedProcess {
   std::string ended_by;  // memtap_session's: "exit code 0", "signal SIGSEGV", "exec", ...
 };
 
+// What a live recording refused of what its senders sent (the Session's InputCounts, kept in
+// memtap_meta). Each refused message changed nothing; silent Hellos were taken, then dropped
+// with nothing recorded, since nothing followed them.
+struct LiveInput {
+  bool known = false;              // the recording says (memtap recordings made since it is kept)
+  uint64_t rejected_messages = 0;  // every refusal below, silent Hellos aside
+  uint64_t malformed = 0;          // not a message, or one beyond its bounds
+  uint64_t protocol_version = 0;   // another protocol version
+  uint64_t out_of_order = 0;       // after its process's Bye, a sequence already seen
+  uint64_t unknown_process = 0;    // of a process whose Hello never came, or was refused
+  uint64_t spoofed = 0;            // of a process another sender started
+  uint64_t over_limit = 0;         // a process beyond the monitor's --max-processes
+  uint64_t silent_hellos = 0;
+};
+
+// Each count's memtap_meta key, JSON key (report --json's "live_input") and words.
+struct LiveInputKey {
+  const char* meta_key;
+  const char* json_key;
+  uint64_t LiveInput::*field;
+  const char* words;  // "3 malformed"; nullptr: not one of the kinds of refusal
+};
+inline constexpr LiveInputKey kLiveInputKeys[] = {
+    {"rejected_messages", "rejected_messages", &LiveInput::rejected_messages, nullptr},
+    {"rejected_malformed", "malformed", &LiveInput::malformed, "malformed"},
+    {"rejected_protocol_version", "protocol_version", &LiveInput::protocol_version,
+     "of another protocol version"},
+    {"rejected_out_of_order", "out_of_order", &LiveInput::out_of_order, "out of order"},
+    {"rejected_unknown_process", "unknown_process", &LiveInput::unknown_process,
+     "of unknown processes"},
+    {"rejected_spoofed", "spoofed", &LiveInput::spoofed,
+     "spoofed (another sender's, for a known process)"},
+    {"rejected_over_limit", "over_limit", &LiveInput::over_limit,
+     "over the process limit (--max-processes)"},
+    {"silent_hellos", "silent_hellos", &LiveInput::silent_hellos, nullptr},
+};
+
 }  // namespace memtap

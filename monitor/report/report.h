@@ -147,6 +147,7 @@ struct Report {
   bool unfinished = false;  // Recording::unfinished: a cut recording
   uint64_t events = 0;
   uint64_t rows_skipped = 0;
+  LiveInput live_input;  // what the live monitor refused, when the recording says
   std::vector<RecordedProcess> processes;
   std::vector<DeviceReport> devices;
 };

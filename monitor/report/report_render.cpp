@@ -193,6 +193,25 @@ void peak_final_json(JsonWriter& j, const char* label_key, const std::string& la
 
 }  // namespace
 
+void live_input_text(const LiveInput& input, const char* prefix, FILE* out) {
+  if (input.rejected_messages != 0) {
+    fprintf(out, "%s%llu message%s rejected:", prefix, (unsigned long long)input.rejected_messages,
+            input.rejected_messages == 1 ? "" : "s");
+    const char* separator = " ";
+    for (const LiveInputKey& k : kLiveInputKeys) {
+      if (k.words == nullptr || input.*k.field == 0) continue;
+      fprintf(out, "%s%llu %s", separator, (unsigned long long)(input.*k.field), k.words);
+      separator = ", ";
+    }
+    fprintf(out, "\n");
+  }
+  if (input.silent_hellos != 0) {
+    fprintf(out, "%s%llu hello%s dropped: nothing followed %s in time, no process recorded\n",
+            prefix, (unsigned long long)input.silent_hellos, input.silent_hellos == 1 ? "" : "s",
+            input.silent_hellos == 1 ? "it" : "them");
+  }
+}
+
 void report_text(const Report& r, FILE* out) {
   fprintf(out, "memtap report: %s (%s), %llu events", r.source.c_str(), r.format.c_str(),
           (unsigned long long)r.events);
@@ -205,6 +224,7 @@ void report_text(const Report& r, FILE* out) {
             "committed. 'memtap recover %s' makes it a finished recording\n",
             r.source.c_str());
   }
+  live_input_text(r.live_input, "  live input: ", out);
   for (const RecordedProcess& p : r.processes) {
     fprintf(out, "  process %u", p.pid);
     if (!p.hostname.empty()) fprintf(out, " on %s", p.hostname.c_str());
@@ -229,6 +249,15 @@ std::string report_json(const Report& r) {
   j.key("source").value(r.source).key("format").value(r.format);
   j.key("unfinished").value(r.unfinished);
   j.key("events").value(r.events).key("rows_skipped").value(r.rows_skipped);
+  // What the live monitor refused of its senders; null when the recording does not say.
+  j.key("live_input");
+  if (r.live_input.known) {
+    j.begin_object();
+    for (const LiveInputKey& k : kLiveInputKeys) j.key(k.json_key).value(r.live_input.*k.field);
+    j.end_object();
+  } else {
+    j.null();
+  }
   j.key("processes").begin_array();
   for (const RecordedProcess& p : r.processes) {
     j.begin_object();

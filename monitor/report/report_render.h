@@ -13,4 +13,9 @@ namespace memtap {
 void report_text(const Report& report, FILE* out);
 std::string report_json(const Report& report);
 
+// What a live monitor refused, in words, one line per kind of loss ("57 messages rejected:
+// 3 malformed, ..."; "1016 hellos dropped: ..."), each starting with `prefix`. Nothing when
+// nothing was refused.
+void live_input_text(const LiveInput& input, const char* prefix, FILE* out);
+
 }  // namespace memtap

@@ -94,6 +94,7 @@ constexpr SessionColumn kSessionColumns[] = {
     {"bye_received", "INTEGER", bind_integer<&ProcessInfo::bye_received>},
     {"child_pids", "TEXT", bind_child_pids},  // space-separated, from Bye
     {"ended_by", "TEXT", bind_text<&ProcessInfo::ended_by>},
+    {"peer_address", "TEXT", bind_text<&ProcessInfo::peer_address>},
 };
 
 // Runs a prepared INSERT once per item; the statement is finalized whatever happens.

@@ -91,6 +91,16 @@ PullSocket::~PullSocket() {
   if (!path.empty()) unlink(path.c_str());
 }
 
+// zmq_msg_get and zmq_msg_gets only read the message's metadata; they take no const handle.
+int PullSocket::connection(const zmq::message_t& message) {
+  return zmq_msg_get(const_cast<zmq_msg_t*>(message.handle()), ZMQ_SRCFD);
+}
+
+std::string_view PullSocket::peer_address(const zmq::message_t& message) {
+  const char* address = zmq_msg_gets(const_cast<zmq_msg_t*>(message.handle()), "Peer-Address");
+  return address ? address : "";
+}
+
 bool PullSocket::receive(zmq::message_t* out, int timeout_ms) {
   try {
     if (timeout_ms != 0) {

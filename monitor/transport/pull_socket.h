@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <zmq.hpp>
 
 #include "monitor/transport/authenticator.h"
@@ -32,6 +33,13 @@ class PullSocket {
 
   // Waits up to timeout_ms (0: don't wait) for one message. False on timeout or signal.
   bool receive(zmq::message_t* out, int timeout_ms);
+
+  // Where a received message came from: the connection's descriptor (ZMQ_SRCFD: unique among
+  // open connections, reused after one closes; -1 unknown), and ZeroMQ's Peer-Address (the
+  // IP over TCP, "localhost:UID:GID:PID" over IPC; "" unknown), which lives as long as the
+  // message.
+  static int connection(const zmq::message_t& message);
+  static std::string_view peer_address(const zmq::message_t& message);
 
   const std::string& endpoint() const { return endpoint_; }
   bool curve() const { return authenticator_ != nullptr; }

@@ -45,34 +45,11 @@ class Curve : public ::testing::Test {
     return run_process(spec_in(dir, args), kProcessTimeout);
   }
 
-  // `memtap record --listen tcp://127.0.0.1:* ARGS -o db`, once it listens; *endpoint is
-  // the port it chose.
   std::unique_ptr<Process> start_tcp_recorder(const std::string& db,
                                               const std::vector<std::string>& args,
                                               std::string* endpoint,
                                               const std::string& listen = "tcp://127.0.0.1:*") {
-    std::vector<std::string> argv = {kMemtapBin, "record", "--listen", listen, "-o", db};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::string error;
-    std::unique_ptr<Process> recorder = Process::start(spec_in(dir, argv), &error);
-    if (!recorder) {
-      ADD_FAILURE() << error;
-      return nullptr;
-    }
-    const bool listening = recorder->wait_for_output(
-        [](const std::string&, const std::string& err) {
-          return err.find("recording to") != std::string::npos;
-        },
-        kProcessTimeout);
-    const std::string err = recorder->err();
-    const size_t at = err.find("listening on tcp://");
-    if (!listening || at == std::string::npos) {
-      ADD_FAILURE() << "memtap record did not start listening:\n" << err;
-      return nullptr;
-    }
-    const size_t begin = at + strlen("listening on ");
-    *endpoint = err.substr(begin, err.find_first_of(" ,", begin) - begin);
-    return recorder;
+    return e2e::start_tcp_recorder(dir, db, args, endpoint, listen);
   }
 
   // The agent preloaded, streaming to `endpoint` with the keys of `key_dir` ("": none).

@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 namespace memtap::e2e {
@@ -83,6 +84,36 @@ std::unique_ptr<Process> start_recorder(const TempDir& dir, const std::string& e
                   << r.err;
     return nullptr;
   }
+  return recorder;
+}
+
+std::unique_ptr<Process> start_tcp_recorder(const TempDir& dir, const std::string& db,
+                                            const std::vector<std::string>& args,
+                                            std::string* endpoint, const std::string& listen,
+                                            const std::vector<std::string>& env) {
+  std::vector<std::string> argv = {kMemtapBin, "record", "--listen", listen, "-o", db};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessSpec spec = spec_in(dir, argv);
+  spec.env_set.insert(spec.env_set.end(), env.begin(), env.end());
+  std::string error;
+  std::unique_ptr<Process> recorder = Process::start(spec, &error);
+  if (!recorder) {
+    ADD_FAILURE() << error;
+    return nullptr;
+  }
+  const bool listening = recorder->wait_for_output(
+      [](const std::string&, const std::string& err) {
+        return err.find("recording to") != std::string::npos;
+      },
+      kProcessTimeout);
+  const std::string err = recorder->err();
+  const size_t at = err.find("listening on tcp://");
+  if (!listening || at == std::string::npos) {
+    ADD_FAILURE() << "memtap record did not start listening:\n" << err;
+    return nullptr;
+  }
+  const size_t begin = at + strlen("listening on ");
+  *endpoint = err.substr(begin, err.find_first_of(" ,", begin) - begin);
   return recorder;
 }
 

@@ -65,6 +65,14 @@ bool is_socket(const std::string& path);
 std::unique_ptr<Process> start_recorder(const TempDir& dir, const std::string& endpoint,
                                         const std::string& db);
 
+// `memtap record --listen LISTEN ARGS -o db` over TCP, once it listens; *endpoint is the
+// endpoint it chose (tcp://127.0.0.1:PORT). Fails the test and returns nullptr otherwise.
+std::unique_ptr<Process> start_tcp_recorder(const TempDir& dir, const std::string& db,
+                                            const std::vector<std::string>& args,
+                                            std::string* endpoint,
+                                            const std::string& listen = "tcp://127.0.0.1:*",
+                                            const std::vector<std::string>& env = {});
+
 // Stops a recorder with SIGTERM and waits for it; the result says how it ended.
 ProcessResult stop_recorder(Process& recorder);
 

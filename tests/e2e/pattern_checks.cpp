@@ -241,7 +241,7 @@ void check_sessions(const RecordingData& rec, const PatternRun& run) {
   EXPECT_EQ(parent.forked_from_pid, 0) << "the parent was exec'd, not forked";
   EXPECT_EQ(child.ppid, run.pid) << "the child's ppid";
   EXPECT_EQ(child.forked_from_pid, run.pid) << "the child was forked from the parent";
-  const std::string host = host_name();
+  const std::string host = run.hostname.empty() ? host_name() : run.hostname;
   for (const SessionRecord* s : {&parent, &child}) {
     SCOPED_TRACE("memtap_session row of pid " + std::to_string(s->pid));
     EXPECT_EQ(s->command_line, run.command_line);

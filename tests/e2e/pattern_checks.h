@@ -20,6 +20,7 @@ struct PatternRun {
   int64_t thread_tid = 0;     // the parent's second thread
   int64_t expected_ppid = 0;  // who started the program (memtap run, or the test)
   std::string command_line;   // argv joined with spaces
+  std::string hostname;       // the host it ran on as it says; "" this machine
 };
 
 // Reads pid, child pid and thread ids from the program's standard output, which must be

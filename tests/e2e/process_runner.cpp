@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,6 +36,26 @@ std::vector<std::string> child_environment(const ProcessSpec& spec) {
   }
   for (const std::string& kv : spec.env_set) env.push_back(kv);
   return env;
+}
+
+// Writes `text` to the file at `path`; 0 or the errno. Async-signal-safe.
+int write_file(const char* path, const char* text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const ssize_t n = write(fd, text, strlen(text));
+  const int e = n == ssize_t(strlen(text)) ? 0 : (n < 0 ? errno : EIO);
+  close(fd);
+  return e;
+}
+
+// In the child, before exec: a UTS namespace named `hostname`, inside a user namespace
+// whose ids are the test's own. 0 or the errno. Async-signal-safe.
+int become_host(const char* hostname, const char* uid_map, const char* gid_map) {
+  if (unshare(CLONE_NEWUSER | CLONE_NEWUTS) != 0) return errno;
+  if (int e = write_file("/proc/self/setgroups", "deny"); e != 0) return e;
+  if (int e = write_file("/proc/self/uid_map", uid_map); e != 0) return e;
+  if (int e = write_file("/proc/self/gid_map", gid_map); e != 0) return e;
+  return sethostname(hostname, strlen(hostname)) == 0 ? 0 : errno;
 }
 
 void close_fd(int* fd) {
@@ -80,6 +101,9 @@ std::unique_ptr<Process> Process::start(const ProcessSpec& spec, std::string* er
   argv.push_back(nullptr);
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  char uid_map[64], gid_map[64];
+  snprintf(uid_map, sizeof uid_map, "%u %u 1", unsigned(getuid()), unsigned(getuid()));
+  snprintf(gid_map, sizeof gid_map, "%u %u 1", unsigned(getgid()), unsigned(getgid()));
 
   int in[2] = {-1, -1}, out[2], err[2], exec_err[2];
   if ((spec.pipe_stdin && pipe2(in, O_CLOEXEC) != 0) || pipe2(out, O_CLOEXEC) != 0 ||
@@ -102,7 +126,10 @@ std::unique_ptr<Process> Process::start(const ProcessSpec& spec, std::string* er
     int e = 0;
     if (cwd && chdir(cwd) != 0) {
       e = errno;
-    } else {
+    } else if (!spec.hostname.empty()) {
+      e = become_host(spec.hostname.c_str(), uid_map, gid_map);
+    }
+    if (e == 0) {
       execve(argv[0], argv.data(), envp.data());
       e = errno;
     }

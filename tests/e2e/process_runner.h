@@ -26,6 +26,10 @@ struct ProcessSpec {
   std::vector<std::string> env_unset;
   std::string cwd;          // "" keeps the test's working directory
   bool pipe_stdin = false;  // false: stdin is /dev/null
+  // Non-empty: the process runs as if on another machine of that name, in a UTS namespace of
+  // its own (in a user namespace that maps the test's uid and gid to themselves, which lets
+  // it set the name without privileges). Where the kernel refuses either, start() fails.
+  std::string hostname;
 };
 
 struct ProcessResult {

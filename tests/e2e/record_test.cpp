@@ -99,7 +99,7 @@ TEST_F(MemtapRecord, MalformedMessagesAreCountedAndRecordingGoesOn) {
 
   ProcessResult stopped = stop_recorder(*recorder);
   ASSERT_TRUE(stopped.exited && stopped.exit_code == 0) << describe(stopped) << stopped.err;
-  EXPECT_NE(stopped.err.find("3 malformed messages rejected"), std::string::npos)
+  EXPECT_NE(stopped.err.find("memtap: 3 messages rejected: 3 malformed\n"), std::string::npos)
       << "the summary shows the loss:\n"
       << stopped.err;
   RecordingData rec;
@@ -107,6 +107,7 @@ TEST_F(MemtapRecord, MalformedMessagesAreCountedAndRecordingGoesOn) {
   expect_well_formed(rec, window);
   expect_alloc_pattern(rec, run);
   EXPECT_EQ(rec.meta["rejected_messages"], "3");
+  EXPECT_EQ(rec.meta["rejected_malformed"], "3");
 }
 
 TEST_F(MemtapRecord, MemtapRunConnectStreamsIntoARunningRecorder) {

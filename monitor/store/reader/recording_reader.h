@@ -54,6 +54,8 @@ struct Recording {
   // `.partial` file without memtap_meta's complete=1). It holds what was committed, no
   // index and no memtap_session; `memtap recover` finishes it.
   bool unfinished = false;
+  // From memtap_meta, when the recording kept it.
+  LiveInput live_input;
 };
 
 // Reads `path` into *out (replacing what it held). False with *error, one line naming the

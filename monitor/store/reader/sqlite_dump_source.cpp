@@ -2,6 +2,7 @@
 #include "monitor/store/reader/sqlite_dump_source.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <system_error>
 #include <thread>
@@ -252,8 +253,18 @@ bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& opt
     if (equals_ignore_case(table, "memtap_meta")) {
       bool complete = false;
       if (!for_each_row(
-              path, handle.db, "SELECT value FROM memtap_meta WHERE key = 'complete'",
-              [&](sqlite3_stmt* s) { complete = complete || column_string(s, 0) == "1"; }, error)) {
+              path, handle.db, "SELECT key, value FROM memtap_meta",
+              [&](sqlite3_stmt* s) {
+                const std::string key = column_string(s, 0);
+                const std::string value = column_string(s, 1);
+                complete = complete || (key == "complete" && value == "1");
+                for (const LiveInputKey& k : kLiveInputKeys) {
+                  if (key != k.meta_key) continue;
+                  out->live_input.known = true;
+                  out->live_input.*k.field = strtoull(value.c_str(), nullptr, 10);
+                }
+              },
+              error)) {
         return false;
       }
       out->unfinished = !complete;

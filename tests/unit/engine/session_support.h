@@ -93,12 +93,19 @@ inline Bytes pack(capnp::MessageBuilder& builder) {
   return Bytes(bytes.begin(), bytes.end());
 }
 
+// The secret an instance's agent puts in its messages (Message.instanceSecret); a spoofing
+// sender knows pid and instance but not this.
+inline uint64_t secret_of(uint64_t instance) {
+  return instance * 0x9e3779b97f4a7c15ull + 1;
+}
+
 inline wire::Message::Builder header(capnp::MessageBuilder& b, uint32_t pid, uint64_t instance,
                                      uint64_t sequence, uint32_t version = wire::PROTOCOL_VERSION) {
   auto m = b.initRoot<wire::Message>();
   m.setProtocolVersion(version);
   m.setPid(pid);
   m.setInstanceId(instance);
+  m.setInstanceSecret(secret_of(instance));
   m.setSequence(sequence);
   return m;
 }

@@ -17,9 +17,12 @@ using namespace session_test;  // NOLINT: the tests' own helpers
 
 TEST_F(SessionTest, HelloFillsProcessInfoAndStartTraceWaitsForFirstBatch) {
   feed(hello(kPid, kInst, {.ppid = 7, .mono_ns = 5000}));
-  // No Batch yet, so no promise about older events: even START_TRACE is held.
+  // No Batch yet: the Hello is pending, and its process is not recorded (not even its
+  // START_TRACE) until the agent says more.
   EXPECT_TRUE(rows.empty());
-  EXPECT_EQ(session.held_events(), 1u);
+  EXPECT_EQ(session.held_events(), 0u);
+  EXPECT_EQ(session.pending_hellos(), 1u);
+  EXPECT_TRUE(session.processes().empty());
   EXPECT_EQ(session.running_pids(), std::vector<uint32_t>{kPid});
 
   feed(batch(kPid, kInst, 1, kFar, {}));
@@ -141,9 +144,10 @@ TEST_F(SessionTest, RowsWaitForTheSmallestWatermarkOfRunningProcesses) {
   feed(hello(kPid2, kInst2, {.mono_ns = 1500}));
   feed(
       batch(kPid, kInst, 1, 3500, {{7, {ev_malloc(2000, 0x1000, 1), ev_malloc(3000, 0x2000, 2)}}}));
-  // kPid2 has promised nothing yet: all of kPid's rows wait.
+  // kPid2 has promised nothing yet: all of kPid's rows wait (kPid2's START_TRACE is made
+  // when it says more).
   EXPECT_TRUE(rows.empty());
-  EXPECT_EQ(session.held_events(), 4u);
+  EXPECT_EQ(session.held_events(), 3u);
 
   feed(batch(kPid2, kInst2, 1, 2500, {{9, {ev_malloc(2500, 0x1000, 3)}}}));
   // Below 2500 (kPid2's watermark) only; kPid2's own event at 2500 is not below it.
@@ -604,6 +608,9 @@ TEST_F(SessionTest, ProcessesAreListedInTheOrderTheyStarted) {
   feed(hello(kPid2, kInst2, {.mono_ns = 5000}));
   feed(hello(kPid, kInst, {.mono_ns = 3000}));
   feed(hello(kPid2 + 1, kInst, {.mono_ns = 3000}));
+  feed(batch(kPid2, kInst2, 1, kFar, {}));
+  feed(batch(kPid2 + 1, kInst, 1, kFar, {}));
+  feed(batch(kPid, kInst, 1, kFar, {}));
   const std::vector<ProcessInfo> processes = session.processes();
   ASSERT_EQ(processes.size(), 3u);
   EXPECT_EQ(processes[0].pid, kPid);

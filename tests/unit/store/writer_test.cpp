@@ -355,6 +355,7 @@ ProcessInfo parent_process() {
   p.instance_id = 0xfedcba9876543210;  // above INT64_MAX: must survive as text
   p.ppid = 1;
   p.hostname = "node-a";
+  p.peer_address = "10.0.0.7";
   p.command_line = {"python", "train.py", "--lr", "0.1"};
   p.rank = 0;
   p.world_size = 2;
@@ -436,7 +437,8 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                   {"memory_total_bytes", "INTEGER"},
                   {"bye_received", "INTEGER"},
                   {"child_pids", "TEXT"},
-                  {"ended_by", "TEXT"}}));
+                  {"ended_by", "TEXT"},
+                  {"peer_address", "TEXT"}}));
   EXPECT_EQ(db.query("SELECT * FROM memtap_session ORDER BY pid"),
             (Rows{{"4100",
                    "fedcba9876543210",
@@ -462,7 +464,8 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "9",
                    "1",
                    "4101 4102",
-                   "signal SIGSEGV"},
+                   "signal SIGSEGV",
+                   "10.0.0.7"},
                   {"4101",
                    "0000000000000001",
                    "4100",
@@ -487,6 +490,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "0",
                    "0",
                    "",
+                   "",
                    ""}}));
 }
 
@@ -500,6 +504,7 @@ TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
     uint32_t forked_from_pid;
     uint64_t memory_total_bytes;
     std::string hostname;
+    std::string peer_address;
     std::vector<std::string> command_line;
     int32_t rank;
     int32_t world_size;
