@@ -9,6 +9,7 @@
 // connected and its queue has room. When it is not, we simply stop draining: records stay
 // in the per-thread buffers, which are bounded (MEMTAP_BUFFER_MB); past the bound the
 // hooks drop and count, and the count travels in the next batch.
+#include <dirent.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -370,6 +371,10 @@ std::string open_socket(Sender* s) {
     }
   }
   s->ctx = zmq_ctx_new();
+  // Its threads start with the first socket, named "<this thread's id>/ZMQbg/...": told
+  // apart from those of a ZeroMQ the program uses itself, they step back with this thread
+  // (step_back_after_hello).
+  if (s->ctx) zmq_ctx_set(s->ctx, ZMQ_THREAD_NAME_PREFIX, int(raw_gettid()));
   s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : nullptr;
   if (!s->sock) return std::string("cannot create ZeroMQ socket: ") + zmq_strerror(errno);
   int one = 1, hwm = 256;
@@ -443,6 +448,27 @@ void block_process_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+// This thread and its ZeroMQ threads behind the program (MEMTAP_SENDER_NICE), once Hello is
+// out (see run).
+void step_back_after_hello(int nice) {
+  step_back(0, nice);
+  const std::string prefix = std::to_string(raw_gettid()) + "/ZMQbg/";
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return;
+  while (dirent* e = readdir(tasks)) {
+    if (e->d_name[0] == '.') continue;
+    char comm[32] = {};
+    const std::string path = std::string("/proc/self/task/") + e->d_name + "/comm";
+    if (FILE* f = fopen(path.c_str(), "r")) {
+      if (fgets(comm, sizeof comm, f) && strncmp(comm, prefix.c_str(), prefix.size()) == 0) {
+        step_back(pid_t(atoi(e->d_name)), nice);
+      }
+      fclose(f);
+    }
+  }
+  closedir(tasks);
+}
+
 void run(Sender* s, std::promise<std::string>* opened) {
   // Named, so that a user looking at their training process's threads (top -H, py-spy)
   // sees which one is memtap's.
@@ -454,7 +480,11 @@ void run(Sender* s, std::promise<std::string>* opened) {
   // buffers (MEMTAP_BUFFER_MB; dropped and counted past it, or the program waits with
   // MEMTAP_LOSSLESS). At nice 0 it took a third of a core from a two-thread allocation
   // storm on two cores. Nice is per thread on Linux; raising one's own needs no privilege.
-  if (s->config.sender_nice > 0) step_back(0, s->config.sender_nice);
+  // Only once Hello has gone: until the monitor has heard of a process it cannot hold rows
+  // back for it, and at nice 19 on busy cores Hello came a second or more after the start,
+  // its first rows then out of time order (many processes starting at once did so in most
+  // runs beside a parallel build).
+  bool stepped_back = s->config.sender_nice <= 0;
   {
     std::string error = open_socket(s);
     bool ok = error.empty();
@@ -489,6 +519,10 @@ void run(Sender* s, std::promise<std::string>* opened) {
       last_sent_cycle = cycle;
     }
     reclaim_dead_buffers(s->config.registry);
+    if (!stepped_back && s->hello_sent) {
+      step_back_after_hello(s->config.sender_nice);
+      stepped_back = true;
+    }
     previous_cycle_start = cycle_start;
     ++cycle;
     wait_interval(*s);
@@ -499,8 +533,7 @@ void run(Sender* s, std::promise<std::string>* opened) {
   // A crash: the process dies by a signal once the handler sees `done`, and the crashed
   // thread can do nothing, so the socket is flushed and closed here, where ZeroMQ writes
   // out what it holds.
-  int linger =
-      final_flush(*s, std::min(s->config.flush_timeout_ms, s->config.crash_flush_ms));
+  int linger = final_flush(*s, std::min(s->config.flush_timeout_ms, s->config.crash_flush_ms));
   zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
   close_socket(*s);
   s->config.crash_flush->done.store(1, std::memory_order_release);

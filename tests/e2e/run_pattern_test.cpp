@@ -183,8 +183,10 @@ TEST_F(MemtapRun, MonitorThreadsPaceThemselvesOnlyWhileTheProgramRuns) {
 }
 
 // Inside the program, memtap's sender thread steps back too (nice 19; the program's own
-// threads keep theirs), and so do the ZeroMQ threads it starts, which copy every batch into
-// the socket. The script waits (bounded) for the thread to start and step back.
+// threads keep theirs), once its Hello is out, and so do the ZeroMQ threads it starts, which
+// copy every batch into the socket (named after the sender's thread id, so that a ZeroMQ
+// of the program's own is left alone). The script waits (bounded) for the thread to start
+// and step back.
 TEST_F(MemtapRun, TheSenderThreadStepsBackInsideTheProgram) {
   const std::string script =
       "i=0; while [ $i -lt 200 ]; do for t in /proc/$$/task/*; do "
@@ -192,7 +194,7 @@ TEST_F(MemtapRun, TheSenderThreadStepsBackInsideTheProgram) {
       "if [ \"$1\" = '(memtap-sender)' ] && [ \"$2\" = 19 ]; then "
       "echo sender stepped back; echo program $(cut -d' ' -f19 /proc/$$/stat); "
       "for z in /proc/$$/task/*; do set -- $(cut -d' ' -f2,19 $z/stat); "
-      "case $1 in '(ZMQbg/'*) echo zmq $1 $2;; esac; done; exit 0; fi; "
+      "case $1 in *'/ZMQbg/'*) echo zmq ${1#*/} $2;; esac; done; exit 0; fi; "
       "done; i=$((i+1)); done; "
       "for t in /proc/$$/task/*; do echo $(cut -d' ' -f2,19 $t/stat); done; exit 1";
   ProcessResult r = run(dir.file("sender_nice.db"), {"/bin/sh", "-c", script});
@@ -200,8 +202,14 @@ TEST_F(MemtapRun, TheSenderThreadStepsBackInsideTheProgram) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("sender stepped back\nprogram 0\n"), std::string::npos) << r.out;
   // ZeroMQ's I/O thread and reaper: both started by the sender, both behind the program.
-  EXPECT_NE(r.out.find("zmq (ZMQbg/IO/0) 19\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("zmq (ZMQbg/Reaper) 19\n"), std::string::npos) << r.out;
+  // (Thread names keep 15 characters: "Reaper" may be cut short.)
+  EXPECT_NE(r.out.find("zmq ZMQbg/IO/0) 19\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("zmq ZMQbg/Rea"), std::string::npos) << r.out;
+  for (const std::string& line : split_lines(r.out)) {
+    if (line.rfind("zmq ", 0) == 0) {
+      EXPECT_EQ(line.substr(line.size() - 4), ") 19") << line;
+    }
+  }
 }
 
 // Mallocs on one thread, frees on another, in more records than one batch takes, all sent
