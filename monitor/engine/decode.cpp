@@ -31,6 +31,33 @@ constexpr uint64_t kTraversalSlackWords = 64;
 // Message -> Batch -> List(ThreadEvents) -> ThreadEvents -> List(Event) -> Event is six.
 constexpr int kNestingLimit = 16;
 
+// The traversal limit counts words, not list elements: Cap'n Proto reads a list of bytes
+// (or of Void) where a list of structs is expected as that many elements, zero-filled, so
+// one word of message could decode as eight 32-byte events (a 256 MiB message as 8 GiB,
+// and as many mallocs applied). Every element an agent writes (Event, ThreadEvents,
+// StringDef, a Text pointer) takes a word at least, so the elements of a message are
+// counted against its words.
+class ElementBudget {
+ public:
+  explicit ElementBudget(uint64_t words) : words_(words), left_(words) {}
+  // Takes `count` elements of the list at `field`; false with `error` when the message
+  // cannot hold that many.
+  bool take(uint64_t count, const std::string& field, std::string& error) {
+    if (count <= left_) {
+      left_ -= count;
+      return true;
+    }
+    error = field + ": " + std::to_string(count) + " elements, more than the " +
+            std::to_string(words_) +
+            "-word message can hold, expected at most one element per word";
+    return false;
+  }
+
+ private:
+  uint64_t words_;
+  uint64_t left_;
+};
+
 std::string at(const std::string& path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
@@ -88,11 +115,13 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
   return true;
 }
 
-bool decode_batch(wire::Batch::Reader in, WireBatch& out, std::string& error) {
+bool decode_batch(wire::Batch::Reader in, WireBatch& out, ElementBudget& budget,
+                  std::string& error) {
   out.dropped_so_far = in.getDroppedSoFar();
   out.watermark_ns = in.getWatermarkNs();
   if (!check_time(out.watermark_ns, "batch.watermarkNs", error)) return false;
   const auto strings = in.getStrings();
+  if (!budget.take(strings.size(), "batch.strings", error)) return false;
   out.strings.resize(strings.size());
   for (size_t s = 0; s < strings.size(); ++s) {
     const auto def = strings[s];
@@ -111,12 +140,14 @@ bool decode_batch(wire::Batch::Reader in, WireBatch& out, std::string& error) {
     dst.text.assign(text.cStr(), text.size());
   }
   const auto threads = in.getThreads();
+  if (!budget.take(threads.size(), "batch.threads", error)) return false;
   out.threads.resize(threads.size());
   for (size_t t = 0; t < threads.size(); ++t) {
     const auto thread = threads[t];
     WireThreadEvents& dst = out.threads[t];
     dst.thread_id = thread.getThreadId();
     const auto events = thread.getEvents();
+    if (!budget.take(events.size(), at("batch.threads", t) + ".events", error)) return false;
     dst.events.resize(events.size());
     for (size_t e = 0; e < events.size(); ++e) {
       if (!decode_event(events[e], dst.events[e], error)) {
@@ -128,10 +159,13 @@ bool decode_batch(wire::Batch::Reader in, WireBatch& out, std::string& error) {
   return true;
 }
 
-bool decode_hello(wire::Hello::Reader in, WireHello& out, std::string& error) {
+bool decode_hello(wire::Hello::Reader in, WireHello& out, ElementBudget& budget,
+                  std::string& error) {
   out.ppid = in.getPpid();
   out.hostname = in.getHostname();
-  for (auto arg : in.getCommandLine()) out.command_line.emplace_back(arg);
+  const auto command_line = in.getCommandLine();
+  if (!budget.take(command_line.size(), "hello.commandLine", error)) return false;
+  for (auto arg : command_line) out.command_line.emplace_back(arg);
   out.rank = in.getRank();
   out.world_size = in.getWorldSize();
   out.clock_monotonic_ns = in.getClockMonotonicNs();
@@ -157,7 +191,8 @@ bool decode_bye(wire::Bye::Reader in, WireBye& out, std::string& error) {
   return check_time(out.ts_ns, "bye.tsNs", error);
 }
 
-bool decode_root(wire::Message::Reader in, WireMessage& out, std::string& error) {
+bool decode_root(wire::Message::Reader in, WireMessage& out, ElementBudget& budget,
+                 std::string& error) {
   const uint32_t version = in.getProtocolVersion();
   if (version != wire::PROTOCOL_VERSION) {
     error = "protocol version " + std::to_string(version) + ", expected " +
@@ -172,10 +207,10 @@ bool decode_root(wire::Message::Reader in, WireMessage& out, std::string& error)
   switch (body.which()) {
     case wire::Message::Body::HELLO:
       out.body = WireBodyKind::kHello;
-      return decode_hello(body.getHello(), out.hello, error);
+      return decode_hello(body.getHello(), out.hello, budget, error);
     case wire::Message::Body::BATCH:
       out.body = WireBodyKind::kBatch;
-      return decode_batch(body.getBatch(), out.batch, error);
+      return decode_batch(body.getBatch(), out.batch, budget, error);
     case wire::Message::Body::BYE:
       out.body = WireBodyKind::kBye;
       return decode_bye(body.getBye(), out.bye, error);
@@ -219,7 +254,8 @@ DecodeResult decode_message(const void* data, size_t size) {
     options.traversalLimitInWords = array.size() * kTraversalWordsPerWord + kTraversalSlackWords;
     options.nestingLimit = kNestingLimit;
     capnp::FlatArrayMessageReader reader(array, options);
-    result.ok = decode_root(reader.getRoot<wire::Message>(), result.message, result.error);
+    ElementBudget budget(array.size());
+    result.ok = decode_root(reader.getRoot<wire::Message>(), result.message, budget, result.error);
     const size_t trailing = size_t(array.end() - reader.getEnd()) * sizeof(capnp::word);
     if (result.ok && trailing != 0) {
       result.ok = false;
