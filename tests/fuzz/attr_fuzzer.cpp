@@ -35,8 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
       }
     }
-  } else if (error.rfind("offset ", 0) != 0) {
-    fuzz::fail("split_attr's error does not start with the offset", error);
+  } else if (error.rfind("offset ", 0) != 0 || error.find('\n') != std::string::npos) {
+    fuzz::fail("split_attr's error is not one line starting with the offset", error);
   }
 
   StringTable strings;
@@ -53,8 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     row.timestamp.integer = 1779862930000000000;
     MemEvent decoded;
     std::string problem;
-    if (!decoder.decode(row, &decoded, &problem) && problem.empty()) {
-      fuzz::fail("a row was refused without a problem");
+    if (!decoder.decode(row, &decoded, &problem) &&
+        (problem.empty() || problem.find('\n') != std::string::npos)) {
+      fuzz::fail("a row was refused without a one-line problem", problem);
     }
     for (uint32_t id : {decoded.name, decoded.owner, decoded.stack_python, decoded.stack_c}) {
       if (id >= strings.size()) fuzz::fail("decoded row refers to a string that does not exist");

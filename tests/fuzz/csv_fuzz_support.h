@@ -27,10 +27,11 @@ inline void read_with(const std::string& path, CsvSourceFn source) {
   Recording out;
   reader::RowProblems problems;
   if (!source(csv.get(), header, path, &out, &problems, &error)) {
-    check_read(path, false, error);
+    check_read(path, false, error, out);
     return;
   }
   if (problems.skipped > problems.rows) fail("more rows skipped than read");
+  if (problems.first.find('\n') != std::string::npos) fail("a row's problem is not one line");
   for (const MemEvent& e : out.events) {
     for (uint32_t id : {e.name, e.owner, e.stack_python, e.stack_c}) {
       if (id >= out.strings.size()) fail("event refers to a string that does not exist");

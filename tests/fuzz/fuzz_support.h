@@ -47,13 +47,19 @@ inline void write_input(const std::string& path, const uint8_t* data, size_t siz
   ::close(fd);
 }
 
-// What read_recording and stream_recording promise whatever the file holds: an error is one
-// line naming the file; events come in time order and refer to strings that exist.
-inline void check_read(const std::string& path, bool ok, const std::string& error) {
-  if (ok) return;
-  if (error.empty()) fail("read failed without an error");
-  if (error.compare(0, path.size(), path) != 0) fail("error does not name the file", error);
-  if (error.find('\n') != std::string::npos) fail("error is not one line", error);
+// What read_recording and stream_recording promise whatever the file holds: an error, and
+// the warning about skipped rows, are one line naming the file; events come in time order
+// and refer to strings that exist.
+inline void check_message(const std::string& path, const char* what, const std::string& text) {
+  if (text.compare(0, path.size(), path) != 0) fail(what, "does not name the file: " + text);
+  if (text.find('\n') != std::string::npos) fail(what, "is not one line: " + text);
+}
+
+inline void check_read(const std::string& path, bool ok, const std::string& error,
+                       const Recording& recording) {
+  if (!ok && error.empty()) fail("read failed without an error");
+  if (!ok) check_message(path, "the error", error);
+  if (ok && !recording.warning.empty()) check_message(path, "the warning", recording.warning);
 }
 
 // Checks what every batch of events must hold; returns whether they were in time order
@@ -101,7 +107,7 @@ inline void read_both_ways(const std::string& path) {
   Recording held;
   std::string error;
   const bool held_ok = read_recording(path, &held, &error);
-  check_read(path, held_ok, error);
+  check_read(path, held_ok, error, held);
   int64_t last_ts = INT64_MIN;
   bool ordered = !held_ok || check_events(held.events, held.strings, &last_ts);
 
@@ -117,7 +123,7 @@ inline void read_both_ways(const std::string& path) {
         return true;
       },
       &stream_error);
-  check_read(path, stream_ok, stream_error);
+  check_read(path, stream_ok, stream_error, streamed);
   // The one excuse: a damaged database. Time order walks the timestamp index, file order the
   // table, so only one of them may meet the damage (or a row missing from the index).
   if (!ordered && !sqlite_says_damaged(path)) fail("events out of time order");

@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return true;
       },
       &error);
-  fuzz::check_read(path, ok, error);
+  fuzz::check_read(path, ok, error, range);
   if (!ordered && !fuzz::sqlite_says_damaged(path)) fuzz::fail("range read out of time order");
   // A database in WAL mode leaves its -shm behind (and a -wal when it makes one).
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
