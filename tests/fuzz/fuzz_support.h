@@ -27,13 +27,17 @@ namespace memtap::fuzz {
 
 // One file per fuzzing process, rewritten for every input: under $TMPDIR (or /dev/shm, a
 // file in memory, when there), named after the target and the pid so that parallel jobs
-// (-jobs=N) never share one.
+// (-jobs=N) never share one. The pid has a fixed width: the path is in every message, and a
+// path one digit longer takes other branches in the string code, so that the same short run
+// would find other inputs.
 inline std::string input_path(const char* target, const char* suffix) {
   const char* tmp = std::getenv("TMPDIR");
   std::string dir = tmp != nullptr && *tmp != '\0'         ? tmp
                     : access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
                                                            : "/tmp";
-  return dir + "/memtap_" + target + "_" + std::to_string(getpid()) + suffix;
+  char pid[16];
+  std::snprintf(pid, sizeof pid, "%010d", int(getpid()));
+  return dir + "/memtap_" + target + "_" + pid + suffix;
 }
 
 inline void write_input(const std::string& path, const uint8_t* data, size_t size) {
