@@ -17,6 +17,8 @@ packages=(
   python3-torch                             # PyTorch examples and tests
   heaptrack                                 # the benchmark's point of comparison
   clang-format                              # the test suite checks formatting
+  clang-14 libclang-rt-14-dev               # the fuzz targets (scripts/fuzz.sh): libFuzzer
+                                            #   and its ASan/UBSan runtimes come with clang
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -4,6 +4,7 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <kj/array.h>
 #include <kj/exception.h>
 #include <kj/io.h>
 
@@ -283,12 +284,14 @@ DecodeResult decode_message(const void* data, size_t size) {
   }
   try {
     // ZeroMQ gives no alignment promise for message data; Cap'n Proto reads words.
-    std::vector<capnp::word> copy;
+    // (kj::heapArray, not std::vector: capnp::word can be neither copied nor moved, and
+    // clang refuses vector<capnp::word>::resize for it.)
+    kj::Array<capnp::word> copy;
     const capnp::word* words = static_cast<const capnp::word*>(data);
     if (reinterpret_cast<uintptr_t>(data) % alignof(capnp::word) != 0) {
-      copy.resize(size / sizeof(capnp::word));
-      memcpy(copy.data(), data, size);
-      words = copy.data();
+      copy = kj::heapArray<capnp::word>(size / sizeof(capnp::word));
+      memcpy(copy.begin(), data, size);
+      words = copy.begin();
     }
     kj::ArrayPtr<const capnp::word> array(words, size / sizeof(capnp::word));
     capnp::ReaderOptions options;

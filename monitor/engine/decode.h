@@ -2,10 +2,12 @@
 //
 // This is the only file of the engine that touches Cap'n Proto. Everything the rest of the
 // engine relies on is checked here, so that applying a decoded message cannot fail halfway:
-// the size and traversal limits, the protocol version, every enum and union tag, and the
-// ranges that later arithmetic needs (times below 2^63, fork child pids that fit a pid_t,
-// trace slice bounds, a device's capacity). String ids are not resolved here: a definition may come
-// in a later batch, so the session resolves them when an event leaves its reorder buffer.
+// the size and traversal limits (and no more list elements than the message has words, so
+// that a message decodes into memory in proportion to its size), the protocol version,
+// every enum and union tag, and the ranges that later arithmetic needs (times below 2^63,
+// fork child pids that fit a pid_t, trace slice bounds, a device's capacity). String ids are
+// not resolved here: a definition may come in a later batch, so the session resolves them
+// when an event leaves its reorder buffer.
 #pragma once
 
 #include <cstddef>

@@ -28,7 +28,7 @@ class AttrScanner {
       return true;
     }
     std::string what = std::string("expected '") + c + "' " + std::string(context);
-    if (!key.empty()) what += " '" + std::string(key) + "'";
+    if (!key.empty()) what += " " + quote_for_message(key);  // a key may hold any bytes
     return fail(what);
   }
   bool fail(const std::string& what) {
@@ -153,7 +153,8 @@ class AttrScanner {
           break;
         }
         default:
-          return fail(std::string("unknown escape '\\") + c + "' in a string");
+          return fail("unknown escape " + quote_for_message(std::string("\\") + c) +
+                      " in a string");
       }
     }
     *out = std::string_view(*scratch_).substr(begin);
@@ -201,7 +202,7 @@ bool split_attr(std::string_view text, std::vector<AttrPair>* pairs, std::string
       continue;
     }
     if (scan.peek() != '}') {
-      return scan.fail("expected ',' or '}' after the value of '" + std::string(pair.key) + "'");
+      return scan.fail("expected ',' or '}' after the value of " + quote_for_message(pair.key));
     }
     break;
   }

@@ -2,6 +2,7 @@
 #include "monitor/store/reader/csv_reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@ namespace memtap::reader {
 namespace {
 
 constexpr size_t kChunkBytes = 1 << 20;
+constexpr size_t kMinChunkBytes = 4096;
 
 }  // namespace
 
@@ -21,7 +23,14 @@ std::unique_ptr<CsvReader> CsvReader::open(const std::string& path, std::string*
     *error = std::string("cannot open: ") + std::strerror(errno);
     return nullptr;
   }
-  return std::unique_ptr<CsvReader>(new CsvReader(fd));
+  // A small file gets a buffer of its size (a profiler CSV is often a few KiB; zeroing a
+  // whole chunk for it cost more than reading it); the buffer still grows as a record needs.
+  struct stat st {};
+  size_t chunk = kChunkBytes;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    chunk = std::clamp(size_t(st.st_size) + 1, kMinChunkBytes, kChunkBytes);
+  }
+  return std::unique_ptr<CsvReader>(new CsvReader(fd, chunk));
 }
 
 CsvReader::~CsvReader() {
@@ -36,8 +45,8 @@ bool CsvReader::fill(std::string* error, bool* failed) {
   }
   // A record longer than the buffer (a huge call stack) grows it; the buffer holds one
   // record at least, never the whole file.
-  if (buffer_.size() - end_ < kChunkBytes / 2)
-    buffer_.resize(std::max(kChunkBytes, 2 * buffer_.size()));
+  if (buffer_.size() - end_ < chunk_bytes_ / 2)
+    buffer_.resize(std::max(chunk_bytes_, 2 * buffer_.size()));
   while (true) {
     const ssize_t n = ::read(fd_, buffer_.data() + end_, buffer_.size() - end_);
     if (n > 0) {

@@ -6,6 +6,7 @@
 // at the start is skipped; blank lines are no records.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,12 +35,13 @@ class CsvReader {
   const std::string& malformed() const { return malformed_; }
 
  private:
-  explicit CsvReader(int fd) : fd_(fd) {}
+  CsvReader(int fd, size_t chunk_bytes) : fd_(fd), chunk_bytes_(chunk_bytes) {}
   // Reads more of the file behind the unread part; false at the end of the file.
   bool fill(std::string* error, bool* failed);
   void split(size_t begin, size_t end, std::vector<std::string_view>* fields);
 
   int fd_;
+  size_t chunk_bytes_;  // the buffer's first size: 1 MiB, or a smaller file's own size
   std::vector<char> buffer_;
   size_t begin_ = 0;  // first unread byte
   size_t end_ = 0;    // end of the bytes read

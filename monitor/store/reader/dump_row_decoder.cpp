@@ -94,7 +94,12 @@ bool DumpRowDecoder::decode(const DumpFields& row, MemEvent* event, std::string*
   if (!apply_attr(row.attr, event, problem)) return false;
 
   // Only a row that decoded fully may fix the file's unit, so a garbage first row cannot.
-  event->ts_ns = unit_.to_ns(raw_ts);
+  if (!unit_.to_ns(raw_ts, &event->ts_ns)) {
+    *problem = "Timestamp(ns) " + std::to_string(raw_ts) +
+               " is out of range: the file's times are microseconds (as its first one is), "
+               "and this one is beyond what nanoseconds since 1970 can hold";
+    return false;
+  }
   // msMemScope names every OOM_TRIGGER "OOM_Trigger" and puts the API in Attr func; memtap
   // writes the API in both. (A read that leaves names out leaves this one out too.)
   event->name = interner_.intern(!func_.empty() && !row.name.empty() ? func_ : row.name);

@@ -64,8 +64,11 @@ bool read_operator_memory_csv(CsvReader* csv, const CsvHeader& header, const std
         !row.bytes(release_reserved, &release_total)) {
       return false;
     }
-    if (release_ns == kUnknown && alloc_ns != kUnknown && duration_ns != kUnknown) {
-      release_ns = alloc_ns + duration_ns;
+    if (release_ns == kUnknown && alloc_ns != kUnknown && duration_ns != kUnknown &&
+        __builtin_add_overflow(alloc_ns, duration_ns, &release_ns)) {
+      *problem = header.names()[alloc_time] + " plus " + header.names()[duration] +
+                 " is beyond what nanoseconds since 1970 can hold";
+      return false;
     }
     // A negative size is the release of a block allocated before profiling began; then
     // the one time the row gives is that release.

@@ -25,7 +25,8 @@ std::string sqlite_failure(const std::string& path, sqlite3* db, int rc) {
   const char* what = primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
                          ? ": corrupt or truncated SQLite database ("
                          : ": cannot read the SQLite database (";
-  return path + what + sqlite_error_text(db, rc) + ")";
+  // SQLite's message may quote the file's schema (a damaged one: any bytes, newlines).
+  return path + what + printable_for_message(sqlite_error_text(db, rc), 200) + ")";
 }
 
 bool check_sqlite_length(const std::string& path, std::string* error) {
@@ -86,7 +87,9 @@ std::string quote_identifier(const std::string& name) {
 
 std::string join_names(const std::vector<std::string>& names) {
   std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  for (const std::string& name : names) {
+    text += (text.empty() ? "" : ", ") + printable_for_message(name);
+  }
   return text;
 }
 

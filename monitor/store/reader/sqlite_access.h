@@ -58,7 +58,8 @@ std::string column_string(sqlite3_stmt* stmt, int index);
 // "name" with inner quotes doubled.
 std::string quote_identifier(const std::string& name);
 
-// Names joined with ", " (for messages).
+// Names joined with ", " (for messages; each printable_for_message: a file's names may hold
+// any bytes).
 std::string join_names(const std::vector<std::string>& names);
 
 // The names of `table`'s columns (pragma_table_info), in table order, and when `types` is

@@ -1,6 +1,8 @@
 // msMemScope's database, and memtap's (see sqlite_dump_source.h).
 #include "monitor/store/reader/sqlite_dump_source.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -19,9 +21,24 @@
 namespace memtap::reader {
 namespace {
 
-// A rowid span is only a hint of the row count (ids may skip): reserve no more than this.
+// A rowid span is only a hint of the row count (ids may skip): reserve no more than this,
+// and no more rows than the file could hold at kMinRowBytes each (a row's cell: its
+// pointer, lengths, rowid and column types), so that two rows with ids 40 million apart
+// do not reserve 5 GB (which a machine without that much memory refuses, and the reader
+// does not catch).
 constexpr int64_t kMaxReserve = 50'000'000;
+constexpr int64_t kMinRowBytes = 8;
 constexpr unsigned kMaxThreads = 8;
+
+// The database's bytes with its write-ahead log's (a live recording's newest rows are
+// there); kMaxReserve rows' worth when it cannot say.
+int64_t file_bytes(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return kMaxReserve * kMinRowBytes;
+  int64_t bytes = st.st_size;
+  if (::stat((path + "-wal").c_str(), &st) == 0) bytes += st.st_size;
+  return bytes;
+}
 
 // The dump table's name: memscope_dump, else the older leaks_dump. Lists the tables when
 // there is neither.
@@ -99,7 +116,8 @@ bool read_file_order(const std::string& path, sqlite3* db, int64_t first, int64_
   const int64_t span = int64_t(std::min<__int128>(wide_span, int64_t(1) << 40));
   // Room for every row up front: growing a vector of ten million events by doubling would
   // copy most of them twice. Pages reserved but never written cost no memory.
-  out->events.reserve(out->events.size() + size_t(std::min(span, kMaxReserve)));
+  const int64_t max_reserve = std::min(kMaxReserve, file_bytes(path) / kMinRowBytes);
+  out->events.reserve(out->events.size() + size_t(std::min(span, max_reserve)));
   const unsigned cores = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
   const int64_t by_size = span / std::max<int64_t>(1, options.min_rows_per_thread);
   const unsigned threads =
@@ -121,7 +139,7 @@ bool read_file_order(const std::string& path, sqlite3* db, int64_t first, int64_
     std::vector<Part*> not_started;
     for (unsigned k = 1; k < threads; ++k) {
       Part* part = &parts[k];
-      part->own_events.reserve(size_t(std::min(span / threads + 1, kMaxReserve)));
+      part->own_events.reserve(size_t(std::min(span / threads + 1, max_reserve)));
       try {
         workers.emplace_back([&path, &scan, part] {
           read_part(path, scan, part, &part->own_events, &part->own_strings);

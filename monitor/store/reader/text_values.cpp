@@ -176,7 +176,11 @@ bool parse_device(std::string_view text, int32_t* device) {
 }
 
 std::string quote_for_message(std::string_view text, size_t max_chars) {
-  std::string out = "'";
+  return "'" + printable_for_message(text, max_chars) + "'";
+}
+
+std::string printable_for_message(std::string_view text, size_t max_chars) {
+  std::string out;
   size_t shown = 0;
   for (char c : text) {
     if (shown++ == max_chars) {
@@ -192,7 +196,6 @@ std::string quote_for_message(std::string_view text, size_t max_chars) {
       out += c;
     }
   }
-  out += "'";
   return out;
 }
 

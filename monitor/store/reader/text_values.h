@@ -45,4 +45,9 @@ bool parse_device(std::string_view text, int32_t* device);
 // \xNN (a binary file quoted in an error stays one readable line).
 std::string quote_for_message(std::string_view text, size_t max_chars = 60);
 
+// The same without the quotes, for text from a file that a message names as it is (a
+// table's name, SQLite's own message, which quotes the file's schema): never more than one
+// line, whatever the file holds.
+std::string printable_for_message(std::string_view text, size_t max_chars = 60);
+
 }  // namespace memtap::reader

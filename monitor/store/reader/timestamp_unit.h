@@ -20,9 +20,11 @@ class TimestampUnit {
     return raw >= kMinEpochUs && raw < kMaxEpochUs ? 1000 : 1;
   }
 
-  int64_t to_ns(int64_t raw) {
+  // `raw` in nanoseconds into *ns. False when that does not fit an int64 (a time past 2262,
+  // or before 1677): a microsecond file's value of more than 16 digits.
+  bool to_ns(int64_t raw, int64_t* ns) {
     if (factor_ == 0 && raw > 0) factor_ = factor_for(raw);
-    return factor_ == 0 ? raw : raw * factor_;
+    return !__builtin_mul_overflow(raw, factor_ == 0 ? 1 : factor_, ns);
   }
   // 1000 for a microsecond file, 1 for nanoseconds, 0 before the first positive time.
   int64_t factor() const { return factor_; }

@@ -511,6 +511,35 @@ TEST_F(SessionTest, UnknownBodyUnionTagIsRejected) {
   EXPECT_NE(error.find("body: unknown union tag 5"), std::string::npos) << error;
 }
 
+// Found while fuzzing (tests/fuzz/wire_message_fuzzer.cpp): Cap'n Proto reads a list of
+// bytes where a list of structs is expected as one zero-filled struct per byte, so a message
+// of 1 MiB decoded as a million mallocs (32 MiB; 8 GiB for a message of the 256 MiB
+// allowed) and the session applied them all.
+TEST_F(SessionTest, ListOfBytesInPlaceOfEventsOrThreadsIsRejected) {
+  feed(hello(kPid, kInst));
+  constexpr unsigned kBytes = 1 << 20;
+  {
+    capnp::MallocMessageBuilder b;
+    auto threads = header(b, kPid, kInst, 1).getBody().initBatch().initThreads(1);
+    threads[0].setThreadId(7);
+    capnp::AnyStruct::Builder thread = threads[0];
+    thread.getPointerSection()[0].initAs<capnp::List<uint8_t>>(kBytes);  // events
+    const std::string error = feed_rejected(pack(b));
+    EXPECT_NE(error.find("batch.threads[0].events: 1048576 elements, more than the 131088-word "
+                         "message can hold, expected at most one element per word"),
+              std::string::npos)
+        << error;
+  }
+  {
+    capnp::MallocMessageBuilder b;
+    capnp::AnyStruct::Builder batch = header(b, kPid, kInst, 1).getBody().initBatch();
+    batch.getPointerSection()[0].initAs<capnp::List<uint8_t>>(kBytes);  // threads
+    const std::string error = feed_rejected(pack(b));
+    EXPECT_NE(error.find("batch.threads: 1048576 elements, more than"), std::string::npos) << error;
+  }
+  EXPECT_EQ(process(kPid).events_received, 0u);
+}
+
 TEST_F(SessionTest, ForkOfAnImpossiblePidIsRejected) {
   feed(hello(kPid, kInst));
   const std::string error = feed_rejected(batch(kPid, kInst, 1, kFar, {{7, {ev_fork(2000, 0)}}}));

@@ -81,5 +81,14 @@ TEST(AttrParser, MalformedAttrSaysWhereAndWhat) {
   EXPECT_EQ(split_error(R"({"a":"\q"})"), "offset 9: unknown escape '\\q' in a string");
 }
 
+// Found by memscope_csv_fuzzer: a key or an escape quoted from the text as it was put a
+// newline (or any byte) into the message, and so into the reader's one-line warning.
+TEST(AttrParser, MessagesQuotingTheTextStayOneLine) {
+  EXPECT_EQ(split_error("{\"a\nb\"}"), "offset 6: expected ':' after key 'a\\x0ab'");
+  EXPECT_EQ(split_error("{\"a\tb\":\"1\" x}"),
+            "offset 11: expected ',' or '}' after the value of 'a\\x09b'");
+  EXPECT_EQ(split_error("{\"a\":\"\\\n\"}"), "offset 9: unknown escape '\\\\x0a' in a string");
+}
+
 }  // namespace
 }  // namespace memtap::reader

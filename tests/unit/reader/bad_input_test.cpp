@@ -141,6 +141,29 @@ TEST(BadInput, DatabaseWithoutADumpTableListsItsTables) {
                 "tables)");
 }
 
+// Found by memscope_db_fuzzer: SQLite's message about a damaged schema quotes the schema,
+// newlines and all, and table names may hold any bytes; the error was then several lines.
+TEST(BadInput, DamagedSchemaAndOddTableNamesStayOneLine) {
+  TempDir dir;
+  const std::string damaged = dir.file("memscope_dump_10.db");
+  exec_sql(damaged,
+           "CREATE TABLE memscope_dump (\"Timestamp(ns)\" INTEGER, Event TEXT);"
+           "PRAGMA writable_schema = ON;"
+           "UPDATE sqlite_master SET sql = 'CREATE TABLE memscope_dump (\"Timestamp(n' || "
+           "char(10) || 's) INTEGER, Event TEXT)' WHERE name = 'memscope_dump';");
+  EXPECT_EQ(read_error(damaged),
+            damaged +
+                ": corrupt or truncated SQLite database (malformed database schema "
+                "(memscope_dump) - unrecognized token: \"\"Timestamp(n\\x0as) INTEGER, Event "
+                "TEXT)\" [SQLITE_CORRUPT])");
+
+  const std::string names = dir.file("memscope_dump_11.db");
+  exec_sql(names, "CREATE TABLE \"two\nlines\" (x);");
+  EXPECT_EQ(read_error(names), names +
+                                   ": no memscope_dump or leaks_dump table in this SQLite "
+                                   "database (its tables: two\\x0alines)");
+}
+
 TEST(BadInput, DumpTableWithoutTimestamps) {
   TempDir dir;
   const std::string path = dir.file("memscope_dump_6.db");

@@ -1,5 +1,5 @@
 // msMemScope's CSV export, written here: quoted Attr and multi-line stacks, both Attr
-// spellings, columns in another order, and bad rows counted by their line.
+// spellings, columns in another order, bad rows counted by their line, times out of range.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -89,6 +89,26 @@ TEST(DumpCsv, BadLinesAreSkippedByLineNumber) {
                               "3,MALLOC,HAL,N/A,1764753084425691001,1,1,0,0x10,{a:1,b:2},,\n");
   EXPECT_EQ(read_ok(extra).warning,
             extra + ": 1 of 2 rows skipped; the first, line 3: 13 fields where the header has 12");
+}
+
+// Found by tests/fuzz/memscope_csv_fuzzer: in a file of microseconds, a later time of 17
+// digits times 1000 overflowed int64 (undefined behaviour; a wrapped, negative time).
+TEST(DumpCsv, MicrosecondTimeTooLargeForNanosecondsIsASkippedRow) {
+  TempDir dir;
+  const std::string path = dir.file("overflow.csv");
+  test::write_file(path, std::string(kHeader) +
+                             "1,MALLOC,HAL,N/A,1746006014361575,1,1,0,0x10,{size:1},,\n"
+                             "2,MALLOC,HAL,N/A,17460060143620001,1,1,0,0x20,{size:1},,\n"
+                             "3,MALLOC,HAL,N/A,-9300000000000000,1,1,0,0x30,{size:1},,\n");
+  const Recording rec = read_ok(path);
+  EXPECT_EQ(rec.rows_skipped, 2u);
+  EXPECT_EQ(rec.warning, path +
+                             ": 2 of 3 rows skipped; the first, line 3: Timestamp(ns) "
+                             "17460060143620001 is out of range: the file's times are "
+                             "microseconds (as its first one is), and this one is beyond what "
+                             "nanoseconds since 1970 can hold");
+  ASSERT_EQ(rec.events.size(), 1u);
+  EXPECT_EQ(rec.events[0].ts_ns, 1746006014361575000);
 }
 
 }  // namespace

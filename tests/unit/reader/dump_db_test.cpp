@@ -1,9 +1,10 @@
 // Databases in msMemScope's dump format, written here in each variant a reader meets:
 // memscope_dump and leaks_dump, hex and decimal Ptr, JSON and unquoted Attr, rows out of
-// time order, FREEs without size, microsecond timestamps, missing optional columns, and
-// memtap's own memtap_session.
+// time order, FREEs without size, microsecond timestamps, missing optional columns,
+// memtap's own memtap_session, and ids far apart.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "monitor/engine/process_info.h"
@@ -395,6 +396,24 @@ TEST(DumpDb, AnEmptyTableIsAnEmptyRecordingNotAnError) {
   EXPECT_TRUE(rec.events.empty());
   EXPECT_EQ(rec.rows_read, 0u);
   EXPECT_EQ(rec.format, "memscope_dump");
+}
+
+// Found while writing memscope_db_fuzzer (which then reports it as an out-of-memory
+// malloc; its seeds hold the file): the reader reserves room for the rowid span's rows up
+// front, and two rows 40 million ids apart reserved 40 million events (5 GB; a machine
+// without it refuses, and the reader does not catch std::bad_alloc).
+TEST(DumpDb, FarApartIdsDoNotReserveMemoryForTheRowsBetween) {
+  TempDir dir;
+  const std::string path = dir.file("memscope_dump_9.db");
+  exec_sql(path, test::dump_schema() +
+                     "INSERT INTO memscope_dump VALUES (1,'MALLOC','HOST','N/A',"
+                     "1779862930000000000,1,1,'cpu','0x10','{size:16}','','');"
+                     "INSERT INTO memscope_dump VALUES (40000000,'FREE','HOST','N/A',"
+                     "1779862930000000001,1,1,'cpu','0x10','','','');");
+  const Recording rec = read_ok(path);
+  ASSERT_EQ(rec.events.size(), 2u);
+  // No more than the file could hold at 8 bytes a row.
+  EXPECT_LE(rec.events.capacity(), size_t(std::filesystem::file_size(path) / 8));
 }
 
 }  // namespace

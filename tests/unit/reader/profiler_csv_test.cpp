@@ -111,6 +111,24 @@ TEST(OperatorMemoryCsv, BadValuesAreNamedByColumn) {
   }
 }
 
+// Found while writing profiler_csv_fuzzer (which reports it under UBSan; its seeds hold the
+// file): the release time of a row without one is its allocation time plus its duration,
+// and that sum overflowed int64 for times each of which was in range.
+TEST(OperatorMemoryCsv, ReleaseTimeBeyondInt64IsASkippedRow) {
+  TempDir dir;
+  const std::string path = dir.file("operator_memory_far.csv");
+  test::write_file(path,
+                   "Name,Size(KB),Allocation Time(us),Duration(us)\n"
+                   "a,1,1000000000000000,10\n"
+                   "b,1,9000000000000000,1000000000000000\n");
+  const Recording rec = read_ok(path);
+  EXPECT_EQ(rec.rows_skipped, 1u);
+  EXPECT_EQ(rec.warning, path +
+                             ": 1 of 2 rows skipped; the first, line 3: Allocation Time(us) plus "
+                             "Duration(us) is beyond what nanoseconds since 1970 can hold");
+  EXPECT_EQ(rec.events.size(), 2u);  // row a's MALLOC and FREE
+}
+
 TEST(MemoryRecordCsv, RowsBecomeSnapshotsInBytes) {
   TempDir dir;
   const std::string path = dir.file("memory_record.csv");

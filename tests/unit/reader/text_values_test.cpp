@@ -102,6 +102,8 @@ TEST(TextValues, QuoteForMessageEscapesAndShortens) {
   EXPECT_EQ(quote_for_message("ab"), "'ab'");
   EXPECT_EQ(quote_for_message(std::string("a\0b\n", 4)), "'a\\x00b\\x0a'");
   EXPECT_EQ(quote_for_message("abcdef", 3), "'abc...'");
+  EXPECT_EQ(printable_for_message(std::string("a\0b\n", 4)), "a\\x00b\\x0a");
+  EXPECT_EQ(printable_for_message("abcdef", 3), "abc...");
 }
 
 }  // namespace

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# The libFuzzer targets of tests/fuzz: builds them with clang into build-fuzz/ (only the wire
+# decoder, the engine's session and the recording readers, all under ASan+UBSan), writes the
+# seeds that follow the current formats, and runs each target.
+#
+#   scripts/fuzz.sh                      the test suite's short run: every target, a fixed
+#                                        number of inputs from a fixed seed, a fresh corpus
+#   scripts/fuzz.sh --time 3600 [TARGET...] [-- LIBFUZZER ARGS...]
+#                                        a long run: each target (all by default) for that
+#                                        many seconds, its corpus kept in build-fuzz/corpus/
+#
+# Targets: wire_message, memscope_db, memscope_csv, profiler_csv, attr. A finding stops the
+# target and leaves the input in build-fuzz/artifacts/ (crash-*, leak-*, timeout-*, oom-*);
+# `build-fuzz/fuzz/<target>_fuzzer FILE` runs it again. Seeds: tests/fuzz/seeds/<target>/
+# (hand-made, and the reproducers of bugs found), make_fuzz_seeds' output, and the sample
+# files of ../shared/data/msmemscope where the workspace has them.
+#
+# MEMTAP_FUZZ_BUILD_DIR overrides the build directory, MEMTAP_JOBS the build's parallelism.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${MEMTAP_FUZZ_BUILD_DIR:-$root/build-fuzz}
+samples=$root/../shared/data/msmemscope
+all_targets=(wire_message memscope_db memscope_csv profiler_csv attr)
+
+seconds=0
+targets=()
+extra=()
+while (($# > 0)); do
+  case $1 in
+    --time)
+      seconds=${2:?--time needs a number of seconds}
+      shift 2
+      ;;
+    --)
+      shift
+      extra=("$@")
+      break
+      ;;
+    -h | --help)
+      sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      [[ " ${all_targets[*]} " == *" $1 "* ]] || {
+        echo "fuzz.sh: unknown target '$1' (targets: ${all_targets[*]})" >&2
+        exit 2
+      }
+      targets+=("$1")
+      shift
+      ;;
+  esac
+done
+((${#targets[@]} > 0)) || targets=("${all_targets[@]}")
+
+for tool in clang-14 clang++-14; do
+  command -v "$tool" >/dev/null || {
+    echo "fuzz.sh: $tool not found (scripts/install-deps.sh installs clang and libFuzzer)" >&2
+    exit 1
+  }
+done
+
+werror=OFF
+case ${CI:-} in
+  '' | 0 | false | FALSE | False) ;;
+  *) werror=ON ;;
+esac
+# -O1 -g1 as in scripts/sanitize.sh: the compiler is most of the cost, line tables are
+# enough for the reports.
+CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build_dir" -DMEMTAP_FUZZ=ON -DMEMTAP_BUILD_GUI=OFF \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" \
+  -DMEMTAP_WERROR=$werror >/dev/null
+cmake --build "$build_dir" -j "${MEMTAP_JOBS:-$(nproc)}" --target fuzzers
+
+seeds=$build_dir/seeds
+rm -rf "$seeds"
+"$build_dir/fuzz/make_fuzz_seeds" "$seeds"
+# The sample files each reader is for (links: the fuzzer only reads its seed directories).
+mkdir -p "$seeds/memscope_csv" "$seeds/profiler_csv"
+if [[ -d $samples ]]; then
+  for file in "$samples"/*; do
+    case $(basename "$file") in
+      *.db) ln -s "$file" "$seeds/memscope_db/" ;;
+      *operator_memory*.csv | *memory_record*.csv) ln -s "$file" "$seeds/profiler_csv/" ;;
+      *.csv) ln -s "$file" "$seeds/memscope_csv/" ;;
+    esac
+  done
+fi
+
+declare -A dict=([wire_message]=wire [memscope_db]=csv [memscope_csv]=csv [profiler_csv]=csv
+                 [attr]=attr)
+# Short runs: inputs per target for 5-15 s each on a busy 2-core VM (the targets that write
+# and read a file per input run slower). libFuzzer stops at whichever of -runs and
+# -max_total_time comes first, so a slow machine shortens the run rather than the suite.
+declare -A runs=([wire_message]=40000 [memscope_db]=6000 [memscope_csv]=6000
+                 [profiler_csv]=8000 [attr]=50000)
+# Longest input made: the CSV samples are ~40 KiB, and mutating inputs that long is slow
+# for little more (a record crossing the reader's first 4 KiB read is inside 8 KiB).
+declare -A max_len=([wire_message]=4096 [memscope_db]=65536 [memscope_csv]=8192
+                    [profiler_csv]=8192 [attr]=4096)
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+artifacts=$build_dir/artifacts
+mkdir -p "$artifacts"
+failed=()
+for target in "${targets[@]}"; do
+  if ((seconds > 0)); then
+    corpus=$build_dir/corpus/$target  # kept: a long run goes on from the last one's corpus
+    limits=(-max_total_time="$seconds")
+  else
+    corpus=$build_dir/corpus-short/$target  # fresh: the same inputs every time
+    rm -rf "$corpus"
+    limits=(-seed=1 -runs="${runs[$target]}" -max_total_time=20)
+  fi
+  mkdir -p "$corpus"
+  dirs=("$corpus")
+  for dir in "$seeds/$target" "$root/tests/fuzz/seeds/$target"; do
+    [[ -d $dir ]] && dirs+=("$dir")
+  done
+  echo "== fuzz: $target"
+  start=$SECONDS
+  # The first directory takes the new inputs; the seed directories are only read.
+  if "$build_dir/fuzz/${target}_fuzzer" "${limits[@]}" -max_len="${max_len[$target]}" \
+    -timeout=10 -rss_limit_mb=2048 \
+    -dict="$root/tests/fuzz/dicts/${dict[$target]}.dict" -artifact_prefix="$artifacts/$target-" \
+    -print_final_stats=1 "${extra[@]}" "${dirs[@]}" >"$build_dir/$target.log" 2>&1; then
+    grep -E '^stat::number_of_executed_units' "$build_dir/$target.log" |
+      sed "s/^stat::number_of_executed_units: */   ok: /; s/\$/ inputs in $((SECONDS - start)) s/"
+  else
+    tail -n 60 "$build_dir/$target.log"
+    echo "fuzz.sh: $target found a problem; the input is in $artifacts/ (log: $build_dir/$target.log)" >&2
+    failed+=("$target")
+  fi
+done
+if ((${#failed[@]} > 0)); then
+  echo "fuzz.sh: failed: ${failed[*]}" >&2
+  exit 1
+fi
