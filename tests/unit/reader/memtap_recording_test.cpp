@@ -5,9 +5,13 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "monitor/store/memscope_schema.h"
+#include "monitor/store/memtap_tables.h"
 #include "tests/unit/reader/reader_test_support.h"
 
 extern char** environ;
@@ -88,6 +92,41 @@ TEST(MemtapRecording, ReadsBackEveryRow) {
   EXPECT_EQ(rec.processes[1].command_line, "/bin/ls /");
   EXPECT_EQ(rec.processes[0].ended_by, "exit code 0");
   EXPECT_EQ(rec.processes[1].ended_by, "exit code 0");
+}
+
+// A checkpoint that a full disk stopped part way has written page 1 of the file, with the
+// page count of the log's last commit, and not the pages that would have grown the file:
+// the file looks truncated, and is not, since its pages are in the log beside it.
+TEST(MemtapRecording, PagesStillInTheLogAreNotATruncation) {
+  TempDir dir;
+  const std::string path = dir.file("live.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const std::string schema = std::string("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;") +
+                             kCreateMemscopeDumpSql + ";" + memtap_tables_sql() +
+                             "PRAGMA wal_checkpoint(TRUNCATE);"
+                             "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
+                             "WHERE i < 1999) INSERT INTO memscope_dump SELECT i, 'MALLOC', "
+                             "'HOST', 'N/A', 1000 + i, 7, 7, 'cpu', printf('0x%016x', 4096 + 64 "
+                             "* i), '{\"allocation_id\":\"' || (i + 1) || '\",\"size\":\"64\"}', "
+                             "'', '' FROM c;";
+  ASSERT_EQ(sqlite3_exec(db, schema.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  // The file and its log as they are while the connection holds the log back: copied, with
+  // the file's page count raised past its length, as the stopped checkpoint leaves it.
+  const std::string copy = dir.file("cut.db");
+  std::filesystem::copy_file(path, copy);
+  std::filesystem::copy_file(path + "-wal", copy + "-wal");
+  sqlite3_close(db);
+  std::fstream file(copy, std::ios::in | std::ios::out | std::ios::binary);
+  const uint64_t pages = std::filesystem::file_size(copy) / 4096 + 10;
+  const char count[4] = {char(pages >> 24), char(pages >> 16), char(pages >> 8), char(pages)};
+  file.seekp(28);
+  file.write(count, 4);
+  file.close();
+  const Recording rec = read_ok(copy);
+  EXPECT_EQ(rec.rows_read, 2000u);
+  EXPECT_EQ(count_kind(rec, MemEventKind::kMalloc), 2000u);
 }
 
 }  // namespace
