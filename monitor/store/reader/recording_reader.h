@@ -54,6 +54,9 @@ struct Recording {
   // `.partial` file without memtap_meta's complete=1). It holds what was committed, no
   // index and no memtap_session; `memtap recover` finishes it.
   bool unfinished = false;
+  // A memtap recording that stopped while its session went on (a full disk): why, and
+  // where; reason "" otherwise. Such a file is unfinished too.
+  RecordingStop stopped;
 };
 
 // Reads `path` into *out (replacing what it held). False with *error, one line naming the

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "monitor/store/memtap_tables.h"
 #include "monitor/store/reader/compact_table_scan.h"
 #include "monitor/store/reader/dump_table_scan.h"
 #include "monitor/store/reader/memtap_session_source.h"
@@ -250,13 +251,18 @@ bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& opt
       return false;
     }
     if (equals_ignore_case(table, "memtap_meta")) {
-      bool complete = false;
+      std::vector<std::pair<std::string, std::string>> meta;
       if (!for_each_row(
-              path, handle.db, "SELECT value FROM memtap_meta WHERE key = 'complete'",
-              [&](sqlite3_stmt* s) { complete = complete || column_string(s, 0) == "1"; }, error)) {
+              path, handle.db, "SELECT key, value FROM memtap_meta",
+              [&](sqlite3_stmt* s) { meta.emplace_back(column_string(s, 0), column_string(s, 1)); },
+              error)) {
         return false;
       }
+      bool complete = false;
+      for (const auto& [key, value] : meta)
+        complete = complete || (key == "complete" && value == "1");
       out->unfinished = !complete;
+      out->stopped = recording_stop_from_meta(meta);
     }
   }
   if (compact) return read_compact_tables(path, handle.db, options, out, problems, error);
