@@ -11,9 +11,10 @@
 
 namespace memtap {
 
-// "memtap: recording written to X" and "memtap: N processes, E events, D dropped, ...".
-void print_session_header(FILE* out, const std::string& db_path,
-                          const std::vector<ProcessInfo>& processes, uint64_t rejected_messages);
+// "memtap: N processes, E events, D dropped, ...", and the processes that ended without
+// their final flush.
+void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
+                          uint64_t rejected_messages);
 
 // The processes as a report lists them (what memtap_session holds for them).
 std::vector<RecordedProcess> recorded_processes(const std::vector<ProcessInfo>& processes);
