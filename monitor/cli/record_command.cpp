@@ -87,12 +87,13 @@ int record_command(const std::vector<std::string>& args) {
   }
   std::vector<std::pair<std::string, std::string>> meta = {{"memtap_version", MEMTAP_VERSION},
                                                            {"mode", "record"}};
-  if (!rec->finish(meta, &error)) {
+  const bool written = rec->finish(meta, &error);
+  // A stop (a full disk) was said when it happened, and the summary says where.
+  if (!written && rec->writer().stopped().reason.empty()) {
     fprintf(stderr, "memtap record: %s\n", error.c_str());
-    return 1;
   }
-  rec->print_summary(stderr);
-  return 0;
+  rec->print_summary(stderr, written);
+  return written ? 0 : 1;
 }
 
 }  // namespace memtap

@@ -5,6 +5,7 @@
 
 #include "monitor/cli/commands.h"
 #include "monitor/cli/file_and_output.h"
+#include "monitor/report/report_render.h"
 #include "monitor/store/recover.h"
 
 namespace memtap {
@@ -32,6 +33,13 @@ int recover_command(const std::vector<std::string>& args) {
           "was cut\n",
           result.out_path.c_str(), (unsigned long long)result.rows, result.processes,
           result.processes == 1 ? "" : "es");
+  if (!result.stopped.reason.empty()) {
+    fprintf(stderr,
+            "memtap recover: the recording had stopped %s (%s); the %llu events after them are "
+            "not in it\n",
+            recording_stop_position(result.stopped).c_str(), result.stopped.reason.c_str(),
+            (unsigned long long)result.stopped.rows_not_recorded);
+  }
   if (result.spool_left) {
     fprintf(stderr,
             "memtap recover: %s.spool holds rows that were still queued on disk; they are not in "

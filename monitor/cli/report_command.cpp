@@ -77,6 +77,7 @@ void print_recording_report(const Analyzer& analyzer, const Recording& rec, cons
   report.source = path;
   report.format = rec.format;
   report.unfinished = rec.unfinished;
+  report.stopped = rec.stopped;
   report.rows_skipped = rec.rows_skipped;
   report.live_input = rec.live_input;
   if (json) {

@@ -718,6 +718,10 @@ void CurvesPanel::askDetail(const viewdata::CurvesData& coarse) {
   if (detail_in_flight_) return;
   const std::string path = client_->source().database_path();
   if (path.empty()) return;
+  // A live recording that stopped (a full disk) holds nothing after that: the live curves
+  // are all there is.
+  const int64_t recorded_until = client_->source().status().recorded_until_ns;
+  if (recorded_until != 0 && coarse.t1_ns > recorded_until) return;
   detail_in_flight_ = true;
   const uint64_t generation = generation_;
   const size_t max_points = size_t(std::max(chart_->width(), 200));

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "monitor/report/report_render.h"
+#include "monitor/report/units.h"
 
 namespace memtap {
 
@@ -147,6 +148,16 @@ size_t LiveRecording::pump(int timeout_ms) {
   const double behind_s = released > 0 ? double(realtime_ns() - lag_ns - released) / 1e9 : 0.0;
   cpu_share_->permille.store(share_for_backlog(min_share_permille_, behind_s),
                              std::memory_order_relaxed);
+  if (!told_stopped_) {
+    const RecordingStop stop = writer_->stopped();
+    if (!stop.reason.empty()) {
+      told_stopped_ = true;
+      fprintf(stderr,
+              "memtap: recording stopped %s: %s. The live analyses go on, and so does the "
+              "program; later events are counted as not recorded\n",
+              recording_stop_position(stop).c_str(), stop.reason.c_str());
+    }
+  }
   return handled;
 }
 
@@ -172,6 +183,7 @@ void LiveRecording::check_liveness(std::chrono::milliseconds grace) {
 }
 
 uint64_t LiveRecording::backlog() const {
+  if (!writer_->stopped().reason.empty()) return 0;
   return writer_->rows_queued() - writer_->rows_written();
 }
 
@@ -248,30 +260,62 @@ std::string LiveRecording::progress_line() const {
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   const InputCounts& input = session_->input_counts();
-  char line[384];
+  // Resident pages, from statm's second field: what the monitor holds, for a look at
+  // whether it stays bounded.
+  unsigned long long size_pages = 0, resident_pages = 0;
+  if (FILE* statm = fopen("/proc/self/statm", "re")) {
+    if (fscanf(statm, "%llu %llu", &size_pages, &resident_pages) != 2) resident_pages = 0;
+    fclose(statm);
+  }
+  const unsigned long long rss_kib =
+      resident_pages * (unsigned long long)(sysconf(_SC_PAGESIZE) / 1024);
+  char line[448];
   snprintf(line, sizeof line,
            "memtap: progress monotonic_ns=%lld received=%llu analysed=%llu written=%llu "
-           "spooled=%llu writer_waited_ms=%llu paced=%d share_permille=%u rejected=%llu "
-           "silent_hellos=%llu pending_hellos=%zu",
+           "spooled=%llu writer_waited_ms=%llu paced=%d share_permille=%u not_recorded=%llu "
+           "rss_kib=%llu rejected=%llu silent_hellos=%llu pending_hellos=%zu",
            (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (unsigned long long)received,
            (unsigned long long)analysis_->rows_analysed(),
            (unsigned long long)writer_->rows_written(), (unsigned long long)writer_->rows_spooled(),
            (unsigned long long)writer_->deferred_ms(),
            cpu_share_->limited.load(std::memory_order_relaxed) ? 1 : 0,
            unsigned(cpu_share_->permille.load(std::memory_order_relaxed)),
+           (unsigned long long)writer_->stopped().rows_not_recorded, rss_kib,
            (unsigned long long)input.rejected(), (unsigned long long)input.silent_hellos,
            session_->pending_hellos());
   return line;
 }
 
-void LiveRecording::print_summary(FILE* out) const {
-  print_session_header(out, db_path_, session_->processes(), live_input(session_->input_counts()));
+void LiveRecording::print_summary(FILE* out, bool written) const {
+  const RecordingStop stop = writer_->stopped();
+  const std::string partial = db_path_ + ".partial";
+  if (written) {
+    fprintf(out, "memtap: recording written to %s\n", db_path_.c_str());
+  } else if (!stop.reason.empty()) {
+    fprintf(out, "memtap: recording stopped %s: %s\n", recording_stop_position(stop).c_str(),
+            stop.reason.c_str());
+    fprintf(out, "memtap: %s holds those %llu events", partial.c_str(),
+            (unsigned long long)stop.rows_recorded);
+    if (stop.first_ns != 0 && stop.recorded_until_ns >= stop.first_ns) {
+      fprintf(out, ", up to %s into the session",
+              duration_text(stop.recorded_until_ns - stop.first_ns).c_str());
+    }
+    fprintf(out,
+            "; %llu events after them were not recorded (the report below counts them all). "
+            "Once the disk has room, 'memtap recover %s' makes it a finished recording\n",
+            (unsigned long long)stop.rows_not_recorded, partial.c_str());
+  } else {
+    fprintf(out,
+            "memtap: the recording was not finished (see above); %s holds what was committed\n",
+            partial.c_str());
+  }
+  print_session_header(out, session_->processes(), live_input(session_->input_counts()));
   if (const uint64_t refused = socket_->connections_refused(); refused != 0) {
     fprintf(out,
             "memtap: refused %llu connection%s from agents without an accepted key (see above)\n",
             (unsigned long long)refused, refused == 1 ? "" : "s");
   }
-  if (const uint64_t spooled = writer_->rows_spooled(); spooled != 0) {
+  if (const uint64_t spooled = writer_->rows_spooled(); spooled != 0 && stop.reason.empty()) {
     fprintf(out,
             "memtap: SQLite fell behind the live rate: %llu rows waited on disk until it caught "
             "up; none were lost\n",

@@ -33,7 +33,9 @@ class LiveRecording {
                                               const ListenSecurity& security = {},
                                               const SessionLimits& limits = {});
 
-  // Receives and ingests messages for up to timeout_ms. Returns the number handled.
+  // Receives and ingests messages for up to timeout_ms. Returns the number handled. Says
+  // once, on stderr, when the recording stopped (a full disk: MemscopeWriter::stopped);
+  // the session and its live analyses go on.
   size_t pump(int timeout_ms);
 
   // Forgets processes on this host that are gone without Bye, once nothing has arrived
@@ -51,21 +53,28 @@ class LiveRecording {
   // One line of how far each stage got, for MEMTAP_PROGRESS_MS: events received from the
   // agents, rows analysed by the engine, rows committed to the database and rows that
   // waited on disk, with the CLOCK_MONOTONIC time it was taken; whether memtap's threads
-  // are pacing themselves behind the program (paced=1), at what share of a core; and the
+  // are pacing themselves behind the program (paced=1), at what share of a core; rows not
+  // recorded since the recording stopped, and the monitor's resident memory; and the
   // messages refused so far, the Hellos dropped and those still pending (InputCounts).
   std::string progress_line() const;
-  // Whether the engine has analysed, and the writer committed, every row so far.
+  // Whether the engine has analysed, and the writer committed, every row so far (a
+  // recording that stopped has nothing more to commit).
   bool caught_up() const;
-  // Rows the writer has been given but not yet committed to the database.
+  // Rows the writer has been given but not yet committed to the database; 0 once the
+  // recording stopped (those rows are not recorded, and nothing waits for them).
   uint64_t backlog() const;
   // A process on this host that is gone although it never said Bye (nor was forgotten).
   bool any_exited_without_bye() const;
   bool saw_pid(uint32_t pid) const;
   std::chrono::steady_clock::time_point last_message() const { return last_message_; }
 
-  // Ends the session, writes the database. False with *error if the recording failed.
+  // Ends the session, writes the database. False with *error if the recording failed
+  // (writer().stopped() says whether it stopped early, and where).
   bool finish(const std::vector<std::pair<std::string, std::string>>& meta, std::string* error);
-  void print_summary(FILE* out) const;
+  // Where the recording went (`written`: finish() succeeded; else what the `.partial` file
+  // holds), what arrived and what was lost, and the live report, which covers every event
+  // whatever became of the file.
+  void print_summary(FILE* out, bool written) const;
 
   const std::string& endpoint() const { return socket_->endpoint(); }
   const std::string& db_path() const { return db_path_; }
@@ -106,6 +115,7 @@ class LiveRecording {
   // allocations (and after loading its sender, which on a busy machine takes longer), and
   // those must still find their place in the time order.
   std::chrono::milliseconds horizon_lag_{250};
+  bool told_stopped_ = false;  // pump() said that the recording stopped
 };
 
 }  // namespace memtap

@@ -396,11 +396,14 @@ int ProgramRun::finish() {
                                                            {"exit_code", std::to_string(code)},
                                                            {"ended_by", end_text(child_status_)}};
   std::string error;
-  if (!rec_->finish(meta, &error)) {
+  const bool written = rec_->finish(meta, &error);
+  // A recording that stopped was said when it did, and the summary says where; any other
+  // failure is said here.
+  if (!written && rec_->writer().stopped().reason.empty()) {
     fprintf(stderr, "memtap run: recording failed: %s\n", error.c_str());
-    return code != 0 ? code : 2;
   }
-  rec_->print_summary(stderr);
+  // The live report whatever became of the file: the analyses saw every event.
+  rec_->print_summary(stderr, written);
   if (child_done_ && WIFSIGNALED(child_status_)) {
     fprintf(stderr, "memtap run: '%s' was killed by %s\n", options_.command[0].c_str(),
             signal_text(child_status_).c_str());
@@ -410,10 +413,13 @@ int ProgramRun::finish() {
   // The wait after the program is the recorder catching up (SQLite is the slow part):
   // say so rather than look hung.
   auto catch_up = duration_cast<milliseconds>(steady_clock::now() - child_exit_time_);
-  if (child_done_ && catch_up >= seconds(1)) {
+  if (written && child_done_ && catch_up >= seconds(1)) {
     fprintf(stderr, "memtap: the recording was complete %.1f s after the program ended\n",
             double(catch_up.count()) / 1000);
   }
+  // A recording that failed or stopped is a failure for whoever relies on it (CI): the
+  // program's own failure first, else 2.
+  if (!written) return code != 0 ? code : 2;
   return code;
 }
 

@@ -83,7 +83,8 @@ class ProgramRun {
   bool program_ended() const { return child_done_; }
 
   // Writes the recording and prints the summary to stderr. Returns the program's exit code
-  // (or 2 if the recording failed while the program succeeded).
+  // (or 2 if the recording failed or stopped early, a full disk, while the program
+  // succeeded).
   int finish();
 
   LiveRecording& recording() { return *rec_; }

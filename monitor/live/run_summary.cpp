@@ -19,15 +19,14 @@ LiveInput live_input(const InputCounts& counts) {
   return input;
 }
 
-void print_session_header(FILE* out, const std::string& db_path,
-                          const std::vector<ProcessInfo>& processes, const LiveInput& input) {
+void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
+                          const LiveInput& input) {
   uint64_t events = 0, dropped = 0, lost_messages = 0;
   for (const ProcessInfo& p : processes) {
     events += p.events_received;
     dropped += p.events_dropped;
     lost_messages += p.messages_lost;
   }
-  fprintf(out, "memtap: recording written to %s\n", db_path.c_str());
   fprintf(out, "memtap: %zu process%s, %llu events, %llu dropped", processes.size(),
           processes.size() == 1 ? "" : "es", (unsigned long long)events,
           (unsigned long long)dropped);

@@ -12,10 +12,10 @@
 
 namespace memtap {
 
-// "memtap: recording written to X", "memtap: N processes, E events, D dropped, ...", and
-// what the monitor refused of its senders (live_input_text).
-void print_session_header(FILE* out, const std::string& db_path,
-                          const std::vector<ProcessInfo>& processes, const LiveInput& input);
+// "memtap: N processes, E events, D dropped, ...", what the monitor refused of its senders
+// (live_input_text), and the processes that ended without their final flush.
+void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
+                          const LiveInput& input);
 
 // The session's counts as a recording keeps them.
 LiveInput live_input(const InputCounts& counts);

@@ -176,4 +176,18 @@ inline constexpr LiveInputKey kLiveInputKeys[] = {
     {"silent_hellos", "silent_hellos", &LiveInput::silent_hellos, nullptr},
 };
 
+// Where a recording stopped while its session went on: the disk was full (or refused a write)
+// and the writer stopped rather than hold rows for a disk that may not come back
+// (memscope_writer.h). The file holds the session's first rows_recorded rows; the rest were
+// only analysed live. memtap_meta's `recording_stopped*` keys hold it.
+struct RecordingStop {
+  std::string reason;              // one line naming the file and the error; "": not stopped
+  bool disk_full = false;          // ENOSPC, EDQUOT, EFBIG or SQLITE_FULL
+  uint64_t rows_recorded = 0;      // rows in the file
+  uint64_t rows_not_recorded = 0;  // rows of the session after them (final once it ended)
+  int64_t first_ns = 0;            // Timestamp(ns) of the session's first row (0: none)
+  int64_t recorded_until_ns = 0;   // of the last row in the file (0: none)
+  int64_t stopped_ns = 0;          // when the writer stopped (realtime ns since the epoch)
+};
+
 }  // namespace memtap

@@ -145,6 +145,9 @@ struct Report {
   std::string source;       // the file, or "live"
   std::string format;       // memscope_dump, leaks_dump, msmemscope_csv, ...
   bool unfinished = false;  // Recording::unfinished: a cut recording
+  // Where the recording stopped while the session went on (Recording::stopped, or the live
+  // writer's): reason "" when it did not.
+  RecordingStop stopped;
   uint64_t events = 0;
   uint64_t rows_skipped = 0;
   LiveInput live_input;  // what the live monitor refused, when the recording says

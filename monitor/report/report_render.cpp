@@ -212,13 +212,45 @@ void live_input_text(const LiveInput& input, const char* prefix, FILE* out) {
   }
 }
 
+std::string recording_stop_position(const RecordingStop& s) {
+  std::string text = "after " + std::to_string(s.rows_recorded) + " events";
+  if (s.first_ns != 0 && s.stopped_ns >= s.first_ns) {
+    text += ", " + duration_text(s.stopped_ns - s.first_ns) + " into the session";
+  }
+  if (s.stopped_ns > 0) {
+    const time_t seconds = time_t(s.stopped_ns / 1000000000);
+    tm local{};
+    char clock[16];
+    if (localtime_r(&seconds, &local) && strftime(clock, sizeof clock, "%H:%M:%S", &local)) {
+      text += std::string(" (at ") + clock + ")";
+    }
+  }
+  return text;
+}
+
 void report_text(const Report& r, FILE* out) {
   fprintf(out, "memtap report: %s (%s), %llu events", r.source.c_str(), r.format.c_str(),
           (unsigned long long)r.events);
   if (r.rows_skipped)
     fprintf(out, ", %llu rows not understood", (unsigned long long)r.rows_skipped);
   fprintf(out, "\n");
-  if (r.unfinished) {
+  const RecordingStop& stop = r.stopped;
+  if (!stop.reason.empty()) {
+    fprintf(out, "  the recording stopped %s: %s\n", recording_stop_position(stop).c_str(),
+            stop.reason.c_str());
+    fprintf(out, "  the file holds those events");
+    if (stop.first_ns != 0 && stop.recorded_until_ns >= stop.first_ns) {
+      fprintf(out, ", up to %s into the session",
+              duration_text(stop.recorded_until_ns - stop.first_ns).c_str());
+    }
+    fprintf(out, "; %llu events after them were not recorded%s\n",
+            (unsigned long long)stop.rows_not_recorded,
+            r.source == "live" ? " (this report, from the live analyses, counts them all)" : "");
+    if (r.unfinished) {
+      fprintf(out, "  once the disk has room, 'memtap recover %s' makes it a finished recording\n",
+              r.source.c_str());
+    }
+  } else if (r.unfinished) {
     fprintf(out,
             "  not finished: its monitor stopped before the end (killed?); this is what it had "
             "committed. 'memtap recover %s' makes it a finished recording\n",
@@ -248,6 +280,17 @@ std::string report_json(const Report& r) {
   j.begin_object();
   j.key("source").value(r.source).key("format").value(r.format);
   j.key("unfinished").value(r.unfinished);
+  j.key("stopped");
+  if (r.stopped.reason.empty()) {
+    j.null();
+  } else {
+    const RecordingStop& stop = r.stopped;
+    j.begin_object().key("reason").value(stop.reason).key("disk_full").value(stop.disk_full);
+    j.key("rows_recorded").value(stop.rows_recorded);
+    j.key("rows_not_recorded").value(stop.rows_not_recorded);
+    j.key("first_ns").value(stop.first_ns).key("recorded_until_ns").value(stop.recorded_until_ns);
+    j.key("stopped_ns").value(stop.stopped_ns).end_object();
+  }
   j.key("events").value(r.events).key("rows_skipped").value(r.rows_skipped);
   // What the live monitor refused of its senders; null when the recording does not say.
   j.key("live_input");

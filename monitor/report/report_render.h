@@ -11,6 +11,10 @@
 namespace memtap {
 
 void report_text(const Report& report, FILE* out);
+
+// Where a recording stopped, for people: "after 7699 events, 3.4 s into the session (at
+// 14:02:31)" (the clock time local).
+std::string recording_stop_position(const RecordingStop& stop);
 std::string report_json(const Report& report);
 
 // What a live monitor refused, in words, one line per kind of loss ("57 messages rejected:

@@ -5,15 +5,26 @@
 // lock released, strings first, so the engine never waits on SQLite and a row never comes
 // before a string it uses. Once `pending` holds max_memory_rows, rows queue in a file
 // instead (row_spool.h), and keep doing so until the writer has read that file empty, so
-// the order is always pending, then the spool, then `behind_spool` (rows that came while
-// the spool had rows but the disk refused more). The thread owns the connection until it is joined;
-// after that finish() or the destructor use it from the caller's thread. After the first SQLite
-// error nothing more is written: the rows are counted, the error is kept for finish() to report.
+// the order is always pending, then the spool. The thread owns the connection until it is
+// joined; after that finish() or the destructor use it from the caller's thread.
+//
+// The first SQLite error, or the spool's disk refusing rows, stops the recording (fail()):
+// the rows committed stay, the open transaction is rolled back, and every queued row is
+// dropped, the spool's file too. It stops at once rather than waiting for room: the spool
+// and the database share the disk, a full disk seldom frees itself while a training run
+// goes on (its own checkpoints are what fills it), and rows held until it does would grow
+// the monitor's memory without bound (a flood brings millions a second). A recording cut at
+// one known point is also the one every analysis of the file can trust: one with a gap in
+// its middle would show leaks and unmatched frees that never were. From then on rows are
+// counted (rows_queued - rows_written), not kept; the live analyses have them all.
 #include "monitor/store/memscope_writer.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -82,6 +93,90 @@ bool remove_sidecars(const std::string& file, std::string* reason) {
          remove_if_present(file + "-journal", reason);
 }
 
+// "; 12 KiB free on its file system", for the message of a disk that refused a write; ""
+// when statvfs cannot say.
+std::string free_space_note(const std::string& file) {
+  std::string dir = std::filesystem::path(file).parent_path().string();
+  if (dir.empty()) dir = ".";
+  struct statvfs st;
+  if (statvfs(dir.c_str(), &st) != 0) return "";
+  const double bytes = double(st.f_bavail) * double(st.f_frsize);
+  char text[64];
+  if (bytes < 1024.0 * 1024) {
+    snprintf(text, sizeof text, "; %.0f KiB free on its file system", bytes / 1024);
+  } else {
+    snprintf(text, sizeof text, "; %.1f MiB free on its file system", bytes / 1024 / 1024);
+  }
+  return text;
+}
+
+// Why the file system would refuse to grow `file` or its log, when that can be seen: "File
+// too large: the file size limit (ulimit -f) is 256 KiB", "No space left on device"; "".
+std::string refusal_cause(const std::string& file) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    for (const std::string& f : {file, file + "-wal"}) {
+      struct stat st;
+      // Within a page of the limit: the next write of a page crossed it.
+      if (stat(f.c_str(), &st) == 0 && uint64_t(st.st_size) + 65536 > uint64_t(limit.rlim_cur)) {
+        return std::string(std::strerror(EFBIG)) + ": the file size limit (ulimit -f) is " +
+               std::to_string(uint64_t(limit.rlim_cur) / 1024) + " KiB";
+      }
+    }
+  }
+  std::string dir = std::filesystem::path(file).parent_path().string();
+  struct statvfs st;
+  if (statvfs(dir.empty() ? "." : dir.c_str(), &st) == 0 &&
+      uint64_t(st.f_bavail) * st.f_frsize < 65536) {
+    return std::strerror(ENOSPC);
+  }
+  return "";
+}
+
+int64_t realtime_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Room held on the recording's file system (MemscopeWriterOptions::reserve_bytes): a file of
+// allocated blocks, given back in two halves. Best effort throughout: without the room at
+// the start there is simply no reserve.
+class DiskReserve {
+ public:
+  DiskReserve() = default;
+  DiskReserve(const DiskReserve&) = delete;
+  DiskReserve& operator=(const DiskReserve&) = delete;
+  ~DiskReserve() { release(); }
+
+  void create(const std::string& path, uint64_t bytes) {
+    if (bytes == 0) return;
+    path_ = path;
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    // posix_fallocate allocates the blocks (a sparse file would hold no room at all).
+    if (fd_ < 0 || posix_fallocate(fd_, 0, off_t(bytes)) != 0) {
+      release();
+      return;
+    }
+    bytes_ = bytes;
+  }
+  void release_half() {
+    if (fd_ >= 0 && ftruncate(fd_, off_t(bytes_ / 2)) == 0) bytes_ /= 2;
+  }
+  void release() {
+    if (fd_ >= 0) close(fd_);
+    if (!path_.empty()) unlink(path_.c_str());
+    fd_ = -1;
+    path_.clear();
+    bytes_ = 0;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t bytes_ = 0;
+};
+
 }  // namespace
 
 struct MemscopeWriter::Impl {
@@ -99,17 +194,22 @@ struct MemscopeWriter::Impl {
   RowChunks pending;                                              // guarded by mutex
   std::vector<std::pair<uint32_t, std::string>> pending_strings;  // guarded by mutex
   std::unique_ptr<RowSpool> spool;                                // guarded by mutex
-  RowChunks behind_spool;                                         // guarded by mutex
-  bool spool_failed = false;                                      // guarded by mutex
   std::string spool_error;                                        // guarded by mutex
+  // The spool's disk refused rows: the thread stops the recording with this (fail()).
+  std::string refusal;             // guarded by mutex
+  bool refusal_disk_full = false;  // guarded by mutex
   std::atomic<uint64_t> rows_spooled{0};
   uint64_t rows_lost_in_spool = 0;     // guarded by mutex
   StopMode stop = StopMode::kRunning;  // guarded by mutex
+  int64_t first_ns = 0;                // guarded by mutex: Timestamp(ns) of the first row
+  RecordingStop stop_info;             // guarded by mutex; reason "" while it records
   std::thread thread;
 
   std::atomic<uint64_t> rows_queued{0};   // written by append() only
   std::atomic<uint64_t> deferrals{0};     // milliseconds the thread waited for the live view
   std::atomic<uint64_t> rows_written{0};  // written by the writer thread only
+  // No more rows are kept: the recording stopped, or the spool refused rows and the thread
+  // is about to stop it.
   std::atomic<bool> failed{false};
 
   // The writer thread's state; read by finish() only after the thread is joined.
@@ -117,7 +217,11 @@ struct MemscopeWriter::Impl {
   uint64_t rows_in_transaction = 0;
   bool in_transaction = false;
   Clock::time_point commit_deadline;
-  std::string error;  // the first failure, without the path
+  int64_t transaction_last_ns = 0;  // Timestamp(ns) of the open transaction's last row
+  int64_t committed_last_ns = 0;    // and of the last row committed
+  std::string error;                // the first failure, without the path
+  bool has_stopped = false;         // fail() ran
+  DiskReserve reserve;
 
   bool finished = false;
 
@@ -131,14 +235,14 @@ struct MemscopeWriter::Impl {
   bool define_string(uint32_t id, const std::string& string);
   // With the mutex held: whether the thread has anything to do.
   bool has_work() const {
-    return !pending.empty() || !pending_strings.empty() || !behind_spool.empty() ||
-           (spool != nullptr && spool->unread() != 0);
+    return !pending.empty() || !pending_strings.empty() ||
+           (spool != nullptr && spool->unread() != 0) || !refusal.empty();
   }
   // With the mutex held: queues rows for the thread, in memory or on disk.
   void queue_rows(const DumpRow* rows, size_t count);
   // The next rows to write, in order, into *work (empty: none); the mutex is held on entry
   // and exit, and released while the spool is read. True when *work is a chunk of
-  // `pending` or `behind_spool`, to be recycled once written.
+  // `pending`, to be recycled once written.
   // `spool_rows`: an empty buffer for rows read from the spool, swapped into *work.
   bool take_rows(std::unique_lock<std::mutex>& lock, std::vector<DumpRow>* work,
                  std::vector<DumpRow>* spool_rows);
@@ -149,13 +253,19 @@ struct MemscopeWriter::Impl {
   bool write_row(const DumpRow& row);
   bool begin();
   bool commit();
-  void fail(std::string message);
+  // Stops the recording (see the top of the file). `context`: what was being done ("writing
+  // row 12"), for finish()'s message; `cause`: the error, naming its file when it is not
+  // the database.
+  void fail(const std::string& context, const std::string& cause, bool disk_full);
+  // fail() for result code `rc` of a call on the database.
+  void fail_sqlite(const std::string& context, int rc);
   void stop_thread(StopMode mode);
   bool close_db();
   void stop_checkpointer();
+  // memtap_session and memtap_meta (with complete=1 and the indexes when `finished`).
   bool write_session_tables(const std::vector<ProcessInfo>& processes,
                             const std::vector<std::pair<std::string, std::string>>& meta,
-                            std::string* reason);
+                            bool finished, std::string* reason);
 };
 
 bool MemscopeWriter::Impl::open(std::string* reason) {
@@ -190,6 +300,8 @@ bool MemscopeWriter::Impl::open(std::string* reason) {
   if (!sqlite_exec(db, schema.c_str(), reason)) return false;
   checkpointer = WalCheckpointer::start(partial_path, options.cpu_share, reason);
   if (checkpointer == nullptr) return false;
+  if (!remove_if_present(partial_path + ".reserve", reason)) return false;
+  reserve.create(partial_path + ".reserve", options.reserve_bytes);
   checkpointer->attach(db);
   if (options.compact) {
     compact = CompactInserter::prepare(db, reason);
@@ -220,6 +332,16 @@ void MemscopeWriter::Impl::run() {
         wake.wait_until(lock, commit_deadline, ready);
       } else {
         wake.wait(lock, ready);
+      }
+      if (!refusal.empty()) {
+        const std::string cause = std::move(refusal);
+        const bool disk_full = refusal_disk_full;
+        refusal.clear();
+        lock.unlock();
+        // What the open transaction holds is recorded if the disk still takes it.
+        if (in_transaction) commit();
+        fail("queueing rows on disk", cause, disk_full);
+        continue;
       }
       if (live_is_behind()) {
         lock.unlock();
@@ -259,7 +381,10 @@ void MemscopeWriter::Impl::run() {
 }
 
 bool MemscopeWriter::Impl::live_is_behind() {
-  if (!options.live_behind || stop != StopMode::kRunning || !has_work()) return false;
+  if (!options.live_behind || stop != StopMode::kRunning || !has_work() ||
+      failed.load(std::memory_order_relaxed)) {
+    return false;
+  }
   if (spool != nullptr && spool->unread_bytes() >= options.max_deferred_bytes) return false;
   if (!options.live_behind()) return false;
   deferrals.fetch_add(1, std::memory_order_relaxed);
@@ -267,27 +392,33 @@ bool MemscopeWriter::Impl::live_is_behind() {
 }
 
 void MemscopeWriter::Impl::queue_rows(const DumpRow* rows, size_t count) {
+  // Stopped, or stopping: counted only (append() looked at `failed` without the lock).
+  if (!stop_info.reason.empty() || !refusal.empty()) return;
+  if (first_ns == 0 && count != 0) first_ns = rows[0].timestamp_ns;
   const bool spooling = spool != nullptr && spool->unread() != 0;
-  // Rows behind a spool the disk refused stay behind it until the thread took them.
-  if ((spooling && spool_failed) || !behind_spool.empty()) {
-    behind_spool.push(rows, count);
-    return;
-  }
   const bool full =
       options.max_memory_rows != 0 && pending.rows() + count > options.max_memory_rows;
-  if (!spooling && (!full || spool_failed)) {
+  if (!spooling && !full) {
     pending.push(rows, count);
     return;
   }
-  if (spool == nullptr) spool = RowSpool::create(partial_path + ".spool", &spool_error);
-  if (spool != nullptr && spool->push(rows, count, &spool_error)) {
-    rows_spooled.fetch_add(count, std::memory_order_relaxed);
-    return;
+  int error_number = 0;
+  if (spool == nullptr) {
+    spool = RowSpool::create(partial_path + ".spool", &spool_error);
+    if (spool == nullptr) error_number = errno;
   }
-  // The disk refused: memory it is, after whatever the spool already holds.
-  spool_failed = true;
-  auto& queue = spool != nullptr && spool->unread() != 0 ? behind_spool : pending;
-  queue.push(rows, count);
+  if (spool != nullptr) {
+    if (spool->push(rows, count, &spool_error)) {
+      rows_spooled.fetch_add(count, std::memory_order_relaxed);
+      return;
+    }
+    error_number = spool->last_error_number();
+  }
+  // The disk refused the queue: the recording stops (see the top of the file). Keeping these
+  // rows in memory instead, until the disk takes them, is what has no bound.
+  refusal = spool_error;
+  refusal_disk_full = errno_disk_full(error_number);
+  failed.store(true, std::memory_order_relaxed);
 }
 
 bool MemscopeWriter::Impl::take_rows(std::unique_lock<std::mutex>& lock, std::vector<DumpRow>* work,
@@ -296,6 +427,7 @@ bool MemscopeWriter::Impl::take_rows(std::unique_lock<std::mutex>& lock, std::ve
     *work = pending.take_front();
     return true;
   }
+  if (failed.load(std::memory_order_relaxed)) return false;  // nothing more is written
   if (spool != nullptr && spool->unread() != 0) {
     // Rows are read back in pieces the size of a transaction, with appends free to go on:
     // the claimed range is never written again.
@@ -309,14 +441,11 @@ bool MemscopeWriter::Impl::take_rows(std::unique_lock<std::mutex>& lock, std::ve
       if (spool_error.empty()) spool_error = error;
       rows_lost_in_spool += claim.count;
     }
-    spool->truncate_if_drained();
+    // The thread may have stopped the recording meanwhile, taking the spool with it.
+    if (spool != nullptr) spool->truncate_if_drained();
     work->swap(*spool_rows);
-    return false;
   }
-  if (behind_spool.empty()) return false;
-  *work = behind_spool.take_front();
-  if (behind_spool.empty()) spool_failed = false;  // the spool is empty again: try it next time
-  return true;
+  return false;
 }
 
 bool MemscopeWriter::Impl::define_string(uint32_t id, const std::string& string) {
@@ -329,7 +458,7 @@ bool MemscopeWriter::Impl::define_string(uint32_t id, const std::string& string)
   if (!in_transaction && !begin()) return false;
   const int rc = compact->define_string(id, string);
   if (rc == SQLITE_DONE) return true;
-  fail("writing string " + std::to_string(id) + ": " + sqlite_error_text(db, rc));
+  fail_sqlite("writing string " + std::to_string(id), rc);
   return false;
 }
 
@@ -346,8 +475,7 @@ bool MemscopeWriter::Impl::write_row(const DumpRow& row) {
   if (row.event == DumpEvent::kTraceSlice) {
     const int rc = compact ? compact->insert_trace_slice(row) : text->insert_trace_slice(row);
     if (rc != SQLITE_DONE) {
-      fail("writing a python_trace_" + std::to_string(row.process_id) +
-           " row: " + sqlite_error_text(db, rc));
+      fail_sqlite("writing a python_trace_" + std::to_string(row.process_id) + " row", rc);
       return false;
     }
     return true;
@@ -356,18 +484,18 @@ bool MemscopeWriter::Impl::write_row(const DumpRow& row) {
   const int rc = compact ? compact->insert(id, row) : text->insert(id, row);
   if (rc != SQLITE_DONE) {
     // A compact row is written with its batch (compact_inserter.h): the rows before it too.
-    fail((compact ? "writing rows up to " : "writing row ") + std::to_string(next_id) + ": " +
-         sqlite_error_text(db, rc));
+    fail_sqlite((compact ? "writing rows up to " : "writing row ") + std::to_string(next_id), rc);
     return false;
   }
   ++next_id;
+  transaction_last_ns = row.timestamp_ns;
   return true;
 }
 
 bool MemscopeWriter::Impl::begin() {
-  std::string reason;
-  if (!sqlite_exec(db, "BEGIN", &reason)) {
-    fail("starting a transaction at row " + std::to_string(next_id) + ": " + reason);
+  const int rc = sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) {
+    fail_sqlite("starting a transaction at row " + std::to_string(next_id), rc);
     return false;
   }
   in_transaction = true;
@@ -378,28 +506,84 @@ bool MemscopeWriter::Impl::begin() {
 bool MemscopeWriter::Impl::commit() {
   int rc = compact ? compact->flush() : SQLITE_DONE;
   if (rc != SQLITE_DONE) {
-    fail("writing rows up to " + std::to_string(next_id - 1) + ": " + sqlite_error_text(db, rc));
+    fail_sqlite("writing rows up to " + std::to_string(next_id - 1), rc);
     return false;
   }
   rc = sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) {
-    fail("committing rows " + std::to_string(next_id - rows_in_transaction) + " to " +
-         std::to_string(next_id - 1) + ": " + sqlite_error_text(db, rc));
+    fail_sqlite("committing rows " + std::to_string(next_id - rows_in_transaction) + " to " +
+                    std::to_string(next_id - 1),
+                rc);
     return false;
   }
   in_transaction = false;
+  if (rows_in_transaction != 0) committed_last_ns = transaction_last_ns;
   rows_written.fetch_add(rows_in_transaction, std::memory_order_relaxed);
   rows_in_transaction = 0;
   return true;
 }
 
-void MemscopeWriter::Impl::fail(std::string message) {
-  error = std::move(message);
+void MemscopeWriter::Impl::fail_sqlite(const std::string& context, int rc) {
+  std::string cause = sqlite_error_text(db, rc);
+  bool disk_full = sqlite_disk_full(db, rc);
+  if (!disk_full && (rc & 0xff) == SQLITE_IOERR && sqlite3_system_errno(db) == 0) {
+    // SQLite lost the OS error of a failed write to the log (errno was overwritten on the
+    // way out): look for the two refusals a user can act on.
+    const std::string why = refusal_cause(partial_path);
+    if (!why.empty()) {
+      cause += " (" + why + ")";
+      disk_full = true;
+    }
+  }
+  fail(context, cause, disk_full);
+}
+
+void MemscopeWriter::Impl::fail(const std::string& context, const std::string& cause,
+                                bool disk_full) {
+  if (has_stopped) return;  // the first cause is the one that stopped it
+  has_stopped = true;
+  error = context + ": " + cause;
   // SQLITE_FULL and I/O errors may or may not have rolled the transaction back already.
   if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
   in_transaction = false;
   rows_in_transaction = 0;
   failed.store(true, std::memory_order_relaxed);
+  // Copying the log into the file grows the file: on a full disk the checkpointer would
+  // only fail, or take the room given back below.
+  stop_checkpointer();
+  RecordingStop info;
+  // A cause from the spool names its own file; SQLite's is the database's.
+  info.reason = (cause.rfind(partial_path, 0) == 0 || cause.rfind("cannot create ", 0) == 0
+                     ? cause
+                     : partial_path + ": " + cause) +
+                (disk_full ? free_space_note(partial_path) : "");
+  info.disk_full = disk_full;
+  info.rows_recorded = rows_written.load(std::memory_order_relaxed);
+  info.recorded_until_ns = committed_last_ns;
+  info.stopped_ns = realtime_ns();
+  std::unique_ptr<RowSpool> dropped_spool;
+  {
+    std::lock_guard lock(mutex);
+    // Whatever is queued will never be written: its memory and its disk space go now.
+    pending = RowChunks();
+    pending_strings.clear();
+    pending_strings.shrink_to_fit();
+    dropped_spool = std::move(spool);
+    info.first_ns = first_ns;
+    info.rows_not_recorded = rows_queued.load(std::memory_order_relaxed) - info.rows_recorded;
+    stop_info = info;
+  }
+  dropped_spool.reset();  // closes and removes the file
+  // Where it stopped, in the file itself, while the process may still be killed before
+  // finish(): in half of the reserve, the other half being finish()'s.
+  reserve.release_half();
+  std::string ignored;
+  if (!(sqlite_exec(db, "BEGIN", &ignored) &&
+        write_memtap_meta(db, recording_stop_meta(info), &ignored) &&
+        sqlite_exec(db, "COMMIT", &ignored)) &&
+      !sqlite3_get_autocommit(db)) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
 }
 
 void MemscopeWriter::Impl::stop_thread(StopMode mode) {
@@ -428,18 +612,25 @@ bool MemscopeWriter::Impl::close_db() {
 
 bool MemscopeWriter::Impl::write_session_tables(
     const std::vector<ProcessInfo>& processes,
-    const std::vector<std::pair<std::string, std::string>>& meta, std::string* reason) {
+    const std::vector<std::pair<std::string, std::string>>& meta, bool finished,
+    std::string* reason) {
   std::vector<std::pair<std::string, std::string>> all_meta = meta;
   // Last, so it wins over a caller's own "complete": only finish() may say it.
-  all_meta.emplace_back("complete", "1");
+  if (finished) all_meta.emplace_back("complete", "1");
   // Each CREATE INDEX sorts every row; with the default 2 MiB cache the sort spills to
   // many small runs on disk. The memory goes away with the connection.
   bool ok = sqlite_exec(db, "PRAGMA cache_size=-65536", reason) &&
             sqlite_exec(db, "BEGIN", reason) && write_memtap_session(db, processes, reason) &&
-            write_memtap_meta(db, all_meta, reason) &&
-            // A view cannot be indexed; a compact file finds time ranges by memtap_event_chunk.
-            (options.compact || sqlite_exec(db, kCreateMemscopeDumpIndexesSql, reason)) &&
-            sqlite_exec(db, "COMMIT", reason);
+            write_memtap_meta(db, all_meta, reason);
+  // A view cannot be indexed; a compact file finds time ranges by memtap_event_chunk.
+  if (ok && finished && !options.compact) {
+    const int rc = sqlite3_exec(db, kCreateMemscopeDumpIndexesSql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) {
+      *reason = "building msMemScope's indexes: " + sqlite_error_text(db, rc);
+      ok = false;
+    }
+  }
+  ok = ok && sqlite_exec(db, "COMMIT", reason);
   if (!ok && !sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
   return ok;
 }
@@ -487,14 +678,16 @@ void MemscopeWriter::append(const DumpRow* rows, size_t count) {
   Impl& w = *impl_;
   w.rows_queued.fetch_add(count, std::memory_order_relaxed);
   if (count == 0 || w.failed.load(std::memory_order_relaxed) || !w.thread.joinable()) return;
-  bool was_empty;
+  bool wake;
   {
     std::lock_guard lock(w.mutex);
-    was_empty = !w.has_work();
+    const bool was_empty = !w.has_work();
     w.queue_rows(rows, count);
+    // The thread only sleeps with both queues empty, so only that transition needs a
+    // wake-up, and a refusal of the spool, which the thread turns into the stop.
+    wake = was_empty || !w.refusal.empty();
   }
-  // The thread only sleeps with both queues empty, so only that transition needs a wake-up.
-  if (was_empty) w.wake.notify_one();
+  if (wake) w.wake.notify_one();
 }
 
 void MemscopeWriter::define_string(uint32_t id, std::string_view text) {
@@ -527,20 +720,39 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
     w.failed.store(true);
   }
   if (w.failed.load()) {
-    w.close_db();
     const uint64_t queued = w.rows_queued.load();
     const uint64_t lost = queued - w.rows_written.load();
+    if (!w.stop_info.reason.empty()) {
+      // The rest of the reserve: the processes and the final counts, so that the file says
+      // what it holds and where it ends (no indexes: they need about the rows' own room).
+      {
+        std::lock_guard lock(w.mutex);
+        w.stop_info.rows_not_recorded = lost;
+      }
+      w.reserve.release();
+      std::vector<std::pair<std::string, std::string>> all = meta;
+      for (auto& pair : recording_stop_meta(w.stop_info)) all.push_back(std::move(pair));
+      std::string ignored;
+      w.write_session_tables(processes, all, false, &ignored);
+    }
+    w.close_db();
     return report(w.error + "; " + std::to_string(lost) + " of " + std::to_string(queued) +
                   " rows not written");
   }
   std::string reason;
+  w.reserve.release();  // room for the indexes
   // The log into the file first: building the indexes then reads pages from the file, not
   // through the log's frame lookup (sqlite3WalFindFrame was a top symbol of finish()).
   w.stop_checkpointer();
   sqlite3_wal_checkpoint_v2(w.db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
-  if (!w.write_session_tables(processes, meta, &reason)) {
+  if (!w.write_session_tables(processes, meta, true, &reason)) {
+    // Every row is in the file; the disk (most likely) had no room for the indexes. The
+    // processes at least, for `memtap recover` to keep.
+    std::string ignored;
+    w.write_session_tables(processes, meta, false, &ignored);
     w.close_db();
-    return report(reason);
+    return report(reason + "; every row is in the file: 'memtap recover " + w.partial_path +
+                  "' finishes it once the disk has room");
   }
   // Back to a rollback journal: this checkpoints the log into the file and removes it, and
   // the finished file can be opened read-only where no -shm file can be created.
@@ -579,6 +791,19 @@ uint64_t MemscopeWriter::rows_spooled() const {
 
 uint64_t MemscopeWriter::rows_queued() const {
   return impl_->rows_queued.load();
+}
+
+RecordingStop MemscopeWriter::stopped() const {
+  std::lock_guard lock(impl_->mutex);
+  RecordingStop stop = impl_->stop_info;
+  // Until finish(), rows keep coming after the stop.
+  if (!stop.reason.empty()) stop.rows_not_recorded = impl_->rows_queued.load() - stop.rows_recorded;
+  return stop;
+}
+
+uint64_t MemscopeWriter::rows_in_memory() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->pending.rows();
 }
 
 const std::string& MemscopeWriter::path() const {

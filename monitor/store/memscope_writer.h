@@ -8,6 +8,12 @@
 // thread in batched transactions: a string defined before a row is known when it is written. The
 // file is written under `<path>.partial` and renamed to
 // `<path>` only by finish(), so an interrupted recording never looks complete.
+//
+// When the disk refuses a write (full, over quota, over the largest file allowed) or SQLite
+// fails, the recording stops there: the file keeps the rows committed before, every later
+// row is counted and dropped at once (none waits for a disk that may not come back, so the
+// monitor's memory stays bounded), and stopped() says why and where, for the live view to
+// say at once while its analyses go on.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +27,7 @@
 
 #include "monitor/engine/dump_row.h"
 #include "monitor/engine/process_info.h"
+#include "monitor/model/mem_event.h"
 
 namespace memtap {
 
@@ -51,6 +58,12 @@ struct MemscopeWriterOptions {
   // The writer's and its checkpointer's pacing behind the program (common/cpu_share.h);
   // shared with the recording that sets it. Null: they never pace.
   std::shared_ptr<const CpuShare> cpu_share;
+  // Room kept on the recording's file system, in `<path>.partial.reserve`, for the file's
+  // last words when the disk fills: half is given back when the recording stops (memtap_meta
+  // says where it stopped), the rest in finish() (memtap_session and the final counts).
+  // Without it a disk that someone else filled leaves no room to say why the file ends
+  // where it does. Made only if the disk has the room at the start; 0: none.
+  uint64_t reserve_bytes = 512 * 1024;
   // Test hook: caps the database at this many pages (PRAGMA max_page_count), so a test can
   // make SQLite fail with SQLITE_FULL exactly as on a full disk. 0: no cap.
   uint32_t max_page_count = 0;
@@ -76,14 +89,17 @@ class MemscopeWriter {
 
   // Queues copies of the rows (in memory, or on disk past max_memory_rows); never blocks on
   // SQLite. memscope_dump IDs are assigned in
-  // append order, from 0; trace slice rows (python_trace_{pid}) take none. After a write
-  // error the rows are counted but no longer queued.
+  // append order, from 0; trace slice rows (python_trace_{pid}) take none. Once the
+  // recording stopped (stopped()) the rows are counted but no longer queued.
   void append(const DumpRow* rows, size_t count);
 
   // Waits until every queued row is written, writes memtap_session and memtap_meta
   // (meta pairs are written as given, plus `complete`=`1`), creates the indexes, closes
   // the database and renames it to `path`. Returns false and sets *error if anything
   // failed (then `<path>.partial` stays, holding the rows committed before the failure).
+  // A recording that stopped gets memtap_session and memtap_meta with the stop's keys
+  // (recording_stopped, rows_recorded, rows_not_recorded, ...) where the disk has room for
+  // them, and neither indexes nor `complete`: `memtap recover` finishes it once it has.
   bool finish(const std::vector<ProcessInfo>& processes,
               const std::vector<std::pair<std::string, std::string>>& meta, std::string* error);
 
@@ -95,6 +111,11 @@ class MemscopeWriter {
   uint64_t deferred_ms() const;
   // Rows appended so far (trace slices included), written or not.
   uint64_t rows_queued() const;
+  // Why and where the recording stopped (reason "": it has not). Any thread.
+  RecordingStop stopped() const;
+  // Rows held in memory for the writer (not those on disk in the spool), for tests of the
+  // bound.
+  uint64_t rows_in_memory() const;
   const std::string& path() const;
 
  private:

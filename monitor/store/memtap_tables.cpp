@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 
 #include "monitor/store/sqlite_status.h"
 
@@ -149,6 +150,33 @@ bool write_memtap_session(sqlite3* db, const std::vector<ProcessInfo>& processes
   std::vector<ProcessInfo> in_order = processes;
   std::stable_sort(in_order.begin(), in_order.end(), started_before);
   return insert_each(db, sql, in_order, bind, "memtap_session", error);
+}
+
+std::vector<std::pair<std::string, std::string>> recording_stop_meta(const RecordingStop& stop) {
+  return {{"recording_stopped", stop.reason},
+          {"recording_stopped_ns", std::to_string(stop.stopped_ns)},
+          {"recording_stopped_disk_full", stop.disk_full ? "1" : "0"},
+          {"rows_recorded", std::to_string(stop.rows_recorded)},
+          {"rows_not_recorded", std::to_string(stop.rows_not_recorded)},
+          {"recorded_first_ns", std::to_string(stop.first_ns)},
+          {"recorded_until_ns", std::to_string(stop.recorded_until_ns)}};
+}
+
+RecordingStop recording_stop_from_meta(
+    const std::vector<std::pair<std::string, std::string>>& meta) {
+  RecordingStop stop;
+  // Numbers memtap wrote; anything else reads as 0 (strtoll), never as an error.
+  auto number = [](const std::string& text) { return std::strtoll(text.c_str(), nullptr, 10); };
+  for (const auto& [key, value] : meta) {
+    if (key == "recording_stopped") stop.reason = value;
+    if (key == "recording_stopped_ns") stop.stopped_ns = number(value);
+    if (key == "recording_stopped_disk_full") stop.disk_full = value == "1";
+    if (key == "rows_recorded") stop.rows_recorded = uint64_t(number(value));
+    if (key == "rows_not_recorded") stop.rows_not_recorded = uint64_t(number(value));
+    if (key == "recorded_first_ns") stop.first_ns = number(value);
+    if (key == "recorded_until_ns") stop.recorded_until_ns = number(value);
+  }
+  return stop;
 }
 
 bool write_memtap_meta(sqlite3* db, const std::vector<std::pair<std::string, std::string>>& meta,

@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -102,6 +103,28 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
   }
   if (complete) return fail("the recording is finished already (memtap_meta complete = 1)");
   const bool compact = has("memtap_event");
+  std::vector<std::pair<std::string, std::string>> old_meta;
+  if (!each_row(
+          db, "SELECT key, value FROM memtap_meta",
+          [&](sqlite3_stmt* s) { old_meta.emplace_back(text_column(s, 0), text_column(s, 1)); },
+          &reason)) {
+    return fail(reason);
+  }
+  // A recording that stopped on a full disk has its processes already (finish() wrote them
+  // in the room it had kept), and so has one that an earlier recover got half way through.
+  int64_t sessions = 0;
+  if (!each_row(
+          db, "SELECT COUNT(*) FROM memtap_session",
+          [&](sqlite3_stmt* s) { sessions = sqlite3_column_int64(s, 0); }, &reason)) {
+    return fail(reason);
+  }
+  int64_t indexes = 0;
+  if (!each_row(
+          db,
+          "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memscope_dump'",
+          [&](sqlite3_stmt* s) { indexes = sqlite3_column_int64(s, 0); }, &reason)) {
+    return fail(reason);
+  }
 
   // One memtap_session row per process, from its rows: what the monitor knew (hostname,
   // command line, agent counters) died with it.
@@ -123,21 +146,33 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
           &reason)) {
     return fail("reading its rows: " + reason);
   }
+  if (sessions != 0) processes.clear();
   const std::vector<std::pair<std::string, std::string>> meta = {
       {"recovered", "1"},
       {"recovered_from", partial_path},
-      {"recovered_rows", std::to_string(rows)},
-      {"complete", "1"}};
-  const bool ok =
-      sqlite_exec(db, "PRAGMA cache_size=-65536", &reason) && sqlite_exec(db, "BEGIN", &reason) &&
-      write_memtap_session(db, processes, &reason) && write_memtap_meta(db, meta, &reason) &&
-      (compact || sqlite_exec(db, kCreateMemscopeDumpIndexesSql, &reason)) &&
-      sqlite_exec(db, "COMMIT", &reason) &&
-      // As finish(): the log into the file, which then opens read-only anywhere.
-      sqlite_exec(db, "PRAGMA journal_mode=DELETE", &reason);
+      {"recovered_rows", std::to_string(rows)}};
+  // `complete` goes in last, on its own, once the file is in its final form: a disk that
+  // fills on the way leaves a file that is still not finished, and recover can run again.
+  bool ok = sqlite_exec(db, "PRAGMA cache_size=-65536", &reason) &&
+            sqlite_exec(db, "BEGIN", &reason) && write_memtap_session(db, processes, &reason) &&
+            write_memtap_meta(db, meta, &reason);
+  if (ok && !compact && indexes == 0) {
+    rc = sqlite3_exec(db, kCreateMemscopeDumpIndexesSql, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) {
+      reason = "building msMemScope's indexes: " + sqlite_error_text(db, rc);
+      ok = false;
+    }
+  }
+  ok = ok && sqlite_exec(db, "COMMIT", &reason) &&
+       // As finish(): the log into the file, which then opens read-only anywhere.
+       sqlite_exec(db, "PRAGMA journal_mode=DELETE", &reason) &&
+       write_memtap_meta(db, {{"complete", "1"}}, &reason);
   if (!ok) {
+    const bool disk_full = sqlite_disk_full(db, sqlite3_extended_errcode(db));
     if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    return fail(reason);
+    return fail(reason + (disk_full ? "; the file is not finished yet: free some space on its "
+                                      "disk and run memtap recover again"
+                                    : ""));
   }
   rc = sqlite3_close(db);
   handle.db = nullptr;
@@ -147,8 +182,11 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
   }
   result->out_path = out;
   result->rows = rows;
-  result->processes = processes.size();
+  result->processes = sessions != 0 ? size_t(sessions) : processes.size();
   result->spool_left = exists(partial_path + ".spool");
+  result->stopped = recording_stop_from_meta(old_meta);
+  // Room a killed monitor kept on the disk (memscope_writer.h): of no use any more.
+  unlink((partial_path + ".reserve").c_str());
   return true;
 }
 

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "monitor/model/mem_event.h"
+
 namespace memtap {
 
 struct RecoverResult {
@@ -16,14 +18,18 @@ struct RecoverResult {
   uint64_t rows = 0;        // rows it holds
   size_t processes = 0;     // memtap_session rows derived from them
   bool spool_left = false;  // `<partial>.spool` was there: rows queued on disk, not in the file
+  RecordingStop stopped;    // the recording had stopped early (a full disk): where
 };
 
 // Finishes `partial_path` (a memtap `.partial` recording) into `out_path` ("": the same
 // path without `.partial`), which must not exist. memtap_session gets one row per process
 // seen in the rows (pid, first and last event, rows), with ended_by saying the recording
-// was cut; memtap_meta gets complete=1 and recovered=1. False with *error (one line naming
-// the file and what is wrong) when it is not a memtap recording, already finished, or
-// cannot be read or written; the partial file is then left as it was.
+// was cut, unless it has rows already (a recording stopped by a full disk keeps what its
+// monitor knew); memtap_meta gets complete=1 and recovered=1, and keeps what it had (where a
+// stopped recording stopped). False with *error (one line naming the file and what is
+// wrong) when it is not a memtap recording, already finished, or cannot be read or written;
+// the partial file is then not finished, and recover can run again (on a full disk: once
+// there is room).
 bool recover_recording(const std::string& partial_path, const std::string& out_path,
                        RecoverResult* result, std::string* error);
 

@@ -218,7 +218,9 @@ bool read_all(int fd, char* data, size_t size, off_t at) {
 std::unique_ptr<RowSpool> RowSpool::create(const std::string& path, std::string* error) {
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
-    if (error != nullptr) *error = "cannot create " + path + ": " + std::strerror(errno);
+    const int err = errno;
+    if (error != nullptr) *error = "cannot create " + path + ": " + std::strerror(err);
+    errno = err;
     return nullptr;
   }
   return std::unique_ptr<RowSpool>(new RowSpool(path, fd));
@@ -248,8 +250,10 @@ bool RowSpool::push(const DumpRow* rows, size_t count, std::string* error) {
   put_u32(packed + 8, uint32_t(bytes));
   const uint64_t at = end_offset_;
   if (!write_all(fd_, packed, kHeaderBytes + bytes, off_t(at))) {
+    last_errno_ = errno;
     if (error != nullptr) {
-      *error = path_ + ": writing rows at byte " + std::to_string(at) + ": " + std::strerror(errno);
+      *error = path_ + ": writing rows at byte " + std::to_string(at) + ": " +
+               std::strerror(last_errno_);
     }
     // A partial write leaves bytes past end_offset_, which the next push overwrites.
     return false;

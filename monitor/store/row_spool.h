@@ -23,15 +23,18 @@ namespace memtap {
 
 class RowSpool {
  public:
-  // Creates `path` (replacing a stale one, mode 0600). nullptr with *error otherwise.
+  // Creates `path` (replacing a stale one, mode 0600). nullptr with *error otherwise (and
+  // errno saying why).
   static std::unique_ptr<RowSpool> create(const std::string& path, std::string* error);
   // Closes and removes the file.
   ~RowSpool();
   RowSpool(const RowSpool&) = delete;
   RowSpool& operator=(const RowSpool&) = delete;
 
-  // Appends the rows. False (nothing appended) with *error when the disk refuses them.
+  // Appends the rows. False (nothing appended) with *error when the disk refuses them;
+  // last_error_number() then says why (ENOSPC: the disk is full).
   bool push(const DumpRow* rows, size_t count, std::string* error);
+  int last_error_number() const { return last_errno_; }
 
   // The oldest unread blocks (whole pushes): the first, then more while their rows stay
   // within `max`. Their rows count as read from here on; read() then fetches them.
@@ -66,6 +69,7 @@ class RowSpool {
   uint64_t claimed_ = 0;         // rows handed out by claim()
   uint64_t end_offset_ = 0;      // bytes in the file
   uint64_t claimed_offset_ = 0;  // bytes handed out by claim()
+  int last_errno_ = 0;           // why the last push() failed
   std::deque<Block> unclaimed_;  // the blocks after claimed_offset_, in file order
   // push()'s buffer, kept for its capacity; not a vector, whose resize would zero it first.
   std::unique_ptr<char[]> packed_;

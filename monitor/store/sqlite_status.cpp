@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace memtap {
@@ -69,6 +70,16 @@ std::string sqlite_error_text(sqlite3* db, int rc) {
     text += ")";
   }
   return text;
+}
+
+bool errno_disk_full(int error_number) {
+  return error_number == ENOSPC || error_number == EDQUOT || error_number == EFBIG;
+}
+
+bool sqlite_disk_full(sqlite3* db, int rc) {
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_FULL) return true;
+  return primary == SQLITE_IOERR && db != nullptr && errno_disk_full(sqlite3_system_errno(db));
 }
 
 bool sqlite_exec(sqlite3* db, const char* sql, std::string* error) {

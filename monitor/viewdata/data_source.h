@@ -72,6 +72,10 @@ struct SourceStatus {
   // can be seconds behind a flood: the window says so rather than look hung).
   bool writing = false;
   uint64_t rows_to_write = 0;
+  // Live: the recording stopped (a full disk; `error` says why and where) while the analyses
+  // go on: the file holds the events up to this time only (epoch ns), so nothing after it
+  // is read back from there. 0: it did not stop.
+  int64_t recorded_until_ns = 0;
 };
 
 class DataSource {

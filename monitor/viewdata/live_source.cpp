@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "monitor/live/live_support.h"
+#include "monitor/report/report_render.h"
 #include "monitor/viewdata/block_index.h"
 
 namespace memtap::viewdata {
@@ -126,11 +127,11 @@ class LiveSource final : public DataSource {
     } else {
       std::vector<std::pair<std::string, std::string>> meta = {{"memtap_version", MEMTAP_VERSION},
                                                                {"mode", "record"}};
-      if (rec_->finish(meta, &error)) {
-        rec_->print_summary(stderr);
-      } else {
+      const bool written = rec_->finish(meta, &error);
+      if (!written && rec_->writer().stopped().reason.empty()) {
         fprintf(stderr, "memtap monitor: %s\n", error.c_str());
       }
+      rec_->print_summary(stderr, written);
     }
     {
       std::lock_guard lock(mutex_);
@@ -142,7 +143,8 @@ class LiveSource final : public DataSource {
     status_.writing = false;
     status_.loaded = true;
     status_.exit_code = code;
-    if (!error.empty()) status_.error = error;
+    // A stop keeps its own words (update_status), which say more than finish()'s.
+    if (!error.empty() && status_.recorded_until_ns == 0) status_.error = error;
   }
 
   // The receiving thread's figures for status(), every ~100 ms.
@@ -172,6 +174,8 @@ class LiveSource final : public DataSource {
       newest = std::max(newest, p.end_ns);
     }
     dropped += rec_ptr_->session().rejected_messages();
+    // The window goes on with its live analyses; the bar says where the file ends.
+    const RecordingStop stop = rec_ptr_->writer().stopped();
     const std::string db = database_path();
     const uint64_t bytes = file_bytes(db) + file_bytes(db + "-wal") + file_bytes(db + ".spool");
     const double seconds = duration<double>(now - rate_since_).count();
@@ -185,6 +189,10 @@ class LiveSource final : public DataSource {
     status_.events_dropped = dropped;
     status_.recording_bytes = bytes;
     status_.first_ns = first;
+    if (!stop.reason.empty()) {
+      status_.error = "recording stopped " + recording_stop_position(stop) + ": " + stop.reason;
+      status_.recorded_until_ns = std::max<int64_t>(stop.recorded_until_ns, 1);
+    }
     newest_received_ns_ = newest;
   }
 

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <thread>
 
+#include "monitor/report/report_render.h"
 #include "monitor/store/reader/recording_feed.h"
 #include "monitor/viewdata/block_index.h"
 #include "monitor/viewdata/csv_database.h"
@@ -225,7 +226,10 @@ class ReplaySource final : public DataSource {
     if (!db_error.empty()) status_.warning = db_error;
     if (!rec_.warning.empty()) status_.warning = rec_.warning;
     status_.unfinished = rec_.unfinished;
-    if (rec_.unfinished && status_.warning.empty()) {
+    if (!rec_.stopped.reason.empty() && status_.warning.empty()) {
+      status_.warning = path_ + ": the recording stopped " + recording_stop_position(rec_.stopped) +
+                        ": " + rec_.stopped.reason + "; it holds the events up to there";
+    } else if (rec_.unfinished && status_.warning.empty()) {
       status_.warning = path_ +
                         ": not finished (its monitor stopped before the end); this is what it "
                         "had committed. 'memtap recover' makes it a finished recording";

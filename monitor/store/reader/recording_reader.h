@@ -56,6 +56,9 @@ struct Recording {
   bool unfinished = false;
   // From memtap_meta, when the recording kept it.
   LiveInput live_input;
+  // A memtap recording that stopped while its session went on (a full disk): why, and
+  // where; reason "" otherwise. Such a file is unfinished too.
+  RecordingStop stopped;
 };
 
 // Reads `path` into *out (replacing what it held). False with *error, one line naming the

@@ -50,7 +50,14 @@ bool check_sqlite_length(const std::string& path, std::string* error) {
   // header that is itself garbage says nothing about length, and SQLite calls it NOTADB.
   const bool count_valid =
       page_size_valid && pages > 0 && big_endian(&header[24], 4) == big_endian(&header[92], 4);
-  if (count_valid && uint64_t(st.st_size) < page_size * pages) {
+  // A recording in WAL mode (read and write versions 2) with its log beside it may hold its
+  // pages in the log: a checkpoint that a full disk stopped part way has written page 1,
+  // with the new page count, and not the pages that would have grown the file. SQLite takes
+  // the size from the log then, and so does this check.
+  struct stat wal {};
+  const bool pages_in_log = header[18] == 2 && header[19] == 2 &&
+                            ::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
+  if (count_valid && !pages_in_log && uint64_t(st.st_size) < page_size * pages) {
     *error = path + ": truncated SQLite database: its header says " + std::to_string(pages) +
              " pages of " + std::to_string(page_size) + " bytes (" +
              std::to_string(page_size * pages) + " bytes) but the file has " +

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "monitor/store/memtap_tables.h"
 #include "monitor/store/reader/compact_table_scan.h"
 #include "monitor/store/reader/dump_table_scan.h"
 #include "monitor/store/reader/memtap_session_source.h"
@@ -269,23 +270,24 @@ bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& opt
       return false;
     }
     if (equals_ignore_case(table, "memtap_meta")) {
-      bool complete = false;
+      std::vector<std::pair<std::string, std::string>> meta;
       if (!for_each_row(
               path, handle.db, "SELECT key, value FROM memtap_meta",
-              [&](sqlite3_stmt* s) {
-                const std::string key = column_string(s, 0);
-                const std::string value = column_string(s, 1);
-                complete = complete || (key == "complete" && value == "1");
-                for (const LiveInputKey& k : kLiveInputKeys) {
-                  if (key != k.meta_key) continue;
-                  out->live_input.known = true;
-                  out->live_input.*k.field = strtoull(value.c_str(), nullptr, 10);
-                }
-              },
+              [&](sqlite3_stmt* s) { meta.emplace_back(column_string(s, 0), column_string(s, 1)); },
               error)) {
         return false;
       }
+      bool complete = false;
+      for (const auto& [key, value] : meta) {
+        complete = complete || (key == "complete" && value == "1");
+        for (const LiveInputKey& k : kLiveInputKeys) {
+          if (key != k.meta_key) continue;
+          out->live_input.known = true;
+          out->live_input.*k.field = strtoull(value.c_str(), nullptr, 10);
+        }
+      }
       out->unfinished = !complete;
+      out->stopped = recording_stop_from_meta(meta);
     }
   }
   if (compact) return read_compact_tables(path, handle.db, options, out, problems, error);

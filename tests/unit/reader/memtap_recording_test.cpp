@@ -5,9 +5,14 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "monitor/store/memscope_schema.h"
+#include "monitor/store/memscope_writer.h"
+#include "monitor/store/memtap_tables.h"
 #include "tests/unit/reader/reader_test_support.h"
 
 extern char** environ;
@@ -37,6 +42,23 @@ int run_quietly(std::vector<std::string> argv) {
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A finished recording of a few rows, for the tests that need one.
+std::string write_recording_for_stop_test(const TempDir& dir) {
+  const std::string path = dir.file("memscope_dump_20260101000002.db");
+  std::string error;
+  auto writer = MemscopeWriter::create(path, &error);
+  if (writer == nullptr) return error;
+  DumpRow row;
+  row.event = DumpEvent::kMalloc;
+  row.timestamp_ns = 1000;
+  row.process_id = row.thread_id = 7;
+  row.ptr = 0x1000;
+  row.size_bytes = 64;
+  row.allocation_id = 1;
+  writer->append(&row, 1);
+  return writer->finish({}, {}, &error) ? path : error;
 }
 
 TEST(MemtapRecording, ReadsBackEveryRow) {
@@ -88,6 +110,79 @@ TEST(MemtapRecording, ReadsBackEveryRow) {
   EXPECT_EQ(rec.processes[1].command_line, "/bin/ls /");
   EXPECT_EQ(rec.processes[0].ended_by, "exit code 0");
   EXPECT_EQ(rec.processes[1].ended_by, "exit code 0");
+}
+
+// A recording a full disk stopped reads back as far as it goes, and says where it stopped.
+TEST(MemtapRecording, AStoppedRecordingSaysWhereItStopped) {
+  TempDir dir;
+  const std::string path = dir.file("memscope_dump_20260101000001.db");
+  MemscopeWriterOptions options;
+  options.rows_per_transaction = 1000;
+  options.max_page_count = 64;  // SQLITE_FULL after a few thousand rows, as on a full disk
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  std::vector<DumpRow> rows(20000);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].event = DumpEvent::kMalloc;
+    rows[i].timestamp_ns = int64_t(1000000000 + i);
+    rows[i].process_id = rows[i].thread_id = 7;
+    rows[i].ptr = 0x7f0000000000 + 64 * i;
+    rows[i].size_bytes = 64;
+    rows[i].allocation_id = i + 1;
+  }
+  writer->append(rows.data(), rows.size());
+  ASSERT_FALSE(writer->finish({}, {}, &error));
+  const uint64_t written = writer->rows_written();
+  const Recording rec = read_ok(path + ".partial");
+  EXPECT_TRUE(rec.unfinished);
+  EXPECT_EQ(rec.rows_read, written);
+  EXPECT_EQ(rec.stopped.reason, writer->stopped().reason);
+  EXPECT_NE(rec.stopped.reason.find("database or disk is full [SQLITE_FULL]"), std::string::npos);
+  EXPECT_TRUE(rec.stopped.disk_full);
+  EXPECT_EQ(rec.stopped.rows_recorded, written);
+  EXPECT_EQ(rec.stopped.rows_not_recorded, 20000 - written);
+  EXPECT_EQ(rec.stopped.first_ns, 1000000000);
+  EXPECT_EQ(rec.stopped.recorded_until_ns, int64_t(1000000000 + written - 1));
+  EXPECT_GT(rec.stopped.stopped_ns, 0);
+
+  // A recording that did not stop says nothing of the kind.
+  EXPECT_TRUE(read_ok(write_recording_for_stop_test(dir)).stopped.reason.empty());
+}
+
+// A checkpoint that a full disk stopped part way has written page 1 of the file, with the
+// page count of the log's last commit, and not the pages that would have grown the file:
+// the file looks truncated, and is not, since its pages are in the log beside it.
+TEST(MemtapRecording, PagesStillInTheLogAreNotATruncation) {
+  TempDir dir;
+  const std::string path = dir.file("live.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const std::string schema = std::string("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;") +
+                             kCreateMemscopeDumpSql + ";" + memtap_tables_sql() +
+                             "PRAGMA wal_checkpoint(TRUNCATE);"
+                             "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
+                             "WHERE i < 1999) INSERT INTO memscope_dump SELECT i, 'MALLOC', "
+                             "'HOST', 'N/A', 1000 + i, 7, 7, 'cpu', printf('0x%016x', 4096 + 64 "
+                             "* i), '{\"allocation_id\":\"' || (i + 1) || '\",\"size\":\"64\"}', "
+                             "'', '' FROM c;";
+  ASSERT_EQ(sqlite3_exec(db, schema.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  // The file and its log as they are while the connection holds the log back: copied, with
+  // the file's page count raised past its length, as the stopped checkpoint leaves it.
+  const std::string copy = dir.file("cut.db");
+  std::filesystem::copy_file(path, copy);
+  std::filesystem::copy_file(path + "-wal", copy + "-wal");
+  sqlite3_close(db);
+  std::fstream file(copy, std::ios::in | std::ios::out | std::ios::binary);
+  const uint64_t pages = std::filesystem::file_size(copy) / 4096 + 10;
+  const char count[4] = {char(pages >> 24), char(pages >> 16), char(pages >> 8), char(pages)};
+  file.seekp(28);
+  file.write(count, 4);
+  file.close();
+  const Recording rec = read_ok(copy);
+  EXPECT_EQ(rec.rows_read, 2000u);
+  EXPECT_EQ(count_kind(rec, MemEventKind::kMalloc), 2000u);
 }
 
 }  // namespace

@@ -1,14 +1,20 @@
 // MemscopeWriter when the file cannot be made or stops growing: no crash, one message that
-// names the file and the reason, and never a file that looks complete.
+// names the file and the reason, never a file that looks complete, and a recording that
+// stops where the disk refused, holding no row in memory from then on.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "monitor/store/memscope_writer.h"
@@ -37,6 +43,47 @@ std::vector<DumpRow> malloc_rows(size_t count) {
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// Waits until the writer's thread has stopped the recording (it does so on its own thread,
+// as it meets the error); false after 20 s.
+bool wait_stopped(const MemscopeWriter& writer) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (writer.stopped().reason.empty()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+int64_t file_size(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? int64_t(st.st_size) : -1;
+}
+
+// Runs `body` in a forked child (for what must not touch the test process: a file size
+// limit) and returns what it reported: "" when every check passed, else what failed.
+std::string in_child(const std::function<std::string()>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  const pid_t child = fork();
+  if (child < 0) return "fork failed";
+  if (child == 0) {
+    close(fds[0]);
+    const std::string failures = body();
+    const ssize_t n = write(fds[1], failures.data(), failures.size());
+    _exit(n == ssize_t(failures.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string failures;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) failures.append(buffer, size_t(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failures += " (the child did not exit 0)";
+  return failures;
 }
 
 TEST(MemscopeWriterErrors, CreateFailsInMissingDirectory) {
@@ -155,7 +202,173 @@ TEST(MemscopeWriterErrors, DiskFullMakesFinishFailAndKeepsThePartial) {
   EXPECT_EQ(db.value("PRAGMA integrity_check"), "ok");
   EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump"), std::to_string(written));
   EXPECT_EQ(db.value("SELECT max(ID) FROM memscope_dump"), std::to_string(written - 1));
-  EXPECT_EQ(db.value("SELECT count(*) FROM memtap_meta"), "0");
+  // Where it stopped, in the file (the room came from the reserve), and never `complete`.
+  EXPECT_EQ(db.value("SELECT count(*) FROM memtap_meta WHERE key = 'complete'"), "0");
+  EXPECT_EQ(db.value("SELECT value FROM memtap_meta WHERE key = 'k'"), "v");
+  EXPECT_EQ(db.value("SELECT value FROM memtap_meta WHERE key = 'rows_recorded'"),
+            std::to_string(written));
+  EXPECT_EQ(db.value("SELECT value FROM memtap_meta WHERE key = 'rows_not_recorded'"),
+            std::to_string(20000 - written));
+  EXPECT_EQ(db.value("SELECT value FROM memtap_meta WHERE key = 'recorded_until_ns'"),
+            std::to_string(1000 + written - 1));
+  EXPECT_EQ(db.value("SELECT value FROM memtap_meta WHERE key = 'recording_stopped_disk_full'"),
+            "1");
+  EXPECT_TRUE(contains(db.value("SELECT value FROM memtap_meta WHERE key = 'recording_stopped'"),
+                       path + ".partial: database or disk is full [SQLITE_FULL]"));
+
+  const RecordingStop stop = writer->stopped();
+  EXPECT_TRUE(contains(stop.reason, path + ".partial: database or disk is full [SQLITE_FULL]"))
+      << stop.reason;
+  EXPECT_TRUE(contains(stop.reason, "free on its file system")) << stop.reason;
+  EXPECT_TRUE(stop.disk_full);
+  EXPECT_EQ(stop.rows_recorded, written);
+  EXPECT_EQ(stop.rows_not_recorded, 20000 - written);
+  EXPECT_EQ(stop.first_ns, 1000);
+  EXPECT_EQ(stop.recorded_until_ns, int64_t(1000 + written - 1));
+  EXPECT_GT(stop.stopped_ns, 0);
+}
+
+// Once the recording stopped, nothing waits for the disk: a flood after it leaves no row
+// in memory and no queue on disk, only a count.
+TEST(MemscopeWriterErrors, RowsAfterTheStopAreCountedNotKept) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_1.db");
+  MemscopeWriterOptions options;
+  options.rows_per_transaction = 1000;
+  options.max_page_count = 64;
+  options.max_memory_rows = 4096;  // past it, rows would go to the spool
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  const std::vector<DumpRow> rows = malloc_rows(20000);
+  writer->append(rows.data(), rows.size());
+  ASSERT_TRUE(wait_stopped(*writer));
+  EXPECT_EQ(writer->rows_in_memory(), 0u);
+  EXPECT_FALSE(exists(path + ".partial.spool"));
+  const uint64_t recorded = writer->stopped().rows_recorded;
+  for (int i = 0; i < 100; ++i) writer->append(rows.data(), rows.size());  // 2M rows
+  EXPECT_EQ(writer->rows_in_memory(), 0u);
+  EXPECT_FALSE(exists(path + ".partial.spool"));
+  EXPECT_EQ(writer->stopped().rows_recorded, recorded);
+  EXPECT_EQ(writer->stopped().rows_not_recorded, 101 * 20000 - recorded);
+  EXPECT_FALSE(writer->finish({}, {}, &error));
+  EXPECT_EQ(writer->rows_written(), recorded);
+  Db db(path + ".partial");
+  EXPECT_EQ(db.value("SELECT value FROM memtap_meta WHERE key = 'rows_not_recorded'"),
+            std::to_string(101 * 20000 - recorded));
+}
+
+// The room kept for the file's last words: there while recording, half of it given back
+// when the recording stops, the rest in finish(); none left behind.
+TEST(MemscopeWriterErrors, TheReserveIsGivenBackInTwoHalves) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_1.db");
+  const std::string reserve = path + ".partial.reserve";
+  MemscopeWriterOptions options;
+  options.rows_per_transaction = 1000;
+  options.max_page_count = 64;
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  EXPECT_EQ(file_size(reserve), int64_t(options.reserve_bytes));
+  const std::vector<DumpRow> rows = malloc_rows(20000);
+  writer->append(rows.data(), rows.size());
+  ASSERT_TRUE(wait_stopped(*writer));
+  EXPECT_EQ(file_size(reserve), int64_t(options.reserve_bytes / 2));
+  EXPECT_FALSE(writer->finish({}, {}, &error));
+  EXPECT_FALSE(exists(reserve));
+
+  // A recording that completes leaves none either.
+  auto fine = MemscopeWriter::create(dir.file("fine.db"), &error);
+  ASSERT_NE(fine, nullptr) << error;
+  EXPECT_TRUE(exists(dir.file("fine.db.partial.reserve")));
+  fine->append(rows.data(), 10);
+  ASSERT_TRUE(fine->finish({}, {}, &error)) << error;
+  EXPECT_FALSE(exists(dir.file("fine.db.partial.reserve")));
+}
+
+// A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes writes fail with EFBIG, a full
+// disk for one file. The database's log hits it: SQLite says SQLITE_IOERR with the OS error,
+// which stops the recording as a full disk does. In a child: the limit would hold for the
+// whole test run.
+TEST(MemscopeWriterErrors, AFileSizeLimitStopsTheRecordingAsAFullDiskDoes) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_1.db");
+  const std::string failures = in_child([&]() -> std::string {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{1024 * 1024, 1024 * 1024};  // about 5,000 rows: a few transactions
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
+    MemscopeWriterOptions options;
+    options.rows_per_transaction = 1000;
+    std::string error;
+    auto writer = MemscopeWriter::create(path, options, &error);
+    if (writer == nullptr) return "create: " + error;
+    const std::vector<DumpRow> rows = malloc_rows(20000);
+    writer->append(rows.data(), rows.size());
+    if (!wait_stopped(*writer)) return "the recording did not stop";
+    const RecordingStop stop = writer->stopped();
+    std::string out;
+    if (!contains(stop.reason, path + ".partial: disk I/O error [SQLITE_IOERR] (File too large") ||
+        !contains(stop.reason, "1024 KiB")) {
+      out += "reason: " + stop.reason + "; ";
+    }
+    if (!stop.disk_full) out += "not disk_full; ";
+    if (stop.rows_recorded == 0 || stop.rows_recorded >= 20000 || stop.rows_recorded % 1000 != 0) {
+      out += "rows_recorded " + std::to_string(stop.rows_recorded) + "; ";
+    }
+    if (writer->rows_in_memory() != 0) out += "rows still in memory; ";
+    if (writer->finish({}, {}, &error)) out += "finish() succeeded; ";
+    return out;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// While the live analyses are behind, rows queue in the spool; when its disk refuses them
+// (here a file size limit: EFBIG), the recording stops at once instead of keeping the rows
+// in memory for a disk that may not take them again.
+TEST(MemscopeWriterErrors, ASpoolTheDiskRefusesStopsTheRecording) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_1.db");
+  const std::string failures = in_child([&]() -> std::string {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{256 * 1024, 256 * 1024};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
+    MemscopeWriterOptions options;
+    options.max_memory_rows = 1000;
+    options.live_behind = [] { return true; };  // the writer waits: every row queues
+    std::string error;
+    auto writer = MemscopeWriter::create(path, options, &error);
+    if (writer == nullptr) return "create: " + error;
+    const std::vector<DumpRow> rows = malloc_rows(1000);
+    // About 15 bytes a row in the spool: the limit comes at about 17,000 rows.
+    for (int i = 0; i < 100 && writer->stopped().reason.empty(); ++i) {
+      writer->append(rows.data(), rows.size());
+    }
+    if (!wait_stopped(*writer)) return "the recording did not stop";
+    for (int i = 0; i < 1000; ++i) writer->append(rows.data(), rows.size());
+    const RecordingStop stop = writer->stopped();
+    std::string out;
+    if (!contains(stop.reason, path + ".partial.spool: writing rows at byte ") ||
+        !contains(stop.reason, "File too large")) {
+      out += "reason: " + stop.reason + "; ";
+    }
+    if (!stop.disk_full) out += "not disk_full; ";
+    if (stop.rows_recorded != 0)
+      out += "rows_recorded " + std::to_string(stop.rows_recorded) + "; ";
+    if (writer->rows_in_memory() != 0) {
+      out += std::to_string(writer->rows_in_memory()) + " rows still in memory; ";
+    }
+    if (exists(path + ".partial.spool")) out += "the spool is still there; ";
+    if (stop.rows_not_recorded != writer->rows_queued()) out += "rows_not_recorded; ";
+    if (writer->finish({}, {}, &error)) out += "finish() succeeded; ";
+    if (!contains(error, "queueing rows on disk: ")) out += "finish: " + error + "; ";
+    return out;
+  });
+  EXPECT_EQ(failures, "");
 }
 
 TEST(MemscopeWriterErrors, RowsAppendedAfterAFailureAreCountedAsNotWritten) {

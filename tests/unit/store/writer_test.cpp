@@ -235,9 +235,10 @@ TEST_P(WriterForms, RowsQueuedOnDiskAreWrittenInAppendOrder) {
             std::to_string(kRows));
 }
 
-// A disk queue that cannot be made (here a directory stands where its file would go) leaves
-// the rows in memory, in order, and loses none.
-TEST_P(WriterForms, RowsStayInMemoryWhenTheDiskQueueCannotBeMade) {
+// A disk queue that cannot be made (here a directory stands where its file would go) stops
+// the recording, as a full disk does: keeping the rows in memory instead is what has no
+// bound. The message names the queue's file and why; nothing stays queued.
+TEST_P(WriterForms, ADiskQueueThatCannotBeMadeStopsTheRecording) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("memscope_dump_20260101000010.db");
@@ -253,12 +254,19 @@ TEST_P(WriterForms, RowsStayInMemoryWhenTheDiskQueueCannotBeMade) {
     rows.push_back(memory_row(DumpEvent::kMalloc, 1000 + i, 7, 7, 0x1000 + 16 * i, 16, i + 1));
   }
   for (int at = 0; at < kRows; at += 500) writer->append(&rows[at], 500);
-  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  EXPECT_FALSE(writer->finish({}, {}, &error));
+  EXPECT_NE(error.find("cannot create " + path + ".partial.spool: Is a directory"),
+            std::string::npos)
+      << error;
+  const RecordingStop stop = writer->stopped();
+  EXPECT_EQ(stop.reason, "cannot create " + path + ".partial.spool: Is a directory");
+  EXPECT_FALSE(stop.disk_full);
+  EXPECT_EQ(stop.rows_recorded + stop.rows_not_recorded, uint64_t(kRows));
+  EXPECT_EQ(writer->rows_in_memory(), 0u);
   EXPECT_EQ(writer->rows_spooled(), 0u);
-  EXPECT_EQ(writer->rows_written(), uint64_t(kRows));
-  Db db(path);
-  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump WHERE \"Timestamp(ns)\" = ID + 1000"),
-            std::to_string(kRows));
+  Db db(path + ".partial");
+  EXPECT_EQ(db.value("SELECT count(*) FROM memscope_dump"), std::to_string(stop.rows_recorded));
+  EXPECT_EQ(db.value("SELECT value FROM memtap_meta WHERE key = 'recording_stopped'"), stop.reason);
 }
 
 // Polls `done` until it holds or ten seconds pass (a bound for a hung writer, not a timing).
