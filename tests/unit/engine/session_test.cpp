@@ -535,8 +535,7 @@ TEST_F(SessionTest, ListOfBytesInPlaceOfEventsOrThreadsIsRejected) {
     capnp::AnyStruct::Builder batch = header(b, kPid, kInst, 1).getBody().initBatch();
     batch.getPointerSection()[0].initAs<capnp::List<uint8_t>>(kBytes);  // threads
     const std::string error = feed_rejected(pack(b));
-    EXPECT_NE(error.find("batch.threads: 1048576 elements of at least 16 bytes"),
-              std::string::npos)
+    EXPECT_NE(error.find("batch.threads: 1048576 elements of at least 16 bytes"), std::string::npos)
         << error;
   }
   // Neither was applied: the hello's process has not even started (its first batch would).
