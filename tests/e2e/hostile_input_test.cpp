@@ -271,13 +271,8 @@ TEST_F(HostileInput, EachKindIsCountedAndSkippedWhileGoodProcessesRecordComplete
   ASSERT_TRUE(relay.finish()) << "the victim's Bye never came";
   std::vector<PatternRun> runs;
   for (auto& p : good) {
-    ProcessResult r = p->wait(kProcessTimeout);
-    ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
     PatternRun run;
-    std::string error;
-    ASSERT_TRUE(parse_pattern_output(r.out, &run, &error)) << error;
-    run.expected_ppid = getpid();
-    run.command_line = kAllocPattern;
+    ASSERT_TRUE(finish_pattern_run(*p, &run));
     runs.push_back(run);
   }
   window.end_ns = realtime_now_ns();

@@ -81,13 +81,8 @@ TEST(MultiHost, SixteenRanksOnFourHostsAreRecordedCompletelyOverCurve) {
   }
   std::vector<PatternRun> runs;
   for (Rank& rank : ranks) {
-    ProcessResult r = rank.process->wait(kProcessTimeout);
-    ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
     PatternRun run;
-    std::string error;
-    ASSERT_TRUE(parse_pattern_output(r.out, &run, &error)) << error;
-    run.expected_ppid = getpid();
-    run.command_line = kAllocPattern;
+    ASSERT_TRUE(finish_pattern_run(*rank.process, &run));
     run.hostname = rank.hostname;
     runs.push_back(run);
   }

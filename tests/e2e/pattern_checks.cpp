@@ -3,6 +3,7 @@
 #include "tests/e2e/pattern_checks.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "tests/e2e/e2e_support.h"
+#include "tests/e2e/process_runner.h"
 #include "tests/e2e/recording_checks.h"
 #include "tests/programs/alloc_pattern.h"
 
@@ -314,6 +316,22 @@ void expect_alloc_pattern(const RecordingData& rec, const PatternRun& run) {
   check_threads_and_mappings(rec, run);
   check_fork(rec, run);
   check_sessions(rec, run);
+}
+
+bool finish_pattern_run(Process& program, PatternRun* run) {
+  ProcessResult r = program.wait(kProcessTimeout);
+  if (!r.exited || r.exit_code != 0) {
+    ADD_FAILURE() << describe(r) << "\nstderr:\n" << r.err;
+    return false;
+  }
+  std::string error;
+  if (!parse_pattern_output(r.out, run, &error)) {
+    ADD_FAILURE() << error;
+    return false;
+  }
+  run->expected_ppid = getpid();
+  run->command_line = kAllocPattern;
+  return true;
 }
 
 }  // namespace memtap::e2e

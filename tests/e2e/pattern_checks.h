@@ -27,6 +27,12 @@ struct PatternRun {
 // exactly the three lines alloc_pattern.h documents. False with *error otherwise.
 bool parse_pattern_output(const std::string& out, PatternRun* run, std::string* error);
 
+class Process;
+// Waits for an alloc_pattern the test started under the agent and parses what it printed,
+// as recording_checks expect it (its parent the test, its command line alloc_pattern). False,
+// with the test failed, when it did not exit 0 or printed something else.
+bool finish_pattern_run(Process& program, PatternRun* run);
+
 // Checks the rows and session rows of run.pid and run.child_pid (other processes in the
 // recording are left alone; expect_well_formed covers the rules every row follows).
 void expect_alloc_pattern(const RecordingData& rec, const PatternRun& run);

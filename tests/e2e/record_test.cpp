@@ -35,13 +35,8 @@ TEST_F(MemtapRecord, RecordsManyProcessesAtOnce) {
   }
   std::vector<PatternRun> runs;
   for (auto& p : programs) {
-    ProcessResult r = p->wait(kProcessTimeout);
-    ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
     PatternRun run;
-    std::string error;
-    ASSERT_TRUE(parse_pattern_output(r.out, &run, &error)) << error;
-    run.expected_ppid = getpid();
-    run.command_line = kAllocPattern;
+    ASSERT_TRUE(finish_pattern_run(*p, &run));
     runs.push_back(run);
   }
   window.end_ns = realtime_now_ns();
