@@ -561,6 +561,10 @@ void MemscopeWriter::Impl::fail(const std::string& context, const std::string& c
   info.rows_recorded = rows_written.load(std::memory_order_relaxed);
   info.recorded_until_ns = committed_last_ns;
   info.stopped_ns = realtime_ns();
+  // Where it stopped goes into the file itself below, while the process may still be killed
+  // before finish(): in half of the reserve, the other half being finish()'s. Given back
+  // before the stop is published, so that whoever sees the stop sees the room too.
+  reserve.release_half();
   std::unique_ptr<RowSpool> dropped_spool;
   {
     std::lock_guard lock(mutex);
@@ -574,9 +578,6 @@ void MemscopeWriter::Impl::fail(const std::string& context, const std::string& c
     stop_info = info;
   }
   dropped_spool.reset();  // closes and removes the file
-  // Where it stopped, in the file itself, while the process may still be killed before
-  // finish(): in half of the reserve, the other half being finish()'s.
-  reserve.release_half();
   std::string ignored;
   if (!(sqlite_exec(db, "BEGIN", &ignored) &&
         write_memtap_meta(db, recording_stop_meta(info), &ignored) &&
