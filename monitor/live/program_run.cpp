@@ -368,9 +368,9 @@ bool ProgramRun::step(int timeout_ms) {
               why.c_str());
     } else {
       fprintf(stderr,
-              "memtap run: no events from '%s': it is neither statically linked nor setuid, "
-              "so the agent was either not loaded (LD_PRELOAD removed from its environment) "
-              "or sent nothing before the program ended\n",
+              "memtap run: no events from '%s': the agent was not loaded (LD_PRELOAD removed "
+              "from its environment, or MEMTAP_DISABLE set), or sent nothing before the "
+              "program ended\n",
               options_.command[0].c_str());
     }
     return true;
