@@ -57,6 +57,15 @@ size_t drain_one(BufferRegistry* reg, ThreadBuffer* b, size_t max, std::vector<E
   return moved;
 }
 
+// Whether the sender has read everything of a buffer whose owner is gone: its read position
+// at the last published slot of a chunk the owner never moved on from. Only then may the
+// buffer be given to another thread.
+bool read_to_the_end(ThreadBuffer* b) {
+  EventChunk* c = b->read_chunk;
+  return b->read_pos == c->committed.load(std::memory_order_acquire) &&
+         c->next.load(std::memory_order_acquire) == nullptr;
+}
+
 }  // namespace
 
 size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out) {
@@ -69,9 +78,7 @@ size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out) 
     size_t n = drain_one(reg, b, max_records - total, &out->records);
     // Its thread has exited: nothing more comes, and once read to the end it is the next
     // thread's.
-    if (state == kBufferRetired &&
-        b->read_pos == b->read_chunk->committed.load(std::memory_order_acquire) &&
-        b->read_chunk->next.load(std::memory_order_acquire) == nullptr) {
+    if (state == kBufferRetired && read_to_the_end(b)) {
       b->state.store(kBufferFree, std::memory_order_release);
     }
     if (n == 0) {
@@ -101,10 +108,7 @@ void reclaim_dead_buffers(BufferRegistry* reg) {
     b->idle_cycles = 0;
     if (raw_thread_alive(reg->pid, b->tid.load(std::memory_order_relaxed))) continue;
     // The thread is gone, so nothing can be published after this read.
-    EventChunk* c = b->read_chunk;
-    bool drained = b->read_pos == c->committed.load(std::memory_order_acquire) &&
-                   c->next.load(std::memory_order_acquire) == nullptr;
-    if (drained) b->state.store(kBufferFree, std::memory_order_release);
+    if (read_to_the_end(b)) b->state.store(kBufferFree, std::memory_order_release);
   }
 }
 

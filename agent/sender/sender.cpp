@@ -527,7 +527,7 @@ void run(Sender* s, std::promise<std::string>* opened) {
     ++cycle;
     wait_interval(*s);
   }
-  // An exit or an exec: the thread that asked flushes (flush_on_caller), at the program's
+  // An exit or an exec: the thread that asked flushes (stop_and_flush_on_caller), at the program's
   // priority, not this thread's.
   if (!crash_requested(*s)) return;
   // A crash: the process dies by a signal once the handler sees `done`, and the crashed
