@@ -5,8 +5,6 @@
 #include "monitor/transport/pull_socket.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <unistd.h>
 #include <zmq.h>
 
 #include <atomic>
@@ -17,20 +15,12 @@
 
 #include "common/curve_keys.h"
 #include "monitor/transport/curve_keys.h"
+#include "tests/unit/store/store_test_support.h"
 
 namespace memtap {
 namespace {
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/memtap_transport_XXXXXX";
-    path = mkdtemp(pattern) ? pattern : "";
-  }
-  ~TempDir() {
-    if (!path.empty()) std::system(("rm -rf '" + path + "'").c_str());
-  }
-  std::string path;
-};
+using test::TempDir;
 
 std::string key(const std::string& file, bool secret) {
   std::string k, error;
@@ -53,11 +43,11 @@ zmq::socket_t curve_client(zmq::context_t& ctx, const std::string& endpoint,
 
 TEST(PullSocket, CurveLetsTheAcceptedAgentInAndCountsTheOthers) {
   TempDir dir;
-  ASSERT_FALSE(dir.path.empty());
-  const std::string keys = dir.path + "/keys";
+  ASSERT_TRUE(dir.ok());
+  const std::string keys = dir.file("keys");
   std::string error;
   ASSERT_TRUE(write_key_directory(keys, &error)) << error;
-  const std::string endpoint = "ipc://" + dir.path + "/m.sock";
+  const std::string endpoint = "ipc://" + dir.file("m.sock");
   std::unique_ptr<PullSocket> pull = PullSocket::bind(endpoint, &error, {keys, false});
   ASSERT_TRUE(pull) << error;
   ASSERT_TRUE(pull->curve());
