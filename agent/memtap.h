@@ -49,6 +49,25 @@ void memtap_op_end(uint32_t name_id);
  * are CLOCK_MONOTONIC nanoseconds (Python's time.monotonic_ns()). */
 void memtap_trace_slice(uint32_t func_id, uint64_t start_ns, uint64_t end_ns);
 
+/* The framework's caching pool on CUDA device `device` (layer PTA): a pool that hands out
+ * blocks carved from memory it got from the driver reports them here (memtap.torch does so
+ * for PyTorch's CUDA caching allocator, through its trace tracker); the driver allocations
+ * themselves are recorded by the CUDA hooks (HAL), so a pool must not report its segments as
+ * blocks. Call from the thread that allocates or frees: owner labels, operators and stacks
+ * apply to pool blocks as to host ones. `stream` is the CUDA stream (a handle; 0 for the
+ * default stream). Safe to call while the pool holds its own lock: these record and return.
+ *
+ * memtap_pool_alloc: a block of `size` bytes at `addr` handed out.
+ * memtap_pool_free_requested: its owner freed the block (Allocated drops).
+ * memtap_pool_free_completed: the pool took it back (Active drops): right after the request,
+ *   or later when another stream still used the block.
+ * memtap_pool_state: what the pool holds on the device now: bytes in blocks handed out and
+ *   bytes reserved (its segments); after a segment was obtained or released, or a sample. */
+void memtap_pool_alloc(int device, uint64_t addr, uint64_t size, uint64_t stream);
+void memtap_pool_free_requested(int device, uint64_t addr, uint64_t stream);
+void memtap_pool_free_completed(int device, uint64_t addr, uint64_t stream);
+void memtap_pool_state(int device, uint64_t allocated_bytes, uint64_t reserved_bytes);
+
 /* Python call stacks (MEMTAP_STACKS=python): the agent follows the calling thread's Python
  * frames from now on, with a C profile function it installs (PyEval_SetProfile), replacing
  * the thread's profiler. Call it with the GIL held, from the thread itself (the Python

@@ -13,7 +13,8 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("memtap::wire");
 
 # Bumped on any change that an older monitor could misread.
-const protocolVersion :UInt32 = 3;  # 2: context events, stringId, Batch.strings; 3: device events
+const protocolVersion :UInt32 = 4;  # 2: context events, stringId, Batch.strings; 3: device
+                                    # events; 4: the framework pool (poolMalloc .. poolState)
 
 enum EventKind {
   malloc @0;   # heap block from the malloc family (layer HOST)
@@ -59,6 +60,19 @@ enum EventKind {
   deviceInfo @23;    # the device's capacity, recorded once per device when the process first
                      # allocates on it: addr: free bytes then, sizeBytes: total bytes
   deviceStream @24;  # addr: the stream (a handle) of this thread's next device event
+
+  # The framework's caching pool (layer PTA): blocks a pool carves out of the memory it got
+  # from the driver (which the hooks above record as HAL). Reported through the
+  # memtap_pool_* C ABI (agent/memtap.h): by memtap.torch's trace tracker for PyTorch's CUDA
+  # caching allocator, or by any pool. `device`: the CUDA ordinal the pool serves; a
+  # deviceStream record goes before each poolMalloc / poolFree / poolFreeCompleted.
+  poolMalloc @25;         # PTA MALLOC: a block handed out (addr, sizeBytes)
+  poolFree @26;           # PTA FREE: the block's free was requested (Allocated drops); sizeBytes 0
+  poolFreeCompleted @27;  # the pool took the block at addr back (Active drops): at once after
+                          # its poolFree, or once the other streams that used it are done
+  poolState @28;          # what the pool holds on `device`: addr: allocated bytes (in blocks),
+                          # sizeBytes: reserved bytes (segments); after a segment change, or
+                          # sampled (torch.cuda.memory_stats() at each step)
 }
 
 struct Event {
@@ -68,7 +82,7 @@ struct Event {
   sizeBytes @3 :UInt64;
   stringId @4 :UInt32;    # 0: none; else an id of Batch.strings (this or an earlier batch of
                           # the same agent instance; the monitor also waits a little for it)
-  device @5 :UInt16;      # device events (deviceMalloc .. deviceStream): the CUDA device
+  device @5 :UInt16;      # device and pool events (deviceMalloc .. poolState): the CUDA device
                           # ordinal; 0 for every other kind. Fills the hole after kind, so
                           # an Event stays four words
 }

@@ -23,6 +23,7 @@ enum class DumpEvent : uint8_t {
   kTraceSlice,
   kKernelLaunch,  // KERNEL_LAUNCH; Name: the kernel
   kOomDetail,     // OOM_DETAIL: an allocation that failed, then the largest blocks live then
+  kFreeCompleted,  // FREE_COMPLETED (Event Type PTA): a pending FREE's block went back to the pool
 };
 
 // The `Event Type` column.
@@ -42,6 +43,8 @@ enum class DumpEventType : uint8_t {
   kKernelLaunch,
   kOomTrigger,   // OOM_DETAIL: the allocation that failed; Name: the API
   kOomTopAlloc,  // OOM_DETAIL: one of the largest blocks live on its device at the OOM
+  kPta,          // the framework's caching pool: MALLOC/FREE/FREE_COMPLETED of its blocks, and
+                 // SNAPSHOT of its figures on a device
 };
 
 // DumpRow::device of a row about no device: its `Device Id` follows its event (`cpu` for
@@ -80,6 +83,12 @@ struct DumpRow {
   uint64_t step = 0;          // SYSTEM STEP: the step's number (1, 2, ...), written as `Name`
   int64_t end_ns = 0;         // trace slice: its end, epoch ns
   uint64_t stream = 0;        // Attr stream: see has_stream
+  // PTA MALLOC/FREE: the pool after the event, Attr used (bytes in the device's live PTA
+  // blocks) and total (the reserved bytes of its latest pool state; -1: none reported yet).
+  // SNAPSHOT of a device's pool (Event Type PTA): Attr allocated and reserved.
+  int64_t pool_used = -1;
+  int64_t pool_total = -1;
+  bool free_pending = false;  // PTA FREE: Attr pending "1" (a FREE_COMPLETED row follows later)
 };
 
 }  // namespace memtap

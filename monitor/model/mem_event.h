@@ -32,6 +32,8 @@ enum class MemEventKind : uint8_t {
   kOom,           // OOM_DETAIL OOM_TRIGGER (or of a type not known): an allocation failed
   kOomTopAlloc,   // OOM_DETAIL OOM_TOP_ALLOC: a large block live on the device at the OOM
                   // before it (addr, size, allocation_id, owner, name, stacks)
+  kFreeCompleted,  // FREE_COMPLETED (a framework layer, PTA): the pool took back a block whose
+                   // FREE said free_pending; it stops counting in Active (addr, size)
   kOther,         // anything else a file holds (kept, counted, not analysed)
 };
 
@@ -91,9 +93,14 @@ struct MemEvent {
   uint32_t stack_python = 0;
   uint32_t stack_c = 0;
   uint64_t stream = 0;  // Attr stream, when given
+  // FREE of a framework block (Attr pending): the block stays Active (another stream still
+  // used it) until its FREE_COMPLETED event; without it the pool took it back at once.
+  bool free_pending = false;
   // Pool state after the event (Attr used/total), and SNAPSHOT figures; kUnknown if absent.
   int64_t pool_used = kUnknown;
   int64_t pool_total = kUnknown;
+  // SNAPSHOT of a device's framework pool (Event Type PTA; Attr allocated, reserved): bytes
+  // in blocks handed out and bytes the pool holds.
   int64_t snap_allocated = kUnknown;
   int64_t snap_reserved = kUnknown;
   int64_t snap_app_reserved = kUnknown;  // what the whole process holds (host: RSS)
