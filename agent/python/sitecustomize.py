@@ -4,7 +4,9 @@ It makes `import memtap` work in the traced program, and turns on what the comma
 asked for, through the environment memtap run sets:
   MEMTAP_STACKS containing "python": Python call stacks on large allocations
       (memtap._stacks.enable());
-  MEMTAP_TORCH_OPS=1: memtap.torch.enable() as soon as the program has imported torch.
+  MEMTAP_TORCH_OPS=1: memtap.torch.enable() as soon as the program has imported torch;
+  MEMTAP_TORCH_POOL not 0: memtap.torch.watch_pool() then too (PyTorch's CUDA caching
+      allocator as the PTA layer; nothing happens in a torch without CUDA).
 Then it runs the sitecustomize it shadows (Debian's /usr/lib/python3.X/sitecustomize.py,
 or one later on the path), as Python would have without us. Nothing here may break the
 program: a failure is one line on stderr.
@@ -28,8 +30,29 @@ def _enable_stacks():
         _warn("Python stacks are off", err)
 
 
-class _TorchOpsOnImport:
-    """A meta path finder that enables memtap.torch once `torch` has been imported."""
+def _torch_ops():
+    try:
+        import memtap.torch
+
+        memtap.torch.enable()
+    except Exception as err:  # noqa: BLE001
+        _warn("--torch-ops is off", err)
+
+
+def _torch_pool():
+    try:
+        import memtap.torch
+
+        memtap.torch.watch_pool()
+    except Exception as err:  # noqa: BLE001
+        _warn("PyTorch's pool is not recorded", err)
+
+
+class _OnTorchImport:
+    """A meta path finder that runs `then` (each a function) once `torch` is imported."""
+
+    def __init__(self, then):
+        self._then = then
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "torch":
@@ -42,15 +65,12 @@ class _TorchOpsOnImport:
             return spec
         loader = spec.loader
         exec_module = loader.exec_module
+        then = self._then
 
         def exec_then_watch(module):
             exec_module(module)
-            try:
-                import memtap.torch
-
-                memtap.torch.enable()
-            except Exception as err:  # noqa: BLE001
-                _warn("--torch-ops is off", err)
+            for fn in then:
+                fn()
 
         # The loader is torch's own instance (one per module): shadow its method there.
         loader.exec_module = exec_then_watch
@@ -78,13 +98,18 @@ def _main():
     stacks = os.environ.get("MEMTAP_STACKS", "")
     if "python" in [s.strip() for s in stacks.split(",")]:
         _enable_stacks()
+    on_torch = []
     if os.environ.get("MEMTAP_TORCH_OPS") == "1":
-        if "torch" in sys.modules:
-            import memtap.torch
-
-            memtap.torch.enable()
-        else:
-            sys.meta_path.insert(0, _TorchOpsOnImport())
+        on_torch.append(_torch_ops)
+    if os.environ.get("MEMTAP_TORCH_POOL", "1") != "0":
+        on_torch.append(_torch_pool)
+    if not on_torch:
+        return
+    if "torch" in sys.modules:
+        for fn in on_torch:
+            fn()
+    else:
+        sys.meta_path.insert(0, _OnTorchImport(on_torch))
 
 
 try:

@@ -115,6 +115,8 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* o, std:
       o->stack_min_size = std::to_string(bytes);
     } else if (a == "--torch-ops") {
       o->torch_ops = true;
+    } else if (a == "--no-torch-pool") {
+      o->torch_pool = false;
     } else if (a == "--compact") {
       o->compact = true;
     } else if (!a.empty() && a[0] == '-') {
@@ -175,6 +177,7 @@ std::vector<std::string> child_environment(const RunOptions& o, const std::strin
   if (!o.stacks.empty()) set.push_back({"MEMTAP_STACKS", o.stacks});
   if (!o.stack_min_size.empty()) set.push_back({"MEMTAP_STACK_MIN_SIZE", o.stack_min_size});
   if (o.torch_ops) set.push_back({"MEMTAP_TORCH_OPS", "1"});
+  if (!o.torch_pool) set.push_back({"MEMTAP_TORCH_POOL", "0"});
   const std::string package = python_package_dir(agent);
   std::string preload = agent;
   std::string pythonpath = package;

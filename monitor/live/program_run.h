@@ -32,6 +32,7 @@ struct RunOptions {
   std::string stacks;          // "python", "c", "python,c"; "" leaves MEMTAP_STACKS alone
   std::string stack_min_size;  // bytes, as text; "" leaves MEMTAP_STACK_MIN_SIZE alone
   bool torch_ops = false;
+  bool torch_pool = true;  // --no-torch-pool: MEMTAP_TORCH_POOL=0
   bool compact = false;
   std::vector<std::string> command;  // the program and its arguments
 };

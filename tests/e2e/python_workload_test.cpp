@@ -162,6 +162,41 @@ TEST(PythonWorkload, TorchTrainingWithDataLoaderWorkers) {
             0);
 }
 
+// memtap run watches PyTorch's CUDA pool as soon as a program imports torch; a torch without
+// CUDA (Debian's) has no pool, and the program must see nothing of it: no message, no
+// compiler run, torch as usual.
+TEST(PythonWorkload, TorchWithoutCudaLeavesThePoolUnwatchedQuietly) {
+  if (access(kPython, X_OK) != 0) GTEST_SKIP() << kPython << " is not installed";
+  ProcessSpec probe;
+  probe.argv = {kPython, "-c", "import sys, torch; sys.exit(torch.version.cuda is not None)"};
+  if (run_process(probe, kProcessTimeout).exit_code != 0) {
+    GTEST_SKIP() << "no CPU-only torch importable by " << kPython;
+  }
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string script = dir.file("cpu_torch.py");
+  std::ofstream(script) << "import torch\n"
+                           "from memtap import _torch_pool\n"
+                           "print('sum', int(torch.ones(1000).sum()))\n"
+                           "print('pool', _torch_pool.mode, '|', _torch_pool.reason)\n";
+  ProcessResult r = run_process(
+      spec_in(dir, {kMemtapBin, "run", "-o", dir.file("cpu.db"), "--", kPython, script}),
+      kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_NE(r.out.find("sum 1000\n"), std::string::npos) << r.out;
+  // "off", not None: the import of torch ran memtap.torch.watch_pool().
+  EXPECT_NE(r.out.find("pool off | this torch has no CUDA"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("memtap: PyTorch"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("compiling"), std::string::npos) << r.err;
+
+  // --no-torch-pool leaves it alone altogether.
+  r = run_process(spec_in(dir, {kMemtapBin, "run", "-o", dir.file("cpu2.db"), "--no-torch-pool",
+                                "--", kPython, script}),
+                  kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_NE(r.out.find("pool None | None"), std::string::npos) << r.out;
+}
+
 // LD_PRELOAD with a relative path (as a user types it), then the program changes directory
 // and forks: the child must still find the sender library to stream on its own.
 TEST(PythonWorkload, RelativeAgentPathSurvivesChdirAndFork) {

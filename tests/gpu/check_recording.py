@@ -5,7 +5,13 @@ takes every segment from cudaMalloc (or, with expandable segments, maps them wit
 so the peak of live HAL bytes of those calls on device 0 must be
 torch.cuda.max_memory_reserved() within 1 %. Libraries also allocate beside the pool (on an
 H200, cuBLAS took six cuMemAlloc_v2 blocks, 128 MiB): they count in the HAL peak but not in
-torch's figure, so they are printed, not compared. Exits 1 on the first mismatch."""
+torch's figure, so they are printed, not compared.
+
+The PTA rows are the allocator's blocks as its trace tracker reported them (memtap.torch):
+their sizes are the sizes asked for, so the peak of live PTA bytes must be the allocator's
+requested_bytes peak within 1 %, their largest Attr total max_memory_reserved(), the
+"batch" owner must label some of them, and the block freed while a second stream used it
+must have a pending FREE and a FREE_COMPLETED row. Exits 1 on the first mismatch."""
 import json
 import sqlite3
 import sys
@@ -31,6 +37,8 @@ def main(db_path, figures_path):
     launches = 0
     nameless = 0
     ooms = []
+    pta_live, pta_total, pta_peak, pta_mallocs, pta_reserved = {}, 0, 0, 0, 0
+    pta_owners, pending, completed = set(), 0, 0
     for event, etype, name, device, ptr, attr in rows:
         a = json.loads(attr) if attr and attr.startswith("{") else {}
         if etype == "HAL" and event == "MALLOC":
@@ -50,6 +58,18 @@ def main(db_path, figures_path):
                 all_total -= all_live.pop(ptr)
             if ptr in live:
                 total -= live.pop(ptr)
+        elif etype == "PTA" and device == "0" and event == "MALLOC":
+            pta_mallocs += 1
+            pta_live[ptr] = int(a.get("size", 0))
+            pta_total += pta_live[ptr]
+            pta_peak = max(pta_peak, pta_total)
+            pta_reserved = max(pta_reserved, int(a.get("total", 0)))
+            pta_owners.add(a.get("owner", ""))
+        elif etype == "PTA" and device == "0" and event == "FREE":
+            pta_total -= pta_live.pop(ptr, 0)
+            pending += a.get("pending") == "1"
+        elif etype == "PTA" and event == "FREE_COMPLETED":
+            completed += 1
         elif event == "KERNEL_LAUNCH":
             launches += 1
             nameless += name in ("", "N/A")
@@ -70,6 +90,23 @@ def main(db_path, figures_path):
         fail("no KERNEL_LAUNCH rows")
     if nameless:
         fail(f"{nameless} kernel launches without a name")
+    print(f"pool: {figures['pool_mode']} ({figures['pool_reason']}); PTA mallocs {pta_mallocs}, "
+          f"peak {pta_peak} B against requested_bytes peak {figures['max_requested']} B; "
+          f"largest total {pta_reserved} B; owners {sorted(pta_owners)}; "
+          f"pending frees {pending}, completions {completed}")
+    if figures["pool_mode"] != "tracker":
+        fail("PyTorch's pool was not watched with its trace tracker: " + str(figures["pool_reason"]))
+    requested = figures["max_requested"]
+    if pta_mallocs == 0:
+        fail("no PTA MALLOC rows")
+    if requested <= 0 or abs(pta_peak - requested) > 0.01 * requested:
+        fail(f"peak PTA {pta_peak} differs from requested_bytes peak {requested} by more than 1 %")
+    if abs(pta_reserved - reserved) > 0.01 * reserved:
+        fail(f"largest PTA total {pta_reserved} differs from max_memory_reserved {reserved}")
+    if "batch" not in pta_owners:
+        fail("no PTA block carries the owner 'batch'")
+    if pending == 0 or completed == 0:
+        fail("the block freed while a second stream used it has no pending FREE and completion")
     asked = figures["oom_bytes"]
     if "expandable_segments:True" in figures["alloc_conf"]:
         # Expandable segments grow page by page: the driver is asked for one page (20 MiB),

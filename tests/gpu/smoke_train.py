@@ -35,7 +35,17 @@ def main():
         opt.zero_grad()
         loss.backward()
         opt.step()
+    # A block used on a second stream: its free waits for that stream (PTA FREE pending,
+    # then FREE_COMPLETED), as a tensor handed between streams does.
+    side = torch.cuda.Stream(device)
+    shared = torch.empty(1 << 20, device=device)
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(1_000_000)  # keeps the side stream busy past the free
+        shared.add_(1)
+    shared.record_stream(side)
+    del shared
     torch.cuda.synchronize()
+    torch.empty(1, device=device)  # the allocator completes pending frees on its next call
 
     free, total = torch.cuda.mem_get_info(device)
     oom_bytes = total * 2  # more than the device has: refused by the driver
@@ -44,8 +54,12 @@ def main():
         torch.empty(oom_bytes, dtype=torch.uint8, device=device)
     except torch.cuda.OutOfMemoryError:
         oom = True
+    stats = torch.cuda.memory_stats(device)
     figures = {
         "max_memory_allocated": torch.cuda.max_memory_allocated(device),
+        "max_requested": stats.get("requested_bytes.all.peak", 0),
+        "pool_mode": memtap._torch_pool.mode,
+        "pool_reason": memtap._torch_pool.reason,
         "max_memory_reserved": torch.cuda.max_memory_reserved(device),
         "memory_reserved": torch.cuda.memory_reserved(device),
         "total": total,

@@ -16,6 +16,7 @@ Python over the agent's C ABI (agent/memtap.h); torch is imported only by memtap
 import contextlib as _contextlib
 
 from memtap import _agent
+from memtap import _torch_pool
 
 __all__ = ["active", "agent_version", "step", "mark", "owner", "range", "range_start",
            "range_end", "tracer", "torch"]
@@ -36,9 +37,13 @@ def agent_version():
 
 
 def step():
-    """A training step begins (a SYSTEM STEP row; steps are numbered per process)."""
+    """A training step begins (a SYSTEM STEP row; steps are numbered per process).
+
+    Where PyTorch's CUDA pool is watched without its tracker, also samples the pool."""
     if _lib is not None:
         _lib.memtap_step()
+        if _torch_pool.mode == "samples":
+            _torch_pool.sample()
 
 
 def mark(text):

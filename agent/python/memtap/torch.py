@@ -1,4 +1,5 @@
-"""memtap.torch: PyTorch operators as OP_LAUNCH events (needs torch >= 1.13).
+"""memtap.torch: PyTorch operators as OP_LAUNCH events (needs torch >= 1.13), and
+PyTorch's CUDA caching allocator as the PTA layer.
 
     with memtap.torch.watch_ops():     # only inside the block
         loss = model(x)
@@ -9,10 +10,16 @@ Each aten operator that runs becomes an ATEN_START/ATEN_END pair named after it
 torch.utils._python_dispatch.TorchDispatchMode: it costs some microseconds per operator,
 and it applies to the thread that entered it (and the autograd work that thread runs).
 torch is imported when watch_ops() is first called, not with memtap.
+
+    memtap.torch.watch_pool()          # memtap run does this when torch is imported
+
+records the CUDA caching allocator's blocks (PTA MALLOC/FREE) from the moment CUDA
+initialises, with the pool's reserved bytes (see memtap/_torch_pool.py for how, and what
+happens on a PyTorch where that cannot be done).
 """
 from memtap import _agent
 
-__all__ = ["watch_ops", "enable", "disable"]
+__all__ = ["watch_ops", "enable", "disable", "watch_pool"]
 
 _mode_class = None
 _global = None  # the mode enable() pushed, while it is pushed
@@ -82,3 +89,15 @@ def disable():
     if _global is not None:
         _global.disable()
         _global = None
+
+
+def watch_pool():
+    """Records PyTorch's CUDA caching allocator (layer PTA) from when CUDA initialises.
+
+    Returns how: "tracker" (every block), "samples" (the pool's figures at each
+    memtap.step()), "pending" (CUDA not initialised yet), or "off" (no CUDA in this torch,
+    or no agent).
+    """
+    from memtap import _torch_pool
+
+    return _torch_pool.watch()
