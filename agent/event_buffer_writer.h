@@ -107,7 +107,7 @@ inline void record_event_with_string(BufferRegistry* reg, bool lossless, EventKi
   record_slow(reg, lossless, record_begin(), kind, addr, size_bytes, ts_ns, string_id);
 }
 
-// A device event (wire.capnp deviceMalloc .. deviceStream): the device travels in the wide
+// A device or pool event (wire.capnp deviceMalloc .. poolState): the device travels in the wide
 // record's tag. Not on the host allocation path.
 inline void record_device_event(BufferRegistry* reg, bool lossless, EventKind kind, uint16_t device,
                                 uint64_t addr, uint64_t size_bytes, uint64_t ts_ns,

@@ -39,6 +39,11 @@ static_assert(uint32_t(EventKind::kKernelLaunch) == uint32_t(wire::EventKind::KE
 static_assert(uint32_t(EventKind::kDeviceOom) == uint32_t(wire::EventKind::DEVICE_OOM));
 static_assert(uint32_t(EventKind::kDeviceInfo) == uint32_t(wire::EventKind::DEVICE_INFO));
 static_assert(uint32_t(EventKind::kDeviceStream) == uint32_t(wire::EventKind::DEVICE_STREAM));
+static_assert(uint32_t(EventKind::kPoolMalloc) == uint32_t(wire::EventKind::POOL_MALLOC));
+static_assert(uint32_t(EventKind::kPoolFree) == uint32_t(wire::EventKind::POOL_FREE));
+static_assert(uint32_t(EventKind::kPoolFreeCompleted) ==
+              uint32_t(wire::EventKind::POOL_FREE_COMPLETED));
+static_assert(uint32_t(EventKind::kPoolState) == uint32_t(wire::EventKind::POOL_STATE));
 
 namespace {
 

@@ -3,10 +3,12 @@
 // a ZeroMQ PULL socket of its own, decoding the Cap'n Proto messages directly (no
 // monitor): kinds, string ids and their texts, strings defined no later than the batch of
 // their first use, one id per text across threads, the texts sent again by a fork() child,
-// and the loss counted when the string log is full.
+// the loss counted when the string log is full, and the framework pool's calls
+// (memtap_pool_*) as device events each after its stream.
 #include <capnp/serialize.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -30,6 +32,8 @@ struct WireEvent {
   uint64_t size_bytes = 0;
   uint32_t string_id = 0;
   size_t message = 0;  // index of its message in the process's stream
+  uint16_t device = 0;
+  uint64_t ts_ns = 0;
 };
 
 // What one agent instance sent.
@@ -85,7 +89,7 @@ void decode(const zmq::message_t& msg, std::map<uint32_t, ProcessStream>* stream
     for (auto thread : batch.getThreads()) {
       for (auto e : thread.getEvents()) {
         s.events.push_back({thread.getThreadId(), e.getKind(), e.getAddr(), e.getSizeBytes(),
-                            e.getStringId(), index});
+                            e.getStringId(), index, e.getDevice(), e.getTsNs()});
       }
     }
   } else if (body.isBye()) {
@@ -321,6 +325,77 @@ TEST_F(ContextWire, FullStringLogRefusesAndCountsTheLoss) {
   EXPECT_TRUE(s.bye);
   EXPECT_GE(s.bye_dropped, uint64_t{lost}) << "refused texts reach the monitor as dropped";
   EXPECT_GE(s.dropped_so_far, uint64_t{lost});
+}
+
+// The pool's calls on the calling thread, in order: each block event right after a
+// deviceStream record of its device and stream (the default stream's 0 too) and at its time,
+// a large block's C stack before both, the pool's figures as addr and sizeBytes, and nothing
+// for a device that is not a CUDA ordinal.
+TEST_F(ContextWire, PoolCallsAreDeviceEventsEachAfterItsStream) {
+  ASSERT_TRUE(dir.ok());
+  WireRun run = run_on_wire(dir, "pool", 1, {"MEMTAP_STACKS=c", "MEMTAP_STACK_MIN_SIZE=1048576"});
+  ASSERT_EQ(run.streams.size(), 1u);
+  const ProcessStream& s = run.streams.begin()->second;
+  const uint32_t begin = value_u32(run, "pool_begin"), end = value_u32(run, "pool_end");
+  ASSERT_NE(begin, 0u) << run.result.out;
+  std::vector<WireEvent> got;
+  bool inside = false;
+  for (const WireEvent& e : s.events) {
+    if (e.kind == wire::EventKind::MARK) inside = e.string_id == begin;
+    if (!inside || e.kind == wire::EventKind::MARK) continue;
+    if (e.kind == wire::EventKind::MALLOC || e.kind == wire::EventKind::FREE) continue;
+    got.push_back(e);
+  }
+  EXPECT_TRUE(std::any_of(s.events.begin(), s.events.end(), [&](const WireEvent& e) {
+    return e.kind == wire::EventKind::MARK && e.string_id == end;
+  }));
+
+  using K = wire::EventKind;
+  struct Expected {
+    K kind;
+    uint16_t device;
+    uint64_t addr, size_bytes;
+  };
+  const uint64_t block = 0x7f0000200000, small = 0x7f0000400000, mib2 = 2u << 20;
+  const std::vector<Expected> expected = {
+      {K::POOL_STATE, 0, 0, mib2},
+      {K::C_STACK, 0, 0, 0},
+      {K::DEVICE_STREAM, 0, 0, 0},
+      {K::POOL_MALLOC, 0, block, mib2},
+      {K::DEVICE_STREAM, 3, 0xabc0, 0},
+      {K::POOL_MALLOC, 3, small, 4096},
+      {K::DEVICE_STREAM, 3, 0xabc0, 0},
+      {K::POOL_FREE, 3, small, 0},
+      {K::DEVICE_STREAM, 3, 0xabc0, 0},
+      {K::POOL_FREE_COMPLETED, 3, small, 0},
+      {K::C_STACK, 0, 0, 0},
+      {K::DEVICE_STREAM, 65535, UINT64_MAX, 0},
+      {K::POOL_MALLOC, 65535, UINT64_MAX, UINT64_MAX},
+      {K::POOL_STATE, 65535, UINT64_MAX, UINT64_MAX - 1},
+      {K::DEVICE_STREAM, 0, 0, 0},
+      {K::POOL_FREE, 0, block, 0},
+      {K::DEVICE_STREAM, 0, 0, 0},
+      {K::POOL_FREE_COMPLETED, 0, block, 0},
+      {K::POOL_STATE, 0, 0, 0},
+  };
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(got[i].kind, expected[i].kind) << "event " << i;
+    if (expected[i].kind == K::C_STACK) {
+      EXPECT_NE(got[i].string_id, 0u) << "event " << i << ": the stack's text";
+      continue;
+    }
+    EXPECT_EQ(got[i].device, expected[i].device) << "event " << i;
+    EXPECT_EQ(got[i].addr, expected[i].addr) << "event " << i;
+    EXPECT_EQ(got[i].size_bytes, expected[i].size_bytes) << "event " << i;
+    EXPECT_EQ(got[i].string_id, 0u) << "event " << i;
+    if (expected[i].kind == K::DEVICE_STREAM) {
+      EXPECT_EQ(got[i].ts_ns, got[i + 1].ts_ns) << "event " << i << ": the block's time";
+      EXPECT_EQ(got[i].tid, got[i + 1].tid);
+    }
+  }
+  expect_strings_defined_in_time(s);
+  EXPECT_EQ(s.dropped_so_far, 0u);
 }
 
 }  // namespace

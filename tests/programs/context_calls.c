@@ -10,6 +10,10 @@
  *   fork     kBulkTexts texts of 200 bytes ("bulk-...") and a mark in the parent, fork();
  *            the child marks with the parent's id and one of its own; the parent waits
  *   full     interns distinct texts until the string log (MEMTAP_STRING_MB) is full
+ *   pool     the framework pool's calls (memtap_pool_*) with known values: a 2 MiB and a
+ *            4 KiB block, their frees requested and completed, pool states, extreme values
+ *            on device 65535, and calls the agent must ignore (devices -1 and 65536); run it
+ *            with MEMTAP_STACKS=c and MEMTAP_STACK_MIN_SIZE=1048576
  * It prints "name=value" lines: the ids it got, and what it checked itself. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,6 +37,10 @@ static void (*owner_pop_fn)(void);
 static void (*op_start_fn)(uint32_t);
 static void (*op_end_fn)(uint32_t);
 static void (*trace_slice_fn)(uint32_t, uint64_t, uint64_t);
+static void (*pool_alloc_fn)(int, uint64_t, uint64_t, uint64_t);
+static void (*pool_free_requested_fn)(int, uint64_t, uint64_t);
+static void (*pool_free_completed_fn)(int, uint64_t, uint64_t);
+static void (*pool_state_fn)(int, uint64_t, uint64_t);
 
 static int resolve(void) {
 #define FIND(var, name) \
@@ -47,6 +55,10 @@ static int resolve(void) {
   FIND(op_start_fn, "memtap_op_start");
   FIND(op_end_fn, "memtap_op_end");
   FIND(trace_slice_fn, "memtap_trace_slice");
+  FIND(pool_alloc_fn, "memtap_pool_alloc");
+  FIND(pool_free_requested_fn, "memtap_pool_free_requested");
+  FIND(pool_free_completed_fn, "memtap_pool_free_completed");
+  FIND(pool_state_fn, "memtap_pool_state");
 #undef FIND
   return 1;
 }
@@ -151,9 +163,35 @@ static int run_full(void) {
   return 0;
 }
 
+/* Between two marks ("pool-begin", "pool-end"), so that the test finds the calls' records
+ * among the thread's others. */
+static int run_pool(void) {
+  uint32_t begin = intern("pool-begin"), end = intern("pool-end");
+  mark_fn(begin);
+  pool_state_fn(0, 0, 2u << 20);
+  pool_alloc_fn(0, 0x7f0000200000ull, 2u << 20, 0); /* past the stack threshold */
+  pool_alloc_fn(3, 0x7f0000400000ull, 4096, 0xabc0);
+  pool_free_requested_fn(3, 0x7f0000400000ull, 0xabc0);
+  pool_free_completed_fn(3, 0x7f0000400000ull, 0xabc0);
+  pool_alloc_fn(-1, 0x1000, 4096, 0); /* no device: nothing */
+  pool_free_requested_fn(-1, 0x1000, 0);
+  pool_free_completed_fn(-1, 0x1000, 0);
+  pool_state_fn(-1, 1, 2);
+  pool_alloc_fn(65536, 0x1000, 4096, 0); /* not a device ordinal: nothing */
+  pool_state_fn(65536, 1, 2);
+  pool_alloc_fn(65535, UINT64_MAX, UINT64_MAX, UINT64_MAX);
+  pool_state_fn(65535, UINT64_MAX, UINT64_MAX - 1);
+  pool_free_requested_fn(0, 0x7f0000200000ull, 0);
+  pool_free_completed_fn(0, 0x7f0000200000ull, 0);
+  pool_state_fn(0, 0, 0);
+  mark_fn(end);
+  printf("pool_begin=%u\npool_end=%u\n", begin, end);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s basic|fork|full\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|fork|full|pool\n", argv[0]);
     return 2;
   }
   if (!resolve()) {
@@ -163,6 +201,7 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "basic") == 0) return run_basic();
   if (strcmp(argv[1], "fork") == 0) return run_fork();
   if (strcmp(argv[1], "full") == 0) return run_full();
+  if (strcmp(argv[1], "pool") == 0) return run_pool();
   fprintf(stderr, "unknown mode %s\n", argv[1]);
   return 2;
 }

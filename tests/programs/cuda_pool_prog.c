@@ -26,15 +26,28 @@
  *                1 MiB cudaMalloc succeeds
  *   pool         a miniature caching allocator: 2 MiB segments from cudaMalloc, blocks carved
  *                from them, a freed block reused without a new cudaMalloc, and an expandable
- *                segment (virtual memory) that grows by 2 MiB pages and shrinks
+ *                segment (virtual memory) that grows by 2 MiB pages and shrinks; it tells
+ *                memtap nothing of its blocks
+ *   caching      the same allocator reporting its blocks and figures to memtap as
+ *                memtap.torch does for PyTorch (the memtap_pool_* C ABI, found with dlsym;
+ *                without the agent it only prints): blocks on the default stream and a
+ *                created one, a block used on a second stream whose free completes only
+ *                after that stream synchronised and another block was allocated, a freed
+ *                block reused, a 5 MiB block in a segment of its own, an expandable segment
+ *                that grows and shrinks, and with 15 blocks allocated an out-of-memory in the
+ *                pool's cudaMalloc of a new segment
  *   two_devices  allocations on devices 0 and 1 (cudaSetDevice), a launch and an async
  *                allocation on device 1, the device-1 block freed while device 0 is current;
  *                needs MEMTAP_FAKE_CUDA_DEVICES=2 (fails otherwise)
+ *   caching_two_devices
+ *                the reporting allocator on device 1: blocks on a stream and the default
+ *                one, a free completed after a device synchronisation; needs two devices
  *   fork         allocates, forks; the child allocates and frees, and exits 0; the parent
  *                waits and frees
  *   threads      4 threads, each 3 cudaMalloc, 2 launches, 3 cudaFree
- *   all          basic async pinned vmm launch oom pool threads fork, then two_devices if
- *                there are two devices (else a "did skip" line)
+ *   all          basic async pinned vmm launch oom pool caching threads fork, then
+ *                two_devices and caching_two_devices if there are two devices (else a
+ *                "did skip" line for each)
  *
  * Output (stdout), one line per fact, flushed line by line: an allocation's after the call
  * returned, a free's just before the call (so that when another thread gets the same address
@@ -51,6 +64,11 @@
  *   expect pinnedFree api=A device=D addr=P [via=V]
  *   expect kernelLaunch api=A name=N device=D stream=T [via=V]
  *   expect deviceOom api=A device=D size_bytes=S [stream=T] [via=V]
+ *   expect poolMalloc device=D size_bytes=S addr=P stream=T
+ *   expect poolFree device=D addr=P size_bytes=S pending=0|1 stream=T
+ *   expect poolFreeCompleted device=D addr=P size_bytes=S stream=T
+ *   expect poolState device=D allocated_bytes=A reserved_bytes=R
+ *   expect oomTopAlloc device=D rank=N size_bytes=S addr=P
  * where A is the API the program called (cudaMalloc, cuMemAlloc_v2, cuMemMap, cuMemUnmap,
  * cudaLaunchKernel, __cudaLaunchKernel, ...), D the device of the block (a free's: the
  * block's, whatever device is current), V how a driver function was obtained (entry_point:
@@ -58,6 +76,16 @@
  * name as the driver has it (a C host function's plain name; Triton's mangled name). A
  * virtual-memory mapping is a deviceMalloc api=cuMemMap (size_bytes: the mapping) and its
  * unmapping a deviceFree api=cuMemUnmap with the same addr and size_bytes.
+ *
+ * The pool lines are a reporting pool's (caching, caching_two_devices), layer PTA, beside the
+ * deviceMalloc/deviceFree lines of its segments (HAL; a segment is never also a pool block).
+ * poolMalloc: a block handed out (S: the block's size, T: its stream). poolFree: its free
+ * requested (Allocated drops); pending=1 when the pool takes it back only later, with a
+ * poolFreeCompleted line then (Active drops); pending=0 when it is taken back at once, which
+ * memtap folds into the poolFree (no poolFreeCompleted line). poolState: after every segment
+ * obtained or released (a page mapped or unmapped too): A the bytes of the blocks allocated,
+ * R of the segments. oomTopAlloc: after a deviceOom on a device with pool blocks, the pool's
+ * allocated blocks, largest first (rank 1), at most 10: memtap's OOM_TOP_ALLOC rows.
  *
  * Every CUDA call is checked; an unexpected result ends the program with exit status 1 and
  * a message on stderr naming the call. */
@@ -592,21 +620,38 @@ static void scenario_oom(void) {
 }
 
 /* The miniature caching allocator: blocks carved in order from 2 MiB segments that come from
- * cudaMalloc, a freed block kept for the next request that fits it (no cudaMalloc then), and
- * one expandable segment that maps 2 MiB pages as its blocks need them. Blocks are rounded
- * to 512 bytes and never split or merged. */
+ * cudaMalloc (a block larger than that gets a segment of its own, rounded up to 2 MiB), a freed
+ * block kept for the next request on its stream that fits it (no cudaMalloc then), and one
+ * expandable segment that maps 2 MiB pages as its blocks need them. As in PyTorch's, a segment
+ * serves one stream, and a block used on another stream too is freed in two steps: its owner
+ * frees it (free requested: it is no longer allocated), and the pool takes it back once that
+ * stream is done (free completed: it can be handed out again). Blocks are rounded to 512 bytes
+ * and never split or merged.
+ *
+ * With `report` set (scenarios caching and caching_two_devices) the pool tells memtap about
+ * its blocks as memtap.torch's trace tracker does for PyTorch, through the memtap_pool_* C ABI
+ * (agent/memtap.h) when the agent is there, and prints what memtap must record of them. The
+ * pool scenario leaves it unset: a pool that reports nothing, whose memory memtap knows only
+ * as the driver's (HAL). */
 enum { kSegmentSize = 2 << 20, kMaxSegments = 8, kMaxBlocks = 64 };
 
 struct pool_block {
   uintptr_t addr;
   size_t size;
   int segment; /* -1: the expandable segment */
-  int free;
+  int free;    /* its free was requested: no longer allocated */
+  int pending; /* ... and not completed yet: still in use on another stream */
+  cudaStream_t stream;
 };
 
 static struct {
-  uintptr_t segment_base[kMaxSegments];
+  int report;
+  int device;
+  uintptr_t segment_base[kMaxSegments]; /* 0: released */
+  size_t segment_size[kMaxSegments];
   size_t segment_used[kMaxSegments];
+  cudaStream_t segment_stream[kMaxSegments];
+  int segment_own[kMaxSegments]; /* holds one large block: nothing else is carved from it */
   int segments;
   struct pool_block blocks[kMaxBlocks];
   int blocks_used;
@@ -614,94 +659,314 @@ static struct {
   size_t expandable_used;
 } pool;
 
-static struct pool_block* pool_new_block(uintptr_t addr, size_t size, int segment) {
+/* memtap's agent's pool C ABI (agent/memtap.h), looked up at start with dlsym: all NULL
+ * without the agent, and then a reporting pool only prints. */
+static struct {
+  void (*alloc)(int device, uint64_t addr, uint64_t size, uint64_t stream);
+  void (*free_requested)(int device, uint64_t addr, uint64_t stream);
+  void (*free_completed)(int device, uint64_t addr, uint64_t stream);
+  void (*state)(int device, uint64_t allocated_bytes, uint64_t reserved_bytes);
+} memtap_pool;
+
+static void find_memtap_pool(void) {
+  *(void**)&memtap_pool.alloc = dlsym(RTLD_DEFAULT, "memtap_pool_alloc");
+  *(void**)&memtap_pool.free_requested = dlsym(RTLD_DEFAULT, "memtap_pool_free_requested");
+  *(void**)&memtap_pool.free_completed = dlsym(RTLD_DEFAULT, "memtap_pool_free_completed");
+  *(void**)&memtap_pool.state = dlsym(RTLD_DEFAULT, "memtap_pool_state");
+}
+
+/* A reporting pool on the current device, empty. */
+static void pool_start_reporting(void) {
+  memset(&pool, 0, sizeof pool);
+  pool.report = 1;
+  pool.device = current_device();
+  did("pool_report device=%d memtap=%d", pool.device, memtap_pool.alloc != NULL);
+}
+
+/* What the pool holds now: the bytes of the blocks handed out and not freed, and of its
+ * segments (the expandable one's mapped pages). After every segment obtained or released. */
+static void pool_report_state(void) {
+  if (!pool.report) return;
+  size_t allocated = 0, reserved = pool.expandable.mapped;
+  for (int i = 0; i < pool.blocks_used; i++)
+    if (!pool.blocks[i].free) allocated += pool.blocks[i].size;
+  for (int s = 0; s < pool.segments; s++)
+    if (pool.segment_base[s]) reserved += pool.segment_size[s];
+  if (memtap_pool.state) memtap_pool.state(pool.device, allocated, reserved);
+  expect("poolState device=%d allocated_bytes=%zu reserved_bytes=%zu", pool.device, allocated,
+         reserved);
+}
+
+/* A block handed out: the pool's block, whatever was asked for (as PyTorch's trace says). */
+static struct pool_block* pool_report_alloc(struct pool_block* b) {
+  if (!pool.report) return b;
+  if (memtap_pool.alloc) memtap_pool.alloc(pool.device, b->addr, b->size, hex(b->stream));
+  expect("poolMalloc device=%d size_bytes=%zu addr=0x%llx stream=0x%llx", pool.device, b->size,
+         (unsigned long long)b->addr, hex(b->stream));
+  return b;
+}
+
+static struct pool_block* pool_new_block(uintptr_t addr, size_t size, int segment,
+                                         cudaStream_t stream) {
   if (pool.blocks_used == kMaxBlocks) fail("pool: too many blocks");
   struct pool_block* b = &pool.blocks[pool.blocks_used++];
-  *b = (struct pool_block){addr, size, segment, 0};
+  *b = (struct pool_block){addr, size, segment, 0, 0, stream};
   did("block_alloc addr=0x%llx size_bytes=%zu segment=%d", (unsigned long long)addr, size, segment);
   return b;
 }
 
-static struct pool_block* pool_alloc(size_t size) {
+/* A segment of `size` bytes from cudaMalloc; -1 when the device is out of memory. */
+static int pool_new_segment(size_t size, cudaStream_t stream, int own) {
+  if (pool.segments == kMaxSegments) fail("pool: too many segments");
+  void* p = NULL;
+  cudaError_t r = cudaMalloc(&p, size);
+  if (r == cudaErrorMemoryAllocation) {
+    RT_FAILS(cudaGetLastError(), cudaErrorMemoryAllocation);
+    RT(cudaGetLastError());
+    expect("deviceOom api=cudaMalloc device=%d size_bytes=%zu", current_device(), size);
+    return -1;
+  }
+  RT(r);
+  expect("deviceMalloc api=cudaMalloc device=%d size_bytes=%zu addr=0x%llx", current_device(), size,
+         hex(p));
+  int s = pool.segments++;
+  pool.segment_base[s] = (uintptr_t)p;
+  pool.segment_size[s] = size;
+  pool.segment_used[s] = 0;
+  pool.segment_stream[s] = stream;
+  pool.segment_own[s] = own;
+  did("segment_alloc segment=%d addr=0x%llx size_bytes=%zu", s, hex(p), size);
+  pool_report_state();
+  return s;
+}
+
+static struct pool_block* pool_carve(int s, size_t size) {
+  struct pool_block* b =
+      pool_new_block(pool.segment_base[s] + pool.segment_used[s], size, s, pool.segment_stream[s]);
+  pool.segment_used[s] += size;
+  return b;
+}
+
+/* A block for `stream`, or NULL when the segment it needs cannot be had (out of memory). */
+static struct pool_block* pool_try_alloc(size_t size, cudaStream_t stream) {
   size = (size + 511) / 512 * 512;
-  if (size > kSegmentSize) fail("pool: %zu bytes is more than a segment", size);
+  if (size > kSegmentSize) {
+    int s = pool_new_segment((size + kSegmentSize - 1) / kSegmentSize * kSegmentSize, stream, 1);
+    return s < 0 ? NULL : pool_report_alloc(pool_carve(s, size));
+  }
   struct pool_block* best = NULL;
   for (int i = 0; i < pool.blocks_used; i++) {
     struct pool_block* b = &pool.blocks[i];
-    if (b->free && b->segment >= 0 && b->size >= size && (!best || b->size < best->size)) best = b;
+    if (b->free && !b->pending && b->segment >= 0 && b->stream == stream && b->size >= size &&
+        (!best || b->size < best->size))
+      best = b;
   }
   if (best) {
     best->free = 0;
     did("block_reuse addr=0x%llx size_bytes=%zu segment=%d", (unsigned long long)best->addr,
         best->size, best->segment);
-    return best;
+    return pool_report_alloc(best);
   }
   for (int s = 0; s < pool.segments; s++) {
-    if (pool.segment_used[s] + size > kSegmentSize) continue;
-    struct pool_block* b = pool_new_block(pool.segment_base[s] + pool.segment_used[s], size, s);
-    pool.segment_used[s] += size;
-    return b;
+    if (!pool.segment_base[s] || pool.segment_own[s] || pool.segment_stream[s] != stream ||
+        pool.segment_used[s] + size > pool.segment_size[s])
+      continue;
+    return pool_report_alloc(pool_carve(s, size));
   }
-  if (pool.segments == kMaxSegments) fail("pool: too many segments");
-  int s = pool.segments++;
-  pool.segment_base[s] = (uintptr_t)rt_malloc(kSegmentSize);
-  pool.segment_used[s] = size;
-  did("segment_alloc segment=%d addr=0x%llx size_bytes=%d", s,
-      (unsigned long long)pool.segment_base[s], kSegmentSize);
-  return pool_new_block(pool.segment_base[s], size, s);
+  int s = pool_new_segment(kSegmentSize, stream, 0);
+  return s < 0 ? NULL : pool_report_alloc(pool_carve(s, size));
 }
 
-static struct pool_block* pool_alloc_expandable(size_t size) {
-  size = (size + 511) / 512 * 512;
-  struct expandable* seg = &pool.expandable;
-  if (seg->reserved == 0) expandable_reserve(seg, 64 * MIB);
-  while (pool.expandable_used + size > seg->mapped) expandable_grow(seg, 2 * MIB);
-  struct pool_block* b = pool_new_block(seg->base + pool.expandable_used, size, -1);
-  pool.expandable_used += size;
+static struct pool_block* pool_alloc(size_t size, cudaStream_t stream) {
+  struct pool_block* b = pool_try_alloc(size, stream);
+  if (!b) fail("pool: out of memory for %zu bytes", size);
   return b;
 }
 
-/* A block of the expandable segment is freed from the top only: the pages above what is
- * still used are unmapped. */
-static void pool_free(struct pool_block* b) {
+static struct pool_block* pool_alloc_expandable(size_t size, cudaStream_t stream) {
+  size = (size + 511) / 512 * 512;
+  struct expandable* seg = &pool.expandable;
+  if (seg->reserved == 0) expandable_reserve(seg, 64 * MIB);
+  while (pool.expandable_used + size > seg->mapped) {
+    expandable_grow(seg, 2 * MIB);
+    pool_report_state();
+  }
+  struct pool_block* b = pool_new_block(seg->base + pool.expandable_used, size, -1, stream);
+  pool.expandable_used += size;
+  return pool_report_alloc(b);
+}
+
+/* Its owner frees the block; `pending`: the pool takes it back only later
+ * (pool_free_completed), once the other stream that used it is done. */
+static void pool_free_requested(struct pool_block* b, int pending) {
+  if (b->free) fail("pool: block 0x%llx freed twice", (unsigned long long)b->addr);
+  if (pool.report) {
+    expect("poolFree device=%d addr=0x%llx size_bytes=%zu pending=%d stream=0x%llx", pool.device,
+           (unsigned long long)b->addr, b->size, pending, hex(b->stream));
+    if (memtap_pool.free_requested)
+      memtap_pool.free_requested(pool.device, b->addr, hex(b->stream));
+  }
   b->free = 1;
+  b->pending = 1;
   did("block_free addr=0x%llx size_bytes=%zu segment=%d", (unsigned long long)b->addr, b->size,
       b->segment);
+}
+
+/* The pool takes the block back (`pending`: later than its request; memtap folds a completion
+ * right after its request into the request's row, so only a later one is expected). A block
+ * of the expandable segment is freed from the top only: the pages above what is still used
+ * are unmapped. */
+static void pool_free_completed(struct pool_block* b, int pending) {
+  if (!b->pending)
+    fail("pool: block 0x%llx completed without a request", (unsigned long long)b->addr);
+  if (pool.report) {
+    if (pending)
+      expect("poolFreeCompleted device=%d addr=0x%llx size_bytes=%zu stream=0x%llx", pool.device,
+             (unsigned long long)b->addr, b->size, hex(b->stream));
+    if (memtap_pool.free_completed)
+      memtap_pool.free_completed(pool.device, b->addr, hex(b->stream));
+  }
+  b->pending = 0;
+  if (pending)
+    did("block_free_completed addr=0x%llx size_bytes=%zu segment=%d", (unsigned long long)b->addr,
+        b->size, b->segment);
   if (b->segment >= 0) return;
   struct expandable* seg = &pool.expandable;
   if (b->addr + b->size != seg->base + pool.expandable_used) fail("pool: not the top block");
   pool.expandable_used -= b->size;
-  while (seg->pages > 0 && seg->mapped - seg->page_size[seg->pages - 1] >= pool.expandable_used)
+  while (seg->pages > 0 && seg->mapped - seg->page_size[seg->pages - 1] >= pool.expandable_used) {
     expandable_shrink(seg);
+    pool_report_state();
+  }
+}
+
+/* The usual free: requested and completed at once, on the same thread. */
+static void pool_free(struct pool_block* b) {
+  pool_free_requested(b, 0);
+  pool_free_completed(b, 0);
 }
 
 static void pool_release_all(void) {
   int device = current_device();
+  for (int i = 0; i < pool.blocks_used; i++)
+    if (!pool.blocks[i].free || pool.blocks[i].pending) fail("pool: a block is still in use");
   for (int s = 0; s < pool.segments; s++) {
-    rt_free((void*)pool.segment_base[s], device);
-    did("segment_free segment=%d addr=0x%llx", s, (unsigned long long)pool.segment_base[s]);
+    uintptr_t base = pool.segment_base[s];
+    rt_free((void*)base, device);
+    pool.segment_base[s] = 0;
+    did("segment_free segment=%d addr=0x%llx", s, (unsigned long long)base);
+    pool_report_state();
   }
   if (pool.expandable.reserved) expandable_free(&pool.expandable);
   memset(&pool, 0, sizeof pool);
 }
 
+/* What memtap lists as an out-of-memory's top allocations when the device has pool blocks:
+ * the pool's blocks handed out and not freed, largest first, at most 10. */
+static void pool_expect_oom_top(void) {
+  const struct pool_block* top[kMaxBlocks];
+  int n = 0;
+  for (int i = 0; i < pool.blocks_used; i++)
+    if (!pool.blocks[i].free) top[n++] = &pool.blocks[i];
+  for (int i = 1; i < n; i++) /* insertion sort, by size descending */
+    for (int j = i; j > 0 && top[j]->size > top[j - 1]->size; j--) {
+      const struct pool_block* t = top[j];
+      top[j] = top[j - 1];
+      top[j - 1] = t;
+    }
+  for (int i = 0; i < n && i < 10; i++)
+    expect("oomTopAlloc device=%d rank=%d size_bytes=%zu addr=0x%llx", pool.device, i + 1,
+           top[i]->size, (unsigned long long)top[i]->addr);
+}
+
 static void scenario_pool(void) {
-  struct pool_block* a = pool_alloc(MIB);       /* a new segment */
-  struct pool_block* b = pool_alloc(MIB / 2);   /* the same segment */
-  struct pool_block* c = pool_alloc(768 << 10); /* does not fit: a second segment */
+  struct pool_block* a = pool_alloc(MIB, 0);       /* a new segment */
+  struct pool_block* b = pool_alloc(MIB / 2, 0);   /* the same segment */
+  struct pool_block* c = pool_alloc(768 << 10, 0); /* does not fit: a second segment */
   pool_free(b);
-  struct pool_block* d = pool_alloc(500000); /* b's block again, no cudaMalloc */
+  struct pool_block* d = pool_alloc(500000, 0); /* b's block again, no cudaMalloc */
   if (d != b) fail("pool: the freed block was not reused");
-  struct pool_block* e = pool_alloc_expandable(3 * MIB); /* maps two pages */
-  struct pool_block* f = pool_alloc_expandable(MIB);     /* fits the mapped pages */
-  struct pool_block* g = pool_alloc_expandable(2 * MIB); /* maps a third page */
-  pool_free(g);                                          /* unmaps it */
+  struct pool_block* e = pool_alloc_expandable(3 * MIB, 0); /* maps two pages */
+  struct pool_block* f = pool_alloc_expandable(MIB, 0);     /* fits the mapped pages */
+  struct pool_block* g = pool_alloc_expandable(2 * MIB, 0); /* maps a third page */
+  pool_free(g);                                             /* unmaps it */
   pool_free(f);
   pool_free(e); /* unmaps both */
   pool_free(d);
   pool_free(c);
   pool_free(a);
   pool_release_all();
+}
+
+/* The pool, reporting to memtap, as PyTorch's would: blocks on two streams, a block used on
+ * another stream whose free completes only after that stream synchronised (Active > Allocated
+ * meanwhile), a freed block reused, a block larger than a segment, an expandable segment that
+ * grows and shrinks, and an out-of-memory in the pool's cudaMalloc of a new segment while 15
+ * blocks are allocated (memtap's top allocations: the 10 largest). */
+static void scenario_caching(void) {
+  pool_start_reporting();
+  cudaStream_t s1 = create_stream(), s2 = create_stream();
+  struct pool_block* a = pool_alloc(MIB, 0);        /* a segment for the default stream */
+  struct pool_block* b = pool_alloc(512 << 10, s1); /* another stream: a segment of its own */
+  struct pool_block* c = pool_alloc(256 << 10, 0);  /* a's segment */
+  did("block_use addr=0x%llx stream=0x%llx", (unsigned long long)c->addr, hex(s2));
+  pool_free_requested(c, 1);                       /* s2 may still read it */
+  struct pool_block* d = pool_alloc(128 << 10, 0); /* c's block is not back: carved */
+  RT(cudaStreamSynchronize(s2));
+  did("stream_sync api=cudaStreamSynchronize stream=0x%llx", hex(s2));
+  pool_free_completed(c, 1);
+  struct pool_block* e = pool_alloc(200000, 0); /* c's block again, no cudaMalloc */
+  if (e != c) fail("caching: the freed block was not reused");
+  pool_free(b);
+  struct pool_block* f = pool_alloc(5 * MIB, 0);            /* a 6 MiB segment of its own */
+  struct pool_block* x = pool_alloc_expandable(3 * MIB, 0); /* maps two pages */
+  struct pool_block* y = pool_alloc_expandable(2 * MIB, 0); /* maps a third page */
+  pool_free(y);                                             /* unmaps it */
+  struct pool_block* small[10];
+  for (int i = 0; i < 10; i++) small[i] = pool_alloc((size_t)(24 + 48 * i) << 10, 0);
+
+  size_t free_bytes = 0, total_bytes = 0;
+  RT(cudaMemGetInfo(&free_bytes, &total_bytes));
+  did("meminfo api=cudaMemGetInfo device=%d free_bytes=%zu total_bytes=%zu", pool.device,
+      free_bytes, total_bytes);
+  if (pool_try_alloc(free_bytes + MIB, 0)) fail("caching: a segment larger than free memory");
+  pool_expect_oom_top();
+
+  for (int i = 9; i >= 0; i--) pool_free(small[i]);
+  pool_free(x); /* unmaps both pages */
+  pool_free(f);
+  pool_free(e);
+  pool_free(d);
+  pool_free(a);
+  pool_release_all();
+  destroy_stream(s1);
+  destroy_stream(s2);
+}
+
+/* A reporting pool on device 1: its blocks and figures are device 1's, and a free completes
+ * after a device synchronisation. */
+static void scenario_caching_two_devices(void) {
+  int count = 0;
+  RT(cudaGetDeviceCount(&count));
+  if (count < 2)
+    fail("caching_two_devices needs two devices (MEMTAP_FAKE_CUDA_DEVICES=2), found %d", count);
+  RT(cudaSetDevice(1));
+  did("set_device api=cudaSetDevice device=1");
+  pool_start_reporting();
+  cudaStream_t s = create_stream();
+  struct pool_block* a = pool_alloc(MIB, s);
+  struct pool_block* b = pool_alloc(64 << 10, 0);
+  pool_free_requested(a, 1);
+  struct pool_block* c = pool_alloc(128 << 10, s);
+  RT(cudaDeviceSynchronize());
+  did("device_sync api=cudaDeviceSynchronize device=1");
+  pool_free_completed(a, 1);
+  pool_free(c);
+  pool_free(b);
+  pool_release_all();
+  destroy_stream(s);
+  RT(cudaSetDevice(0));
+  did("set_device api=cudaSetDevice device=0");
 }
 
 static void scenario_two_devices(void) {
@@ -770,14 +1035,22 @@ static void scenario_threads(void) {
 struct scenario {
   const char* name;
   void (*run)(void);
+  int devices; /* how many it needs: `all` skips it on fewer */
 };
 
 static const struct scenario kScenarios[] = {
-    {"basic", scenario_basic},   {"async", scenario_async},
-    {"pinned", scenario_pinned}, {"vmm", scenario_vmm},
-    {"launch", scenario_launch}, {"oom", scenario_oom},
-    {"pool", scenario_pool},     {"threads", scenario_threads},
-    {"fork", scenario_fork},     {"two_devices", scenario_two_devices},
+    {"basic", scenario_basic, 1},
+    {"async", scenario_async, 1},
+    {"pinned", scenario_pinned, 1},
+    {"vmm", scenario_vmm, 1},
+    {"launch", scenario_launch, 1},
+    {"oom", scenario_oom, 1},
+    {"pool", scenario_pool, 1},
+    {"caching", scenario_caching, 1},
+    {"threads", scenario_threads, 1},
+    {"fork", scenario_fork, 1},
+    {"two_devices", scenario_two_devices, 2},
+    {"caching_two_devices", scenario_caching_two_devices, 2},
 };
 enum { kScenarioCount = sizeof kScenarios / sizeof kScenarios[0] };
 
@@ -789,11 +1062,11 @@ static void run(const struct scenario* s) {
 
 static void run_all(void) {
   for (int i = 0; i < kScenarioCount; i++) {
-    if (kScenarios[i].run == scenario_two_devices) {
+    if (kScenarios[i].devices > 1) {
       int count = 0;
       RT(cudaGetDeviceCount(&count));
-      if (count < 2) {
-        did("skip scenario=two_devices devices=%d", count);
+      if (count < kScenarios[i].devices) {
+        did("skip scenario=%s devices=%d", kScenarios[i].name, count);
         continue;
       }
     }
@@ -804,8 +1077,8 @@ static void run_all(void) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr,
-            "usage: %s SCENARIO...  (basic async pinned vmm launch oom pool "
-            "two_devices fork threads all)\n",
+            "usage: %s SCENARIO...  (basic async pinned vmm launch oom pool caching "
+            "two_devices caching_two_devices fork threads all)\n",
             argv[0]);
     return 2;
   }
@@ -817,6 +1090,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  find_memtap_pool();
   for (int a = 1; a < argc; a++) {
     if (strcmp(argv[a], "all") == 0) {
       run_all();

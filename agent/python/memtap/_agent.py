@@ -7,6 +7,7 @@ agent without the context calls) `lib` is None and every call in this package is
 import ctypes
 import os
 
+_int = ctypes.c_int
 _u32 = ctypes.c_uint32
 _u64 = ctypes.c_uint64
 
@@ -24,6 +25,11 @@ _SIGNATURES = {
     "memtap_op_start": (None, [_u32]),
     "memtap_op_end": (None, [_u32]),
     "memtap_trace_slice": (None, [_u32, _u64, _u64]),
+    # The framework pool (layer PTA): device, then addr/size/stream or allocated/reserved.
+    "memtap_pool_alloc": (None, [_int, _u64, _u64, _u64]),
+    "memtap_pool_free_requested": (None, [_int, _u64, _u64]),
+    "memtap_pool_free_completed": (None, [_int, _u64, _u64]),
+    "memtap_pool_state": (None, [_int, _u64, _u64]),
 }
 
 

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "tests/e2e/process_runner.h"
@@ -770,9 +771,25 @@ const ScenarioCase kScenarioCases[] = {
     {"launch", {{"deviceMalloc", 1}, {"deviceFree", 1}, {"kernelLaunch", 13}}},
     {"oom", {{"deviceMalloc", 4}, {"deviceFree", 4}, {"deviceOom", 4}}},
     {"pool", {{"deviceMalloc", 5}, {"deviceFree", 5}}},
+    {"caching",
+     {{"deviceMalloc", 7},
+      {"deviceFree", 7},
+      {"deviceOom", 1},
+      {"poolMalloc", 18},
+      {"poolFree", 18},
+      {"poolFreeCompleted", 1},
+      {"poolState", 14},
+      {"oomTopAlloc", 10}}},
     {"two_devices", {{"deviceMalloc", 3}, {"deviceFree", 3}, {"kernelLaunch", 1}}},
     {"fork", {{"deviceMalloc", 2}, {"deviceFree", 2}}},
     {"threads", {{"deviceMalloc", 12}, {"deviceFree", 12}, {"kernelLaunch", 8}}},
+    {"caching_two_devices",
+     {{"deviceMalloc", 2},
+      {"deviceFree", 2},
+      {"poolMalloc", 3},
+      {"poolFree", 3},
+      {"poolFreeCompleted", 1},
+      {"poolState", 4}}},
 };
 
 // Every block is freed once, after its allocation, by its address, with its device (and a
@@ -806,6 +823,98 @@ void check_pairs(const std::vector<Line>& lines) {
   for (const auto& [key, line] : live) ADD_FAILURE() << key.second << " never freed";
 }
 
+// A reporting pool's lines (caching scenarios) against themselves: each block is handed out
+// while not in use, its free requested once with its size and stream, completed later only
+// when it said pending=1, and handed out again only after that; every poolState holds the
+// bytes of the blocks allocated then and of the device's blocks (its segments: nothing else
+// is live meanwhile); the oomTopAlloc lines are the 10 largest blocks allocated at the
+// deviceOom before them. Returns how many pool lines it checked.
+size_t check_pool(const std::vector<Line>& lines) {
+  using Key = std::tuple<std::string, std::string, std::string>;  // pid, device, addr
+  struct Block {
+    uint64_t size;
+    std::string stream;
+  };
+  std::map<Key, Block> allocated, pending;
+  std::map<Key, uint64_t> segments;
+  std::vector<std::pair<uint64_t, std::string>> top_at_oom;  // (size, addr), largest first
+  size_t checked = 0, rank = 0;
+  for (const Line& line : lines) {
+    if (line.prefix != "expect") continue;
+    auto get = [&](const char* k) {
+      auto it = line.keys.find(k);
+      return it == line.keys.end() ? std::string() : it->second;
+    };
+    const std::string pid = get("pid"), device = get("device");
+    const Key key{pid, device, get("addr")};
+    const uint64_t size = get("size_bytes").empty() ? 0 : std::stoull(get("size_bytes"));
+    if (line.what == "deviceMalloc") {
+      segments[key] = size;
+    } else if (line.what == "deviceFree") {
+      segments.erase(key);
+    } else if (line.what == "deviceOom") {
+      top_at_oom.clear();
+      for (const auto& [k, b] : allocated) {
+        if (std::get<0>(k) == pid && std::get<1>(k) == device)
+          top_at_oom.emplace_back(b.size, std::get<2>(k));
+      }
+      std::sort(top_at_oom.rbegin(), top_at_oom.rend());
+      if (top_at_oom.size() > 10) top_at_oom.resize(10);
+      rank = 0;
+    }
+    if (line.what.rfind("pool", 0) != 0 && line.what != "oomTopAlloc") continue;
+    ++checked;
+    EXPECT_FALSE(device.empty()) << line.what;
+    if (line.what == "poolMalloc") {
+      EXPECT_FALSE(allocated.count(key) || pending.count(key)) << get("addr") << " in use";
+      EXPECT_EQ(std::stoull(get("addr"), nullptr, 16) % 512, 0u) << get("addr");
+      allocated[key] = {size, get("stream")};
+    } else if (line.what == "poolFree") {
+      auto it = allocated.find(key);
+      if (it == allocated.end()) {
+        ADD_FAILURE() << get("addr") << " freed but not allocated";
+        continue;
+      }
+      EXPECT_EQ(it->second.size, size) << get("addr");
+      EXPECT_EQ(it->second.stream, get("stream")) << get("addr");
+      EXPECT_TRUE(get("pending") == "0" || get("pending") == "1") << get("pending");
+      if (get("pending") == "1") pending[key] = it->second;
+      allocated.erase(it);
+    } else if (line.what == "poolFreeCompleted") {
+      auto it = pending.find(key);
+      if (it == pending.end()) {
+        ADD_FAILURE() << get("addr") << " completed but not pending";
+        continue;
+      }
+      EXPECT_EQ(it->second.size, size) << get("addr");
+      EXPECT_EQ(it->second.stream, get("stream")) << get("addr");
+      pending.erase(it);
+    } else if (line.what == "poolState") {
+      auto on_device = [&](const Key& k) {
+        return std::get<0>(k) == pid && std::get<1>(k) == device;
+      };
+      uint64_t allocated_bytes = 0, reserved_bytes = 0;
+      for (const auto& [k, b] : allocated) allocated_bytes += on_device(k) ? b.size : 0;
+      for (const auto& [k, bytes] : segments) reserved_bytes += on_device(k) ? bytes : 0;
+      EXPECT_EQ(get("allocated_bytes"), std::to_string(allocated_bytes));
+      EXPECT_EQ(get("reserved_bytes"), std::to_string(reserved_bytes));
+    } else if (line.what == "oomTopAlloc") {
+      ++rank;
+      EXPECT_EQ(get("rank"), std::to_string(rank));
+      if (rank > top_at_oom.size()) {
+        ADD_FAILURE() << "oomTopAlloc rank " << rank << " past the blocks allocated";
+        continue;
+      }
+      EXPECT_EQ(size, top_at_oom[rank - 1].first) << "rank " << rank;
+      EXPECT_EQ(get("addr"), top_at_oom[rank - 1].second) << "rank " << rank;
+    }
+  }
+  EXPECT_EQ(rank, top_at_oom.size()) << "oomTopAlloc lines";
+  for (const auto& [key, b] : allocated) ADD_FAILURE() << std::get<2>(key) << " never freed";
+  for (const auto& [key, b] : pending) ADD_FAILURE() << std::get<2>(key) << " never completed";
+  return checked;
+}
+
 class CudaPoolScenario : public ::testing::TestWithParam<ScenarioCase> {};
 
 TEST_P(CudaPoolScenario, ExitsZeroAndPrintsWhatItDid) {
@@ -822,6 +931,7 @@ TEST_P(CudaPoolScenario, ExitsZeroAndPrintsWhatItDid) {
     if (line.prefix == "expect") events[line.what]++;
   EXPECT_EQ(events, c.events) << r.out;
   check_pairs(lines);
+  check_pool(lines);
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, CudaPoolScenario, ::testing::ValuesIn(kScenarioCases),
@@ -856,10 +966,12 @@ TEST(CudaPoolProgram, AllRunsEveryScenarioAndRefusesUnknownOnes) {
     if (line.what == "scenario") ran.push_back(line.keys.at("name"));
   EXPECT_EQ(ran.size(), std::size(kScenarioCases));
   check_pairs(parse(r.out));
+  EXPECT_GT(check_pool(parse(r.out)), 0u);
 
   r = run_program({"all"}, {"MEMTAP_FAKE_CUDA_DEVICES=1"});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\n" << r.err;
   EXPECT_NE(r.out.find("did skip scenario=two_devices devices=1"), std::string::npos);
+  EXPECT_NE(r.out.find("did skip scenario=caching_two_devices devices=1"), std::string::npos);
   r = run_program({"two_devices"}, {"MEMTAP_FAKE_CUDA_DEVICES=1"});
   EXPECT_TRUE(r.exited && r.exit_code == 1) << describe(r);
   EXPECT_NE(r.err.find("two_devices needs two devices"), std::string::npos) << r.err;
