@@ -19,10 +19,11 @@
 // Reserved follows a segment change at once (empty_cache drops it with no block event).
 // Its allocated counts only on a device with no framework block yet: there the samples are
 // all that is known of the pool (the fallback where no trace tracker could be attached),
-// so Allocated and Reserved follow them, and the first sample restarts Allocated from 0
-// as a first framework block does (the HAL bytes that stood in before were the driver's,
-// not the pool's). Once a PTA block comes its blocks rule Allocated, and the samples only
-// Reserved.
+// so Allocated and Reserved follow them. The HAL bytes that stood in for Allocated before
+// the first sample were the driver's, not the pool's: as at a first framework block,
+// Allocated's history is rewritten, here to the first sample's value (the samples come at
+// the end of each step; the pool held the model's weights before the first). Once a PTA
+// block comes its blocks rule Allocated, and the samples only Reserved.
 //   Active        Allocated plus the framework blocks freed but pending on another stream:
 //                 a FREE with free_pending drops the block from Allocated and adds its
 //                 size to the pending bytes; its FREE_COMPLETED (kFreeCompleted, same

@@ -117,6 +117,7 @@ struct ScopeSummary {
   uint64_t mallocs = 0;
   uint64_t frees = 0;
   uint64_t snapshots = 0;
+  uint64_t pool_snapshots = 0;        // of those, the device pool's (curve_rules.h)
   uint64_t clamped_frees = 0;         // FREEs larger than what was live (clamped at 0), and
                                       // FREE_COMPLETEDs with no pending block
   uint64_t pending_frees = 0;         // framework FREEs whose block stayed Active (free_pending)
@@ -187,7 +188,7 @@ class Timeline {
   void apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free);
   void apply_group(SeriesId id, int64_t ts, int64_t size, bool is_free, bool* clamped);
   void update_curves(Scope& s, int64_t ts);
-  void restart_allocated(Scope& s);
+  void restart_allocated(Scope& s, int64_t before);
   void add_pending(Scope& s, uint64_t addr, int64_t size);
   void complete_pending(Scope& s, const MemEvent& e);
   void apply_pool_sample(Scope& s, const MemEvent& e);

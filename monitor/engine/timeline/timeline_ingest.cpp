@@ -90,7 +90,10 @@ void Timeline::add(const MemEvent* events, size_t count) {
       ++s.snapshots;
       if (e.snap_app_reserved >= 0) s.totals.app_sample_bytes = e.snap_app_reserved;
       if (e.snap_total > 0) s.reported_capacity_bytes = e.snap_total;
-      if (is_pool_snapshot(e)) apply_pool_sample(s, e);
+      if (is_pool_snapshot(e)) {
+        ++s.pool_snapshots;
+        apply_pool_sample(s, e);
+      }
     } else if (e.kind == MemEventKind::kFreeCompleted) {
       complete_pending(s, e);
     } else {
@@ -133,7 +136,7 @@ void Timeline::apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free
   const bool first_framework_block =
       is_framework_slot(slot) && !s.host && !has_framework_pool(s.totals);
   s.totals.seen_slots |= uint16_t(1u << slot);
-  if (first_framework_block) restart_allocated(s);
+  if (first_framework_block) restart_allocated(s, 0);
   SeriesId& layer = s.layer_series[slot];
   if (layer == kNoSeries)
     layer = new_series({s.pid, s.device, Curve::kAllocated, GroupBy::kLayer, uint64_t(slot)},
@@ -202,7 +205,9 @@ void Timeline::complete_pending(Scope& s, const MemEvent& e) {
 
 // A device pool's figures (curve_rules.h): reserved as PTA's pool total, and allocated for
 // Allocated while the device has no framework block. The first such sample restarts
-// Allocated as a first framework block does.
+// Allocated as a first framework block does, but at its own value: the samples come at the
+// end of each step, and the pool already held its weights before the first (0 there
+// would make the time before it the worst fragmentation of the run).
 void Timeline::apply_pool_sample(Scope& s, const MemEvent& e) {
   const int slot = int(Layer::kPta);
   if (e.snap_reserved >= 0) {
@@ -212,7 +217,7 @@ void Timeline::apply_pool_sample(Scope& s, const MemEvent& e) {
   if (e.snap_allocated < 0 || (s.totals.seen_slots & kFrameworkSlots) != 0) return;
   const bool first = s.totals.pool_sample_allocated == kUnknown;
   s.totals.pool_sample_allocated = e.snap_allocated;
-  if (first) restart_allocated(s);
+  if (first) restart_allocated(s, e.snap_allocated);
 }
 
 // Active gets a series of its own, a copy of Allocated's so far (they were equal until now).
@@ -228,22 +233,23 @@ void Timeline::split_active(Scope& s) {
 // Until a device's first framework block, its Allocated stood in with the HAL bytes. Once
 // the framework shows up that history is wrong (the framework had 0 bytes in blocks then),
 // and left alone it would show the first segment as a spike of Allocated and make it the
-// peak. So Allocated restarts at 0 from the scope's first event, and Fragmentation (then
-// Reserved - 0) is rebuilt from Reserved; both only while Reserved's window still holds
-// its whole history, which it does unless hundreds of thousands of driver events came
-// first.
-void Timeline::restart_allocated(Scope& s) {
+// peak. So Allocated restarts at `before` (0 for a first block) from the scope's first
+// event, and Fragmentation (then Reserved - before) is rebuilt from Reserved; both only
+// while Reserved's window still holds its whole history, which it does unless hundreds of
+// thousands of driver events came first.
+void Timeline::restart_allocated(Scope& s, int64_t before) {
   const Series& reserved = *s.curves[kStoredReserved];
   if (reserved.empty() || reserved.window().first_index() != 0) return;
   auto allocated = std::make_unique<Series>(config_.curve_limits);
   auto gap = std::make_unique<Series>(config_.curve_limits);
   FragmentationSummary f = s.fragmentation;
   f.worst_gap_bytes = -1;
-  allocated->append(reserved.first_ts_ns(), 0);
+  allocated->append(reserved.first_ts_ns(), before);
   for (size_t i = 0; i < reserved.window().size(); ++i) {
     const CurvePoint& p = reserved.window().at(i);
-    append_if_changed(*gap, p.ts_ns, p.value_bytes);
-    if (p.value_bytes > f.worst_gap_bytes) f = {p.ts_ns, p.value_bytes, 0, p.value_bytes, 0};
+    const int64_t g = std::max<int64_t>(0, p.value_bytes - before);
+    append_if_changed(*gap, p.ts_ns, g);
+    if (g > f.worst_gap_bytes) f = {p.ts_ns, p.value_bytes, before, g, 0};
   }
   f.final_gap_bytes = gap->value();
   s.fragmentation = f;

@@ -148,6 +148,7 @@ ScopeSummary Timeline::summary(uint32_t pid, int32_t device) const {
   out.mallocs = s->mallocs;
   out.frees = s->frees;
   out.snapshots = s->snapshots;
+  out.pool_snapshots = s->pool_snapshots;
   out.clamped_frees = s->clamped_frees;
   out.pool_used_mismatches = s->pool_used_mismatches;
   out.out_of_order = s->out_of_order;

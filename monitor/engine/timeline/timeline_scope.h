@@ -98,7 +98,7 @@ struct Scope {
 
   int64_t first_ts_ns = 0;
   int64_t last_ts_ns = 0;
-  uint64_t events = 0, mallocs = 0, frees = 0, snapshots = 0;
+  uint64_t events = 0, mallocs = 0, frees = 0, snapshots = 0, pool_snapshots = 0;
   uint64_t clamped_frees = 0, pool_used_mismatches = 0, out_of_order = 0, pending_frees = 0;
   // The newest capacity the recording gave: a SNAPSHOT's total, a device's START_TRACE's.
   int64_t reported_capacity_bytes = kUnknown;

@@ -127,6 +127,7 @@ TEST(PoolCurves, APoolSnapshotMovesReservedWithoutABlockEvent) {
   // The samples' allocated does not override the blocks once there are blocks.
   EXPECT_EQ(curve(t, Curve::kAllocated), (Points{{1, 0}, {2, MiB}, {4, 0}}));
   EXPECT_EQ(t.summary(kPid, kDev).snapshots, 2u);
+  EXPECT_EQ(t.summary(kPid, kDev).pool_snapshots, 2u);
 }
 
 TEST(PoolCurves, WithoutPoolBlocksTheSamplesAreThePool) {
@@ -138,10 +139,11 @@ TEST(PoolCurves, WithoutPoolBlocksTheSamplesAreThePool) {
               malloc_at(4, kPid, kDev, Layer::kHal, kSeg + 8 * MiB, 4 * MiB),
               pool_snapshot_at(5, kPid, kDev, 2 * MiB, 12 * MiB),  // step 3
           });
-  // Allocated restarts at 0 (the HAL bytes that stood in were the driver's), then follows
-  // the samples; Reserved the samples' reserved; App Reserved the driver's bytes.
-  EXPECT_EQ(curve(t, Curve::kAllocated),
-            (Points{{1, 0}, {2, 3 * MiB}, {3, 5 * MiB}, {5, 2 * MiB}}));
+  // Allocated is rewritten to the first sample from the start (the HAL bytes that stood in
+  // were the driver's), then follows the samples; Reserved the samples' reserved; App
+  // Reserved the driver's bytes.
+  EXPECT_EQ(curve(t, Curve::kAllocated), (Points{{1, 3 * MiB}, {3, 5 * MiB}, {5, 2 * MiB}}));
+  EXPECT_EQ(curve(t, Curve::kFragmentation), (Points{{1, 5 * MiB}, {3, 3 * MiB}, {5, 10 * MiB}}));
   EXPECT_EQ(curve(t, Curve::kReserved), (Points{{1, 8 * MiB}, {5, 12 * MiB}}));
   EXPECT_EQ(curve(t, Curve::kAppReserved), (Points{{1, 8 * MiB}, {4, 12 * MiB}}));
   EXPECT_EQ(overall(t, Curve::kActive), overall(t, Curve::kAllocated));
@@ -154,7 +156,7 @@ TEST(PoolCurves, WithoutPoolBlocksTheSamplesAreThePool) {
   // Allocated from then on, without rewriting the samples' history.
   feed(t, {pta(MemEventKind::kMalloc, 6, kPid, kDev, kSeg, 1 * MiB, 1 * MiB, 12 * MiB)});
   EXPECT_EQ(curve(t, Curve::kAllocated),
-            (Points{{1, 0}, {2, 3 * MiB}, {3, 5 * MiB}, {5, 2 * MiB}, {6, 1 * MiB}}));
+            (Points{{1, 3 * MiB}, {3, 5 * MiB}, {5, 2 * MiB}, {6, 1 * MiB}}));
 }
 
 TEST(PoolCurves, AHostOrNonPoolSnapshotIsNoPoolSample) {
