@@ -78,6 +78,30 @@ std::vector<LayerSummary> layers(const timeline::Timeline& timeline, uint32_t pi
   return out;
 }
 
+// The device's framework pool, from its curves (analyzer's device_report fills both).
+PoolSection pool_section(const DeviceReport& d, const timeline::ScopeSummary& s) {
+  PoolSection p;
+  if (d.device < 0) return p;
+  const bool blocks = std::any_of(d.layers.begin(), d.layers.end(), [](const LayerSummary& l) {
+    return l.layer == layer_name(Layer::kPta);
+  });
+  if (blocks)
+    p.source = "blocks";
+  else if (s.pool_snapshots != 0)
+    p.source = "samples";
+  else
+    return p;
+  for (const CurveSummary& c : d.curves) {
+    if (c.name == timeline::curve_name(timeline::Curve::kAllocated)) p.allocated = c;
+    if (c.name == timeline::curve_name(timeline::Curve::kReserved)) p.reserved = c;
+    if (c.name == timeline::curve_name(timeline::Curve::kActive)) p.active = c;
+  }
+  p.snapshots = s.pool_snapshots;
+  p.pending_frees = s.pending_frees;
+  p.pending_bytes = s.pending_bytes;
+  return p;
+}
+
 OomEntry oom_entry(const blocks::Oom& oom, const StringTable& strings) {
   OomEntry e;
   e.ts_ns = oom.ts_ns;
@@ -145,6 +169,7 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
     d.curves.push_back(curve);
   }
   d.layers = layers(timeline, pid, device);
+  d.pool = pool_section(d, s);
   for (const blocks::LayerTotals& layer : blocks.lifetimes(pid, device).layers) {
     d.bytes_allocated += int64_t(layer.alloc_bytes);
   }

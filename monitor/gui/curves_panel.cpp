@@ -18,12 +18,10 @@ namespace memtap::gui {
 
 namespace {
 
-// Active equals Allocated on the host, and lies on it: its band would only hide Allocated's.
-bool may_have_band(const std::string& name) {
-  return name != "Active";
-}
-bool has_band(const viewdata::CurveLine& l) {
-  return l.resolution == timeline::Resolution::kEnvelope && may_have_band(l.name);
+// Active equals Allocated except while a framework block's free is pending on another
+// stream, and lies on it: there its band would only hide Allocated's.
+bool has_band(const viewdata::CurveLine& l, bool active_apart) {
+  return l.resolution == timeline::Resolution::kEnvelope && (l.name != "Active" || active_apart);
 }
 
 // x (seconds since the start) of a plot-area position, and back, on a value axis.
@@ -200,16 +198,14 @@ void CurvesChart::rebuildSeries() {
     const QColor color = curve_color(l.name, i);
     // Made whether or not this answer is an envelope, and hidden while it is not: adding and
     // removing series (and their legend markers) took ~40 ms of each zoom across the line.
-    if (may_have_band(l.name)) {
-      d.band = new QAreaSeries(new QLineSeries, new QLineSeries);
-      QColor fill = color;
-      fill.setAlpha(110);
-      d.band->setBrush(fill);
-      d.band->setPen(Qt::NoPen);
-      chart_->addSeries(d.band);
-      d.band->attachAxis(x_);
-      d.band->attachAxis(y_);
-    }
+    d.band = new QAreaSeries(new QLineSeries, new QLineSeries);
+    QColor fill = color;
+    fill.setAlpha(110);
+    d.band->setBrush(fill);
+    d.band->setPen(Qt::NoPen);
+    chart_->addSeries(d.band);
+    d.band->attachAxis(x_);
+    d.band->attachAxis(y_);
     d.line = new QLineSeries;
     d.line->setName(QString::fromStdString(l.name));
     QPen pen(color);
@@ -274,11 +270,12 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
   // A pixel of the plot, in time: narrower buckets are drawn per pixel column.
   const int64_t column_ns =
       int64_t(double(data_.t1_ns - data_.t0_ns) / std::max(chart_->plotArea().width(), 1.0));
+  const bool active_apart = viewdata::active_apart(data_);
   for (size_t i = 0; i < drawn_.size(); ++i) {
     const viewdata::CurveLine& l = data_.lines[i];
     drawn_[i].line->replace(step_points(l, origin, data_.t1_ns, unit_, column_ns));
     drawn_[i].line->setVisible(!drawn_[i].hidden);
-    drawn_[i].banded = has_band(l);
+    drawn_[i].banded = has_band(l, active_apart);
     if (drawn_[i].band) {
       QList<QPointF> upper, lower;
       if (drawn_[i].banded) envelope_band(l, origin, data_.t1_ns, unit_, column_ns, &upper, &lower);

@@ -72,7 +72,7 @@ class CurvesChart : public QChartView {
   struct Drawn {
     std::string name;
     QLineSeries* line = nullptr;
-    QAreaSeries* band = nullptr;  // for lines that may have one (not Active)
+    QAreaSeries* band = nullptr;  // every line's, shown while `banded`
     bool banded = false;          // the answer drawn is an envelope: the band shows
     bool hidden = false;          // by the legend
   };

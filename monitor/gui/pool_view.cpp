@@ -17,11 +17,9 @@
 namespace memtap::gui {
 namespace {
 
-// The states' colours: Allocated as the curves draw it; Free pale; the largest free gap
-// of a segment edged in the Fragmentation curve's colour.
-QColor allocated_color() {
-  return curve_color("Allocated", 0);
-}
+// The states' colours (state_color): Allocated and Active, free pending as the curves draw
+// Allocated and Active (the pending bytes are what Active adds); Free pale; the largest free
+// gap of a segment edged in the Fragmentation curve's colour.
 const QColor kFree(0xe4, 0xe4, 0xe4);
 QColor gap_color() {
   return curve_color("Fragmentation", 0);
@@ -42,17 +40,50 @@ constexpr double kMargin = 8;
 constexpr double kBarHeight = 24;
 
 QString segment_header(const viewdata::PoolSegmentData& s) {
+  const QString pending =
+      s.pending_bytes == 0
+          ? QString()
+          : QObject::tr(" · Active, free pending %1").arg(bytes_q(s.pending_bytes));
   return QObject::tr(
-             "%1  %2 %3 · %4 blocks · Allocated %5 · Free %6 · largest free gap %7 · "
-             "fragmentation %8")
+             "%1  %2 %3 · %4 blocks · Allocated %5%6 · Free %7 · largest free gap %8 · "
+             "fragmentation %9")
       .arg(hex_text(s.segment.addr), bytes_q(s.segment.size_bytes),
            QString::fromLatin1(viewdata::layer_label(s.segment.layer, s.segment.is_mmap)))
       .arg(s.blocks.size())
-      .arg(bytes_q(s.allocated_bytes), bytes_q(s.free_bytes), bytes_q(s.largest_free_gap),
+      .arg(bytes_q(s.allocated_bytes), pending, bytes_q(s.free_bytes), bytes_q(s.largest_free_gap),
            percent(s.fragmentation));
 }
 
 }  // namespace
+
+QColor state_color(viewdata::PoolBlockState state) {
+  switch (state) {
+    case viewdata::PoolBlockState::kAllocated:
+      return curve_color("Allocated", 0);
+    case viewdata::PoolBlockState::kPendingFree:
+      return curve_color("Active", 0);
+    case viewdata::PoolBlockState::kFree:
+      return kFree;
+  }
+  return kFree;
+}
+
+QString poolLegend(const viewdata::PoolData& d) {
+  QString legend;
+  for (viewdata::PoolBlockState s : viewdata::pool_states(d)) {
+    // Free is pale: its swatch a shade darker, to be seen on the window's background.
+    const QColor swatch = s == viewdata::PoolBlockState::kFree ? kFree.darker(115) : state_color(s);
+    legend += QStringLiteral("<span style='color:%1'>&#9632;</span> %2")
+                  .arg(swatch.name(), QObject::tr(viewdata::pool_state_name(s)));
+    if (s == viewdata::PoolBlockState::kPendingFree)
+      legend += QObject::tr(" (freed, waiting for another stream)");
+    legend += QStringLiteral(" &nbsp; ");
+  }
+  return legend + QObject::tr(
+                      "<span style='color:%1'>&#9636;</span> the largest free gap of a "
+                      "segment whose free bytes are split")
+                      .arg(gap_color().name());
+}
 
 PoolCanvas::PoolCanvas(ViewState* state, QWidget* parent) : QWidget(parent), state_(state) {
   setAttribute(Qt::WA_OpaquePaintEvent);
@@ -170,13 +201,13 @@ void PoolCanvas::paintEvent(QPaintEvent* event) {
 
     // Free first (the whole bar), then the blocks, then the largest gap's edge.
     p.fillRect(bar, kFree);
-    const QColor allocated = allocated_color();
     for (const viewdata::PoolItem& b : s.blocks) {
+      const QColor color = state_color(viewdata::state_of(b));
       const double x0 = xOf(i, b.addr), x1 = xOf(i, b.addr + b.size_bytes);
-      p.fillRect(QRectF(x0, bar.top(), std::max(x1 - x0, 1.0), bar.height()), allocated);
+      p.fillRect(QRectF(x0, bar.top(), std::max(x1 - x0, 1.0), bar.height()), color);
       // A light edge between neighbours, so adjacent blocks read as separate.
       if (x1 - x0 > 3) {
-        p.setPen(QPen(allocated.lighter(160), 1));
+        p.setPen(QPen(color.lighter(160), 1));
         p.drawLine(QPointF(x0, bar.top()), QPointF(x0, bar.bottom()));
       }
     }
@@ -325,12 +356,18 @@ void PoolView::show(viewdata::PoolData d) {
     const char* kind = d.source == blocks::PoolSource::kHostMappings
                            ? "anonymous mappings (HOST mmap) around heap blocks"
                            : "driver segments (HAL) around framework pool blocks (PTA)";
+    const QString pending =
+        d.pending_blocks == 0
+            ? QString()
+            : tr(" · Active, free pending %1 (%2 blocks)")
+                  .arg(bytes_q(d.pending_bytes), locale.toString(qulonglong(d.pending_blocks)));
     QString text =
-        tr("%1 at %2: %3 segments, %4. Reserved %5 · Allocated %6 · Free %7 · "
-           "largest free gap %8 · fragmentation %9.")
+        tr("%1 at %2: %3 segments, %4. Reserved %5 · Allocated %6%7 · Free %8 · "
+           "largest free gap %9 · fragmentation %10.")
             .arg(where, at, locale.toString(qulonglong(d.segments_live)), QString::fromLatin1(kind),
-                 bytes_q(d.reserved_bytes), bytes_q(d.allocated_bytes), bytes_q(d.free_bytes),
-                 bytes_q(d.largest_free_gap), percent(d.fragmentation));
+                 bytes_q(d.reserved_bytes), bytes_q(d.allocated_bytes), pending,
+                 bytes_q(d.free_bytes), bytes_q(d.largest_free_gap))
+            .arg(percent(d.fragmentation));
     if (d.empty_mappings > 0)
       text +=
           tr(" %1 more mappings (%2) hold no heap block and are not drawn.")
@@ -345,18 +382,7 @@ void PoolView::show(viewdata::PoolData d) {
                                 : " %1 blocks (%2) lie outside every segment.")
               .arg(locale.toString(qulonglong(d.unsegmented_blocks)), bytes_q(d.unsegmented_bytes));
     summary_->setText(text);
-    QString legend =
-        tr("<span style='color:%1'>&#9632;</span> Allocated &nbsp; "
-           "<span style='color:%2'>&#9632;</span> Free &nbsp; "
-           "<span style='color:%3'>&#9636;</span> the largest free gap of a segment whose free "
-           "bytes are split")
-            .arg(allocated_color().name(), kFree.darker(115).name(), gap_color().name());
-    // Only a device's framework pool frees on streams.
-    if (d.source == blocks::PoolSource::kDeviceSegments)
-      legend +=
-          tr(" &nbsp; <i>(a block freed but pending on another stream is not recorded "
-             "apart: it shows as Allocated until its free)</i>");
-    legend_->setText(legend);
+    legend_->setText(poolLegend(d));
     list_->hide();
     legend_->show();
     scroll_->show();

@@ -1,6 +1,8 @@
 // The pool at an instant (ViewState::cursor()): each segment as a bar (its length grows with
-// its size) with its blocks by address, coloured by state - Allocated, or Free where no
-// block lies - and the largest free gap of each marked: where the pool fragments. A device's
+// its size) with its blocks by address, coloured by state - Allocated, Active, free pending
+// (a PTA block freed while another stream still used it, until the pool takes it back), or
+// Free where no block lies - and the largest free gap of each marked: where the pool
+// fragments. A device's
 // segments are the driver's blocks (HAL) and its blocks the framework pool's (PTA); the
 // host's segments are its anonymous mappings (pool_data.h).
 //
@@ -22,6 +24,11 @@
 #include "monitor/viewdata/pool_data.h"
 
 namespace memtap::gui {
+
+// What each state (viewdata::PoolBlockState) is drawn in, and the legend naming the states
+// `d` can show (rich text).
+QColor state_color(viewdata::PoolBlockState state);
+QString poolLegend(const viewdata::PoolData& d);
 
 class PoolCanvas : public QWidget {
   Q_OBJECT

@@ -122,6 +122,20 @@ struct OomEntry {
   std::vector<OomBlockEntry> top;
 };
 
+// A device's framework pool (layer PTA, docs/design.md §3 "Framework pool"): where its
+// figures come from and the three curves that describe it (the device's curves, named
+// again: on such a device they are the pool's).
+struct PoolSection {
+  // "blocks": the pool reported its blocks (PTA MALLOC/FREE); "samples": only its figures
+  // (pool SNAPSHOTs, e.g. torch.cuda.memory_stats() at each step), which Allocated and
+  // Reserved follow; "": no pool was recorded on the device (the host, a driver-only GPU).
+  std::string source;
+  CurveSummary allocated, reserved, active;
+  uint64_t snapshots = 0;      // pool SNAPSHOTs
+  uint64_t pending_frees = 0;  // frees that waited for another stream (Active > Allocated)
+  int64_t pending_bytes = 0;   // still waiting at the end
+};
+
 // One process on one device.
 struct DeviceReport {
   uint32_t pid = 0;
@@ -131,6 +145,7 @@ struct DeviceReport {
   int64_t bytes_allocated = 0;
   std::vector<CurveSummary> curves;
   std::vector<LayerSummary> layers;  // each layer the device's blocks came from
+  PoolSection pool;
   PeakSection peak;
   LeakSection leaks;
   FragmentationSection fragmentation;

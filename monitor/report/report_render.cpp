@@ -75,6 +75,29 @@ void peak_final_line(const char* prefix, const std::string& label, int64_t peak_
           bytes_text(double(final_bytes)).c_str());
 }
 
+// Where a device's pool figures come from: its blocks, or only samples of its figures.
+void pool_text(const PoolSection& p, FILE* out) {
+  if (p.source == "samples") {
+    fprintf(out,
+            "    Pool: only samples of its figures (%llu pool SNAPSHOTs, such as "
+            "torch.cuda.memory_stats() at each step), no blocks: Allocated and Reserved follow "
+            "the samples, Active is Allocated, the peak below is of the driver's blocks (HAL)\n",
+            (unsigned long long)p.snapshots);
+    return;
+  }
+  if (p.source != "blocks") return;
+  fprintf(out, "    Pool: the framework's blocks (PTA): Allocated, Reserved and Active are its");
+  if (p.pending_frees == 0) {
+    fprintf(out, "; no free waited for another stream\n");
+    return;
+  }
+  fprintf(out, "; %llu free%s waited for another stream (Active above Allocated meanwhile)",
+          (unsigned long long)p.pending_frees, p.pending_frees == 1 ? "" : "s");
+  if (p.pending_bytes > 0)
+    fprintf(out, ", %s still waiting at the end", bytes_text(double(p.pending_bytes)).c_str());
+  fprintf(out, "\n");
+}
+
 void device_text_section(const DeviceReport& d, FILE* out) {
   fprintf(out, "\n  pid %u, %s: %llu allocations, %llu frees, %s allocated\n", d.pid,
           device_text(d.device).c_str(), (unsigned long long)d.allocations,
@@ -89,6 +112,7 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     if (d.device < 0 || l.peak_bytes == kUnknown) continue;
     peak_final_line("Layer ", l.layer, l.peak_ns, l.peak_bytes, l.final_bytes, d.start_ns, out);
   }
+  pool_text(d.pool, out);
   for (const OomEntry& o : d.ooms) oom_text(o, d.start_ns, out);
   if (d.oom_count > d.ooms.size()) {
     fprintf(out, "    ... %llu more OOMs on this device\n",
@@ -188,6 +212,29 @@ void peak_final_json(JsonWriter& j, const char* label_key, const std::string& la
   optional_int(j, "peak_ns", peak_ns);
   optional_int(j, "peak_bytes", peak_bytes);
   optional_int(j, "final_bytes", final_bytes);
+  j.end_object();
+}
+
+// "pool": null where no pool was recorded, else its source and three curves.
+void pool_json(JsonWriter& j, const PoolSection& p) {
+  j.key("pool");
+  if (p.source.empty()) {
+    j.null();
+    return;
+  }
+  j.begin_object().key("source").value(p.source);
+  auto curve = [&](const char* key, const CurveSummary& c) {
+    j.key(key).begin_object();
+    optional_int(j, "peak_ns", c.peak_ns);
+    optional_int(j, "peak_bytes", c.peak_bytes);
+    optional_int(j, "final_bytes", c.final_bytes);
+    j.end_object();
+  };
+  curve("allocated", p.allocated);
+  curve("reserved", p.reserved);
+  curve("active", p.active);
+  j.key("snapshots").value(p.snapshots).key("pending_frees").value(p.pending_frees);
+  j.key("pending_bytes").value(p.pending_bytes);
   j.end_object();
 }
 
@@ -329,6 +376,7 @@ std::string report_json(const Report& r) {
       peak_final_json(j, "layer", l.layer, l.peak_ns, l.peak_bytes, l.final_bytes);
     }
     j.end_array();
+    pool_json(j, d.pool);
     j.key("peak").begin_object();
     optional_int(j, "ts_ns", d.peak.ts_ns);
     optional_int(j, "bytes", d.peak.bytes);

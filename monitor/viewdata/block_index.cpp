@@ -58,7 +58,8 @@ class Index final : public BlockIndex {
     for (size_t i = 0; i < count; ++i) {
       const MemEvent& e = events[i];
       const bool is_free = e.kind == MemEventKind::kFree;
-      if (!is_free && e.kind != MemEventKind::kMalloc) continue;
+      const bool completed = e.kind == MemEventKind::kFreeCompleted;
+      if (!is_free && !completed && e.kind != MemEventKind::kMalloc) continue;
       if (room == 0) {
         if (dropped++ == 0) dropped_from = dropped_to = e.ts_ns;
         dropped_from = std::min(dropped_from, e.ts_ns);
@@ -73,7 +74,9 @@ class Index final : public BlockIndex {
       q.device = e.device;
       q.slot = slot_of(e.layer, e.is_mmap);
       q.is_free = is_free;
-      if (is_free) continue;
+      q.free_pending = is_free && e.free_pending;
+      q.free_completed = completed;
+      if (is_free || completed) continue;
       q.size_bytes = e.size_bytes;
       q.allocation_id = e.allocation_id;
       q.tid = e.tid;
@@ -145,7 +148,8 @@ class Index final : public BlockIndex {
   void wait_for_room(const MemEvent* events, size_t count) {
     size_t n = 0;
     for (size_t i = 0; i < count; ++i)
-      n += events[i].kind == MemEventKind::kMalloc || events[i].kind == MemEventKind::kFree;
+      n += events[i].kind == MemEventKind::kMalloc || events[i].kind == MemEventKind::kFree ||
+           events[i].kind == MemEventKind::kFreeCompleted;
     std::unique_lock lock(mutex_);
     room_.wait(lock, [&] {
       return stop_ || status_.queued_events == 0 || status_.queued_events + n <= max_queued_;
@@ -177,6 +181,7 @@ class Index final : public BlockIndex {
       queued_.fetch_sub(n, std::memory_order_release);
       status_.blocks = pairing_.blocks();
       status_.unmatched_frees = pairing_.unmatched_frees();
+      status_.pending_frees = pairing_.pending_frees();
       status_.indexed_until_ns = pairing_.newest_ns();
       if (status_.error.empty() && store_->failed()) status_.error = store_->error();
       if (n != 0 && wait_for_room_) room_.notify_all();

@@ -8,7 +8,10 @@
 // the engine's thread (add(), an EventTap), in time order, and are paired there the way the
 // engine pairs them: a FREE closes the live block at its (process, device, layer, address);
 // a MALLOC over a live block closes the old one at that moment; a FREE that finds nothing
-// is counted and ignored.
+// is counted and ignored. A PTA block whose FREE said free_pending ends at that FREE too
+// (its lifetime, as the engine counts it: monitor/engine/blocks/block_analyzer.h), and its
+// wait for the other stream, up to its FREE_COMPLETED, is kept apart: the pool view draws
+// such a block in a state of its own (BlockQueries::pending).
 //
 // Storage (why it is fast enough to keep up with a live session): a block gets its row
 // once, when it is freed, in one multi-row INSERT with the other blocks freed around then,
@@ -69,6 +72,9 @@ struct BlockRow {
   std::string name;  // the operator it was allocated in
   std::string stack_python;
   std::string stack_c;
+  // BlockQueries::pending's rows: when the pool took the block back after its free (which
+  // was free_ns), kStillLive while it has not yet; 0 in every other answer.
+  int64_t free_completed_ns = 0;
 };
 
 // Which blocks a query is about.
@@ -126,13 +132,14 @@ struct BlockGroup {
 };
 
 struct BlockIndexStatus {
-  uint64_t events_added = 0;    // MALLOC and FREE events given to add()
+  uint64_t events_added = 0;    // MALLOC, FREE and FREE_COMPLETED events given to add()
   uint64_t events_indexed = 0;  // of those, paired and stored
   uint64_t blocks = 0;          // blocks known (stored or live in memory)
   uint64_t events_dropped = 0;  // not indexed: the queue was full (the recording has them)
   int64_t dropped_from_ns = 0;  // the time span those events covered (0 when none)
   int64_t dropped_to_ns = 0;
   uint64_t unmatched_frees = 0;  // FREEs of an address with no live block
+  uint64_t pending_frees = 0;    // PTA frees that waited for another stream (free_pending)
   int64_t indexed_until_ns = 0;  // time of the newest event indexed
   size_t queued_events = 0;
   std::string error;  // the index's file failed (disk full, ...): one line; queries give nothing
@@ -158,6 +165,11 @@ class BlockQueries {
   // The blocks live at filter.t1_ns (t0 is ignored) that pass the filter, grouped by layer,
   // owner and stack; most bytes first.
   virtual std::vector<BlockGroup> live_groups(const BlockFilter& filter) = 0;
+  // The PTA blocks of (filter.pid, filter.device) whose free was requested at or before
+  // filter.t1_ns and that the pool took back after it (or not yet): freed, so in no "live"
+  // answer, but not yet free in their segment. At most `limit`, in address order, with
+  // free_completed_ns set. Other filter fields are ignored.
+  virtual std::vector<BlockRow> pending(const BlockFilter& filter, size_t limit) = 0;
   // The (pid, device) pairs with blocks, in the order first seen.
   virtual std::vector<std::pair<uint32_t, int32_t>> scopes() = 0;
 };
@@ -170,9 +182,9 @@ class BlockIndex {
   static std::unique_ptr<BlockIndex> create(const BlockIndexOptions& options, std::string* error);
   virtual ~BlockIndex() = default;
 
-  // From the engine's thread (an EventTap): takes what it needs of the MALLOC and FREE
-  // events (and of the new strings they refer to) and returns without waiting for the index
-  // (unless options.wait_for_room).
+  // From the engine's thread (an EventTap): takes what it needs of the MALLOC, FREE and
+  // FREE_COMPLETED events (and of the new strings they refer to) and returns without waiting for
+  // the index (unless options.wait_for_room).
   virtual void add(const MemEvent* events, size_t count, const StringTable& strings) = 0;
   // No more events will come (a replay has read its file): the index stores what it holds.
   virtual void finish_input() = 0;

@@ -301,6 +301,27 @@ std::vector<BlockGroup> IndexQueries::live_groups(const BlockFilter& filter) {
   return out;
 }
 
+std::vector<BlockRow> IndexQueries::pending(const BlockFilter& filter, size_t limit) {
+  const int64_t t = filter.t1_ns;
+  std::vector<PendingFree> waits = store_.pending_at(filter.pid, filter.device, t, limit);
+  pairing_.for_each_open_pending([&](const PendingFree& w) {
+    if (w.pid == filter.pid && w.device == filter.device && w.free_ns <= t && waits.size() < limit)
+      waits.push_back(w);
+  });
+  std::vector<BlockRow> out;
+  out.reserve(waits.size());
+  for (const PendingFree& w : waits) {
+    StoredBlock b;
+    if (!store_.fetch(w.id, &b)) continue;  // gone (a failure): not drawn
+    out.push_back(row_of(b));
+    out.back().free_completed_ns = w.done_ns;
+  }
+  if (store_.failed()) return {};
+  std::sort(out.begin(), out.end(),
+            [](const BlockRow& a, const BlockRow& b) { return a.addr < b.addr; });
+  return out;
+}
+
 std::vector<std::pair<uint32_t, int32_t>> IndexQueries::scopes() {
   if (store_.failed()) return {};
   return pairing_.scopes();

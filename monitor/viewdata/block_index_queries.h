@@ -31,6 +31,7 @@ class IndexQueries final : public BlockQueries {
   std::optional<BlockRow> find(int64_t id) override;
   std::vector<BlockRow> all(const BlockFilter& filter, size_t limit, bool* truncated) override;
   std::vector<BlockGroup> live_groups(const BlockFilter& filter) override;
+  std::vector<BlockRow> pending(const BlockFilter& filter, size_t limit) override;
   std::vector<std::pair<uint32_t, int32_t>> scopes() override;
 
  private:

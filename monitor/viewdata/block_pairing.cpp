@@ -66,16 +66,36 @@ BlockPairing::Scope* BlockPairing::scope_of(uint32_t pid, int32_t device, bool m
   return last_scope_;
 }
 
+bool BlockPairing::end_pending(Scope& scope, uint32_t pid, int32_t device, uint64_t addr,
+                               int64_t done_ns, BlockSink& sink) {
+  OpenPending p;
+  if (scope.pending.empty() || !scope.pending.take(addr, &p)) return false;
+  sink.store_pending({p.id, pid, device, p.free_ns, done_ns});
+  return true;
+}
+
 void BlockPairing::add(const IndexEvent& e, BlockSink& sink) {
   if (!any_event_ || e.ts_ns > newest_ns_) newest_ns_ = e.ts_ns;
   any_event_ = true;
+  const bool pool_block = e.slot == uint8_t(Layer::kPta);
+  if (e.free_completed) {
+    // One with no wait (its FREE was not pending, or came before the index) changes nothing.
+    if (Scope* scope = scope_of(e.pid, e.device, false); scope && pool_block)
+      end_pending(*scope, e.pid, e.device, e.addr, e.ts_ns, sink);
+    return;
+  }
   Scope* scope = scope_of(e.pid, e.device, !e.is_free);
+  if (scope && pool_block) end_pending(*scope, e.pid, e.device, e.addr, e.ts_ns, sink);
   if (e.is_free) {
     LiveRef ref;
     if (!scope || !scope->live[e.slot].take(e.addr, &ref)) {
       ++unmatched_frees_;
     } else {
       close(ref, e.ts_ns, sink);
+      if (pool_block && e.free_pending) {
+        scope->pending.put(e.addr, {ref.id, e.ts_ns});
+        ++pending_frees_;
+      }
     }
   } else {
     FlatMap<LiveRef>& live = scope->live[e.slot];

@@ -8,6 +8,9 @@
 // level, its lifetime class, so that "live at t" can read each class over a window of ids
 // no longer than its lifetimes (block_scan.h): level 0 for lifetimes up to promote_after_ns,
 // k for up to promote_after_ns << k, kLiveLevel while a stored block is still live.
+// A PTA block whose FREE said free_pending is closed at that FREE and remembered until its
+// FREE_COMPLETED, which gives the sink that wait (a PendingFree). A new PTA block at its
+// address, or a second FREE of it, ends a wait whose completion was lost.
 // No SQLite here: what is ready goes to a BlockSink.
 #pragma once
 
@@ -51,6 +54,18 @@ struct IndexEvent {
   uint32_t stack_c = 0;
   uint8_t slot = 0;
   bool is_free = false;
+  bool free_pending = false;    // a FREE whose block waits for another stream
+  bool free_completed = false;  // FREE_COMPLETED (is_free false): the wait is over
+};
+
+// A freed PTA block's wait for another stream: from its FREE (free_ns, where its row ends)
+// to its FREE_COMPLETED (done_ns; kStillLive while it waits).
+struct PendingFree {
+  int64_t id = 0;  // the block's
+  uint32_t pid = 0;
+  int32_t device = kHostDevice;
+  int64_t free_ns = 0;
+  int64_t done_ns = kStillLive;
 };
 
 // A block as the index keeps it: BlockRow with string ids for its text.
@@ -79,6 +94,9 @@ class BlockSink {
   virtual void store(const StoredBlock& block, uint8_t level) = 0;
   // A block stored live was freed; `level` >= 1 (it lived past promote_after_ns).
   virtual void close_stored(int64_t id, int64_t free_ns, uint8_t level) = 0;
+  // A pending free is over (done_ns set). Its block was given to store() or close_stored()
+  // before.
+  virtual void store_pending(const PendingFree& wait) = 0;
 };
 
 // 0 for lifetimes up to promote_after_ns (and negative ones: out-of-order times), else the
@@ -129,6 +147,15 @@ class BlockPairing {
   int64_t promote_after_ns() const { return promote_after_ns_; }
   uint64_t blocks() const { return uint64_t(last_id_); }
   uint64_t unmatched_frees() const { return unmatched_frees_; }
+  uint64_t pending_frees() const { return pending_frees_; }
+  // The waits not over yet, in no particular order.
+  template <class F>
+  void for_each_open_pending(F&& f) const {
+    for (size_t i = 0; i < scopes_.size(); ++i)
+      scopes_[i]->pending.for_each([&](uint64_t, const OpenPending& p) {
+        f(PendingFree{p.id, scope_keys_[i].first, scope_keys_[i].second, p.free_ns, kStillLive});
+      });
+  }
   int64_t newest_ns() const { return newest_ns_; }
   const AllocSpans& spans() const { return spans_; }
   // (pid, device) of the blocks, in the order first seen.
@@ -139,8 +166,13 @@ class BlockPairing {
     int64_t id;
     int64_t alloc_ns;
   };
+  struct OpenPending {
+    int64_t id;
+    int64_t free_ns;
+  };
   struct Scope {
     FlatMap<LiveRef> live[kSlots];  // address -> the block live there
+    FlatMap<OpenPending> pending;   // PTA address -> the freed block waiting there
   };
   struct Young {
     StoredBlock block;
@@ -149,6 +181,9 @@ class BlockPairing {
 
   Scope* scope_of(uint32_t pid, int32_t device, bool make);
   void close(const LiveRef& ref, int64_t free_ns, BlockSink& sink);
+  // Ends the wait at `addr` of the scope, if any, at `done_ns`.
+  bool end_pending(Scope& scope, uint32_t pid, int32_t device, uint64_t addr, int64_t done_ns,
+                   BlockSink& sink);
   void advance(BlockSink& sink);
 
   int64_t promote_after_ns_;
@@ -156,6 +191,7 @@ class BlockPairing {
   int64_t newest_ns_ = 0;
   bool any_event_ = false;
   uint64_t unmatched_frees_ = 0;
+  uint64_t pending_frees_ = 0;
   FlatMap<uint32_t> scope_index_;  // (pid << 32 | device) -> scopes_
   std::vector<std::unique_ptr<Scope>> scopes_;
   std::vector<std::pair<uint32_t, int32_t>> scope_keys_;

@@ -127,6 +127,9 @@ bool BlockStore::open(uint64_t max_file_bytes, std::string* error) {
         ";";
   sql += table_sql("blocks", false) + ";" + table_sql("long_lived", true) + ";" +
          "CREATE TABLE strings(id INTEGER PRIMARY KEY, text TEXT);" +
+         "CREATE TABLE pending_frees(pid INTEGER, device INTEGER, done_ns INTEGER, id INTEGER, "
+         "free_ns INTEGER);" +
+         "CREATE INDEX pending_frees_done ON pending_frees(pid, device, done_ns);" +
          table_sql("temp.young", false) + ";";
   std::string sql_error;
   if (rc != SQLITE_OK) {
@@ -148,6 +151,11 @@ bool BlockStore::open(uint64_t max_file_bytes, std::string* error) {
         prepare("UPDATE long_lived SET key = ?1, level = ?2, free_ns = ?3 WHERE key = ?4",
                 &close_long_) &&
         prepare("INSERT OR IGNORE INTO strings VALUES (?, ?)", &insert_string_) &&
+        prepare("INSERT INTO pending_frees VALUES (?, ?, ?, ?, ?)", &insert_wait_) &&
+        prepare(
+            "SELECT id, free_ns, done_ns FROM pending_frees WHERE pid = ?1 AND device = ?2 "
+            "AND done_ns > ?3 AND done_ns <= ?4 AND free_ns <= ?3 LIMIT ?5",
+            &select_waits_) &&
         prepare("SELECT " + columns + " FROM blocks WHERE id = ?", &select_block_) &&
         prepare("SELECT " + columns + " FROM temp.young WHERE id = ?", &select_young_) &&
         prepare("SELECT " + columns + " FROM long_lived WHERE key = ?", &select_long_) &&
@@ -217,6 +225,34 @@ void BlockStore::close_stored(int64_t id, int64_t free_ns, uint8_t level) {
   closes_.push_back({id, free_ns, level});
 }
 
+void BlockStore::store_pending(const PendingFree& wait) {
+  if (failed()) return;
+  waits_.push_back(wait);
+  longest_wait_ns_ = std::max(longest_wait_ns_, wait.done_ns - wait.free_ns);
+}
+
+std::vector<PendingFree> BlockStore::pending_at(uint32_t pid, int32_t device, int64_t t_ns,
+                                                size_t limit) {
+  std::vector<PendingFree> out;
+  flush();
+  if (failed() || limit == 0) return out;
+  sqlite3_stmt* s = select_waits_.stmt;
+  const int64_t until = t_ns > INT64_MAX - longest_wait_ns_ ? INT64_MAX : t_ns + longest_wait_ns_;
+  sqlite3_bind_int64(s, 1, pid);
+  sqlite3_bind_int64(s, 2, device);
+  sqlite3_bind_int64(s, 3, t_ns);
+  sqlite3_bind_int64(s, 4, until);
+  sqlite3_bind_int64(s, 5, int64_t(std::min<size_t>(limit, INT64_MAX)));
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    out.push_back({sqlite3_column_int64(s, 0), pid, device, sqlite3_column_int64(s, 1),
+                   sqlite3_column_int64(s, 2)});
+  }
+  sqlite3_reset(s);
+  if (rc != SQLITE_DONE) fail(rc);
+  return out;
+}
+
 void BlockStore::add_string(uint32_t id, const std::string& text) {
   if (failed()) return;
   pending_strings_.emplace_back(id, text);
@@ -267,8 +303,8 @@ void BlockStore::write_rows(std::vector<Pending>& rows, sqlite3_stmt* many, sqli
 }
 
 void BlockStore::flush() {
-  if (failed() ||
-      (pending_.empty() && pending_long_.empty() && closes_.empty() && pending_strings_.empty()))
+  if (failed() || (pending_.empty() && pending_long_.empty() && closes_.empty() &&
+                   pending_strings_.empty() && waits_.empty()))
     return;
   if (!begin()) return;
   for (const auto& [id, text] : pending_strings_) {
@@ -295,6 +331,14 @@ void BlockStore::flush() {
   }
   rows_in_transaction_ += closes_.size();
   closes_.clear();
+  for (const PendingFree& w : waits_) {
+    if (failed()) break;
+    const int64_t values[] = {w.pid, w.device, w.done_ns, w.id, w.free_ns};
+    for (int i = 0; i < 5; ++i) sqlite3_bind_int64(insert_wait_.stmt, i + 1, values[i]);
+    step(insert_wait_.stmt);
+  }
+  rows_in_transaction_ += waits_.size();
+  waits_.clear();
   if (rows_in_transaction_ >= kRowsPerCommit) commit();
 }
 

@@ -12,6 +12,9 @@
 //               each level over the ids allocated within that level's longest lifetime
 //               before t: one rowid range per level, read in sequence.
 //   strings     id -> text: the StringTable's texts the blocks refer to.
+//   pending_frees  the PTA blocks' waits for another stream that are over (PendingFree),
+//               by (pid, device, done_ns): the waits at t are those done after t and begun
+//               (free_ns) at or before it, and none is longer than the longest seen.
 //   temp.young  the young live blocks (in memory until promoted), copied in for a query.
 // Rows are buffered and written in multi-row INSERTs, in transactions of many rows.
 //
@@ -46,6 +49,7 @@ class BlockStore final : public BlockSink {
 
   void store(const StoredBlock& block, uint8_t level) override;
   void close_stored(int64_t id, int64_t free_ns, uint8_t level) override;
+  void store_pending(const PendingFree& wait) override;
   void add_string(uint32_t id, const std::string& text);
 
   // Writes what is buffered (a query must see it).
@@ -57,6 +61,8 @@ class BlockStore final : public BlockSink {
 
   // The block with that id, wherever it is; false if none (or failed).
   bool fetch(int64_t id, StoredBlock* out);
+  // The waits of (pid, device) over after t_ns that began at or before it; at most `limit`.
+  std::vector<PendingFree> pending_at(uint32_t pid, int32_t device, int64_t t_ns, size_t limit);
   // The text of a string id ("" for 0, unknown ids and failures).
   std::string text(uint32_t id);
   // The string ids given to add_string, in that order.
@@ -105,6 +111,8 @@ class BlockStore final : public BlockSink {
   std::vector<Pending> pending_long_;  // for long_lived
   bool pending_long_sorted_ = true;    // in id order (as they mostly come)
   std::vector<Close> closes_;
+  std::vector<PendingFree> waits_;  // pending frees over, not written yet
+  int64_t longest_wait_ns_ = 0;
   std::vector<std::pair<uint32_t, std::string>> pending_strings_;
   std::vector<uint32_t> string_ids_;
   int64_t last_id_ = 0;  // the largest id in blocks
@@ -114,7 +122,7 @@ class BlockStore final : public BlockSink {
   reader::Statement insert_many_, insert_one_;
   reader::Statement young_many_, young_one_, young_clear_;
   reader::Statement long_many_, long_one_, close_long_;
-  reader::Statement insert_string_;
+  reader::Statement insert_string_, insert_wait_, select_waits_;
   reader::Statement select_block_, select_young_, select_long_, select_text_;
   reader::Statement begin_, commit_;
 };

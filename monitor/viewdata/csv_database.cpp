@@ -21,6 +21,8 @@ const char* event_text(MemEventKind kind) {
       return "MALLOC";
     case MemEventKind::kFree:
       return "FREE";
+    case MemEventKind::kFreeCompleted:
+      return "FREE_COMPLETED";
     case MemEventKind::kAccess:
       return "ACCESS";
     case MemEventKind::kOpStart:
@@ -56,6 +58,7 @@ const char* event_type_text(const MemEvent& e) {
   switch (e.kind) {
     case MemEventKind::kMalloc:
     case MemEventKind::kFree:
+    case MemEventKind::kFreeCompleted:
     case MemEventKind::kAccess:
       return layer_text(e.layer);
     case MemEventKind::kOpStart:
@@ -130,6 +133,12 @@ std::string attr_text(const MemEvent& e, const StringTable& strings) {
     if (e.pool_total != kUnknown) add("total", std::to_string(e.pool_total));
     if (e.stream != 0) add("stream", std::to_string(e.stream));
     if (e.is_mmap) add("kind", "mmap");
+    if (e.kind == MemEventKind::kFree && e.free_pending) add("pending", "1");
+  } else if (e.kind == MemEventKind::kFreeCompleted) {
+    char addr[24];
+    snprintf(addr, sizeof addr, "0x%016" PRIx64, e.addr);
+    add("addr", addr);
+    add("size", std::to_string(e.size_bytes));
   } else if (e.kind == MemEventKind::kSnapshot) {
     if (e.snap_allocated != kUnknown) add("allocated", std::to_string(e.snap_allocated));
     if (e.snap_reserved != kUnknown) add("reserved", std::to_string(e.snap_reserved));
@@ -205,7 +214,8 @@ std::string write_csv_database(const std::vector<MemEvent>& events, const String
   int64_t id = 0;
   for (const MemEvent& e : events) {
     const bool block = e.kind == MemEventKind::kMalloc || e.kind == MemEventKind::kFree ||
-                       e.kind == MemEventKind::kAccess || e.kind == MemEventKind::kOomTopAlloc;
+                       e.kind == MemEventKind::kAccess || e.kind == MemEventKind::kOomTopAlloc ||
+                       e.kind == MemEventKind::kFreeCompleted;
     char ptr[24] = "N/A";
     if (block) snprintf(ptr, sizeof ptr, "0x%016" PRIx64, e.addr);
     const std::string& name_text = strings.get(e.name);

@@ -206,7 +206,7 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
   out.session_first_ns = summary.first_ts_ns;
   out.session_last_ns = summary.last_ts_ns;
   out.capacity_bytes = summary.capacity_bytes;
-  out.framework_pool = has_framework_layer(tl, r.pid, r.device);
+  out.framework_pool = has_framework_layer(tl, r.pid, r.device) || summary.pool_snapshots != 0;
   out.t0_ns = r.t1_ns > r.t0_ns ? r.t0_ns : summary.first_ts_ns;
   out.t1_ns = r.t1_ns > r.t0_ns ? r.t1_ns : summary.last_ts_ns;
   const size_t max_points = std::max<size_t>(r.max_points, 2);
@@ -326,6 +326,16 @@ std::vector<std::vector<size_t>> identical_lines(const CurvesData& data) {
     if (group.size() >= 2 && !only_active) groups.push_back(std::move(group));
   }
   return groups;
+}
+
+bool active_apart(const CurvesData& data) {
+  if (data.group_by != GroupBy::kOverall) return false;
+  const CurveLine *allocated = nullptr, *active = nullptr;
+  for (const CurveLine& l : data.lines) {
+    if (l.name == timeline::curve_name(timeline::Curve::kAllocated)) allocated = &l;
+    if (l.name == timeline::curve_name(timeline::Curve::kActive)) active = &l;
+  }
+  return allocated && active && !same_line(*allocated, *active);
 }
 
 std::vector<int64_t> values_at(const CurvesData& data, int64_t t_ns) {

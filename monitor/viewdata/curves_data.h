@@ -56,9 +56,10 @@ struct CurvesData {
   size_t hidden_groups = 0;           // Group By: groups beyond max_groups, summed in "other"
   std::vector<CurveLine> overview;    // whole session: Allocated and Reserved
   int64_t capacity_bytes = kUnknown;  // what the device has (host: MemTotal or the cgroup)
-  // A framework layer (PTA, PTA_WORKSPACE, ATB, MINDSPORE) has blocks in this scope: its
-  // pool is what Allocated and Reserved count (curve_rules.h). On a GPU without one, all
-  // four curves count the driver's (HAL) memory and are the same line.
+  // A framework layer (PTA, PTA_WORKSPACE, ATB, MINDSPORE) has blocks in this scope, or its
+  // pool's figures were sampled (pool SNAPSHOTs): its pool is what Allocated and Reserved
+  // count (curve_rules.h). On a GPU without one, all four curves count the driver's (HAL)
+  // memory and are the same line.
   bool framework_pool = false;
 };
 
@@ -84,9 +85,15 @@ CurvesData refine_curves(const std::string& recording_path, CurvesData data, siz
 // Lines with the same points (and envelope) over the range, which the chart draws one over
 // the other so that only the last shows: groups of two or more indexes into data.lines, in
 // their order, each group in order of its first line. Active beside Allocated alone is not
-// a group: today Active equals Allocated everywhere (curve_rules.h), and the chart draws it
-// dashed over Allocated for that reason; it is in a group with any other line.
+// a group: Active equals Allocated wherever no framework block's free was pending on
+// another stream (the host always, most devices most of the time: curve_rules.h), and the
+// chart draws it dashed over Allocated so that both show; it is in a group with any other
+// line. Where a free was pending in the range the two differ, and each is its own line.
 std::vector<std::vector<size_t>> identical_lines(const CurvesData& data);
+
+// Whether the Overall lines' Active differs from their Allocated over the range: a
+// framework block's free was pending on another stream in it (curve_rules.h).
+bool active_apart(const CurvesData& data);
 
 // The value each line has at `t_ns` (the point in force then), in lines' order; for an
 // envelope, the last value of the bucket in force. For the chart's hover.

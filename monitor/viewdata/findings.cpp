@@ -46,6 +46,17 @@ void add_peak(const DeviceReport& d, std::vector<Finding>* out) {
                                            : entries_text("by stack", real_stacks, 2);
   f.detail = owners.empty() ? stacks : stacks.empty() ? owners : owners + "; " + stacks;
   if (f.detail.empty()) f.detail = "see the breakdown at that moment";
+  const PoolSection& pool = d.pool;
+  if (pool.source == "samples") {
+    // No pool blocks: the blocks behind the peak are the driver's, and the curves' Allocated
+    // is the samples' (report_render.cpp says the same).
+    f.title = "Peak: " + bytes_text(double(d.peak.bytes)) + " in the driver's blocks (HAL)";
+    f.detail = "the framework pool is only sampled: its Allocated peaked at " +
+               bytes_text(double(pool.allocated.peak_bytes)) + "; " + f.detail;
+  } else if (pool.pending_frees != 0 && pool.active.peak_bytes > pool.allocated.peak_bytes) {
+    f.detail += "; with the frees that waited for another stream, Active peaked at " +
+                bytes_text(double(pool.active.peak_bytes));
+  }
   f.t_ns = d.peak.ts_ns;
   f.bytes = d.peak.bytes;
   f.view = "breakdown";

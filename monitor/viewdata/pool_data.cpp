@@ -42,7 +42,8 @@ std::vector<PoolItem> items(std::vector<BlockRow> rows) {
 }
 
 // Where segments come from at this instant (pool_current.h's choice): the host's mappings;
-// a device's HAL blocks once its PTA pool has had a block.
+// a device's HAL blocks once its PTA pool has had a block (`pta_live`: one is live or
+// pending then).
 blocks::PoolSource source_of(BlockQueries& q, const PoolRequest& r, bool pta_live) {
   if (r.device < 0) return blocks::PoolSource::kHostMappings;
   if (pta_live) return blocks::PoolSource::kDeviceSegments;
@@ -81,17 +82,19 @@ void sweep(PoolData& d, std::vector<PoolItem> segs, std::vector<PoolItem> pool_b
     for (const PoolItem& b : s.blocks) {
       gap_to(b.addr);
       const uint64_t b_end = std::min(end, b.addr + b.size_bytes);
-      s.allocated_bytes += b_end - b.addr;  // as the engine counts it
-      cursor = std::max(cursor, b_end);     // overlapping blocks (bad input) count once
+      (b.pending ? s.pending_bytes : s.allocated_bytes) += b_end - b.addr;  // as the engine
+      cursor = std::max(cursor, b_end);  // overlapping blocks (bad input) count once
     }
     gap_to(end);
     s.fragmentation = s.free_bytes ? 1.0 - double(s.largest_free_gap) / double(s.free_bytes) : 0.0;
     d.reserved_bytes += s.segment.size_bytes;
     d.allocated_bytes += s.allocated_bytes;
+    d.pending_bytes += s.pending_bytes;
     d.largest_free_gap = std::max(d.largest_free_gap, s.largest_free_gap);
     d.segments.push_back(std::move(s));
   }
-  d.free_bytes = d.reserved_bytes > d.allocated_bytes ? d.reserved_bytes - d.allocated_bytes : 0;
+  const uint64_t held = d.allocated_bytes + d.pending_bytes;
+  d.free_bytes = d.reserved_bytes > held ? d.reserved_bytes - held : 0;
   d.largest_free_gap = std::min(d.largest_free_gap, d.free_bytes);
   d.fragmentation = d.free_bytes ? 1.0 - double(d.largest_free_gap) / double(d.free_bytes) : 0;
 }
@@ -122,6 +125,20 @@ PoolData compute_pool(BlockQueries& q, const PoolRequest& r) {
   bool truncated = false;
   std::vector<PoolItem> pool_blocks = items(q.all(block_filter, r.max_blocks, &truncated));
   d.blocks_truncated = truncated;
+  if (r.device >= 0) {
+    // Freed PTA blocks still waiting for another stream: drawn in their own state.
+    std::vector<BlockRow> waiting = q.pending(at_instant(r), r.max_blocks);
+    d.pending_blocks = waiting.size();
+    for (BlockRow& b : waiting) {
+      const int64_t free_ns = b.free_ns, completed_ns = b.free_completed_ns;
+      pool_blocks.push_back(item_of(std::move(b)));
+      pool_blocks.back().pending = true;
+      pool_blocks.back().free_ns = free_ns;
+      pool_blocks.back().completed_ns = completed_ns;
+    }
+    std::sort(pool_blocks.begin(), pool_blocks.end(),
+              [](const PoolItem& a, const PoolItem& b) { return a.addr < b.addr; });
+  }
   d.source = source_of(q, r, !pool_blocks.empty());
   if (d.source != blocks::PoolSource::kNoPool) {
     BlockSet segs = q.largest(seg_filter, r.max_segments);
@@ -145,6 +162,28 @@ PoolData compute_pool(BlockQueries& q, const PoolRequest& r) {
     for (BlockRow& b : live.blocks) d.largest_live.push_back(item_of(std::move(b)));
   }
   return d;
+}
+
+const char* pool_state_name(PoolBlockState state) {
+  switch (state) {
+    case PoolBlockState::kAllocated:
+      return "Allocated";
+    case PoolBlockState::kPendingFree:
+      return "Active, free pending";
+    case PoolBlockState::kFree:
+      return "Free";
+  }
+  return "?";
+}
+
+std::vector<PoolBlockState> pool_states(const PoolData& d) {
+  if (d.source == blocks::PoolSource::kDeviceSegments)
+    return {PoolBlockState::kAllocated, PoolBlockState::kPendingFree, PoolBlockState::kFree};
+  return {PoolBlockState::kAllocated, PoolBlockState::kFree};
+}
+
+PoolBlockState state_of(const PoolItem& block) {
+  return block.pending ? PoolBlockState::kPendingFree : PoolBlockState::kAllocated;
 }
 
 int pool_segment_of(const PoolData& d, int64_t id) {

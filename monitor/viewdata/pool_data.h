@@ -17,10 +17,11 @@
 // segment's end; overlapping blocks (bad input) count once; fragmentation is 1 - largest
 // free gap / free bytes, per segment and over the pool.
 //
-// States: a block inside a segment is Allocated; the bytes no block covers are Free. The
-// recording does not tell a requested free from a completed one (a block freed but still
-// pending on another stream), so no block is drawn as Active-pending-free (curve_rules.h:
-// Active equals Allocated).
+// States, as the engine has them (engine/blocks/pool_state.h): a block inside a segment is
+// Allocated; a PTA block whose free was requested but is pending on another stream (its
+// FREE said pending, its FREE_COMPLETED has not come at the instant) is Active, free
+// pending: not allocated, not free either (the pool cannot hand it out yet; the curves
+// count it in Active, curve_rules.h); the bytes no block covers are Free.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +53,9 @@ struct PoolItem {
   int64_t alloc_ns = 0;
   std::string owner;
   std::string name;
+  bool pending = false;      // Active, free pending (above)
+  int64_t free_ns = 0;       // pending: when its free was requested
+  int64_t completed_ns = 0;  // pending: when the pool took it back (kStillLive: not yet)
 };
 
 struct PoolGap {
@@ -63,7 +67,8 @@ struct PoolSegmentData {
   PoolItem segment;              // the HAL block or the mapping
   std::vector<PoolItem> blocks;  // address order
   std::vector<PoolGap> gaps;     // free bytes, address order
-  uint64_t allocated_bytes = 0;  // bytes the blocks cover
+  uint64_t allocated_bytes = 0;  // bytes the allocated blocks cover
+  uint64_t pending_bytes = 0;    // bytes the pending blocks cover
   uint64_t free_bytes = 0;
   uint64_t largest_free_gap = 0;
   double fragmentation = 0;
@@ -78,8 +83,10 @@ struct PoolData {
   uint64_t segments_live = 0;             // all segments live then (segments: at most max_segments)
   bool blocks_truncated = false;          // more than max_blocks pool blocks: the largest read
   uint64_t reserved_bytes = 0;            // the segments' bytes
-  uint64_t allocated_bytes = 0;           // the blocks' bytes inside them
-  uint64_t free_bytes = 0;
+  uint64_t allocated_bytes = 0;           // the allocated blocks' bytes inside them
+  uint64_t pending_bytes = 0;             // the pending blocks' bytes inside them
+  uint64_t pending_blocks = 0;            // pending blocks drawn (inside a segment or not)
+  uint64_t free_bytes = 0;                // reserved - allocated - pending
   uint64_t largest_free_gap = 0;
   double fragmentation = 0;
   // Host: mappings live then that hold no heap block (not drawn; their bytes are still in
@@ -95,6 +102,15 @@ struct PoolData {
 };
 
 PoolData compute_pool(BlockQueries& q, const PoolRequest& r);
+
+// The states a pool's bytes can be in (above), in the order the view's legend names them.
+enum class PoolBlockState : uint8_t { kAllocated, kPendingFree, kFree };
+const char* pool_state_name(PoolBlockState state);  // "Allocated", "Active, free pending", "Free"
+// The states `d` can show: Active, free pending only in a device's framework pool (only it
+// frees on streams), whether or not a block is pending at the instant, so that the legend
+// does not change as the cursor moves.
+std::vector<PoolBlockState> pool_states(const PoolData& d);
+PoolBlockState state_of(const PoolItem& block);
 
 // The segment holding block `id` (the segment itself, or the one its block is in); -1: none.
 int pool_segment_of(const PoolData& d, int64_t id);

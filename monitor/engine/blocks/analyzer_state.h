@@ -48,7 +48,8 @@ struct DeviceState {
   std::vector<uint32_t> owner_prefix_list;  // by owner key: offset in OwnerPrefixes::lists
   std::array<Account, kAccounts> accounts;
   bool pta_seen = false;
-  int64_t pool_total = kUnknown;  // the latest PTA event's pool_total
+  int64_t pool_total = kUnknown;  // the latest PTA event's pool_total or pool SNAPSHOT's reserved
+  FlatMap<PendingBlock> pending;  // PTA blocks whose free is pending, by address
   FragmentationTracker fragmentation;
 
   bool is_host() const { return device == kHostDevice; }

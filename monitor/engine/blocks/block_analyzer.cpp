@@ -72,6 +72,13 @@ bool is_segment_change(const DeviceState& d, const MemEvent& e, uint8_t slot) {
   return e.layer == Layer::kPta && e.pool_total >= 0 && e.pool_total != d.pool_total;
 }
 
+// A pending block still there where the pool hands out a new block, or frees one again:
+// its completion was lost (the pool reuses no memory another stream may still use).
+void drop_pending(DeviceState& d, uint64_t addr) {
+  PendingBlock lost;
+  if (!d.pending.empty()) d.pending.take(addr, &lost);
+}
+
 void evaluate_fragmentation(AnalyzerState& s, DeviceState& d, int64_t ts_ns) {
   if (!d.is_host() && !d.pta_seen) return;  // no pool yet
   FragmentationTracker& f = d.fragmentation;
@@ -151,6 +158,7 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
   if (e.layer == Layer::kPta) {
     d.pta_seen = true;
     if (e.pool_total >= 0) d.pool_total = e.pool_total;
+    drop_pending(d, e.addr);
   }
   LayerState& layer = d.layers[slot];
   layer.seen = true;
@@ -223,7 +231,37 @@ void on_free(AnalyzerState& s, const MemEvent& e) {
     ++layer.totals.unmatched_frees;
     return;
   }
+  // Its lifetime ends here, pending or not: Allocated counts what the program holds, and
+  // the program let go of it (pool_state.h keeps it in its segment until it completes).
   release(s, d, slot, e.addr, b, u, e.ts_ns);
+  if (slot == uint8_t(Layer::kPta)) {
+    drop_pending(d, e.addr);
+    if (e.free_pending) {
+      b.account = kNoAccount;
+      b.has_uses = false;
+      d.pending.put(e.addr, {b, e.ts_ns});
+    }
+  }
+}
+
+// FREE_COMPLETED: the pool took a pending block back; its bytes are free in its segment.
+// One with no pending block changes nothing (the timeline counts it).
+void on_free_completed(AnalyzerState& s, const MemEvent& e) {
+  if (e.layer != Layer::kPta) return;
+  DeviceState& d = device_of(s, e.pid, e.device);
+  PendingBlock done;
+  if (d.pending.empty() || !d.pending.take(e.addr, &done)) return;
+  ++d.fragmentation.pool_events_since;
+}
+
+// A device pool's SNAPSHOT: its reserved is the pool's total from now on, as a PTA event's
+// Attr total (curve_rules.h); a new total is a segment change.
+void on_pool_snapshot(AnalyzerState& s, const MemEvent& e) {
+  if (e.snap_reserved < 0) return;
+  DeviceState& d = device_of(s, e.pid, e.device);
+  if (e.snap_reserved == d.pool_total) return;
+  evaluate_fragmentation(s, d, e.ts_ns);
+  d.pool_total = e.snap_reserved;
 }
 
 // The uses of the block an ACCESS names (its start address, in the framework pool first),
@@ -357,6 +395,12 @@ void BlockAnalyzer::add(const MemEvent* events, size_t n) {
       case MemEventKind::kFree:
         on_free(s, e);
         break;
+      case MemEventKind::kFreeCompleted:
+        on_free_completed(s, e);
+        break;
+      case MemEventKind::kSnapshot:
+        if (e.device >= 0 && e.layer == Layer::kPta) on_pool_snapshot(s, e);
+        break;
       case MemEventKind::kAccess:
         on_access(s, e);
         break;
@@ -380,7 +424,7 @@ void BlockAnalyzer::add(const MemEvent* events, size_t n) {
         s.ooms.add(e);
         break;
       default:
-        break;  // snapshots, marks, kernels, trace start/stop: other parts of the engine
+        break;  // marks, kernels, trace start/stop: other parts of the engine
     }
   }
 }

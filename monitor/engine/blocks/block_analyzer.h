@@ -11,6 +11,12 @@
 // (pool_state.h) is drawn from the live tables when asked, and its worst moments are sampled at
 // segment changes and steps.
 //
+// A PTA block whose FREE says free_pending leaves the live table and its account at that
+// FREE, like any block: its lifetime (for Allocated, peak, leaks, lifetimes) ends when the
+// program lets go of it. Until its FREE_COMPLETED it waits in the device's pending table,
+// which only the pool reads (active_pending_free, pool_state.h). A device pool's SNAPSHOT
+// gives the pool's reserved bytes, as a PTA event's Attr total does.
+//
 // Memory: O(live blocks + keys x window_steps + owner prefixes + scope names + open
 // scopes + top_n), whatever the number of finished blocks and events.
 // Speed: the live-block path (MALLOC/FREE) does a few flat-table lookups and O(1)

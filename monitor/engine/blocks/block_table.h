@@ -37,6 +37,14 @@ struct LiveBlock {
   bool has_uses = false;  // the table holds a BlockUses for it
 };
 
+// A PTA block whose FREE said free_pending (another stream still used it): out of the
+// live table and of every account since its FREE (its lifetime, for Allocated, ended
+// then), still in its segment until its FREE_COMPLETED.
+struct PendingBlock {
+  LiveBlock block;
+  int64_t free_ns = kNoTime;  // its FREE (the request)
+};
+
 // Where and when a block was used: ACCESS events on it, and the operators and ranges open
 // when it was allocated. Defaults: none of either.
 struct BlockUses {

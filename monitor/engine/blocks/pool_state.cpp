@@ -7,10 +7,11 @@
 namespace memtap::blocks {
 namespace {
 
-// A live block with its address (the table's key).
+// A live or pending block with its address (the table's key).
 struct Located {
   uint64_t addr;
   const LiveBlock* block;
+  int64_t pending_free_ns = kNoTime;  // pending: its FREE; kNoTime: allocated
 };
 
 struct Placed {
@@ -21,8 +22,8 @@ struct Placed {
 }  // namespace
 
 PoolState compute_pool_state(const BlockTable* segments, const BlockTable* blocks,
-                             const KeyIndex& keys, int64_t pool_total, PoolSource segment_source,
-                             bool with_blocks) {
+                             const FlatMap<PendingBlock>* pending, const KeyIndex& keys,
+                             int64_t pool_total, PoolSource segment_source, bool with_blocks) {
   PoolState s;
   std::vector<Located> segs;
   if (segments)
@@ -32,31 +33,41 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
   std::sort(segs.begin(), segs.end(),
             [](const Located& a, const Located& b) { return a.addr < b.addr; });
 
-  uint64_t all_block_bytes = 0;
+  uint64_t all_block_bytes = 0, all_pending_bytes = 0;
   std::vector<Placed> placed;
+  auto place = [&](const Located& block) {
+    // The last segment starting at or before the block; the block is inside if it starts
+    // before that segment's end.
+    auto it = std::upper_bound(segs.begin(), segs.end(), block.addr,
+                               [](uint64_t a, const Located& seg) { return a < seg.addr; });
+    if (it != segs.begin()) {
+      const Located& seg = *(it - 1);
+      if (block.addr - seg.addr < seg.block->size_bytes) {
+        placed.push_back({size_t(it - 1 - segs.begin()), block});
+        return;
+      }
+    }
+    ++s.unsegmented_blocks;
+    s.unsegmented_bytes += block.block->size_bytes;
+  };
   if (blocks) {
     blocks->for_each([&](uint64_t addr, const LiveBlock& b, const BlockUses&) {
       all_block_bytes += b.size_bytes;
-      // The last segment starting at or before the block; the block is inside if it starts
-      // before that segment's end.
-      auto it = std::upper_bound(segs.begin(), segs.end(), addr,
-                                 [](uint64_t a, const Located& seg) { return a < seg.addr; });
-      if (it != segs.begin()) {
-        const Located& seg = *(it - 1);
-        if (addr - seg.addr < seg.block->size_bytes) {
-          placed.push_back({size_t(it - 1 - segs.begin()), {addr, &b}});
-          return;
-        }
-      }
-      ++s.unsegmented_blocks;
-      s.unsegmented_bytes += b.size_bytes;
+      place({addr, &b});
+    });
+  }
+  if (pending) {
+    pending->for_each([&](uint64_t addr, const PendingBlock& p) {
+      all_pending_bytes += p.block.size_bytes;
+      ++s.pending_blocks;
+      place({addr, &p.block, p.free_ns});
     });
   }
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
     return a.segment != b.segment ? a.segment < b.segment : a.b.addr < b.b.addr;
   });
 
-  uint64_t seg_reserved = 0, seg_allocated = 0, largest_gap = 0;
+  uint64_t seg_reserved = 0, seg_allocated = 0, seg_pending = 0, largest_gap = 0;
   size_t p = 0;
   s.segments.reserve(segs.size());
   for (size_t i = 0; i < segs.size(); ++i) {
@@ -78,11 +89,13 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
       }
       cursor = std::max(cursor, b_end);  // overlapping blocks (bad input) count once
       ++seg.blocks;
-      seg.allocated_bytes += b_end - addr;
+      const bool is_pending = placed[p].b.pending_free_ns != kNoTime;
+      (is_pending ? seg.pending_bytes : seg.allocated_bytes) += b_end - addr;
       if (with_blocks)
         seg.block_list.push_back({addr, b.size_bytes, b.alloc_ts_ns, b.allocation_id,
                                   keys.string_id(kByOwner, b.owner_key),
-                                  keys.string_id(kByName, b.name_key)});
+                                  keys.string_id(kByName, b.name_key), is_pending,
+                                  placed[p].b.pending_free_ns});
     }
     if (end > cursor) {
       seg.free_bytes += end - cursor;
@@ -92,6 +105,7 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
         seg.free_bytes ? 1.0 - double(seg.largest_free_gap) / double(seg.free_bytes) : 0.0;
     seg_reserved += seg.size_bytes;
     seg_allocated += seg.allocated_bytes;
+    seg_pending += seg.pending_bytes;
     largest_gap = std::max(largest_gap, seg.largest_free_gap);
     s.segments.push_back(std::move(seg));
   }
@@ -101,15 +115,18 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
   if (pool_total >= 0) {
     s.reserved_bytes = uint64_t(pool_total);
     s.allocated_bytes = all_block_bytes;
+    s.pending_bytes = all_pending_bytes;
     s.source = segs.empty() ? PoolSource::kPoolTotalOnly : segment_source;
   } else if (!segs.empty()) {
     s.reserved_bytes = seg_reserved;
     s.allocated_bytes = seg_allocated;
+    s.pending_bytes = seg_pending;
     s.source = segment_source;
   } else {
     return s;  // no pool: every block is unsegmented
   }
-  s.free_bytes = s.reserved_bytes > s.allocated_bytes ? s.reserved_bytes - s.allocated_bytes : 0;
+  const uint64_t held = s.allocated_bytes + s.pending_bytes;
+  s.free_bytes = s.reserved_bytes > held ? s.reserved_bytes - held : 0;
   if (s.source != PoolSource::kPoolTotalOnly) {
     s.largest_free_gap = int64_t(std::min(largest_gap, s.free_bytes));
     s.fragmentation = s.free_bytes ? 1.0 - double(s.largest_free_gap) / double(s.free_bytes) : 0;

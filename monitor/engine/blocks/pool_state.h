@@ -12,7 +12,13 @@
 //  - otherwise (no mapping, a device without PTA blocks) there is no pool: every block is
 //    unsegmented and the figures are 0.
 // Fragmentation is 1 - largest free gap / free bytes: 0 when all free bytes are one gap,
-// near 1 when they are scattered. Free bytes are reserved - allocated.
+// near 1 when they are scattered. Free bytes are reserved - allocated - pending.
+//
+// Block states, as PyTorch's snapshot names them: active_allocated (a live PTA block, in
+// allocated_bytes), active_pending_free (a PTA block whose FREE said free_pending, until its
+// FREE_COMPLETED: not allocated - the program let go of it - but not free either, the pool
+// cannot hand it out while another stream may still use it; in pending_bytes) and inactive
+// (the free gaps). Host pools have no pending blocks.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +26,7 @@
 
 #include "monitor/engine/blocks/block_table.h"
 #include "monitor/engine/blocks/keys.h"
+#include "monitor/engine/flat_map.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap::blocks {
@@ -38,6 +45,8 @@ struct PoolBlock {
   uint64_t allocation_id = 0;
   uint32_t owner = 0;  // StringTable ids (a pool holds many blocks; labels stay ids here)
   uint32_t name = 0;
+  bool pending = false;       // active_pending_free (above)
+  int64_t free_ns = kNoTime;  // pending: when its FREE came
 };
 
 struct PoolSegment {
@@ -47,6 +56,7 @@ struct PoolSegment {
   uint64_t allocation_id = 0;
   uint64_t blocks = 0;
   uint64_t allocated_bytes = 0;  // blocks' bytes inside the segment
+  uint64_t pending_bytes = 0;    // pending blocks' bytes inside the segment (in `blocks` too)
   uint64_t free_bytes = 0;       // bytes no block covers
   uint64_t largest_free_gap = 0;
   double fragmentation = 0;
@@ -60,7 +70,9 @@ struct PoolState {
   PoolSource source = PoolSource::kNoPool;
   uint64_t reserved_bytes = 0;
   uint64_t allocated_bytes = 0;
-  uint64_t free_bytes = 0;            // reserved - allocated (0 if allocated exceeds reserved)
+  uint64_t pending_bytes = 0;  // blocks whose free is pending (not in allocated_bytes)
+  uint64_t pending_blocks = 0;
+  uint64_t free_bytes = 0;            // reserved - allocated - pending (0 if they exceed it)
   int64_t largest_free_gap = -1;      // -1: unknown (no segment addresses)
   double fragmentation = -1;          // -1: unknown
   std::vector<PoolSegment> segments;  // address order
@@ -69,12 +81,13 @@ struct PoolState {
 };
 
 // segments: the segment layer's blocks (may be null); blocks: the pool's blocks (may be
-// null); keys: the device's, for the blocks' owner and name; pool_total: reserved as the
-// framework reports it, or kUnknown. with_blocks fills each segment's block_list. Costs
-// O(n log n) in live blocks.
+// null); pending: its blocks whose free is pending, by address (may be null); keys: the
+// device's, for the blocks' owner and name; pool_total: reserved as the framework reports
+// it, or kUnknown. with_blocks fills each segment's block_list. Costs O(n log n) in live
+// blocks.
 PoolState compute_pool_state(const BlockTable* segments, const BlockTable* blocks,
-                             const KeyIndex& keys, int64_t pool_total, PoolSource segment_source,
-                             bool with_blocks);
+                             const FlatMap<PendingBlock>* pending, const KeyIndex& keys,
+                             int64_t pool_total, PoolSource segment_source, bool with_blocks);
 
 // A moment of the pool as the fragmentation report shows it.
 struct FragmentationMoment {

@@ -44,6 +44,7 @@ size_t bytes(const DeviceState& d) {
   size_t n = sizeof(d) + bytes(d.owner_prefix_list) + bytes(d.keys.keys);
   for (const FlatIndex& i : d.keys.index) n += i.memory_bytes();
   for (const LayerState& l : d.layers) n += l.table.memory_bytes();
+  n += d.pending.memory_bytes();
   for (const Account& a : d.accounts) n += bytes(a);
   return n;
 }

@@ -34,6 +34,8 @@ CurveValues derive_curves(const ScopeTotals& t, bool host) {
 
   if (framework)
     v.allocated = framework_live;
+  else if (!host && t.pool_sample_allocated != kUnknown)
+    v.allocated = t.pool_sample_allocated;
   else
     v.allocated = host ? host_live : live[hal];
 
@@ -46,7 +48,7 @@ CurveValues derive_curves(const ScopeTotals& t, bool host) {
   else
     v.reserved = v.allocated;
 
-  v.active = v.allocated;
+  v.active = saturating_add(v.allocated, t.pending_bytes);
 
   if (t.app_sample_bytes != kUnknown)
     v.app_reserved = t.app_sample_bytes;

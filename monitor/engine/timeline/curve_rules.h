@@ -4,16 +4,33 @@
 //
 //   Allocated     framework blocks in use: the live bytes of the framework layers (PTA,
 //                 PTA_WORKSPACE, ATB, MINDSPORE) once the scope has any; before that, on a
-//                 device the live HAL bytes, on the host the live heap and pinned bytes
-//                 (HOST not mmap, HOST_PINNED).
+//                 device that has had pool samples (below) the newest sample's allocated,
+//                 else on a device the live HAL bytes, on the host the live heap and
+//                 pinned bytes (HOST not mmap, HOST_PINNED).
 //   Reserved      what the pool holds: the framework layers' pool_total (Attr "total") where
 //                 they report it (a framework layer that never does counts its live bytes);
 //                 without any, on the host heap + anonymous mappings, on a device the live
 //                 HAL bytes, never less than Allocated (a pool holds at least what it hands
 //                 out; less means the driver allocations predate the recording).
-//   Active        Allocated plus blocks freed but pending on another stream. MemEvent does
-//                 not tell a requested free from a completed one, so today Active equals
-//                 Allocated.
+//
+// A device's pool SNAPSHOT (layer PTA, snap_reserved / snap_allocated: memtap_pool_state,
+// after the pool got or gave back a segment, or torch.cuda.memory_stats() sampled at each
+// step) sets PTA's pool_total to its reserved, as a PTA event's Attr total does, so
+// Reserved follows a segment change at once (empty_cache drops it with no block event).
+// Its allocated counts only on a device with no framework block yet: there the samples are
+// all that is known of the pool (the fallback where no trace tracker could be attached),
+// so Allocated and Reserved follow them. The HAL bytes that stood in for Allocated before
+// the first sample were the driver's, not the pool's: as at a first framework block,
+// Allocated's history is rewritten, here to the first sample's value (the samples come at
+// the end of each step; the pool held the model's weights before the first). Once a PTA
+// block comes its blocks rule Allocated, and the samples only Reserved.
+//   Active        Allocated plus the framework blocks freed but pending on another stream:
+//                 a FREE with free_pending drops the block from Allocated and adds its
+//                 size to the pending bytes; its FREE_COMPLETED (kFreeCompleted, same
+//                 address) takes them out. A completion with no pending block changes
+//                 nothing and counts with the clamped frees (a lost FREE, or a recording
+//                 that began in between). free_pending is honoured on framework layers
+//                 only. Where nothing is pending Active equals Allocated (the host always).
 //   App Reserved  what the process holds on the device: the newest SNAPSHOT app_reserved
 //                 (the host's RSS samples) once there is one; else on a device that has HAL
 //                 events the live HAL bytes; else Reserved.
@@ -70,7 +87,14 @@ struct ScopeTotals {
   std::array<int64_t, kLayerSlots> pool_total_bytes{};  // framework slots, newest Attr total
   uint16_t pool_total_slots = 0;                        // bit per slot that reported one
   int64_t app_sample_bytes = kUnknown;                  // newest SNAPSHOT app_reserved
+  int64_t pool_sample_allocated = kUnknown;             // newest pool SNAPSHOT's allocated
+  int64_t pending_bytes = 0;  // framework blocks freed, their FREE_COMPLETED not yet come
 };
+
+// Whether a SNAPSHOT is a device's pool figures (curve rules above).
+inline bool is_pool_snapshot(const MemEvent& e) {
+  return e.kind == MemEventKind::kSnapshot && e.device >= 0 && e.layer == Layer::kPta;
+}
 
 struct CurveValues {
   int64_t allocated = 0;
@@ -79,6 +103,11 @@ struct CurveValues {
   int64_t app_reserved = 0;
   int64_t fragmentation = 0;
 };
+
+// Whether Allocated is the framework's: its blocks, or its samples before any block.
+inline bool has_framework_pool(const ScopeTotals& t) {
+  return (t.seen_slots & kFrameworkSlots) != 0 || t.pool_sample_allocated != kUnknown;
+}
 
 BlockClass allocated_class(const ScopeTotals& totals, bool host);
 CurveValues derive_curves(const ScopeTotals& totals, bool host);

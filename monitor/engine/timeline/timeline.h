@@ -12,11 +12,13 @@
 //                   + 96) + 112
 //   a group series    234,544 bytes:   8,192 points * 16 + 10 levels * (256 buckets * 40
 //                   + 96) + 112
-// A process on a device has 4 curve series (Active shares Allocated's), one series per
-// layer it uses, and one per owner and per stream, at most max_groups of each per kind of
-// block (more share one overflow series). Beyond the series, the only memory is a map of
-// the live blocks that carry an owner or stream label (FREE rows do not repeat the label),
-// which follows the live set, not the session. stats() gives the total and the bound.
+// A process on a device has 4 curve series (Active shares Allocated's until a framework
+// block's free is pending, then 5), one series per layer it uses, and one per owner and per
+// stream, at most max_groups of each per kind of block (more share one overflow series).
+// Beyond the series, the only memory is a map of the live blocks that carry an owner or
+// stream label (FREE rows do not repeat the label) and one of the blocks whose free is
+// pending, which follow the live set, not the session. stats() gives the total and the
+// bound.
 //
 // Hot path: no allocation except when a series, a ring or a map grows; a hash probe only
 // for blocks that carry an owner or stream label (to find the label again at their FREE)
@@ -26,7 +28,7 @@
 // A FREE subtracts the size it carries (the FREE rows the engine and msMemScope write carry
 // the block's size). A FREE larger than what is live clamps the total at 0 and counts as
 // an anomaly (ScopeSummary::clamped_frees): a recording that started after the block was
-// allocated, or a lost MALLOC.
+// allocated, or a lost MALLOC. A FREE_COMPLETED with no pending block counts there too.
 #pragma once
 
 #include <array>
@@ -111,11 +113,15 @@ struct ScopeSummary {
   std::array<int64_t, kCurveCount> final_bytes{};
   FragmentationSummary fragmentation;
   int64_t capacity_bytes = kUnknown;
-  uint64_t events = 0;  // MALLOC, FREE and SNAPSHOT events of the scope
+  uint64_t events = 0;  // MALLOC, FREE, FREE_COMPLETED and SNAPSHOT events of the scope
   uint64_t mallocs = 0;
   uint64_t frees = 0;
   uint64_t snapshots = 0;
-  uint64_t clamped_frees = 0;         // FREEs larger than what was live (clamped at 0)
+  uint64_t pool_snapshots = 0;        // of those, the device pool's (curve_rules.h)
+  uint64_t clamped_frees = 0;         // FREEs larger than what was live (clamped at 0), and
+                                      // FREE_COMPLETEDs with no pending block
+  uint64_t pending_frees = 0;         // framework FREEs whose block stayed Active (free_pending)
+  int64_t pending_bytes = 0;          // of those, still pending at the end
   uint64_t pool_used_mismatches = 0;  // PTA events whose Attr used != the live PTA bytes
   uint64_t out_of_order = 0;          // events older than the scope's previous one
 };
@@ -144,8 +150,8 @@ class Timeline {
   Timeline& operator=(const Timeline&) = delete;
 
   // Events in time order (per process and device; an older one is taken as at the time of
-  // the newest, and counted). Only MALLOC, FREE and SNAPSHOT matter here, and a device's
-  // START_TRACE for its capacity.
+  // the newest, and counted). Only MALLOC, FREE, FREE_COMPLETED and SNAPSHOT matter here,
+  // and a device's START_TRACE for its capacity.
   void add(const MemEvent* events, size_t count);
 
   // The capacity time_to_oom measures against. Precedence: set_capacity for the scope, the
@@ -156,8 +162,9 @@ class Timeline {
   void set_detail_source(DetailSource source);
 
   std::vector<ScopeId> scopes() const;  // in order of first event
-  // kOverall: the five curves (Active has Allocated's id); the others: one per group, by
-  // group value (owners and streams: of the blocks Allocated counts now).
+  // kOverall: the five curves (Active has Allocated's id until they can differ: see
+  // timeline_scope.h); the others: one per group, by group value (owners and streams: of
+  // the blocks Allocated counts now).
   std::vector<SeriesInfo> series(uint32_t pid, int32_t device, GroupBy by) const;
   SeriesId find(const SeriesKey& key) const;  // kNoSeries if there is none
   const SeriesKey& key(SeriesId id) const;
@@ -181,7 +188,11 @@ class Timeline {
   void apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free);
   void apply_group(SeriesId id, int64_t ts, int64_t size, bool is_free, bool* clamped);
   void update_curves(Scope& s, int64_t ts);
-  void restart_allocated(Scope& s);
+  void restart_allocated(Scope& s, int64_t before);
+  void add_pending(Scope& s, uint64_t addr, int64_t size);
+  void complete_pending(Scope& s, const MemEvent& e);
+  void apply_pool_sample(Scope& s, const MemEvent& e);
+  void split_active(Scope& s);
   int64_t capacity_of(const Scope& s) const;
 
   TimelineConfig config_;

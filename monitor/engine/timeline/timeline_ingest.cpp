@@ -48,12 +48,16 @@ Scope& Timeline::scope_for(uint32_t pid, int32_t device) {
       waiting_capacity_.erase(waiting);
     }
     static constexpr Curve kStoredCurves[kStored] = {Curve::kAllocated, Curve::kReserved,
-                                                     Curve::kAppReserved, Curve::kFragmentation};
+                                                     Curve::kActive, Curve::kAppReserved,
+                                                     Curve::kFragmentation};
     for (int c = 0; c < kStored; ++c) {
+      if (c == kStoredActive) continue;  // Allocated's, until apart (timeline_scope.h)
       SeriesId id = new_series({pid, device, kStoredCurves[c]}, config_.curve_limits);
       scope->curve_ids[c] = id;
       scope->curves[c] = series_[id].get();
     }
+    scope->curve_ids[kStoredActive] = scope->curve_ids[kStoredAllocated];
+    scope->curves[kStoredActive] = scope->curves[kStoredAllocated];
   }
   last_scope_key_ = key;
   last_scope_ = scope;
@@ -69,7 +73,7 @@ void Timeline::add(const MemEvent* events, size_t count) {
       continue;
     }
     if (e.kind != MemEventKind::kMalloc && e.kind != MemEventKind::kFree &&
-        e.kind != MemEventKind::kSnapshot)
+        e.kind != MemEventKind::kSnapshot && e.kind != MemEventKind::kFreeCompleted)
       continue;
     // An event of no device ("N/A") that is about memory can only be the host's.
     Scope& s = scope_for(e.pid, e.device < 0 ? kHostDevice : e.device);
@@ -86,6 +90,12 @@ void Timeline::add(const MemEvent* events, size_t count) {
       ++s.snapshots;
       if (e.snap_app_reserved >= 0) s.totals.app_sample_bytes = e.snap_app_reserved;
       if (e.snap_total > 0) s.reported_capacity_bytes = e.snap_total;
+      if (is_pool_snapshot(e)) {
+        ++s.pool_snapshots;
+        apply_pool_sample(s, e);
+      }
+    } else if (e.kind == MemEventKind::kFreeCompleted) {
+      complete_pending(s, e);
     } else {
       apply_block(s, e, ts, e.kind == MemEventKind::kFree);
     }
@@ -122,15 +132,18 @@ void Timeline::apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free
       live -= size;
     }
   }
+  // After pool samples Allocated already is the framework's (curve_rules.h): no restart.
   const bool first_framework_block =
-      is_framework_slot(slot) && !s.host && (s.totals.seen_slots & kFrameworkSlots) == 0;
+      is_framework_slot(slot) && !s.host && !has_framework_pool(s.totals);
   s.totals.seen_slots |= uint16_t(1u << slot);
-  if (first_framework_block) restart_allocated(s);
+  if (first_framework_block) restart_allocated(s, 0);
   SeriesId& layer = s.layer_series[slot];
   if (layer == kNoSeries)
     layer = new_series({s.pid, s.device, Curve::kAllocated, GroupBy::kLayer, uint64_t(slot)},
                        config_.group_limits);
   append_if_changed(*series_[layer], ts, live);
+
+  if (is_free && e.free_pending && is_framework_slot(slot)) add_pending(s, e.addr, size);
 
   if (is_framework_slot(slot) && e.pool_total >= 0) {
     s.totals.pool_total_bytes[slot] = e.pool_total;
@@ -163,25 +176,80 @@ void Timeline::apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free
   if (clamped) ++s.clamped_frees;
 }
 
+// A FREE with free_pending: the block leaves Allocated (apply_block) but stays Active until
+// its FREE_COMPLETED. A second pending FREE at an address still pending means the first
+// one's completion was lost: its bytes go and the anomaly is counted.
+void Timeline::add_pending(Scope& s, uint64_t addr, int64_t size) {
+  if (!s.active_apart) split_active(s);
+  ++s.pending_frees;
+  uint64_t old = 0;
+  if (s.pending.take(addr, &old)) {
+    s.totals.pending_bytes -= int64_t(old);
+    ++s.clamped_frees;
+  }
+  s.pending.put(addr, uint64_t(size));
+  s.totals.pending_bytes = saturating_add(s.totals.pending_bytes, size);
+}
+
+// FREE_COMPLETED: the pool took the block back; its bytes leave Active. The size is the
+// pending FREE's (the completion's own is only a copy); a completion with nothing pending
+// at its address changes nothing and counts as clamped (curve_rules.h).
+void Timeline::complete_pending(Scope& s, const MemEvent& e) {
+  uint64_t size = 0;
+  if (s.pending.empty() || !s.pending.take(e.addr, &size)) {
+    ++s.clamped_frees;
+    return;
+  }
+  s.totals.pending_bytes -= int64_t(size);
+}
+
+// A device pool's figures (curve_rules.h): reserved as PTA's pool total, and allocated for
+// Allocated while the device has no framework block. The first such sample restarts
+// Allocated as a first framework block does, but at its own value: the samples come at the
+// end of each step, and the pool already held its weights before the first (0 there
+// would make the time before it the worst fragmentation of the run).
+void Timeline::apply_pool_sample(Scope& s, const MemEvent& e) {
+  const int slot = int(Layer::kPta);
+  if (e.snap_reserved >= 0) {
+    s.totals.pool_total_bytes[slot] = e.snap_reserved;
+    s.totals.pool_total_slots |= uint16_t(1u << slot);
+  }
+  if (e.snap_allocated < 0 || (s.totals.seen_slots & kFrameworkSlots) != 0) return;
+  const bool first = s.totals.pool_sample_allocated == kUnknown;
+  s.totals.pool_sample_allocated = e.snap_allocated;
+  if (first) restart_allocated(s, e.snap_allocated);
+}
+
+// Active gets a series of its own, a copy of Allocated's so far (they were equal until now).
+void Timeline::split_active(Scope& s) {
+  const SeriesId id = SeriesId(series_.size());
+  series_.push_back(std::make_unique<Series>(*s.curves[kStoredAllocated]));
+  keys_.push_back({s.pid, s.device, Curve::kActive});
+  s.curve_ids[kStoredActive] = id;
+  s.curves[kStoredActive] = series_[id].get();
+  s.active_apart = true;
+}
+
 // Until a device's first framework block, its Allocated stood in with the HAL bytes. Once
 // the framework shows up that history is wrong (the framework had 0 bytes in blocks then),
 // and left alone it would show the first segment as a spike of Allocated and make it the
-// peak. So Allocated restarts at 0 from the scope's first event, and Fragmentation (then
-// Reserved - 0) is rebuilt from Reserved; both only while Reserved's window still holds
-// its whole history, which it does unless hundreds of thousands of driver events came
-// first.
-void Timeline::restart_allocated(Scope& s) {
+// peak. So Allocated restarts at `before` (0 for a first block) from the scope's first
+// event, and Fragmentation (then Reserved - before) is rebuilt from Reserved; both only
+// while Reserved's window still holds its whole history, which it does unless hundreds of
+// thousands of driver events came first.
+void Timeline::restart_allocated(Scope& s, int64_t before) {
   const Series& reserved = *s.curves[kStoredReserved];
   if (reserved.empty() || reserved.window().first_index() != 0) return;
   auto allocated = std::make_unique<Series>(config_.curve_limits);
   auto gap = std::make_unique<Series>(config_.curve_limits);
   FragmentationSummary f = s.fragmentation;
   f.worst_gap_bytes = -1;
-  allocated->append(reserved.first_ts_ns(), 0);
+  allocated->append(reserved.first_ts_ns(), before);
   for (size_t i = 0; i < reserved.window().size(); ++i) {
     const CurvePoint& p = reserved.window().at(i);
-    append_if_changed(*gap, p.ts_ns, p.value_bytes);
-    if (p.value_bytes > f.worst_gap_bytes) f = {p.ts_ns, p.value_bytes, 0, p.value_bytes, 0};
+    const int64_t g = std::max<int64_t>(0, p.value_bytes - before);
+    append_if_changed(*gap, p.ts_ns, g);
+    if (g > f.worst_gap_bytes) f = {p.ts_ns, p.value_bytes, before, g, 0};
   }
   f.final_gap_bytes = gap->value();
   s.fragmentation = f;
@@ -189,6 +257,7 @@ void Timeline::restart_allocated(Scope& s) {
   series_[s.curve_ids[kStoredGap]] = std::move(gap);
   s.curves[kStoredAllocated] = series_[s.curve_ids[kStoredAllocated]].get();
   s.curves[kStoredGap] = series_[s.curve_ids[kStoredGap]].get();
+  if (!s.active_apart) s.curves[kStoredActive] = s.curves[kStoredAllocated];
 }
 
 SeriesId Timeline::group_series(Scope& s, GroupBy by, BlockClass blocks, uint64_t group) {
@@ -231,6 +300,7 @@ void Timeline::update_curves(Scope& s, int64_t ts) {
   const CurveValues v = derive_curves(s.totals, s.host);
   append_if_changed(*s.curves[kStoredAllocated], ts, v.allocated);
   append_if_changed(*s.curves[kStoredReserved], ts, v.reserved);
+  if (s.active_apart) append_if_changed(*s.curves[kStoredActive], ts, v.active);
   append_if_changed(*s.curves[kStoredApp], ts, v.app_reserved);
   append_if_changed(*s.curves[kStoredGap], ts, v.fragmentation);
   FragmentationSummary& f = s.fragmentation;

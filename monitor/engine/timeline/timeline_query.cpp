@@ -148,9 +148,12 @@ ScopeSummary Timeline::summary(uint32_t pid, int32_t device) const {
   out.mallocs = s->mallocs;
   out.frees = s->frees;
   out.snapshots = s->snapshots;
+  out.pool_snapshots = s->pool_snapshots;
   out.clamped_frees = s->clamped_frees;
   out.pool_used_mismatches = s->pool_used_mismatches;
   out.out_of_order = s->out_of_order;
+  out.pending_frees = s->pending_frees;
+  out.pending_bytes = s->totals.pending_bytes;
   return out;
 }
 
@@ -181,7 +184,7 @@ TimelineStats Timeline::stats() const {
                      (sizeof(std::pair<std::pair<uint32_t, int32_t>, int64_t>) + 32);
   for (const auto& s : scopes_) {
     fixed += sizeof(Scope) + s->label_pairs.pairs.capacity() * sizeof(uint64_t) +
-             s->label_pairs.numbers.memory_bytes();
+             s->label_pairs.numbers.memory_bytes() + s->pending.memory_bytes();
     for (int c = 0; c < kBlockClasses; ++c)
       fixed += s->labelled[c].memory_bytes() + s->owners[c].series_by_group.memory_bytes() +
                s->streams[c].series_by_group.memory_bytes();

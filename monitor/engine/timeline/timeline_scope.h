@@ -12,17 +12,27 @@
 
 namespace memtap::timeline {
 
-// Where each of the stored curves is in Scope::curves. Active has no storage of its own
-// while it equals Allocated (curve_rules.h).
-enum StoredCurve : int { kStoredAllocated, kStoredReserved, kStoredApp, kStoredGap, kStored };
+// Where each of the stored curves is in Scope::curves. Active shares Allocated's series
+// (its id and Series) until the scope's first framework block whose free is pending: only
+// then can the two differ, and most scopes (the host, a device with one stream) never get
+// one, so they keep four series, not five (Scope::active_apart).
+enum StoredCurve : int {
+  kStoredAllocated,
+  kStoredReserved,
+  kStoredActive,
+  kStoredApp,
+  kStoredGap,
+  kStored
+};
 
 inline int stored_curve(Curve curve) {
   switch (curve) {
     case Curve::kAllocated:
-    case Curve::kActive:
       return kStoredAllocated;
     case Curve::kReserved:
       return kStoredReserved;
+    case Curve::kActive:
+      return kStoredActive;
     case Curve::kAppReserved:
       return kStoredApp;
     case Curve::kFragmentation:
@@ -75,6 +85,10 @@ struct Scope {
 
   std::array<SeriesId, kStored> curve_ids{};
   std::array<Series*, kStored> curves{};
+  bool active_apart = false;  // Active has its own series (see StoredCurve)
+  // Framework blocks whose FREE said free_pending, by address: their size, until their
+  // FREE_COMPLETED (ScopeTotals::pending_bytes is the sum).
+  FlatMap<uint64_t> pending;
   std::array<SeriesId, kLayerSlots> layer_series{};
   std::array<GroupIndex, kBlockClasses> owners, streams;
   // Live blocks whose MALLOC carried an owner or a stream, by address: FREE rows do not
@@ -84,8 +98,8 @@ struct Scope {
 
   int64_t first_ts_ns = 0;
   int64_t last_ts_ns = 0;
-  uint64_t events = 0, mallocs = 0, frees = 0, snapshots = 0;
-  uint64_t clamped_frees = 0, pool_used_mismatches = 0, out_of_order = 0;
+  uint64_t events = 0, mallocs = 0, frees = 0, snapshots = 0, pool_snapshots = 0;
+  uint64_t clamped_frees = 0, pool_used_mismatches = 0, out_of_order = 0, pending_frees = 0;
   // The newest capacity the recording gave: a SNAPSHOT's total, a device's START_TRACE's.
   int64_t reported_capacity_bytes = kUnknown;
   FragmentationSummary fragmentation{kUnknown, 0, 0, -1, 0};

@@ -75,6 +75,93 @@ TEST(PoolState, DeviceHalSegmentsHoldPtaBlocksAndPoolTotalIsReserved) {
   EXPECT_DOUBLE_EQ(p.fragmentation, 0.4);
 }
 
+// Block B's free waits for another stream: from its FREE to its FREE_COMPLETED it is a
+// state of its own in its segment (neither allocated nor free), and no longer in the live
+// set the peak and leaks count.
+TEST(PoolState, ABlockWhoseFreeIsPendingIsNeitherAllocatedNorFree) {
+  Script s;
+  s.device = 0;
+  const uint64_t seg = 0x7f0000000;
+  s.layer = Layer::kHal;
+  s.malloc(1, seg, 2 * kMiB);
+  s.layer = Layer::kPta;
+  s.malloc(2, seg, 512 * kKiB, {"a"});
+  s.malloc(3, seg + 512 * kKiB, 256 * kKiB, {"b", "", "mm"});
+  s.free_pending(4, seg + 512 * kKiB);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+
+  PoolState p = a.pool_state(100, 0);
+  EXPECT_EQ(p.source, PoolSource::kDeviceSegments);
+  EXPECT_EQ(p.allocated_bytes, 512 * kKiB);
+  EXPECT_EQ(p.pending_bytes, 256 * kKiB);
+  EXPECT_EQ(p.pending_blocks, 1u);
+  EXPECT_EQ(p.free_bytes, 1280 * kKiB);
+  ASSERT_EQ(p.segments.size(), 1u);
+  const PoolSegment& seg0 = p.segments[0];
+  EXPECT_EQ(seg0.blocks, 2u);
+  EXPECT_EQ(seg0.allocated_bytes, 512 * kKiB);
+  EXPECT_EQ(seg0.pending_bytes, 256 * kKiB);
+  EXPECT_EQ(seg0.free_bytes, 1280 * kKiB);  // the gap starts after the pending block
+  EXPECT_EQ(seg0.largest_free_gap, 1280 * kKiB);
+  ASSERT_EQ(seg0.block_list.size(), 2u);
+  EXPECT_FALSE(seg0.block_list[0].pending);
+  EXPECT_TRUE(seg0.block_list[1].pending);
+  EXPECT_EQ(seg0.block_list[1].free_ns, 4);
+  EXPECT_EQ(seg0.block_list[1].alloc_ts_ns, 3);
+  EXPECT_EQ(s.strings.get(seg0.block_list[1].owner), "b");
+  EXPECT_EQ(s.strings.get(seg0.block_list[1].name), "mm");
+  // Allocated purposes: its lifetime ended at the FREE.
+  const PeakResult peak = a.peak(100, 0);
+  EXPECT_EQ(peak.bytes, 768 * kKiB);
+  for (const LayerTotals& layer : a.lifetimes(100, 0).layers) {
+    if (layer.layer != Layer::kPta) continue;
+    EXPECT_EQ(layer.live_bytes, 512 * kKiB);
+    EXPECT_EQ(layer.frees, 1u);
+  }
+
+  // The pool takes it back: free bytes, one gap.
+  s.free_completed(5, seg + 512 * kKiB);
+  BlockAnalyzer b(s.strings);
+  s.feed(b);
+  p = b.pool_state(100, 0);
+  EXPECT_EQ(p.pending_bytes, 0u);
+  EXPECT_EQ(p.pending_blocks, 0u);
+  EXPECT_EQ(p.free_bytes, 1536 * kKiB);
+  EXPECT_EQ(p.segments[0].blocks, 1u);
+  EXPECT_EQ(p.segments[0].largest_free_gap, 1536 * kKiB);
+}
+
+TEST(PoolState, ANewBlockWherePendingOneWasEndsThePendingOne) {
+  Script s;
+  s.device = 0;
+  s.layer = Layer::kHal;
+  s.malloc(1, 0x10000, kMiB);
+  s.layer = Layer::kPta;
+  s.malloc(2, 0x10000, 4096);
+  s.free_pending(3, 0x10000);
+  s.malloc(4, 0x10000, 8192);  // the completion was lost
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  const PoolState p = a.pool_state(100, 0);
+  EXPECT_EQ(p.pending_blocks, 0u);
+  EXPECT_EQ(p.allocated_bytes, 8192u);
+}
+
+TEST(PoolState, APoolSnapshotIsThePoolsReserved) {
+  Script s;
+  s.device = 0;
+  s.layer = Layer::kPta;
+  s.malloc(1, 0x1000, 100).pool_total = 1000;
+  s.pool_snapshot(2, 100, 5000);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  const PoolState p = a.pool_state(100, 0);
+  EXPECT_EQ(p.source, PoolSource::kPoolTotalOnly);
+  EXPECT_EQ(p.reserved_bytes, 5000u);
+  EXPECT_EQ(p.free_bytes, 4900u);
+}
+
 TEST(PoolState, PoolTotalWithoutSegmentAddressesKnowsNoGaps) {
   Script s;
   s.device = 3;

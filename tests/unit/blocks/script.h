@@ -58,6 +58,25 @@ class Script {
     e.addr = addr;
     return e;
   }
+  // A PTA block's free that waits for another stream, and the pool taking it back.
+  MemEvent& free_pending(int64_t ts, uint64_t addr) {
+    MemEvent& e = free(ts, addr);
+    e.free_pending = true;
+    return e;
+  }
+  MemEvent& free_completed(int64_t ts, uint64_t addr) {
+    MemEvent& e = add(ts, MemEventKind::kFreeCompleted);
+    e.addr = addr;
+    return e;
+  }
+  // A device pool's figures (memtap_pool_state, torch.cuda.memory_stats()).
+  MemEvent& pool_snapshot(int64_t ts, int64_t allocated, int64_t reserved) {
+    MemEvent& e = add(ts, MemEventKind::kSnapshot);
+    e.layer = Layer::kPta;
+    e.snap_allocated = allocated;
+    e.snap_reserved = reserved;
+    return e;
+  }
   MemEvent& munmap(int64_t ts, uint64_t addr) {
     MemEvent& e = free(ts, addr);
     e.is_mmap = true;

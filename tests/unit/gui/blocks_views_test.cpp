@@ -147,6 +147,39 @@ TEST(LifetimeView, ABlockSelectedOutsideTheRangeIsBroughtIntoView) {
   EXPECT_TRUE(drawn_in_graph(window.lifetime()->graph(), activations));
 }
 
+// A block freed while another stream still used it is drawn in its own state, in Active's
+// colour, and the legend names that state (a device's pool only).
+TEST(PoolView, APendingBlockIsDrawnAndNamedAsActiveFreePending) {
+  viewdata::PoolData d;
+  d.pid = 1;
+  d.device = 0;
+  d.source = blocks::PoolSource::kDeviceSegments;
+  viewdata::PoolSegmentData s;
+  s.segment = {100, kSeg0, 2 * kMiB, Layer::kHal};
+  viewdata::PoolItem allocated{101, kSeg0, kMiB / 2, Layer::kPta};
+  viewdata::PoolItem pending{102, kSeg0 + kMiB, kMiB / 2, Layer::kPta};
+  pending.pending = true;
+  s.blocks = {allocated, pending};
+  s.allocated_bytes = s.pending_bytes = kMiB / 2;
+  d.segments = {s};
+  gui::ViewState state;
+  gui::PoolCanvas canvas(&state);
+  canvas.resize(800, 100);
+  canvas.show(d);
+  const QImage image = canvas.grab().toImage();
+  const QColor at_allocated = image.pixelColor(canvas.blockRect(101).center());
+  const QColor at_pending = image.pixelColor(canvas.blockRect(102).center());
+  EXPECT_EQ(at_allocated, gui::state_color(viewdata::PoolBlockState::kAllocated));
+  EXPECT_EQ(at_pending, gui::state_color(viewdata::PoolBlockState::kPendingFree));
+  EXPECT_NE(at_pending, at_allocated);
+
+  const QString legend = gui::poolLegend(d);
+  EXPECT_TRUE(legend.contains("Active, free pending")) << legend.toStdString();
+  EXPECT_TRUE(legend.contains(gui::state_color(viewdata::PoolBlockState::kPendingFree).name()));
+  d.source = blocks::PoolSource::kHostMappings;
+  EXPECT_FALSE(gui::poolLegend(d).contains("pending"));
+}
+
 TEST(PoolView, AHostHeapSaysItHasNoSegmentsAndListsItsBlocks) {
   test::TempDir dir;
   test::RecordingBuilder b;

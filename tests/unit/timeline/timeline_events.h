@@ -63,6 +63,33 @@ inline MemEvent snapshot_at(int64_t ts, uint32_t pid, int32_t device, int64_t ap
   return e;
 }
 
+// A PTA FREE whose block stays Active until its FREE_COMPLETED (another stream used it).
+inline MemEvent pending_free_at(int64_t ts, uint32_t pid, int32_t device, uint64_t addr,
+                                uint64_t size) {
+  MemEvent e = block(MemEventKind::kFree, ts, pid, device, Layer::kPta, addr, size);
+  e.free_pending = true;
+  return e;
+}
+
+inline MemEvent completed_at(int64_t ts, uint32_t pid, int32_t device, uint64_t addr,
+                             uint64_t size) {
+  return block(MemEventKind::kFreeCompleted, ts, pid, device, Layer::kPta, addr, size);
+}
+
+// A device pool's SNAPSHOT (memtap_pool_state, or torch.cuda.memory_stats() at a step).
+inline MemEvent pool_snapshot_at(int64_t ts, uint32_t pid, int32_t device, int64_t allocated,
+                                 int64_t reserved) {
+  MemEvent e;
+  e.kind = MemEventKind::kSnapshot;
+  e.ts_ns = ts;
+  e.pid = pid;
+  e.device = device;
+  e.layer = Layer::kPta;
+  e.snap_allocated = allocated;
+  e.snap_reserved = reserved;
+  return e;
+}
+
 inline void feed(Timeline& t, const std::vector<MemEvent>& events) {
   t.add(events.data(), events.size());
 }

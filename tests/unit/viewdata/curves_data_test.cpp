@@ -62,8 +62,8 @@ TEST(CurvesData, OverallLinesFollowTheHeapAndTheResidentSet) {
 
 // On a GPU without a framework pool the four curves count the same driver (HAL) bytes: one
 // line drawn four times, which the chart must say. The host's differ (Active equals
-// Allocated everywhere today: not a group of its own); with a pool, Reserved and App
-// Reserved (the driver's bytes) are still one line.
+// Allocated there, no free being pending: not a group of its own); with a pool, Reserved and
+// App Reserved (the driver's bytes) are still one line.
 TEST(CurvesData, IdenticalLinesAreFoundWhereTheyCoincide) {
   test::TempDir dir;
   test::RecordingBuilder b;
@@ -100,6 +100,32 @@ TEST(CurvesData, IdenticalLinesAreFoundWhereTheyCoincide) {
   EXPECT_EQ(with_pool.lines[1].name, "Reserved");
   const std::vector<std::vector<size_t>> driver = {{1, 3}};  // Reserved, App Reserved
   EXPECT_EQ(viewdata::identical_lines(with_pool), driver);
+}
+
+// Active beside Allocated alone is not named while they are equal (the chart draws Active
+// dashed over Allocated); where a framework block's free was pending in the range they
+// differ: each is its own line, and Active may have its band.
+TEST(CurvesData, ActiveApartFromAllocatedOnlyWhereAFreeWasPending) {
+  using timeline::CurvePoint;
+  CurvesData d;
+  d.device = 0;
+  d.framework_pool = true;
+  const std::vector<CurvePoint> allocated = {{1, 100}, {4, 50}}, reserved = {{1, 400}};
+  d.lines = {{"Allocated"}, {"Reserved"}, {"Active"}, {"App Reserved"}};
+  d.lines[0].points = allocated;
+  d.lines[1].points = reserved;
+  d.lines[2].points = allocated;
+  d.lines[3].points = reserved;
+  EXPECT_FALSE(viewdata::active_apart(d));
+  const std::vector<std::vector<size_t>> driver = {{1, 3}};
+  EXPECT_EQ(viewdata::identical_lines(d), driver);
+
+  d.lines[2].points = {{1, 100}, {6, 50}};  // 50 bytes waited from 4 to 6
+  EXPECT_TRUE(viewdata::active_apart(d));
+  EXPECT_EQ(viewdata::identical_lines(d), driver);
+
+  d.group_by = timeline::GroupBy::kOwner;  // no Active line in a Group By
+  EXPECT_FALSE(viewdata::active_apart(d));
 }
 
 TEST(CurvesData, GroupByOwnerDrawsTheLargestAndSumsTheRest) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "monitor/engine/analyzer.h"
 #include "tests/unit/store/store_test_support.h"
 #include "tests/unit/viewdata/device_rows.h"
 #include "tests/unit/viewdata/leak_recording.h"
@@ -29,6 +30,59 @@ const Finding* find(const std::vector<Finding>& f, FindingKind kind, const std::
     if (x.kind == kind && x.title.find(part) != std::string::npos) return &x;
   }
   return nullptr;
+}
+
+// The framework pool's findings from MemEvents (the readers map the rows to them): frees
+// that waited for another stream raise Active's peak above Allocated's; a device whose pool
+// is only sampled has its peak in the driver's blocks, and says so.
+TEST(Findings, ThePeakSaysWhatThePoolAddsOrThatItIsOnlySampled) {
+  constexpr int64_t MiB = 1 << 20;
+  auto event = [](MemEventKind kind, int64_t t, int32_t device, Layer layer, uint64_t addr,
+                  uint64_t size) {
+    MemEvent e;
+    e.kind = kind;
+    e.ts_ns = 1'000'000'000 + t;
+    e.pid = 5;
+    e.device = device;
+    e.layer = layer;
+    e.addr = addr;
+    e.size_bytes = size;
+    return e;
+  };
+  MemEvent pending = event(MemEventKind::kFree, 3, 0, Layer::kPta, 0x1000, 4 * MiB);
+  pending.free_pending = true;
+  MemEvent sample = event(MemEventKind::kSnapshot, 12, 1, Layer::kPta, 0, 0);
+  sample.snap_allocated = 3 * MiB;
+  sample.snap_reserved = 6 * MiB;
+  const std::vector<MemEvent> events = {
+      event(MemEventKind::kMalloc, 1, 0, Layer::kHal, 0x1000, 16 * MiB),
+      event(MemEventKind::kMalloc, 2, 0, Layer::kPta, 0x1000, 4 * MiB),
+      pending,
+      event(MemEventKind::kMalloc, 4, 0, Layer::kPta, 0x1000 + 4 * MiB, 4 * MiB),
+      event(MemEventKind::kFreeCompleted, 5, 0, Layer::kPta, 0x1000, 4 * MiB),
+      event(MemEventKind::kMalloc, 11, 1, Layer::kHal, 0x9000, 8 * MiB),
+      sample,
+  };
+  StringTable strings;
+  Analyzer analyzer(&strings);
+  analyzer.add(events.data(), events.size());
+  const viewdata::EngineView engine{analyzer, strings};
+
+  const std::vector<Finding> pool = viewdata::compute_findings(engine, 5, 0);
+  const Finding* peak = find(pool, FindingKind::kPeak, "Peak: 4.0 MiB allocated");
+  ASSERT_NE(peak, nullptr);
+  EXPECT_NE(peak->detail.find("with the frees that waited for another stream, Active peaked at "
+                              "8.0 MiB"),
+            std::string::npos)
+      << peak->detail;
+
+  const std::vector<Finding> sampled = viewdata::compute_findings(engine, 5, 1);
+  peak = find(sampled, FindingKind::kPeak, "Peak: 8.0 MiB in the driver's blocks (HAL)");
+  ASSERT_NE(peak, nullptr);
+  EXPECT_NE(peak->detail.find("the framework pool is only sampled: its Allocated peaked at "
+                              "3.0 MiB"),
+            std::string::npos)
+      << peak->detail;
 }
 
 TEST(Findings, TheLeakNamesItsOwnerAndStackAndItsSteps) {

@@ -1,0 +1,164 @@
+// The framework pool in `memtap report`: a device with PTA blocks gives the pool's peaks
+// (Allocated, Reserved, Active, with their times) and final values, and says how many frees
+// waited for another stream; a device with only pool SNAPSHOTs says its figures are samples.
+// MemEvents in, through the Analyzer, as a recording's rows would give them.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "monitor/engine/analyzer.h"
+#include "monitor/report/report_render.h"
+
+namespace memtap {
+namespace {
+
+constexpr uint32_t kPid = 31;
+constexpr int64_t KiB = 1024, MiB = 1024 * 1024;
+constexpr int64_t kT0 = 1'700'000'000'000'000'000;
+constexpr uint64_t kSeg = 0x7f00'0000'0000;
+
+MemEvent event(MemEventKind kind, int64_t t_ms, int32_t device, Layer layer, uint64_t addr = 0,
+               uint64_t size = 0) {
+  MemEvent e;
+  e.kind = kind;
+  e.ts_ns = kT0 + t_ms * 1'000'000;
+  e.pid = kPid;
+  e.tid = kPid;
+  e.device = device;
+  e.layer = layer;
+  e.addr = addr;
+  e.size_bytes = size;
+  return e;
+}
+
+MemEvent pta(MemEventKind kind, int64_t t_ms, uint64_t addr, uint64_t size, int64_t total) {
+  MemEvent e = event(kind, t_ms, 0, Layer::kPta, addr, size);
+  e.pool_total = total;
+  return e;
+}
+
+MemEvent pool_snapshot(int64_t t_ms, int32_t device, int64_t allocated, int64_t reserved) {
+  MemEvent e = event(MemEventKind::kSnapshot, t_ms, device, Layer::kPta);
+  e.snap_allocated = allocated;
+  e.snap_reserved = reserved;
+  return e;
+}
+
+std::string text_of(const Report& r) {
+  char* buf = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&buf, &len);
+  report_text(r, f);
+  fclose(f);
+  std::string s(buf, len);
+  free(buf);
+  return s;
+}
+
+class PoolReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MemEvent pending = pta(MemEventKind::kFree, 40, kSeg + MiB, 512 * KiB, 2 * MiB);
+    pending.free_pending = true;
+    events = {
+        event(MemEventKind::kMalloc, 0, kHostDevice, Layer::kHost, 0x1000, 64),
+        // Device 0: the pool reports its blocks; one free waits for a side stream.
+        event(MemEventKind::kMalloc, 10, 0, Layer::kHal, kSeg, 2 * MiB),
+        pta(MemEventKind::kMalloc, 20, kSeg, MiB, 2 * MiB),
+        pta(MemEventKind::kMalloc, 30, kSeg + MiB, 512 * KiB, 2 * MiB),
+        pending,
+        pta(MemEventKind::kMalloc, 50, kSeg + 1536 * KiB, 256 * KiB, 2 * MiB),
+        event(MemEventKind::kFreeCompleted, 60, 0, Layer::kPta, kSeg + MiB, 512 * KiB),
+        // empty_cache would drop it; here the pool grows to 4 MiB without a block event.
+        pool_snapshot(70, 0, int64_t(1280 * KiB), 4 * MiB),
+        pta(MemEventKind::kFree, 80, kSeg, MiB, 4 * MiB),
+        // Device 1: only torch.cuda.memory_stats() samples at each step.
+        event(MemEventKind::kMalloc, 15, 1, Layer::kHal, 0x9000'0000'0000, 8 * MiB),
+        pool_snapshot(25, 1, 3 * MiB, 8 * MiB),
+        pool_snapshot(35, 1, 5 * MiB, 8 * MiB),
+        pool_snapshot(45, 1, 2 * MiB, 6 * MiB),
+    };
+    std::stable_sort(events.begin(), events.end(),
+                     [](const MemEvent& a, const MemEvent& b) { return a.ts_ns < b.ts_ns; });
+    Analyzer analyzer(&strings);
+    analyzer.add(events.data(), events.size());
+    report = analyzer.report({});
+  }
+
+  const DeviceReport& device(int32_t d) const {
+    for (const DeviceReport& r : report.devices)
+      if (r.device == d) return r;
+    ADD_FAILURE() << "no report for device " << d;
+    return report.devices.front();
+  }
+
+  StringTable strings;
+  std::vector<MemEvent> events;
+  Report report;
+};
+
+TEST_F(PoolReportTest, ADeviceWithPoolBlocksGivesThePoolsPeaksAndFinalValues) {
+  const PoolSection& p = device(0).pool;
+  EXPECT_EQ(p.source, "blocks");
+  EXPECT_EQ(p.allocated.peak_bytes, 1536 * KiB);
+  EXPECT_EQ(p.allocated.peak_ns, kT0 + 30'000'000);
+  EXPECT_EQ(p.allocated.final_bytes, 256 * KiB);
+  // Active: B's 512 KiB stay from its FREE (40 ms) to its completion (60 ms).
+  EXPECT_EQ(p.active.peak_bytes, 1792 * KiB);
+  EXPECT_EQ(p.active.peak_ns, kT0 + 50'000'000);
+  EXPECT_EQ(p.active.final_bytes, 256 * KiB);
+  // Reserved: the PTA rows' total, then the pool's SNAPSHOT at once.
+  EXPECT_EQ(p.reserved.peak_bytes, 4 * MiB);
+  EXPECT_EQ(p.reserved.peak_ns, kT0 + 70'000'000);
+  EXPECT_EQ(p.reserved.final_bytes, 4 * MiB);
+  EXPECT_EQ(p.snapshots, 1u);
+  EXPECT_EQ(p.pending_frees, 1u);
+  EXPECT_EQ(p.pending_bytes, 0);
+  // The fragmentation finding reads the pool's figures: Reserved - Allocated.
+  EXPECT_EQ(device(0).fragmentation.reserved, 4 * MiB);
+  EXPECT_EQ(device(0).fragmentation.allocated, 256 * KiB);
+  EXPECT_EQ(device(0).fragmentation.worst_ns, kT0 + 80'000'000);
+}
+
+TEST_F(PoolReportTest, ADeviceWithOnlySamplesSaysSo) {
+  const PoolSection& p = device(1).pool;
+  EXPECT_EQ(p.source, "samples");
+  EXPECT_EQ(p.snapshots, 3u);
+  EXPECT_EQ(p.allocated.peak_bytes, 5 * MiB);
+  EXPECT_EQ(p.allocated.peak_ns, kT0 + 35'000'000);
+  EXPECT_EQ(p.allocated.final_bytes, 2 * MiB);
+  EXPECT_EQ(p.reserved.peak_bytes, 8 * MiB);
+  EXPECT_EQ(p.reserved.final_bytes, 6 * MiB);
+  EXPECT_EQ(p.active.peak_bytes, 5 * MiB);
+  EXPECT_EQ(device(kHostDevice).pool.source, "");
+}
+
+TEST_F(PoolReportTest, TextAndJsonSayIt) {
+  const std::string text = text_of(report);
+  EXPECT_NE(text.find("Pool: the framework's blocks (PTA): Allocated, Reserved and Active are its; "
+                      "1 free waited for another stream"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Pool: only samples of its figures (3 pool SNAPSHOTs"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Active        peak    1.8 MiB at +0.040 s"), std::string::npos) << text;
+
+  const std::string json = report_json(report);
+  EXPECT_NE(json.find(R"("pool":{"source":"blocks","allocated":{"peak_ns":)" +
+                      std::to_string(kT0 + 30'000'000) + R"(,"peak_bytes":1572864,)" +
+                      R"("final_bytes":262144},"reserved":{"peak_ns":)" +
+                      std::to_string(kT0 + 70'000'000) + R"(,"peak_bytes":4194304,)" +
+                      R"("final_bytes":4194304},"active":{"peak_ns":)" +
+                      std::to_string(kT0 + 50'000'000) + R"(,"peak_bytes":1835008,)" +
+                      R"("final_bytes":262144},"snapshots":1,"pending_frees":1,)" +
+                      R"("pending_bytes":0})"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("pool":{"source":"samples")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("pool":null)"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace memtap
