@@ -2,6 +2,7 @@
 // reader's view of the file and this view of the rows agree field by field.
 #include "monitor/engine/row_events.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace memtap {
@@ -68,8 +69,9 @@ MemEvent event_from_row(const DumpRow& row, RowStrings& strings) {
       e.kind = MemEventKind::kSnapshot;
       if (row.event_type == DumpEventType::kPta) {  // a device's pool: allocated, reserved
         e.layer = Layer::kPta;
-        if (row.pool_used >= 0) e.snap_allocated = row.pool_used;
-        if (row.pool_total >= 0) e.snap_reserved = row.pool_total;
+        // Written as 0 when not known (memscope_format.h): never, from the session.
+        e.snap_allocated = std::max<int64_t>(row.pool_used, 0);
+        e.snap_reserved = std::max<int64_t>(row.pool_total, 0);
         break;
       }
       e.device = kHostDevice;
