@@ -92,9 +92,9 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
   // Cap'n Proto hands unknown enumerants through as raw numbers; a newer agent's event
   // kind must not be mistaken for one of ours.
   const auto raw_kind = static_cast<uint16_t>(in.getKind());
-  if (raw_kind > static_cast<uint16_t>(EventKind::kDeviceStream)) {
+  if (raw_kind > static_cast<uint16_t>(EventKind::kPoolState)) {
     error = ".kind: unknown value " + std::to_string(raw_kind) +
-            ", expected malloc .. deviceStream (0..24)";
+            ", expected malloc .. poolState (0..28)";
     return false;
   }
   out.kind = static_cast<EventKind>(raw_kind);
@@ -102,7 +102,7 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
   out.addr = in.getAddr();
   out.size_bytes = in.getSizeBytes();
   out.string_id = in.getStringId();
-  // Only device events name a device; the wire sends 0 for the others, and anything else
+  // Only device and pool events name a device; the wire sends 0 for the others, and anything else
   // there is ignored rather than carried into rows that have no device.
   out.device = is_device_kind(out.kind) ? in.getDevice() : 0;
   if (!check_time(out.ts_ns, ".tsNs", error)) return false;
@@ -115,6 +115,25 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
     if (out.addr > out.size_bytes) {
       error = ".addr: device free bytes " + std::to_string(out.addr) + " above its total " +
               std::to_string(out.size_bytes);
+      return false;
+    }
+  }
+  // A pool's block sizes and figures become int64 byte counts downstream (the device's live
+  // PTA bytes are a sum of block sizes, and saturate rather than wrap).
+  if (out.kind == EventKind::kPoolMalloc && out.size_bytes > kMaxTime) {
+    error = ".sizeBytes: pool block of " + std::to_string(out.size_bytes) +
+            " bytes out of range, expected below 2^63";
+    return false;
+  }
+  if (out.kind == EventKind::kPoolState) {
+    if (out.addr > kMaxTime) {
+      error = ".addr: pool allocated bytes " + std::to_string(out.addr) +
+              " out of range, expected below 2^63";
+      return false;
+    }
+    if (out.size_bytes > kMaxTime) {
+      error = ".sizeBytes: pool reserved bytes " + std::to_string(out.size_bytes) +
+              " out of range, expected below 2^63";
       return false;
     }
   }

@@ -5,7 +5,8 @@
 // the size and traversal limits (and no more list elements than the message has words, so
 // that a message decodes into memory in proportion to its size), the protocol version,
 // every enum and union tag, and the ranges that later arithmetic needs (times below 2^63,
-// fork child pids that fit a pid_t, trace slice bounds, a device's capacity). String ids are
+// fork child pids that fit a pid_t, trace slice bounds, a device's capacity, a pool's block
+// sizes and figures). String ids are
 // not resolved here: a definition may come in a later batch, so the session resolves them
 // when an event leaves its reorder buffer.
 #pragma once
@@ -38,7 +39,9 @@ struct WireEvent {
                             // kTraceSlice: its start (monotonic ns, below 2^63); kDeviceInfo:
                             // free bytes, at most size_bytes
   uint64_t size_bytes = 0;  // kTraceSlice: its end (monotonic ns, below 2^63); kDeviceInfo:
-                            // total bytes, below 2^63 (a capacity is an int64 downstream)
+                            // total bytes, below 2^63 (a capacity is an int64 downstream);
+                            // kPoolMalloc: the block's size, kPoolState: reserved bytes
+                            // (both below 2^63, as kPoolState's allocated bytes in addr)
   EventKind kind = EventKind::kMalloc;
   uint32_t string_id = 0;  // the agent instance's interned text; 0: none
   uint16_t device = 0;     // device kinds (is_device_kind): the CUDA ordinal; else 0

@@ -3,6 +3,7 @@
 #include "monitor/engine/device_pairing.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace memtap {
 namespace {
@@ -35,6 +36,72 @@ DumpRow block_row(DumpEvent event, DumpEventType type, const RowStamp& stamp, ui
 void set_stream(const DeviceCall& call, DumpRow& row) {
   row.has_stream = call.has_stream;
   row.stream = call.has_stream ? call.stream : 0;
+}
+
+// Attr used and total of a PTA row: its device's pool after the event.
+void set_pool(const DeviceTables& tables, DumpRow& row) {
+  const auto it = tables.pools.find(row.device);
+  if (it == tables.pools.end()) {
+    row.pool_used = 0;
+    row.pool_total = -1;
+    return;
+  }
+  constexpr auto kMax = uint64_t(std::numeric_limits<int64_t>::max());
+  row.pool_used = int64_t(std::min(it->second.live_bytes, kMax));
+  row.pool_total = it->second.reserved_bytes;
+}
+
+// The pool took `block` back: its FREE_COMPLETED row.
+DumpRow completed_row(const RowStamp& stamp, uint64_t addr, const DeviceBlock& block) {
+  DumpRow row;
+  row.event = DumpEvent::kFreeCompleted;
+  row.event_type = DumpEventType::kPta;
+  row.device = block.device;
+  row.timestamp_ns = stamp.timestamp_ns;
+  row.process_id = stamp.process_id;
+  row.thread_id = stamp.thread_id;
+  row.ptr = addr;
+  row.size_bytes = block.size_bytes;
+  return row;
+}
+
+// The FREE row of the PTA block at `addr`, which has left `tables.pta` (its device's live
+// bytes already lowered).
+DumpRow pool_free_row(const DeviceTables& tables, const RowStamp& stamp, uint64_t addr,
+                      const DeviceBlock& block) {
+  DumpRow row = block_row(DumpEvent::kFree, DumpEventType::kPta, stamp, addr, block);
+  set_pool(tables, row);
+  return row;
+}
+
+// The OOM_TOP_ALLOC rows of `table`'s largest blocks on `device`; false when it has none.
+bool append_top_rows(const std::unordered_map<uint64_t, DeviceBlock>& table, const RowStamp& stamp,
+                     int32_t device, std::vector<DumpRow>& rows) {
+  struct Entry {
+    uint64_t addr;
+    const DeviceBlock* block;
+  };
+  std::vector<Entry> on_device;
+  for (const auto& [addr, block] : table) {
+    if (block.device == device) on_device.push_back({addr, &block});
+  }
+  const size_t top = std::min(on_device.size(), kOomTopBlocks);
+  std::partial_sort(on_device.begin(), on_device.begin() + top, on_device.end(),
+                    [](const Entry& a, const Entry& b) {
+                      if (a.block->size_bytes != b.block->size_bytes)
+                        return a.block->size_bytes > b.block->size_bytes;
+                      return a.block->allocation_id < b.block->allocation_id;
+                    });
+  for (size_t i = 0; i < top; ++i) {
+    const DeviceBlock& block = *on_device[i].block;
+    DumpRow row = block_row(DumpEvent::kOomDetail, DumpEventType::kOomTopAlloc, stamp,
+                            on_device[i].addr, block);
+    row.name = block.name;
+    row.stack_python = block.stack_python;
+    row.stack_c = block.stack_c;
+    rows.push_back(row);
+  }
+  return top != 0;
 }
 
 }  // namespace
@@ -82,31 +149,91 @@ void pair_device_free(DeviceTables& tables, DeviceLayer layer, const RowStamp& s
   out.rows.push_back(row);
 }
 
+void pair_pool_malloc(DeviceTables& tables, const RowStamp& stamp, const DeviceCall& call,
+                      const AllocContext& context, PairingOutput& out) {
+  if (auto it = tables.pta_pending.find(call.addr); it != tables.pta_pending.end()) {
+    // The pool hands out only blocks it took back: that completion was lost.
+    out.rows.push_back(completed_row(stamp, call.addr, it->second));
+    ++out.lost_frees;
+    tables.pta_pending.erase(it);
+  }
+  DeviceBlock block;
+  block.size_bytes = call.size_bytes;
+  block.allocation_id = ++out.last_allocation_id;
+  block.owner = context.owner;
+  block.name = context.name;
+  block.stack_python = context.stack_python;
+  block.stack_c = context.stack_c;
+  block.device = call.device;
+  auto [it, added] = tables.pta.try_emplace(call.addr, block);
+  if (!added) {
+    // The FREE of the block there was lost (dropped events): close it here, as HAL does.
+    const DeviceBlock lost = it->second;
+    tables.pools[lost.device].live_bytes -= lost.size_bytes;
+    out.rows.push_back(pool_free_row(tables, stamp, call.addr, lost));
+    ++out.lost_frees;
+    it->second = block;
+  }
+  tables.pools[block.device].live_bytes += block.size_bytes;
+  DumpRow row = block_row(DumpEvent::kMalloc, DumpEventType::kPta, stamp, call.addr, block);
+  row.name = block.name;
+  row.stack_python = block.stack_python;
+  row.stack_c = block.stack_c;
+  set_stream(call, row);
+  set_pool(tables, row);
+  out.rows.push_back(row);
+}
+
+void pair_pool_free(DeviceTables& tables, const RowStamp& stamp, const DeviceCall& call,
+                    bool completed, PairingOutput& out) {
+  DeviceBlock block;
+  if (auto it = tables.pta.find(call.addr); it != tables.pta.end()) {
+    block = it->second;
+    tables.pta.erase(it);
+    tables.pools[block.device].live_bytes -= block.size_bytes;
+  } else {
+    ++out.unmatched_frees;
+    block.device = call.device;
+  }
+  DumpRow row = pool_free_row(tables, stamp, call.addr, block);
+  set_stream(call, row);
+  row.free_pending = !completed;
+  out.rows.push_back(row);
+  // Pending even when it matched nothing: the FREE_COMPLETED that its row promises comes.
+  if (!completed) tables.pta_pending.insert_or_assign(call.addr, block);
+}
+
+void complete_pool_free(DeviceTables& tables, const RowStamp& stamp, const DeviceCall& call,
+                        PairingOutput& out) {
+  auto it = tables.pta_pending.find(call.addr);
+  if (it == tables.pta_pending.end()) {
+    ++out.unmatched_frees;
+    return;
+  }
+  out.rows.push_back(completed_row(stamp, call.addr, it->second));
+  tables.pta_pending.erase(it);
+}
+
+void pool_state_row(DeviceTables& tables, const RowStamp& stamp, int32_t device,
+                    int64_t allocated_bytes, int64_t reserved_bytes, std::vector<DumpRow>& rows) {
+  tables.pools[device].reserved_bytes = reserved_bytes;
+  DumpRow row;
+  row.event = DumpEvent::kSnapshot;
+  row.event_type = DumpEventType::kPta;
+  row.device = device;
+  row.timestamp_ns = stamp.timestamp_ns;
+  row.process_id = stamp.process_id;
+  row.thread_id = stamp.thread_id;
+  row.pool_used = allocated_bytes;
+  row.pool_total = reserved_bytes;
+  rows.push_back(row);
+}
+
 void append_oom_top_rows(const DeviceTables& tables, const RowStamp& stamp, int32_t device,
                          std::vector<DumpRow>& rows) {
-  struct Entry {
-    uint64_t addr;
-    const DeviceBlock* block;
-  };
-  std::vector<Entry> on_device;
-  for (const auto& [addr, block] : tables.hal) {
-    if (block.device == device) on_device.push_back({addr, &block});
-  }
-  const size_t top = std::min(on_device.size(), kOomTopBlocks);
-  std::partial_sort(on_device.begin(), on_device.begin() + top, on_device.end(),
-                    [](const Entry& a, const Entry& b) {
-                      if (a.block->size_bytes != b.block->size_bytes)
-                        return a.block->size_bytes > b.block->size_bytes;
-                      return a.block->allocation_id < b.block->allocation_id;
-                    });
-  for (size_t i = 0; i < top; ++i) {
-    const DeviceBlock& block = *on_device[i].block;
-    DumpRow row = block_row(DumpEvent::kOomDetail, DumpEventType::kOomTopAlloc, stamp,
-                            on_device[i].addr, block);
-    row.name = block.name;
-    row.stack_python = block.stack_python;
-    row.stack_c = block.stack_c;
-    rows.push_back(row);
+  // The tensors say more than the pool's segments that hold them: those when there are any.
+  if (!append_top_rows(tables.pta, stamp, device, rows)) {
+    append_top_rows(tables.hal, stamp, device, rows);
   }
 }
 

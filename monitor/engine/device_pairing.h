@@ -1,5 +1,6 @@
-// Live device (HAL) and page-locked host (HOST_PINNED) blocks of one process, the rules that
-// pair each of their FREEs with its MALLOC, and the blocks an OOM names.
+// Live device (HAL), page-locked host (HOST_PINNED) and framework pool (PTA) blocks of one
+// process, the rules that pair each of their FREEs with its MALLOC, and the blocks an OOM
+// names.
 //
 // Each layer has a table of its own, apart from the heap's (heap_pairing.h), so a HAL block
 // and a HOST block at the same address never pair: the stand-in CUDA libraries of the tests
@@ -13,10 +14,19 @@
 // live at the driver's level (a framework's pool holds large segments), so the table is a
 // plain hash map. A fork() child inherits none of them: CUDA cannot be used in a fork child,
 // so what the parent holds through it stays the parent's.
+//
+// PTA blocks (a framework's caching pool, docs/design.md §5 "Pool blocks of a live agent")
+// are the tensors: a table of their own, every device's as for HAL. A pool block's free has
+// two steps: its owner frees it (FREE; the device's Allocated drops) and the pool takes it
+// back (Active drops), at once or, when another stream still used it, later; in between
+// the block waits in `pta_pending`. Per device the table keeps the bytes of its live blocks
+// and the reserved bytes the pool last reported: each PTA MALLOC/FREE row says them (Attr
+// used and total), as msMemScope's PTA rows do.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -33,14 +43,25 @@ struct DeviceBlock {
   uint32_t name = 0;
   uint32_t stack_python = 0;
   uint32_t stack_c = 0;
-  int32_t device = kDumpNoDevice;  // HAL: the CUDA ordinal; HOST_PINNED: none (host memory)
+  int32_t device = kDumpNoDevice;  // HAL, PTA: the CUDA ordinal; HOST_PINNED: none (host memory)
 };
 
 enum class DeviceLayer : uint8_t { kHal, kHostPinned };
 
+// A device's pool as its PTA rows describe it.
+struct PoolFigures {
+  // Bytes in the device's live PTA blocks, modulo 2^64 (exact for any real pool; decode
+  // keeps each block below 2^63): Attr used, clamped to 2^63 - 1.
+  uint64_t live_bytes = 0;
+  int64_t reserved_bytes = -1;  // the latest poolState's (Attr total); -1: none came yet
+};
+
 struct DeviceTables {
   std::unordered_map<uint64_t, DeviceBlock> hal;  // by address, every device's
   std::unordered_map<uint64_t, DeviceBlock> pinned;
+  std::unordered_map<uint64_t, DeviceBlock> pta;          // handed out, by address
+  std::unordered_map<uint64_t, DeviceBlock> pta_pending;  // freed, not yet back in the pool
+  std::map<int32_t, PoolFigures> pools;                   // by device: few
 };
 
 // What one device event says beyond who and when.
@@ -62,9 +83,36 @@ void pair_device_malloc(DeviceTables& tables, DeviceLayer layer, const RowStamp&
 void pair_device_free(DeviceTables& tables, DeviceLayer layer, const RowStamp& stamp,
                       const DeviceCall& call, PairingOutput& out);
 
-// The OOM_TOP_ALLOC rows for an OOM on `device`: its kOomTopBlocks largest live HAL blocks,
-// largest first (equal sizes: the older allocation first), each with its address, size, id,
-// owner, name and stacks.
+// A PTA MALLOC row on call.device (Name: context.name, else none), with the device's used
+// and total after it. A block still live at that address is first closed by a synthetic
+// FREE, and one still pending there by a synthetic FREE_COMPLETED (each counted in
+// lost_frees: its FREE or its completion was lost).
+void pair_pool_malloc(DeviceTables& tables, const RowStamp& stamp, const DeviceCall& call,
+                      const AllocContext& context, PairingOutput& out);
+
+// A PTA FREE row with the live block's size, id, owner and device, and that device's used
+// and total after it; size 0, id 0 and the call's device when no PTA block is live there
+// (counted in unmatched_frees). `completed`: the pool took the block back at once (its
+// completion was folded into this FREE); otherwise the row says free_pending and the block
+// waits for complete_pool_free.
+void pair_pool_free(DeviceTables& tables, const RowStamp& stamp, const DeviceCall& call,
+                    bool completed, PairingOutput& out);
+
+// The pool took back a block whose FREE said free_pending: a FREE_COMPLETED row (Ptr, size,
+// the block's device). A completion of no pending block writes nothing and counts in
+// unmatched_frees.
+void complete_pool_free(DeviceTables& tables, const RowStamp& stamp, const DeviceCall& call,
+                        PairingOutput& out);
+
+// A poolState: the SNAPSHOT row of `device`'s pool (Event Type PTA; pool_used: allocated,
+// pool_total: reserved); its reserved bytes are the device's PTA total from now on.
+void pool_state_row(DeviceTables& tables, const RowStamp& stamp, int32_t device,
+                    int64_t allocated_bytes, int64_t reserved_bytes, std::vector<DumpRow>& rows);
+
+// The OOM_TOP_ALLOC rows for an OOM on `device`: its kOomTopBlocks largest live PTA blocks
+// when it has any (the tensors), else its largest live HAL blocks; largest first (equal
+// sizes: the older allocation first), each with its address, size, id, owner, name and
+// stacks.
 inline constexpr size_t kOomTopBlocks = 10;
 void append_oom_top_rows(const DeviceTables& tables, const RowStamp& stamp, int32_t device,
                          std::vector<DumpRow>& rows);

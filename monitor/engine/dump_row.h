@@ -21,8 +21,8 @@ enum class DumpEvent : uint8_t {
   kMstx,
   kOpLaunch,
   kTraceSlice,
-  kKernelLaunch,  // KERNEL_LAUNCH; Name: the kernel
-  kOomDetail,     // OOM_DETAIL: an allocation that failed, then the largest blocks live then
+  kKernelLaunch,   // KERNEL_LAUNCH; Name: the kernel
+  kOomDetail,      // OOM_DETAIL: an allocation that failed, then the largest blocks live then
   kFreeCompleted,  // FREE_COMPLETED (Event Type PTA): a pending FREE's block went back to the pool
 };
 

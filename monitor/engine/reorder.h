@@ -43,6 +43,22 @@ enum class HeldKind : uint8_t {
   kDeviceOom,
   kDeviceInfo,
   kDeviceStream,
+  // The framework's pool, layer PTA (wire.capnp poolMalloc .. poolState).
+  kPoolMalloc,
+  kPoolFree,
+  kPoolFreeCompleted,
+  kPoolState,
+};
+
+// HeldEvent::pool_follow of a kPoolFree: what its thread does next (other than deviceStream
+// records), decided when its batch is taken; and of a kPoolFreeCompleted, whether it was
+// folded into the FREE before it.
+enum class PoolFollow : uint8_t {
+  kPending,    // kPoolFree: the block's completion is not its thread's next event
+  kCompleted,  // kPoolFree: it is (the pool took the block back at once); kPoolFreeCompleted:
+               // folded into that FREE, no row of its own
+  kOpen,       // kPoolFree: its thread's events in its batch end first; the process's next
+               // batch says (Session: open pool frees)
 };
 
 struct HeldEvent {
@@ -50,12 +66,14 @@ struct HeldEvent {
   uint64_t addr = 0;
   uint64_t size_bytes = 0;
   HeldKind kind = HeldKind::kMalloc;
-  uint16_t device = 0;  // device kinds: the CUDA ordinal
+  PoolFollow pool_follow = PoolFollow::kPending;  // kPoolFree, kPoolFreeCompleted: see PoolFollow
+  uint16_t device = 0;                            // device and pool kinds: the CUDA ordinal
   // The agent instance's string id, resolved only when the event is applied: its
   // definition may arrive in a later batch than the event.
   uint32_t string_id = 0;
 };
-static_assert(sizeof(HeldEvent) == 32, "the device and string id fit in what was padding");
+static_assert(sizeof(HeldEvent) == 32,
+              "pool_follow, the device and the string id fit in what was padding");
 
 struct HeldRun {
   size_t process = 0;  // the session's index of the process

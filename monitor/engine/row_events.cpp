@@ -2,6 +2,7 @@
 // reader's view of the file and this view of the rows agree field by field.
 #include "monitor/engine/row_events.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace memtap {
@@ -30,6 +31,7 @@ MemEvent event_from_row(const DumpRow& row, RowStrings& strings) {
       e.kind = row.event == DumpEvent::kMalloc ? MemEventKind::kMalloc : MemEventKind::kFree;
       e.layer = row.event_type == DumpEventType::kHal          ? Layer::kHal
                 : row.event_type == DumpEventType::kHostPinned ? Layer::kHostPinned
+                : row.event_type == DumpEventType::kPta        ? Layer::kPta
                                                                : Layer::kHost;
       if (row.device < 0) e.device = kHostDevice;  // HOST and HOST_PINNED: `cpu`
       e.is_mmap = row.is_mmap;
@@ -37,6 +39,17 @@ MemEvent event_from_row(const DumpRow& row, RowStrings& strings) {
       e.size_bytes = row.size_bytes;
       e.allocation_id = row.allocation_id;
       e.owner = strings.id(row.owner);
+      if (row.event_type == DumpEventType::kPta) {  // Attr used, total (when known), pending
+        if (row.pool_used >= 0) e.pool_used = row.pool_used;
+        if (row.pool_total >= 0) e.pool_total = row.pool_total;
+        e.free_pending = row.event == DumpEvent::kFree && row.free_pending;
+      }
+      break;
+    case DumpEvent::kFreeCompleted:
+      e.kind = MemEventKind::kFreeCompleted;
+      e.layer = Layer::kPta;
+      e.addr = row.ptr;
+      e.size_bytes = row.size_bytes;
       break;
     case DumpEvent::kKernelLaunch:
       e.kind = MemEventKind::kKernelLaunch;
@@ -54,6 +67,13 @@ MemEvent event_from_row(const DumpRow& row, RowStrings& strings) {
       break;
     case DumpEvent::kSnapshot:
       e.kind = MemEventKind::kSnapshot;
+      if (row.event_type == DumpEventType::kPta) {  // a device's pool: allocated, reserved
+        e.layer = Layer::kPta;
+        // Written as 0 when not known (memscope_format.h): never, from the session.
+        e.snap_allocated = std::max<int64_t>(row.pool_used, 0);
+        e.snap_reserved = std::max<int64_t>(row.pool_total, 0);
+        break;
+      }
       e.device = kHostDevice;
       e.snap_app_reserved = int64_t(row.size_bytes);
       if (row.total_bytes != 0) e.snap_total = int64_t(row.total_bytes);

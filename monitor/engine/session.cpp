@@ -91,6 +91,14 @@ HeldKind held_kind(EventKind kind) {
       return HeldKind::kDeviceInfo;
     case EventKind::kDeviceStream:
       return HeldKind::kDeviceStream;
+    case EventKind::kPoolMalloc:
+      return HeldKind::kPoolMalloc;
+    case EventKind::kPoolFree:
+      return HeldKind::kPoolFree;
+    case EventKind::kPoolFreeCompleted:
+      return HeldKind::kPoolFreeCompleted;
+    case EventKind::kPoolState:
+      return HeldKind::kPoolState;
     case EventKind::kFork:
       break;
   }
@@ -153,9 +161,9 @@ struct ThreadContext {
   std::vector<uint32_t> owners;  // the owner label at each nesting depth, outermost first
   uint32_t owners_beyond = 0;    // pushes past kMaxOwnerDepth, still to be popped
   std::vector<uint32_t> ops;     // open operators, innermost last
-  uint32_t stack_python = 0;     // for the thread's next malloc, mmap, device or pinned
-  uint32_t stack_c = 0;          // malloc, or device OOM
-  bool has_stream = false;       // a deviceStream for the thread's next device event
+  uint32_t stack_python = 0;     // for the thread's next malloc, mmap, device, pinned or
+  uint32_t stack_c = 0;          // pool malloc, or device OOM
+  bool has_stream = false;       // a deviceStream for the thread's next device or pool event
   uint64_t stream = 0;
 
   bool empty() const {
@@ -186,11 +194,28 @@ std::string describe(const WireMessage& m) {
   return std::string(body) + " from pid " + std::to_string(m.pid) + " instance 0x" + instance;
 }
 
+// A poolFree held at the end of its thread's events in its batch (PoolFollow::kOpen): whether
+// its completion directly follows is for the thread's events in the process's next batch
+// to say. The agent's sender drained the thread between the two records (they are written
+// one after the other), so the completion comes in that batch unless the thread was
+// preempted for a whole drain cycle in between, which is what the batch's watermark
+// assumes does not happen either (agent/sender/sender.cpp). Until that batch (or the
+// process's end) the release waits at the poolFree: its row is written in time order, and
+// the same events give the same rows however the sender cut them into batches.
+struct OpenPoolFree {
+  uint64_t addr = 0;
+  PoolFollow follow = PoolFollow::kOpen;  // once decided: kPending or kCompleted
+  uint64_t batch = 0;                     // ProcessState::batches when last left open
+};
+
 struct ProcessState {
   ProcessInfo info;
   uint64_t secret = 0;  // Message.instanceSecret of its first Hello: its messages carry it
   LiveTables tables;
-  DeviceTables devices;  // HAL and HOST_PINNED blocks: a fork() child starts without any
+  DeviceTables devices;  // HAL, HOST_PINNED and PTA blocks: a fork() child starts without any
+  // By thread, in the thread's order: only the last may still be undecided.
+  std::unordered_map<uint32_t, std::vector<OpenPoolFree>> open_pool_frees;
+  uint64_t batches = 0;                                 // Batches applied
   std::unordered_map<uint32_t, uint32_t> strings;       // this agent instance's id -> session id
   std::unordered_map<uint32_t, ThreadContext> threads;  // only threads with some context
   // Epoch ns before which this process will send nothing more (from Batch.watermarkNs).
@@ -204,6 +229,48 @@ struct ProcessState {
   // by sequence, until those before them have come over the closed one.
   std::map<uint64_t, WireMessage> early;
 };
+
+// The first of `events` from `from` on that is no deviceStream record (each pool block event
+// has one before it); events.size() if none.
+size_t next_pool_record(const std::vector<WireEvent>& events, size_t from) {
+  while (from < events.size() && events[from].kind == EventKind::kDeviceStream) ++from;
+  return from;
+}
+
+bool completes(const WireEvent& next, uint64_t addr) {
+  return next.kind == EventKind::kPoolFreeCompleted && next.addr == addr;
+}
+
+// A thread's events in a new batch of its process decide the poolFree its previous batch
+// left open: returns the index of the completion folded into it (events.size() if none).
+// Events that are all deviceStream records (or none) leave it open.
+size_t decide_open_pool_free(ProcessState& p, const WireThreadEvents& thread) {
+  const size_t none = thread.events.size();
+  auto it = p.open_pool_frees.find(thread.thread_id);
+  if (it == p.open_pool_frees.end() || it->second.back().follow != PoolFollow::kOpen) return none;
+  OpenPoolFree& open = it->second.back();
+  const size_t next = next_pool_record(thread.events, 0);
+  if (next == none) {
+    open.batch = p.batches;
+    return none;
+  }
+  if (!completes(thread.events[next], open.addr)) {
+    open.follow = PoolFollow::kPending;
+    return none;
+  }
+  open.follow = PoolFollow::kCompleted;
+  return next;
+}
+
+// After a batch: a poolFree left open whose thread said nothing in it is pending.
+void close_open_pool_frees(ProcessState& p) {
+  for (auto& [thread_id, frees] : p.open_pool_frees) {
+    OpenPoolFree& open = frees.back();
+    if (open.follow == PoolFollow::kOpen && open.batch != p.batches) {
+      open.follow = PoolFollow::kPending;
+    }
+  }
+}
 
 // Messages held in ProcessState::early at most: past that, the old connection's tail is
 // taken as lost (its gap counted in messages_lost) and they are applied.
@@ -317,6 +384,8 @@ struct Session::Impl {
   void hold_system_row(size_t process, HeldKind kind, int64_t epoch_ns);
   void queue_stop(size_t process);
   void apply_event(size_t process, uint32_t thread_id, const HeldEvent& event);
+  bool pool_free_waits(const ProcessState& p, uint32_t thread_id) const;
+  PoolFollow take_pool_follow(ProcessState& p, uint32_t thread_id, const HeldEvent& event);
   void apply_context(ProcessState& p, uint32_t thread_id, const HeldEvent& event);
   void apply_device(ProcessState& p, uint32_t thread_id, const HeldEvent& event);
   AllocContext take_alloc_context(ProcessState& p, uint32_t thread_id);
@@ -596,6 +665,7 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   for (const WireString& def : batch.strings) {
     p.strings.try_emplace(def.id, strings.intern(def.text));
   }
+  ++p.batches;
   // Late events (older than rows already out) are applied at once, but in time order
   // across the batch's threads, or a free on one thread could precede its malloc on another.
   std::vector<std::pair<HeldEvent, uint32_t>> late;
@@ -605,16 +675,36 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
     run.process = index;
     run.thread_id = thread.thread_id;
     run.events.reserve(thread.events.size());
-    for (const WireEvent& e : thread.events) {
-      const HeldEvent event{to_epoch(e.ts_ns, offset), e.addr,   e.size_bytes,
-                            held_kind(e.kind),         e.device, e.string_id};
+    // A pool block's completion that directly follows its poolFree folds into it: both
+    // events say so (PoolFollow), decided here, where the thread's next events are at hand.
+    size_t folded =
+        p.open_pool_frees.empty() ? thread.events.size() : decide_open_pool_free(p, thread);
+    for (size_t i = 0; i < thread.events.size(); ++i) {
+      const WireEvent& e = thread.events[i];
+      HeldEvent event{to_epoch(e.ts_ns, offset), e.addr,   e.size_bytes, held_kind(e.kind),
+                      PoolFollow::kPending,      e.device, e.string_id};
+      if (i == folded) event.pool_follow = PoolFollow::kCompleted;
+      if (e.kind == EventKind::kPoolFree) {
+        const size_t next = next_pool_record(thread.events, i + 1);
+        if (next == thread.events.size()) {
+          event.pool_follow = PoolFollow::kOpen;
+        } else if (completes(thread.events[next], e.addr)) {
+          event.pool_follow = PoolFollow::kCompleted;
+          folded = next;
+        }
+      }
       info.end_ns = std::max(info.end_ns, event.epoch_ns);
       if (event.epoch_ns < released_ns) {
         // Rows up to released_ns are out already: apply it now, within its process's
-        // order (everything still held is newer), and let the row go out of order.
+        // order (everything still held is newer), and let the row go out of order. A
+        // poolFree applied now cannot wait for the next batch: pending unless decided.
+        if (event.pool_follow == PoolFollow::kOpen) event.pool_follow = PoolFollow::kPending;
         ++info.late_events;
         late.emplace_back(event, thread.thread_id);
         continue;
+      }
+      if (event.pool_follow == PoolFollow::kOpen && e.kind == EventKind::kPoolFree) {
+        p.open_pool_frees[thread.thread_id].push_back({e.addr, PoolFollow::kOpen, p.batches});
       }
       // The merge needs each run in time order; a thread whose clock went backwards
       // (an agent bug, or hostile input) starts a new run instead of breaking it.
@@ -632,6 +722,7 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   std::stable_sort(late.begin(), late.end(), [](const auto& a, const auto& b) {
     return a.first.epoch_ns < b.first.epoch_ns;
   });
+  if (!p.open_pool_frees.empty()) close_open_pool_frees(p);
   for (const auto& [event, thread_id] : late) apply_event(index, thread_id, event);
   p.watermark_ns = std::max(p.watermark_ns, to_epoch(batch.watermark_ns, offset));
 }
@@ -728,6 +819,10 @@ void Session::Impl::apply_event(size_t process, uint32_t thread_id, const HeldEv
     case HeldKind::kDeviceOom:
     case HeldKind::kDeviceInfo:
     case HeldKind::kDeviceStream:
+    case HeldKind::kPoolMalloc:
+    case HeldKind::kPoolFree:
+    case HeldKind::kPoolFreeCompleted:
+    case HeldKind::kPoolState:
       apply_device(p, thread_id, event);
       return;
     case HeldKind::kStep:
@@ -753,7 +848,7 @@ uint32_t Session::Impl::resolve(ProcessState& p, uint32_t agent_string_id) {
   return 0;
 }
 
-// The context a malloc, mmap, device or pinned malloc (or a device OOM) of this thread is
+// The context a malloc, mmap, device, pinned or pool malloc (or a device OOM) of this thread is
 // recorded with; the stacks waiting for it are used up. Processes that send no context
 // never look a thread up.
 AllocContext Session::Impl::take_alloc_context(ProcessState& p, uint32_t thread_id) {
@@ -772,8 +867,8 @@ AllocContext Session::Impl::take_alloc_context(ProcessState& p, uint32_t thread_
   return context;
 }
 
-// The stream a deviceStream record left for this thread's next device event, used up by it
-// whatever that event is.
+// The stream a deviceStream record left for this thread's next device or pool event, used up
+// by it whatever that event is.
 void Session::Impl::take_stream(ProcessState& p, uint32_t thread_id, DeviceCall& call) {
   if (p.threads.empty()) return;
   auto it = p.threads.find(thread_id);
@@ -786,9 +881,31 @@ void Session::Impl::take_stream(ProcessState& p, uint32_t thread_id, DeviceCall&
   if (t.empty()) p.threads.erase(it);
 }
 
-// GPU memory: HAL and HOST_PINNED blocks, kernel launches, OOMs with the blocks live then, a
-// device's capacity. Rows about a device carry its ordinal as their Device Id; pinned
-// blocks are host memory (`cpu`).
+// Whether the release must wait at this thread's poolFree left open (OpenPoolFree): its
+// process may still send the batch that decides it.
+bool Session::Impl::pool_free_waits(const ProcessState& p, uint32_t thread_id) const {
+  if (finished || p.ended) return false;
+  const auto it = p.open_pool_frees.find(thread_id);
+  return it != p.open_pool_frees.end() && it->second.front().follow == PoolFollow::kOpen;
+}
+
+// Whether the block a poolFree frees goes back to the pool at once (kCompleted) or later
+// (kPending); one left open takes what its thread's next batch decided, or pending.
+PoolFollow Session::Impl::take_pool_follow(ProcessState& p, uint32_t thread_id,
+                                           const HeldEvent& event) {
+  if (event.pool_follow != PoolFollow::kOpen) return event.pool_follow;
+  const auto it = p.open_pool_frees.find(thread_id);
+  if (it == p.open_pool_frees.end()) return PoolFollow::kPending;
+  const OpenPoolFree open = it->second.front();
+  it->second.erase(it->second.begin());
+  if (it->second.empty()) p.open_pool_frees.erase(it);
+  return open.addr == event.addr && open.follow == PoolFollow::kCompleted ? PoolFollow::kCompleted
+                                                                          : PoolFollow::kPending;
+}
+
+// GPU memory: HAL and HOST_PINNED blocks, the framework pool's (PTA) blocks and figures,
+// kernel launches, OOMs with the blocks live then, a device's capacity. Rows about a device
+// carry its ordinal as their Device Id; pinned blocks are host memory (`cpu`).
 void Session::Impl::apply_device(ProcessState& p, uint32_t thread_id, const HeldEvent& event) {
   if (event.kind == HeldKind::kDeviceStream) {
     ThreadContext& t = p.threads[thread_id];
@@ -853,6 +970,24 @@ void Session::Impl::apply_device(ProcessState& p, uint32_t thread_id, const Held
       row.size_bytes = event.addr;         // free
       row.total_bytes = event.size_bytes;  // capacity (decode checked free <= total < 2^63)
       out.push_back(row);
+      return;
+    case HeldKind::kPoolMalloc:
+      // Named after the operator that allocated it, as a heap block is; no API to fall back on.
+      pair_pool_malloc(p.devices, stamp, call, take_alloc_context(p, thread_id), pairing);
+      return;
+    case HeldKind::kPoolFree:
+      pair_pool_free(p.devices, stamp, call,
+                     take_pool_follow(p, thread_id, event) == PoolFollow::kCompleted, pairing);
+      return;
+    case HeldKind::kPoolFreeCompleted:
+      // Folded into the FREE before it, which said the block went back at once.
+      if (event.pool_follow == PoolFollow::kCompleted) return;
+      complete_pool_free(p.devices, stamp, call, pairing);
+      return;
+    case HeldKind::kPoolState:
+      // Decode checked both below 2^63.
+      pool_state_row(p.devices, stamp, call.device, int64_t(event.addr), int64_t(event.size_bytes),
+                     out);
       return;
     default:
       return;
@@ -996,6 +1131,10 @@ void Session::Impl::release() {
     const size_t process = run.process;
     const uint32_t thread_id = run.thread_id;
     if (limit && event.epoch_ns >= *limit) break;
+    if (event.pool_follow == PoolFollow::kOpen && event.kind == HeldKind::kPoolFree &&
+        pool_free_waits(processes[process], thread_id)) {
+      break;
+    }
     drop_oldest(held);
     released_ns = std::max(released_ns, event.epoch_ns);
     apply_event(process, thread_id, event);

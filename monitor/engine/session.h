@@ -14,6 +14,12 @@
 // fork() child's forking thread (tid == the child's pid) starts with the owner stack and
 // open operators of the parent's thread that forked, as they were at the fork.
 //
+// The framework pool (PTA, device_pairing.h): a poolFree whose completion is its thread's
+// next event (deviceStream records aside) is one FREE row, else a pending FREE and later a
+// FREE_COMPLETED row. When a batch ends between the two, the release waits at the FREE
+// for the process's next batch (or its end), so the rows do not depend on where the
+// agent's sender cut the batches.
+//
 // Strings: agents intern text per instance (Batch.strings); the session maps every
 // (instance, id) to one session string id, equal texts sharing an id, and the rows carry
 // session ids. Ids are resolved when an event is applied, so a definition may arrive after

@@ -16,25 +16,25 @@
 namespace memtap {
 
 enum class MemEventKind : uint8_t {
-  kMalloc,        // MALLOC
-  kFree,          // FREE
-  kAccess,        // ACCESS (a block was read or written; msMemScope's access events)
-  kOpStart,       // OP_LAUNCH ATEN_START (an operator begins)
-  kOpEnd,         // OP_LAUNCH ATEN_END
-  kKernelLaunch,  // KERNEL_LAUNCH
-  kMark,          // MSTX Mark
-  kRangeStart,    // MSTX Range_start
-  kRangeEnd,      // MSTX Range_end
-  kStep,          // SYSTEM STEP (a training step begins)
-  kSnapshot,      // SNAPSHOT (a device or process memory sample)
-  kTraceStart,    // SYSTEM START_TRACE
-  kTraceStop,     // SYSTEM STOP_TRACE
-  kOom,           // OOM_DETAIL OOM_TRIGGER (or of a type not known): an allocation failed
-  kOomTopAlloc,   // OOM_DETAIL OOM_TOP_ALLOC: a large block live on the device at the OOM
-                  // before it (addr, size, allocation_id, owner, name, stacks)
+  kMalloc,         // MALLOC
+  kFree,           // FREE
+  kAccess,         // ACCESS (a block was read or written; msMemScope's access events)
+  kOpStart,        // OP_LAUNCH ATEN_START (an operator begins)
+  kOpEnd,          // OP_LAUNCH ATEN_END
+  kKernelLaunch,   // KERNEL_LAUNCH
+  kMark,           // MSTX Mark
+  kRangeStart,     // MSTX Range_start
+  kRangeEnd,       // MSTX Range_end
+  kStep,           // SYSTEM STEP (a training step begins)
+  kSnapshot,       // SNAPSHOT (a device or process memory sample)
+  kTraceStart,     // SYSTEM START_TRACE
+  kTraceStop,      // SYSTEM STOP_TRACE
+  kOom,            // OOM_DETAIL OOM_TRIGGER (or of a type not known): an allocation failed
+  kOomTopAlloc,    // OOM_DETAIL OOM_TOP_ALLOC: a large block live on the device at the OOM
+                   // before it (addr, size, allocation_id, owner, name, stacks)
   kFreeCompleted,  // FREE_COMPLETED (a framework layer, PTA): the pool took back a block whose
                    // FREE said free_pending; it stops counting in Active (addr, size)
-  kOther,         // anything else a file holds (kept, counted, not analysed)
+  kOther,          // anything else a file holds (kept, counted, not analysed)
 };
 
 // Where a block lives (msMemScope's Event Type for MALLOC/FREE).

@@ -60,6 +60,7 @@ std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::stri
       {&inserter->event_, kInsertEventSql},     {&inserter->thread_, kInsertThreadSql},
       {&inserter->string_, kInsertStringSql},   {&inserter->chunk_, kInsertEventChunkSql},
       {&inserter->base_, kSetTimestampBaseSql}, {&inserter->stream_, kInsertEventStreamSql},
+      {&inserter->pool_, kInsertEventPoolSql},
   };
   static_assert(kDetail + 1 == kColumns, "EventValues holds every column of memtap_event");
   for (const auto& [stmt, sql] : statements) {
@@ -82,7 +83,7 @@ std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::stri
 }
 
 CompactInserter::~CompactInserter() {
-  for (sqlite3_stmt* stmt : {event_, event_batch_, thread_, string_, chunk_, base_, stream_})
+  for (sqlite3_stmt* stmt : {event_, event_batch_, thread_, string_, chunk_, base_, stream_, pool_})
     sqlite3_finalize(stmt);
 }
 
@@ -139,6 +140,23 @@ int CompactInserter::insert(int64_t id, const DumpRow& row) {
     sqlite3_bind_int64(stream_, 1, id);
     sqlite3_bind_int64(stream_, 2, c.stream);
     rc = step_and_reset(stream_);
+    if (rc != SQLITE_DONE) return rc;
+  }
+  if (c.has_pool_row) {
+    sqlite3_bind_int64(pool_, 1, id);
+    // -1: not known, NULL (no `used`/`total` in the view's Attr).
+    if (c.pool_used >= 0) {
+      sqlite3_bind_int64(pool_, 2, c.pool_used);
+    } else {
+      sqlite3_bind_null(pool_, 2);
+    }
+    if (c.pool_total >= 0) {
+      sqlite3_bind_int64(pool_, 3, c.pool_total);
+    } else {
+      sqlite3_bind_null(pool_, 3);
+    }
+    sqlite3_bind_int64(pool_, 4, c.free_pending ? 1 : 0);
+    rc = step_and_reset(pool_);
     if (rc != SQLITE_DONE) return rc;
   }
   EventValues& v = pending_[pending_count_++];

@@ -1,7 +1,8 @@
 // The prepared INSERTs of a compact recording (compact_schema.h): a memtap_event row per
 // memscope_dump row, with memtap_thread and memtap_string filled as rows first use a thread
 // or a string, memtap_event_chunk every kEventChunkRows rows, memtap_event_stream for the
-// blocks that have a stream, and `python_trace_{pid}` rows through a TraceInserter.
+// blocks that have a stream, memtap_event_pool for the framework pool's blocks, and
+// `python_trace_{pid}` rows through a TraceInserter.
 //
 // Rows are integers only, bound straight from the DumpRow: no text is formatted per row
 // (the memscope_dump view spells them when someone reads it). memtap_event rows go in
@@ -86,6 +87,7 @@ class CompactInserter {
   sqlite3_stmt* chunk_ = nullptr;
   sqlite3_stmt* base_ = nullptr;
   sqlite3_stmt* stream_ = nullptr;  // memtap_event_stream
+  sqlite3_stmt* pool_ = nullptr;    // memtap_event_pool
   bool have_base_ = false;
   int64_t timestamp_base_ns_ = 0;
   std::unordered_map<uint64_t, int64_t> threads_;  // (pid << 32 | tid) -> memtap_thread

@@ -1,6 +1,8 @@
 // The compact tables and the memscope_dump view (see compact_schema.h).
 #include "monitor/store/compact_schema.h"
 
+#include <algorithm>
+
 #include "monitor/store/memscope_format.h"
 
 namespace memtap {
@@ -50,6 +52,10 @@ std::string device_detail_sql() {
          ", " + code(DumpEventType::kSnapshot) + ") AND e.detail > 0)";
 }
 
+bool is_pool_snapshot(const DumpRow& row) {
+  return row.event == DumpEvent::kSnapshot && row.event_type == DumpEventType::kPta;
+}
+
 std::string text_of(const char* id) {
   return std::string("(SELECT text FROM memtap_string WHERE id = e.") + id + ")";
 }
@@ -68,11 +74,26 @@ CompactColumns pack_columns(const DumpRow& row) {
     c.detail = (int64_t{row.inherited_from_pid} << 1) | (row.is_mmap ? 1 : 0);
   } else if (row.event == DumpEvent::kSystem && row.event_type == DumpEventType::kStep) {
     c.detail = bits(row.step);
+  } else if (is_pool_snapshot(row)) {
+    // Never negative when written (memscope_format.h): the text says 0 for an unknown one.
+    c.size_bytes = std::max<int64_t>(row.pool_used, 0);
+    c.ptr = std::max<int64_t>(row.pool_total, 0);
+    c.detail = int64_t{row.device} + 1;
   } else if (row.event == DumpEvent::kSnapshot) {
     c.size_bytes = bits(row.size_bytes);
     c.detail = bits(row.total_bytes);
   } else if (detail_holds_device(row.event_type)) {
     c.detail = int64_t{row.device} + 1;  // kDumpNoDevice: 0
+  }
+  if (row.event == DumpEvent::kFreeCompleted) {
+    c.ptr = bits(row.ptr);
+    c.size_bytes = bits(row.size_bytes);
+  }
+  if (dump_row_is_pool_block(row)) {
+    c.has_pool_row = true;
+    c.pool_used = std::max<int64_t>(row.pool_used, -1);
+    c.pool_total = std::max<int64_t>(row.pool_total, -1);
+    c.free_pending = row.event == DumpEvent::kFree && row.free_pending;
   }
   if (dump_block_has_stream(row)) {
     c.has_stream_row = true;
@@ -103,14 +124,28 @@ void unpack_columns(const CompactColumns& c, DumpRow* row) {
     row->inherited_from_pid = static_cast<uint32_t>(static_cast<uint64_t>(c.detail) >> 1);
   } else if (row->event == DumpEvent::kSystem && row->event_type == DumpEventType::kStep) {
     row->step = uint64_t(c.detail);
+  } else if (is_pool_snapshot(*row)) {
+    row->pool_used = c.size_bytes;
+    row->pool_total = c.ptr;
+    if (c.detail > 0 && c.detail <= INT32_MAX) row->device = int32_t(c.detail - 1);
   } else if (row->event == DumpEvent::kSnapshot) {
     row->size_bytes = uint64_t(c.size_bytes);
     row->total_bytes = uint64_t(c.detail);
   } else if (detail_holds_device(row->event_type) && c.detail > 0 && c.detail <= INT32_MAX) {
     row->device = int32_t(c.detail - 1);
   }
+  if (row->event == DumpEvent::kFreeCompleted) {
+    row->ptr = uint64_t(c.ptr);
+    row->size_bytes = uint64_t(c.size_bytes);
+  }
+  if (dump_row_is_pool_block(*row)) {
+    row->pool_used = c.has_pool_row ? c.pool_used : -1;
+    row->pool_total = c.has_pool_row ? c.pool_total : -1;
+    row->free_pending = c.has_pool_row && c.free_pending && row->event == DumpEvent::kFree;
+  }
   if (is_block_event(row->event) &&
-      (row->event_type == DumpEventType::kHal || row->event_type == DumpEventType::kHostPinned)) {
+      (row->event_type == DumpEventType::kHal || row->event_type == DumpEventType::kHostPinned ||
+       row->event_type == DumpEventType::kPta)) {
     row->has_stream = c.has_stream_row;
     row->stream = c.has_stream_row ? uint64_t(c.stream) : 0;
   } else if (row->event == DumpEvent::kKernelLaunch ||
@@ -155,8 +190,12 @@ std::string compact_block_sql() {
          event_and_type_sql(DumpEvent::kOomDetail, DumpEventType::kOomTopAlloc) + ")";
 }
 
+std::string compact_has_ptr_sql() {
+  return "(" + compact_block_sql() + " OR e.event = " + code(DumpEvent::kFreeCompleted) + ")";
+}
+
 std::string compact_ptr_sql() {
-  return "(CASE WHEN " + compact_block_sql() + " THEN printf('0x%016x', e.ptr) ELSE 'N/A' END)";
+  return "(CASE WHEN " + compact_has_ptr_sql() + " THEN printf('0x%016x', e.ptr) ELSE 'N/A' END)";
 }
 
 std::string compact_attr_sql() {
@@ -164,13 +203,20 @@ std::string compact_attr_sql() {
   const std::string owner =
       "COALESCE((SELECT ',\"owner\":' || json_quote(text) FROM memtap_string "
       "WHERE id = e.owner AND text <> ''), '')";
-  // The stream table is looked up only for device and pinned blocks: host rows, the many,
-  // never have one.
+  // The stream table is looked up only for device, pinned and pool blocks: host rows, the
+  // many, never have one.
   const std::string stream = "CASE WHEN e.event_type IN (" + code(DumpEventType::kHal) + ", " +
-                             code(DumpEventType::kHostPinned) +
+                             code(DumpEventType::kHostPinned) + ", " + code(DumpEventType::kPta) +
                              ") THEN COALESCE((SELECT ',\"stream\":\"' || printf('%llu', stream) "
                              "|| '\"' FROM memtap_event_stream "
                              "WHERE ID = e.ID), '') ELSE '' END";
+  // A pool block's used, total and pending, in the order memscope_format.h writes them.
+  const std::string pool =
+      "CASE WHEN e.event_type = " + code(DumpEventType::kPta) +
+      " THEN COALESCE((SELECT CASE WHEN total IS NOT NULL THEN ',\"total\":\"' || total || '\"' "
+      "ELSE '' END || CASE WHEN used IS NOT NULL THEN ',\"used\":\"' || used || '\"' ELSE '' "
+      "END || CASE WHEN pending THEN ',\"pending\":\"1\"' ELSE '' END FROM memtap_event_pool "
+      "WHERE ID = e.ID), '') ELSE '' END";
   const std::string block_attr =
       "'{\"allocation_id\":\"' || e.allocation_id || '\",\"addr\":\"' || " + ptr_hex +
       " || '\",\"size\":\"' || e.size_bytes || '\"' || " + owner + " || CASE WHEN " +
@@ -178,7 +224,7 @@ std::string compact_attr_sql() {
       host_block_sql() +
       " AND e.detail >> 1 THEN ',\"inherited_from\":\"' || (e.detail >> 1) || '\"' ELSE '' END "
       "|| " +
-      stream + " || '}'";
+      pool + " || " + stream + " || '}'";
   const std::string snapshot_attr =
       "'{\"app_reserved\":\"' || e.size_bytes || '\"' || "
       "CASE WHEN e.detail THEN ',\"total\":\"' || e.detail || '\"' ELSE '' END || '}'";
@@ -190,9 +236,15 @@ std::string compact_attr_sql() {
                                "'\",\"stream\":\"' || printf('%llu', e.ptr) || '\"}'";
   const std::string device_start_attr =
       "'{\"free\":\"' || e.size_bytes || '\",\"total\":\"' || e.ptr || '\"}'";
-  return "(CASE WHEN " + compact_block_sql() + " THEN " + block_attr +
-         " WHEN e.event = " + code(DumpEvent::kSnapshot) + " THEN " + snapshot_attr +
-         " WHEN e.event = " + code(DumpEvent::kKernelLaunch) + " THEN " + kernel_attr + " WHEN " +
+  const std::string pool_snapshot_attr =
+      "'{\"allocated\":\"' || e.size_bytes || '\",\"reserved\":\"' || e.ptr || '\"}'";
+  const std::string completed_attr = "'{\"size\":\"' || e.size_bytes || '\"}'";
+  return "(CASE WHEN " + compact_block_sql() + " THEN " + block_attr + " WHEN " +
+         event_and_type_sql(DumpEvent::kSnapshot, DumpEventType::kPta) + " THEN " +
+         pool_snapshot_attr + " WHEN e.event = " + code(DumpEvent::kSnapshot) + " THEN " +
+         snapshot_attr + " WHEN e.event = " + code(DumpEvent::kFreeCompleted) + " THEN " +
+         completed_attr + " WHEN e.event = " + code(DumpEvent::kKernelLaunch) + " THEN " +
+         kernel_attr + " WHEN " +
          event_and_type_sql(DumpEvent::kOomDetail, DumpEventType::kOomTrigger) + " THEN " +
          oom_attr + " WHEN " + event_and_type_sql(DumpEvent::kSystem, DumpEventType::kStartTrace) +
          " AND e.detail > 0 THEN " + device_start_attr + " ELSE '' END)";
@@ -214,7 +266,9 @@ std::string compact_tables_sql() {
          "CREATE TABLE memtap_string (id INTEGER PRIMARY KEY, text TEXT);"
          "CREATE TABLE memtap_event_chunk (first_id INTEGER PRIMARY KEY, "
          "min_timestamp_offset_ns INTEGER);"
-         "CREATE TABLE memtap_event_stream (ID INTEGER PRIMARY KEY, stream INTEGER);";
+         "CREATE TABLE memtap_event_stream (ID INTEGER PRIMARY KEY, stream INTEGER);"
+         "CREATE TABLE memtap_event_pool (ID INTEGER PRIMARY KEY, used INTEGER, total INTEGER, "
+         "pending INTEGER);";
 }
 
 std::string memscope_dump_view_sql() {

@@ -15,7 +15,11 @@
 //   memtap_event_chunk   every kEventChunkRows rows: the chunk's first ID and its smallest
 //                        timestamp_offset_ns, so a time range finds its rows without an index
 //   memtap_event_stream  ID -> stream, for the MALLOC/FREE rows that have one (asynchronous
-//                        device allocations: few rows, and no column in every row for them)
+//                        device allocations: few rows, and no column in every row for them;
+//                        a framework pool's blocks: every one)
+//   memtap_event_pool    ID -> used, total (NULL: not known), pending (0 or 1): a PTA
+//                        MALLOC/FREE row's pool after it (the pool's blocks only, so no
+//                        column in every row for them)
 //
 // memtap_event's columns are DumpRow's fields: event and event_type as DumpEvent /
 // DumpEventType values (fixed here: they are on disk), timestamp_offset_ns (timestamp_ns
@@ -26,7 +30,9 @@
 // block put other numbers in ptr and size_bytes (pack_columns says which).
 //
 // Version 2 added the device rows (HAL, HOST_PINNED, KERNEL_LAUNCH, OOM_DETAIL, a device's
-// START_TRACE) and memtap_event_stream; a version 1 file reads the same as before.
+// START_TRACE) and memtap_event_stream; version 3 the framework pool's (PTA MALLOC/FREE,
+// FREE_COMPLETED, a device pool's SNAPSHOT) and memtap_event_pool. Older files read the same
+// as before.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +42,7 @@
 
 namespace memtap {
 
-inline constexpr int kCompactFormatVersion = 2;
+inline constexpr int kCompactFormatVersion = 3;
 inline constexpr int kCompactFormatOldestVersion = 1;  // what a reader still accepts
 inline constexpr int64_t kEventChunkRows = 4096;
 
@@ -50,7 +56,8 @@ static_assert(static_cast<int>(DumpEvent::kMalloc) == 0 &&
               static_cast<int>(DumpEvent::kOpLaunch) == 5);
 static_assert(static_cast<int>(DumpEvent::kTraceSlice) == 6 &&
               static_cast<int>(DumpEvent::kKernelLaunch) == 7 &&
-              static_cast<int>(DumpEvent::kOomDetail) == 8);
+              static_cast<int>(DumpEvent::kOomDetail) == 8 &&
+              static_cast<int>(DumpEvent::kFreeCompleted) == 9);
 static_assert(static_cast<int>(DumpEventType::kHost) == 0 &&
               static_cast<int>(DumpEventType::kStep) == 4 &&
               static_cast<int>(DumpEventType::kAtenEnd) == 9 &&
@@ -58,21 +65,25 @@ static_assert(static_cast<int>(DumpEventType::kHost) == 0 &&
               static_cast<int>(DumpEventType::kHostPinned) == 11 &&
               static_cast<int>(DumpEventType::kKernelLaunch) == 12 &&
               static_cast<int>(DumpEventType::kOomTrigger) == 13 &&
-              static_cast<int>(DumpEventType::kOomTopAlloc) == 14);
+              static_cast<int>(DumpEventType::kOomTopAlloc) == 14 &&
+              static_cast<int>(DumpEventType::kPta) == 15);
 
 // The events the memscope_dump view spells (any other code reads 'N/A'), and the types.
 inline constexpr DumpEvent kCompactEvents[] = {
-    DumpEvent::kMalloc, DumpEvent::kFree,     DumpEvent::kSystem,       DumpEvent::kSnapshot,
-    DumpEvent::kMstx,   DumpEvent::kOpLaunch, DumpEvent::kKernelLaunch, DumpEvent::kOomDetail};
+    DumpEvent::kMalloc,       DumpEvent::kFree,      DumpEvent::kSystem,
+    DumpEvent::kSnapshot,     DumpEvent::kMstx,      DumpEvent::kOpLaunch,
+    DumpEvent::kKernelLaunch, DumpEvent::kOomDetail, DumpEvent::kFreeCompleted};
 inline constexpr DumpEventType kCompactEventTypes[] = {
     DumpEventType::kHost,         DumpEventType::kStartTrace, DumpEventType::kStopTrace,
     DumpEventType::kSnapshot,     DumpEventType::kStep,       DumpEventType::kMark,
     DumpEventType::kRangeStart,   DumpEventType::kRangeEnd,   DumpEventType::kAtenStart,
     DumpEventType::kAtenEnd,      DumpEventType::kHal,        DumpEventType::kHostPinned,
-    DumpEventType::kKernelLaunch, DumpEventType::kOomTrigger, DumpEventType::kOomTopAlloc};
+    DumpEventType::kKernelLaunch, DumpEventType::kOomTrigger, DumpEventType::kOomTopAlloc,
+    DumpEventType::kPta};
 
 // Whether memtap_event.detail holds device + 1 (0: a row about no device): every row but
-// HOST blocks, SYSTEM STEP and SNAPSHOT, whose detail says something else.
+// HOST blocks, SYSTEM STEP and (host) SNAPSHOT, whose detail says something else. A device
+// pool's SNAPSHOT has Event Type PTA: its detail is its device's.
 constexpr bool detail_holds_device(DumpEventType type) {
   return type != DumpEventType::kHost && type != DumpEventType::kStep &&
          type != DumpEventType::kSnapshot;
@@ -80,16 +91,19 @@ constexpr bool detail_holds_device(DumpEventType type) {
 
 // The columns of memtap_event whose meaning depends on the row, and its memtap_event_stream
 // row. What goes where:
-//   ptr            MALLOC/FREE/OOM_TOP_ALLOC: the block's address; KERNEL_LAUNCH and
-//                  OOM_TRIGGER: the stream; a device's START_TRACE: its total bytes
-//   size_bytes     MALLOC/FREE/OOM_TOP_ALLOC: the block's size; SNAPSHOT: app_reserved;
-//                  OOM_TRIGGER: the bytes asked for; a device's START_TRACE: its free bytes
+//   ptr            MALLOC/FREE/OOM_TOP_ALLOC/FREE_COMPLETED: the block's address;
+//                  KERNEL_LAUNCH and OOM_TRIGGER: the stream; a device's START_TRACE: its
+//                  total bytes; a device pool's SNAPSHOT: reserved
+//   size_bytes     MALLOC/FREE/OOM_TOP_ALLOC/FREE_COMPLETED: the block's size; SNAPSHOT:
+//                  app_reserved; OOM_TRIGGER: the bytes asked for; a device's START_TRACE:
+//                  its free bytes; a device pool's SNAPSHOT: allocated
 //   allocation_id  MALLOC/FREE/OOM_TOP_ALLOC
 //   owner          MALLOC/FREE/OOM_TOP_ALLOC
 //   detail         HOST MALLOC/FREE: bit 0 is_mmap, the rest inherited_from_pid; SYSTEM
-//                  STEP: step; SNAPSHOT: total_bytes; any other row: device + 1 (0: none)
-//   stream         HAL and HOST_PINNED MALLOC/FREE with has_stream (dump_block_has_stream):
-//                  a memtap_event_stream row
+//                  STEP: step; host SNAPSHOT: total_bytes; any other row: device + 1 (0: none)
+//   stream         HAL, HOST_PINNED and PTA MALLOC/FREE with has_stream
+//                  (dump_block_has_stream): a memtap_event_stream row
+//   pool           PTA MALLOC/FREE (dump_row_is_pool_block): a memtap_event_pool row
 // Unused columns are 0 (no data byte in SQLite's record). Values above 2^63 keep their bits.
 struct CompactColumns {
   int64_t ptr = 0;
@@ -99,6 +113,10 @@ struct CompactColumns {
   int64_t detail = 0;
   bool has_stream_row = false;
   int64_t stream = 0;
+  bool has_pool_row = false;
+  int64_t pool_used = -1;   // -1: NULL (not known)
+  int64_t pool_total = -1;  // -1: NULL
+  bool free_pending = false;
 };
 CompactColumns pack_columns(const DumpRow& row);
 // The inverse, into a row whose event and event_type are set.
@@ -121,6 +139,8 @@ std::string compact_attr_sql();
 // True for rows whose Attr holds a block's members and whose Ptr its address
 // (dump_row_has_block).
 std::string compact_block_sql();
+// True for rows whose Ptr is an address: those, and FREE_COMPLETED.
+std::string compact_has_ptr_sql();
 
 // INSERT statements; parameters in column order.
 inline constexpr const char* kInsertEventSql =
@@ -134,5 +154,7 @@ inline constexpr const char* kInsertEventChunkSql =
     "INSERT OR REPLACE INTO memtap_event_chunk VALUES (?1, ?2)";
 inline constexpr const char* kInsertEventStreamSql =
     "INSERT INTO memtap_event_stream VALUES (?1, ?2)";
+inline constexpr const char* kInsertEventPoolSql =
+    "INSERT INTO memtap_event_pool VALUES (?1, ?2, ?3, ?4)";
 
 }  // namespace memtap

@@ -1,6 +1,7 @@
 // The text of a DumpRow's columns in msMemScope's format (see memscope_format.h).
 #include "monitor/store/memscope_format.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -20,14 +21,25 @@ constexpr std::string_view kAttrStreamOnly = "{\"stream\":\"";
 constexpr std::string_view kAttrFunc = "{\"func\":\"";
 constexpr std::string_view kAttrReqSize = "\",\"req_size\":\"";
 constexpr std::string_view kAttrFree = "{\"free\":\"";
+constexpr std::string_view kAttrUsed = "\",\"used\":\"";
+constexpr std::string_view kAttrPending = "\",\"pending\":\"1";
+constexpr std::string_view kAttrSizeOnly = "{\"size\":\"";
+constexpr std::string_view kAttrAllocated = "{\"allocated\":\"";
+constexpr std::string_view kAttrReserved = "\",\"reserved\":\"";
 constexpr size_t kU64DigitsMax = 20;
+constexpr size_t kI64DigitsMax = 19;  // pool figures: never negative when written
 constexpr size_t kU32DigitsMax = 10;
 
-// If this fails, a row with every optional key and the widest numbers would not fit.
-static_assert(kAttrTextMax >= kAttrAllocationId.size() + kU64DigitsMax + kAttrAddr.size() +
-                                  kPtrTextMax + kAttrSize.size() + kU64DigitsMax +
-                                  kAttrKindMmap.size() + kAttrInheritedFrom.size() + kU32DigitsMax +
-                                  kAttrStream.size() + kU64DigitsMax + kAttrEnd.size());
+// If these fail, a row with every optional key and the widest numbers would not fit: a heap
+// or device block, and a pool (PTA) block.
+constexpr size_t kBlockAttrStart = kAttrAllocationId.size() + kU64DigitsMax + kAttrAddr.size() +
+                                   kPtrTextMax + kAttrSize.size() + kU64DigitsMax;
+constexpr size_t kStreamAttrEnd = kAttrStream.size() + kU64DigitsMax + kAttrEnd.size();
+static_assert(kAttrTextMax >= kBlockAttrStart + kAttrKindMmap.size() + kAttrInheritedFrom.size() +
+                                  kU32DigitsMax + kStreamAttrEnd);
+static_assert(kAttrTextMax >= kBlockAttrStart + kAttrTotal.size() + kI64DigitsMax +
+                                  kAttrUsed.size() + kI64DigitsMax + kAttrPending.size() +
+                                  kStreamAttrEnd);
 
 // Appends into a buffer that static_assert above has proven large enough.
 struct TextCursor {
@@ -60,6 +72,8 @@ std::string_view dump_event_text(DumpEvent event) {
       return "KERNEL_LAUNCH";
     case DumpEvent::kOomDetail:
       return "OOM_DETAIL";
+    case DumpEvent::kFreeCompleted:
+      return "FREE_COMPLETED";
     case DumpEvent::kTraceSlice:
       break;  // no memscope_dump row
   }
@@ -98,6 +112,8 @@ std::string_view dump_event_type_text(DumpEventType type) {
       return "OOM_TRIGGER";
     case DumpEventType::kOomTopAlloc:
       return "OOM_TOP_ALLOC";
+    case DumpEventType::kPta:
+      return "PTA";
   }
   return "N/A";
 }
@@ -116,7 +132,13 @@ std::string_view dump_device_id_text(const DumpRow& row, DeviceText& out) {
 
 bool dump_block_has_stream(const DumpRow& row) {
   return row.has_stream && (row.event == DumpEvent::kMalloc || row.event == DumpEvent::kFree) &&
-         (row.event_type == DumpEventType::kHal || row.event_type == DumpEventType::kHostPinned);
+         (row.event_type == DumpEventType::kHal || row.event_type == DumpEventType::kHostPinned ||
+          row.event_type == DumpEventType::kPta);
+}
+
+bool dump_row_is_pool_block(const DumpRow& row) {
+  return (row.event == DumpEvent::kMalloc || row.event == DumpEvent::kFree) &&
+         row.event_type == DumpEventType::kPta;
 }
 
 bool dump_row_has_block(const DumpRow& row) {
@@ -176,7 +198,7 @@ std::string_view format_ptr_hex(uint64_t ptr, PtrText& out) {
 }
 
 std::string_view dump_ptr_text(const DumpRow& row, PtrText& out) {
-  if (!dump_row_has_block(row)) return "N/A";
+  if (!dump_row_has_block(row) && row.event != DumpEvent::kFreeCompleted) return "N/A";
   return format_ptr_hex(row.ptr, out);
 }
 
@@ -215,6 +237,21 @@ std::string_view dump_attr_text(const DumpRow& row, std::string_view owner_attr,
     cursor.put(kAttrEnd);
     return done();
   }
+  if (row.event == DumpEvent::kFreeCompleted) {
+    cursor.put(kAttrSizeOnly);
+    cursor.put_decimal(row.size_bytes);
+    cursor.put(kAttrEnd);
+    return done();
+  }
+  if (row.event == DumpEvent::kSnapshot && row.event_type == DumpEventType::kPta) {
+    // A device's pool, with msMemScope's SNAPSHOT keys.
+    cursor.put(kAttrAllocated);
+    cursor.put_decimal(uint64_t(std::max<int64_t>(row.pool_used, 0)));
+    cursor.put(kAttrReserved);
+    cursor.put_decimal(uint64_t(std::max<int64_t>(row.pool_total, 0)));
+    cursor.put(kAttrEnd);
+    return done();
+  }
   if (!dump_row_has_block(row) && row.event != DumpEvent::kSnapshot) return "";
   if (row.event == DumpEvent::kSnapshot) {
     // Host memory samples: what the process holds (RSS) and what it may hold.
@@ -239,6 +276,18 @@ std::string_view dump_attr_text(const DumpRow& row, std::string_view owner_attr,
   if (row.inherited_from_pid != 0) {
     cursor.put(kAttrInheritedFrom);
     cursor.put_decimal(row.inherited_from_pid);
+  }
+  if (dump_row_is_pool_block(row)) {
+    // msMemScope's PTA rows: the pool after the event, total first.
+    if (row.pool_total >= 0) {
+      cursor.put(kAttrTotal);
+      cursor.put_decimal(uint64_t(row.pool_total));
+    }
+    if (row.pool_used >= 0) {
+      cursor.put(kAttrUsed);
+      cursor.put_decimal(uint64_t(row.pool_used));
+    }
+    if (row.event == DumpEvent::kFree && row.free_pending) cursor.put(kAttrPending);
   }
   if (dump_block_has_stream(row)) {
     cursor.put(kAttrStream);

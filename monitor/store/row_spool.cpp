@@ -24,8 +24,20 @@ constexpr size_t kHeaderBytes = 12;           // magic, rows, bytes: three littl
 // times, ids and addresses of neighbouring rows are close, so most take 1-3 bytes. Fixed lengths
 // rather than varints: a value is one 8-byte store and an advance, with no loop per byte,
 // since the receiving thread packs every row of a flood.
+//
+// A framework pool's rows (PTA MALLOC/FREE, a device pool's SNAPSHOT) say more: pool_used,
+// pool_total and free_pending. Bit 6 of the event byte says such a row has a pool
+// extension after its fields: a byte (bit 0: used changed, bit 1: total changed, bit 2:
+// free_pending), then when either changed a byte of two 4-bit lengths (used low, total
+// high), then the changed values' zigzag differences from the previous extended row of the
+// block (-1 before the first). Rows without pool figures, the many, pay nothing for them.
 constexpr int kFields = 16;
-constexpr size_t kMaxRowBytes = 4 + (kFields + 1) / 2 + kFields * 8;
+constexpr uint8_t kEventIsMmap = 0x80;
+constexpr uint8_t kEventHasPool = 0x40;
+constexpr uint8_t kEventCode = 0x3f;
+constexpr size_t kMaxPoolBytes = 2 + 2 * 8;
+constexpr size_t kMaxRowBytes = 4 + (kFields + 1) / 2 + kFields * 8 + kMaxPoolBytes;
+static_assert(uint8_t(DumpEvent::kFreeCompleted) <= kEventCode, "event codes fit beside the flags");
 // Packing stores 8 bytes for every value and unpacking loads 8: the slack past the end.
 constexpr size_t kSlackBytes = 8;
 
@@ -56,11 +68,16 @@ bool fits(const uint64_t (&v)[kFields]) {
   return v[14] <= uint64_t{INT32_MAX} + 1;
 }
 
-// Every field at once (see make_row in heap_pairing.cpp: no zeroing first).
+bool has_pool(const DumpRow& r) {
+  return r.pool_used != -1 || r.pool_total != -1 || r.free_pending;
+}
+
+// Every field at once (see make_row in heap_pairing.cpp: no zeroing first); the pool's
+// fields are their defaults, set after.
 DumpRow row_of(uint8_t event, uint8_t type, const uint64_t (&v)[kFields]) {
-  return DumpRow{DumpEvent(event & 0x7f),
+  return DumpRow{DumpEvent(event & kEventCode),
                  DumpEventType(type & 0x7f),
-                 (event & 0x80) != 0,
+                 (event & kEventIsMmap) != 0,
                  (type & 0x80) != 0,
                  int32_t(int64_t(v[14]) - 1),
                  int64_t(v[0]),
@@ -106,6 +123,7 @@ unsigned byte_length(uint64_t v) {
 size_t pack_rows(const DumpRow* rows, size_t count, char* out) {
   char* p = out;
   uint64_t prev[kFields] = {};
+  uint64_t prev_pool[2] = {~uint64_t{0}, ~uint64_t{0}};  // used, total: -1
   uint64_t cur[kFields];
   uint64_t z[kFields];
   for (size_t r = 0; r < count; ++r) {
@@ -123,7 +141,8 @@ size_t pack_rows(const DumpRow* rows, size_t count, char* out) {
       changed += differs;
       prev[i] = cur[i];
     }
-    p[0] = char(uint8_t(row.event) | (row.is_mmap ? 0x80 : 0));
+    const bool pool = has_pool(row);
+    p[0] = char(uint8_t(row.event) | (row.is_mmap ? kEventIsMmap : 0) | (pool ? kEventHasPool : 0));
     p[1] = char(uint8_t(row.event_type) | (row.has_stream ? 0x80 : 0));
     p[2] = char(mask);
     p[3] = char(mask >> 8);
@@ -141,6 +160,26 @@ size_t pack_rows(const DumpRow* rows, size_t count, char* out) {
       std::memcpy(p, &v, 8);  // little-endian x86/ARM: the low `len` bytes come first
       p += len;
     }
+    if (pool) {
+      const uint64_t cur_pool[2] = {uint64_t(row.pool_used), uint64_t(row.pool_total)};
+      unsigned char* flags = reinterpret_cast<unsigned char*>(p++);
+      *flags = row.free_pending ? 4 : 0;
+      unsigned char* lengths = nullptr;
+      for (int i = 0; i < 2; ++i) {
+        if (cur_pool[i] == prev_pool[i]) continue;
+        if (lengths == nullptr) {
+          lengths = reinterpret_cast<unsigned char*>(p++);
+          *lengths = 0;
+        }
+        const uint64_t v = zigzag(cur_pool[i] - prev_pool[i]);
+        const unsigned len = byte_length(v);
+        *flags |= (unsigned char)(1u << i);
+        *lengths |= (unsigned char)((len - 1) << (4 * i));
+        std::memcpy(p, &v, 8);
+        p += len;
+        prev_pool[i] = cur_pool[i];
+      }
+    }
   }
   return size_t(p - out);
 }
@@ -151,12 +190,13 @@ bool unpack_rows(const char* data, size_t size, size_t count, std::vector<DumpRo
   const char* p = data;
   const char* end = data + size;
   uint64_t v[kFields] = {};
+  uint64_t pool[2] = {~uint64_t{0}, ~uint64_t{0}};
   for (size_t r = 0; r < count; ++r) {
     if (end - p < 4) return false;
     const uint8_t event = uint8_t(p[0]);
     const uint8_t type = uint8_t(p[1]);
-    if ((event & 0x7f) > uint8_t(DumpEvent::kOomDetail) ||
-        (type & 0x7f) > uint8_t(DumpEventType::kOomTopAlloc)) {
+    if ((event & kEventCode) > uint8_t(DumpEvent::kFreeCompleted) ||
+        (type & 0x7f) > uint8_t(DumpEventType::kPta)) {
       return false;
     }
     const unsigned mask = unsigned(uint8_t(p[2])) | unsigned(uint8_t(p[3])) << 8;
@@ -177,7 +217,28 @@ bool unpack_rows(const char* data, size_t size, size_t count, std::vector<DumpRo
       v[__builtin_ctz(m)] += (z >> 1) ^ (0 - (z & 1));
     }
     if (!fits(v)) return false;
-    out->push_back(row_of(event, type, v));
+    DumpRow& row = out->emplace_back(row_of(event, type, v));
+    if ((event & kEventHasPool) == 0) continue;
+    if (end - p < 1) return false;
+    const unsigned flags = uint8_t(*p++);
+    if (flags > 7) return false;
+    if ((flags & 3) != 0) {
+      if (end - p < 1) return false;
+      const unsigned lengths = uint8_t(*p++);
+      for (int i = 0; i < 2; ++i) {
+        if ((flags & (1u << i)) == 0) continue;
+        const unsigned len = ((lengths >> (4 * i)) & 0xf) + 1;
+        if (len > 8 || size_t(end - p) < len) return false;
+        uint64_t z;
+        std::memcpy(&z, p, 8);
+        if (len < 8) z &= (uint64_t{1} << (8 * len)) - 1;
+        p += len;
+        pool[i] += (z >> 1) ^ (0 - (z & 1));
+      }
+    }
+    row.pool_used = int64_t(pool[0]);
+    row.pool_total = int64_t(pool[1]);
+    row.free_pending = (flags & 4) != 0;
   }
   return p == end;
 }

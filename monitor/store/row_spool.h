@@ -4,8 +4,8 @@
 //
 // Each push() is one block: a 12-byte header (rows, bytes) and the rows packed against the
 // row before them (only the fields that changed, as varint deltas): about 15 bytes a
-// MALLOC/FREE row instead of DumpRow's 104, so that a flood costs the receiving thread, which
-// writes the spool, a sixth of the copying and the disk a sixth of the pages. The file never
+// MALLOC/FREE row instead of DumpRow's 128, so that a flood costs the receiving thread, which
+// writes the spool, an eighth of the copying and the disk an eighth of the pages. The file never
 // outlives the process that wrote it. Not thread-safe: the writer calls it under its own
 // lock, except read(), whose blocks claim() handed over and no push() ever touches again.
 #pragma once

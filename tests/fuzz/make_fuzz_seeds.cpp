@@ -162,9 +162,35 @@ std::vector<Bytes> training_run(uint32_t pid) {
       {t + 75, Kind::PINNED_FREE, 0x6000, 0, 0, 0},
       {t + 85, Kind::DEVICE_FREE, 0x7e0000000000, 0, 0, 0},
   };
+  // The framework pool: a FREE folded, a pending one and its completion, the pool's state,
+  // and a FREE its batch ends with, whose completion comes in the next batch.
+  const std::vector<Ev> pool_thread = {
+      {t + 11, Kind::POOL_STATE, 0, 2 << 20, 0, 0},
+      {t + 12, Kind::DEVICE_STREAM, 0, 0, 0, 0},
+      {t + 13, Kind::POOL_MALLOC, 0x7e0000000000, 512, 0, 0},
+      {t + 14, Kind::DEVICE_STREAM, 0x77, 0, 0, 0},
+      {t + 16, Kind::POOL_MALLOC, 0x7e0000000200, 1024, 0, 0},
+      {t + 17, Kind::DEVICE_STREAM, 0, 0, 0, 0},
+      {t + 18, Kind::POOL_FREE, 0x7e0000000000, 0, 0, 0},
+      {t + 19, Kind::DEVICE_STREAM, 0, 0, 0, 0},
+      {t + 20, Kind::POOL_FREE_COMPLETED, 0x7e0000000000, 0, 0, 0},
+      {t + 21, Kind::DEVICE_STREAM, 0x77, 0, 0, 0},
+      {t + 22, Kind::POOL_FREE, 0x7e0000000200, 0, 0, 0},
+      {t + 23, Kind::POOL_MALLOC, 0x7e0000000400, 256, 0, 0},
+      {t + 24, Kind::DEVICE_STREAM, 0x77, 0, 0, 0},
+      {t + 26, Kind::POOL_FREE_COMPLETED, 0x7e0000000200, 0, 0, 0},
+      {t + 27, Kind::DEVICE_STREAM, 0, 0, 0, 0},
+      {t + 28, Kind::POOL_FREE, 0x7e0000000400, 0, 0, 0},
+  };
+  const std::vector<Ev> pool_after = {
+      {t + 210, Kind::DEVICE_STREAM, 0, 0, 0, 0},
+      {t + 211, Kind::POOL_FREE_COMPLETED, 0x7e0000000400, 0, 0, 0},
+  };
   return {hello(pid),
-          batch(pid, 1, t + 100, strings, {{pid, main_thread}, {pid + 5, device_thread}}),
-          batch(pid, 3, t + 300, {}, {{pid, {{t + 200, Kind::MALLOC, 0x9000, 64}}}}, 2),
+          batch(pid, 1, t + 100, strings,
+                {{pid, main_thread}, {pid + 5, device_thread}, {pid + 6, pool_thread}}),
+          batch(pid, 3, t + 300, {},
+                {{pid, {{t + 200, Kind::MALLOC, 0x9000, 64}}}, {pid + 6, pool_after}}, 2),
           bye(pid, 4, t + 400, {pid + 1})};
 }
 

@@ -10,10 +10,12 @@
 //                       FREE and OOM_TOP_ALLOC: ptr, allocation_id, size_bytes, owner (its
 //                       text when not empty), HOST detail bit 0 `kind:mmap`, detail >> 1
 //                       `inherited_from` (which MemEvent does not hold), memtap_event_stream
-//                       `stream`; SNAPSHOT: size_bytes as app_reserved, detail as total when
-//                       not 0; KERNEL_LAUNCH: ptr as stream; OOM_TRIGGER: size_bytes as
-//                       req_size, ptr as stream; a device's START_TRACE: size_bytes as
-//                       free, ptr as total
+//                       `stream`, memtap_event_pool `used`, `total`, `pending` (PTA);
+//                       FREE_COMPLETED: ptr, size_bytes; SNAPSHOT: size_bytes as
+//                       app_reserved, detail as total when not 0, or of a device's pool
+//                       (PTA) size_bytes as allocated and ptr as reserved; KERNEL_LAUNCH: ptr
+//                       as stream; OOM_TRIGGER: size_bytes as req_size, ptr as stream; a
+//                       device's START_TRACE: size_bytes as free, ptr as total
 //   Name                SYSTEM STEP: detail in decimal; else the name's text, `N/A` if none
 //   Call Stacks         the stacks' text, '' if none
 // and the text reader interns `N/A` and '' as string 0.
@@ -48,12 +50,16 @@ enum Column : int {
   kName,
   kStackPython,
   kStackC,
-  kStream,  // NULL unless a memtap_event_stream row holds one
+  kStream,       // NULL unless a memtap_event_stream row holds one
+  kPoolUsed,     // memtap_event_pool's (NULL unless it has a row, and when not known)
+  kPoolTotal,    //
+  kPoolPending,  // NULL unless memtap_event_pool has a row
+  kColumns
 };
 
 // The codes the newest version defines (compact_schema.h pins them to the enums).
-constexpr int64_t kEventCodes = int64_t(DumpEvent::kOomDetail) + 1;
-constexpr int64_t kEventTypeCodes = int64_t(DumpEventType::kOomTopAlloc) + 1;
+constexpr int64_t kEventCodes = int64_t(DumpEvent::kFreeCompleted) + 1;
+constexpr int64_t kEventTypeCodes = int64_t(DumpEventType::kPta) + 1;
 
 struct CodeMeaning {
   EventClass event_class;
@@ -153,19 +159,24 @@ class StringIds {
 
 // One memtap_event row as the statement returns it.
 struct CompactRow {
-  int64_t values[kStream + 1] = {};
+  int64_t values[kColumns] = {};
   bool has_timestamp = false;
   bool has_stream = false;
+  bool has_pool = false;
 
   int64_t operator[](Column column) const { return values[column]; }
 };
 
 void read_row(sqlite3_stmt* stmt, CompactRow* row) {
-  for (int column = 0; column <= kStream; ++column) {
+  for (int column = 0; column < kColumns; ++column) {
     row->values[column] = sqlite3_column_int64(stmt, column);
   }
   row->has_timestamp = sqlite3_column_type(stmt, kTimestampOffset) != SQLITE_NULL;
   row->has_stream = sqlite3_column_type(stmt, kStream) != SQLITE_NULL;
+  row->has_pool = sqlite3_column_type(stmt, kPoolPending) != SQLITE_NULL;
+  // NULL: not known, as pack_columns writes -1.
+  if (sqlite3_column_type(stmt, kPoolUsed) == SQLITE_NULL) row->values[kPoolUsed] = -1;
+  if (sqlite3_column_type(stmt, kPoolTotal) == SQLITE_NULL) row->values[kPoolTotal] = -1;
 }
 
 // Process Id / Thread Id as the text reader checks them.
@@ -208,13 +219,25 @@ class CompactRowDecoder {
     DumpRow dump;
     dump.event = event_code;
     dump.event_type = DumpEventType(row[kEventType]);
-    unpack_columns({row[kPtr], row[kSizeBytes], row[kAllocationId], row[kOwner], row[kDetail],
-                    row.has_stream, row[kStream]},
-                   &dump);
+    unpack_columns(
+        {row[kPtr], row[kSizeBytes], row[kAllocationId], row[kOwner], row[kDetail], row.has_stream,
+         row[kStream], row.has_pool, row[kPoolUsed], row[kPoolTotal], row[kPoolPending] != 0},
+        &dump);
     if (dump.device >= 0) event->device = dump.device;
     if (dump.has_stream) event->stream = dump.stream;
     if (dump_row_has_block(dump)) {
       read_block(dump, event);
+      if (dump_row_is_pool_block(dump)) {  // Attr used, total, pending
+        if (dump.pool_used >= 0) event->pool_used = dump.pool_used;
+        if (dump.pool_total >= 0) event->pool_total = dump.pool_total;
+        event->free_pending = dump.free_pending;
+      }
+    } else if (event_code == DumpEvent::kFreeCompleted) {
+      event->addr = dump.ptr;
+      event->size_bytes = dump.size_bytes;
+    } else if (event_code == DumpEvent::kSnapshot && dump.event_type == DumpEventType::kPta) {
+      event->snap_allocated = dump.pool_used;
+      event->snap_reserved = dump.pool_total;
     } else if (event_code == DumpEvent::kSnapshot) {
       event->snap_app_reserved = int64_t(dump.size_bytes);
       if (dump.total_bytes != 0) event->snap_total = int64_t(dump.total_bytes);
@@ -281,15 +304,25 @@ std::string scan_sql(const CompactFile& file, const CompactScan& scan) {
       "SELECT ID, event, event_type, timestamp_offset_ns, thread, ptr, size_bytes, "
       "allocation_id, owner, detail, ";
   sql += names ? "name, stack_python, stack_c" : "0, 0, 0";
-  // The stream table is looked up only for the blocks that may have a row there.
-  sql += file.version >= 2
-             ? ", CASE WHEN event IN (" + std::to_string(int(DumpEvent::kMalloc)) + ", " +
-                   std::to_string(int(DumpEvent::kFree)) + ") AND event_type IN (" +
-                   std::to_string(int(DumpEventType::kHal)) + ", " +
-                   std::to_string(int(DumpEventType::kHostPinned)) +
-                   ") THEN (SELECT stream FROM memtap_event_stream AS s WHERE s.ID "
-                   "= memtap_event.ID) END"
-             : ", NULL";
+  // The stream and pool tables are looked up only for the blocks that may have a row there.
+  const std::string block_event = "event IN (" + std::to_string(int(DumpEvent::kMalloc)) + ", " +
+                                  std::to_string(int(DumpEvent::kFree)) + ")";
+  sql += file.version >= 2 ? ", CASE WHEN " + block_event + " AND event_type IN (" +
+                                 std::to_string(int(DumpEventType::kHal)) + ", " +
+                                 std::to_string(int(DumpEventType::kHostPinned)) + ", " +
+                                 std::to_string(int(DumpEventType::kPta)) +
+                                 ") THEN (SELECT stream FROM memtap_event_stream AS s WHERE s.ID "
+                                 "= memtap_event.ID) END"
+                           : ", NULL";
+  if (file.version >= 3) {
+    const std::string pool = " CASE WHEN " + block_event +
+                             " AND event_type = " + std::to_string(int(DumpEventType::kPta)) +
+                             " THEN (SELECT ";
+    const std::string from = " FROM memtap_event_pool AS p WHERE p.ID = memtap_event.ID) END";
+    sql += "," + pool + "used" + from + "," + pool + "total" + from + "," + pool + "pending" + from;
+  } else {
+    sql += ", NULL, NULL, NULL";
+  }
   sql += " FROM memtap_event WHERE ID BETWEEN ?1 AND ?2";
   // Pid 0 stays out: rows of a thread without a memtap_thread row also read as pid 0.
   if (scan.filter.pid && *scan.filter.pid != 0) {

@@ -55,7 +55,7 @@ struct EventChunk {
 };
 
 struct CompactFile {
-  int64_t version = 0;  // memtap_format.version: 2 has memtap_event_stream, 1 does not
+  int64_t version = 0;  // memtap_format.version: 2 added memtap_event_stream, 3 memtap_event_pool
   int64_t timestamp_base_ns = 0;
   // max(ID) when loading began; every scan stops there. has_rows false: an empty table.
   bool has_rows = false;
@@ -70,7 +70,7 @@ struct CompactFile {
 bool has_compact_tables(const std::vector<std::string>& tables);
 
 // Loads the small tables. False with *error for a version this memtap does not read
-// ("<path>: memtap_format version 99; this memtap reads versions 1 to 2"), a missing format
+// ("<path>: memtap_format version 99; this memtap reads versions 1 to 3"), a missing format
 // row, or a SQLite failure.
 bool load_compact_file(const std::string& path, sqlite3* db, CompactFile* file, std::string* error);
 

@@ -144,6 +144,10 @@ bool DumpRowDecoder::apply_attr(std::string_view attr, MemEvent* event, std::str
       event->owner = interner_.intern(value);
     } else if (key == "used") {
       ok = attr_i64(value, &event->pool_used);
+    } else if (key == "pending") {
+      // memtap's PTA FREE whose block another stream still used: a FREE_COMPLETED follows.
+      ok = attr_u64(value, &number);
+      event->free_pending = ok && number != 0 && event->kind == MemEventKind::kFree;
     } else if (key == "total") {
       ok = attr_i64(value, capacity ? &event->snap_total : &event->pool_total);
     } else if (key == "stream" || key == "streamId") {  // streamId: msMemScope's kernels

@@ -54,6 +54,8 @@ EventClass classify_event(std::string_view event, std::string_view event_type) {
   if (event == "MALLOC" || spells(event, "MALLOC"))
     return {K::kMalloc, layer_from_text(event_type)};
   if (event == "FREE" || spells(event, "FREE")) return {K::kFree, layer_from_text(event_type)};
+  // memtap's: a pool block whose FREE was pending went back to the pool (Event Type: its pool).
+  if (spells(event, "FREECOMPLETED")) return {K::kFreeCompleted, layer_from_text(event_type)};
   if (spells(event, "ACCESS")) return {K::kAccess, Layer::kOther};
   if (spells(event, "OPLAUNCH")) {
     // ATB_START/ATB_END are the same operator boundaries for ATB operators.
@@ -83,7 +85,10 @@ EventClass classify_event(std::string_view event, std::string_view event_type) {
                 {{"STARTTRACE", K::kTraceStart}, {"STOPTRACE", K::kTraceStop}, {"STEP", K::kStep}}),
         Layer::kOther};
   }
-  if (spells(event, "SNAPSHOT")) return {K::kSnapshot, Layer::kOther};
+  if (spells(event, "SNAPSHOT")) {
+    // memtap's SNAPSHOT of a device's framework pool says its layer; msMemScope's say SNAPSHOT.
+    return {K::kSnapshot, spells(event_type, "PTA") ? Layer::kPta : Layer::kOther};
+  }
   if (spells(event, "OOMDETAIL")) {
     // OOM_RECENT_ALLOC (msMemScope's newest blocks at an OOM) is kept, not analysed.
     if (spells(event_type, "OOMTOPALLOC")) return {K::kOomTopAlloc, Layer::kOther};

@@ -14,7 +14,8 @@ namespace memtap::reader {
 
 struct EventClass {
   MemEventKind kind = MemEventKind::kOther;
-  Layer layer = Layer::kOther;  // MALLOC/FREE (and ACCESS, from Attr "type"); else kOther
+  Layer layer = Layer::kOther;  // MALLOC/FREE/FREE_COMPLETED (and ACCESS, from Attr "type"),
+                                // a framework pool's SNAPSHOT (PTA); else kOther
 };
 
 // `Event` and `Event Type` of one row.

@@ -27,25 +27,31 @@ inline bool operator==(const DumpRow& a, const DumpRow& b) {
          a.allocation_id == b.allocation_id && a.inherited_from_pid == b.inherited_from_pid &&
          a.total_bytes == b.total_bytes && a.name == b.name && a.owner == b.owner &&
          a.stack_python == b.stack_python && a.stack_c == b.stack_c && a.step == b.step &&
-         a.end_ns == b.end_ns;
+         a.end_ns == b.end_ns && a.pool_used == b.pool_used && a.pool_total == b.pool_total &&
+         a.free_pending == b.free_pending;
 }
 
 inline void PrintTo(const DumpRow& r, std::ostream* os) {
-  static const char* const kEvents[] = {"MALLOC",      "FREE",          "SYSTEM",
-                                        "SNAPSHOT",    "MSTX",          "OP_LAUNCH",
-                                        "TRACE_SLICE", "KERNEL_LAUNCH", "OOM_DETAIL"};
+  static const char* const kEvents[] = {
+      "MALLOC",    "FREE",        "SYSTEM",        "SNAPSHOT",   "MSTX",
+      "OP_LAUNCH", "TRACE_SLICE", "KERNEL_LAUNCH", "OOM_DETAIL", "FREE_COMPLETED"};
   static const char* const kTypes[] = {
-      "HOST", "START_TRACE", "STOP_TRACE",    "SNAPSHOT",    "STEP",
-      "Mark", "Range_start", "Range_end",     "ATEN_START",  "ATEN_END",
-      "HAL",  "HOST_PINNED", "KERNEL_LAUNCH", "OOM_TRIGGER", "OOM_TOP_ALLOC"};
+      "HOST",          "START_TRACE", "STOP_TRACE",    "SNAPSHOT", "STEP", "Mark",
+      "Range_start",   "Range_end",   "ATEN_START",    "ATEN_END", "HAL",  "HOST_PINNED",
+      "KERNEL_LAUNCH", "OOM_TRIGGER", "OOM_TOP_ALLOC", "PTA"};
   *os << "{" << kEvents[static_cast<int>(r.event)] << "/" << kTypes[static_cast<int>(r.event_type)]
       << (r.is_mmap ? " mmap" : "") << " dev=" << r.device;
   if (r.has_stream) *os << " stream=" << r.stream;
   *os << " t=" << r.timestamp_ns << " pid=" << r.process_id << " tid=" << r.thread_id << " ptr=0x"
       << std::hex << r.ptr << std::dec << " size=" << r.size_bytes << " id=" << r.allocation_id
       << " inherited=" << r.inherited_from_pid << " name=" << r.name << " owner=" << r.owner
-      << " py=" << r.stack_python << " c=" << r.stack_c << " step=" << r.step << " end=" << r.end_ns
-      << "}";
+      << " py=" << r.stack_python << " c=" << r.stack_c << " step=" << r.step
+      << " end=" << r.end_ns;
+  if (r.pool_used != -1 || r.pool_total != -1) {
+    *os << " used=" << r.pool_used << " total=" << r.pool_total;
+  }
+  if (r.free_pending) *os << " pending";
+  *os << "}";
 }
 
 namespace session_test {

@@ -129,6 +129,57 @@ std::vector<DumpRow> device_rows() {
   return rows;
 }
 
+// What the session makes of the framework pool (PTA): blocks with their pool's used and total
+// (unknown before its first state), a FREE whose completion folded into it and a pending one
+// with its FREE_COMPLETED later, a device pool's SNAPSHOT, an OOM listing a pool block.
+std::vector<DumpRow> pool_rows() {
+  using E = DumpEvent;
+  using T = DumpEventType;
+  std::vector<DumpRow> rows;
+  DumpRow tensor = block(E::kMalloc, 161, 0x7f2000000000, 512, 11, 5);
+  tensor.event_type = T::kPta;
+  tensor.name = 1;
+  tensor.stack_python = 3;
+  tensor.pool_used = 512;
+  tensor.pool_total = 2 << 20;
+  rows.push_back(on_device(tensor, 0, true, 0x55));
+  DumpRow other = block(E::kMalloc, 162, 0x7f3000000000, 1024, 12);
+  other.event_type = T::kPta;
+  other.pool_used = 1024;  // device 1's pool said nothing yet: no total
+  rows.push_back(on_device(other, 1, true, 0));
+  DumpRow state = row(E::kSnapshot, T::kPta, 163, kPid, kPid + 1);
+  state.pool_used = 1024;
+  state.pool_total = 4 << 20;
+  rows.push_back(on_device(state, 1));
+  DumpRow top = tensor;
+  top.event = E::kOomDetail;
+  top.event_type = T::kOomTopAlloc;
+  top.timestamp_ns = kStart + 164;
+  top.device = 0;
+  top.has_stream = false;
+  top.pool_used = top.pool_total = -1;
+  rows.push_back(top);
+  DumpRow freed = block(E::kFree, 165, 0x7f2000000000, 512, 11, 5);
+  freed.event_type = T::kPta;
+  freed.pool_used = 0;
+  freed.pool_total = 2 << 20;
+  rows.push_back(on_device(freed, 0, true, 0x55));
+  DumpRow waits = block(E::kFree, 166, 0x7f3000000000, 1024, 12);
+  waits.event_type = T::kPta;
+  waits.pool_used = 0;
+  waits.pool_total = 4 << 20;
+  waits.free_pending = true;
+  rows.push_back(on_device(waits, 1, true, 7));
+  DumpRow done = row(E::kFreeCompleted, T::kPta, 167);
+  done.ptr = 0x7f3000000000;
+  done.size_bytes = 1024;
+  rows.push_back(on_device(done, 1));
+  return rows;
+}
+
+constexpr size_t kDeviceRows = 10;
+constexpr size_t kPoolRows = 7;
+
 // Every kind of row memtap writes, in the order a session would hand them over.
 std::vector<DumpRow> rich_rows() {
   using E = DumpEvent;
@@ -193,7 +244,8 @@ std::vector<DumpRow> rich_rows() {
   rows.push_back(block(E::kFree, 35, 0x5555a0003000, 16, 4, 7));
   rows.push_back(block(E::kFree, 150, 0xffff800000001000, 128, 7));
   for (DumpRow& r : device_rows()) rows.push_back(r);
-  rows.push_back(row(E::kSystem, T::kStopTrace, 160));
+  for (DumpRow& r : pool_rows()) rows.push_back(r);
+  rows.push_back(row(E::kSystem, T::kStopTrace, 200));
   return rows;
 }
 
@@ -253,6 +305,7 @@ void expect_same_event(const MemEvent& a, const StringTable& sa, const MemEvent&
   EXPECT_EQ(sa.get(a.stack_python), sb.get(b.stack_python));
   EXPECT_EQ(sa.get(a.stack_c), sb.get(b.stack_c));
   EXPECT_EQ(a.stream, b.stream);
+  EXPECT_EQ(a.free_pending, b.free_pending);
   EXPECT_EQ(a.pool_used, b.pool_used);
   EXPECT_EQ(a.pool_total, b.pool_total);
   EXPECT_EQ(a.snap_allocated, b.snap_allocated);
@@ -356,7 +409,7 @@ TEST_F(CompactRead, GivesTheRecordingOfTheTextTableAndOfTheView) {
   EXPECT_EQ(from_compact.strings.get(named.owner), kStrings[1].second);
   EXPECT_EQ(from_compact.strings.get(named.stack_c), kStrings[3].second);
   EXPECT_EQ(count_kind(from_compact, MemEventKind::kStep), 2u);
-  EXPECT_EQ(count_kind(from_compact, MemEventKind::kSnapshot), 2u);
+  EXPECT_EQ(count_kind(from_compact, MemEventKind::kSnapshot), 3u);  // two of the host, a pool
   EXPECT_EQ(count_kind(from_compact, MemEventKind::kRangeEnd), 1u);
   EXPECT_EQ(count_kind(from_compact, MemEventKind::kOpEnd), 1u);
   EXPECT_TRUE(test::time_ordered(from_compact));
@@ -407,18 +460,33 @@ TEST_F(CompactRead, AnotherFormatVersionIsRefusedByName) {
   const std::string error = read_error(compact);
   EXPECT_NE(error.find(compact), std::string::npos) << error;
   EXPECT_NE(error.find("version 99"), std::string::npos) << error;
-  EXPECT_NE(error.find("versions 1 to 2"), std::string::npos) << error;
+  EXPECT_NE(error.find("versions 1 to 3"), std::string::npos) << error;
 }
 
 // Version 1 files (before the device rows) have no memtap_event_stream table: still read.
 TEST_F(CompactRead, AVersionOneFileIsStillRead) {
   const std::vector<DumpRow> all = rich_rows();
-  const std::vector<DumpRow> host(all.begin(), all.end() - 11);  // no device rows
+  const std::vector<DumpRow> host(all.begin(),
+                                  all.end() - 1 - kDeviceRows - kPoolRows);  // no device rows
   const std::string old = write(dir.file("old.db"), host, true);
-  exec_sql(old, "UPDATE memtap_format SET version = 1; DROP TABLE memtap_event_stream");
+  exec_sql(old,
+           "UPDATE memtap_format SET version = 1; DROP TABLE memtap_event_stream;"
+           "DROP TABLE memtap_event_pool");
   const Recording rec = read_ok(old);
   EXPECT_EQ(rec.rows_skipped, 0u) << rec.warning;
   EXPECT_EQ(rec.events.size(), host.size());
+}
+
+// Version 2 files (before the pool rows) have no memtap_event_pool table: still read.
+TEST_F(CompactRead, AVersionTwoFileIsStillRead) {
+  const std::vector<DumpRow> all = rich_rows();
+  const std::vector<DumpRow> before(all.begin(), all.end() - 1 - kPoolRows);  // no pool rows
+  const std::string old = write(dir.file("old.db"), before, true);
+  exec_sql(old, "UPDATE memtap_format SET version = 2; DROP TABLE memtap_event_pool");
+  const Recording rec = read_ok(old);
+  EXPECT_EQ(rec.rows_skipped, 0u) << rec.warning;
+  const Recording now = read_ok(write(dir.file("now.db"), before, true));
+  expect_same_events(rec.events, rec.strings, now.events, now.strings);
 }
 
 // The device rows as the text table spells them, column by column, and the compact view
@@ -427,8 +495,8 @@ TEST_F(CompactRead, DeviceRowsAreSpelledAsMsMemScopeAndTheViewAgrees) {
   const std::string columns =
       "SELECT Event, \"Event Type\", Name, \"Device Id\", Ptr, Attr, \"Call Stack(Python)\" "
       "FROM memscope_dump WHERE ID >= " +
-      std::to_string(rich_rows().size() - 11) + " AND ID < " +
-      std::to_string(rich_rows().size() - 1) + " ORDER BY ID";
+      std::to_string(rich_rows().size() - 1 - kPoolRows - kDeviceRows) + " AND ID < " +
+      std::to_string(rich_rows().size() - 1 - kPoolRows) + " ORDER BY ID";
   const test::Rows want = {
       {"MALLOC", "HAL", "aten::empty", "0", "0x00005555a0000000",
        R"({"allocation_id":"8","addr":"0x00005555a0000000","size":"1048576","owner":"optimizer","stream":"85"})",
@@ -466,8 +534,8 @@ TEST_F(CompactRead, DeviceRowsReadBackAsDeviceEvents) {
     SCOPED_TRACE(path);
     const Recording rec = read_ok(path);
     ASSERT_EQ(rec.events.size(), rich_rows().size());
-    // Read in time order: the device rows are the ten before STOP_TRACE.
-    const MemEvent* e = &rec.events[rec.events.size() - 11];
+    // Read in time order: the device rows are the ten before the pool rows and STOP_TRACE.
+    const MemEvent* e = &rec.events[rec.events.size() - 1 - kPoolRows - kDeviceRows];
     EXPECT_EQ(e[0].kind, MemEventKind::kMalloc);
     EXPECT_EQ(e[0].layer, Layer::kHal);
     EXPECT_EQ(e[0].device, 0);
@@ -511,17 +579,110 @@ TEST_F(CompactRead, DeviceRowsGiveTheLiveEventsBack) {
   std::vector<MemEvent> live;
   append_events(rows.data(), rows.size(), strings, &live);
   const Recording rec = read_ok(compact);
-  const std::vector<MemEvent> read(rec.events.end() - 11, rec.events.end() - 1);
+  const std::vector<MemEvent> read(rec.events.end() - 1 - kPoolRows - kDeviceRows,
+                                   rec.events.end() - 1 - kPoolRows);
   expect_same_events(read, rec.strings, live, live_strings);
 }
 
+// The pool rows as the text table spells them (msMemScope's PTA keys, memtap's pending and
+// FREE_COMPLETED), and the compact view spelling them the same.
+TEST_F(CompactRead, PoolRowsAreSpelledAsMsMemScopeAndTheViewAgrees) {
+  const std::string columns =
+      "SELECT Event, \"Event Type\", Name, \"Device Id\", Ptr, Attr, \"Call Stack(Python)\" "
+      "FROM memscope_dump WHERE ID >= " +
+      std::to_string(rich_rows().size() - 1 - kPoolRows) + " AND ID < " +
+      std::to_string(rich_rows().size() - 1) + " ORDER BY ID";
+  const test::Rows want = {
+      {"MALLOC", "PTA", "aten::empty", "0", "0x00007f2000000000",
+       R"({"allocation_id":"11","addr":"0x00007f2000000000","size":"512","owner":"optimizer",)"
+       R"("total":"2097152","used":"512","stream":"85"})",
+       kStrings[2].second},
+      {"MALLOC", "PTA", "N/A", "1", "0x00007f3000000000",
+       R"({"allocation_id":"12","addr":"0x00007f3000000000","size":"1024","used":"1024",)"
+       R"("stream":"0"})",
+       ""},
+      {"SNAPSHOT", "PTA", "N/A", "1", "N/A", R"({"allocated":"1024","reserved":"4194304"})", ""},
+      {"OOM_DETAIL", "OOM_TOP_ALLOC", "aten::empty", "0", "0x00007f2000000000",
+       R"({"allocation_id":"11","addr":"0x00007f2000000000","size":"512","owner":"optimizer"})",
+       kStrings[2].second},
+      {"FREE", "PTA", "N/A", "0", "0x00007f2000000000",
+       R"({"allocation_id":"11","addr":"0x00007f2000000000","size":"512","owner":"optimizer",)"
+       R"("total":"2097152","used":"0","stream":"85"})",
+       ""},
+      {"FREE", "PTA", "N/A", "1", "0x00007f3000000000",
+       R"({"allocation_id":"12","addr":"0x00007f3000000000","size":"1024","total":"4194304",)"
+       R"("used":"0","pending":"1","stream":"7"})",
+       ""},
+      {"FREE_COMPLETED", "PTA", "N/A", "1", "0x00007f3000000000", R"({"size":"1024"})", ""},
+  };
+  EXPECT_EQ(test::Db(text).query(columns), want);
+  EXPECT_EQ(test::Db(compact).query(columns), want);
+}
+
+// What the pool rows mean once read, from either form.
+TEST_F(CompactRead, PoolRowsReadBackAsPoolEvents) {
+  for (const std::string& path : {text, compact}) {
+    SCOPED_TRACE(path);
+    const Recording rec = read_ok(path);
+    ASSERT_EQ(rec.events.size(), rich_rows().size());
+    const MemEvent* e = &rec.events[rec.events.size() - 1 - kPoolRows];
+    EXPECT_EQ(e[0].kind, MemEventKind::kMalloc);
+    EXPECT_EQ(e[0].layer, Layer::kPta);
+    EXPECT_EQ(e[0].device, 0);
+    EXPECT_EQ(e[0].stream, 0x55u);
+    EXPECT_EQ(e[0].pool_used, 512);
+    EXPECT_EQ(e[0].pool_total, 2 << 20);
+    EXPECT_EQ(rec.strings.get(e[0].owner), "optimizer");
+    EXPECT_EQ(e[1].device, 1);
+    EXPECT_EQ(e[1].pool_used, 1024);
+    EXPECT_EQ(e[1].pool_total, kUnknown);
+    EXPECT_EQ(e[2].kind, MemEventKind::kSnapshot);
+    EXPECT_EQ(e[2].layer, Layer::kPta);
+    EXPECT_EQ(e[2].device, 1);
+    EXPECT_EQ(e[2].snap_allocated, 1024);
+    EXPECT_EQ(e[2].snap_reserved, 4 << 20);
+    EXPECT_EQ(e[2].snap_app_reserved, kUnknown);
+    EXPECT_EQ(e[2].snap_total, kUnknown);
+    EXPECT_EQ(e[3].kind, MemEventKind::kOomTopAlloc);
+    EXPECT_EQ(e[4].kind, MemEventKind::kFree);
+    EXPECT_EQ(e[4].layer, Layer::kPta);
+    EXPECT_FALSE(e[4].free_pending);
+    EXPECT_EQ(e[4].pool_used, 0);
+    EXPECT_EQ(e[5].kind, MemEventKind::kFree);
+    EXPECT_TRUE(e[5].free_pending);
+    EXPECT_EQ(e[5].stream, 7u);
+    EXPECT_EQ(e[6].kind, MemEventKind::kFreeCompleted);
+    EXPECT_EQ(e[6].layer, Layer::kPta);
+    EXPECT_EQ(e[6].device, 1);
+    EXPECT_EQ(e[6].addr, 0x7f3000000000u);
+    EXPECT_EQ(e[6].size_bytes, 1024u);
+    EXPECT_EQ(e[6].allocation_id, 0u);
+  }
+}
+
+// The live engine's events for the pool rows are the events read back from the recording.
+TEST_F(CompactRead, PoolRowsGiveTheLiveEventsBack) {
+  StringTable live_strings;
+  RowStrings strings(&live_strings);
+  for (const auto& [id, text] : kStrings) strings.add(id, text);
+  const std::vector<DumpRow> rows = pool_rows();
+  std::vector<MemEvent> live;
+  append_events(rows.data(), rows.size(), strings, &live);
+  for (const std::string& path : {text, compact, view}) {
+    SCOPED_TRACE(path);
+    const Recording rec = read_ok(path);
+    const std::vector<MemEvent> read(rec.events.end() - 1 - kPoolRows, rec.events.end() - 1);
+    expect_same_events(read, rec.strings, live, live_strings);
+  }
+}
+
 TEST_F(CompactRead, UnknownCodesAreSkippedRowsNamedInTheWarning) {
-  exec_sql(compact, "UPDATE memtap_event SET event = 9 WHERE ID = 4");
+  exec_sql(compact, "UPDATE memtap_event SET event = 10 WHERE ID = 4");
   const Recording rec = read_ok(compact);
   EXPECT_EQ(rec.rows_read, rich_rows().size());
   EXPECT_EQ(rec.rows_skipped, 1u);
   EXPECT_EQ(rec.events.size(), rich_rows().size() - 1);
-  EXPECT_NE(rec.warning.find("ID 4: event 9"), std::string::npos) << rec.warning;
+  EXPECT_NE(rec.warning.find("ID 4: event 10"), std::string::npos) << rec.warning;
   EXPECT_NE(rec.warning.find(compact), std::string::npos) << rec.warning;
 }
 

@@ -133,7 +133,7 @@ TEST(CompactWriter, ChunksHoldTheSmallestTimeOfEvery4096Rows) {
                      "ORDER BY first_id"),
             (Rows{{"0", offset(0)}, {"4096", offset(10)}, {"8192", offset(8192)}}));
   EXPECT_EQ(db.query("SELECT version, timestamp_base_ns FROM memtap_format"),
-            (Rows{{"2", std::to_string(base)}}));
+            (Rows{{"3", std::to_string(base)}}));
   EXPECT_EQ(db.value("SELECT count(*) FROM memtap_thread"), "4");
 }
 

@@ -214,5 +214,83 @@ TEST(MemscopeFormat, OomTriggerNamesItsApiAsJson) {
                 R"(","req_size":"1073741824","size":"1073741824","stream":"7"})");
 }
 
+// The framework pool's blocks (PTA) as msMemScope writes them: the pool after the event,
+// total before used, after the owner; memtap adds pending and the stream.
+TEST(MemscopeFormat, PoolBlockRowsSayTheirPoolAfterTheEvent) {
+  DumpRow row = malloc_row();
+  row.event_type = DumpEventType::kPta;
+  row.device = 1;
+  row.ptr = 0xa000;
+  row.size_bytes = 512;
+  row.allocation_id = 1;
+  row.pool_used = 512;
+  row.pool_total = 2097152;
+  row.has_stream = true;
+  row.stream = 85;
+  AttrText buffer;
+  std::string spill;
+  DeviceText device;
+  PtrText ptr;
+  EXPECT_EQ(dump_event_type_text(row.event_type), "PTA");
+  EXPECT_EQ(dump_device_id_text(row, device), "1");
+  EXPECT_EQ(dump_attr_text(row, format_owner_attr("model"), buffer, spill),
+            R"({"allocation_id":"1","addr":"0x000000000000a000","size":"512","owner":"model",)"
+            R"("total":"2097152","used":"512","stream":"85"})");
+  row.event = DumpEvent::kFree;
+  row.pool_used = 0;
+  row.pool_total = -1;  // no pool state yet: no total
+  row.free_pending = true;
+  EXPECT_EQ(attr_of(row, buffer), R"({"allocation_id":"1","addr":"0x000000000000a000",)"
+                                  R"("size":"512","used":"0","pending":"1","stream":"85"})");
+  EXPECT_EQ(dump_ptr_text(row, ptr), "0x000000000000a000");
+  row.event = DumpEvent::kMalloc;  // pending is a FREE's only
+  EXPECT_EQ(attr_of(row, buffer).find("pending"), std::string_view::npos);
+  row.event_type = DumpEventType::kHal;  // device blocks have no pool figures
+  row.pool_total = 7;
+  EXPECT_EQ(attr_of(row, buffer), R"({"allocation_id":"1","addr":"0x000000000000a000",)"
+                                  R"("size":"512","stream":"85"})");
+}
+
+TEST(MemscopeFormat, AWidePoolBlockFitsTheBuffer) {
+  DumpRow row = malloc_row();
+  row.event = DumpEvent::kFree;
+  row.event_type = DumpEventType::kPta;
+  row.ptr = row.size_bytes = row.allocation_id = row.stream = ~uint64_t{0};
+  row.pool_used = row.pool_total = std::numeric_limits<int64_t>::max();
+  row.free_pending = row.has_stream = true;
+  AttrText buffer;
+  const std::string_view attr = attr_of(row, buffer);
+  EXPECT_EQ(attr.data(), buffer.data());
+  EXPECT_EQ(attr, R"({"allocation_id":"18446744073709551615","addr":"0xffffffffffffffff",)"
+                  R"("size":"18446744073709551615","total":"9223372036854775807",)"
+                  R"("used":"9223372036854775807","pending":"1","stream":"18446744073709551615"})");
+}
+
+TEST(MemscopeFormat, FreeCompletedAndAPoolSnapshotNameTheirDevice) {
+  DumpRow done;
+  done.event = DumpEvent::kFreeCompleted;
+  done.event_type = DumpEventType::kPta;
+  done.device = 0;
+  done.ptr = 0xb000;
+  done.size_bytes = 1024;
+  done.allocation_id = 9;  // not written: the Ptr says which block
+  AttrText buffer;
+  PtrText ptr;
+  DeviceText device;
+  EXPECT_EQ(dump_event_text(done.event), "FREE_COMPLETED");
+  EXPECT_EQ(dump_device_id_text(done, device), "0");
+  EXPECT_EQ(dump_ptr_text(done, ptr), "0x000000000000b000");
+  EXPECT_EQ(attr_of(done, buffer), R"({"size":"1024"})");
+  DumpRow state;
+  state.event = DumpEvent::kSnapshot;
+  state.event_type = DumpEventType::kPta;
+  state.device = 3;
+  state.pool_used = 1536;
+  state.pool_total = 2097152;
+  EXPECT_EQ(dump_device_id_text(state, device), "3");
+  EXPECT_EQ(dump_ptr_text(state, ptr), "N/A");
+  EXPECT_EQ(attr_of(state, buffer), R"({"allocated":"1536","reserved":"2097152"})");
+}
+
 }  // namespace
 }  // namespace memtap

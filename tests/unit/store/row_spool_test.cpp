@@ -162,11 +162,11 @@ TEST(RowSpool, EveryFieldComesBackAndHeapRowsPackSmall) {
   EXPECT_LE(heap_bytes, rows.size() * sizeof(DumpRow) / 6) << heap_bytes << " bytes";
 
   // Extremes: every field at its largest, negative times, every event kind and type (device
-  // rows: a device and a stream), then back.
+  // rows: a device and a stream; pool rows: used, total and pending, known or not), then back.
   std::vector<DumpRow> odd;
-  for (int e = 0; e <= int(DumpEventType::kOomTopAlloc); ++e) {
+  for (int e = 0; e <= int(DumpEventType::kPta); ++e) {
     DumpRow r;
-    r.event = DumpEvent(e % (int(DumpEvent::kOomDetail) + 1));
+    r.event = DumpEvent(e % (int(DumpEvent::kFreeCompleted) + 1));
     r.event_type = DumpEventType(e);
     r.is_mmap = e % 2 == 0;
     r.has_stream = e % 3 != 0;
@@ -177,6 +177,9 @@ TEST(RowSpool, EveryFieldComesBackAndHeapRowsPackSmall) {
     r.name = r.owner = r.stack_python = r.stack_c = UINT32_MAX - uint32_t(e);
     r.ptr = r.size_bytes = r.total_bytes = r.allocation_id = r.step = UINT64_MAX - uint64_t(e);
     r.end_ns = -int64_t(e);
+    r.pool_used = e % 3 == 0 ? -1 : e % 3 == 1 ? INT64_MAX - e : INT64_MIN + e;
+    r.pool_total = e % 5 == 0 ? -1 : int64_t(e) << 40;
+    r.free_pending = e % 4 == 3;
     odd.push_back(r);
     odd.push_back(DumpRow{});
   }
@@ -196,8 +199,58 @@ TEST(RowSpool, EveryFieldComesBackAndHeapRowsPackSmall) {
                 a.inherited_from_pid == b.inherited_from_pid && a.name == b.name &&
                 a.owner == b.owner && a.stack_python == b.stack_python && a.stack_c == b.stack_c &&
                 a.step == b.step && a.end_ns == b.end_ns && a.has_stream == b.has_stream &&
-                a.device == b.device && a.stream == b.stream)
+                a.device == b.device && a.stream == b.stream && a.pool_used == b.pool_used &&
+                a.pool_total == b.pool_total && a.free_pending == b.free_pending)
         << "row " << i;
+  }
+}
+
+// A framework pool's rows (PTA) keep their used, total and pending between heap rows that
+// have none, and pay a few bytes for them; the heap rows pay nothing.
+TEST(RowSpool, PoolFiguresComeBackBetweenRowsWithout) {
+  test::TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  std::string error;
+  auto spool = RowSpool::create(dir.file("q.spool"), &error);
+  ASSERT_NE(spool, nullptr) << error;
+  std::vector<DumpRow> rows;
+  int64_t used = 0;
+  for (int i = 0; i < 3000; ++i) {
+    DumpRow r;
+    r.timestamp_ns = 1'700'000'000'000'000'000 + i * 100;
+    r.process_id = r.thread_id = 4242;
+    r.ptr = 0x7f00'0000'0000 + uint64_t(i % 64) * 4096;
+    r.size_bytes = 512 + uint64_t(i % 7) * 512;
+    r.allocation_id = uint64_t(i);
+    if (i % 3 != 2) {  // two pool rows, then a heap row
+      r.event = i % 2 ? DumpEvent::kFree : DumpEvent::kMalloc;
+      r.event_type = DumpEventType::kPta;
+      r.device = i % 5 == 0 ? 1 : 0;
+      r.has_stream = true;
+      used += r.event == DumpEvent::kMalloc ? int64_t(r.size_bytes) : -int64_t(r.size_bytes) / 2;
+      r.pool_used = used;
+      r.pool_total = i < 1000 ? -1 : 64 << 20;  // until the pool's first state
+      r.free_pending = r.event == DumpEvent::kFree && i % 4 == 1;
+    } else {
+      r.event = DumpEvent::kMalloc;
+    }
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(spool->push(rows.data(), rows.size(), &error)) << error;
+  const auto bytes = std::filesystem::file_size(spool->path());
+  EXPECT_LE(bytes, rows.size() * 20) << bytes << " bytes";
+  std::vector<DumpRow> out;
+  ASSERT_TRUE(spool->read(spool->claim(rows.size()), &out, &error)) << error;
+  ASSERT_EQ(out.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    EXPECT_EQ(out[i].event, rows[i].event);
+    EXPECT_EQ(out[i].event_type, rows[i].event_type);
+    EXPECT_EQ(out[i].pool_used, rows[i].pool_used);
+    EXPECT_EQ(out[i].pool_total, rows[i].pool_total);
+    EXPECT_EQ(out[i].free_pending, rows[i].free_pending);
+    EXPECT_EQ(out[i].size_bytes, rows[i].size_bytes);
+    EXPECT_EQ(out[i].device, rows[i].device);
   }
 }
 
