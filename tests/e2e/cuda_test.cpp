@@ -261,5 +261,176 @@ TEST(Cuda, ThreadsAndAForkChildAreRecordedEach) {
   expect_recorded(run, {"deviceMalloc", "deviceFree", "kernelLaunch"});
 }
 
+// The framework pool (PTA): memtap_test_cuda_pool's miniature caching allocator reports its
+// blocks and figures as memtap.torch's tracker does for PyTorch. Each report must be one row
+// of its own, the segments must stay the only HAL blocks, an OOM must list the pool's live
+// blocks (the tensors) with their owners, and the report's pool curves must be what the
+// program's own bookkeeping says.
+std::multiset<std::string> expected_pool(const Recording& run, const std::string& event) {
+  std::multiset<std::string> out;
+  for (const Expected& e : run.expected) {
+    if (e.event != event) continue;
+    auto get = [&](const char* key) {
+      auto it = e.fields.find(key);
+      return it == e.fields.end() ? std::string() : it->second;
+    };
+    const std::string head = get("pid") + " dev" + get("device") + " ";
+    if (event == "poolMalloc") {
+      out.insert(head + canonical_hex(get("addr")) + " " + get("size_bytes") + " " +
+                 canonical_hex(get("stream")));
+    } else if (event == "poolFree") {
+      out.insert(head + canonical_hex(get("addr")) + " " + get("size_bytes") + " pending" +
+                 get("pending") + " " + canonical_hex(get("stream")));
+    } else if (event == "poolFreeCompleted") {
+      out.insert(head + canonical_hex(get("addr")) + " " + get("size_bytes"));
+    } else if (event == "poolState") {
+      out.insert(head + get("allocated_bytes") + " " + get("reserved_bytes"));
+    }
+  }
+  return out;
+}
+
+std::multiset<std::string> recorded_pool(const Recording& run, const std::string& event) {
+  std::multiset<std::string> out;
+  for (const Row& r : run.rows) {
+    const std::string head = std::to_string(r.pid) + " dev" + r.device + " ";
+    const std::string& a = r.attr;
+    if (r.event_type != "PTA") continue;
+    if (event == "poolMalloc" && r.event == "MALLOC") {
+      out.insert(head + canonical_hex(r.ptr) + " " + attr_value(a, "size") + " " +
+                 canonical_hex(attr_value(a, "stream")));
+    } else if (event == "poolFree" && r.event == "FREE") {
+      out.insert(head + canonical_hex(r.ptr) + " " + attr_value(a, "size") + " pending" +
+                 (attr_value(a, "pending") == "1" ? "1" : "0") + " " +
+                 canonical_hex(attr_value(a, "stream")));
+    } else if (event == "poolFreeCompleted" && r.event == "FREE_COMPLETED") {
+      out.insert(head + canonical_hex(r.ptr) + " " + attr_value(a, "size"));
+    } else if (event == "poolState" && r.event == "SNAPSHOT") {
+      out.insert(head + attr_value(a, "allocated") + " " + attr_value(a, "reserved"));
+    }
+  }
+  return out;
+}
+
+// Allocated, Reserved and Active as the program's expect lines say they went, in its order
+// (one thread): their peaks, and how many frees waited.
+struct PoolFigures {
+  int64_t allocated_peak = 0, reserved_peak = 0, active_peak = 0, pending_frees = 0;
+};
+
+PoolFigures simulate_pool(const Recording& run, const std::string& device) {
+  PoolFigures f;
+  int64_t allocated = 0, pending = 0;
+  std::map<std::string, int64_t> waiting;
+  for (const Expected& e : run.expected) {
+    auto it = e.fields.find("device");
+    if (it == e.fields.end() || it->second != device) continue;
+    auto number = [&](const char* key) { return int64_t(std::stoll(e.fields.at(key))); };
+    if (e.event == "poolMalloc") {
+      allocated += number("size_bytes");
+    } else if (e.event == "poolFree") {
+      allocated -= number("size_bytes");
+      if (e.fields.at("pending") == "1") {
+        pending += number("size_bytes");
+        waiting[e.fields.at("addr")] = number("size_bytes");
+        ++f.pending_frees;
+      }
+    } else if (e.event == "poolFreeCompleted") {
+      pending -= waiting[e.fields.at("addr")];
+      waiting.erase(e.fields.at("addr"));
+    } else if (e.event == "poolState") {
+      f.reserved_peak = std::max(f.reserved_peak, number("reserved_bytes"));
+    }
+    f.allocated_peak = std::max(f.allocated_peak, allocated);
+    f.active_peak = std::max(f.active_peak, allocated + pending);
+  }
+  return f;
+}
+
+TEST(Cuda, APoolsBlocksArePtaRowsInsideItsSegments) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"caching"});
+  // The segments are the only HAL blocks: no block is recorded twice.
+  expect_recorded(run, {"deviceMalloc", "deviceFree", "deviceOom"});
+  for (const char* event : {"poolMalloc", "poolFree", "poolFreeCompleted", "poolState"}) {
+    const auto want = expected_pool(run, event);
+    EXPECT_FALSE(want.empty()) << "the program printed no " << event;
+    EXPECT_EQ(recorded_pool(run, event), want) << event << " rows";
+  }
+  // One free waited for another stream: its FREE says pending and a FREE_COMPLETED follows;
+  // every other completion came at once and is folded into its FREE.
+  EXPECT_EQ(expected_pool(run, "poolFreeCompleted").size(), 1u);
+
+  // The OOM lists the pool's live blocks, largest first, with the owner of the one the
+  // program allocated inside memtap_owner_push("activations").
+  std::vector<std::string> want_top, got_top;
+  for (const Expected& e : run.expected) {
+    if (e.event == "oomTopAlloc") {
+      want_top.push_back(canonical_hex(e.fields.at("addr")) + " " + e.fields.at("size_bytes"));
+    }
+  }
+  std::string top_owner;
+  for (const Row& r : run.rows) {
+    if (r.event == "OOM_DETAIL" && r.event_type == "OOM_TOP_ALLOC") {
+      got_top.push_back(canonical_hex(r.ptr) + " " + attr_value(r.attr, "size"));
+      if (got_top.size() == 1) top_owner = attr_value(r.attr, "owner");
+    }
+  }
+  ASSERT_EQ(want_top.size(), 10u);
+  EXPECT_EQ(got_top, want_top);
+  EXPECT_EQ(top_owner, "activations");
+  size_t owned = 0;
+  for (const Row& r : run.rows) {
+    owned += r.event == "MALLOC" && r.event_type == "PTA" &&
+             attr_value(r.attr, "owner") == "activations";
+  }
+  EXPECT_EQ(owned, 1u) << "the one block allocated inside the owner";
+
+  // The report's pool figures for device 0.
+  ProcessResult report = run_process(
+      spec_in(dir, {kMemtapBin, "report", "--json", dir.file("cuda.db")}), kProcessTimeout);
+  ASSERT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
+  std::string error;
+  auto q = DbQuery::open(":memory:", &error);
+  ASSERT_TRUE(q) << error;
+  DbRows rows;
+  ASSERT_TRUE(q->query(
+      "SELECT json_extract(d.value, '$.pool.source'), "
+      "json_extract(d.value, '$.pool.allocated.peak_bytes'), "
+      "json_extract(d.value, '$.pool.reserved.peak_bytes'), "
+      "json_extract(d.value, '$.pool.active.peak_bytes'), "
+      "json_extract(d.value, '$.pool.pending_frees'), "
+      "json_extract(d.value, '$.pool.allocated.final_bytes') "
+      "FROM json_each(json_extract(?, '$.devices')) d "
+      "WHERE json_extract(d.value, '$.device') = 'device 0'",
+      {report.out}, &rows, &error))
+      << error;
+  ASSERT_EQ(rows.rows.size(), 1u) << report.out;
+  const auto& r = rows.rows[0];
+  const PoolFigures want = simulate_pool(run, "0");
+  EXPECT_EQ(r[0].text, "blocks");
+  EXPECT_EQ(r[1].integer, want.allocated_peak);
+  EXPECT_EQ(r[2].integer, want.reserved_peak);
+  EXPECT_EQ(r[3].integer, want.active_peak);
+  EXPECT_EQ(r[4].integer, want.pending_frees);
+  EXPECT_EQ(r[5].integer, 0);
+}
+
+TEST(Cuda, APoolOnTheSecondDeviceIsThatDevicesAndWaitsForItsStream) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"caching_two_devices"}, 2);
+  expect_recorded(run, {"deviceMalloc", "deviceFree"});
+  for (const char* event : {"poolMalloc", "poolFree", "poolFreeCompleted", "poolState"}) {
+    const auto want = expected_pool(run, event);
+    EXPECT_FALSE(want.empty()) << "the program printed no " << event;
+    EXPECT_EQ(recorded_pool(run, event), want) << event << " rows";
+  }
+  for (const Row& r : run.rows) {
+    if (r.event_type == "PTA") {
+      EXPECT_EQ(r.device, "1") << r.event << " " << r.ptr;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memtap::e2e

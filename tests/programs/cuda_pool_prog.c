@@ -666,6 +666,11 @@ static struct {
   void (*free_requested)(int device, uint64_t addr, uint64_t stream);
   void (*free_completed)(int device, uint64_t addr, uint64_t stream);
   void (*state)(int device, uint64_t allocated_bytes, uint64_t reserved_bytes);
+  /* Owner labels apply to pool blocks as to host ones: the pool reports on the allocating
+   * thread, inside its owner. */
+  uint32_t (*intern)(const char* text, size_t length);
+  void (*owner_push)(uint32_t name_id);
+  void (*owner_pop)(void);
 } memtap_pool;
 
 static void find_memtap_pool(void) {
@@ -673,6 +678,19 @@ static void find_memtap_pool(void) {
   *(void**)&memtap_pool.free_requested = dlsym(RTLD_DEFAULT, "memtap_pool_free_requested");
   *(void**)&memtap_pool.free_completed = dlsym(RTLD_DEFAULT, "memtap_pool_free_completed");
   *(void**)&memtap_pool.state = dlsym(RTLD_DEFAULT, "memtap_pool_state");
+  *(void**)&memtap_pool.intern = dlsym(RTLD_DEFAULT, "memtap_intern");
+  *(void**)&memtap_pool.owner_push = dlsym(RTLD_DEFAULT, "memtap_owner_push");
+  *(void**)&memtap_pool.owner_pop = dlsym(RTLD_DEFAULT, "memtap_owner_pop");
+}
+
+static void owner_push(const char* name) {
+  if (memtap_pool.owner_push) memtap_pool.owner_push(memtap_pool.intern(name, strlen(name)));
+  did("owner_push name=%s", name);
+}
+
+static void owner_pop(void) {
+  if (memtap_pool.owner_pop) memtap_pool.owner_pop();
+  did("owner_pop");
 }
 
 /* A reporting pool on the current device, empty. */
@@ -918,7 +936,9 @@ static void scenario_caching(void) {
   struct pool_block* e = pool_alloc(200000, 0); /* c's block again, no cudaMalloc */
   if (e != c) fail("caching: the freed block was not reused");
   pool_free(b);
-  struct pool_block* f = pool_alloc(5 * MIB, 0);            /* a 6 MiB segment of its own */
+  owner_push("activations");
+  struct pool_block* f = pool_alloc(5 * MIB, 0); /* a 6 MiB segment of its own */
+  owner_pop();
   struct pool_block* x = pool_alloc_expandable(3 * MIB, 0); /* maps two pages */
   struct pool_block* y = pool_alloc_expandable(2 * MIB, 0); /* maps a third page */
   pool_free(y);                                             /* unmaps it */

@@ -154,10 +154,18 @@ TEST(PoolView, APendingBlockIsDrawnAndNamedAsActiveFreePending) {
   d.pid = 1;
   d.device = 0;
   d.source = blocks::PoolSource::kDeviceSegments;
+  auto item = [](int64_t id, uint64_t addr, uint64_t size, Layer layer) {
+    viewdata::PoolItem i;
+    i.id = id;
+    i.addr = addr;
+    i.size_bytes = size;
+    i.layer = layer;
+    return i;
+  };
   viewdata::PoolSegmentData s;
-  s.segment = {100, kSeg0, 2 * kMiB, Layer::kHal};
-  viewdata::PoolItem allocated{101, kSeg0, kMiB / 2, Layer::kPta};
-  viewdata::PoolItem pending{102, kSeg0 + kMiB, kMiB / 2, Layer::kPta};
+  s.segment = item(100, kSeg0, 2 * kMiB, Layer::kHal);
+  viewdata::PoolItem allocated = item(101, kSeg0, kMiB / 2, Layer::kPta);
+  viewdata::PoolItem pending = item(102, kSeg0 + kMiB, kMiB / 2, Layer::kPta);
   pending.pending = true;
   s.blocks = {allocated, pending};
   s.allocated_bytes = s.pending_bytes = kMiB / 2;
