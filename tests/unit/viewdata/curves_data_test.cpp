@@ -113,7 +113,8 @@ TEST(CurvesData, ActiveApartFromAllocatedOnlyWhereAFreeWasPending) {
   const std::vector<CurvePoint> allocated = {{1, 100}, {4, 50}}, reserved = {{1, 400}};
   d.lines.resize(4);
   for (size_t i = 0; i < d.lines.size(); ++i)
-    d.lines[i].name = std::vector<std::string>{"Allocated", "Reserved", "Active", "App Reserved"}[i];
+    d.lines[i].name =
+        std::vector<std::string>{"Allocated", "Reserved", "Active", "App Reserved"}[i];
   d.lines[0].points = allocated;
   d.lines[1].points = reserved;
   d.lines[2].points = allocated;
