@@ -394,16 +394,16 @@ TEST(Cuda, APoolsBlocksArePtaRowsInsideItsSegments) {
   auto q = DbQuery::open(":memory:", &error);
   ASSERT_TRUE(q) << error;
   DbRows rows;
-  ASSERT_TRUE(q->query(
-      "SELECT json_extract(d.value, '$.pool.source'), "
-      "json_extract(d.value, '$.pool.allocated.peak_bytes'), "
-      "json_extract(d.value, '$.pool.reserved.peak_bytes'), "
-      "json_extract(d.value, '$.pool.active.peak_bytes'), "
-      "json_extract(d.value, '$.pool.pending_frees'), "
-      "json_extract(d.value, '$.pool.allocated.final_bytes') "
-      "FROM json_each(json_extract(?, '$.devices')) d "
-      "WHERE json_extract(d.value, '$.device') = 'device 0'",
-      {report.out}, &rows, &error))
+  ASSERT_TRUE(
+      q->query("SELECT json_extract(d.value, '$.pool.source'), "
+               "json_extract(d.value, '$.pool.allocated.peak_bytes'), "
+               "json_extract(d.value, '$.pool.reserved.peak_bytes'), "
+               "json_extract(d.value, '$.pool.active.peak_bytes'), "
+               "json_extract(d.value, '$.pool.pending_frees'), "
+               "json_extract(d.value, '$.pool.allocated.final_bytes') "
+               "FROM json_each(json_extract(?, '$.devices')) d "
+               "WHERE json_extract(d.value, '$.device') = 'device 0'",
+               {report.out}, &rows, &error))
       << error;
   ASSERT_EQ(rows.rows.size(), 1u) << report.out;
   const auto& r = rows.rows[0];
