@@ -31,7 +31,7 @@ bool file_exists(const std::string& path) {
 // for the kinds the timeline ignores.
 bool in_scope(const MemEvent& e, const SeriesKey& key) {
   if (e.kind != MemEventKind::kMalloc && e.kind != MemEventKind::kFree &&
-      e.kind != MemEventKind::kSnapshot)
+      e.kind != MemEventKind::kFreeCompleted && e.kind != MemEventKind::kSnapshot)
     return false;
   return (e.device < 0 ? kHostDevice : e.device) == key.device;
 }
@@ -58,12 +58,17 @@ class Harvest {
 
   // False when the answer would exceed max_points, or points were missed.
   bool take(const Timeline& replay) {
-    if (id_ == timeline::kNoSeries) {
-      id_ = replay.find(key_);
-      if (id_ == timeline::kNoSeries) return true;
-    }
-    const Series& series = replay.data(id_);
+    const SeriesId id = replay.find(key_);
+    if (id == timeline::kNoSeries) return true;
+    const Series& series = replay.data(id);
     const timeline::PointWindow& window = series.window();
+    if (id != id_ && id_ != timeline::kNoSeries) {
+      // Active, shared with Allocated until a free was first pending, then a copy of it
+      // (Timeline::split_active): the same points at the same indices, so go on from there.
+      seen_ = &series;
+      id_ = id;
+    }
+    id_ = id;
     if (&series != seen_) {
       // New, or rewritten by restart_allocated: a whole new Series, history included,
       // made while the old one still lived (so never at the old one's address).
@@ -116,12 +121,14 @@ class Harvest {
   std::string problem_;
 };
 
-// Past t1, whether the replay's Allocated could still be rewritten by a framework block
-// to come: the device has none yet and Reserved's window still holds its whole history.
+// Past t1, whether the replay's Allocated could still be rewritten by a framework block or
+// a first pool sample to come: the device has neither yet and Reserved's window still holds
+// its whole history.
 bool restart_still_possible(const Timeline& replay, const SeriesKey& key) {
   for (const timeline::SeriesInfo& layer : replay.series(key.pid, key.device, GroupBy::kLayer)) {
     if (timeline::is_framework_slot(int(layer.key.group))) return false;
   }
+  if (replay.summary(key.pid, key.device).pool_snapshots != 0) return false;
   const SeriesId reserved = replay.find({key.pid, key.device, timeline::Curve::kReserved});
   return reserved != timeline::kNoSeries && replay.data(reserved).window().first_index() == 0;
 }

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -204,6 +205,7 @@ DeviceStream device_rows(size_t hal_events, size_t pta_events) {
   }
   s.hal_end_ts = ts;
   std::map<uint64_t, uint64_t> live;
+  std::deque<std::pair<size_t, std::pair<uint64_t, uint64_t>>> completions;
   int64_t used = 0;
   int64_t total = int64_t(segments) * (2 << 20);
   for (size_t i = 0; i < pta_events; ++i) {
@@ -217,6 +219,15 @@ DeviceStream device_rows(size_t hal_events, size_t pta_events) {
     if (i % 10 == 5) {
       s.rows.push_back({"SNAPSHOT", "SNAPSHOT", ts, DeviceStream::kPid, "0", 0,
                         "{\"app_reserved\":\"" + std::to_string(total + int64_t(i) * 512) + "\"}"});
+      continue;
+    }
+    // Every 13th free waits for another stream: Active keeps the block until its
+    // FREE_COMPLETED, four events later.
+    if (!completions.empty() && completions.front().first <= i) {
+      s.rows.push_back({"FREE_COMPLETED", "PTA", ts, DeviceStream::kPid, "0",
+                        completions.front().second.first,
+                        block_attr(completions.front().second.second)});
+      completions.pop_front();
       continue;
     }
     const bool grow = (i / 300) % 2 == 0 || live.empty();
@@ -234,10 +245,13 @@ DeviceStream device_rows(size_t hal_events, size_t pta_events) {
       auto block = live.begin();
       std::advance(block, long(i % live.size()));
       used -= int64_t(block->second);
+      const bool pending = i % 13 == 0;
       s.rows.push_back(
           {"FREE", "PTA", ts, DeviceStream::kPid, "0", block->first,
            block_attr(block->second, ",\"used\":\"" + std::to_string(used) + "\",\"total\":\"" +
-                                         std::to_string(total) + "\"")});
+                                         std::to_string(total) + "\"" +
+                                         (pending ? ",\"pending\":\"1\"" : ""))});
+      if (pending) completions.push_back({i + 4, {block->first, block->second}});
       live.erase(block);
     }
   }
@@ -417,6 +431,10 @@ TEST(StoreDetailSource, GroupByLayerOwnerAndStreamAndAllocatedBeforeTheFramework
   Timelines t(path);
   t.live.set_detail_source(make_store_detail_source(path, t.options()));
   const uint32_t pid = DeviceStream::kPid;
+
+  // Frees pending on another stream made Active a series of its own.
+  ASSERT_NE(t.live.find({pid, 0, timeline::Curve::kActive}),
+            t.live.find({pid, 0, timeline::Curve::kAllocated}));
 
   // Driver-only time: Allocated was rewritten to 0 there; the rest are as they were.
   const int64_t hal_t0 = kStart + 50 * kStep, hal_t1 = stream.hal_end_ts;
