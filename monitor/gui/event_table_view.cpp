@@ -93,12 +93,12 @@ EventTableView::EventTableView(ViewState* state, EngineClient* client, QWidget* 
 
   kinds_ = new QComboBox(filterBar());
   kinds_->addItem(tr("All events"), QString());
-  kinds_->addItem(tr("MALLOC and FREE"), QStringLiteral("MALLOC,FREE"));
+  kinds_->addItem(tr("MALLOC and FREE"), QStringLiteral("MALLOC,FREE,FREE_COMPLETED"));
   // Every Event a memscope_dump row can have, spelled as the recording spells it (a GPU's
-  // KERNEL_LAUNCH and OOM_DETAIL rows included).
-  for (DumpEvent e :
-       {DumpEvent::kMalloc, DumpEvent::kFree, DumpEvent::kSystem, DumpEvent::kSnapshot,
-        DumpEvent::kMstx, DumpEvent::kOpLaunch, DumpEvent::kKernelLaunch, DumpEvent::kOomDetail}) {
+  // KERNEL_LAUNCH and OOM_DETAIL rows, and a pool's FREE_COMPLETED, included).
+  for (DumpEvent e : {DumpEvent::kMalloc, DumpEvent::kFree, DumpEvent::kFreeCompleted,
+                      DumpEvent::kSystem, DumpEvent::kSnapshot, DumpEvent::kMstx,
+                      DumpEvent::kOpLaunch, DumpEvent::kKernelLaunch, DumpEvent::kOomDetail}) {
     const std::string_view text = dump_event_text(e);
     const QString kind = QString::fromLatin1(text.data(), qsizetype(text.size()));
     kinds_->addItem(kind, kind);

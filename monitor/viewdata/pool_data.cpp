@@ -55,13 +55,26 @@ blocks::PoolSource source_of(BlockQueries& q, const PoolRequest& r, bool pta_liv
 }
 
 void sweep(PoolData& d, std::vector<PoolItem> segs, std::vector<PoolItem> pool_blocks) {
-  // Each block to the last segment starting at or before it, if it starts inside it.
+  // Each block to the last segment starting at or before it, if it starts inside it; a
+  // block that runs on into the next segments, where they are contiguous (an expandable
+  // segment's pages, each its own cuMemMap), has its part there too (same id: a click on
+  // either selects the block).
   std::vector<std::vector<PoolItem>> inside(segs.size());
   for (PoolItem& b : pool_blocks) {
     auto it = std::upper_bound(segs.begin(), segs.end(), b.addr,
                                [](uint64_t a, const PoolItem& s) { return a < s.addr; });
     if (it != segs.begin() && b.addr - (it - 1)->addr < (it - 1)->size_bytes) {
-      inside[size_t(it - 1 - segs.begin())].push_back(std::move(b));
+      size_t i = size_t(it - 1 - segs.begin());
+      const uint64_t b_end = b.addr + b.size_bytes;
+      for (size_t k = i + 1; k < segs.size() && segs[k].addr < b_end &&
+                             segs[k].addr == segs[k - 1].addr + segs[k - 1].size_bytes;
+           ++k) {
+        PoolItem part = b;
+        part.addr = segs[k].addr;
+        part.size_bytes = b_end - segs[k].addr;
+        inside[k].push_back(std::move(part));
+      }
+      inside[i].push_back(std::move(b));
     } else {
       ++d.unsegmented_blocks;
       d.unsegmented_bytes += b.size_bytes;
@@ -70,7 +83,7 @@ void sweep(PoolData& d, std::vector<PoolItem> segs, std::vector<PoolItem> pool_b
   for (size_t i = 0; i < segs.size(); ++i) {
     PoolSegmentData s;
     s.segment = std::move(segs[i]);
-    s.blocks = std::move(inside[i]);  // address order: pool_blocks was
+    s.blocks = std::move(inside[i]);  // address order: pool_blocks was (a part comes first)
     const uint64_t end = s.segment.addr + s.segment.size_bytes;
     uint64_t cursor = s.segment.addr;
     auto gap_to = [&](uint64_t to) {

@@ -14,9 +14,13 @@ struct Located {
   int64_t pending_free_ns = kNoTime;  // pending: its FREE; kNoTime: allocated
 };
 
+// A block, or the part of it that lies in one segment: a block can run on into the next
+// segment where segments are contiguous (the pages of an expandable segment, each its own
+// cuMemMap).
 struct Placed {
   size_t segment;
   Located b;
+  uint64_t start;  // b.addr, or for a later part the segment's start
 };
 
 }  // namespace
@@ -43,7 +47,14 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
     if (it != segs.begin()) {
       const Located& seg = *(it - 1);
       if (block.addr - seg.addr < seg.block->size_bytes) {
-        placed.push_back({size_t(it - 1 - segs.begin()), block});
+        size_t i = size_t(it - 1 - segs.begin());
+        placed.push_back({i, block, block.addr});
+        const uint64_t block_end = block.addr + block.block->size_bytes;
+        for (++i; i < segs.size() && segs[i].addr < block_end &&
+                  segs[i].addr == segs[i - 1].addr + segs[i - 1].block->size_bytes;
+             ++i) {
+          placed.push_back({i, block, segs[i].addr});
+        }
         return;
       }
     }
@@ -64,7 +75,7 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
     });
   }
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) {
-    return a.segment != b.segment ? a.segment < b.segment : a.b.addr < b.b.addr;
+    return a.segment != b.segment ? a.segment < b.segment : a.start < b.start;
   });
 
   uint64_t seg_reserved = 0, seg_allocated = 0, seg_pending = 0, largest_gap = 0;
@@ -80,9 +91,9 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
     const uint64_t end = seg.addr + sb.size_bytes;
     uint64_t cursor = seg.addr;
     for (; p < placed.size() && placed[p].segment == i; ++p) {
-      const uint64_t addr = placed[p].b.addr;
+      const uint64_t addr = placed[p].start;
       const LiveBlock& b = *placed[p].b.block;
-      const uint64_t b_end = std::min(end, addr + b.size_bytes);
+      const uint64_t b_end = std::min(end, placed[p].b.addr + b.size_bytes);
       if (addr > cursor) {
         seg.free_bytes += addr - cursor;
         seg.largest_free_gap = std::max(seg.largest_free_gap, addr - cursor);
@@ -92,7 +103,7 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
       const bool is_pending = placed[p].b.pending_free_ns != kNoTime;
       (is_pending ? seg.pending_bytes : seg.allocated_bytes) += b_end - addr;
       if (with_blocks)
-        seg.block_list.push_back({addr, b.size_bytes, b.alloc_ts_ns, b.allocation_id,
+        seg.block_list.push_back({addr, b_end - addr, b.alloc_ts_ns, b.allocation_id,
                                   keys.string_id(kByOwner, b.owner_key),
                                   keys.string_id(kByName, b.name_key), is_pending,
                                   placed[p].b.pending_free_ns});

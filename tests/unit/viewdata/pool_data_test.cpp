@@ -118,6 +118,55 @@ TEST(PoolData, AtTheEndTheFiguresAreTheEnginesPool) {
   EXPECT_DOUBLE_EQ(d.fragmentation, engine.fragmentation);
 }
 
+// PyTorch's expandable segments map their pages one cuMemMap at a time, each a HAL block of
+// its own, and a block runs on from one page into the next: its bytes count in each page it
+// covers, in the window's pool and in the engine's alike. A segment that merely follows
+// another without touching it keeps its own blocks.
+TEST(PoolData, ABlockAcrossTheContiguousPagesOfAnExpandableSegmentCountsInEach) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::DeviceRows d(b);
+  d.malloc(1, "HAL", kSeg0, 2 * kMiB);                        // page 1
+  d.malloc(1, "HAL", kSeg0 + 2 * kMiB, 2 * kMiB);             // page 2, right after it
+  d.malloc(1, "HAL", kSeg0 + 8 * kMiB, 2 * kMiB);             // a segment further on
+  d.malloc(2, "PTA", kSeg0 + kMiB, 3 * kMiB, "activations");  // the last MiB of page 1, all of 2
+  d.malloc(3, "PTA", kSeg0 + 8 * kMiB, kMiB, "weights");
+  b.step(4, 1);
+  const std::string path = dir.file("expandable.db");
+  b.write(path);
+  d.append_to(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  PoolRequest r;
+  r.pid = b.pid();
+  r.device = 0;
+  r.at_ns = b.at(4);
+  const PoolData got = pool(*source, r);
+  ASSERT_EQ(got.segments.size(), 3u);
+  EXPECT_EQ(got.segments[0].allocated_bytes, kMiB);
+  EXPECT_EQ(got.segments[0].free_bytes, kMiB);
+  ASSERT_EQ(got.segments[1].blocks.size(), 1u);
+  EXPECT_EQ(got.segments[1].blocks[0].addr, kSeg0 + 2 * kMiB);  // its part, drawn from the start
+  EXPECT_EQ(got.segments[1].blocks[0].id, got.segments[0].blocks[0].id);
+  EXPECT_EQ(got.segments[1].allocated_bytes, 2 * kMiB);
+  EXPECT_EQ(got.segments[1].free_bytes, 0u);
+  EXPECT_EQ(got.segments[2].allocated_bytes, kMiB);
+  EXPECT_EQ(got.allocated_bytes, 4 * kMiB);
+  EXPECT_EQ(got.free_bytes, 2 * kMiB);
+
+  const blocks::PoolState engine = test::engine_query(*source, [&](const viewdata::EngineView& e) {
+    return e.analyzer.blocks().pool_state(b.pid(), 0);
+  });
+  ASSERT_EQ(engine.segments.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(engine.segments[i].allocated_bytes, got.segments[i].allocated_bytes) << i;
+    EXPECT_EQ(engine.segments[i].free_bytes, got.segments[i].free_bytes) << i;
+  }
+  ASSERT_EQ(engine.segments[1].block_list.size(), 1u);
+  EXPECT_EQ(engine.segments[1].block_list[0].addr, kSeg0 + 2 * kMiB);
+  EXPECT_EQ(engine.segments[1].block_list[0].size_bytes, 2 * kMiB);
+}
+
 TEST(PoolData, AHostHeapHasNoSegmentsAndListsItsLargestBlocks) {
   test::TempDir dir;
   test::RecordingBuilder b;
