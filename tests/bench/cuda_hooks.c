@@ -18,6 +18,10 @@
  *                  hook; without it, the two are the same function
  *   device_query   cuCtxGetDevice through an entry point: the query memtap's hooks make for
  *                  every device event; no hook runs here
+ *   pool_block     what a framework pool (PyTorch's, through memtap.torch's tracker) tells
+ *                  memtap per tensor: memtap_pool_alloc + memtap_pool_free_requested +
+ *                  memtap_pool_free_completed (3 calls); without the agent the same three
+ *                  calls go to empty functions of this program, as a tracker's forward would
  * Each case runs ITERATIONS times once untimed (lookups, the first device's description,
  * the kernel's name); then REPS rounds time every chosen case in turn, ITERATIONS times each,
  * and each case reports its best (least) round, wall clock and the thread's CPU time
@@ -122,6 +126,8 @@ static void find_direct_functions(void) {
   }
 }
 
+static void find_pool_abi(void);
+
 /* kernels: whether a launch case runs (a real driver refuses the made-up module image, so the
  * allocation cases run without it on a GPU too). */
 static void setup(int kernels) {
@@ -144,6 +150,7 @@ static void setup(int kernels) {
   RT(cudaMalloc((void**)&g.buffer, 4096));
   g.args[0] = &g.buffer;
   find_direct_functions();
+  find_pool_abi();
 }
 
 /* ---------------------------------------------------------------------------- the cases */
@@ -199,6 +206,41 @@ static void run_driver_launch_direct(long n) {
   }
 }
 
+/* The agent's pool C ABI (agent/memtap.h), or this program's empty stand-ins without it. */
+static void no_pool_alloc(int device, uint64_t addr, uint64_t size, uint64_t stream) {
+  (void)device, (void)addr, (void)size, (void)stream;
+  __asm__ volatile("");
+}
+static void no_pool_free(int device, uint64_t addr, uint64_t stream) {
+  (void)device, (void)addr, (void)stream;
+  __asm__ volatile("");
+}
+static struct {
+  void (*alloc)(int, uint64_t, uint64_t, uint64_t);
+  void (*free_requested)(int, uint64_t, uint64_t);
+  void (*free_completed)(int, uint64_t, uint64_t);
+} pool_abi;
+
+static void find_pool_abi(void) {
+  *(void**)&pool_abi.alloc = dlsym(RTLD_DEFAULT, "memtap_pool_alloc");
+  *(void**)&pool_abi.free_requested = dlsym(RTLD_DEFAULT, "memtap_pool_free_requested");
+  *(void**)&pool_abi.free_completed = dlsym(RTLD_DEFAULT, "memtap_pool_free_completed");
+  if (!pool_abi.alloc || !pool_abi.free_requested || !pool_abi.free_completed) {
+    pool_abi.alloc = no_pool_alloc;
+    pool_abi.free_requested = pool_abi.free_completed = no_pool_free;
+  }
+}
+
+static void run_pool_block(long n) {
+  const uint64_t base = 0x7f0000000000ull, stream = (uint64_t)(uintptr_t)g.stream;
+  for (long i = 0; i < n; i++) {
+    const uint64_t addr = base + (uint64_t)(i & 1023) * 4096;
+    pool_abi.alloc(0, addr, g.size, stream);
+    pool_abi.free_requested(0, addr, stream);
+    pool_abi.free_completed(0, addr, stream);
+  }
+}
+
 static void run_device_query(long n) {
   for (long i = 0; i < n; i++) {
     CUdevice device = -1;
@@ -221,6 +263,7 @@ static const struct bench_case kCases[] = {
     {"driver_launch", run_driver_launch, 1},
     {"driver_launch_direct", run_driver_launch_direct, 1},
     {"device_query", run_device_query, 1},
+    {"pool_block", run_pool_block, 1},
 };
 enum { kCaseCount = sizeof kCases / sizeof kCases[0] };
 
@@ -298,6 +341,7 @@ int main(int argc, char** argv) {
         fprintf(stderr,
                 "usage: %s [--iterations N] [--reps R] [--size BYTES] [CASE ...]\n"
                 "cases: malloc_free async driver_alloc driver_alloc_direct launch driver_launch\n"
+                "       pool_block\n"
                 "       driver_launch_direct device_query\n",
                 argv[0]);
         return 2;

@@ -216,11 +216,12 @@ summarise() {
       label["driver_alloc"] = "cuMemAlloc_v2 + cuMemFree_v2, entry points"
       label["launch"] = "cudaLaunchKernel, a host function"
       label["driver_launch"] = "cuLaunchKernel, an entry point"
-      split("malloc_free async driver_alloc launch driver_launch", cases, " ")
+      label["pool_block"] = "a pool block: memtap_pool_alloc + free_requested + free_completed"
+      split("malloc_free async driver_alloc launch driver_launch pool_block", cases, " ")
       printf "| case (%s, %s clock) | plain ns/call | agent ns/call | added ns/call, median | range (%d rounds) |\n",
              variant, clock, n
       print "| --- | ---: | ---: | ---: | --- |"
-      for (i = 1; i <= 5; i++) {
+      for (i = 1; i <= 6; i++) {
         c = cases[i]
         if ((1, key(c)) in plain) row(label[c], c, key(c), key(c), agent, plain, 1)
       }
