@@ -33,6 +33,30 @@ DumpRow block_row(DumpEvent event, DumpEventType type, const RowStamp& stamp, ui
   return row;
 }
 
+// A block the call just obtained, with what the thread's context says of it.
+DeviceBlock new_block(const DeviceCall& call, const AllocContext& context, int32_t device,
+                      PairingOutput& out) {
+  DeviceBlock block;
+  block.size_bytes = call.size_bytes;
+  block.allocation_id = ++out.last_allocation_id;
+  block.owner = context.owner;
+  block.name = context.name;
+  block.stack_python = context.stack_python;
+  block.stack_c = context.stack_c;
+  block.device = device;
+  return block;
+}
+
+// A row that describes the block whole (MALLOC, OOM_TOP_ALLOC): its name and stacks too.
+DumpRow described_row(DumpEvent event, DumpEventType type, const RowStamp& stamp, uint64_t addr,
+                      const DeviceBlock& block) {
+  DumpRow row = block_row(event, type, stamp, addr, block);
+  row.name = block.name;
+  row.stack_python = block.stack_python;
+  row.stack_c = block.stack_c;
+  return row;
+}
+
 void set_stream(const DeviceCall& call, DumpRow& row) {
   row.has_stream = call.has_stream;
   row.stream = call.has_stream ? call.stream : 0;
@@ -94,12 +118,8 @@ bool append_top_rows(const std::unordered_map<uint64_t, DeviceBlock>& table, con
                     });
   for (size_t i = 0; i < top; ++i) {
     const DeviceBlock& block = *on_device[i].block;
-    DumpRow row = block_row(DumpEvent::kOomDetail, DumpEventType::kOomTopAlloc, stamp,
-                            on_device[i].addr, block);
-    row.name = block.name;
-    row.stack_python = block.stack_python;
-    row.stack_c = block.stack_c;
-    rows.push_back(row);
+    rows.push_back(described_row(DumpEvent::kOomDetail, DumpEventType::kOomTopAlloc, stamp,
+                                 on_device[i].addr, block));
   }
   return top != 0;
 }
@@ -110,14 +130,8 @@ void pair_device_malloc(DeviceTables& tables, DeviceLayer layer, const RowStamp&
                         const DeviceCall& call, const AllocContext& context, PairingOutput& out) {
   auto& live = table(tables, layer);
   const DumpEventType type = event_type(layer);
-  DeviceBlock block;
-  block.size_bytes = call.size_bytes;
-  block.allocation_id = ++out.last_allocation_id;
-  block.owner = context.owner;
-  block.name = context.name;
-  block.stack_python = context.stack_python;
-  block.stack_c = context.stack_c;
-  block.device = layer == DeviceLayer::kHal ? call.device : kDumpNoDevice;
+  const DeviceBlock block =
+      new_block(call, context, layer == DeviceLayer::kHal ? call.device : kDumpNoDevice, out);
   auto [it, added] = live.try_emplace(call.addr, block);
   if (!added) {
     // The FREE of the block there was lost (dropped events): close it here, as the heap does.
@@ -125,10 +139,7 @@ void pair_device_malloc(DeviceTables& tables, DeviceLayer layer, const RowStamp&
     ++out.lost_frees;
     it->second = block;
   }
-  DumpRow row = block_row(DumpEvent::kMalloc, type, stamp, call.addr, block);
-  row.name = block.name;
-  row.stack_python = block.stack_python;
-  row.stack_c = block.stack_c;
+  DumpRow row = described_row(DumpEvent::kMalloc, type, stamp, call.addr, block);
   set_stream(call, row);
   out.rows.push_back(row);
 }
@@ -157,14 +168,7 @@ void pair_pool_malloc(DeviceTables& tables, const RowStamp& stamp, const DeviceC
     ++out.lost_frees;
     tables.pta_pending.erase(it);
   }
-  DeviceBlock block;
-  block.size_bytes = call.size_bytes;
-  block.allocation_id = ++out.last_allocation_id;
-  block.owner = context.owner;
-  block.name = context.name;
-  block.stack_python = context.stack_python;
-  block.stack_c = context.stack_c;
-  block.device = call.device;
+  const DeviceBlock block = new_block(call, context, call.device, out);
   auto [it, added] = tables.pta.try_emplace(call.addr, block);
   if (!added) {
     // The FREE of the block there was lost (dropped events): close it here, as HAL does.
@@ -175,10 +179,7 @@ void pair_pool_malloc(DeviceTables& tables, const RowStamp& stamp, const DeviceC
     it->second = block;
   }
   tables.pools[block.device].live_bytes += block.size_bytes;
-  DumpRow row = block_row(DumpEvent::kMalloc, DumpEventType::kPta, stamp, call.addr, block);
-  row.name = block.name;
-  row.stack_python = block.stack_python;
-  row.stack_c = block.stack_c;
+  DumpRow row = described_row(DumpEvent::kMalloc, DumpEventType::kPta, stamp, call.addr, block);
   set_stream(call, row);
   set_pool(tables, row);
   out.rows.push_back(row);
