@@ -76,7 +76,17 @@ void peak_final_line(const char* prefix, const std::string& label, int64_t peak_
 }
 
 // Where a device's pool figures come from: its blocks, or only samples of its figures.
-void pool_text(const PoolSection& p, FILE* out) {
+void pool_text(const DeviceReport& d, FILE* out) {
+  const PoolSection& p = d.pool;
+  if (p.source.empty() && d.device >= 0) {
+    // A GPU whose framework pool was not recorded (not PyTorch, or memtap.torch could not
+    // watch it: its reason was on the program's stderr): the curves stand in with the
+    // driver's blocks, which the user must not read as tensors.
+    fprintf(out,
+            "    Pool: none recorded (no PTA blocks or samples): Allocated, Reserved and Active "
+            "are the driver's blocks (HAL)\n");
+    return;
+  }
   if (p.source == "samples") {
     fprintf(out,
             "    Pool: only samples of its figures (%llu pool SNAPSHOTs, such as "
@@ -112,7 +122,7 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     if (d.device < 0 || l.peak_bytes == kUnknown) continue;
     peak_final_line("Layer ", l.layer, l.peak_ns, l.peak_bytes, l.final_bytes, d.start_ns, out);
   }
-  pool_text(d.pool, out);
+  pool_text(d, out);
   for (const OomEntry& o : d.ooms) oom_text(o, d.start_ns, out);
   if (d.oom_count > d.ooms.size()) {
     fprintf(out, "    ... %llu more OOMs on this device\n",

@@ -145,6 +145,11 @@ TEST_F(DeviceReportTest, TextAndJsonSayIt) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("no block of the process was live on the device"), std::string::npos) << text;
+  // Only the driver's blocks: the curves are theirs, which the report says.
+  EXPECT_NE(text.find("Pool: none recorded (no PTA blocks or samples): Allocated, Reserved and "
+                      "Active are the driver's blocks (HAL)"),
+            std::string::npos)
+      << text;
 
   const std::string json = report_json(report);
   EXPECT_NE(json.find(R"("layers":[{"layer":"HAL","peak_ns":)"), std::string::npos) << json;
