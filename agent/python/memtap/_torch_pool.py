@@ -25,8 +25,9 @@ from memtap import _agent
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_torch_pool_tracker.cpp")
 _COMPILE_TIMEOUT_S = 300
 
-mode = None  # None until watch(); then "tracker", "samples" or "off"
+mode = None  # None until watch(); then "pending", "tracker", "samples" or "off"
 reason = None  # why not "tracker", for the one line on stderr
+_sampled = {}  # device -> whether its last sample held memory (sample())
 
 
 def _say(text):
@@ -61,6 +62,18 @@ def _cuda_include_dirs(torch):
     return seen
 
 
+def _compiler(sysconfig):
+    """$CXX, else the first C++ compiler on PATH, else the one Python was built with (a conda
+    Python names its own, which may not be installed)."""
+    import shutil
+
+    names = [os.environ.get("CXX"), "c++", "g++", "clang++", sysconfig.get_config_var("CXX")]
+    for name in names:
+        if name and shutil.which(name.split()[0]):
+            return shutil.which(name.split()[0])
+    return None
+
+
 def _compile(torch):
     """The tracker library's path, compiled if not cached; raises RuntimeError with why."""
     import fcntl
@@ -76,8 +89,9 @@ def _compile(torch):
     cuda_includes = _cuda_include_dirs(torch)
     if not cuda_includes:
         raise RuntimeError("no CUDA headers found (cuda_runtime_api.h; set CUDA_HOME)")
-    compiler = os.environ.get("CXX") or sysconfig.get_config_var("CXX") or "c++"
-    compiler = compiler.split()[0]
+    compiler = _compiler(sysconfig)
+    if compiler is None:
+        raise RuntimeError("no C++ compiler found (c++, g++, clang++; or set CXX)")
     abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
     with open(_SOURCE, "rb") as f:
         source = f.read()
@@ -154,7 +168,8 @@ def _seed(torch, tracker):
                                   stats.get("allocated_bytes.all.current", 0)))
         reserved = int(stats.get("reserved_bytes.all.current", 0))
         tracker.memtap_torch_pool_seed(device, allocated, reserved)
-        lib.memtap_pool_state(device, allocated, reserved)
+        if reserved:  # a rank of an 8-GPU node uses one: the others stay out of its recording
+            lib.memtap_pool_state(device, allocated, reserved)
 
 
 def _attach():
@@ -214,5 +229,8 @@ def sample():
     lib = _agent.lib
     for device in range(torch.cuda.device_count()):
         stats = torch.cuda.memory_stats(device)
-        lib.memtap_pool_state(device, int(stats.get("allocated_bytes.all.current", 0)),
-                              int(stats.get("reserved_bytes.all.current", 0)))
+        reserved = int(stats.get("reserved_bytes.all.current", 0))
+        if reserved or _sampled.get(device):  # devices this process uses (and their last 0)
+            _sampled[device] = reserved != 0
+            lib.memtap_pool_state(device, int(stats.get("allocated_bytes.all.current", 0)),
+                                  reserved)
