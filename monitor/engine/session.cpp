@@ -204,6 +204,7 @@ std::string describe(const WireMessage& m) {
 // the same events give the same rows however the sender cut them into batches.
 struct OpenPoolFree {
   uint64_t addr = 0;
+  uint64_t ts_ns = 0;  // the agent's clock (WireEvent::ts_ns), for kSameCallNs
   PoolFollow follow = PoolFollow::kOpen;  // once decided: kPending or kCompleted
   uint64_t batch = 0;                     // ProcessState::batches when last left open
 };
@@ -237,8 +238,17 @@ size_t next_pool_record(const std::vector<WireEvent>& events, size_t from) {
   return from;
 }
 
-bool completes(const WireEvent& next, uint64_t addr) {
-  return next.kind == EventKind::kPoolFreeCompleted && next.addr == addr;
+// How soon after its poolFree a completion must come to be the same free call's. The order
+// alone cannot tell: PyTorch completes a block freed while another stream used it in the
+// thread's next allocator call (process_events at its next malloc), so a pending free and
+// its late completion can be next to each other in the thread's events as an immediate one
+// are. Inside one free call the two are a microsecond or two apart; a completion that took
+// longer is shown pending that long, invisible on any curve.
+constexpr uint64_t kSameCallNs = 20'000;
+
+bool completes(const WireEvent& next, uint64_t addr, uint64_t free_ts_ns) {
+  return next.kind == EventKind::kPoolFreeCompleted && next.addr == addr &&
+         next.ts_ns - free_ts_ns <= kSameCallNs;
 }
 
 // A thread's events in a new batch of its process decide the poolFree its previous batch
@@ -254,7 +264,7 @@ size_t decide_open_pool_free(ProcessState& p, const WireThreadEvents& thread) {
     open.batch = p.batches;
     return none;
   }
-  if (!completes(thread.events[next], open.addr)) {
+  if (!completes(thread.events[next], open.addr, open.ts_ns)) {
     open.follow = PoolFollow::kPending;
     return none;
   }
@@ -688,7 +698,7 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
         const size_t next = next_pool_record(thread.events, i + 1);
         if (next == thread.events.size()) {
           event.pool_follow = PoolFollow::kOpen;
-        } else if (completes(thread.events[next], e.addr)) {
+        } else if (completes(thread.events[next], e.addr, e.ts_ns)) {
           event.pool_follow = PoolFollow::kCompleted;
           folded = next;
         }
@@ -704,7 +714,8 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
         continue;
       }
       if (event.pool_follow == PoolFollow::kOpen && e.kind == EventKind::kPoolFree) {
-        p.open_pool_frees[thread.thread_id].push_back({e.addr, PoolFollow::kOpen, p.batches});
+        p.open_pool_frees[thread.thread_id].push_back(
+            {e.addr, e.ts_ns, PoolFollow::kOpen, p.batches});
       }
       // The merge needs each run in time order; a thread whose clock went backwards
       // (an agent bug, or hostile input) starts a new run instead of breaking it.

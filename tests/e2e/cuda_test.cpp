@@ -416,6 +416,49 @@ TEST(Cuda, APoolsBlocksArePtaRowsInsideItsSegments) {
   EXPECT_EQ(r[5].integer, 0);
 }
 
+// The pool shared by four threads: a block one thread frees is another's next (the FREE
+// must come before that MALLOC), and a free pending on one thread is completed by another
+// thread's allocation (no fold across threads: a pending FREE, then FREE_COMPLETED).
+TEST(Cuda, APoolSharedByThreadsKeepsEachBlocksOrderAcrossThem) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"caching_threads"});
+  expect_recorded(run, {"deviceMalloc", "deviceFree"});
+  for (const char* event : {"poolMalloc", "poolFree", "poolFreeCompleted", "poolState"}) {
+    const auto want = expected_pool(run, event);
+    EXPECT_FALSE(want.empty()) << "the program printed no " << event;
+    EXPECT_EQ(recorded_pool(run, event), want) << event << " rows";
+  }
+  // Every FREE found its block: no synthetic closes, no unmatched frees (an id of 0).
+  for (const Row& r : run.rows) {
+    if (r.event_type == "PTA" && r.event == "FREE") {
+      EXPECT_NE(attr_value(r.attr, "allocation_id"), "0") << r.ptr;
+    }
+  }
+  ProcessResult report = run_process(
+      spec_in(dir, {kMemtapBin, "report", "--json", dir.file("cuda.db")}), kProcessTimeout);
+  ASSERT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
+  std::string error;
+  auto q = DbQuery::open(":memory:", &error);
+  ASSERT_TRUE(q) << error;
+  DbRows rows;
+  ASSERT_TRUE(
+      q->query("SELECT json_extract(d.value, '$.pool.allocated.peak_bytes'), "
+               "json_extract(d.value, '$.pool.active.peak_bytes'), "
+               "json_extract(d.value, '$.pool.pending_frees'), "
+               "json_extract(d.value, '$.pool.active.final_bytes') "
+               "FROM json_each(json_extract(?, '$.devices')) d "
+               "WHERE json_extract(d.value, '$.device') = 'device 0'",
+               {report.out}, &rows, &error))
+      << error;
+  ASSERT_EQ(rows.rows.size(), 1u) << report.out;
+  const PoolFigures want = simulate_pool(run, "0");  // the lines come in the pool's order
+  EXPECT_GT(want.pending_frees, 0);
+  EXPECT_EQ(rows.rows[0][0].integer, want.allocated_peak);
+  EXPECT_EQ(rows.rows[0][1].integer, want.active_peak);
+  EXPECT_EQ(rows.rows[0][2].integer, want.pending_frees);
+  EXPECT_EQ(rows.rows[0][3].integer, 0);
+}
+
 TEST(Cuda, APoolOnTheSecondDeviceIsThatDevicesAndWaitsForItsStream) {
   TempDir dir;
   Recording run = run_scenarios(dir, {"caching_two_devices"}, 2);

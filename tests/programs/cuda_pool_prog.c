@@ -39,13 +39,17 @@
  *   two_devices  allocations on devices 0 and 1 (cudaSetDevice), a launch and an async
  *                allocation on device 1, the device-1 block freed while device 0 is current;
  *                needs MEMTAP_FAKE_CUDA_DEVICES=2 (fails otherwise)
+ *   caching_threads
+ *                the reporting allocator shared by 4 threads under one lock: blocks one
+ *                thread frees are another's next, and frees pending on another stream
+ *                completed by the next allocation, on whichever thread that is
  *   caching_two_devices
  *                the reporting allocator on device 1: blocks on a stream and the default
  *                one, a free completed after a device synchronisation; needs two devices
  *   fork         allocates, forks; the child allocates and frees, and exits 0; the parent
  *                waits and frees
  *   threads      4 threads, each 3 cudaMalloc, 2 launches, 3 cudaFree
- *   all          basic async pinned vmm launch oom pool caching threads fork, then
+ *   all          basic async pinned vmm launch oom pool caching caching_threads threads fork, then
  *                two_devices and caching_two_devices if there are two devices (else a
  *                "did skip" line for each)
  *
@@ -99,6 +103,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/fake_cuda/fake_cuda_api.h"
@@ -989,6 +994,57 @@ static void scenario_caching_two_devices(void) {
   did("set_device api=cudaSetDevice device=0");
 }
 
+/* The reporting pool shared by threads, as PyTorch's allocator is by the program's threads
+ * and autograd's: every pool operation under one lock (its report with it, so the expect
+ * lines come in the order the pool did things). Blocks freed by one thread are handed to
+ * another; and each thread frees one block pending, whose completion the next thread's
+ * allocation makes (PyTorch completes waiting frees when it next allocates, on whichever
+ * thread that is). */
+enum { kPoolThreads = 4, kPoolRounds = 25 };
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_block* pool_waiting; /* a pending block, completed by the next allocation */
+
+static void* pool_thread_work(void* arg) {
+  const size_t t = (size_t)(uintptr_t)arg;
+  for (int r = 0; r < kPoolRounds; r++) {
+    pthread_mutex_lock(&pool_lock);
+    if (pool_waiting) {
+      /* The other stream's kernel that used the block runs 200 us more; then the block is
+       * the pool's again. */
+      const struct timespec kernel = {0, 200 * 1000};
+      nanosleep(&kernel, NULL);
+      pool_free_completed(pool_waiting, 1);
+      pool_waiting = NULL;
+    }
+    struct pool_block* b = pool_alloc(((t * kPoolRounds + (size_t)r) % 7 + 1) * (32 << 10), 0);
+    pthread_mutex_unlock(&pool_lock);
+    pthread_mutex_lock(&pool_lock);
+    if (r == (int)t + 3 && !pool_waiting) {
+      pool_free_requested(b, 1);
+      pool_waiting = b;
+    } else {
+      pool_free(b);
+    }
+    pthread_mutex_unlock(&pool_lock);
+  }
+  return NULL;
+}
+
+static void scenario_caching_threads(void) {
+  pool_start_reporting();
+  pthread_t threads[kPoolThreads];
+  for (size_t t = 0; t < kPoolThreads; t++)
+    if (pthread_create(&threads[t], NULL, pool_thread_work, (void*)(uintptr_t)t) != 0)
+      fail("pthread_create failed");
+  for (int t = 0; t < kPoolThreads; t++) pthread_join(threads[t], NULL);
+  if (pool_waiting) {
+    pool_free_completed(pool_waiting, 1);
+    pool_waiting = NULL;
+  }
+  pool_release_all();
+  did("threads count=%d rounds=%d", kPoolThreads, kPoolRounds);
+}
+
 static void scenario_two_devices(void) {
   int count = 0;
   RT(cudaGetDeviceCount(&count));
@@ -1067,6 +1123,7 @@ static const struct scenario kScenarios[] = {
     {"oom", scenario_oom, 1},
     {"pool", scenario_pool, 1},
     {"caching", scenario_caching, 1},
+    {"caching_threads", scenario_caching_threads, 1},
     {"threads", scenario_threads, 1},
     {"fork", scenario_fork, 1},
     {"two_devices", scenario_two_devices, 2},

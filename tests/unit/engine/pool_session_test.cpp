@@ -159,6 +159,25 @@ TEST_F(PoolSessionTest, BlocksArePtaRowsWithUsedTotalAndAFreeCompletedAtOnceFold
   EXPECT_EQ(process(kPid).lost_frees, 0u);
 }
 
+// PyTorch completes a block freed while another stream used it in the thread's next
+// allocator call: the completion can then be the thread's very next pool event, as in a free
+// that completes at once, but it comes later than one free call takes. A completion that
+// comes more than 20 us after its free is not folded: the block was Active meanwhile.
+TEST_F(PoolSessionTest, ACompletionNextButLaterThanOneFreeCallIsPending) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7, cat({pool_alloc(2000, 0, 0x1000, 100), pool_free(3000, 0, 0x1000),
+                       pool_completed(23'002, 0, 0x1000),  // 20.002 us after the FREE
+                       pool_alloc(30'000, 0, 0x2000, 100), pool_free(31'000, 0, 0x2000),
+                       pool_completed(51'000, 0, 0x2000)})}}));  // 20.000 us after it
+  EXPECT_EQ(pta_rows(), (std::vector<DumpRow>{
+                            pta(DumpEvent::kMalloc, 2001, 7, 0, {0x1000, 100, 1}, 100, -1),
+                            pending(pta(DumpEvent::kFree, 3001, 7, 0, {0x1000, 100, 1}, 0, -1)),
+                            completed(23'003, 7, 0, 0x1000, 100),
+                            pta(DumpEvent::kMalloc, 30'001, 7, 0, {0x2000, 100, 2}, 100, -1),
+                            pta(DumpEvent::kFree, 31'001, 7, 0, {0x2000, 100, 2}, 0, -1)}));
+}
+
 // Each device has its pool: used and total are the device's, and a FREE takes the device of
 // its block. Total is unknown (-1) until the device's first poolState.
 TEST_F(PoolSessionTest, UsedAndTotalArePerDevice) {
