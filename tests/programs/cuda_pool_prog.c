@@ -1004,22 +1004,29 @@ enum { kPoolThreads = 4, kPoolRounds = 25 };
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pool_block* pool_waiting; /* a pending block, completed by the next allocation */
 
+/* The other stream's kernel that used the waiting block runs 200 us more; then the pool
+ * takes the block back. */
+static void pool_complete_waiting(void) {
+  if (!pool_waiting) return;
+  const struct timespec kernel = {0, 200 * 1000};
+  nanosleep(&kernel, NULL);
+  pool_free_completed(pool_waiting, 1);
+  pool_waiting = NULL;
+}
+
+/* One size, so that any block freed fits the next request: at most 5 blocks are ever held
+ * (4 threads' and a waiting one), one segment holds them, and what the program prints does
+ * not depend on how the threads interleave (fake_cuda_test counts it). */
 static void* pool_thread_work(void* arg) {
-  const size_t t = (size_t)(uintptr_t)arg;
+  const int t = (int)(uintptr_t)arg;
   for (int r = 0; r < kPoolRounds; r++) {
     pthread_mutex_lock(&pool_lock);
-    if (pool_waiting) {
-      /* The other stream's kernel that used the block runs 200 us more; then the block is
-       * the pool's again. */
-      const struct timespec kernel = {0, 200 * 1000};
-      nanosleep(&kernel, NULL);
-      pool_free_completed(pool_waiting, 1);
-      pool_waiting = NULL;
-    }
-    struct pool_block* b = pool_alloc(((t * kPoolRounds + (size_t)r) % 7 + 1) * (32 << 10), 0);
+    pool_complete_waiting();
+    struct pool_block* b = pool_alloc(64 << 10, 0);
     pthread_mutex_unlock(&pool_lock);
     pthread_mutex_lock(&pool_lock);
-    if (r == (int)t + 3 && !pool_waiting) {
+    if (r == t + 3) { /* once per thread: freed while another stream uses it */
+      pool_complete_waiting();
       pool_free_requested(b, 1);
       pool_waiting = b;
     } else {
@@ -1037,10 +1044,7 @@ static void scenario_caching_threads(void) {
     if (pthread_create(&threads[t], NULL, pool_thread_work, (void*)(uintptr_t)t) != 0)
       fail("pthread_create failed");
   for (int t = 0; t < kPoolThreads; t++) pthread_join(threads[t], NULL);
-  if (pool_waiting) {
-    pool_free_completed(pool_waiting, 1);
-    pool_waiting = NULL;
-  }
+  pool_complete_waiting();
   pool_release_all();
   did("threads count=%d rounds=%d", kPoolThreads, kPoolRounds);
 }
