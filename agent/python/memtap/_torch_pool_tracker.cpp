@@ -10,6 +10,7 @@
 // stacks, and at its own time. The tracker must not call into PyTorch (the lock is held and
 // the GIL may be too): it only forwards numbers to the agent, whose calls record and return.
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <dlfcn.h>
 
