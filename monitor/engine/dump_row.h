@@ -80,6 +80,8 @@ struct DumpRow {
   uint32_t owner = 0;         // Attr owner (MALLOC, FREE, OOM_TOP_ALLOC): levels joined by '@'
   uint32_t stack_python = 0;  // `Call Stack(Python)` (MALLOC, OOM_TRIGGER, OOM_TOP_ALLOC)
   uint32_t stack_c = 0;       // `Call Stack(C)` (the same rows)
+  bool free_pending = false;  // PTA FREE: Attr pending "1" (a FREE_COMPLETED row follows later);
+                              // here, in what was padding, the row stays 120 bytes
   uint64_t step = 0;          // SYSTEM STEP: the step's number (1, 2, ...), written as `Name`
   int64_t end_ns = 0;         // trace slice: its end, epoch ns
   uint64_t stream = 0;        // Attr stream: see has_stream
@@ -88,7 +90,8 @@ struct DumpRow {
   // SNAPSHOT of a device's pool (Event Type PTA): Attr allocated and reserved.
   int64_t pool_used = -1;
   int64_t pool_total = -1;
-  bool free_pending = false;  // PTA FREE: Attr pending "1" (a FREE_COMPLETED row follows later)
 };
+// Rows queue by the million (analysis and writer queues, 1M rows each): every byte counts.
+static_assert(sizeof(DumpRow) == 120, "free_pending sits in the padding after stack_c");
 
 }  // namespace memtap

@@ -29,6 +29,7 @@ DumpRow make_row(DumpEvent event, bool is_mmap, const RowStamp& stamp, uint64_t 
                  block.owner,
                  /*stack_python=*/0,
                  /*stack_c=*/0,
+                 /*free_pending=*/false,
                  /*step=*/0,
                  /*end_ns=*/0,
                  /*stream=*/0};

@@ -92,6 +92,7 @@ DumpRow row_of(uint8_t event, uint8_t type, const uint64_t (&v)[kFields]) {
                  uint32_t(v[9]),
                  uint32_t(v[10]),
                  uint32_t(v[11]),
+                 /*free_pending=*/false,
                  v[12],
                  int64_t(v[13]),
                  v[15]};
