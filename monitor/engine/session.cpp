@@ -204,7 +204,7 @@ std::string describe(const WireMessage& m) {
 // the same events give the same rows however the sender cut them into batches.
 struct OpenPoolFree {
   uint64_t addr = 0;
-  uint64_t ts_ns = 0;  // the agent's clock (WireEvent::ts_ns), for kSameCallNs
+  uint64_t ts_ns = 0;                     // the agent's clock (WireEvent::ts_ns), for kSameCallNs
   PoolFollow follow = PoolFollow::kOpen;  // once decided: kPending or kCompleted
   uint64_t batch = 0;                     // ProcessState::batches when last left open
 };
