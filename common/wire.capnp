@@ -112,6 +112,14 @@ struct Hello {
                                  # else MemTotal (the capacity for time-to-OOM); 0 unknown
   traceStartNs @9 :UInt64;     # monotonic time of the first event the agent could record (its
                                # first hook call, before its own constructor); 0: the Hello's time
+  eventsSentBefore @11 :UInt64 = 0xffffffffffffffff;
+      # Events this instance handed to the wire before this Hello, over earlier connections
+      # (0 on its first). A Hello again after a reconnection (a restarted monitor) says so,
+      # so that of Bye.eventsSent only eventsSent - eventsSentBefore was this monitor's to
+      # receive: the rest went to an earlier monitor, recorded there or lost in flight when
+      # it stopped. Its default, all ones, is "not said": an older agent's Hello reads so,
+      # and the monitor then counts no loss rather than the earlier share as lost. An older
+      # monitor ignores the field, hence no version bump.
 }
 
 struct Batch {

@@ -68,6 +68,8 @@ struct Sender {
   bool reopened = false;  // after a failed exec, until ZeroMQ takes a message on the new socket
   std::atomic<bool> running{false};
   bool closed = false;  // a crash flush closed the socket on the sender thread
+  // Events ZeroMQ took, over every connection so far: Bye.eventsSent, and each Hello's
+  // eventsSentBefore (what earlier connections got, and this one's monitor will not).
   std::atomic<uint64_t> events_sent{0};
   uint64_t sequence = 0;
   uint64_t watermark_sent = 0;  // the newest Batch.watermarkNs given to this connection
@@ -227,7 +229,10 @@ bool send_hello(Sender& s, int timeout_ms) {
   if (s.pending.empty()) {
     uint64_t start = s.config.trace_start;
     if (start != 0 && s.config.clock_is_tsc) start = s.tsc.to_ns(start);
-    s.owned = encode_hello(header(s), s.config, start);
+    // Every event counted so far went over an earlier connection (or none): drain_and_send
+    // hands nothing over before Hello is out, and a batch ZeroMQ did not take was taken
+    // off the count when its connection went (watch_connection).
+    s.owned = encode_hello(header(s), s.config, start, s.events_sent.load());
     s.pending = s.owned;
   }
   s.hello_sent = flush_pending(s, timeout_ms);

@@ -69,7 +69,7 @@ std::string pack(capnp::MallocMessageBuilder& mb) {
 }  // namespace
 
 std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c,
-                         uint64_t trace_start_ns) {
+                         uint64_t trace_start_ns, uint64_t events_sent_before) {
   capnp::MallocMessageBuilder mb;
   auto hello = start(mb, h).getBody().initHello();
   hello.setPpid(c.ppid);
@@ -91,6 +91,7 @@ std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c,
   hello.setForkedFromPid(c.forked_from_pid);
   hello.setTraceStartNs(trace_start_ns);
   hello.setMemoryTotalBytes(MemorySampler::memory_total_bytes());
+  hello.setEventsSentBefore(events_sent_before);
   return pack(mb);
 }
 

@@ -27,8 +27,9 @@ struct MessageHeader {
   bool reopened = false;         // Message.reopened
 };
 
+// `events_sent_before`: events handed to earlier connections (Hello.eventsSentBefore).
 std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& config,
-                         uint64_t trace_start_ns);
+                         uint64_t trace_start_ns, uint64_t events_sent_before);
 std::string encode_bye(const MessageHeader& h, uint64_t ts_ns, uint64_t dropped_total,
                        uint64_t events_sent, const std::vector<uint32_t>& child_pids, int32_t end,
                        int32_t end_code);

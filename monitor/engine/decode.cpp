@@ -228,6 +228,10 @@ bool decode_hello(wire::Hello::Reader in, WireHello& out, ElementBudget& budget,
   out.forked_from_pid = in.getForkedFromPid();
   out.trace_start_ns = in.getTraceStartNs();
   out.memory_total_bytes = in.getMemoryTotalBytes();
+  // All ones, the schema's default, is "not said".
+  if (const uint64_t before = in.getEventsSentBefore(); before != ~uint64_t{0}) {
+    out.events_sent_before = before;
+  }
   return check_time(out.clock_monotonic_ns, "hello.clockMonotonicNs", error) &&
          check_time(out.clock_realtime_ns, "hello.clockRealtimeNs", error) &&
          check_time(out.trace_start_ns, "hello.traceStartNs", error);

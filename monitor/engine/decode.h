@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,9 @@ struct WireHello {
   uint32_t forked_from_pid = 0;
   uint64_t trace_start_ns = 0;  // below 2^63; 0 when the agent did not say
   uint64_t memory_total_bytes = 0;
+  // Events the instance handed to earlier connections (Hello.eventsSentBefore); none when
+  // the agent did not say (an older agent).
+  std::optional<uint64_t> events_sent_before;
 };
 
 struct WireBatch {

@@ -222,6 +222,8 @@ struct ProcessState {
   // Epoch ns before which this process will send nothing more (from Batch.watermarkNs).
   int64_t watermark_ns = kNoWatermark;
   uint64_t next_sequence = 1;  // Hello was 0
+  // Its first Hello said Hello.eventsSentBefore: at Bye, what did not come is known.
+  bool sent_before_said = false;
   // Said Bye, was forgotten, or the session finished: it no longer holds the release back,
   // and its STOP_TRACE row is held or out.
   bool ended = false;
@@ -464,7 +466,7 @@ void Session::Impl::apply(WireMessage& m, const MessagePeer& peer) {
   if (m.body == WireBodyKind::kHello) {
     // A second Hello from an instance we know: its agent lost the connection (a monitor
     // restart, a network hiccup) and starts its sequence again. What ZeroMQ dropped with
-    // the old connection cannot be counted here; the agent counts what it discarded.
+    // the old connection shows at Bye, as events_lost; the agent counts what it discarded.
     if (auto it = by_instance.find(key); it != by_instance.end()) {
       apply_early(it->second, true);
       ProcessState& p = processes[it->second];
@@ -628,6 +630,10 @@ void Session::Impl::apply_hello(const WireMessage& m, std::string peer_address) 
   info.ppid = h.ppid;
   info.forked_from_pid = h.forked_from_pid;
   info.memory_total_bytes = h.memory_total_bytes;
+  // Only the first Hello's: a Hello again over a new connection to this same monitor counts
+  // events this recording was to receive.
+  info.events_sent_before = h.events_sent_before.value_or(0);
+  p.sent_before_said = h.events_sent_before.has_value();
   info.hostname = h.hostname;
   info.command_line = h.command_line;
   info.rank = h.rank;
@@ -742,6 +748,14 @@ void Session::Impl::apply_bye(ProcessState& p, size_t index, const WireBye& bye)
   ProcessInfo& info = p.info;
   const int64_t bye_ns = to_epoch(bye.ts_ns, info.realtime_offset_ns);
   info.events_dropped = std::max(info.events_dropped, bye.dropped_total);
+  info.events_sent = bye.events_sent;
+  // Of what the agent handed over since this recording's first Hello, what never came.
+  // Saturated: the numbers are the sender's word.
+  if (p.sent_before_said) {
+    const uint64_t ours =
+        bye.events_sent > info.events_sent_before ? bye.events_sent - info.events_sent_before : 0;
+    info.events_lost = ours > info.events_received ? ours - info.events_received : 0;
+  }
   info.child_pids = bye.child_pids;
   info.bye_received = true;
   info.ended_by = process_end_text(bye.end, bye.end_code);

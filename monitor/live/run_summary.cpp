@@ -21,16 +21,25 @@ LiveInput live_input(const InputCounts& counts) {
 
 void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
                           const LiveInput& input) {
-  uint64_t events = 0, dropped = 0, lost_messages = 0;
+  uint64_t events = 0, dropped = 0, lost = 0, lost_messages = 0, sent_before = 0;
   for (const ProcessInfo& p : processes) {
     events += p.events_received;
     dropped += p.events_dropped;
+    lost += p.events_lost;
     lost_messages += p.messages_lost;
+    sent_before += p.events_sent_before;
   }
   fprintf(out, "memtap: %zu process%s, %llu events, %llu dropped", processes.size(),
           processes.size() == 1 ? "" : "es", (unsigned long long)events,
           (unsigned long long)dropped);
+  // Lost events include those of the lost messages (docs/design.md, "What was sent, what
+  // came"); a message count is said besides, since it is known before the Bye.
+  if (lost) fprintf(out, ", %llu lost on the way", (unsigned long long)lost);
   if (lost_messages) fprintf(out, ", %llu messages lost", (unsigned long long)lost_messages);
+  if (sent_before) {
+    fprintf(out, ", %llu sent to an earlier monitor before this recording",
+            (unsigned long long)sent_before);
+  }
   fprintf(out, "\n");
   live_input_text(input, "memtap: ", out);
   for (const ProcessInfo& p : processes) {
@@ -53,6 +62,8 @@ std::vector<RecordedProcess> recorded_processes(const std::vector<ProcessInfo>& 
     r.world_size = p.world_size;
     r.forked_from_pid = p.forked_from_pid;
     r.events_dropped = p.events_dropped;
+    r.events_lost = p.events_lost;
+    r.events_sent_before = p.events_sent_before;
     r.ended_by = p.ended_by;
     out.push_back(r);
   }

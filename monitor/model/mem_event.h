@@ -143,6 +143,10 @@ struct RecordedProcess {
   int32_t world_size = -1;
   uint32_t forked_from_pid = 0;
   uint64_t events_dropped = 0;
+  // memtap_session's: sent for this recording and never received (known from Bye), and
+  // what went to an earlier monitor before this recording heard of the process (a restart).
+  uint64_t events_lost = 0;
+  uint64_t events_sent_before = 0;
   std::string ended_by;  // memtap_session's: "exit code 0", "signal SIGSEGV", "exec", ...
 };
 

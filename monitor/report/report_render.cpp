@@ -248,6 +248,25 @@ void pool_json(JsonWriter& j, const PoolSection& p) {
   j.end_object();
 }
 
+// What of a process's events this recording lacks, and what went to an earlier monitor
+// (docs/design.md, "What was sent, what came"): " (5 events dropped, 12 lost on the way;
+// 3400 sent to an earlier monitor before this recording)"; nothing when all are 0.
+void process_counts_text(const RecordedProcess& p, FILE* out) {
+  std::string parts;
+  auto add = [&](uint64_t n, const char* words) {
+    if (n == 0) return;
+    parts += (parts.empty() ? "" : ", ") + std::to_string(n) + (parts.empty() ? " events " : " ");
+    parts += words;
+  };
+  add(p.events_dropped, "dropped");
+  add(p.events_lost, "lost on the way");
+  if (p.events_sent_before != 0) {
+    parts += (parts.empty() ? "" : "; ") + std::to_string(p.events_sent_before) +
+             " sent to an earlier monitor before this recording";
+  }
+  if (!parts.empty()) fprintf(out, " (%s)", parts.c_str());
+}
+
 }  // namespace
 
 void live_input_text(const LiveInput& input, const char* prefix, FILE* out) {
@@ -320,8 +339,7 @@ void report_text(const Report& r, FILE* out) {
     if (p.rank >= 0) fprintf(out, ", rank %d of %d", p.rank, p.world_size);
     if (p.forked_from_pid) fprintf(out, ", fork of %u", p.forked_from_pid);
     if (!p.command_line.empty()) fprintf(out, ": %s", p.command_line.c_str());
-    if (p.events_dropped)
-      fprintf(out, " (%llu events dropped)", (unsigned long long)p.events_dropped);
+    process_counts_text(p, out);
     if (p.ended_by.rfind("no final flush", 0) == 0) {
       fprintf(out, "; %s", p.ended_by.c_str());
     } else if (!p.ended_by.empty()) {
@@ -364,7 +382,9 @@ std::string report_json(const Report& r) {
     j.key("pid").value(p.pid).key("hostname").value(p.hostname);
     j.key("command_line").value(p.command_line).key("rank").value(p.rank);
     j.key("world_size").value(p.world_size).key("forked_from_pid").value(p.forked_from_pid);
-    j.key("events_dropped").value(p.events_dropped).key("ended_by").value(p.ended_by);
+    j.key("events_dropped").value(p.events_dropped).key("events_lost").value(p.events_lost);
+    j.key("events_sent_before").value(p.events_sent_before);
+    j.key("ended_by").value(p.ended_by);
     j.end_object();
   }
   j.end_array();

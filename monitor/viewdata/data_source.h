@@ -53,8 +53,8 @@ struct SourceStatus {
   double load_fraction = 0;  // replay: the part of the file read so far (0..1); live: 1
   uint64_t events = 0;       // events the engine has analysed
   double events_per_s = 0;   // live: events received per second, over the last second
-  // Events that did not make it: dropped by the agents, in lost or rejected messages; replay:
-  // rows of the file that could not be read.
+  // Events that did not make it: dropped by the agents, lost on the way (events_lost), in
+  // rejected messages; replay: also rows of the file that could not be read.
   uint64_t events_dropped = 0;
   int64_t lag_ns = 0;            // live: how far the analyses are behind the newest event received
   uint64_t recording_bytes = 0;  // the recording's size on disk (with its write-ahead log)

@@ -169,7 +169,9 @@ class LiveSource final : public DataSource {
       e.events_dropped = p.events_dropped;
       processes.push_back(e);
       received += p.events_received;
-      dropped += p.events_dropped + p.messages_lost;
+      // Until Bye, a lost message stands for its unknown events; from Bye, events_lost
+      // counts them (theirs among them) and what no gap showed.
+      dropped += p.events_dropped + (p.bye_received ? p.events_lost : p.messages_lost);
       if (first == 0 || (p.start_ns != 0 && p.start_ns < first)) first = p.start_ns;
       newest = std::max(newest, p.end_ns);
     }

@@ -243,7 +243,7 @@ class ReplaySource final : public DataSource {
       e.rank = p.rank;
       e.world_size = p.world_size;
       e.events_dropped = p.events_dropped;
-      status_.events_dropped += p.events_dropped;
+      status_.events_dropped += p.events_dropped + p.events_lost;
       status_.processes.push_back(e);
     }
   }

@@ -68,10 +68,12 @@ bool is_socket(const std::string& path) {
 }
 
 std::unique_ptr<Process> start_recorder(const TempDir& dir, const std::string& endpoint,
-                                        const std::string& db) {
+                                        const std::string& db,
+                                        const std::vector<std::string>& env) {
   std::string error;
-  std::unique_ptr<Process> recorder =
-      Process::start(spec_in(dir, {kMemtapBin, "record", "--listen", endpoint, "-o", db}), &error);
+  ProcessSpec spec = spec_in(dir, {kMemtapBin, "record", "--listen", endpoint, "-o", db});
+  spec.env_set.insert(spec.env_set.end(), env.begin(), env.end());
+  std::unique_ptr<Process> recorder = Process::start(spec, &error);
   if (!recorder) {
     ADD_FAILURE() << "memtap record did not start: " << error;
     return nullptr;

@@ -59,11 +59,12 @@ ProcessSpec preloaded_spec(const TempDir& dir, std::vector<std::string> argv,
 // Whether a Unix socket exists at `path`.
 bool is_socket(const std::string& path);
 
-// `memtap record --listen <endpoint> -o <db>`, returned once its socket exists (ZeroMQ
-// binds and listens before that file appears). Fails the test and returns nullptr if it
-// does not start.
+// `memtap record --listen <endpoint> -o <db>` (with `env` set: "NAME=VALUE"), returned once
+// its socket exists (ZeroMQ binds and listens before that file appears). Fails the test and
+// returns nullptr if it does not start.
 std::unique_ptr<Process> start_recorder(const TempDir& dir, const std::string& endpoint,
-                                        const std::string& db);
+                                        const std::string& db,
+                                        const std::vector<std::string>& env = {});
 
 // `memtap record --listen LISTEN ARGS -o db` over TCP, once it listens; *endpoint is the
 // endpoint it chose (tcp://127.0.0.1:PORT). Fails the test and returns nullptr otherwise.

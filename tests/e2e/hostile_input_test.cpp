@@ -253,7 +253,7 @@ TEST_F(HostileInput, EachKindIsCountedAndSkippedWhileGoodProcessesRecordComplete
     own.sequence = 1;
     send(forged_batch(own, 7, {{0x7000, 100}, {0x7000, 0}}));
     own.sequence = 2;
-    send(forged_bye(own));
+    send(forged_bye(own, 2));
     own.sequence = 3;
     send(forged_batch(own, 7, {{0x8000, 100}}));
     // A Hello storm: thousands of processes that never say more.

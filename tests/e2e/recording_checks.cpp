@@ -173,12 +173,18 @@ void check_sessions(const RecordingData& rec) {
   EXPECT_EQ(size_t(rec.session_rows), rec.sessions.size()) << "a pid has two memtap_session rows";
   EXPECT_EQ(pids_with_session, pids_with_rows)
       << "memtap_session should hold exactly the processes that have rows";
-  Violations v("every process's events all arrived: events_dropped 0, bye_received 1");
+  Violations v(
+      "every process's events all arrived: events_dropped 0, events_lost 0, bye_received 1, and "
+      "what its agent says it sent (events_sent) is what came");
   for (const auto& [pid, s] : rec.sessions) {
-    if (s.events_dropped != 0)
-      v.add("pid " + std::to_string(pid) + ": events_dropped " + std::to_string(s.events_dropped));
-    if (s.bye_received != 1)
-      v.add("pid " + std::to_string(pid) + ": bye_received " + std::to_string(s.bye_received));
+    const std::string who = "pid " + std::to_string(pid) + ": ";
+    if (s.events_dropped != 0) v.add(who + "events_dropped " + std::to_string(s.events_dropped));
+    if (s.events_lost != 0) v.add(who + "events_lost " + std::to_string(s.events_lost));
+    if (s.bye_received != 1) v.add(who + "bye_received " + std::to_string(s.bye_received));
+    if (s.bye_received == 1 && s.events_sent_before + s.events_received != s.events_sent) {
+      v.add(who + std::to_string(s.events_sent) + " sent, " + std::to_string(s.events_sent_before) +
+            " before this recording, " + std::to_string(s.events_received) + " received");
+    }
   }
   MEMTAP_REPORT(v);
   auto complete = rec.meta.find("complete");

@@ -186,6 +186,9 @@ bool load_recording(const std::string& path, RecordingData* out, std::string* er
     s.command_line = text_or_empty(s.columns, "command_line");
     s.events_received = integer_or(s.columns, "events_received", -1);
     s.events_dropped = integer_or(s.columns, "events_dropped", -1);
+    s.events_lost = integer_or(s.columns, "events_lost", -1);
+    s.events_sent = integer_or(s.columns, "events_sent", -1);
+    s.events_sent_before = integer_or(s.columns, "events_sent_before", -1);
     s.bye_received = integer_or(s.columns, "bye_received", -1);
     ++out->session_rows;
     out->sessions[s.pid] = std::move(s);

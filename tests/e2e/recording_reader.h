@@ -56,6 +56,9 @@ struct SessionRecord {
   std::string command_line;
   int64_t events_received = -1;
   int64_t events_dropped = -1;
+  int64_t events_lost = -1;
+  int64_t events_sent = -1;
+  int64_t events_sent_before = -1;
   int64_t bye_received = -1;
 };
 

@@ -48,6 +48,7 @@ std::string forged_hello(const ForgedHeader& h, const std::string& hostname) {
   hello.setClockMonotonicNs(clock_ns(CLOCK_MONOTONIC));
   hello.setClockRealtimeNs(clock_ns(CLOCK_REALTIME));
   hello.setAgentVersion("forged");
+  hello.setEventsSentBefore(0);
   return flat(b);
 }
 
@@ -70,10 +71,11 @@ std::string forged_batch(const ForgedHeader& h, uint32_t tid,
   return flat(b);
 }
 
-std::string forged_bye(const ForgedHeader& h) {
+std::string forged_bye(const ForgedHeader& h, uint64_t events_sent) {
   capnp::MallocMessageBuilder b;
   auto bye = start(b, h).getBody().initBye();
   bye.setTsNs(clock_ns(CLOCK_MONOTONIC));
+  bye.setEventsSent(events_sent);
   bye.setEnd(wire::ProcessEnd::EXITED);
   return flat(b);
 }
@@ -105,9 +107,16 @@ ReadHeader read_header(const void* data, size_t size) {
     switch (m.getBody().which()) {
       case wire::Message::Body::HELLO:
         out.body = 'h';
+        out.events_sent_before = m.getBody().getHello().getEventsSentBefore();
         break;
       case wire::Message::Body::BATCH:
         out.body = 'b';
+        for (auto thread : m.getBody().getBatch().getThreads()) {
+          for (auto e : thread.getEvents()) {
+            ++out.events;
+            if (e.getKind() == wire::EventKind::MALLOC) ++out.malloc_sizes[e.getSizeBytes()];
+          }
+        }
         break;
       case wire::Message::Body::BYE:
         out.body = 'y';

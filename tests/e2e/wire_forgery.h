@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,9 @@ std::string forged_hello(const ForgedHeader& h, const std::string& hostname);
 // A Batch of `events` on thread `tid`, timestamped now, with the watermark just after.
 std::string forged_batch(const ForgedHeader& h, uint32_t tid,
                          const std::vector<ForgedEvent>& events);
-std::string forged_bye(const ForgedHeader& h);
+// A Hello says it is its agent's first connection (eventsSentBefore 0); a Bye, that the
+// agent sent `events_sent` events in all.
+std::string forged_bye(const ForgedHeader& h, uint64_t events_sent = 0);
 
 // A Batch whose one thread's event list claims `claimed` zero-sized elements, in a message
 // padded to about 8 KB by a string: within Cap'n Proto's traversal limit, beyond what the
@@ -41,7 +44,10 @@ struct ReadHeader {
   bool ok = false;
   uint32_t pid = 0;
   uint64_t instance_id = 0;
-  char body = '?';  // 'h'ello, 'b'atch, 'y' bye
+  char body = '?';                            // 'h'ello, 'b'atch, 'y' bye
+  uint64_t events = 0;                        // a batch's events, all its threads'
+  std::map<uint64_t, uint64_t> malloc_sizes;  // a batch's malloc events: how many of each size
+  uint64_t events_sent_before = 0;            // a hello's Hello.eventsSentBefore
 };
 ReadHeader read_header(const void* data, size_t size);
 

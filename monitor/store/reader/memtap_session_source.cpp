@@ -9,8 +9,10 @@ bool read_memtap_session(const std::string& path, sqlite3* db,
                          std::vector<RecordedProcess>* processes, std::string* error) {
   std::vector<std::string> columns;
   if (!table_columns(path, db, "memtap_session", &columns, error)) return false;
-  const char* const wanted[] = {"pid",        "hostname",        "command_line",   "rank",
-                                "world_size", "forked_from_pid", "events_dropped", "ended_by"};
+  // Columns an older file lacks read as NULL: 0, or empty.
+  const char* const wanted[] = {"pid",         "hostname",          "command_line",   "rank",
+                                "world_size",  "forked_from_pid",   "events_dropped", "ended_by",
+                                "events_lost", "events_sent_before"};
   std::string select;
   for (const char* name : wanted) {
     select += std::string(select.empty() ? "" : ", ") +
@@ -39,6 +41,8 @@ bool read_memtap_session(const std::string& path, sqlite3* db,
     }
     process->events_dropped += static_cast<uint64_t>(sqlite3_column_int64(s, 6));
     process->ended_by = column_string(s, 7);
+    process->events_lost += static_cast<uint64_t>(sqlite3_column_int64(s, 8));
+    process->events_sent_before += static_cast<uint64_t>(sqlite3_column_int64(s, 9));
   };
   // In the order the processes started (what memtap writes; a table of an older memtap,
   // written in the order their Hellos came, is put in that order here).

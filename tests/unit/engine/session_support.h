@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <kj/io.h>
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -91,6 +92,8 @@ struct HelloArgs {
   uint64_t sequence = 0;
   uint32_t protocol_version = wire::PROTOCOL_VERSION;
   uint64_t memory_total_bytes = 0;
+  // Hello.eventsSentBefore; none: not said, as an older agent's Hello.
+  std::optional<uint64_t> events_sent_before = 0;
 };
 
 inline Bytes pack(capnp::MessageBuilder& builder) {
@@ -131,6 +134,7 @@ inline Bytes hello(uint32_t pid, uint64_t instance, HelloArgs args = {}) {
   h.setAgentVersion("0.1.0");
   h.setForkedFromPid(args.forked_from_pid);
   h.setMemoryTotalBytes(args.memory_total_bytes);
+  if (args.events_sent_before) h.setEventsSentBefore(*args.events_sent_before);
   return pack(b);
 }
 
@@ -189,12 +193,13 @@ inline Bytes batch_with(uint32_t pid, uint64_t instance, uint64_t sequence, uint
 }
 
 inline Bytes bye(uint32_t pid, uint64_t instance, uint64_t sequence, uint64_t ts_ns,
-                 uint64_t dropped_total = 0, const std::vector<uint32_t>& children = {}) {
+                 uint64_t dropped_total = 0, const std::vector<uint32_t>& children = {},
+                 uint64_t events_sent = 0) {
   capnp::MallocMessageBuilder b;
   auto y = header(b, pid, instance, sequence).getBody().initBye();
   y.setTsNs(ts_ns);
   y.setDroppedTotal(dropped_total);
-  y.setEventsSent(0);
+  y.setEventsSent(events_sent);
   auto list = y.initChildPids(children.size());
   for (size_t i = 0; i < children.size(); ++i) list.set(i, children[i]);
   return pack(b);

@@ -577,6 +577,69 @@ TEST_F(SessionTest, SecondHelloIsAReconnectionThatRestartsTheSequence) {
   EXPECT_EQ(rows[2], free_row(3000, kPid, 7, {0x1000, 64, 1}));
 }
 
+// What ZeroMQ held when the connection dropped is lost, and the sequence, which starts
+// again with the new connection's Hello, cannot show it: the agent's counts can. Its Bye
+// says 6 events were sent, none before this recording; 3 came.
+TEST_F(SessionTest, WhatWasInFlightWhenAConnectionDroppedIsCountedAtBye) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64), ev_free(2100, 0x1000)}}}));
+  // Sequence 2, three events, went down with the connection.
+  feed(hello(kPid, kInst, {.events_sent_before = 5}));
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(3000, 0x2000, 8)}}}));
+  EXPECT_EQ(process(kPid).events_lost, 0u) << "not known before Bye";
+  feed(bye(kPid, kInst, 2, 4000, 0, {}, 6));
+  const ProcessInfo p = process(kPid);
+  EXPECT_EQ(p.reconnects, 1u);
+  EXPECT_EQ(p.messages_lost, 0u);
+  EXPECT_EQ(p.events_received, 3u);
+  EXPECT_EQ(p.events_sent, 6u);
+  EXPECT_EQ(p.events_sent_before, 0u) << "the second Hello's count was this recording's";
+  EXPECT_EQ(p.events_lost, 3u);
+}
+
+// A gap in the sequence counts its messages, and their events once, among events_lost.
+TEST_F(SessionTest, TheEventsOfLostMessagesAreCountedOnceAsLostEvents) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64), ev_free(2100, 0x1000)}}}));
+  feed(batch(kPid, kInst, 3, kFar, {{7, {ev_malloc(3000, 0x2000, 8)}}}));
+  feed(bye(kPid, kInst, 4, 4000, 2, {}, 6));  // sequence 2 held 3 events; 2 were dropped
+  const ProcessInfo p = process(kPid);
+  EXPECT_EQ(p.messages_lost, 1u);
+  EXPECT_EQ(p.events_lost, 3u);
+  EXPECT_EQ(p.events_dropped, 2u) << "dropped in the agent: never sent, so not lost on the way";
+  EXPECT_EQ(p.events_received + p.events_lost + p.events_sent_before, p.events_sent);
+}
+
+// The monitor was restarted while the program ran: this recording's first Hello from it
+// says what went to the earlier monitor, which is not this recording's loss.
+TEST_F(SessionTest, WhatWentToAnEarlierMonitorIsStatedAndNotLost) {
+  feed(hello(kPid, kInst, {.events_sent_before = 100}));
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64), ev_free(2100, 0x1000)}}}));
+  feed(bye(kPid, kInst, 2, 4000, 0, {}, 102));
+  const ProcessInfo p = process(kPid);
+  EXPECT_EQ(p.events_sent_before, 100u);
+  EXPECT_EQ(p.events_sent, 102u);
+  EXPECT_EQ(p.events_lost, 0u);
+  EXPECT_EQ(p.reconnects, 0u) << "this monitor heard one Hello";
+}
+
+// An agent that does not say eventsSentBefore (an older one) may have sent part of its
+// events to an earlier monitor: no loss is counted. Nor from counts that contradict
+// themselves (a sender's word).
+TEST_F(SessionTest, NoLossIsCountedWithoutTheAgentsCountOfWhatWentBefore) {
+  feed(hello(kPid, kInst, {.events_sent_before = std::nullopt}));
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  feed(bye(kPid, kInst, 2, 4000, 0, {}, 102));
+  EXPECT_EQ(process(kPid).events_sent, 102u);
+  EXPECT_EQ(process(kPid).events_sent_before, 0u);
+  EXPECT_EQ(process(kPid).events_lost, 0u);
+
+  feed(hello(kPid2, kInst2, {.events_sent_before = 50}));
+  feed(batch(kPid2, kInst2, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  feed(bye(kPid2, kInst2, 2, 4000, 0, {}, 20));
+  EXPECT_EQ(process(kPid2).events_lost, 0u);
+}
+
 TEST_F(SessionTest, HelloOfANewInstanceInTheSamePidEndsTheOldOne) {
   feed(hello(kPid, kInst));
   feed(batch(kPid, kInst, 1, 3000, {{7, {ev_malloc(2000, 0x1000, 64)}}}));

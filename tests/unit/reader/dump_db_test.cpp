@@ -288,10 +288,14 @@ TEST(DumpDb, MemtapSessionGivesTheProcesses) {
   processes[0].rank = 0;
   processes[0].world_size = 2;
   processes[0].events_dropped = 2;
+  processes[0].events_lost = 4;
+  processes[0].events_sent_before = 100;
   processes[0].ended_by = "exec";
   processes[1] = processes[0];  // the same pid after exec
   processes[1].command_line = {"/bin/true"};
   processes[1].events_dropped = 3;
+  processes[1].events_lost = 1;
+  processes[1].events_sent_before = 0;
   processes[1].ended_by = "exit code 0";
   processes[2].pid = 11;
   processes[2].forked_from_pid = 10;
@@ -314,6 +318,8 @@ TEST(DumpDb, MemtapSessionGivesTheProcesses) {
   EXPECT_EQ(rec.processes[0].rank, 0);
   EXPECT_EQ(rec.processes[0].world_size, 2);
   EXPECT_EQ(rec.processes[0].events_dropped, 5u);
+  EXPECT_EQ(rec.processes[0].events_lost, 5u);
+  EXPECT_EQ(rec.processes[0].events_sent_before, 100u);
   EXPECT_EQ(rec.processes[0].ended_by, "exit code 0");
   EXPECT_EQ(rec.processes[1].pid, 11u);
   EXPECT_EQ(rec.processes[1].forked_from_pid, 10u);
@@ -337,6 +343,8 @@ TEST(DumpDb, AnOlderSessionTableReadsInStartOrder) {
   EXPECT_EQ(rec.processes[0].command_line, "parent");
   EXPECT_EQ(rec.processes[1].command_line, "child");
   EXPECT_EQ(rec.processes[0].ended_by, "");
+  EXPECT_EQ(rec.processes[0].events_lost, 0u) << "not in an older table: none counted";
+  EXPECT_EQ(rec.processes[0].events_sent_before, 0u);
 }
 
 TEST(DumpDb, BadRowsAreSkippedCountedAndTheFirstNamed) {

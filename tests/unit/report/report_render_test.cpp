@@ -71,5 +71,35 @@ TEST(ReportRender, TextNamesTheLeakAndSaysWhatIsUnknown) {
       << text;
 }
 
+// Dropped in the agent, lost on the way, and gone to an earlier monitor are three different
+// things, each said with its own name, in text and JSON.
+TEST(ReportRender, EachProcessSaysWhatItsEventsMissedAndWhatWentElsewhere) {
+  Report r = sample_report();
+  r.processes[0].events_dropped = 5;
+  r.processes[0].events_lost = 12;
+  r.processes[0].events_sent_before = 3400;
+  RecordedProcess quiet;
+  quiet.pid = 43;
+  quiet.events_sent_before = 7;
+  r.processes.push_back(quiet);
+  const std::string text = text_of(r);
+  EXPECT_NE(text.find("python train.py (5 events dropped, 12 lost on the way; 3400 sent to an "
+                      "earlier monitor before this recording)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("process 43 (7 sent to an earlier monitor before this recording)\n"),
+            std::string::npos)
+      << text;
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find(R"("events_dropped":5,"events_lost":12,"events_sent_before":3400)"),
+            std::string::npos)
+      << json;
+
+  r.processes[0].events_dropped = 0;
+  EXPECT_NE(text_of(r).find("python train.py (12 events lost on the way; 3400 sent"),
+            std::string::npos)
+      << text_of(r);
+}
+
 }  // namespace
 }  // namespace memtap

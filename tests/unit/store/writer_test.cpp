@@ -373,7 +373,10 @@ ProcessInfo parent_process() {
   p.end_ns = 1779862933160916120;
   p.events_received = 123456;
   p.events_dropped = 7;
+  p.events_lost = 11;
   p.messages_lost = 2;
+  p.events_sent = 223467;
+  p.events_sent_before = 100000;
   p.unmatched_frees = 3;
   p.late_events = 4;
   p.lost_frees = 5;
@@ -435,7 +438,10 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                   {"end_ns", "INTEGER"},
                   {"events_received", "INTEGER"},
                   {"events_dropped", "INTEGER"},
+                  {"events_lost", "INTEGER"},
                   {"messages_lost", "INTEGER"},
+                  {"events_sent", "INTEGER"},
+                  {"events_sent_before", "INTEGER"},
                   {"unmatched_frees", "INTEGER"},
                   {"late_events", "INTEGER"},
                   {"lost_frees", "INTEGER"},
@@ -462,7 +468,10 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "1779862933160916120",
                    "123456",
                    "7",
+                   "11",
                    "2",
+                   "223467",
+                   "100000",
                    "3",
                    "4",
                    "5",
@@ -486,6 +495,9 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "0",
                    "1779862931000000000",
                    "1779862932000000000",
+                   "0",
+                   "0",
+                   "0",
                    "0",
                    "0",
                    "0",
@@ -522,7 +534,10 @@ TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
     int64_t end_ns;
     uint64_t events_received;
     uint64_t events_dropped;
+    uint64_t events_lost;
     uint64_t messages_lost;
+    uint64_t events_sent;
+    uint64_t events_sent_before;
     uint64_t unmatched_frees;
     uint64_t late_events;
     uint64_t lost_frees;
