@@ -3,7 +3,6 @@
 #include "monitor/gui/top_bar.h"
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <QLabel>
 
@@ -50,13 +49,7 @@ TEST(TopBar, ARecordingItsMonitorNeverFinishedIsSaidToBeCut) {
   test::RecordingBuilder b;
   b.malloc(1, 0x1000, 4096);
   const std::string cut = dir.file("cut.db");
-  b.write(cut);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(cut.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(
-      sqlite3_exec(db, "DELETE FROM memtap_meta WHERE key = 'complete'", nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  sqlite3_close(db);
+  b.write_cut(cut);
   auto w = test::open_window(cut);
   ASSERT_TRUE(w.window);
   const QString text = status_line(w);

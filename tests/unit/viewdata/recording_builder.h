@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -175,6 +176,18 @@ class RecordingBuilder {
     }
     writer->append(rows.data(), rows.size());
     ASSERT_TRUE(writer->finish(processes, {{"mode", "test"}}, &error)) << error;
+  }
+
+  // Writes the recording as a monitor killed before the end leaves it: its rows committed,
+  // no memtap_meta complete=1.
+  void write_cut(const std::string& path) {
+    write(path);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, "DELETE FROM memtap_meta WHERE key = 'complete'", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
   }
 
   // Writes the recording as a writer that ran out of disk leaves it: the rows so far, then

@@ -1,6 +1,5 @@
 // What a replayed recording's status says about the file itself.
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include "common/clock.h"
 #include "monitor/report/units.h"
@@ -20,13 +19,7 @@ TEST(ReplayStatus, ARecordingItsMonitorNeverFinishedIsSaidToBeCut) {
   const std::string finished = dir.file("finished.db");
   const std::string cut = dir.file("cut.db");
   b.write(finished);
-  b.write(cut);
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(cut.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(
-      sqlite3_exec(db, "DELETE FROM memtap_meta WHERE key = 'complete'", nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  sqlite3_close(db);
+  b.write_cut(cut);
 
   auto source = test::open_loaded(finished);
   ASSERT_TRUE(source);
