@@ -33,9 +33,10 @@
 //   has, so the program still reads back its own last word.
 // - The program's own handler runs on the stack it asked for: a stack overflow with a
 //   handler installed without SA_ONSTACK dies as it would without memtap, unflushed.
-// - The alternate stack that lets the flush run on a stack overflow is set up for the main
-//   thread only (sigaltstack is per thread); an overflow on another thread dies without a
-//   flush, as it would without memtap.
+// - A stack overflow is flushed on a thread with an alternate stack (agent/alt_stack.h): each
+//   thread gets one when it first records. An overflow on a thread that has recorded
+//   nothing yet, or that took its first record before the agent's start-up (another
+//   library's constructor), dies without a flush, as it would without memtap.
 // - A siginterrupt() made before the agent started (in another library's constructor) is
 //   not known to a later signal() of one of these signals, which then restarts system calls:
 //   glibc keeps that set to itself.
@@ -46,6 +47,7 @@
 #include <signal.h>
 
 #include "agent/agent_state.h"
+#include "agent/alt_stack.h"
 #include "agent/raw_syscalls.h"
 #include "agent/signal_dispositions.h"
 #include "common/clock.h"
@@ -57,8 +59,6 @@ CrashFlushWords g_crash_flush;
 namespace {
 
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT};
-constexpr size_t kAltStackBytes = size_t{64} << 10;
-constexpr size_t kGuardBytes = 4096;
 
 uint32_t g_deadline_ms = 0;
 std::atomic<uint32_t> g_sender_tid{0};
@@ -141,26 +141,13 @@ void on_signal(int sig, siginfo_t* info, void* context) {
   errno = saved_errno;
 }
 
-// For a SIGSEGV from a stack overflow, which has no stack left to run the handler on. The
-// calling (main) thread's only, and only if the program has not set one.
-void set_up_alt_stack() {
-  stack_t old;
-  if (sigaltstack(nullptr, &old) != 0 || !(old.ss_flags & SS_DISABLE)) return;
-  auto* mem = static_cast<char*>(raw_mmap_anon(kGuardBytes + kAltStackBytes));
-  if (!mem) return;
-  syscall(SYS_mprotect, mem, kGuardBytes, PROT_NONE);  // an overrun faults, not corrupts
-  stack_t st{};
-  st.ss_sp = mem + kGuardBytes;
-  st.ss_size = kAltStackBytes;
-  sigaltstack(&st, nullptr);
-}
-
 }  // namespace
 
 void crash_flush_install(uint32_t deadline_ms) {
   if (deadline_ms == 0) return;
   g_deadline_ms = deadline_ms;
-  set_up_alt_stack();
+  // For a SIGSEGV from a stack overflow, which has no stack left to run the handler on.
+  alt_stacks_enable();
   for (int sig : kSignals) take_signal(sig, on_signal);
 }
 

@@ -2,6 +2,7 @@
 // moving to a new chunk, and resetting after fork(). See event_buffer.h.
 #include <pthread.h>
 
+#include "agent/alt_stack.h"
 #include "agent/event_buffer_writer.h"
 #include "agent/raw_syscalls.h"
 
@@ -34,6 +35,7 @@ void retire_buffer(void* p) {
   // buffer again, and sets the key again: libc then runs this destructor again for it.
   if (tl_buffer == b) tl_buffer = nullptr;
   b->state.store(kBufferRetired, std::memory_order_release);
+  alt_stack_release_at_thread_exit();
 }
 
 // over_bound: take it even past the byte bound (still counted in chunk_bytes).
@@ -100,7 +102,12 @@ ThreadBuffer* buffer_attach(BufferRegistry* reg) {
     b->tid.store(raw_gettid(), std::memory_order_relaxed);
     b->state.store(kBufferOwned, std::memory_order_release);
   }
-  if (g_buffer_key_ready.load(std::memory_order_acquire)) pthread_setspecific(g_buffer_key, b);
+  // The thread's alternate stack comes with the key whose destructor gives it back: once
+  // per thread, like this attach, never on the hot path.
+  if (g_buffer_key_ready.load(std::memory_order_acquire) &&
+      pthread_setspecific(g_buffer_key, b) == 0) {
+    alt_stack_for_this_thread();
+  }
   return b;
 }
 

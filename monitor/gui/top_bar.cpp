@@ -22,6 +22,20 @@ QString process_label(uint32_t pid, const viewdata::SourceStatus& status) {
   return QStringLiteral("pid %1").arg(pid);
 }
 
+// A replayed recording whose writer stopped (a full disk): the bar says so, and how far into
+// the session its events go, which is where its curves end (the writer stops behind the
+// events, so that is before the stop itself, which the tooltip tells with the reason).
+QString stop_text(const RecordingStop& stop, bool unfinished) {
+  QString text = stop.disk_full ? TopBar::tr("recording stopped (disk full)")
+                                : TopBar::tr("recording stopped (write failed)");
+  if (stop.first_ns != 0 && stop.recorded_until_ns >= stop.first_ns) {
+    text += TopBar::tr(": events up to +%1 only")
+                .arg(QString::fromStdString(duration_text(stop.recorded_until_ns - stop.first_ns)));
+  }
+  if (unfinished) text += TopBar::tr(", see memtap recover");
+  return text;
+}
+
 }  // namespace
 
 TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
@@ -100,8 +114,13 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     parts << (status.exit_code >= 0 ? tr("finished (exit code %1)").arg(status.exit_code)
                                     : tr("loaded"));
   }
-  // Said in the bar, not only in its tooltip: the data ends where the recording was cut.
-  if (status.unfinished) parts << tr("not finished: cut, see memtap recover");
+  // Said in the bar, not only in its tooltip: the data ends where the recording stopped or
+  // was cut (its monitor killed).
+  if (!status.stopped.reason.empty()) {
+    parts << stop_text(status.stopped, status.unfinished);
+  } else if (status.unfinished) {
+    parts << tr("not finished: cut, see memtap recover");
+  }
   parts << tr("%1 events").arg(QLocale().toString(qulonglong(status.events)));
   parts << tr("%1 dropped").arg(QLocale().toString(qulonglong(status.events_dropped)));
   if (status.live)
@@ -129,7 +148,8 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
                                   : Qt::AlignRight;
   if (!(status_->alignment() & align)) status_->setAlignment(align | Qt::AlignVCenter);
   const QString style = status.events_dropped != 0 || !status.error.empty() || status.unfinished ||
-                                blocks.events_dropped != 0 || !blocks.error.empty()
+                                !status.stopped.reason.empty() || blocks.events_dropped != 0 ||
+                                !blocks.error.empty()
                             ? QStringLiteral("color: #b00020")
                             : QString();
   if (status_->styleSheet() != style) status_->setStyleSheet(style);

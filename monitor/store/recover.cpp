@@ -14,6 +14,7 @@
 #include "monitor/engine/process_info.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
+#include "monitor/store/sqlite_rows.h"
 #include "monitor/store/sqlite_status.h"
 
 namespace memtap {
@@ -30,29 +31,6 @@ bool ends_with(const std::string& text, const std::string& tail) {
   return text.size() >= tail.size() &&
          text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
-
-// Runs `sql` and hands each row to `row`; false with *error.
-template <typename Row>
-bool each_row(sqlite3* db, const char* sql, Row row, std::string* error) {
-  sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
-  if (rc == SQLITE_OK) {
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) row(stmt);
-  }
-  if (rc != SQLITE_DONE) *error = sqlite_error_text(db, rc);
-  sqlite3_finalize(stmt);
-  return rc == SQLITE_DONE;
-}
-
-std::string text_column(sqlite3_stmt* stmt, int column) {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, column));
-  return text ? text : "";
-}
-
-struct Db {
-  sqlite3* db = nullptr;
-  ~Db() { sqlite3_close(db); }
-};
 
 }  // namespace
 
@@ -72,7 +50,7 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
   if (!exists(partial_path)) return fail(std::strerror(ENOENT));
   if (exists(out)) return fail(out + " exists already: remove it, or give another name with -o");
 
-  Db handle;
+  DbHandle handle;
   // No SQLITE_OPEN_CREATE: a missing file is an error, not a new empty database.
   int rc = sqlite3_open_v2(partial_path.c_str(), &handle.db, SQLITE_OPEN_READWRITE, nullptr);
   if (rc != SQLITE_OK) return fail("cannot open: " + sqlite_error_text(handle.db, rc));
@@ -81,9 +59,9 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
 
   std::string reason;
   std::vector<std::string> tables;
-  if (!each_row(
+  if (!for_each_row(
           db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')",
-          [&](sqlite3_stmt* s) { tables.push_back(text_column(s, 0)); }, &reason)) {
+          [&](sqlite3_stmt* s) { tables.push_back(column_string(s, 0)); }, &reason)) {
     return fail("not a readable SQLite database: " + reason);
   }
   auto has = [&](const char* name) {
@@ -96,30 +74,30 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
     return fail("not a memtap recording (expected the tables memscope_dump and memtap_meta)");
   }
   bool complete = false;
-  if (!each_row(
+  if (!for_each_row(
           db, "SELECT value FROM memtap_meta WHERE key = 'complete'",
-          [&](sqlite3_stmt* s) { complete = complete || text_column(s, 0) == "1"; }, &reason)) {
+          [&](sqlite3_stmt* s) { complete = complete || column_string(s, 0) == "1"; }, &reason)) {
     return fail(reason);
   }
   if (complete) return fail("the recording is finished already (memtap_meta complete = 1)");
   const bool compact = has("memtap_event");
   std::vector<std::pair<std::string, std::string>> old_meta;
-  if (!each_row(
+  if (!for_each_row(
           db, "SELECT key, value FROM memtap_meta",
-          [&](sqlite3_stmt* s) { old_meta.emplace_back(text_column(s, 0), text_column(s, 1)); },
+          [&](sqlite3_stmt* s) { old_meta.emplace_back(column_string(s, 0), column_string(s, 1)); },
           &reason)) {
     return fail(reason);
   }
   // A recording that stopped on a full disk has its processes already (finish() wrote them
   // in the room it had kept), and so has one that an earlier recover got half way through.
   int64_t sessions = 0;
-  if (!each_row(
+  if (!for_each_row(
           db, "SELECT COUNT(*) FROM memtap_session",
           [&](sqlite3_stmt* s) { sessions = sqlite3_column_int64(s, 0); }, &reason)) {
     return fail(reason);
   }
   int64_t indexes = 0;
-  if (!each_row(
+  if (!for_each_row(
           db,
           "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memscope_dump'",
           [&](sqlite3_stmt* s) { indexes = sqlite3_column_int64(s, 0); }, &reason)) {
@@ -130,7 +108,7 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
   // command line, agent counters) died with it.
   std::vector<ProcessInfo> processes;
   uint64_t rows = 0;
-  if (!each_row(
+  if (!for_each_row(
           db,
           "SELECT \"Process Id\", MIN(\"Timestamp(ns)\"), MAX(\"Timestamp(ns)\"), COUNT(*) "
           "FROM memscope_dump GROUP BY \"Process Id\" ORDER BY MIN(\"Timestamp(ns)\")",

@@ -66,6 +66,10 @@ struct SourceStatus {
   // Replay of a recording its monitor never finished (Recording::unfinished): it holds what
   // was committed; `memtap recover` finishes it.
   bool unfinished = false;
+  // Replay of a recording whose writer stopped while its session went on (a full disk;
+  // Recording::stopped): why and where. Unfinished as well until `memtap recover` ran; a
+  // recovered one still ends there. reason "": it did not stop.
+  RecordingStop stopped;
   int exit_code = -1;  // --run: the program's exit code once it ended; -1 before
   // Live: nothing more will arrive (the program ended, or the recording was stopped) and the
   // recording is being completed; `rows_to_write` rows are still to go into the file (SQLite

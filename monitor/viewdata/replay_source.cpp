@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "monitor/report/report_render.h"
+#include "monitor/report/units.h"
 #include "monitor/store/reader/recording_feed.h"
 #include "monitor/viewdata/block_index.h"
 #include "monitor/viewdata/csv_database.h"
@@ -226,9 +227,17 @@ class ReplaySource final : public DataSource {
     if (!db_error.empty()) status_.warning = db_error;
     if (!rec_.warning.empty()) status_.warning = rec_.warning;
     status_.unfinished = rec_.unfinished;
+    status_.stopped = rec_.stopped;
     if (!rec_.stopped.reason.empty() && status_.warning.empty()) {
-      status_.warning = path_ + ": the recording stopped " + recording_stop_position(rec_.stopped) +
-                        ": " + rec_.stopped.reason + "; it holds the events up to there";
+      // The writer stops behind the events: the file's end, not the stop's time, is where its
+      // curves end.
+      const RecordingStop& stop = rec_.stopped;
+      const std::string until =
+          stop.first_ns != 0 && stop.recorded_until_ns >= stop.first_ns
+              ? duration_text(stop.recorded_until_ns - stop.first_ns) + " into the session"
+              : "there";
+      status_.warning = path_ + ": the recording stopped " + recording_stop_position(stop) + ": " +
+                        stop.reason + "; it holds the events up to " + until;
     } else if (rec_.unfinished && status_.warning.empty()) {
       status_.warning = path_ +
                         ": not finished (its monitor stopped before the end); this is what it "

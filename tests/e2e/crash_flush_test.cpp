@@ -27,9 +27,10 @@ class CrashFlush : public ::testing::Test {
 
   // The program alone, then under `memtap run`: it dies by `sig` both times with the same
   // output, and the recording has each of its blocks once. `env`: for both runs.
-  // `flushed_sig`: the signal the agent's flush ran for, when not `sig`.
+  // `flushed_sig`: the signal the agent's flush ran for, when not `sig`. `says`: a line both
+  // runs write to stderr.
   void expect_flushed(const std::string& mode, int sig, const std::vector<std::string>& env = {},
-                      int flushed_sig = 0) {
+                      int flushed_sig = 0, const std::string& says = "") {
     if (flushed_sig == 0) flushed_sig = sig;
     const std::vector<std::string> argv = {kCrash, mode, std::to_string(kBlocks)};
     ProcessSpec alone = spec_in(dir, argv);
@@ -37,6 +38,9 @@ class CrashFlush : public ::testing::Test {
     ProcessResult plain = run_process(alone, kProcessTimeout);
     ASSERT_EQ(plain.term_signal, sig) << describe(plain) << "\nstderr:\n" << plain.err;
     ASSERT_EQ(plain.out, "allocated " + std::to_string(kBlocks) + "\n");
+    if (!says.empty()) {
+      ASSERT_NE(plain.err.find(says + "\n"), std::string::npos) << plain.err;
+    }
 
     const std::string db = dir.file(mode + ".db");
     std::vector<std::string> cmd = {kMemtapBin, "run", "-o", db, "--"};
@@ -170,6 +174,17 @@ TEST_F(CrashFlush, PythonKilledBySigtermRightAfterAllocating) {
 // The fault comes with no stack left: the handler runs on the main thread's alternate stack.
 TEST_F(CrashFlush, StackOverflowOnTheMainThread) {
   expect_flushed("overflow", SIGSEGV);
+}
+
+// On any other thread too: each gets an alternate stack of its own when it first records.
+TEST_F(CrashFlush, StackOverflowOnASecondThread) {
+  expect_flushed("thread-overflow", SIGSEGV);
+}
+
+// A thread that set its own alternate stack before it allocated keeps it (the program checks
+// with sigaltstack() after allocating), and the flush runs on it.
+TEST_F(CrashFlush, StackOverflowOnAThreadWithItsOwnAlternateStack) {
+  expect_flushed("thread-overflow-own-stack", SIGSEGV, {}, 0, "alternate stack: the program's own");
 }
 
 // A handler in place before the agent started is the program's own: it runs, and the

@@ -123,5 +123,21 @@ TEST_F(ThreadFaults, SignalHandlerThatAllocatesInterruptingMalloc) {
             kBlocks + 1);
 }
 
+// Each thread gets an alternate signal stack from the agent when it first records (for the
+// crash flush on a stack overflow), and gives it back when it exits: whether it still holds
+// it then or has set one of its own in its place.
+TEST_F(ThreadFaults, EachThreadsAlternateStackIsGivenBackAtItsExit) {
+  constexpr int kThreads = 8;
+  const std::vector<std::string> argv = {kThreadFaults, "alt-stacks", std::to_string(kThreads)};
+  ProcessResult plain = run_process(spec_in(dir, argv), kProcessTimeout);
+  ASSERT_TRUE(plain.exited && plain.exit_code == 0) << describe(plain) << plain.err;
+  EXPECT_EQ(plain.out, "threads 8, with an alternate stack 0, left mapped 0\n");
+  std::vector<std::string> cmd = {kMemtapBin, "run", "-o", dir.file("run.db"), "--"};
+  cmd.insert(cmd.end(), argv.begin(), argv.end());
+  ProcessResult traced = run_process(spec_in(dir, cmd), kProcessTimeout);
+  ASSERT_TRUE(traced.exited && traced.exit_code == 0) << describe(traced) << traced.err;
+  EXPECT_EQ(traced.out, "threads 8, with an alternate stack 8, left mapped 0\n");
+}
+
 }  // namespace
 }  // namespace memtap::e2e

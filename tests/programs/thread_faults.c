@@ -9,12 +9,19 @@
  *                   50 us, allocates and frees a block of 777 bytes: the handler lands inside
  *                   malloc and free (and inside memtap's hooks). Prints "freed N" and exits
  *                   0; "handler ran K times" on stderr.
+ *   alt-stacks T    T threads one after the other; each allocates and frees a block of 50021
+ *                   bytes, then reads its alternate signal stack (sigaltstack), and every
+ *                   second one then sets one of its own in its place, as a program that sets
+ *                   one unconditionally does. Once each has been joined, the main thread
+ *                   checks (mincore) whether the stack that thread found is still mapped.
+ *                   Prints "threads T, with an alternate stack W, left mapped K", exits 0.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -83,6 +90,43 @@ static int signal_alloc(int blocks) {
   return 0;
 }
 
+static stack_t g_found;
+static char g_own_alt_stack[65536];
+static int g_replace;
+
+static void* find_alt_stack(void* arg) {
+  (void)arg;
+  char* p = malloc(50021);
+  if (p == NULL) abort();
+  p[0] = 1;
+  free(p);
+  if (sigaltstack(NULL, &g_found) != 0) abort();
+  if (g_replace) {
+    stack_t own;
+    memset(&own, 0, sizeof own);
+    own.ss_sp = g_own_alt_stack;
+    own.ss_size = sizeof g_own_alt_stack;
+    if (sigaltstack(&own, NULL) != 0) abort();
+  }
+  return NULL;
+}
+
+static int alt_stacks(int threads) {
+  int with = 0, mapped = 0;
+  for (int i = 0; i < threads; ++i) {
+    g_replace = i % 2;
+    pthread_t t;
+    if (pthread_create(&t, NULL, find_alt_stack, NULL) != 0) return 1;
+    pthread_join(t, NULL);
+    if (g_found.ss_flags & SS_DISABLE) continue;
+    ++with;
+    unsigned char resident;
+    if (mincore(g_found.ss_sp, 4096, &resident) == 0) ++mapped;
+  }
+  printf("threads %d, with an alternate stack %d, left mapped %d\n", threads, with, mapped);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "exit-thread") == 0) {
     g_blocks = atoi(argv[2]);
@@ -106,6 +150,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc == 3 && strcmp(argv[1], "signal-alloc") == 0) return signal_alloc(atoi(argv[2]));
-  fprintf(stderr, "usage: %s exit-thread N | churn ROUNDS THREADS N | signal-alloc N\n", argv[0]);
+  if (argc == 3 && strcmp(argv[1], "alt-stacks") == 0) return alt_stacks(atoi(argv[2]));
+  fprintf(stderr,
+          "usage: %s exit-thread N | churn ROUNDS THREADS N | signal-alloc N | alt-stacks T\n",
+          argv[0]);
   return 2;
 }

@@ -81,11 +81,6 @@ bool open_for_reading(const std::string& path, DbHandle* handle, std::string* er
   return true;
 }
 
-std::string column_string(sqlite3_stmt* stmt, int index) {
-  const unsigned char* text = sqlite3_column_text(stmt, index);
-  return text != nullptr ? reinterpret_cast<const char*>(text) : "";
-}
-
 std::string quote_identifier(const std::string& name) {
   std::string quoted = "\"";
   for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);

@@ -8,23 +8,14 @@
 #include <string_view>
 #include <vector>
 
+#include "monitor/store/sqlite_rows.h"
+
 namespace memtap::reader {
 
-struct DbHandle {
-  sqlite3* db = nullptr;
-  DbHandle() = default;
-  DbHandle(const DbHandle&) = delete;
-  DbHandle& operator=(const DbHandle&) = delete;
-  ~DbHandle() { sqlite3_close(db); }
-};
-
-struct Statement {
-  sqlite3_stmt* stmt = nullptr;
-  Statement() = default;
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement() { sqlite3_finalize(stmt); }
-};
+// The store's (sqlite_rows.h), under the names the readers use.
+using memtap::column_string;
+using memtap::DbHandle;
+using memtap::Statement;
 
 // "<path>: corrupt or truncated SQLite database (<sqlite_error_text>)" for SQLITE_CORRUPT
 // and SQLITE_NOTADB, "<path>: cannot read the SQLite database (...)" otherwise.
@@ -37,23 +28,14 @@ bool check_sqlite_length(const std::string& path, std::string* error);
 // Opens `path` read-only for one reader thread. False with *error.
 bool open_for_reading(const std::string& path, DbHandle* handle, std::string* error);
 
-// Runs `sql` and calls `row(stmt)` for each result row. False with *error on failure.
+// Runs `sql` and calls `row(stmt)` for each result row. False with *error (sqlite_failure)
+// on failure.
 template <typename Row>
 bool for_each_row(const std::string& path, sqlite3* db, const std::string& sql, Row row,
                   std::string* error) {
-  Statement s;
-  int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &s.stmt, nullptr);
-  while (rc == SQLITE_OK && (rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
-    row(s.stmt);
-    rc = SQLITE_OK;
-  }
-  if (rc == SQLITE_DONE) return true;
-  *error = sqlite_failure(path, db, rc);
-  return false;
+  return memtap::for_each_row(db, sql, row, error,
+                              [&](int rc) { return sqlite_failure(path, db, rc); });
 }
-
-// Column `index` of the current row as text ("" for NULL).
-std::string column_string(sqlite3_stmt* stmt, int index);
 
 // "name" with inner quotes doubled.
 std::string quote_identifier(const std::string& name);

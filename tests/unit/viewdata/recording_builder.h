@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -175,6 +176,52 @@ class RecordingBuilder {
     }
     writer->append(rows.data(), rows.size());
     ASSERT_TRUE(writer->finish(processes, {{"mode", "test"}}, &error)) << error;
+  }
+
+  // Writes the recording as a monitor killed before the end leaves it: its rows committed,
+  // no memtap_meta complete=1.
+  void write_cut(const std::string& path) {
+    write(path);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, "DELETE FROM memtap_meta WHERE key = 'complete'", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+
+  // Writes the recording as a writer that ran out of disk leaves it: the rows so far, then
+  // blocks of 64 bytes allocated and freed 1 ms apart until the file stops growing (SQLite's
+  // max_page_count stands in for the full disk, as in MemscopeWriterErrors): memtap_meta
+  // says where it stopped, and there is no `complete`. Returns the file it left
+  // (`path`.partial), "" after a test failure.
+  std::string write_stopped_by_full_disk(const std::string& path) {
+    MemscopeWriterOptions options;
+    options.rows_per_transaction = 1000;
+    options.max_page_count = 64;
+    std::string error;
+    auto writer = MemscopeWriter::create(path, options, &error);
+    EXPECT_NE(writer, nullptr) << error;
+    if (!writer) return "";
+    for (size_t i = 0; i < strings_.size(); ++i)
+      writer->define_string(uint32_t(i + 1), strings_[i]);
+    std::vector<DumpRow> rows = rows_;
+    for (uint64_t i = 0; i < 20000; ++i) {
+      const uint64_t addr = 0x7f0000000000 + 64 * (i % 16);
+      DumpRow row = base(DumpEvent::kMalloc, last_ms_ + 1);
+      row.ptr = addr;
+      row.size_bytes = 64;
+      row.allocation_id = ++allocations_;
+      rows.push_back(row);
+      row.event = DumpEvent::kFree;
+      rows.push_back(row);
+    }
+    for (size_t at = 0; at < rows.size(); at += 500) {
+      writer->append(&rows[at], std::min<size_t>(500, rows.size() - at));
+    }
+    EXPECT_FALSE(writer->finish({}, {{"mode", "test"}}, &error)) << "the disk never filled";
+    EXPECT_FALSE(writer->stopped().reason.empty()) << error;
+    return path + ".partial";
   }
 
  private:
