@@ -114,15 +114,16 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     parts << (status.exit_code >= 0 ? tr("finished (exit code %1)").arg(status.exit_code)
                                     : tr("loaded"));
   }
+  parts << tr("%1 events").arg(QLocale().toString(qulonglong(status.events)));
+  parts << tr("%1 dropped").arg(QLocale().toString(qulonglong(status.events_dropped)));
   // Said in the bar, not only in its tooltip: the data ends where the recording stopped or
-  // was cut (its monitor killed).
+  // was cut (its monitor killed). After the counts, which must show however narrow the
+  // window (the bar cuts its end): the stop's text is long.
   if (!status.stopped.reason.empty()) {
     parts << stop_text(status.stopped, status.unfinished);
   } else if (status.unfinished) {
     parts << tr("not finished: cut, see memtap recover");
   }
-  parts << tr("%1 events").arg(QLocale().toString(qulonglong(status.events)));
-  parts << tr("%1 dropped").arg(QLocale().toString(qulonglong(status.events_dropped)));
   if (status.live)
     parts << tr("view %1 behind").arg(QString::fromStdString(duration_text(status.lag_ns)));
   // The block views read the window's block index, which may fall behind a live flood and
