@@ -143,6 +143,7 @@ struct RecordedProcess {
   int32_t world_size = -1;
   uint32_t forked_from_pid = 0;
   uint64_t events_dropped = 0;
+  uint64_t stalls = 0;   // memtap_session's: times the recording went on without its events
   std::string ended_by;  // memtap_session's: "exit code 0", "signal SIGSEGV", "exec", ...
 };
 

@@ -269,6 +269,13 @@ void live_input_text(const LiveInput& input, const char* prefix, FILE* out) {
   }
 }
 
+std::string stalled_text(uint64_t stalls) {
+  if (stalls == 0) return "";
+  const std::string times = stalls == 1 ? "once" : std::to_string(stalls) + " times";
+  return "stalled " + times + ": the recording went on without it, and what it sent later " +
+         "came late";
+}
+
 std::string recording_stop_position(const RecordingStop& s) {
   std::string text = "after " + std::to_string(s.rows_recorded) + " events";
   if (s.first_ns != 0 && s.stopped_ns >= s.first_ns) {
@@ -322,6 +329,7 @@ void report_text(const Report& r, FILE* out) {
     if (!p.command_line.empty()) fprintf(out, ": %s", p.command_line.c_str());
     if (p.events_dropped)
       fprintf(out, " (%llu events dropped)", (unsigned long long)p.events_dropped);
+    if (p.stalls) fprintf(out, "; %s", stalled_text(p.stalls).c_str());
     if (p.ended_by.rfind("no final flush", 0) == 0) {
       fprintf(out, "; %s", p.ended_by.c_str());
     } else if (!p.ended_by.empty()) {
@@ -365,6 +373,7 @@ std::string report_json(const Report& r) {
     j.key("command_line").value(p.command_line).key("rank").value(p.rank);
     j.key("world_size").value(p.world_size).key("forked_from_pid").value(p.forked_from_pid);
     j.key("events_dropped").value(p.events_dropped).key("ended_by").value(p.ended_by);
+    j.key("stalls").value(p.stalls);
     j.end_object();
   }
   j.end_array();

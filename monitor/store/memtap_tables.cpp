@@ -87,6 +87,7 @@ constexpr SessionColumn kSessionColumns[] = {
     {"messages_lost", "INTEGER", bind_integer<&ProcessInfo::messages_lost>},
     {"unmatched_frees", "INTEGER", bind_integer<&ProcessInfo::unmatched_frees>},
     {"late_events", "INTEGER", bind_integer<&ProcessInfo::late_events>},
+    {"stalls", "INTEGER", bind_integer<&ProcessInfo::stalls>},
     {"lost_frees", "INTEGER", bind_integer<&ProcessInfo::lost_frees>},
     {"inherited_blocks", "INTEGER", bind_integer<&ProcessInfo::inherited_blocks>},
     {"reconnects", "INTEGER", bind_integer<&ProcessInfo::reconnects>},

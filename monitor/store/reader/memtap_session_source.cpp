@@ -10,7 +10,8 @@ bool read_memtap_session(const std::string& path, sqlite3* db,
   std::vector<std::string> columns;
   if (!table_columns(path, db, "memtap_session", &columns, error)) return false;
   const char* const wanted[] = {"pid",        "hostname",        "command_line",   "rank",
-                                "world_size", "forked_from_pid", "events_dropped", "ended_by"};
+                                "world_size", "forked_from_pid", "events_dropped", "ended_by",
+                                "stalls"};
   std::string select;
   for (const char* name : wanted) {
     select += std::string(select.empty() ? "" : ", ") +
@@ -39,6 +40,7 @@ bool read_memtap_session(const std::string& path, sqlite3* db,
     }
     process->events_dropped += static_cast<uint64_t>(sqlite3_column_int64(s, 6));
     process->ended_by = column_string(s, 7);
+    process->stalls += static_cast<uint64_t>(sqlite3_column_int64(s, 8));
   };
   // In the order the processes started (what memtap writes; a table of an older memtap,
   // written in the order their Hellos came, is put in that order here).

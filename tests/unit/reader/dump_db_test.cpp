@@ -292,7 +292,9 @@ TEST(DumpDb, MemtapSessionGivesTheProcesses) {
   processes[1] = processes[0];  // the same pid after exec
   processes[1].command_line = {"/bin/true"};
   processes[1].events_dropped = 3;
+  processes[1].stalls = 2;
   processes[1].ended_by = "exit code 0";
+  processes[0].stalls = 1;
   processes[2].pid = 11;
   processes[2].forked_from_pid = 10;
   processes[2].hostname = "node1";
@@ -314,6 +316,7 @@ TEST(DumpDb, MemtapSessionGivesTheProcesses) {
   EXPECT_EQ(rec.processes[0].rank, 0);
   EXPECT_EQ(rec.processes[0].world_size, 2);
   EXPECT_EQ(rec.processes[0].events_dropped, 5u);
+  EXPECT_EQ(rec.processes[0].stalls, 3u);
   EXPECT_EQ(rec.processes[0].ended_by, "exit code 0");
   EXPECT_EQ(rec.processes[1].pid, 11u);
   EXPECT_EQ(rec.processes[1].forked_from_pid, 10u);

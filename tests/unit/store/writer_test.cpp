@@ -376,6 +376,7 @@ ProcessInfo parent_process() {
   p.messages_lost = 2;
   p.unmatched_frees = 3;
   p.late_events = 4;
+  p.stalls = 11;
   p.lost_frees = 5;
   p.inherited_blocks = 6;
   p.reconnects = 8;
@@ -438,6 +439,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                   {"messages_lost", "INTEGER"},
                   {"unmatched_frees", "INTEGER"},
                   {"late_events", "INTEGER"},
+                  {"stalls", "INTEGER"},
                   {"lost_frees", "INTEGER"},
                   {"inherited_blocks", "INTEGER"},
                   {"reconnects", "INTEGER"},
@@ -465,6 +467,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "2",
                    "3",
                    "4",
+                   "11",
                    "5",
                    "6",
                    "8",
@@ -486,6 +489,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "0",
                    "1779862931000000000",
                    "1779862932000000000",
+                   "0",
                    "0",
                    "0",
                    "0",
@@ -525,6 +529,7 @@ TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
     uint64_t messages_lost;
     uint64_t unmatched_frees;
     uint64_t late_events;
+    uint64_t stalls;
     uint64_t lost_frees;
     uint64_t inherited_blocks;
     uint64_t reconnects;
