@@ -135,6 +135,31 @@ TEST_F(SessionTest, ListsThatClaimMoreElementsThanTheMessageHoldsAreRefused) {
   EXPECT_EQ(process(kPid).messages_lost, 0u);
 }
 
+// No allocation of 2^63 bytes or more succeeds, and the agent records only those that did:
+// a block (or an RSS) of that size is refused, since downstream it is an int64 byte count.
+TEST_F(SessionTest, BlockSizesOf2To63OrMoreAreRefused) {
+  feed(hello(kPid, kInst));
+  const uint64_t huge = uint64_t{1} << 63;
+  const std::pair<Kind, std::string> kinds[] = {{Kind::MALLOC, "malloc"},
+                                                {Kind::MMAP, "mmap"},
+                                                {Kind::DEVICE_MALLOC, "device block"},
+                                                {Kind::PINNED_MALLOC, "pinned block"},
+                                                {Kind::RSS_SAMPLE, "RSS sample"}};
+  for (const auto& [kind, what] : kinds) {
+    const std::string error =
+        feed_rejected(batch(kPid, kInst, 1, kFar, {{7, {Ev{2000, kind, 0x1000, huge}}}}));
+    EXPECT_NE(error.find("events[0].sizeBytes: " + what +
+                         " of 9223372036854775808 bytes out of range, expected below 2^63"),
+              std::string::npos)
+        << error;
+  }
+  EXPECT_EQ(session.input_counts().malformed, 5u);
+  // Just below: taken, however many of them (their sums are the analyses' to saturate).
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7, {ev_malloc(2000, 0x1000, huge - 1), ev_malloc(2001, 0x2000, huge - 1)}}}));
+  EXPECT_EQ(rows.back(), malloc_row(2001, kPid, 7, {0x2000, huge - 1, 2}));
+}
+
 TEST_F(SessionTest, AHelloLargerThanAnAgentsIsRefused) {
   capnp::MallocMessageBuilder b;
   auto h = header(b, kPid, kInst, 0).getBody().initHello();
