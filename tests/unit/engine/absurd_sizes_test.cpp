@@ -36,7 +36,8 @@ Report report_of_three_huge_blocks() {
   for (uint64_t i = 0; i < 3; ++i)
     rows.push_back(block_row(DumpEvent::kMalloc, t + int64_t(i), 0x1000 * (i + 1), kHuge, i + 1));
   for (uint64_t i = 0; i < 3; ++i)
-    rows.push_back(block_row(DumpEvent::kFree, t + 10 + int64_t(i), 0x1000 * (i + 1), kHuge, i + 1));
+    rows.push_back(
+        block_row(DumpEvent::kFree, t + 10 + int64_t(i), 0x1000 * (i + 1), kHuge, i + 1));
   StringTable strings;
   RowStrings row_strings(&strings);
   row_strings.add(1, "model");
