@@ -25,6 +25,14 @@ inline uint64_t saturating_sub(uint64_t a, uint64_t b) {
   return a > b ? a - b : 0;
 }
 
+// a - b held within int64's range: times from a file (a range's width, a bound before its
+// start).
+inline int64_t saturating_sub(int64_t a, int64_t b) {
+  int64_t out;
+  if (!__builtin_sub_overflow(a, b, &out)) return out;
+  return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+}
+
 inline int64_t clamp_to_int64(uint64_t n) {
   constexpr auto kMax = uint64_t(std::numeric_limits<int64_t>::max());
   return int64_t(n > kMax ? kMax : n);
