@@ -1,6 +1,8 @@
 // memtap's `memtap_session` table (see memtap_session_source.h).
 #include "monitor/store/reader/memtap_session_source.h"
 
+#include <unordered_map>
+
 #include "monitor/store/reader/sqlite_access.h"
 
 namespace memtap::reader {
@@ -17,16 +19,15 @@ bool read_memtap_session(const std::string& path, sqlite3* db,
     select += std::string(select.empty() ? "" : ", ") +
               (find_column(columns, name) >= 0 ? quote_identifier(name) : "NULL");
   }
+  // Each row's process by pid: a hash, since a crafted file may hold any number of rows and
+  // a scan of the processes read so far made that quadratic. The last of equal pids wins.
+  std::unordered_map<uint32_t, size_t> by_pid;
+  for (size_t i = 0; i < processes->size(); ++i) by_pid[(*processes)[i].pid] = i;
   const auto read_row = [&](sqlite3_stmt* s) {
     const auto pid = static_cast<uint32_t>(sqlite3_column_int64(s, 0));
-    RecordedProcess* process = nullptr;
-    for (RecordedProcess& known : *processes) {
-      if (known.pid == pid) process = &known;
-    }
-    if (process == nullptr) {
-      process = &processes->emplace_back();
-      process->pid = pid;
-    }
+    const auto [it, added] = by_pid.try_emplace(pid, processes->size());
+    if (added) processes->emplace_back().pid = pid;
+    RecordedProcess* process = &(*processes)[it->second];
     process->hostname = column_string(s, 1);
     process->command_line = column_string(s, 2);
     if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
