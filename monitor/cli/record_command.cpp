@@ -31,15 +31,11 @@ int record_command(const std::vector<std::string>& args) {
     } else if (a == "--insecure") {
       security.insecure = true;
     } else if (a == "--max-processes" && i + 1 < args.size()) {
-      char* end = nullptr;
-      const std::string& value = args[++i];
-      const unsigned long long n = strtoull(value.c_str(), &end, 10);
-      if (value.empty() || *end != 0 || n == 0) {
-        fprintf(stderr, "memtap record: --max-processes: expected a number from 1, got '%s'\n",
-                value.c_str());
+      std::string error;
+      if (!parse_max_processes(args[++i], &limits.max_processes, &error)) {
+        fprintf(stderr, "memtap record: %s\n", error.c_str());
         return 2;
       }
-      limits.max_processes = size_t(n);
     } else {
       fprintf(stderr, "memtap record: unexpected argument '%s'\n", a.c_str());
       return 2;

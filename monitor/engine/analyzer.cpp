@@ -1,11 +1,13 @@
 // See analyzer.h. The analyses live in timeline/ and blocks/; this file feeds them and
-// turns their results into the Report's words.
+// turns their results into the Report's words. Their byte counts are uint64; the Report's
+// are int64, so each is clamped on the way (a sum of absurd sizes must not read negative).
 #include "monitor/engine/analyzer.h"
 
 #include <algorithm>
 #include <thread>
 
 #include "monitor/engine/blocks/block_analyzer.h"
+#include "monitor/engine/saturating.h"
 #include "monitor/engine/timeline/timeline.h"
 
 namespace memtap {
@@ -29,7 +31,7 @@ int64_t known_time(int64_t ts_ns) {
 std::vector<BreakdownEntry> breakdown(const std::vector<blocks::PeakEntry>& entries) {
   std::vector<BreakdownEntry> out;
   for (const blocks::PeakEntry& e : entries) {
-    out.push_back({e.key.label, int64_t(e.bytes), int64_t(e.blocks), e.share});
+    out.push_back({e.key.label, clamp_to_int64(e.bytes), int64_t(e.blocks), e.share});
   }
   return out;
 }
@@ -39,7 +41,7 @@ std::vector<BreakdownEntry> alive(const std::vector<blocks::AliveGroup>& groups,
   std::vector<BreakdownEntry> out;
   for (const blocks::AliveGroup& g : groups) {
     double share = total_bytes ? double(g.bytes) / double(total_bytes) : 0;
-    out.push_back({g.key.label, int64_t(g.bytes), int64_t(g.blocks), share});
+    out.push_back({g.key.label, clamp_to_int64(g.bytes), int64_t(g.blocks), share});
   }
   return out;
 }
@@ -56,8 +58,8 @@ void add_category(const char* name, const blocks::InefficiencyCategory& c, size_
                   std::vector<InefficientBlock>* out) {
   for (size_t i = 0; i < c.top.size() && i < top; ++i) {
     const blocks::InefficientBlock& b = c.top[i];
-    out->push_back({name, b.addr, int64_t(b.size_bytes), b.owner_label, b.name_label, b.gap_ns,
-                    known_time(b.alloc_ts_ns), known_time(b.gap_start_ns)});
+    out->push_back({name, b.addr, clamp_to_int64(b.size_bytes), b.owner_label, b.name_label,
+                    b.gap_ns, known_time(b.alloc_ts_ns), known_time(b.gap_start_ns)});
   }
 }
 
@@ -107,12 +109,12 @@ OomEntry oom_entry(const blocks::Oom& oom, const StringTable& strings) {
   e.ts_ns = oom.ts_ns;
   e.tid = oom.tid;
   e.api = strings.get(oom.name);
-  e.requested_bytes = int64_t(oom.requested_bytes);
+  e.requested_bytes = clamp_to_int64(oom.requested_bytes);
   e.stream = oom.stream;
   e.stack_python = strings.get(oom.stack_python);
   e.stack_c = strings.get(oom.stack_c);
   for (const blocks::OomBlock& b : oom.top) {
-    e.top.push_back({b.addr, int64_t(b.size_bytes), b.allocation_id, strings.get(b.owner),
+    e.top.push_back({b.addr, clamp_to_int64(b.size_bytes), b.allocation_id, strings.get(b.owner),
                      strings.get(b.name), strings.get(b.stack_python), strings.get(b.stack_c)});
   }
   return e;
@@ -122,8 +124,8 @@ void add_scopes(const char* kind, const std::vector<blocks::ScopeEntry>& in, siz
                 std::vector<ScopeEntry>* out) {
   for (size_t i = 0; i < in.size() && i < top; ++i) {
     const blocks::ScopeEntry& s = in[i];
-    out->push_back({kind, s.name, s.occurrences, int64_t(s.inclusive_bytes),
-                    int64_t(s.exclusive_bytes), int64_t(s.peak_bytes)});
+    out->push_back({kind, s.name, s.occurrences, clamp_to_int64(s.inclusive_bytes),
+                    clamp_to_int64(s.exclusive_bytes), clamp_to_int64(s.peak_bytes)});
   }
 }
 
@@ -171,13 +173,13 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
   d.layers = layers(timeline, pid, device);
   d.pool = pool_section(d, s);
   for (const blocks::LayerTotals& layer : blocks.lifetimes(pid, device).layers) {
-    d.bytes_allocated += int64_t(layer.alloc_bytes);
+    d.bytes_allocated = saturating_add(d.bytes_allocated, clamp_to_int64(layer.alloc_bytes));
   }
 
   const blocks::PeakResult peak = blocks.peak(pid, device);
   if (peak.found) {
     d.peak.ts_ns = known_time(peak.ts_ns);
-    d.peak.bytes = int64_t(peak.bytes);
+    d.peak.bytes = clamp_to_int64(peak.bytes);
     d.peak.by_owner = breakdown(peak.by_owner);
     d.peak.by_stack = breakdown(peak.by_stack);
     d.peak.by_name = breakdown(peak.by_name);
@@ -206,11 +208,11 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
   const blocks::InefficiencyResult in = blocks.inefficient_blocks(pid, device);
   d.inefficient.has_usage_events = !in.no_use_events;
   d.inefficient.lazy_used = int64_t(in.lazy_used.blocks);
-  d.inefficient.lazy_used_bytes = int64_t(in.lazy_used.bytes);
+  d.inefficient.lazy_used_bytes = clamp_to_int64(in.lazy_used.bytes);
   d.inefficient.delayed_free = int64_t(in.delayed_free.blocks);
-  d.inefficient.delayed_free_bytes = int64_t(in.delayed_free.bytes);
+  d.inefficient.delayed_free_bytes = clamp_to_int64(in.delayed_free.bytes);
   d.inefficient.long_idle = int64_t(in.long_idle.blocks);
-  d.inefficient.long_idle_bytes = int64_t(in.long_idle.bytes);
+  d.inefficient.long_idle_bytes = clamp_to_int64(in.long_idle.bytes);
   add_category("lazy_used", in.lazy_used, options.top_entries, &d.inefficient.top);
   add_category("delayed_free", in.delayed_free, options.top_entries, &d.inefficient.top);
   add_category("long_idle", in.long_idle, options.top_entries, &d.inefficient.top);

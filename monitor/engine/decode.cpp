@@ -86,6 +86,27 @@ bool check_time(uint64_t value, std::string_view field, std::string& error) {
   return false;
 }
 
+// The kinds whose sizeBytes is the size of a block (or of the process), in words; nullptr
+// for the others.
+const char* sized_kind_name(EventKind kind) {
+  switch (kind) {
+    case EventKind::kMalloc:
+      return "malloc";
+    case EventKind::kMmap:
+      return "mmap";
+    case EventKind::kDeviceMalloc:
+      return "device block";
+    case EventKind::kPinnedMalloc:
+      return "pinned block";
+    case EventKind::kPoolMalloc:
+      return "pool block";
+    case EventKind::kRssSample:
+      return "RSS sample";
+    default:
+      return nullptr;
+  }
+}
+
 // On failure `error` starts at the field (".kind: ..."): the caller prepends the event's
 // path, which is built only then because this is the hot loop.
 bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
@@ -118,10 +139,11 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
       return false;
     }
   }
-  // A pool's block sizes and figures become int64 byte counts downstream (the device's live
-  // PTA bytes are a sum of block sizes, and saturate rather than wrap).
-  if (out.kind == EventKind::kPoolMalloc && out.size_bytes > kMaxTime) {
-    error = ".sizeBytes: pool block of " + std::to_string(out.size_bytes) +
+  // A block's size (and a sampled RSS) becomes an int64 byte count downstream: the recording's
+  // Size column, the curves' totals, which saturate rather than wrap. No allocation of 2^63
+  // bytes or more succeeds, and the agent records only those that did.
+  if (const char* what = sized_kind_name(out.kind); what && out.size_bytes > kMaxTime) {
+    error = std::string(".sizeBytes: ") + what + " of " + std::to_string(out.size_bytes) +
             " bytes out of range, expected below 2^63";
     return false;
   }

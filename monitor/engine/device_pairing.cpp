@@ -71,7 +71,7 @@ void set_pool(const DeviceTables& tables, DumpRow& row) {
     return;
   }
   constexpr auto kMax = uint64_t(std::numeric_limits<int64_t>::max());
-  row.pool_used = int64_t(std::min(it->second.live_bytes, kMax));
+  row.pool_used = int64_t(std::min<unsigned __int128>(it->second.live_bytes, kMax));
   row.pool_total = it->second.reserved_bytes;
 }
 

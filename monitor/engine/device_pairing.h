@@ -50,9 +50,10 @@ enum class DeviceLayer : uint8_t { kHal, kHostPinned };
 
 // A device's pool as its PTA rows describe it.
 struct PoolFigures {
-  // Bytes in the device's live PTA blocks, modulo 2^64 (exact for any real pool; decode
-  // keeps each block below 2^63): Attr used, clamped to 2^63 - 1.
-  uint64_t live_bytes = 0;
+  // Bytes in the device's live PTA blocks: Attr used, clamped to 2^63 - 1. 128 bits, so that
+  // it stays exact whatever the blocks (decode keeps each below 2^63): three such blocks
+  // would wrap 64 bits, and a saturated sum would be wrong once some of them are freed.
+  unsigned __int128 live_bytes = 0;
   int64_t reserved_bytes = -1;  // the latest poolState's (Attr total); -1: none came yet
 };
 

@@ -44,6 +44,8 @@ struct ProcessInfo {
   uint64_t events_sent_before = 0;
   uint64_t unmatched_frees = 0;     // FREE of an address with no live block
   uint64_t late_events = 0;         // arrived after the watermark had passed them
+  uint64_t stalls = 0;              // times the release went on without it: its watermark lagged
+                                    // the present too far (SessionLimits::stall_timeout_ns)
   uint64_t lost_frees = 0;          // MALLOC/mmap over a still-live block: a synthetic FREE
                                     // closed the old block (its FREE was lost)
   uint64_t inherited_blocks = 0;    // live blocks copied from the parent at fork()

@@ -227,6 +227,8 @@ struct ProcessState {
   // Said Bye, was forgotten, or the session finished: it no longer holds the release back,
   // and its STOP_TRACE row is held or out.
   bool ended = false;
+  // Running, but its watermark lags the present too far: not waited for (mark_stalled).
+  bool stalled = false;
   bool fork_claimed = false;  // matched to its parent's fork event already
   // Messages that came ahead of their turn over a reopened connection (Message.reopened),
   // by sequence, until those before them have come over the closed one.
@@ -404,6 +406,7 @@ struct Session::Impl {
   void take_stream(ProcessState& p, uint32_t thread_id, DeviceCall& call);
   uint32_t resolve(ProcessState& p, uint32_t agent_string_id);
   void apply_fork(size_t parent, uint32_t thread_id, const HeldEvent& event);
+  void mark_stalled();
   std::optional<int64_t> release_limit() const;
   void release();
   void flush();
@@ -909,7 +912,7 @@ void Session::Impl::take_stream(ProcessState& p, uint32_t thread_id, DeviceCall&
 // Whether the release must wait at this thread's poolFree left open (OpenPoolFree): its
 // process may still send the batch that decides it.
 bool Session::Impl::pool_free_waits(const ProcessState& p, uint32_t thread_id) const {
-  if (finished || p.ended) return false;
+  if (finished || p.ended || p.stalled) return false;
   const auto it = p.open_pool_frees.find(thread_id);
   return it != p.open_pool_frees.end() && it->second.front().follow == PoolFollow::kOpen;
 }
@@ -1134,13 +1137,45 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
       ExpectedChild{parent_pid, event.epoch_ns, std::move(snapshot), std::move(forking_thread)});
 }
 
+// Which running processes the release no longer waits for (SessionLimits::stall_timeout_ns):
+// each is measured against the horizon, capped by the furthest any other process has got.
+// Only with a horizon: without one there is no present to lag.
+void Session::Impl::mark_stalled() {
+  if (!horizon_ns || finished) return;
+  // The two furthest processes' progress, so that each is measured against the others'.
+  int64_t first = kNoWatermark;
+  int64_t second = kNoWatermark;
+  size_t first_index = processes.size();
+  for (size_t i = 0; i < processes.size(); ++i) {
+    const ProcessState& p = processes[i];
+    const int64_t progress = p.ended ? p.info.end_ns : p.watermark_ns;
+    if (progress > first) {
+      second = first;
+      first = progress;
+      first_index = i;
+    } else if (progress > second) {
+      second = progress;
+    }
+  }
+  const int64_t limit = limits.stall_timeout_ns;
+  for (size_t i = 0; i < processes.size(); ++i) {
+    ProcessState& p = processes[i];
+    if (p.ended) continue;
+    const int64_t present = std::min(*horizon_ns, i == first_index ? second : first);
+    // Compared so, not as a difference: watermarks are the senders' word and may be anything.
+    const bool stalled = present > kNoWatermark + limit && p.watermark_ns < present - limit;
+    if (stalled && !p.stalled) ++p.info.stalls;
+    p.stalled = stalled;
+  }
+}
+
 // The time below which every held event is final; nullopt when nothing holds it back.
 std::optional<int64_t> Session::Impl::release_limit() const {
   if (finished) return std::nullopt;
   std::optional<int64_t> limit;
   auto lower = [&limit](int64_t ns) { limit = limit ? std::min(*limit, ns) : ns; };
   for (const ProcessState& p : processes) {
-    if (!p.ended) lower(p.watermark_ns);
+    if (!p.ended && !p.stalled) lower(p.watermark_ns);
   }
   for (const auto& entry : expected) lower(entry.second.fork_ns);
   for (const auto& entry : pending) lower(entry.second.holds_ns);
@@ -1149,6 +1184,7 @@ std::optional<int64_t> Session::Impl::release_limit() const {
 }
 
 void Session::Impl::release() {
+  mark_stalled();
   std::optional<int64_t> limit = release_limit();
   while (held.held_events > 0) {
     const HeldRun& run = oldest_run(held);

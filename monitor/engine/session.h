@@ -6,7 +6,8 @@
 // watermark: each Batch promises that the process sends nothing older than watermarkNs,
 // so rows older than the smallest watermark of all processes still running are final.
 // A process that said Bye, or that `forget_process` was told is dead, no longer holds
-// the watermark back.
+// the watermark back; nor, once a horizon is set, does one whose watermark lags the present
+// too far (stalled: SessionLimits::stall_timeout_ns).
 //
 // Context: each (process, thread) has an owner stack (ownerPush/ownerPop; the label joins
 // the levels with '@', outermost first), open operators (opStart/opEnd: a MALLOC is named
@@ -81,6 +82,16 @@ struct SessionLimits {
   // A pending Hello is dropped once the horizon is this far past the one it came at, and
   // holds back the rows from this long before that horizon.
   int64_t pending_timeout_ns = 10'000'000'000;
+  // Once a horizon is set, a running process whose watermark lags the present by more than
+  // this is *stalled*: the release no longer waits for it (nor at a pool free it left open),
+  // and what it sends older than the rows already out is applied late. The present is the
+  // horizon, but no further than the furthest any other process has got (a running one's
+  // watermark, an ended one's last event), so a monitor that is itself behind, where every
+  // watermark lags the clock alike, stalls nobody, and a process alone holds back only its
+  // own rows. A stalled process that catches up is waited for again. 10 s, as for a pending
+  // Hello: an agent's sender at nice 19 beside busy cores lags by a second or more, which
+  // must not make its rows late, and no sender holds the others' rows back for longer.
+  int64_t stall_timeout_ns = 10'000'000'000;
 };
 
 // Messages refused, by why, and Hellos dropped. Each refused message changed nothing.

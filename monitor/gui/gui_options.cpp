@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "monitor/live/live_support.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap::gui {
@@ -127,6 +128,7 @@ bool parse_gui_options(const std::vector<std::string>& args, GuiOptions* o, std:
     }
     return true;
   }
+  bool max_processes_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     const size_t taken = window_option(args, i, o, error);
@@ -146,9 +148,14 @@ bool parse_gui_options(const std::vector<std::string>& args, GuiOptions* o, std:
       o->security.keys_dir = args[++i];
     } else if (a == "--insecure") {
       o->security.insecure = true;
+    } else if (a == "--max-processes" && i + 1 < args.size()) {
+      if (!parse_max_processes(args[++i], &o->limits.max_processes, error)) return false;
+      max_processes_given = true;
     } else if (!a.empty() && a[0] == '-') {
       *error = "unknown option '" + a + "'" +
-               (a == "--listen" || a == "-o" || a == "--keys" ? " (it needs a value)" : "");
+               (a == "--listen" || a == "-o" || a == "--keys" || a == "--max-processes"
+                    ? " (it needs a value)"
+                    : "");
       return false;
     } else if (o->file.empty()) {
       o->file = a;
@@ -162,11 +169,11 @@ bool parse_gui_options(const std::vector<std::string>& args, GuiOptions* o, std:
     *error = "either a recording to open or --listen, not both";
     return false;
   }
-  if (o->mode == Mode::kReplay &&
-      (!o->out.empty() || o->compact || !o->security.keys_dir.empty() || o->security.insecure)) {
+  if (o->mode == Mode::kReplay && (!o->out.empty() || o->compact || !o->security.keys_dir.empty() ||
+                                   o->security.insecure || max_processes_given)) {
     *error =
-        "-o, --compact, --keys and --insecure go with --listen (a recording is opened as "
-        "it is)";
+        "-o, --compact, --keys, --insecure and --max-processes go with --listen (a recording is "
+        "opened as it is)";
     return false;
   }
   if (o->mode == Mode::kReplay && o->file.empty()) {
@@ -179,7 +186,7 @@ bool parse_gui_options(const std::vector<std::string>& args, GuiOptions* o, std:
 const char* gui_usage() {
   return "usage: memtap monitor FILE [window options]\n"
          "       memtap monitor --listen ENDPOINT [--keys DIR | --insecure] [-o out.db]\n"
-         "                      [--compact] [window options]\n"
+         "                      [--compact] [--max-processes N] [window options]\n"
          "       memtap run --gui [run options] [window options] -- PROGRAM [ARGS...]\n"
          "\n"
          "  FILE            a recording: memtap's (text or --compact), msMemScope's .db or .csv,\n"
@@ -189,6 +196,8 @@ const char* gui_usage() {
          "                  ./memscope_dump_<time>.db); closing the window ends the recording\n"
          "  --keys DIR      accept only agents with a key of DIR (memtap keygen), over CURVE:\n"
          "                  needed for tcp:// beyond loopback, unless --insecure\n"
+         "  --max-processes N  how many processes may be recorded at once (4096); further\n"
+         "                  ones are refused and counted\n"
          "\n"
          "window options:\n"
          "  --screenshot PNG        render offscreen (no display needed), write the picture:\n"

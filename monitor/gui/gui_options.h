@@ -4,7 +4,7 @@
 //
 //   memtap-gui FILE [WINDOW OPTIONS]                         open a recording
 //   memtap-gui --listen ENDPOINT [--keys DIR | --insecure] [-o OUT.db] [--compact]
-//              [WINDOW OPTIONS]
+//              [--max-processes N] [WINDOW OPTIONS]
 //   memtap-gui --run [memtap run's options] [WINDOW OPTIONS] -- PROGRAM [ARGS...]
 //
 // WINDOW OPTIONS: --screenshot PNG (render offscreen, write the picture; a recording: once
@@ -39,6 +39,7 @@ struct GuiOptions {
   std::string out;          // kListen: -o
   bool compact = false;     // kListen: --compact
   ListenSecurity security;  // kListen: --keys, --insecure
+  SessionLimits limits;     // kListen: --max-processes
   RunOptions run;           // kRun
   std::string screenshot;
   int64_t screenshot_after_ms = 3000;

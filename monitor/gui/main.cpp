@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
     live.out = o.out;
     live.compact = o.compact;
     live.security = o.security;
+    live.limits = o.limits;
     live.run = o.run;
     source = viewdata::start_live(live, &error, &exit_code);
   }

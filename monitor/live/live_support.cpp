@@ -85,6 +85,19 @@ bool recording_options(bool compact, MemscopeWriterOptions* out, std::string* er
   return true;
 }
 
+bool parse_max_processes(const std::string& value, size_t* out, std::string* error) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = strtoull(value.c_str(), &end, 10);
+  // strtoull takes "-1" as 2^64 - 1: a digit must come first.
+  if (value.empty() || !isdigit((unsigned char)value[0]) || *end != '\0' || errno != 0 || n == 0) {
+    *error = "--max-processes: expected a number from 1, got '" + value + "'";
+    return false;
+  }
+  *out = size_t(n);
+  return true;
+}
+
 int progress_interval_ms() {
   const char* v = getenv("MEMTAP_PROGRESS_MS");
   return v != nullptr ? std::max(0, atoi(v)) : 0;

@@ -22,6 +22,10 @@ std::string executable_dir();
 // SQLite is behind (MemscopeWriterOptions::max_memory_rows; 0: memory only). A value
 // that is not a number is an error naming it.
 bool recording_options(bool compact, MemscopeWriterOptions* out, std::string* error);
+// --max-processes N of every command that listens (record, run, monitor --listen): how many
+// processes may be recorded at once (SessionLimits::max_processes, 4096 by default). False
+// with *error ("--max-processes: expected a number from 1, got 'x'") for anything else.
+bool parse_max_processes(const std::string& value, size_t* out, std::string* error);
 // MEMTAP_PROGRESS_MS: how often `memtap run` and `memtap record` print a progress line
 // (LiveRecording::progress_line) to stderr while recording, and while catching up after;
 // 0 (the default, or not a number): never.

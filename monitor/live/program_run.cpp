@@ -86,6 +86,7 @@ bool parse_size(const std::string& text, uint64_t* bytes) {
 bool parse_run_options(const std::vector<std::string>& args, RunOptions* o, std::string* error,
                        const ExtraOptionFn& extra) {
   size_t i = 0;
+  bool max_processes_given = false;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") {
@@ -119,6 +120,9 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* o, std:
       o->torch_pool = false;
     } else if (a == "--compact") {
       o->compact = true;
+    } else if (a == "--max-processes" && has_value) {
+      if (!parse_max_processes(args[++i], &o->limits.max_processes, error)) return false;
+      max_processes_given = true;
     } else if (!a.empty() && a[0] == '-') {
       if (extra) {
         const size_t taken = extra(args, i, error);
@@ -130,13 +134,19 @@ bool parse_run_options(const std::vector<std::string>& args, RunOptions* o, std:
       }
       *error = "unknown option '" + a + "'" +
                (a == "-o" || a == "--connect" || a == "--keys" || a == "--stacks" ||
-                        a == "--stack-min-size"
+                        a == "--stack-min-size" || a == "--max-processes"
                     ? " (it needs a value)"
                     : "");
       return false;
     } else {
       break;  // the program, without "--"
     }
+  }
+  if (max_processes_given && !o->connect.empty()) {
+    *error =
+        "--max-processes limits a monitor here; with --connect the one elsewhere has its own "
+        "(memtap record --max-processes)";
+    return false;
   }
   o->command.assign(args.begin() + long(i), args.end());
   if (o->command.empty()) {
@@ -300,7 +310,8 @@ std::unique_ptr<ProgramRun> ProgramRun::start(const RunOptions& o, std::string* 
   if (!recording_options(o.compact, &store, error)) return nullptr;
   ListenSecurity security;
   security.keys_dir = o.keys;
-  run->rec_ = LiveRecording::start(endpoint, run->out_, store, error, std::move(tap), security);
+  run->rec_ =
+      LiveRecording::start(endpoint, run->out_, store, error, std::move(tap), security, o.limits);
   if (!run->rec_) return nullptr;
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   run->child_ = spawn_program(o, child_environment(o, agent, endpoint), error);

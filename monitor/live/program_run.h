@@ -34,6 +34,7 @@ struct RunOptions {
   bool torch_ops = false;
   bool torch_pool = true;  // --no-torch-pool: MEMTAP_TORCH_POOL=0
   bool compact = false;
+  SessionLimits limits;              // --max-processes (recording here only)
   std::vector<std::string> command;  // the program and its arguments
 };
 

@@ -43,6 +43,10 @@ void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
   fprintf(out, "\n");
   live_input_text(input, "memtap: ", out);
   for (const ProcessInfo& p : processes) {
+    if (p.stalls != 0) {
+      fprintf(out, "memtap: pid %u: %s (%llu late events)\n", p.pid, stalled_text(p.stalls).c_str(),
+              (unsigned long long)p.late_events);
+    }
     if (p.ended_by.rfind("no final flush", 0) == 0) {
       fprintf(out, "memtap: pid %u: %s (killed, or still running when the recording ended)\n",
               p.pid, p.ended_by.c_str());
@@ -64,6 +68,7 @@ std::vector<RecordedProcess> recorded_processes(const std::vector<ProcessInfo>& 
     r.events_dropped = p.events_dropped;
     r.events_lost = p.events_lost;
     r.events_sent_before = p.events_sent_before;
+    r.stalls = p.stalls;
     r.ended_by = p.ended_by;
     out.push_back(r);
   }

@@ -147,6 +147,7 @@ struct RecordedProcess {
   // what went to an earlier monitor before this recording heard of the process (a restart).
   uint64_t events_lost = 0;
   uint64_t events_sent_before = 0;
+  uint64_t stalls = 0;   // memtap_session's: times the recording went on without its events
   std::string ended_by;  // memtap_session's: "exit code 0", "signal SIGSEGV", "exec", ...
 };
 

@@ -288,6 +288,13 @@ void live_input_text(const LiveInput& input, const char* prefix, FILE* out) {
   }
 }
 
+std::string stalled_text(uint64_t stalls) {
+  if (stalls == 0) return "";
+  const std::string times = stalls == 1 ? "once" : std::to_string(stalls) + " times";
+  return "stalled " + times + ": the recording went on without it, and what it sent later " +
+         "came late";
+}
+
 std::string recording_stop_position(const RecordingStop& s) {
   std::string text = "after " + std::to_string(s.rows_recorded) + " events";
   if (s.first_ns != 0 && s.stopped_ns >= s.first_ns) {
@@ -340,6 +347,7 @@ void report_text(const Report& r, FILE* out) {
     if (p.forked_from_pid) fprintf(out, ", fork of %u", p.forked_from_pid);
     if (!p.command_line.empty()) fprintf(out, ": %s", p.command_line.c_str());
     process_counts_text(p, out);
+    if (p.stalls) fprintf(out, "; %s", stalled_text(p.stalls).c_str());
     if (p.ended_by.rfind("no final flush", 0) == 0) {
       fprintf(out, "; %s", p.ended_by.c_str());
     } else if (!p.ended_by.empty()) {
@@ -385,6 +393,7 @@ std::string report_json(const Report& r) {
     j.key("events_dropped").value(p.events_dropped).key("events_lost").value(p.events_lost);
     j.key("events_sent_before").value(p.events_sent_before);
     j.key("ended_by").value(p.ended_by);
+    j.key("stalls").value(p.stalls);
     j.end_object();
   }
   j.end_array();

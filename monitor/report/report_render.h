@@ -22,4 +22,8 @@ std::string report_json(const Report& report);
 // nothing was refused.
 void live_input_text(const LiveInput& input, const char* prefix, FILE* out);
 
+// A process the live monitor stopped waiting for (ProcessInfo::stalls), in words: "stalled
+// once: the recording went on without it, and what it sent later came late". "" for 0.
+std::string stalled_text(uint64_t stalls);
+
 }  // namespace memtap

@@ -90,6 +90,7 @@ constexpr SessionColumn kSessionColumns[] = {
     {"events_sent_before", "INTEGER", bind_integer<&ProcessInfo::events_sent_before>},
     {"unmatched_frees", "INTEGER", bind_integer<&ProcessInfo::unmatched_frees>},
     {"late_events", "INTEGER", bind_integer<&ProcessInfo::late_events>},
+    {"stalls", "INTEGER", bind_integer<&ProcessInfo::stalls>},
     {"lost_frees", "INTEGER", bind_integer<&ProcessInfo::lost_frees>},
     {"inherited_blocks", "INTEGER", bind_integer<&ProcessInfo::inherited_blocks>},
     {"reconnects", "INTEGER", bind_integer<&ProcessInfo::reconnects>},

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "monitor/engine/saturating.h"
 #include "monitor/store/compact_schema.h"
 #include "monitor/store/memscope_format.h"
 #include "monitor/store/reader/attr_parser.h"
@@ -199,13 +200,6 @@ std::string compact_kind_term(const std::string& kind) {
     codes += (codes.empty() ? "" : ", ") + code(event);
   }
   return kind == "N/A" ? "e.event NOT IN (" + codes + ")" : "0";
-}
-
-// a - b, held within int64's range.
-int64_t saturating_sub(int64_t a, int64_t b) {
-  int64_t out = 0;
-  if (!__builtin_sub_overflow(a, b, &out)) return out;
-  return b < 0 ? INT64_MAX : INT64_MIN;
 }
 
 // The `Device Id` texts of EventFilter::device's rows: the device's own, then the rows of

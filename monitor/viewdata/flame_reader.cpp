@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdlib>
+#include <cstdint>
 
+#include "monitor/engine/saturating.h"
 #include "monitor/store/reader/sqlite_access.h"
-#include "monitor/store/reader/timestamp_unit.h"
 
 namespace memtap::viewdata {
 
@@ -29,6 +29,28 @@ int level_of(int64_t duration_ns) {
   return duration_ns <= 1 ? 0 : 63 - std::countl_zero(uint64_t(duration_ns));
 }
 constexpr int kMaxLevel = 61;  // 2^62 ns (146 years): t0 - 2^(level + 1) stays in range
+// Longer slices are not slices (flame_reader.h): their level would be past kMaxLevel.
+constexpr int64_t kMaxSliceNs = (int64_t{1} << (kMaxLevel + 1)) - 1;
+
+// python_trace_<pid>'s pid; false for a name that is not that (GLOB's [0-9]* lets any tail
+// through, and a pid past 2^32 - 1 would alias another process's).
+bool trace_table_pid(const std::string& name, uint32_t* pid) {
+  constexpr size_t kPrefix = 13;  // "python_trace_"
+  if (name.size() <= kPrefix || name.size() > kPrefix + 10) return false;
+  uint64_t n = 0;
+  for (size_t i = kPrefix; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    n = n * 10 + uint64_t(name[i] - '0');
+  }
+  if (n > UINT32_MAX) return false;
+  *pid = uint32_t(n);
+  return true;
+}
+
+// A pixel of [t0, t1] at `width` pixels, at least 1 ns, whatever the range.
+int64_t pixel_of(int64_t t0, int64_t t1, int width) {
+  return std::max<int64_t>(1, saturating_sub(t1, t0) / std::max(1, width));
+}
 
 bool prepare(sqlite3* db, const std::string& sql, Statement* s) {
   return sqlite3_prepare_v2(db, sql.c_str(), -1, &s->stmt, nullptr) == SQLITE_OK;
@@ -84,13 +106,8 @@ bool FlameReader::open(std::string* error) {
   compact_ = single_int(db_,
                         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
                         "name = 'memtap_event'") != 0;
-  if (compact_) time_factor_ = 1;  // the compact tables hold nanoseconds
+  if (compact_) unit_ = reader::TimestampUnit(1);  // the compact tables hold nanoseconds
   return true;
-}
-
-int64_t FlameReader::to_ns(int64_t raw) {
-  if (time_factor_ == 0 && raw > 0) time_factor_ = reader::TimestampUnit::factor_for(raw);
-  return time_factor_ == 0 ? raw : raw * time_factor_;
 }
 
 uint32_t FlameReader::function_id(const FlameFunction& f) {
@@ -137,10 +154,9 @@ bool FlameReader::index_traces(size_t rows_per_read, std::string* error) {
       const std::string name = column_text(list.stmt, 0);
       const bool known = std::any_of(traces_.begin(), traces_.end(),
                                      [&](const TraceTable& t) { return t.name == name; });
-      if (known) continue;
       TraceTable t;
+      if (known || !trace_table_pid(name, &t.pid)) continue;
       t.name = name;
-      t.pid = uint32_t(std::strtoul(name.c_str() + 13, nullptr, 10));
       traces_.push_back(t);
     }
   }
@@ -166,9 +182,14 @@ bool FlameReader::index_traces(size_t rows_per_read, std::string* error) {
     int rc;
     while ((rc = sqlite3_step(rows.stmt)) == SQLITE_ROW) {
       t.last_rowid = sqlite3_column_int64(rows.stmt, 0);
+      int64_t s = 0, e = 0;
+      if (!unit_.to_ns(sqlite3_column_int64(rows.stmt, 2), &s) ||
+          !unit_.to_ns(sqlite3_column_int64(rows.stmt, 3), &e) || s < 0) {
+        continue;
+      }
+      e = std::max(s, e);  // both at least 0: the difference fits
+      if (e - s > kMaxSliceNs) continue;
       const FlameFunction f = parse_func_info(column_text(rows.stmt, 1));
-      const int64_t s = to_ns(sqlite3_column_int64(rows.stmt, 2));
-      const int64_t e = std::max(s, to_ns(sqlite3_column_int64(rows.stmt, 3)));
       sqlite3_bind_int64(insert.stmt, 1, t.pid);
       sqlite3_bind_int64(insert.stmt, 2, sqlite3_column_int64(rows.stmt, 4));
       sqlite3_bind_int64(insert.stmt, 3, level_of(e - s));
@@ -245,9 +266,11 @@ bool FlameReader::index_stacks(size_t rows_per_read, std::string* error) {
     }
     if (stack < 0) continue;
     const int64_t raw = sqlite3_column_int64(rows.stmt, 1);
+    int64_t ts = 0;
+    if (compact_ ? __builtin_add_overflow(base_ns, raw, &ts) : !unit_.to_ns(raw, &ts)) continue;
     sqlite3_bind_int64(insert.stmt, 1, sqlite3_column_int64(rows.stmt, 2));
     sqlite3_bind_int64(insert.stmt, 2, sqlite3_column_int64(rows.stmt, 3));
-    sqlite3_bind_int64(insert.stmt, 3, compact_ ? base_ns + raw : to_ns(raw));
+    sqlite3_bind_int64(insert.stmt, 3, ts);
     sqlite3_bind_int64(insert.stmt, 4, stack);
     sqlite3_step(insert.stmt);
     sqlite3_reset(insert.stmt);
@@ -274,7 +297,7 @@ bool FlameReader::index_more(size_t rows_per_read, double* fraction, std::string
 
 void FlameReader::read_slices(const FlameRequest& request, FlameData* data, std::string* error) {
   const int64_t t0 = request.t0_ns, t1 = request.t1_ns;
-  const int64_t pixel_ns = std::max<int64_t>(1, (t1 - t0) / std::max(1, request.width_px));
+  const int64_t pixel_ns = pixel_of(t0, t1, request.width_px);
   Statement max_level, rows;
   if (!prepare(db_, "SELECT max(level) FROM temp.flame_slice WHERE pid = ?1", &max_level) ||
       !prepare(db_,
@@ -297,7 +320,7 @@ void FlameReader::read_slices(const FlameRequest& request, FlameData* data, std:
     sqlite3_reset(rows.stmt);
     sqlite3_bind_int64(rows.stmt, 1, request.pid);
     sqlite3_bind_int64(rows.stmt, 2, level);
-    sqlite3_bind_int64(rows.stmt, 3, t0 - (int64_t{2} << level));
+    sqlite3_bind_int64(rows.stmt, 3, saturating_sub(t0, int64_t{2} << level));
     sqlite3_bind_int64(rows.stmt, 4, t1);
     sqlite3_bind_int64(rows.stmt, 5, t0);
     sqlite3_bind_int64(rows.stmt, 6, pixel_ns);
@@ -326,7 +349,7 @@ void FlameReader::read_samples(const FlameRequest& request, FlameData* data, std
                                          std::to_string(request.pid) + ")") != 0;
   if (!data->has_stacks) return;
   const int width = std::max(1, request.width_px);
-  const int64_t pixel_ns = std::max<int64_t>(1, (t1 - t0) / width);
+  const int64_t pixel_ns = pixel_of(t0, t1, width);
   const size_t max_samples = size_t(width) * 2;
   Statement count;
   prepare(db_, "SELECT count(*) FROM temp.flame_sample WHERE pid = ?1 AND ts BETWEEN ?2 AND ?3",
@@ -338,7 +361,7 @@ void FlameReader::read_samples(const FlameRequest& request, FlameData* data, std
       sqlite3_step(count.stmt) == SQLITE_ROW ? sqlite3_column_int64(count.stmt, 0) : 0;
   if (in_range == 0) return;
   // Every sample when they fit; else the first of each thread in each bucket of the range.
-  const int64_t bucket_ns = std::max<int64_t>(1, (t1 - t0) / int64_t(max_samples) + 1);
+  const int64_t bucket_ns = saturating_sub(t1, t0) / int64_t(max_samples) + 1;
   const bool all = size_t(in_range) <= max_samples;
   Statement rows;
   const std::string sql =

@@ -17,6 +17,12 @@
 //   - allocation stacks: at most about two samples a pixel (the first of each bucket), merged
 //     into spans (merge_samples), then bounded to max_spans.
 // Distinct functions and stacks are kept in memory (a program has thousands, not millions).
+//
+// The tables are untrusted (any file opens): a row whose time does not fit int64 nanoseconds
+// (a microsecond file's value of more than 16 digits), a slice that starts before the epoch or
+// lasts longer than 2^62 ns (146 years), and a table whose name is not python_trace_ and a pid
+// (digits, at most 2^32 - 1) are left out; a slice that ends before it starts is taken as
+// lasting 0 ns. A request's range may be anything: its arithmetic saturates.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "monitor/store/reader/timestamp_unit.h"
 #include "monitor/viewdata/flame_data.h"
 
 struct sqlite3;
@@ -73,7 +80,6 @@ class FlameReader {
   bool index_stacks(size_t rows_per_read, std::string* error);
   uint32_t function_id(const FlameFunction& f);
   int64_t stack_id(const std::string& text);
-  int64_t to_ns(int64_t raw);
 
   void read_slices(const FlameRequest& request, FlameData* data, std::string* error);
   void read_samples(const FlameRequest& request, FlameData* data, std::string* error);
@@ -81,8 +87,8 @@ class FlameReader {
   std::string path_;
   std::string event_table_;
   sqlite3* db_ = nullptr;
-  bool compact_ = false;     // memtap_event holds the rows (memscope_dump is its view)
-  int64_t time_factor_ = 0;  // 1000: a microsecond file; 0: not decided yet
+  bool compact_ = false;        // memtap_event holds the rows (memscope_dump is its view)
+  reader::TimestampUnit unit_;  // decided by the file's first positive time (compact: ns)
   std::vector<TraceTable> traces_;
   int64_t last_event_id_ = 0;  // the event table is indexed up to this ID
   int64_t max_event_id_ = 0;

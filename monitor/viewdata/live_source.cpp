@@ -38,7 +38,8 @@ class LiveSource final : public DataSource {
       MemscopeWriterOptions store;
       if (!recording_options(options_.compact, &store, error)) return false;
       out_ = options_.out.empty() ? default_db_path() : options_.out;
-      rec_ = LiveRecording::start(options_.listen, out_, store, error, tap, options_.security);
+      rec_ = LiveRecording::start(options_.listen, out_, store, error, tap, options_.security,
+                                  options_.limits);
       if (!rec_) return false;
       title_ = "live: " + options_.listen;
     } else {

@@ -24,6 +24,7 @@ struct LiveOptions {
   std::string out;
   bool compact = false;
   ListenSecurity security;  // --keys, --insecure
+  SessionLimits limits;     // --max-processes
   // --run: memtap run's options, the program among them (used when listen is "").
   RunOptions run;
 };

@@ -407,5 +407,35 @@ TEST_F(HostileInput, ProcessesBeyondTheLimitAreRefusedAndCounted) {
   EXPECT_EQ(mallocs, 8);
 }
 
+// `memtap run` takes the same limit, with the same default and message: a program whose
+// fork() child would be one process too many has that process refused and counted (which of
+// the two is the one whose first Batch came second).
+TEST_F(HostileInput, RunTakesTheSameProcessLimit) {
+  const std::string db = dir.file("run_limit.db");
+  ProcessResult r = run_process(
+      spec_in(dir, {kMemtapBin, "run", "--max-processes", "1", "-o", db, "--", kAllocPattern}),
+      kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  EXPECT_NE(r.err.find("1 over the process limit (--max-processes)"), std::string::npos) << r.err;
+  RecordingData rec;
+  std::string error;
+  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
+  EXPECT_EQ(rec.meta["rejected_over_limit"], "1");
+  EXPECT_EQ(rec.sessions.size(), 1u);
+
+  for (const char* command : {"run", "record"}) {
+    std::vector<std::string> argv = {kMemtapBin, command, "--max-processes",
+                                     "-1",       "-o",    dir.file("bad.db")};
+    if (std::string(command) == "run") argv.insert(argv.end(), {"--", kAllocPattern});
+    ProcessResult bad = run_process(spec_in(dir, argv), kProcessTimeout);
+    ASSERT_TRUE(bad.exited) << describe(bad);
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    EXPECT_NE(bad.err.find(std::string("memtap ") + command +
+                           ": --max-processes: expected a number from 1, got '-1'"),
+              std::string::npos)
+        << bad.err;
+  }
+}
+
 }  // namespace
 }  // namespace memtap::e2e

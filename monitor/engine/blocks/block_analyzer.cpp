@@ -4,6 +4,7 @@
 
 #include "monitor/engine/blocks/analyzer_state.h"
 #include "monitor/engine/blocks/pool_current.h"
+#include "monitor/engine/saturating.h"
 
 namespace memtap::blocks {
 namespace {
@@ -109,13 +110,13 @@ void release(AnalyzerState& s, DeviceState& d, uint8_t slot, uint64_t addr, cons
              const BlockUses& u, int64_t end_ns) {
   LayerTotals& t = d.layers[slot].totals;
   ++t.frees;
-  t.freed_bytes += b.size_bytes;
-  t.live_bytes -= b.size_bytes;
+  t.freed_bytes = saturating_add(t.freed_bytes, b.size_bytes);
+  t.live_bytes = saturating_sub(t.live_bytes, b.size_bytes);
   --t.live_blocks;
   const int64_t lifetime = end_ns - b.alloc_ts_ns;
   const int bucket = lifetime_bucket(lifetime);
   ++t.lifetimes.blocks[bucket];
-  t.lifetimes.bytes[bucket] += b.size_bytes;
+  t.lifetimes.bytes[bucket] = saturating_add(t.lifetimes.bytes[bucket], b.size_bytes);
   if (b.account == kNoAccount) return;
 
   Account& a = d.accounts[b.account];
@@ -182,8 +183,8 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
 
   LayerTotals& t = layer.totals;
   ++t.allocs;
-  t.alloc_bytes += e.size_bytes;
-  t.live_bytes += e.size_bytes;
+  t.alloc_bytes = saturating_add(t.alloc_bytes, e.size_bytes);
+  t.live_bytes = saturating_add(t.live_bytes, e.size_bytes);
   ++t.live_blocks;
   if (t.live_bytes > t.peak_live_bytes || t.peak_ts_ns == kNoTime) {
     t.peak_live_bytes = t.live_bytes;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "monitor/engine/saturating.h"
+
 namespace memtap::blocks {
 namespace {
 
@@ -29,7 +31,7 @@ void record(InefficiencyTally& t, Category c, const JudgedBlock& b, Uses uses, i
             bool freed, int64_t gap_start_ns, int64_t gap_ns, size_t top_n) {
   CategoryTally& ct = t.categories[c];
   ++ct.blocks;
-  ct.bytes += b.block.size_bytes;
+  ct.bytes = saturating_add(ct.bytes, b.block.size_bytes);
   if (top_n == 0) return;
   InefficientBlock ib;
   ib.addr = b.addr;

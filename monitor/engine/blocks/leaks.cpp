@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "monitor/engine/saturating.h"
+
 namespace memtap::blocks {
 namespace {
 
@@ -92,7 +94,7 @@ void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, 
       h.min_boundary_ts_ns[d].resize(now.size(), first ? kNoTime : previous_ts_ns);
     }
     for (size_t k = 0; k < now.size(); ++k) {
-      const int64_t v = int64_t(now[k].bytes);
+      const int64_t v = clamp_to_int64(now[k].bytes);
       h.ring[d][k * w + b % w] = v;
       // "<=": the last boundary at the lowest value is where the growth that followed began.
       if (v <= h.min_bytes[d][k]) {

@@ -10,6 +10,7 @@
 #include "monitor/engine/blocks/basis.h"
 #include "monitor/engine/blocks/block_table.h"
 #include "monitor/engine/blocks/keys.h"
+#include "monitor/engine/saturating.h"
 
 namespace memtap::blocks {
 
@@ -55,7 +56,7 @@ inline void add_finished(FinishedByKey& f, const std::array<uint32_t, kDims>& ke
     if (keys[d] >= f[d].size()) f[d].resize(size_t(keys[d]) + 1);
     FinishedFigures& x = f[d][keys[d]];
     ++x.blocks;
-    x.bytes += size_bytes;
+    x.bytes = saturating_add(x.bytes, size_bytes);
     x.lifetime_sum_ns += lifetime_ns;
     if (lifetime_ns > x.max_lifetime_ns) x.max_lifetime_ns = lifetime_ns;
   }

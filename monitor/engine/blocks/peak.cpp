@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "monitor/engine/saturating.h"
+
 namespace memtap::blocks {
 namespace {
 
@@ -58,12 +60,12 @@ std::vector<PeakEntry> top_entries(const std::vector<KeyBytes>& v, const KeyInde
 }  // namespace
 
 void live_add(LiveByKey& l, const BlockKeys& keys, uint64_t size_bytes, int64_t ts_ns) {
-  l.live_bytes += size_bytes;
+  l.live_bytes = saturating_add(l.live_bytes, size_bytes);
   ++l.live_blocks;
   for (int d = 0; d < kDims; ++d) {
     const uint32_t k = keys[d];
     if (k >= l.live[d].size()) grow(l, d, size_t(k) + 1);
-    l.live[d][k].bytes += size_bytes;
+    l.live[d][k].bytes = saturating_add(l.live[d][k].bytes, size_bytes);
     ++l.live[d][k].blocks;
     touch(l, d, k);
   }
@@ -77,11 +79,11 @@ void live_add(LiveByKey& l, const BlockKeys& keys, uint64_t size_bytes, int64_t 
 }
 
 void live_remove(LiveByKey& l, const BlockKeys& keys, uint64_t size_bytes) {
-  l.live_bytes -= size_bytes;
+  l.live_bytes = saturating_sub(l.live_bytes, size_bytes);
   --l.live_blocks;
   for (int d = 0; d < kDims; ++d) {
     const uint32_t k = keys[d];
-    l.live[d][k].bytes -= size_bytes;
+    l.live[d][k].bytes = saturating_sub(l.live[d][k].bytes, size_bytes);
     --l.live[d][k].blocks;
     touch(l, d, k);
   }

@@ -1,8 +1,11 @@
 // See pool_state.h: one sort of segments, one of the blocks that fall inside them, then a
-// sweep per segment for its gaps.
+// sweep per segment for its gaps. Ends and sums saturate: sizes and addresses come from
+// untrusted input (saturating.h).
 #include "monitor/engine/blocks/pool_state.h"
 
 #include <algorithm>
+
+#include "monitor/engine/saturating.h"
 
 namespace memtap::blocks {
 namespace {
@@ -49,9 +52,9 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
       if (block.addr - seg.addr < seg.block->size_bytes) {
         size_t i = size_t(it - 1 - segs.begin());
         placed.push_back({i, block, block.addr});
-        const uint64_t block_end = block.addr + block.block->size_bytes;
+        const uint64_t block_end = saturating_add(block.addr, block.block->size_bytes);
         for (++i; i < segs.size() && segs[i].addr < block_end &&
-                  segs[i].addr == segs[i - 1].addr + segs[i - 1].block->size_bytes;
+                  segs[i].addr == saturating_add(segs[i - 1].addr, segs[i - 1].block->size_bytes);
              ++i) {
           placed.push_back({i, block, segs[i].addr});
         }
@@ -59,17 +62,17 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
       }
     }
     ++s.unsegmented_blocks;
-    s.unsegmented_bytes += block.block->size_bytes;
+    s.unsegmented_bytes = saturating_add(s.unsegmented_bytes, block.block->size_bytes);
   };
   if (blocks) {
     blocks->for_each([&](uint64_t addr, const LiveBlock& b, const BlockUses&) {
-      all_block_bytes += b.size_bytes;
+      all_block_bytes = saturating_add(all_block_bytes, b.size_bytes);
       place({addr, &b});
     });
   }
   if (pending) {
     pending->for_each([&](uint64_t addr, const PendingBlock& p) {
-      all_pending_bytes += p.block.size_bytes;
+      all_pending_bytes = saturating_add(all_pending_bytes, p.block.size_bytes);
       ++s.pending_blocks;
       place({addr, &p.block, p.free_ns});
     });
@@ -88,20 +91,21 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
     seg.size_bytes = sb.size_bytes;
     seg.alloc_ts_ns = sb.alloc_ts_ns;
     seg.allocation_id = sb.allocation_id;
-    const uint64_t end = seg.addr + sb.size_bytes;
+    const uint64_t end = saturating_add(seg.addr, sb.size_bytes);
     uint64_t cursor = seg.addr;
     for (; p < placed.size() && placed[p].segment == i; ++p) {
       const uint64_t addr = placed[p].start;
       const LiveBlock& b = *placed[p].b.block;
-      const uint64_t b_end = std::min(end, placed[p].b.addr + b.size_bytes);
+      const uint64_t b_end = std::min(end, saturating_add(placed[p].b.addr, b.size_bytes));
       if (addr > cursor) {
-        seg.free_bytes += addr - cursor;
+        seg.free_bytes = saturating_add(seg.free_bytes, addr - cursor);
         seg.largest_free_gap = std::max(seg.largest_free_gap, addr - cursor);
       }
       cursor = std::max(cursor, b_end);  // overlapping blocks (bad input) count once
       ++seg.blocks;
       const bool is_pending = placed[p].b.pending_free_ns != kNoTime;
-      (is_pending ? seg.pending_bytes : seg.allocated_bytes) += b_end - addr;
+      uint64_t& held = is_pending ? seg.pending_bytes : seg.allocated_bytes;
+      held = saturating_add(held, b_end - addr);
       if (with_blocks)
         seg.block_list.push_back({addr, b_end - addr, b.alloc_ts_ns, b.allocation_id,
                                   keys.string_id(kByOwner, b.owner_key),
@@ -109,14 +113,14 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
                                   placed[p].b.pending_free_ns});
     }
     if (end > cursor) {
-      seg.free_bytes += end - cursor;
+      seg.free_bytes = saturating_add(seg.free_bytes, end - cursor);
       seg.largest_free_gap = std::max(seg.largest_free_gap, end - cursor);
     }
     seg.fragmentation =
         seg.free_bytes ? 1.0 - double(seg.largest_free_gap) / double(seg.free_bytes) : 0.0;
-    seg_reserved += seg.size_bytes;
-    seg_allocated += seg.allocated_bytes;
-    seg_pending += seg.pending_bytes;
+    seg_reserved = saturating_add(seg_reserved, seg.size_bytes);
+    seg_allocated = saturating_add(seg_allocated, seg.allocated_bytes);
+    seg_pending = saturating_add(seg_pending, seg.pending_bytes);
     largest_gap = std::max(largest_gap, seg.largest_free_gap);
     s.segments.push_back(std::move(seg));
   }
@@ -136,7 +140,7 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
   } else {
     return s;  // no pool: every block is unsegmented
   }
-  const uint64_t held = s.allocated_bytes + s.pending_bytes;
+  const uint64_t held = saturating_add(s.allocated_bytes, s.pending_bytes);
   s.free_bytes = s.reserved_bytes > held ? s.reserved_bytes - held : 0;
   if (s.source != PoolSource::kPoolTotalOnly) {
     s.largest_free_gap = int64_t(std::min(largest_gap, s.free_bytes));

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "monitor/engine/saturating.h"
+
 namespace memtap::blocks {
 
 uint32_t owner_prefix_list(OwnerPrefixes& p, const StringTable& strings, uint32_t owner) {
@@ -31,18 +33,18 @@ void owner_scopes_add(std::vector<OwnerScopeFigures>& f, const OwnerPrefixes& p,
   if (f.size() < p.names.size()) f.resize(p.names.size());
   for (uint32_t i = 1; i <= n; ++i) {
     OwnerScopeFigures& x = f[p.lists[list + i]];
-    x.inclusive_bytes += size_bytes;
+    x.inclusive_bytes = saturating_add(x.inclusive_bytes, size_bytes);
     ++x.inclusive_blocks;
-    x.live_inclusive += size_bytes;
+    x.live_inclusive = saturating_add(x.live_inclusive, size_bytes);
     if (x.live_inclusive > x.peak_inclusive) {
       x.peak_inclusive = x.live_inclusive;
       x.peak_ts_ns = ts_ns;
     }
   }
   OwnerScopeFigures& own = f[p.lists[list + n]];
-  own.exclusive_bytes += size_bytes;
+  own.exclusive_bytes = saturating_add(own.exclusive_bytes, size_bytes);
   ++own.exclusive_blocks;
-  own.live_exclusive += size_bytes;
+  own.live_exclusive = saturating_add(own.live_exclusive, size_bytes);
   own.peak_exclusive = std::max(own.peak_exclusive, own.live_exclusive);
 }
 
@@ -50,25 +52,29 @@ void owner_scopes_remove(std::vector<OwnerScopeFigures>& f, const OwnerPrefixes&
                          uint64_t size_bytes) {
   const uint32_t n = p.lists[list];
   if (n == 0) return;
-  for (uint32_t i = 1; i <= n; ++i) f[p.lists[list + i]].live_inclusive -= size_bytes;
-  f[p.lists[list + n]].live_exclusive -= size_bytes;
+  for (uint32_t i = 1; i <= n; ++i) {
+    uint64_t& live = f[p.lists[list + i]].live_inclusive;
+    live = saturating_sub(live, size_bytes);
+  }
+  uint64_t& live = f[p.lists[list + n]].live_exclusive;
+  live = saturating_sub(live, size_bytes);
 }
 
 void scope_alloc(OpenScope& s, uint32_t account, uint64_t size_bytes, bool innermost) {
   ScopeUse& u = scope_use(s, account);
-  u.inclusive_bytes += size_bytes;
+  u.inclusive_bytes = saturating_add(u.inclusive_bytes, size_bytes);
   ++u.inclusive_blocks;
-  u.live += size_bytes;
+  u.live = saturating_add(u.live, size_bytes);
   u.peak = std::max(u.peak, u.live);
   if (innermost) {
-    u.exclusive_bytes += size_bytes;
+    u.exclusive_bytes = saturating_add(u.exclusive_bytes, size_bytes);
     ++u.exclusive_blocks;
   }
 }
 
 void scope_free(OpenScope& s, uint32_t account, uint64_t size_bytes) {
   for (ScopeUse& u : s.uses)
-    if (u.account == account) u.live -= size_bytes;
+    if (u.account == account) u.live = saturating_sub(u.live, size_bytes);
 }
 
 void close_scope(ScopeNames& names, const OpenScope& s) {
@@ -90,9 +96,9 @@ void close_scope(ScopeNames& names, const OpenScope& s) {
       f = &st.accounts.back();
       f->account = u.account;
     }
-    f->inclusive_bytes += u.inclusive_bytes;
+    f->inclusive_bytes = saturating_add(f->inclusive_bytes, u.inclusive_bytes);
     f->inclusive_blocks += u.inclusive_blocks;
-    f->exclusive_bytes += u.exclusive_bytes;
+    f->exclusive_bytes = saturating_add(f->exclusive_bytes, u.exclusive_bytes);
     f->exclusive_blocks += u.exclusive_blocks;
     f->max_peak_bytes = std::max(f->max_peak_bytes, u.peak);
   }

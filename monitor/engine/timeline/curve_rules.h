@@ -42,6 +42,7 @@
 #include <array>
 #include <cstdint>
 
+#include "monitor/engine/saturating.h"  // sizes come from untrusted files: totals saturate
 #include "monitor/model/mem_event.h"
 
 namespace memtap::timeline {
@@ -62,12 +63,6 @@ constexpr uint16_t kFrameworkSlots = (1u << int(Layer::kPta)) | (1u << int(Layer
 
 inline bool is_framework_slot(int slot) {
   return (kFrameworkSlots >> slot) & 1u;
-}
-
-// Sizes come from untrusted files: totals saturate rather than overflow.
-inline int64_t saturating_add(int64_t a, int64_t b) {
-  int64_t sum;
-  return __builtin_add_overflow(a, b, &sum) ? (b > 0 ? INT64_MAX : INT64_MIN) : sum;
 }
 
 // Which blocks Allocated counts, and so which blocks Group By Owner and Stream split.

@@ -1,5 +1,6 @@
 // Timeline::add and what it calls: the hot path. See timeline.h for what the curves are
 // and what memory they take.
+#include <algorithm>
 #include <limits>
 
 #include "monitor/engine/timeline/timeline.h"
@@ -184,7 +185,7 @@ void Timeline::add_pending(Scope& s, uint64_t addr, int64_t size) {
   ++s.pending_frees;
   uint64_t old = 0;
   if (s.pending.take(addr, &old)) {
-    s.totals.pending_bytes -= int64_t(old);
+    s.totals.pending_bytes = std::max<int64_t>(0, s.totals.pending_bytes - int64_t(old));
     ++s.clamped_frees;
   }
   s.pending.put(addr, uint64_t(size));
@@ -200,7 +201,7 @@ void Timeline::complete_pending(Scope& s, const MemEvent& e) {
     ++s.clamped_frees;
     return;
   }
-  s.totals.pending_bytes -= int64_t(size);
+  s.totals.pending_bytes = std::max<int64_t>(0, s.totals.pending_bytes - int64_t(size));
 }
 
 // A device pool's figures (curve_rules.h): reserved as PTA's pool total, and allocated for

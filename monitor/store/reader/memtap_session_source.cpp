@@ -1,6 +1,8 @@
 // memtap's `memtap_session` table (see memtap_session_source.h).
 #include "monitor/store/reader/memtap_session_source.h"
 
+#include <unordered_map>
+
 #include "monitor/store/reader/sqlite_access.h"
 
 namespace memtap::reader {
@@ -10,24 +12,23 @@ bool read_memtap_session(const std::string& path, sqlite3* db,
   std::vector<std::string> columns;
   if (!table_columns(path, db, "memtap_session", &columns, error)) return false;
   // Columns an older file lacks read as NULL: 0, or empty.
-  const char* const wanted[] = {"pid",         "hostname",          "command_line",   "rank",
-                                "world_size",  "forked_from_pid",   "events_dropped", "ended_by",
-                                "events_lost", "events_sent_before"};
+  const char* const wanted[] = {"pid",         "hostname",           "command_line",   "rank",
+                                "world_size",  "forked_from_pid",    "events_dropped", "ended_by",
+                                "events_lost", "events_sent_before", "stalls"};
   std::string select;
   for (const char* name : wanted) {
     select += std::string(select.empty() ? "" : ", ") +
               (find_column(columns, name) >= 0 ? quote_identifier(name) : "NULL");
   }
+  // Each row's process by pid: a hash, since a crafted file may hold any number of rows and
+  // a scan of the processes read so far made that quadratic. The last of equal pids wins.
+  std::unordered_map<uint32_t, size_t> by_pid;
+  for (size_t i = 0; i < processes->size(); ++i) by_pid[(*processes)[i].pid] = i;
   const auto read_row = [&](sqlite3_stmt* s) {
     const auto pid = static_cast<uint32_t>(sqlite3_column_int64(s, 0));
-    RecordedProcess* process = nullptr;
-    for (RecordedProcess& known : *processes) {
-      if (known.pid == pid) process = &known;
-    }
-    if (process == nullptr) {
-      process = &processes->emplace_back();
-      process->pid = pid;
-    }
+    const auto [it, added] = by_pid.try_emplace(pid, processes->size());
+    if (added) processes->emplace_back().pid = pid;
+    RecordedProcess* process = &(*processes)[it->second];
     process->hostname = column_string(s, 1);
     process->command_line = column_string(s, 2);
     if (sqlite3_column_type(s, 3) != SQLITE_NULL) {
@@ -43,6 +44,7 @@ bool read_memtap_session(const std::string& path, sqlite3* db,
     process->ended_by = column_string(s, 7);
     process->events_lost += static_cast<uint64_t>(sqlite3_column_int64(s, 8));
     process->events_sent_before += static_cast<uint64_t>(sqlite3_column_int64(s, 9));
+    process->stalls += static_cast<uint64_t>(sqlite3_column_int64(s, 10));
   };
   // In the order the processes started (what memtap writes; a table of an older memtap,
   // written in the order their Hellos came, is put in that order here).

@@ -78,6 +78,40 @@ TEST(Peak, ALaterHigherPeakReplacesTheBreakdownAndEqualValueKeepsTheFirst) {
   EXPECT_EQ(p.by_owner[0].key.label, "a");
 }
 
+// Blocks of 2^63 - 1 bytes (hostile or corrupt input): three of them live pass 2^64. Live
+// bytes saturate instead of wrapping to less than one of the blocks, and the totals give back
+// no more than they hold as the blocks go.
+TEST(Peak, LiveBytesPast2To64SaturateInsteadOfWrapping) {
+  constexpr uint64_t kHuge = (uint64_t{1} << 63) - 1;
+  constexpr uint64_t kAll = ~uint64_t{0};
+  Script s;
+  s.malloc(1, 0x1000, kHuge, {"a"});
+  s.malloc(2, 0x2000, kHuge, {"a"});
+  s.malloc(3, 0x3000, kHuge, {"a"});
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  PeakResult p = a.peak(100, kHostDevice);
+  EXPECT_EQ(p.bytes, kAll);
+  EXPECT_EQ(p.ts_ns, 3);
+  EXPECT_EQ(p.current_bytes, kAll);
+  ASSERT_EQ(p.by_owner.size(), 1u);
+  EXPECT_EQ(p.by_owner[0].bytes, kAll);
+  const LifetimeResult l = a.lifetimes(100, kHostDevice);
+  ASSERT_FALSE(l.layers.empty());
+  EXPECT_EQ(l.layers[0].alloc_bytes, kAll);
+  EXPECT_EQ(l.layers[0].live_bytes, kAll);
+
+  Script t = s;
+  t.free(4, 0x1000);
+  t.free(5, 0x2000);
+  t.free(6, 0x3000);
+  BlockAnalyzer b(t.strings);
+  t.feed(b);
+  p = b.peak(100, kHostDevice);
+  EXPECT_EQ(p.current_bytes, 0u);
+  EXPECT_EQ(b.lifetimes(100, kHostDevice).layers[0].live_bytes, 0u);
+}
+
 TEST(Peak, StackFallsBackToTheCStackThenToTheName) {
   Script s;
   s.malloc(1, 0x1000, 30, {"", "py(1): f", "opA"});

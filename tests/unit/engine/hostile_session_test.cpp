@@ -3,6 +3,7 @@
 // been sent.
 #include <capnp/any.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,31 @@ TEST_F(SessionTest, ListsThatClaimMoreElementsThanTheMessageHoldsAreRefused) {
   EXPECT_EQ(process(kPid).messages_lost, 0u);
 }
 
+// No allocation of 2^63 bytes or more succeeds, and the agent records only those that did:
+// a block (or an RSS) of that size is refused, since downstream it is an int64 byte count.
+TEST_F(SessionTest, BlockSizesOf2To63OrMoreAreRefused) {
+  feed(hello(kPid, kInst));
+  const uint64_t huge = uint64_t{1} << 63;
+  const std::pair<Kind, std::string> kinds[] = {{Kind::MALLOC, "malloc"},
+                                                {Kind::MMAP, "mmap"},
+                                                {Kind::DEVICE_MALLOC, "device block"},
+                                                {Kind::PINNED_MALLOC, "pinned block"},
+                                                {Kind::RSS_SAMPLE, "RSS sample"}};
+  for (const auto& [kind, what] : kinds) {
+    const std::string error =
+        feed_rejected(batch(kPid, kInst, 1, kFar, {{7, {Ev{2000, kind, 0x1000, huge}}}}));
+    EXPECT_NE(error.find("events[0].sizeBytes: " + what +
+                         " of 9223372036854775808 bytes out of range, expected below 2^63"),
+              std::string::npos)
+        << error;
+  }
+  EXPECT_EQ(session.input_counts().malformed, 5u);
+  // Just below: taken, however many of them (their sums are the analyses' to saturate).
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7, {ev_malloc(2000, 0x1000, huge - 1), ev_malloc(2001, 0x2000, huge - 1)}}}));
+  EXPECT_EQ(rows.back(), malloc_row(2001, kPid, 7, {0x2000, huge - 1, 2}));
+}
+
 TEST_F(SessionTest, AHelloLargerThanAnAgentsIsRefused) {
   capnp::MallocMessageBuilder b;
   auto h = header(b, kPid, kInst, 0).getBody().initHello();
@@ -250,6 +276,85 @@ TEST(HostileSession, AForkChildThatNeverSaysHelloIsWaitedForOnlySoLong) {
   session.set_horizon(epoch(2 * kSecond) + limits.pending_timeout_ns);
   EXPECT_EQ(rows.size(), 2u) << "no longer";
   EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid}));
+}
+
+// A sender that says Hello, sends one Batch and never advances its watermark (and leaves a
+// pool free open, which the release would wait at too): the other process's rows wait for it
+// no more than stall_timeout_ns behind the present, and then go out as the horizon moves.
+TEST_F(SessionTest, AProcessWhoseWatermarkStopsHoldsTheOthersBackOnlySoLong) {
+  const SessionLimits limits;
+  constexpr uint64_t kSecond = 1'000'000'000;
+  auto ingest = [&](const Bytes& m) { ASSERT_TRUE(session.ingest(m.data(), m.size()).ok); };
+  auto released_until = [&](uint64_t ts) {
+    return std::all_of(rows.begin(), rows.end(),
+                       [&](const DumpRow& r) { return r.timestamp_ns < epoch(ts); });
+  };
+  session.set_horizon(epoch(1 * kSecond));
+  ingest(hello(kPid, kInst));
+  ingest(hello(kPid2, kInst2));
+  ingest(batch(kPid, kInst, 1, 1 * kSecond, {}));
+  constexpr uint64_t kHalf = kSecond / 2;
+  ingest(batch(kPid2, kInst2, 1, 1 * kSecond,
+               {{9,
+                 {ev_malloc(kHalf, 0x9000, 8),
+                  {kHalf + 1, Kind::DEVICE_STREAM, 0, 0, 0, 0},
+                  {kHalf + 2, Kind::POOL_MALLOC, 0x7000, 64, 0, 0},
+                  {kHalf + 3, Kind::DEVICE_STREAM, 0, 0, 0, 0},
+                  {kHalf + 4, Kind::POOL_FREE, 0x7000, 0, 0, 0}}}}));
+  uint64_t sequence = 2;
+  // The good process allocates every second, its watermark a second ahead of the horizon.
+  auto tick = [&](uint64_t second) {
+    session.set_horizon(epoch(second * kSecond));
+    ingest(batch(kPid, kInst, sequence++, (second + 1) * kSecond,
+                 {{7, {ev_malloc(second * kSecond, 0x1000 + second * 0x100, 8)}}}));
+  };
+  const uint64_t limit_s = uint64_t(limits.stall_timeout_ns) / kSecond;
+  for (uint64_t second = 2; second <= limit_s + 1; ++second) tick(second);
+  // Horizon at 11 s: 10 s past the stuck watermark (1 s), not more. Nothing from the pool
+  // free it left open on: the release waits there for its next batch.
+  EXPECT_TRUE(released_until(kHalf + 4));
+  EXPECT_EQ(process(kPid2).stalls, 0u);
+  const size_t before = rows.size();
+  tick(limit_s + 2);
+  EXPECT_EQ(process(kPid2).stalls, 1u);
+  EXPECT_EQ(process(kPid).stalls, 0u);
+  EXPECT_GT(rows.size(), before + limit_s) << "the good process's mallocs went out";
+  EXPECT_FALSE(released_until((limit_s + 1) * kSecond));
+  EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid, kPid2})) << "still running";
+  // What it sends now is late, counted so, and still applied in its process's order.
+  ingest(batch(kPid2, kInst2, 2, 2 * kSecond, {{9, {ev_free(kSecond + 5, 0x9000)}}}));
+  EXPECT_EQ(process(kPid2).late_events, 1u);
+  EXPECT_EQ(process(kPid2).unmatched_frees, 0u);
+  EXPECT_EQ(rows.back(), free_row(kSecond + 5, kPid2, 9, {0x9000, 8, 1}));
+  // Caught up, it is waited for again: the good process's malloc at 25 s waits for its
+  // watermark (20 s), though the horizon is past it. It stalled once.
+  ingest(batch(kPid2, kInst2, 3, (limit_s + 10) * kSecond, {}));
+  session.set_horizon(epoch((limit_s + 19) * kSecond));
+  ingest(batch(kPid, kInst, sequence++, (limit_s + 21) * kSecond,
+               {{7, {ev_malloc((limit_s + 15) * kSecond, 0x5000, 8)}}}));
+  EXPECT_TRUE(released_until((limit_s + 10) * kSecond));
+  EXPECT_EQ(process(kPid2).stalls, 1u);
+}
+
+// Every process lags the horizon alike when the monitor itself is behind (ZeroMQ's queue, the
+// agents' buffers): nobody is stalled and no row comes late; nor is a process alone, whose
+// rows wait for nobody else's.
+TEST_F(SessionTest, ProcessesThatLagThePresentAlikeAreNotStalled) {
+  constexpr uint64_t kSecond = 1'000'000'000;
+  auto ingest = [&](const Bytes& m) { ASSERT_TRUE(session.ingest(m.data(), m.size()).ok); };
+  session.set_horizon(epoch(100 * kSecond));
+  ingest(hello(kPid, kInst));
+  ingest(hello(kPid2, kInst2));
+  ingest(batch(kPid, kInst, 1, 2 * kSecond, {{7, {ev_malloc(1 * kSecond, 0x1000, 8)}}}));
+  EXPECT_EQ(process(kPid).stalls, 0u) << "alone";
+  ingest(batch(kPid2, kInst2, 1, 3 * kSecond, {{9, {ev_malloc(2 * kSecond, 0x2000, 8)}}}));
+  ingest(batch(kPid, kInst, 2, 4 * kSecond, {{7, {ev_malloc(3 * kSecond, 0x1100, 8)}}}));
+  ingest(batch(kPid2, kInst2, 2, 5 * kSecond, {{9, {ev_malloc(4 * kSecond, 0x2100, 8)}}}));
+  EXPECT_EQ(process(kPid).stalls + process(kPid2).stalls, 0u);
+  EXPECT_EQ(process(kPid).late_events + process(kPid2).late_events, 0u);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.back(), malloc_row(3 * kSecond, kPid, 7, {0x1100, 8, 3}))
+      << "the malloc at 4 s waits for the first process's watermark (4 s)";
 }
 
 TEST(HostileSession, ProcessesBeyondTheLimitAreRefusedUntilOneEnds) {

@@ -422,6 +422,24 @@ TEST_F(PoolSessionTest, PoolSizesAndFiguresPast2To63AreRejected) {
             (std::vector<DumpRow>{snapshot(2000, 7, 0, int64_t(huge - 1), int64_t(huge - 1))}));
 }
 
+// A device's live PTA bytes are a sum of block sizes: past 2^63 - 1 Attr used says 2^63 - 1,
+// and it comes back down exactly as the blocks go (three blocks near 2^63 would wrap 64 bits,
+// and a saturated sum would say too little once some of them are freed).
+TEST_F(PoolSessionTest, LivePoolBytesPast2To63AreClampedAndNeverWrap) {
+  feed(hello(kPid, kInst));
+  const uint64_t big = (uint64_t{1} << 63) - 1;
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7, cat({pool_alloc(2000, 0, 0x1000, big), pool_alloc(2010, 0, 0x2000, big),
+                       pool_alloc(2020, 0, 0x3000, big), pool_free(2030, 0, 0x1000),
+                       pool_completed(2032, 0, 0x1000), pool_free(2040, 0, 0x2000),
+                       pool_completed(2042, 0, 0x2000), pool_free(2050, 0, 0x3000),
+                       pool_completed(2052, 0, 0x3000)})}}));
+  std::vector<int64_t> used;
+  for (const DumpRow& r : pta_rows()) used.push_back(r.pool_used);
+  const auto kMax = int64_t(big);
+  EXPECT_EQ(used, (std::vector<int64_t>{kMax, kMax, kMax, kMax, kMax, 0}));
+}
+
 TEST_F(PoolSessionTest, AForkChildInheritsNoPoolBlock) {
   feed(hello(kPid, kInst));
   feed(batch(kPid, kInst, 1, kFar,

@@ -296,7 +296,9 @@ TEST(DumpDb, MemtapSessionGivesTheProcesses) {
   processes[1].events_dropped = 3;
   processes[1].events_lost = 1;
   processes[1].events_sent_before = 0;
+  processes[1].stalls = 2;
   processes[1].ended_by = "exit code 0";
+  processes[0].stalls = 1;
   processes[2].pid = 11;
   processes[2].forked_from_pid = 10;
   processes[2].hostname = "node1";
@@ -320,12 +322,37 @@ TEST(DumpDb, MemtapSessionGivesTheProcesses) {
   EXPECT_EQ(rec.processes[0].events_dropped, 5u);
   EXPECT_EQ(rec.processes[0].events_lost, 5u);
   EXPECT_EQ(rec.processes[0].events_sent_before, 100u);
+  EXPECT_EQ(rec.processes[0].stalls, 3u);
   EXPECT_EQ(rec.processes[0].ended_by, "exit code 0");
   EXPECT_EQ(rec.processes[1].pid, 11u);
   EXPECT_EQ(rec.processes[1].forked_from_pid, 10u);
   EXPECT_EQ(rec.processes[1].rank, -1);
   EXPECT_EQ(rec.processes[2].pid, 12u);  // events, but no session row
   EXPECT_EQ(rec.processes[2].hostname, "");
+}
+
+// A crafted file with a session row for each of 500,000 processes: each row finds its pid's
+// process by hash, not by a scan of those read so far (1.25e11 comparisons: minutes).
+TEST(DumpDb, ASessionTableOfManyProcessesReadsInLinearTime) {
+  TempDir dir;
+  const std::string path = dir.file("memscope_dump_9.db");
+  constexpr int kProcesses = 500000;
+  exec_sql(path, test::dump_schema() + memtap_tables_sql() +
+                     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+                     std::to_string(kProcesses) +
+                     ") INSERT INTO memtap_session (pid, instance_id, start_ns, "
+                     "events_dropped) SELECT i, printf('%016x', i), i, 1 FROM n;"
+                     // One pid twice (an exec): still one process, its drops summed.
+                     "INSERT INTO memtap_session (pid, instance_id, start_ns, events_dropped) "
+                     "VALUES (7, 'ff', 100001, 2);" +
+                     row("memscope_dump", 1,
+                         "'MALLOC','HOST','N/A',1779862930000000000,7,7,'cpu','0x1','','',''"));
+  const Recording rec = read_ok(path);
+  ASSERT_EQ(rec.processes.size(), size_t(kProcesses));
+  EXPECT_EQ(rec.processes[0].pid, 1u);
+  EXPECT_EQ(rec.processes[6].pid, 7u);
+  EXPECT_EQ(rec.processes[6].events_dropped, 3u);
+  EXPECT_EQ(rec.processes.back().pid, uint32_t(kProcesses));
 }
 
 // An older memtap wrote memtap_session in the order the Hellos came, without ended_by: the

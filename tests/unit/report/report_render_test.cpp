@@ -101,5 +101,22 @@ TEST(ReportRender, EachProcessSaysWhatItsEventsMissedAndWhatWentElsewhere) {
       << text_of(r);
 }
 
+// A process the live monitor stopped waiting for says so on its line, and in --json.
+TEST(ReportRender, AStalledProcessSaysSo) {
+  Report r = sample_report();
+  EXPECT_EQ(text_of(r).find("stalled"), std::string::npos);
+  EXPECT_NE(report_json(r).find(R"("stalls":0)"), std::string::npos);
+  r.processes[0].stalls = 2;
+  const std::string text = text_of(r);
+  EXPECT_NE(text.find("process 42 on node\"a: python train.py; stalled 2 times: the recording "
+                      "went on without it, and what it sent later came late\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(report_json(r).find(R"("stalls":2)"), std::string::npos);
+  EXPECT_EQ(stalled_text(1),
+            "stalled once: the recording went on without it, and what it sent "
+            "later came late");
+}
+
 }  // namespace
 }  // namespace memtap

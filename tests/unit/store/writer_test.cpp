@@ -379,6 +379,7 @@ ProcessInfo parent_process() {
   p.events_sent_before = 100000;
   p.unmatched_frees = 3;
   p.late_events = 4;
+  p.stalls = 11;
   p.lost_frees = 5;
   p.inherited_blocks = 6;
   p.reconnects = 8;
@@ -444,6 +445,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                   {"events_sent_before", "INTEGER"},
                   {"unmatched_frees", "INTEGER"},
                   {"late_events", "INTEGER"},
+                  {"stalls", "INTEGER"},
                   {"lost_frees", "INTEGER"},
                   {"inherited_blocks", "INTEGER"},
                   {"reconnects", "INTEGER"},
@@ -474,6 +476,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "100000",
                    "3",
                    "4",
+                   "11",
                    "5",
                    "6",
                    "8",
@@ -495,6 +498,7 @@ TEST(MemscopeWriter, SessionTableHasOneRowPerProcessWithFieldNamedColumns) {
                    "0",
                    "1779862931000000000",
                    "1779862932000000000",
+                   "0",
                    "0",
                    "0",
                    "0",
@@ -540,6 +544,7 @@ TEST(MemscopeWriter, SessionTableCoversEveryProcessInfoField) {
     uint64_t events_sent_before;
     uint64_t unmatched_frees;
     uint64_t late_events;
+    uint64_t stalls;
     uint64_t lost_frees;
     uint64_t inherited_blocks;
     uint64_t reconnects;

@@ -3,6 +3,7 @@
 // samples standing for the pool on a device with no PTA block.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <ostream>
 #include <vector>
 
@@ -68,6 +69,23 @@ TEST(PoolCurves, ActiveStaysAboveAllocatedFromAPendingFreeToItsCompletion) {
   EXPECT_EQ(s.pending_bytes, 0);
   EXPECT_EQ(s.clamped_frees, 0u);
   EXPECT_EQ(s.events, 7u);
+}
+
+// Two pending blocks of 2^63 - 1 bytes (hostile or corrupt input): their pending bytes
+// saturate on the way up, and give back no more than they hold on the way down, so Active
+// never drops below 0.
+TEST(PoolCurves, PendingBytesPastInt64NeverGoNegative) {
+  constexpr int64_t kHuge = std::numeric_limits<int64_t>::max();
+  const uint64_t b = kSeg + uint64_t(kHuge);
+  Timeline t;
+  feed(t, {pta(MemEventKind::kMalloc, 1, kPid, kDev, kSeg, kHuge, kHuge, kHuge),
+           pta(MemEventKind::kMalloc, 2, kPid, kDev, b, kHuge, kHuge, kHuge),
+           pending_free_at(3, kPid, kDev, kSeg, kHuge), pending_free_at(4, kPid, kDev, b, kHuge),
+           completed_at(5, kPid, kDev, kSeg, kHuge), completed_at(6, kPid, kDev, b, kHuge)});
+  for (const CurvePoint& p : curve(t, Curve::kActive)) EXPECT_GE(p.value_bytes, 0) << p.ts_ns;
+  const ScopeSummary s = t.summary(kPid, kDev);
+  EXPECT_EQ(s.pending_bytes, 0);
+  EXPECT_EQ(s.final_bytes[int(Curve::kActive)], 0);
 }
 
 TEST(PoolCurves, ActiveSharesAllocatedsSeriesWhileNothingIsPending) {

@@ -5,7 +5,9 @@
 #include "monitor/viewdata/flame_data.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <limits>
 #include <set>
 
 #include "monitor/viewdata/flame_reader.h"
@@ -140,6 +142,71 @@ TEST(FlameReader, ATableLargerThanTheBoundGivesAtMostTheBoundWidestFirst) {
   d = reader.read(r);
   EXPECT_EQ(spans_of(d), (std::multiset<std::string>{"main@0"}));
   EXPECT_FALSE(d.truncated);
+}
+
+// A file anyone could have written: msMemScope's trace table and event table in microseconds,
+// with rows whose times wrap int64 nanoseconds into the range shown (raw * 1000 mod 2^64),
+// a slice that never ends, one that ends before it starts, and tables whose names alias
+// process 100 (python_trace_ 2^32 + 100, python_trace_100x).
+TEST(FlameReader, UntrustedTimesAndTableNamesNeverLandInTheChart) {
+  test::TempDir dir;
+  const std::string path = dir.file("crafted.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const std::string trace_columns =
+      " (\"FuncInfo\" TEXT, \"StartTime(ns)\" TEXT, \"EndTime(ns)\" TEXT, \"Thread Id\" "
+      "INTEGER, \"Process Id\" INTEGER);";
+  // 1700000000000000 us is the start; 20146744074009552 us * 1000 wraps to 300 ms after it.
+  const std::string sql =
+      "CREATE TABLE python_trace_100" + trace_columns +
+      "INSERT INTO python_trace_100 VALUES ('main.py(1): main', '1700000000000000', "
+      "'1700000000100000', 1, 100);"
+      "INSERT INTO python_trace_100 VALUES ('bad.py(1): wraps', '20146744074009552', "
+      "'20146744074019552', 1, 100);"
+      "INSERT INTO python_trace_100 VALUES ('bad.py(2): endless', '1700000000050000', "
+      "'9223372036854775', 1, 100);"
+      "INSERT INTO python_trace_100 VALUES ('bad.py(3): backwards', '1700000000350000', "
+      "'1700000000340000', 1, 100);"
+      "INSERT INTO python_trace_100 VALUES ('bad.py(4): before1970', '-5000000', "
+      "'1700000000360000', 1, 100);"
+      "CREATE TABLE python_trace_4294967396" +
+      trace_columns +
+      "INSERT INTO python_trace_4294967396 VALUES ('alias.py(1): big', '1700000000150000', "
+      "'1700000000160000', 1, 100);"
+      "CREATE TABLE python_trace_100x" +
+      trace_columns +
+      "INSERT INTO python_trace_100x VALUES ('alias.py(2): suffix', '1700000000150000', "
+      "'1700000000160000', 1, 100);"
+      "CREATE TABLE memscope_dump (\"ID\" INTEGER PRIMARY KEY, \"Event\" TEXT, "
+      "\"Timestamp(ns)\" TEXT, \"Process Id\" INTEGER, \"Thread Id\" INTEGER, "
+      "\"Call Stack(Python)\" TEXT);"
+      "INSERT INTO memscope_dump VALUES (1, 'MALLOC', '1700000000200000', 100, 1, "
+      "'stack.py(1): kept');"
+      "INSERT INTO memscope_dump VALUES (2, 'MALLOC', '20146744074009552', 100, 1, "
+      "'stack.py(2): wrapped');";
+  char* message = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message), SQLITE_OK)
+      << (message ? message : "");
+  sqlite3_close(db);
+
+  FlameReader reader(path, "memscope_dump");
+  FlameRequest r;
+  r.pid = 100;
+  r.t0_ns = 1'700'000'000'000'000'000;
+  r.t1_ns = r.t0_ns + 400'000'000;
+  r.width_px = 1000;  // 400 us a pixel
+  const FlameData d = read_all(reader, r);
+  ASSERT_EQ(d.error, "");
+  std::set<std::string> functions;
+  for (const FlameSpan& span : d.spans) functions.insert(function_of(d, span));
+  EXPECT_EQ(functions, (std::set<std::string>{"main", "kept"}));
+
+  // A range of any width: nothing to overflow, and spans are still read.
+  r.t0_ns = std::numeric_limits<int64_t>::min();
+  r.t1_ns = std::numeric_limits<int64_t>::max();
+  const FlameData all = reader.read(r);
+  EXPECT_EQ(all.error, "");
+  EXPECT_TRUE(all.has_trace);
 }
 
 void write_stack_recording(test::RecordingBuilder* b, const std::string& path, bool compact) {
