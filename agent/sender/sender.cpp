@@ -184,6 +184,14 @@ int send_pending(Sender& s) {
 // monitor must not hold the application's exit for the whole flush timeout.
 bool flush_pending(Sender& s, int timeout_ms) {
   if (s.pending.empty()) return true;
+  // A connection that went since the cycle began (the sender runs behind the program, and
+  // can be held off its core past ZeroMQ's reconnect interval) may already have been
+  // replaced by a restarted monitor's: this message would reach it before any Hello. The
+  // events ZeroMQ reported are read first; a disconnection gives the batch up (counted).
+  if (s.hello_sent) {
+    watch_connection(s);
+    if (s.pending.empty()) return false;
+  }
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (send_pending(s) < 0) {

@@ -195,18 +195,15 @@ std::string describe(const WireMessage& m) {
 }
 
 // A poolFree held at the end of its thread's events in its batch (PoolFollow::kOpen): whether
-// its completion directly follows is for the thread's events in the process's next batch
-// to say. The agent's sender drained the thread between the two records (they are written
-// one after the other), so the completion comes in that batch unless the thread was
-// preempted for a whole drain cycle in between, which is what the batch's watermark
-// assumes does not happen either (agent/sender/sender.cpp). Until that batch (or the
-// process's end) the release waits at the poolFree: its row is written in time order, and
-// the same events give the same rows however the sender cut them into batches.
+// its completion directly follows is for the thread's next events, in a later batch of the
+// process, to say; or the process's watermark, once it passes the time the completion had
+// to come by (kSameCallNs: then it is pending). Until then (or the process's end, or its
+// stall) the release waits at the poolFree: its row is written in time order, and the same
+// events give the same rows however the sender cut them into batches.
 struct OpenPoolFree {
   uint64_t addr = 0;
   uint64_t ts_ns = 0;                     // the agent's clock (WireEvent::ts_ns), for kSameCallNs
   PoolFollow follow = PoolFollow::kOpen;  // once decided: kPending or kCompleted
-  uint64_t batch = 0;                     // ProcessState::batches when last left open
 };
 
 struct ProcessState {
@@ -216,7 +213,6 @@ struct ProcessState {
   DeviceTables devices;  // HAL, HOST_PINNED and PTA blocks: a fork() child starts without any
   // By thread, in the thread's order: only the last may still be undecided.
   std::unordered_map<uint32_t, std::vector<OpenPoolFree>> open_pool_frees;
-  uint64_t batches = 0;                                 // Batches applied
   std::unordered_map<uint32_t, uint32_t> strings;       // this agent instance's id -> session id
   std::unordered_map<uint32_t, ThreadContext> threads;  // only threads with some context
   // Epoch ns before which this process will send nothing more (from Batch.watermarkNs).
@@ -264,10 +260,7 @@ size_t decide_open_pool_free(ProcessState& p, const WireThreadEvents& thread) {
   if (it == p.open_pool_frees.end() || it->second.back().follow != PoolFollow::kOpen) return none;
   OpenPoolFree& open = it->second.back();
   const size_t next = next_pool_record(thread.events, 0);
-  if (next == none) {
-    open.batch = p.batches;
-    return none;
-  }
+  if (next == none) return none;
   if (!completes(thread.events[next], open.addr, open.ts_ns)) {
     open.follow = PoolFollow::kPending;
     return none;
@@ -276,11 +269,15 @@ size_t decide_open_pool_free(ProcessState& p, const WireThreadEvents& thread) {
   return next;
 }
 
-// After a batch: a poolFree left open whose thread said nothing in it is pending.
-void close_open_pool_frees(ProcessState& p) {
+// After a batch: a poolFree left open is pending once the batch's watermark (agent clock:
+// nothing older will come from the process) is past the time its completion had to come by
+// to be the same free call's (kSameCallNs). Not "once a batch says nothing of its thread":
+// a batch cut at kMaxRecordsPerBatch, or one of text alone, need not have drained that
+// thread again, and an immediate completion would then have been taken for a late one.
+void close_open_pool_frees(ProcessState& p, uint64_t watermark_ns) {
   for (auto& [thread_id, frees] : p.open_pool_frees) {
     OpenPoolFree& open = frees.back();
-    if (open.follow == PoolFollow::kOpen && open.batch != p.batches) {
+    if (open.follow == PoolFollow::kOpen && watermark_ns > open.ts_ns + kSameCallNs) {
       open.follow = PoolFollow::kPending;
     }
   }
@@ -684,7 +681,6 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   for (const WireString& def : batch.strings) {
     p.strings.try_emplace(def.id, strings.intern(def.text));
   }
-  ++p.batches;
   // Late events (older than rows already out) are applied at once, but in time order
   // across the batch's threads, or a free on one thread could precede its malloc on another.
   std::vector<std::pair<HeldEvent, uint32_t>> late;
@@ -723,8 +719,7 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
         continue;
       }
       if (event.pool_follow == PoolFollow::kOpen && e.kind == EventKind::kPoolFree) {
-        p.open_pool_frees[thread.thread_id].push_back(
-            {e.addr, e.ts_ns, PoolFollow::kOpen, p.batches});
+        p.open_pool_frees[thread.thread_id].push_back({e.addr, e.ts_ns, PoolFollow::kOpen});
       }
       // The merge needs each run in time order; a thread whose clock went backwards
       // (an agent bug, or hostile input) starts a new run instead of breaking it.
@@ -742,7 +737,7 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   std::stable_sort(late.begin(), late.end(), [](const auto& a, const auto& b) {
     return a.first.epoch_ns < b.first.epoch_ns;
   });
-  if (!p.open_pool_frees.empty()) close_open_pool_frees(p);
+  if (!p.open_pool_frees.empty()) close_open_pool_frees(p, batch.watermark_ns);
   for (const auto& [event, thread_id] : late) apply_event(index, thread_id, event);
   p.watermark_ns = std::max(p.watermark_ns, to_epoch(batch.watermark_ns, offset));
 }

@@ -828,6 +828,10 @@ static void pool_free_requested(struct pool_block* b, int pending) {
            (unsigned long long)b->addr, b->size, pending, hex(b->stream));
     if (memtap_pool.free_requested)
       memtap_pool.free_requested(pool.device, b->addr, hex(b->stream));
+    /* A free the pool takes back at once tells memtap so within the same call, as
+     * PyTorch's free() does: nothing (no line printed) between the two. */
+    if (!pending && memtap_pool.free_completed)
+      memtap_pool.free_completed(pool.device, b->addr, hex(b->stream));
   }
   b->free = 1;
   b->pending = 1;
@@ -846,7 +850,7 @@ static void pool_free_completed(struct pool_block* b, int pending) {
     if (pending)
       expect("poolFreeCompleted device=%d addr=0x%llx size_bytes=%zu stream=0x%llx", pool.device,
              (unsigned long long)b->addr, b->size, hex(b->stream));
-    if (memtap_pool.free_completed)
+    if (pending && memtap_pool.free_completed) /* else told with the request */
       memtap_pool.free_completed(pool.device, b->addr, hex(b->stream));
   }
   b->pending = 0;

@@ -261,24 +261,43 @@ TEST_F(PoolSessionTest, RowsDoNotDependOnWhereTheBatchesWereCut) {
   }
 }
 
-// The next batch decides only for the thread it has events of: with none of its thread's, or
-// with another event first, the FREE is pending and the completion a row of its own.
-TEST_F(PoolSessionTest, AFreeWhoseNextBatchSaysNothingOfItsThreadIsPending) {
+// A FREE left open is decided by its thread's next event (another event first: pending), or
+// by the process's watermark once it is past the 20 us the completion had to come within
+// (a batch that says nothing of the thread need not have drained it again: a batch cut at
+// its record limit, or of text alone). Then the completion is a row of its own.
+TEST_F(PoolSessionTest, AFreeWhoseCompletionCannotComeInTimeAnyMoreIsPending) {
   feed(hello(kPid, kInst));
   feed(batch(kPid, kInst, 1, 2020,
              {{7, cat({pool_alloc(2000, 0, 0x1000, 100), pool_free(2010, 0, 0x1000)})},
               {8, cat({pool_alloc(2001, 0, 0x2000, 200), pool_free(2011, 0, 0x2000)})}}));
+  // Thread 7 said nothing, and the watermark is not 20 us past its FREE: still open.
   feed(batch(kPid, kInst, 2, 2100, {{8, {ev_malloc(2030, 0x9000, 8)}}}));
-  feed(batch(kPid, kInst, 3, kFar,
-             {{7, pool_completed(2200, 0, 0x1000)}, {8, pool_completed(2210, 0, 0x2000)}}));
+  EXPECT_EQ(pta_rows().size(), 2u) << "the release waits at thread 7's FREE";
+  feed(batch(kPid, kInst, 3, 22'012, {}));  // 20.001 us past it: pending
+  feed(batch(kPid, kInst, 4, kFar,
+             {{7, pool_completed(30'000, 0, 0x1000)}, {8, pool_completed(30'010, 0, 0x2000)}}));
   EXPECT_EQ(pta_rows(), (std::vector<DumpRow>{
                             pta(DumpEvent::kMalloc, 2001, 7, 0, {0x1000, 100, 1}, 100, -1),
                             pta(DumpEvent::kMalloc, 2002, 8, 0, {0x2000, 200, 2}, 300, -1),
                             pending(pta(DumpEvent::kFree, 2011, 7, 0, {0x1000, 100, 1}, 200, -1)),
                             pending(pta(DumpEvent::kFree, 2012, 8, 0, {0x2000, 200, 2}, 0, -1)),
-                            completed(2201, 7, 0, 0x1000, 100),
-                            completed(2211, 8, 0, 0x2000, 200),
+                            completed(30'001, 7, 0, 0x1000, 100),
+                            completed(30'011, 8, 0, 0x2000, 200),
                         }));
+}
+
+// A batch that says nothing of the thread (cut at the sender's record limit before it
+// reached that thread's buffer again) leaves the FREE open: its completion, in the batch
+// after, still folds.
+TEST_F(PoolSessionTest, ABatchWithoutTheThreadsEventsLeavesItsFreeOpen) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 2020,
+             {{7, cat({pool_alloc(2000, 0, 0x1000, 100), pool_free(2010, 0, 0x1000)})}}));
+  feed(batch(kPid, kInst, 2, 2020, {{8, {ev_malloc(2015, 0x9000, 8)}}}));
+  feed(batch(kPid, kInst, 3, kFar, {{7, pool_completed(2013, 0, 0x1000)}}));
+  EXPECT_EQ(pta_rows(),
+            (std::vector<DumpRow>{pta(DumpEvent::kMalloc, 2001, 7, 0, {0x1000, 100, 1}, 100, -1),
+                                  pta(DumpEvent::kFree, 2011, 7, 0, {0x1000, 100, 1}, 0, -1)}));
 }
 
 // A batch with only the deviceStream record of the completion leaves the FREE waiting: the
