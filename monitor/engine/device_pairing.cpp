@@ -77,15 +77,10 @@ void set_pool(const DeviceTables& tables, DumpRow& row) {
 
 // The pool took `block` back: its FREE_COMPLETED row.
 DumpRow completed_row(const RowStamp& stamp, uint64_t addr, const DeviceBlock& block) {
-  DumpRow row;
-  row.event = DumpEvent::kFreeCompleted;
-  row.event_type = DumpEventType::kPta;
-  row.device = block.device;
-  row.timestamp_ns = stamp.timestamp_ns;
-  row.process_id = stamp.process_id;
-  row.thread_id = stamp.thread_id;
-  row.ptr = addr;
-  row.size_bytes = block.size_bytes;
+  // Ptr and size only (Attr {"size"}): the block's id and owner were on its FREE.
+  DumpRow row = block_row(DumpEvent::kFreeCompleted, DumpEventType::kPta, stamp, addr, block);
+  row.allocation_id = 0;
+  row.owner = 0;
   return row;
 }
 
