@@ -347,16 +347,67 @@ PoolFigures simulate_pool(const Recording& run, const std::string& device) {
   return f;
 }
 
-TEST(Cuda, APoolsBlocksArePtaRowsInsideItsSegments) {
-  TempDir dir;
-  Recording run = run_scenarios(dir, {"caching"});
-  // The segments are the only HAL blocks: no block is recorded twice.
-  expect_recorded(run, {"deviceMalloc", "deviceFree", "deviceOom"});
+// Every pool report the program printed is one row of its own, and nothing else is.
+void expect_pool_rows(const Recording& run) {
   for (const char* event : {"poolMalloc", "poolFree", "poolFreeCompleted", "poolState"}) {
     const auto want = expected_pool(run, event);
     EXPECT_FALSE(want.empty()) << "the program printed no " << event;
     EXPECT_EQ(recorded_pool(run, event), want) << event << " rows";
   }
+}
+
+// Device 0's pool as `memtap report --json` of the run's recording gives it.
+struct ReportedPool {
+  std::string source;
+  int64_t allocated_peak = -1, reserved_peak = -1, active_peak = -1, pending_frees = -1;
+  int64_t allocated_final = -1, active_final = -1;
+};
+
+ReportedPool reported_pool(const TempDir& dir) {
+  ReportedPool out;
+  ProcessResult report = run_process(
+      spec_in(dir, {kMemtapBin, "report", "--json", dir.file("cuda.db")}), kProcessTimeout);
+  EXPECT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
+  std::string error;
+  auto q = DbQuery::open(":memory:", &error);
+  if (!q) {
+    ADD_FAILURE() << error;
+    return out;
+  }
+  DbRows rows;
+  EXPECT_TRUE(
+      q->query("SELECT json_extract(d.value, '$.pool.source'), "
+               "json_extract(d.value, '$.pool.allocated.peak_bytes'), "
+               "json_extract(d.value, '$.pool.reserved.peak_bytes'), "
+               "json_extract(d.value, '$.pool.active.peak_bytes'), "
+               "json_extract(d.value, '$.pool.pending_frees'), "
+               "json_extract(d.value, '$.pool.allocated.final_bytes'), "
+               "json_extract(d.value, '$.pool.active.final_bytes') "
+               "FROM json_each(json_extract(?, '$.devices')) d "
+               "WHERE json_extract(d.value, '$.device') = 'device 0'",
+               {report.out}, &rows, &error))
+      << error;
+  if (rows.rows.size() != 1) {
+    ADD_FAILURE() << "no one device 0 in the report:\n" << report.out;
+    return out;
+  }
+  const auto& r = rows.rows[0];
+  out.source = r[0].text;
+  out.allocated_peak = r[1].integer;
+  out.reserved_peak = r[2].integer;
+  out.active_peak = r[3].integer;
+  out.pending_frees = r[4].integer;
+  out.allocated_final = r[5].integer;
+  out.active_final = r[6].integer;
+  return out;
+}
+
+TEST(Cuda, APoolsBlocksArePtaRowsInsideItsSegments) {
+  TempDir dir;
+  Recording run = run_scenarios(dir, {"caching"});
+  // The segments are the only HAL blocks: no block is recorded twice.
+  expect_recorded(run, {"deviceMalloc", "deviceFree", "deviceOom"});
+  expect_pool_rows(run);
   // One free waited for another stream: its FREE says pending and a FREE_COMPLETED follows;
   // every other completion came at once and is folded into its FREE.
   EXPECT_EQ(expected_pool(run, "poolFreeCompleted").size(), 1u);
@@ -387,33 +438,14 @@ TEST(Cuda, APoolsBlocksArePtaRowsInsideItsSegments) {
   EXPECT_EQ(owned, 1u) << "the one block allocated inside the owner";
 
   // The report's pool figures for device 0.
-  ProcessResult report = run_process(
-      spec_in(dir, {kMemtapBin, "report", "--json", dir.file("cuda.db")}), kProcessTimeout);
-  ASSERT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
-  std::string error;
-  auto q = DbQuery::open(":memory:", &error);
-  ASSERT_TRUE(q) << error;
-  DbRows rows;
-  ASSERT_TRUE(
-      q->query("SELECT json_extract(d.value, '$.pool.source'), "
-               "json_extract(d.value, '$.pool.allocated.peak_bytes'), "
-               "json_extract(d.value, '$.pool.reserved.peak_bytes'), "
-               "json_extract(d.value, '$.pool.active.peak_bytes'), "
-               "json_extract(d.value, '$.pool.pending_frees'), "
-               "json_extract(d.value, '$.pool.allocated.final_bytes') "
-               "FROM json_each(json_extract(?, '$.devices')) d "
-               "WHERE json_extract(d.value, '$.device') = 'device 0'",
-               {report.out}, &rows, &error))
-      << error;
-  ASSERT_EQ(rows.rows.size(), 1u) << report.out;
-  const auto& r = rows.rows[0];
+  const ReportedPool got = reported_pool(dir);
   const PoolFigures want = simulate_pool(run, "0");
-  EXPECT_EQ(r[0].text, "blocks");
-  EXPECT_EQ(r[1].integer, want.allocated_peak);
-  EXPECT_EQ(r[2].integer, want.reserved_peak);
-  EXPECT_EQ(r[3].integer, want.active_peak);
-  EXPECT_EQ(r[4].integer, want.pending_frees);
-  EXPECT_EQ(r[5].integer, 0);
+  EXPECT_EQ(got.source, "blocks");
+  EXPECT_EQ(got.allocated_peak, want.allocated_peak);
+  EXPECT_EQ(got.reserved_peak, want.reserved_peak);
+  EXPECT_EQ(got.active_peak, want.active_peak);
+  EXPECT_EQ(got.pending_frees, want.pending_frees);
+  EXPECT_EQ(got.allocated_final, 0);
 }
 
 // The pool shared by four threads: a block one thread frees is another's next (the FREE
@@ -423,51 +455,27 @@ TEST(Cuda, APoolSharedByThreadsKeepsEachBlocksOrderAcrossThem) {
   TempDir dir;
   Recording run = run_scenarios(dir, {"caching_threads"});
   expect_recorded(run, {"deviceMalloc", "deviceFree"});
-  for (const char* event : {"poolMalloc", "poolFree", "poolFreeCompleted", "poolState"}) {
-    const auto want = expected_pool(run, event);
-    EXPECT_FALSE(want.empty()) << "the program printed no " << event;
-    EXPECT_EQ(recorded_pool(run, event), want) << event << " rows";
-  }
+  expect_pool_rows(run);
   // Every FREE found its block: no synthetic closes, no unmatched frees (an id of 0).
   for (const Row& r : run.rows) {
     if (r.event_type == "PTA" && r.event == "FREE") {
       EXPECT_NE(attr_value(r.attr, "allocation_id"), "0") << r.ptr;
     }
   }
-  ProcessResult report = run_process(
-      spec_in(dir, {kMemtapBin, "report", "--json", dir.file("cuda.db")}), kProcessTimeout);
-  ASSERT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
-  std::string error;
-  auto q = DbQuery::open(":memory:", &error);
-  ASSERT_TRUE(q) << error;
-  DbRows rows;
-  ASSERT_TRUE(
-      q->query("SELECT json_extract(d.value, '$.pool.allocated.peak_bytes'), "
-               "json_extract(d.value, '$.pool.active.peak_bytes'), "
-               "json_extract(d.value, '$.pool.pending_frees'), "
-               "json_extract(d.value, '$.pool.active.final_bytes') "
-               "FROM json_each(json_extract(?, '$.devices')) d "
-               "WHERE json_extract(d.value, '$.device') = 'device 0'",
-               {report.out}, &rows, &error))
-      << error;
-  ASSERT_EQ(rows.rows.size(), 1u) << report.out;
+  const ReportedPool got = reported_pool(dir);
   const PoolFigures want = simulate_pool(run, "0");  // the lines come in the pool's order
   EXPECT_GT(want.pending_frees, 0);
-  EXPECT_EQ(rows.rows[0][0].integer, want.allocated_peak);
-  EXPECT_EQ(rows.rows[0][1].integer, want.active_peak);
-  EXPECT_EQ(rows.rows[0][2].integer, want.pending_frees);
-  EXPECT_EQ(rows.rows[0][3].integer, 0);
+  EXPECT_EQ(got.allocated_peak, want.allocated_peak);
+  EXPECT_EQ(got.active_peak, want.active_peak);
+  EXPECT_EQ(got.pending_frees, want.pending_frees);
+  EXPECT_EQ(got.active_final, 0);
 }
 
 TEST(Cuda, APoolOnTheSecondDeviceIsThatDevicesAndWaitsForItsStream) {
   TempDir dir;
   Recording run = run_scenarios(dir, {"caching_two_devices"}, 2);
   expect_recorded(run, {"deviceMalloc", "deviceFree"});
-  for (const char* event : {"poolMalloc", "poolFree", "poolFreeCompleted", "poolState"}) {
-    const auto want = expected_pool(run, event);
-    EXPECT_FALSE(want.empty()) << "the program printed no " << event;
-    EXPECT_EQ(recorded_pool(run, event), want) << event << " rows";
-  }
+  expect_pool_rows(run);
   for (const Row& r : run.rows) {
     if (r.event_type == "PTA") {
       EXPECT_EQ(r.device, "1") << r.event << " " << r.ptr;

@@ -33,32 +33,38 @@ std::vector<Ev> cat(std::initializer_list<std::vector<Ev>> parts) {
 }
 
 // What memtap_pool_* write: a deviceStream record, then the block's event just after it.
+std::vector<Ev> pool_block(Kind kind, uint64_t ts, uint16_t device, uint64_t addr, uint64_t size,
+                           uint64_t stream) {
+  return {{ts, Kind::DEVICE_STREAM, stream, 0, 0, device}, {ts + 1, kind, addr, size, 0, device}};
+}
 std::vector<Ev> pool_alloc(uint64_t ts, uint16_t device, uint64_t addr, uint64_t size,
                            uint64_t stream = 0) {
-  return {{ts, Kind::DEVICE_STREAM, stream, 0, 0, device},
-          {ts + 1, Kind::POOL_MALLOC, addr, size, 0, device}};
+  return pool_block(Kind::POOL_MALLOC, ts, device, addr, size, stream);
 }
 std::vector<Ev> pool_free(uint64_t ts, uint16_t device, uint64_t addr, uint64_t stream = 0) {
-  return {{ts, Kind::DEVICE_STREAM, stream, 0, 0, device},
-          {ts + 1, Kind::POOL_FREE, addr, 0, 0, device}};
+  return pool_block(Kind::POOL_FREE, ts, device, addr, 0, stream);
 }
 std::vector<Ev> pool_completed(uint64_t ts, uint16_t device, uint64_t addr, uint64_t stream = 0) {
-  return {{ts, Kind::DEVICE_STREAM, stream, 0, 0, device},
-          {ts + 1, Kind::POOL_FREE_COMPLETED, addr, 0, 0, device}};
+  return pool_block(Kind::POOL_FREE_COMPLETED, ts, device, addr, 0, stream);
 }
 Ev pool_state(uint64_t ts, uint16_t device, uint64_t allocated, uint64_t reserved) {
   return {ts, Kind::POOL_STATE, allocated, reserved, 0, device};
 }
 
-DumpRow pta(DumpEvent event, uint64_t ts, uint32_t tid, int32_t device, Block b, int64_t used,
-            int64_t total, uint64_t stream = 0) {
+// A PTA row's who, when and where.
+DumpRow pta_row(DumpEvent event, uint64_t ts, uint32_t pid, uint32_t tid, int32_t device) {
   DumpRow r;
   r.event = event;
   r.event_type = DumpEventType::kPta;
   r.device = device;
   r.timestamp_ns = epoch(ts);
-  r.process_id = kPid;
+  r.process_id = pid;
   r.thread_id = tid;
+  return r;
+}
+DumpRow pta(DumpEvent event, uint64_t ts, uint32_t tid, int32_t device, Block b, int64_t used,
+            int64_t total, uint64_t stream = 0) {
+  DumpRow r = pta_row(event, ts, kPid, tid, device);
   r.ptr = b.ptr;
   r.size_bytes = b.size_bytes;
   r.allocation_id = b.allocation_id;
@@ -80,25 +86,13 @@ DumpRow synthetic(DumpRow r) {
 }
 DumpRow completed(uint64_t ts, uint32_t tid, int32_t device, uint64_t ptr, uint64_t size,
                   uint32_t pid = kPid) {
-  DumpRow r;
-  r.event = DumpEvent::kFreeCompleted;
-  r.event_type = DumpEventType::kPta;
-  r.device = device;
-  r.timestamp_ns = epoch(ts);
-  r.process_id = pid;
-  r.thread_id = tid;
+  DumpRow r = pta_row(DumpEvent::kFreeCompleted, ts, pid, tid, device);
   r.ptr = ptr;
   r.size_bytes = size;
   return r;
 }
 DumpRow snapshot(uint64_t ts, uint32_t tid, int32_t device, int64_t allocated, int64_t reserved) {
-  DumpRow r;
-  r.event = DumpEvent::kSnapshot;
-  r.event_type = DumpEventType::kPta;
-  r.device = device;
-  r.timestamp_ns = epoch(ts);
-  r.process_id = kPid;
-  r.thread_id = tid;
+  DumpRow r = pta_row(DumpEvent::kSnapshot, ts, kPid, tid, device);
   r.pool_used = allocated;
   r.pool_total = reserved;
   return r;
