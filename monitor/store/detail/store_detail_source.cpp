@@ -66,7 +66,6 @@ class Harvest {
       // Active, shared with Allocated until a free was first pending, then a copy of it
       // (Timeline::split_active): the same points at the same indices, so go on from there.
       seen_ = &series;
-      id_ = id;
     }
     id_ = id;
     if (&series != seen_) {
