@@ -34,6 +34,7 @@
 #include "agent/sender/tsc_converter.h"
 #include "agent/sender/wire_encoder.h"
 #include "common/clock.h"
+#include "common/connection_token.h"
 #include "common/process_end.h"
 #include "common/thread_nice.h"
 
@@ -393,6 +394,8 @@ std::string open_socket(Sender* s) {
   int one = 1, hwm = 256;
   zmq_setsockopt(s->sock, ZMQ_IMMEDIATE, &one, sizeof one);
   zmq_setsockopt(s->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
+  // Tells this connection from one that had its descriptor at the monitor before it.
+  set_connection_token(s->sock);
   if (!s->curve_secret_key.empty()) {
     // Z85 text with its NUL: 41 bytes, as zmq_setsockopt takes it.
     zmq_setsockopt(s->sock, ZMQ_CURVE_SERVERKEY, s->curve_server_key.c_str(),

@@ -113,8 +113,7 @@ size_t LiveRecording::pump(int timeout_ms) {
     // the call's start until the call ended, and under a flood that was seconds of rows
     // kept from the engine.
     if (handled != 0) session_->set_horizon(realtime_ns() - lag_ns);
-    const MessagePeer peer{static_cast<uint64_t>(PullSocket::connection(msg)),
-                           PullSocket::peer_address(msg)};
+    const MessagePeer peer{PullSocket::connection(msg), PullSocket::peer_address(msg)};
     IngestResult res = session_->ingest(msg.data(), msg.size(), peer);
     // The first few are shown; a flood is only counted (summary and memtap_meta).
     constexpr uint64_t kShown = 10;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/connection_token.h"
 #include "common/endpoint.h"
 
 namespace memtap {
@@ -92,8 +93,26 @@ PullSocket::~PullSocket() {
 }
 
 // zmq_msg_get and zmq_msg_gets only read the message's metadata; they take no const handle.
-int PullSocket::connection(const zmq::message_t& message) {
-  return zmq_msg_get(const_cast<zmq_msg_t*>(message.handle()), ZMQ_SRCFD);
+uint64_t PullSocket::connection(const zmq::message_t& message) {
+  zmq_msg_t* m = const_cast<zmq_msg_t*>(message.handle());
+  // FNV-1a over the descriptor, the Peer-Address and the agent's token: the descriptor
+  // alone is reused (common/connection_token.h); over IPC the address names the peer's pid,
+  // over TCP only its host, hence the token.
+  uint64_t hash = 14695981039346656037ull;
+  auto mix = [&hash](const void* data, size_t size) {
+    for (size_t i = 0; i < size; ++i) {
+      hash = (hash ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+    }
+  };
+  const int fd = zmq_msg_get(m, ZMQ_SRCFD);
+  mix(&fd, sizeof fd);
+  for (const char* property : {"Peer-Address", kConnectionTokenProperty}) {
+    const char* value = zmq_msg_gets(m, property);
+    const std::string_view text = value ? value : "";
+    mix(text.data(), text.size());
+    mix("", 1);  // a separator: "ab"+"c" is not "a"+"bc"
+  }
+  return hash;
 }
 
 std::string_view PullSocket::peer_address(const zmq::message_t& message) {

@@ -6,6 +6,7 @@
 // hold an accepted key of their own (authenticator.h), and the stream is encrypted.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,11 +35,12 @@ class PullSocket {
   // Waits up to timeout_ms (0: don't wait) for one message. False on timeout or signal.
   bool receive(zmq::message_t* out, int timeout_ms);
 
-  // Where a received message came from: the connection's descriptor (ZMQ_SRCFD: unique among
-  // open connections, reused after one closes; -1 unknown), and ZeroMQ's Peer-Address (the
-  // IP over TCP, "localhost:UID:GID:PID" over IPC; "" unknown), which lives as long as the
-  // message.
-  static int connection(const zmq::message_t& message);
+  // Where a received message came from: its connection, as a number that two connections
+  // share only by chance (1 in 2^64), even when one took the other's descriptor while the
+  // first one's messages still wait here (common/connection_token.h); and ZeroMQ's
+  // Peer-Address (the IP over TCP, "localhost:UID:GID:PID" over IPC; "" unknown), which
+  // lives as long as the message.
+  static uint64_t connection(const zmq::message_t& message);
   static std::string_view peer_address(const zmq::message_t& message);
 
   const std::string& endpoint() const { return endpoint_; }
