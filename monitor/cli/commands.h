@@ -7,6 +7,7 @@
 
 #include "monitor/engine/analyzer.h"
 #include "monitor/live/live_support.h"
+#include "monitor/report/report.h"
 #include "monitor/store/memscope_writer.h"
 #include "monitor/store/reader/recording_reader.h"
 
@@ -19,6 +20,9 @@ int replay_command(const std::vector<std::string>& args);
 int export_command(const std::vector<std::string>& args);
 int keygen_command(const std::vector<std::string>& args);
 int recover_command(const std::vector<std::string>& args);
+int import_command(const std::vector<std::string>& args);
+int diff_command(const std::vector<std::string>& args);
+int check_command(const std::vector<std::string>& args);
 
 // Shared by report and replay (report_command.cpp).
 // Events per Analyzer::add: large enough that its two analyses run side by side, small
@@ -38,5 +42,10 @@ bool parse_report_option(const std::vector<std::string>& args, size_t* i, Report
 // JSON.
 void print_recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path,
                             bool json);
+// The report of the file at `path` (any format report reads), as `memtap report` prints it:
+// for diff and check. False with *error (one line naming the file) when it cannot be read.
+// How a file too large to hold is read is said on stderr, after `command` ("memtap diff").
+bool analyse_recording(const std::string& path, const ReportOptions& options, const char* command,
+                       Report* out, std::string* error);
 
 }  // namespace memtap

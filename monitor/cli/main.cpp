@@ -89,6 +89,9 @@ int main(int argc, char** argv) {
   if (cmd == "replay") return memtap::replay_command(args);
   if (cmd == "export") return memtap::export_command(args);
   if (cmd == "recover") return memtap::recover_command(args);
+  if (cmd == "import") return memtap::import_command(args);
+  if (cmd == "diff") return memtap::diff_command(args);
+  if (cmd == "check") return memtap::check_command(args);
   if (cmd == "keygen") return memtap::keygen_command(args);
   if (cmd == "monitor") return memtap::monitor_command(args);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {

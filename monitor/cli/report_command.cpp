@@ -71,8 +71,7 @@ bool parse_report_option(const std::vector<std::string>& args, size_t* i, Report
   return false;
 }
 
-void print_recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path,
-                            bool json) {
+Report recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path) {
   Report report = analyzer.report(rec.processes);
   report.source = path;
   report.format = rec.format;
@@ -80,11 +79,36 @@ void print_recording_report(const Analyzer& analyzer, const Recording& rec, cons
   report.stopped = rec.stopped;
   report.rows_skipped = rec.rows_skipped;
   report.live_input = rec.live_input;
+  return report;
+}
+
+void print_recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path,
+                            bool json) {
+  const Report report = recording_report(analyzer, rec, path);
   if (json) {
     printf("%s\n", report_json(report).c_str());
   } else {
     report_text(report, stdout);
   }
+}
+
+bool analyse_recording(const std::string& path, const ReportOptions& options, const char* command,
+                       Report* out, std::string* error) {
+  const FeedPlan plan = plan_feed(path, options.low_memory);
+  if (!plan.why.empty()) fprintf(stderr, "%s: %s: %s\n", command, path.c_str(), plan.why.c_str());
+  Recording rec;
+  Analyzer analyzer(&rec.strings, options.analysis);
+  size_t total = 0;
+  const bool read = feed_recording(
+      path, plan, kReportBatchEvents, &rec, &total,
+      [&](const MemEvent* events, size_t count) {
+        analyzer.add(events, count);
+        return true;
+      },
+      error);
+  if (!read) return false;
+  *out = recording_report(analyzer, rec, path);
+  return true;
 }
 
 int report_command(const std::vector<std::string>& args) {
@@ -108,23 +132,16 @@ int report_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap report: no recording given (memtap report [--json] FILE)\n");
     return 2;
   }
-  const FeedPlan plan = plan_feed(path, options.low_memory);
-  if (!plan.why.empty()) fprintf(stderr, "memtap report: %s: %s\n", path.c_str(), plan.why.c_str());
-  Recording rec;
-  Analyzer analyzer(&rec.strings, options.analysis);
-  size_t total = 0;
-  const bool read = feed_recording(
-      path, plan, kReportBatchEvents, &rec, &total,
-      [&](const MemEvent* events, size_t count) {
-        analyzer.add(events, count);
-        return true;
-      },
-      &error);
-  if (!read) {
+  Report report;
+  if (!analyse_recording(path, options, "memtap report", &report, &error)) {
     fprintf(stderr, "memtap report: %s\n", error.c_str());
     return 1;
   }
-  print_recording_report(analyzer, rec, path, options.json);
+  if (options.json) {
+    printf("%s\n", report_json(report).c_str());
+  } else {
+    report_text(report, stdout);
+  }
   return 0;
 }
 

@@ -190,6 +190,8 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
   add_suspects("owner", leaks.owner_suspects, leaks.last_step_ns, &d.leaks.suspects);
   add_suspects("stack", leaks.stack_suspects, leaks.last_step_ns, &d.leaks.suspects);
   d.leaks.alive_at_end = alive(leaks.alive_by_stack, leaks.alive_bytes);
+  d.leaks.alive_at_end_by_owner = alive(leaks.alive_by_owner, leaks.alive_bytes);
+  d.leaks.alive_at_end_by_name = alive(leaks.alive_by_name, leaks.alive_bytes);
   d.leaks.trend_bytes_per_s = leaks.trend_bytes_per_s;
 
   // When the curves rose furthest apart comes from the timeline; the largest free gap

@@ -56,7 +56,10 @@ struct LeakSection {
   int64_t steps = 0;  // SYSTEM STEP markers seen; 0: the fallback below applies
   std::vector<LeakSuspect> suspects;
   std::vector<BreakdownEntry> alive_at_end;  // without steps: what was never freed, by stack
-  double trend_bytes_per_s = 0;              // growth of live bytes over the session
+  // The same blocks by owner and by operator name (for `memtap diff` and `memtap check`,
+  // which name who holds what; the text report shows the stacks).
+  std::vector<BreakdownEntry> alive_at_end_by_owner, alive_at_end_by_name;
+  double trend_bytes_per_s = 0;  // growth of live bytes over the session
 };
 
 struct FragmentationSection {

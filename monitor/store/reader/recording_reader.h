@@ -12,6 +12,9 @@
 //   msmemscope_csv         msMemScope's CSV export: ID,Event,Event Type,Name,Timestamp(ns),...
 //   operator_memory_csv    CANN / torch_npu operator_memory.csv: a block per row
 //   memory_record_csv      CANN / torch_npu memory_record.csv: pool totals over time
+//   torch_snapshot         PyTorch's CUDA memory snapshot, a pickle (torch.cuda.memory.
+//                          _dump_snapshot, or the bare list of memory_snapshot()): its trace
+//                          as PTA events, its segments as the pool at the end
 //
 // Mapping per format: dump_row_decoder.h (both dump forms), compact_table_scan.h (the compact
 // tables, read from their integers rather than through the view), operator_memory_source.h,
@@ -36,6 +39,7 @@ inline constexpr const char* kFormatLeaksDump = "leaks_dump";
 inline constexpr const char* kFormatMsmemscopeCsv = "msmemscope_csv";
 inline constexpr const char* kFormatOperatorMemoryCsv = "operator_memory_csv";
 inline constexpr const char* kFormatMemoryRecordCsv = "memory_record_csv";
+inline constexpr const char* kFormatTorchSnapshot = "torch_snapshot";
 
 struct Recording {
   // Sorted by ts_ns; events of equal time keep the file's order. A FREE that lacked its
