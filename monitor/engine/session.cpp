@@ -368,7 +368,12 @@ struct Session::Impl {
   std::optional<int64_t> horizon_ns;  // see set_horizon
   SessionLimits limits;
   InputCounts counts;
-  size_t live_processes = 0;                                      // in `processes`, not ended
+  size_t live_processes = 0;  // in `processes`, not ended
+  // Indices of the processes not ended, and the furthest an ended one got (its end_ns):
+  // the release looks at these per message, not at every process the session has seen,
+  // which in a long job that starts many short processes grows without bound.
+  std::vector<size_t> running;
+  int64_t furthest_ended_ns = kNoWatermark;
   std::map<std::pair<uint32_t, uint64_t>, PendingHello> pending;  // (pid, instanceId)
   std::map<uint64_t, std::pair<uint32_t, uint64_t>> pending_by_order;
   std::map<uint64_t, size_t> pending_per_connection;
@@ -383,6 +388,7 @@ struct Session::Impl {
   void drop_oldest_pending(std::optional<uint64_t> connection);
   void expire_pending();
   void mark_ended(ProcessState& p);
+  void note_ended_progress(const ProcessState& p);
   void apply_in_turn(size_t index, WireMessage& m);
   void apply_early(size_t index, bool all);
   void end_without_bye(size_t index, std::string ended_by);
@@ -571,6 +577,18 @@ void Session::Impl::mark_ended(ProcessState& p) {
   if (p.ended) return;
   p.ended = true;
   --live_processes;
+  const size_t index = size_t(&p - processes.data());
+  auto it = std::find(running.begin(), running.end(), index);
+  if (it != running.end()) {
+    *it = running.back();
+    running.pop_back();
+  }
+  note_ended_progress(p);
+}
+
+// An ended process's events may still come (one forgotten, then heard of after all).
+void Session::Impl::note_ended_progress(const ProcessState& p) {
+  if (p.ended) furthest_ended_ns = std::max(furthest_ended_ns, p.info.end_ns);
 }
 
 void Session::Impl::apply_in_turn(size_t index, WireMessage& m) {
@@ -614,7 +632,8 @@ void Session::Impl::apply_hello(const WireMessage& m, std::string peer_address) 
   // Left running, it would hold every row back until the session ends.
   // (Its agent sent what it had before the exec, but no Bye: see agent/hooks/exec_hooks.cpp.)
   if (h.forked_from_pid == 0) {
-    for (size_t i = 0; i < processes.size(); ++i) {
+    const std::vector<size_t> running_now = running;  // end_without_bye takes from it
+    for (size_t i : running_now) {
       const ProcessState& old = processes[i];
       if (old.info.pid == m.pid && !old.ended && old.info.hostname == h.hostname) {
         end_without_bye(i, process_end_text(ProcessEnd::kExeced, 0));
@@ -668,6 +687,7 @@ void Session::Impl::apply_hello(const WireMessage& m, std::string peer_address) 
   const size_t index = processes.size();
   processes.push_back(std::move(p));
   ++live_processes;
+  running.push_back(index);
   by_instance.emplace(std::make_pair(m.pid, m.instance_id), index);
   hold_system_row(index, HeldKind::kStartTrace, start_ns);
 }
@@ -709,6 +729,7 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
         }
       }
       info.end_ns = std::max(info.end_ns, event.epoch_ns);
+      note_ended_progress(p);
       if (event.epoch_ns < released_ns) {
         // Rows up to released_ns are out already: apply it now, within its process's
         // order (everything still held is newer), and let the row go out of order. A
@@ -758,6 +779,7 @@ void Session::Impl::apply_bye(ProcessState& p, size_t index, const WireBye& bye)
   info.bye_received = true;
   info.ended_by = process_end_text(bye.end, bye.end_code);
   info.end_ns = std::max(info.end_ns, bye_ns);
+  note_ended_progress(p);
   if (!p.ended) {  // a forgotten process that says Bye after all has its STOP already
     mark_ended(p);
     hold_system_row(index, HeldKind::kStopTrace, bye_ns);
@@ -1138,12 +1160,12 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
 void Session::Impl::mark_stalled() {
   if (!horizon_ns || finished) return;
   // The two furthest processes' progress, so that each is measured against the others'.
-  int64_t first = kNoWatermark;
+  // Ended processes take part through the furthest of them (never stalled themselves).
+  int64_t first = furthest_ended_ns;
   int64_t second = kNoWatermark;
   size_t first_index = processes.size();
-  for (size_t i = 0; i < processes.size(); ++i) {
-    const ProcessState& p = processes[i];
-    const int64_t progress = p.ended ? p.info.end_ns : p.watermark_ns;
+  for (size_t i : running) {
+    const int64_t progress = processes[i].watermark_ns;
     if (progress > first) {
       second = first;
       first = progress;
@@ -1153,9 +1175,8 @@ void Session::Impl::mark_stalled() {
     }
   }
   const int64_t limit = limits.stall_timeout_ns;
-  for (size_t i = 0; i < processes.size(); ++i) {
+  for (size_t i : running) {
     ProcessState& p = processes[i];
-    if (p.ended) continue;
     const int64_t present = std::min(*horizon_ns, i == first_index ? second : first);
     // Compared so, not as a difference: watermarks are the senders' word and may be anything.
     const bool stalled = present > kNoWatermark + limit && p.watermark_ns < present - limit;
@@ -1169,8 +1190,8 @@ std::optional<int64_t> Session::Impl::release_limit() const {
   if (finished) return std::nullopt;
   std::optional<int64_t> limit;
   auto lower = [&limit](int64_t ns) { limit = limit ? std::min(*limit, ns) : ns; };
-  for (const ProcessState& p : processes) {
-    if (!p.ended && !p.stalled) lower(p.watermark_ns);
+  for (size_t i : running) {
+    if (!processes[i].stalled) lower(processes[i].watermark_ns);
   }
   for (const auto& entry : expected) lower(entry.second.fork_ns);
   for (const auto& entry : pending) lower(entry.second.holds_ns);
@@ -1328,9 +1349,7 @@ int64_t Session::released_ns() const {
 
 std::vector<uint32_t> Session::running_pids() const {
   std::vector<uint32_t> pids;
-  for (const ProcessState& p : impl_->processes) {
-    if (!p.ended) pids.push_back(p.info.pid);
-  }
+  for (size_t i : impl_->running) pids.push_back(impl_->processes[i].info.pid);
   for (const auto& entry : impl_->pending) pids.push_back(entry.first.first);
   for (const auto& entry : impl_->expected) pids.push_back(entry.first);
   std::sort(pids.begin(), pids.end());
