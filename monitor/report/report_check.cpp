@@ -299,8 +299,8 @@ CheckResult check_report(const Report& report, const Report* baseline, const Thr
   if (t.max_peak_increase_pct && baseline) check_peak_increase(report, *baseline, t, &out);
   if (t.max_leak_per_step_bytes && !any_steps) {
     out.warnings.push_back(
-        "--max-leak-per-step not checked: no step markers in the recording (memtap.step() once "
-        "per training step makes them)");
+        "--max-leak-per-step not checked: no step markers, or fewer than 3 complete steps "
+        "(memtap.step() once per training step marks them)");
   }
   if (t.max_fragmentation_pct && !any_curves) {
     out.warnings.push_back("--max-fragmentation not checked: no memory curves in the recording");
