@@ -17,11 +17,6 @@
 namespace memtap {
 namespace {
 
-constexpr const char* kUsage =
-    "memtap check FILE [--max-peak SIZE] [--max-leak-per-step SIZE] [--max-growth SIZE] "
-    "[--max-fragmentation PCT] [--no-oom] [--baseline BASE --max-peak-increase PCT] "
-    "[--device cpu|N] [--strict] [--low-memory]";
-
 struct CheckOptions {
   std::string file;
   std::string baseline;  // --baseline
@@ -115,9 +110,11 @@ bool parse_check_args(const std::vector<std::string>& args, CheckOptions* o, std
     }
   }
   if (o->file.empty()) {
-    *error = "no recording given";
+    *error = "no recording given (memtap check FILE THRESHOLDS...; memtap --help lists them)";
   } else if (threshold_count(t) == 0) {
-    *error = "no threshold given: nothing to check";
+    *error =
+        "no threshold given: nothing to check (--max-peak, --max-leak-per-step, --max-growth, "
+        "--max-fragmentation, --no-oom, --baseline with --max-peak-increase)";
   } else if (t.max_peak_increase_pct && o->baseline.empty()) {
     *error = "--max-peak-increase needs --baseline BASE (the run to compare with)";
   } else if (!o->baseline.empty() && !t.max_peak_increase_pct) {
@@ -136,7 +133,7 @@ int check_command(const std::vector<std::string>& args) {
   CheckOptions o;
   std::string error;
   if (!parse_check_args(args, &o, &error)) {
-    fprintf(stderr, "memtap check: %s\nusage: %s\n", error.c_str(), kUsage);
+    fprintf(stderr, "memtap check: %s\n", error.c_str());
     return 2;
   }
   ReportOptions options;

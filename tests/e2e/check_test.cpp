@@ -305,9 +305,8 @@ TEST_F(Check, UsageErrorsExitTwoWithOneLineSayingWhat) {
     ProcessResult r = memtap(dir, args);
     EXPECT_TRUE(r.exited && r.exit_code == 2) << testing::PrintToString(args) << outcome(r);
     EXPECT_EQ(r.out, "") << testing::PrintToString(args);
-    ASSERT_FALSE(split_lines(r.err).empty()) << testing::PrintToString(args);
-    EXPECT_EQ(split_lines(r.err)[0].rfind(message, 0), 0u) << testing::PrintToString(args) << "\n"
-                                                           << r.err;
+    ASSERT_EQ(split_lines(r.err).size(), 1u) << testing::PrintToString(args) << r.err;
+    EXPECT_EQ(r.err.rfind(message, 0), 0u) << testing::PrintToString(args) << "\n" << r.err;
   }
 }
 
