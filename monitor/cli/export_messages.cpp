@@ -60,6 +60,9 @@ void print_export_written(const char* command, const std::string& out, ExportFor
               rows("row").c_str());
       break;
   }
+  if (!summary.unread_rows.empty()) {
+    fprintf(stderr, "%s: note: %s\n", command, summary.unread_rows.c_str());
+  }
   if (summary.left_out > 0) {
     fprintf(stderr,
             "%s: note: left out %llu event%s that msMemScope's rows, as memtap writes them, have "

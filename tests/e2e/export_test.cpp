@@ -442,6 +442,18 @@ TEST(Export, MistakesAreOneLineAndLeaveNothingBehind) {
   expect_refused({"import", garbage, "-o", out}, 1, {garbage, "not a recording"});
   expect_refused({"import", "-o", out}, 2, {"no file given"});
 
+  // A CSV with a row it cannot read: exported without it, and said.
+  const std::string damaged = dir.file("damaged.csv");
+  std::ofstream(damaged) << first_line(kSamples + "/msmemscope__example_compare_baseline.csv")
+                         << "\n1,SYSTEM,START_TRACE,N/A,1000,7,7,N/A,N/A,,,\n"
+                         << "2,MALLOC,HOST,N/A,2000,7,7,cpu,0xzz,,,\n";
+  const ProcessResult partly =
+      memtap(dir, {"export", damaged, "--format", "msmemscope-csv", "-o", out});
+  EXPECT_TRUE(partly.exited && partly.exit_code == 0) << describe(partly) << partly.err;
+  EXPECT_NE(partly.err.find("1 of 2 rows skipped"), std::string::npos) << partly.err;
+  EXPECT_NE(partly.err.find("line 3"), std::string::npos) << partly.err;
+  std::filesystem::remove(out);
+
   const std::string db = dir.file("pattern.db");
   record(dir, db, {kAllocPattern});
   expect_refused({"import", db, "-o", out}, 2, {db, "memtap export"});

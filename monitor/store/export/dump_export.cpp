@@ -110,6 +110,7 @@ bool export_dump_rows(const std::string& in, ExportFormat format, const std::str
     return false;
   }
   if (!read) return false;
+  summary->unread_rows = rec.warning;
   for (const auto& [what, count] : left_out) {
     summary->left_out += count;
     if (!summary->left_out_what.empty()) summary->left_out_what += ", ";

@@ -80,6 +80,7 @@ bool export_memory_record(const std::string& in, const std::string& partial,
       },
       error);
   if (!read || !one_process.check(in, "memory-record", error)) return false;
+  summary->unread_rows = rec.warning;
   return file->close(error);
 }
 

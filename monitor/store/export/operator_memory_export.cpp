@@ -2,8 +2,8 @@
 #include "monitor/store/export/operator_memory_export.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -56,7 +56,7 @@ class BlockPairing {
     const int slot = timeline::layer_slot(e.layer, e.is_mmap);
     const BlockKey key{device, slot, e.addr};
     if (timeline::is_framework_slot(slot) && e.kind != MemEventKind::kFreeCompleted) {
-      framework_devices_.emplace(device, true);
+      framework_devices_.insert(device);
     }
     if (e.kind == MemEventKind::kFreeCompleted) {
       if (auto it = pending_.find(key); it != pending_.end()) {
@@ -125,7 +125,7 @@ class BlockPairing {
 
   std::vector<BlockRow> rows_;
   std::unordered_map<BlockKey, size_t, BlockKeyHash> live_, pending_;
-  std::map<int32_t, bool> framework_devices_;
+  std::set<int32_t> framework_devices_;  // devices with framework blocks
 };
 
 std::string row_text(const BlockRow& row, const StringTable& strings) {
@@ -176,6 +176,7 @@ bool export_operator_memory(const std::string& in, const std::string& partial,
       },
       error);
   if (!read || !one_process.check(in, "operator-memory", error)) return false;
+  summary->unread_rows = rec.warning;
   std::unique_ptr<TextFile> file = TextFile::create(partial, error);
   if (file == nullptr) return false;
   file->write(kOperatorMemoryHeader);

@@ -48,6 +48,9 @@ struct ExportSummary {
   // "3 ACCESS, 1 other".
   uint64_t left_out = 0;
   std::string left_out_what;
+  // The reader's line about rows of the input it could not read (they are not in the
+  // output): Recording::warning; "" if none.
+  std::string unread_rows;
 };
 
 // Whether `path` is an SQLite database (by its first bytes, as the reader tells formats):
