@@ -1,54 +1,81 @@
-// `memtap export FILE [-o OUT.db]`: a recording in msMemScope's own table, for MindStudio
-// Insight and msMemScope's analyzer (a --compact recording's memscope_dump is a view, which
-// they refuse).
+// `memtap export FILE [--format F] [--pid PID] [-o OUT]`: any file memtap reads, in a format
+// other tools read (store/export/recording_export.h). The default, msmemscope-db, is
+// msMemScope's own table, for MindStudio Insight and msMemScope's analyzer (a --compact
+// recording's memscope_dump is a view, which they refuse).
 #include <cstdio>
 #include <string>
 
 #include "monitor/cli/commands.h"
+#include "monitor/cli/export_messages.h"
 #include "monitor/cli/file_and_output.h"
-#include "monitor/store/memscope_export.h"
 
 namespace memtap {
 namespace {
 
-// MindStudio Insight's importer: ^(memscope|leaks)_dump_\d+\.db$ on the file name.
-bool insight_imports(const std::string& name) {
-  for (const std::string prefix : {"memscope_dump_", "leaks_dump_"}) {
-    if (name.rfind(prefix, 0) != 0 || name.size() <= prefix.size() + 3) continue;
-    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
-    if (name.compare(name.size() - 3, 3, ".db") != 0) return false;
-    return digits.find_first_not_of("0123456789") == std::string::npos;
-  }
-  return false;
+constexpr const char* kUsage = "memtap export FILE [--format F] [--pid PID] [-o OUT]";
+
+// A process id: digits only, at most 32 bits.
+bool parse_pid(const std::string& text, uint32_t* pid) {
+  if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  const unsigned long long value = std::stoull(text);
+  if (value > 0xffffffffull) return false;
+  *pid = uint32_t(value);
+  return true;
 }
 
 }  // namespace
 
 int export_command(const std::vector<std::string>& args) {
+  // --format and --pid here; FILE and -o as every command that turns a file into another.
+  std::vector<std::string> rest;
+  ExportFormat format = ExportFormat::kMsmemscopeDb;
+  ExportOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a != "--format" && a != "--pid") {
+      rest.push_back(a);
+      continue;
+    }
+    if (i + 1 == args.size()) {
+      fprintf(stderr, "memtap export: %s needs a value (%s)\n", a.c_str(), kUsage);
+      return 2;
+    }
+    const std::string& value = args[++i];
+    if (a == "--format") {
+      const std::optional<ExportFormat> parsed = parse_export_format(value);
+      if (!parsed) {
+        fprintf(stderr, "memtap export: unknown --format '%s' (expected one of: %s)\n",
+                value.c_str(), export_format_names());
+        return 2;
+      }
+      format = *parsed;
+    } else {
+      uint32_t pid = 0;
+      if (!parse_pid(value, &pid)) {
+        fprintf(stderr, "memtap export: --pid: expected a process id, got '%s'\n", value.c_str());
+        return 2;
+      }
+      options.pid = pid;
+    }
+  }
   std::string in, out, bad;
-  if (!parse_file_and_output(args, &in, &out, &bad)) {
-    fprintf(stderr, "memtap export: unexpected argument '%s' (memtap export FILE [-o OUT.db])\n",
-            bad.c_str());
+  if (!parse_file_and_output(rest, &in, &out, &bad)) {
+    fprintf(stderr, "memtap export: unexpected argument '%s' (%s)\n", bad.c_str(), kUsage);
     return 2;
   }
   if (in.empty()) {
-    fprintf(stderr, "memtap export: no recording given (memtap export FILE [-o OUT.db])\n");
+    fprintf(stderr, "memtap export: no recording given (%s)\n", kUsage);
     return 2;
   }
-  if (out.empty()) out = default_db_path();
+  if (out.empty()) out = default_export_path(format);
+  ExportSummary summary;
   std::string error;
-  if (!export_memscope_table(in, out, &error)) {
+  if (!export_recording(in, format, out, options, &summary, &error)) {
     fprintf(stderr, "memtap export: %s\n", error.c_str());
     return 1;
   }
-  fprintf(stderr, "memtap export: wrote %s (msMemScope's memscope_dump table)\n", out.c_str());
-  // MindStudio Insight's importer matches the file name, not the content.
-  const std::string name = out.substr(out.find_last_of('/') + 1);
-  if (!insight_imports(name)) {
-    fprintf(stderr,
-            "memtap export: note: MindStudio Insight imports only files named "
-            "memscope_dump_<digits>.db\n");
-  }
+  print_export_written("memtap export", out, format, summary);
   return 0;
 }
 

@@ -82,14 +82,11 @@ int DumpInserter::insert(int64_t id, const DumpRow& row) {
   sqlite3_bind_int64(stmt_, kId, id);
   bind_static(stmt_, kEvent, dump_event_text(row.event));
   bind_static(stmt_, kEventType, dump_event_type_text(row.event_type));
-  if (row.event == DumpEvent::kSystem && row.event_type == DumpEventType::kStep) {
-    bind_static(stmt_, kName, format_step_text(row.step, step_));
-    bound_name_ = kStepBound;
-  } else if (row.name != bound_name_) {
-    bind_static(
-        stmt_, kName,
-        row.name == 0 || text(row.name).empty() ? kDumpNameText : std::string_view(text(row.name)));
-    bound_name_ = row.name;
+  // A step's Name is its number, in step_: bound anew for every step row.
+  const bool step = row.event == DumpEvent::kSystem && row.event_type == DumpEventType::kStep;
+  if (step || row.name != bound_name_) {
+    bind_static(stmt_, kName, dump_name_text(row, text(row.name), step_));
+    bound_name_ = step ? kStepBound : row.name;
   }
   sqlite3_bind_int64(stmt_, kTimestamp, row.timestamp_ns);
   sqlite3_bind_int64(stmt_, kProcessId, row.process_id);

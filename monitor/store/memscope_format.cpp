@@ -151,6 +151,13 @@ std::string_view format_step_text(uint64_t step, StepText& out) {
   return {out.data(), size_t(end - out.data())};
 }
 
+std::string_view dump_name_text(const DumpRow& row, std::string_view name, StepText& step) {
+  if (row.event == DumpEvent::kSystem && row.event_type == DumpEventType::kStep) {
+    return format_step_text(row.step, step);
+  }
+  return name.empty() ? kDumpNameText : name;
+}
+
 std::string json_string_content(std::string_view in) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string text;

@@ -62,6 +62,9 @@ bool dump_block_has_stream(const DumpRow& row);
 bool dump_row_is_pool_block(const DumpRow& row);
 // `Name` of a SYSTEM STEP row: its number, written into `out`.
 std::string_view format_step_text(uint64_t step, StepText& out);
+// `Name` of any row whose name string is `name`: a STEP row's number (into `step`), else the
+// name, or kDumpNameText for a row without one.
+std::string_view dump_name_text(const DumpRow& row, std::string_view name, StepText& step);
 
 // `text` as JSON string content: quotes, backslashes and control characters escaped.
 std::string json_string_content(std::string_view text);

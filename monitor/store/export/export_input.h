@@ -1,0 +1,37 @@
+// An export's input: any file the reader takes, streamed in time order in batches (a large
+// database in bounded memory), only the process --pid names when it names one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "monitor/store/reader/recording_reader.h"
+
+namespace memtap {
+
+// Events per batch handed to an exporter.
+inline constexpr size_t kExportBatchEvents = 1 << 16;
+
+// stream_recording of `path`, or stream_recording_range of `pid`'s events when given (then
+// false with *error when the file has none).
+bool stream_export_input(const std::string& path, std::optional<uint32_t> pid, Recording* out,
+                         const EventBatchFn& on_batch, std::string* error);
+
+// For the formats with no process column: the processes with memory events (MALLOC, FREE,
+// SNAPSHOT) seen so far, and the error for more than one.
+class OneProcess {
+ public:
+  void note(const MemEvent& event);
+  // True with one process or none; else false with *error: "<path>: operator-memory holds
+  // one process's memory and this recording has memory of 2 processes (pids 10, 11): choose
+  // one with --pid".
+  bool check(const std::string& path, const char* format, std::string* error) const;
+
+ private:
+  std::set<uint32_t> pids_;
+};
+
+}  // namespace memtap
