@@ -409,22 +409,24 @@ RunSummary summary(const Report& r) {
   return {r.source, r.format, r.events, r.processes.size(), r.devices.size(), r.unfinished};
 }
 
-std::string plural(size_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "es");
+// "1 process", "2 processes"; "1 device", "3 devices".
+std::string count_of(size_t n, const std::string& word) {
+  const bool es = word.back() == 's';
+  return std::to_string(n) + " " + word + (n == 1 ? "" : es ? "es" : "s");
 }
 
 void cautions(const Report& base, const Report& now, ReportDiff* out) {
   std::vector<std::string>& c = out->cautions;
   if (!out->lined_up) {
     c.push_back("the runs cannot be lined up: no process and device of BASE is in NEW (" +
-                std::to_string(base.devices.size()) + " devices in BASE, " +
+                count_of(base.devices.size(), "device") + " in BASE, " +
                 std::to_string(now.devices.size()) +
                 " in NEW); each is shown alone, nothing is compared");
   }
   if (!out->by_rank) {
     if (base.processes.size() != now.processes.size()) {
-      c.push_back("BASE has " + plural(base.processes.size(), "process") + " and NEW " +
-                  plural(now.processes.size(), "process") +
+      c.push_back("BASE has " + count_of(base.processes.size(), "process") + " and NEW " +
+                  count_of(now.processes.size(), "process") +
                   ": processes were paired by the order they started");
     }
     for (size_t i = 0; i < base.processes.size() && i < now.processes.size(); ++i) {

@@ -61,21 +61,29 @@ void row(FILE* out, const std::string& key, const Change& c) {
           percent_text(c).c_str(), key.c_str());
 }
 
+size_t changed(const std::vector<Change>& list) {
+  size_t n = 0;
+  for (const Change& c : list) n += c.status != "same";
+  return n;
+}
+
 // A section's changed entries; nothing when none changed.
 void changes_text(FILE* out, const char* title, const std::vector<Change>& list,
                   bool keys_are_names = true) {
-  size_t changed = 0;
-  for (const Change& c : list) changed += c.status != "same";
-  if (changed == 0) return;
+  if (changed(list) == 0) return;
   fprintf(out, "  %s:\n", title);
   for (const Change& c : list)
     if (c.status != "same") row(out, keys_are_names ? key_text(c.key) : c.key, c);
 }
 
+bool steps_changed(const std::vector<StepChange>& steps) {
+  for (const StepChange& s : steps)
+    if (s.peak.delta != 0 || s.end.delta != 0) return true;
+  return false;
+}
+
 void steps_text(FILE* out, const std::vector<StepChange>& steps) {
-  bool any = false;
-  for (const StepChange& s : steps) any = any || s.peak.delta != 0 || s.end.delta != 0;
-  if (!any) return;
+  if (!steps_changed(steps)) return;
   fprintf(out, "  Steps (paired by number; live bytes):\n");
   for (const StepChange& s : steps) {
     if (s.peak.delta == 0 && s.end.delta == 0) continue;
@@ -98,9 +106,22 @@ const char* presence(const DeviceDiff& d) {
   return d.in_base && d.in_now ? "in both" : d.in_base ? "only in BASE" : "only in NEW";
 }
 
+bool anything_changed(const DeviceDiff& d) {
+  for (const std::vector<Change>* list :
+       {&d.figures, &d.peak_by_owner, &d.peak_by_name, &d.peak_by_stack, &d.alive_by_owner,
+        &d.alive_by_name, &d.alive_by_stack, &d.leak_by_owner, &d.leak_by_stack, &d.scope_owners,
+        &d.scope_operators, &d.scope_ranges})
+    if (changed(*list) != 0) return true;
+  return steps_changed(d.steps) || !d.appeared.empty() || !d.vanished.empty();
+}
+
 void device_text_section(FILE* out, const DeviceDiff& d) {
   fprintf(out, "\n%s (%s)\n", d.label.c_str(), presence(d));
-  fprintf(out, kRow, "BASE", "NEW", "delta", "change", "");
+  if (!anything_changed(d)) {
+    fprintf(out, "  nothing changed\n");
+    return;
+  }
+  fprintf(out, "    %14s %14s %15s %9s\n", "BASE", "NEW", "delta", "change");
   changes_text(out, "Figures", d.figures, false);
   changes_text(out, "Peak by owner", d.peak_by_owner);
   changes_text(out, "Peak by name", d.peak_by_name);
@@ -243,7 +264,9 @@ void diff_text(const ReportDiff& d, FILE* out) {
   for (const DeviceDiff& dev : d.devices)
     fprintf(out, "    %s: %s\n", dev.label.c_str(), presence(dev));
   for (const std::string& c : d.cautions) fprintf(out, "  caution: %s\n", c.c_str());
-  if (d.headline.empty()) {
+  if (!d.lined_up) {
+    fprintf(out, "What changed most: nothing compared (the runs cannot be lined up)\n");
+  } else if (d.headline.empty()) {
     fprintf(out,
             "What changed most: nothing of note (peak and live bytes at the end within 1%%, no "
             "leak suspect and no OOM count changed)\n");

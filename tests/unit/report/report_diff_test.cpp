@@ -263,6 +263,28 @@ TEST(ReportDiffRender, TextLeadsWithTheHeadlineAndShowsOnlyWhatChanged) {
   EXPECT_EQ(text.find("  same\n"), std::string::npos) << "an unchanged owner is left out";
 }
 
+TEST(ReportDiffRender, IdenticalRunsAndRunsThatDoNotLineUpSaySo) {
+  DeviceReport same = device(10, 0, 100 * kMiB, 0);
+  same.peak.by_owner = {entry("model", 100 * kMiB)};
+  const std::string identical = text_of(diff_reports(run(10, {same}), run(10, {same})));
+  EXPECT_NE(identical.find("What changed most: nothing of note"), std::string::npos) << identical;
+  EXPECT_NE(identical.find("device 0 (in both)\n  nothing changed\n"), std::string::npos)
+      << identical;
+
+  Report base = run(10, {device(10, 0, 100, 0)}), now = run(20, {device(20, 1, 100, 0)});
+  const std::string apart = text_of(diff_reports(base, now));
+  EXPECT_NE(apart.find("What changed most: nothing compared (the runs cannot be lined up)\n"),
+            std::string::npos)
+      << apart;
+  EXPECT_NE(apart.find("  caution: the runs cannot be lined up: no process and device of BASE is "
+                       "in NEW (1 device in BASE, 1 in NEW)"),
+            std::string::npos)
+      << apart;
+  EXPECT_NE(apart.find("    process 1 (pid 10 / pid 20), device 0: only in BASE\n"),
+            std::string::npos)
+      << apart;
+}
+
 TEST(ReportDiffRender, JsonCarriesBothValuesDeltaPercentAndStatus) {
   DeviceReport b = device(10, 0, 100, 0), n = device(20, 0, 150, 0);
   n.peak.by_owner = {entry("model", 150)};
