@@ -193,6 +193,12 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
   d.leaks.alive_at_end_by_owner = alive(leaks.alive_by_owner, leaks.alive_bytes);
   d.leaks.alive_at_end_by_name = alive(leaks.alive_by_name, leaks.alive_bytes);
   d.leaks.trend_bytes_per_s = leaks.trend_bytes_per_s;
+  d.leaks.live_bytes_per_step = leaks.live_bytes_per_step;
+  for (const blocks::StepFigures& f : leaks.step_figures) {
+    d.step_figures.push_back({int64_t(f.step), known_time(f.start_ns),
+                              clamp_to_int64(f.start_bytes), clamp_to_int64(f.peak_bytes),
+                              clamp_to_int64(f.end_bytes)});
+  }
 
   // When the curves rose furthest apart comes from the timeline; the largest free gap
   // there, where segments are known, from the pool.

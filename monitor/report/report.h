@@ -60,6 +60,19 @@ struct LeakSection {
   // which name who holds what; the text report shows the stacks).
   std::vector<BreakdownEntry> alive_at_end_by_owner, alive_at_end_by_name;
   double trend_bytes_per_s = 0;  // growth of live bytes over the session
+  // With steps: how much each step leaves live (least-squares slope of live bytes at the
+  // step boundaries); 0 with fewer than 3 steps.
+  double live_bytes_per_step = 0;
+};
+
+// One step of the process on the device (SYSTEM STEP markers): live bytes (Allocated) when
+// it began, the most while it ran, and when the next began (the last step: at the end).
+struct StepSummary {
+  int64_t step = 0;  // 1-based, as the markers count
+  int64_t start_ns = kUnknown;
+  int64_t start_bytes = 0;
+  int64_t peak_bytes = 0;
+  int64_t end_bytes = 0;
 };
 
 struct FragmentationSection {
@@ -154,6 +167,9 @@ struct DeviceReport {
   FragmentationSection fragmentation;
   InefficientSection inefficient;
   std::vector<ScopeEntry> scopes;
+  // Each step's figures, the first 1000 steps (blocks::kKeptStepFigures); empty without
+  // step markers. For `memtap diff`, which lines two runs' steps up by number.
+  std::vector<StepSummary> step_figures;
   OomSection oom;              // time to OOM, from the growth
   uint64_t oom_count = 0;      // OOMs that happened
   std::vector<OomEntry> ooms;  // the first of them (blocks::kKeptOoms), in time order

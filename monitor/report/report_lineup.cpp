@@ -39,8 +39,12 @@ std::string device_text(int32_t device) {
 
 }  // namespace
 
+bool pairs_by_rank(const Report& base, const Report& now) {
+  return all_ranked(base) && all_ranked(now);
+}
+
 std::vector<DevicePair> line_up(const Report& base, const Report& now) {
-  const bool by_rank = all_ranked(base) && all_ranked(now);
+  const bool by_rank = pairs_by_rank(base, now);
   const std::map<uint32_t, int64_t> base_places = places(base, by_rank);
   const std::map<uint32_t, int64_t> now_places = places(now, by_rank);
   std::map<std::pair<int64_t, int32_t>, const DeviceReport*> now_by_key;

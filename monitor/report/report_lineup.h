@@ -26,4 +26,8 @@ struct DevicePair {
 // then the new run's own.
 std::vector<DevicePair> line_up(const Report& base, const Report& now);
 
+// Whether line_up pairs the two runs' processes by rank (every process of both has one),
+// rather than by the order they started in.
+bool pairs_by_rank(const Report& base, const Report& now);
+
 }  // namespace memtap

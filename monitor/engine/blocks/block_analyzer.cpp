@@ -170,6 +170,8 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
     ++layer.totals.replaced_blocks;
     release(s, d, slot, e.addr, old, old_uses, e.ts_ns);
   }
+  ProcessState& p = *s.processes[d.process];
+  ThreadState* th = p.threads.empty() ? nullptr : find_thread(p, e.tid);
   const uint32_t block_slot = layer.table.insert(e.addr);
   LiveBlock& b = layer.table.at(block_slot);
   b.size_bytes = e.size_bytes;
@@ -177,7 +179,11 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
   b.allocation_id = e.allocation_id;
   b.owner_key = d.keys.key(kByOwner, owner_tag(e.owner));
   b.stack_key = d.keys.key(kByStack, stack_key_of(e));
-  b.name_key = d.keys.key(kByName, name_tag(e.name));
+  // A block that names no operator of its own (msMemScope's PTA rows say N/A) is named for
+  // the innermost operator running on its thread: who allocated it, as memtap.torch's
+  // blocks name it, so breakdowns and diffs by name say which operator holds what.
+  const uint32_t name = e.name == 0 && th && !th->ops.empty() ? th->ops.back().name : e.name;
+  b.name_key = d.keys.key(kByName, name_tag(name));
   if (b.owner_key == d.owner_prefix_list.size())
     d.owner_prefix_list.push_back(owner_prefix_list(s.owner_prefixes, s.strings, e.owner));
 
@@ -199,18 +205,16 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
   owner_scopes_add(a.owner_scopes, s.owner_prefixes, d.owner_prefix_list[b.owner_key], e.size_bytes,
                    e.ts_ns);
 
-  ProcessState& p = *s.processes[d.process];
   const uint32_t account = d.account_id(b.account);
-  if (!p.threads.empty())
-    if (ThreadState* th = find_thread(p, e.tid); th && !th->ops.empty()) {
-      const uint32_t uses = scope_uses(s, layer.table, block_slot, e);
-      layer.table.uses_at(uses).in_op = true;
-      for (size_t i = 0; i < th->ops.size(); ++i)
-        scope_alloc(th->ops[i], account, e.size_bytes, i + 1 == th->ops.size());
-      OpenScope& outermost = th->ops.front();
-      if (outermost.blocks.size() < kMaxScopeBlocks)
-        outermost.blocks.push_back({d.index, uses, layer.table.uses_at(uses).generation, slot});
-    }
+  if (th && !th->ops.empty()) {
+    const uint32_t uses = scope_uses(s, layer.table, block_slot, e);
+    layer.table.uses_at(uses).in_op = true;
+    for (size_t i = 0; i < th->ops.size(); ++i)
+      scope_alloc(th->ops[i], account, e.size_bytes, i + 1 == th->ops.size());
+    OpenScope& outermost = th->ops.front();
+    if (outermost.blocks.size() < kMaxScopeBlocks)
+      outermost.blocks.push_back({d.index, uses, layer.table.uses_at(uses).generation, slot});
+  }
   if (!p.ranges.empty()) {
     layer.table.uses_at(scope_uses(s, layer.table, block_slot, e)).in_range = true;
     for (size_t i = 0; i < p.ranges.size(); ++i)
@@ -371,7 +375,10 @@ void on_step(AnalyzerState& s, const MemEvent& e) {
   p.step_ts_ns = e.ts_ns;
   for (uint32_t i : p.devices) {
     DeviceState& d = *s.devices[i];
-    for (Account& a : d.accounts) record_step_boundary(a.steps, a.live, p.steps, e.ts_ns);
+    for (Account& a : d.accounts) {
+      record_step_boundary(a.steps, a.live, p.steps, e.ts_ns);
+      a.live.step_peak_bytes = a.live.live_bytes;  // the new step's peak starts here
+    }
     evaluate_fragmentation(s, d, e.ts_ns);
   }
 }

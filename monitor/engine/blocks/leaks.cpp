@@ -74,10 +74,32 @@ std::vector<LeakSuspect> suspects(const StepHistory& h, int d, const KeyIndex& k
   return out;
 }
 
+// Least-squares slope of the live bytes at consecutive step boundaries (each step's start).
+double boundary_slope(const std::vector<StepFigures>& steps) {
+  const size_t n = steps.size();
+  if (n < 3) return 0;
+  const double x_mean = double(n - 1) / 2;
+  double y_mean = 0;
+  for (const StepFigures& f : steps) y_mean += double(f.start_bytes);
+  y_mean /= double(n);
+  double sxy = 0, sxx = 0;
+  for (size_t j = 0; j < n; ++j) {
+    sxy += (double(j) - x_mean) * (double(steps[j].start_bytes) - y_mean);
+    sxx += (double(j) - x_mean) * (double(j) - x_mean);
+  }
+  return sxy / sxx;
+}
+
 }  // namespace
 
 void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, int64_t ts_ns) {
   const uint64_t b = step;
+  if (h.recorded > 0 && h.figures.size() < kKeptStepFigures) {
+    h.current.peak_bytes = std::max(h.current.start_bytes, live.step_peak_bytes);
+    h.current.end_bytes = live.live_bytes;
+    h.figures.push_back(h.current);
+  }
+  h.current = {step, ts_ns, live.live_bytes, live.live_bytes, live.live_bytes};
   const bool first = ++h.recorded == 1;
   const int64_t previous_ts_ns = h.last_boundary_ts_ns;
   h.last_step = step;
@@ -157,6 +179,14 @@ LeakResult leak_result(const StepHistory& h, const LiveByKey& live, const LiveTr
   r.alive_by_name = alive_groups(live.live[kByName], keys, strings, kByName, top_n);
   r.trend_bytes_per_s = trend_slope(trend, now_ns);
   r.trend_span_ns = trend.t0_ns == kNoTime ? 0 : now_ns - trend.t0_ns;
+  r.step_figures = h.figures;
+  if (h.recorded > 0 && h.figures.size() < kKeptStepFigures) {
+    StepFigures current = h.current;
+    current.peak_bytes = std::max(current.start_bytes, live.step_peak_bytes);
+    current.end_bytes = live.live_bytes;
+    r.step_figures.push_back(current);
+  }
+  r.live_bytes_per_step = boundary_slope(r.step_figures);
   return r;
 }
 

@@ -32,6 +32,20 @@ struct LeakOptions {
   double min_growth_of_live = 0.01;
 };
 
+// One step's live bytes (the account's total): when it began, the most while it ran, and
+// when the next began (the last step: now). What `memtap diff` lines up step by step.
+struct StepFigures {
+  uint64_t step = 0;  // 1-based, as the process's STEP markers count
+  int64_t start_ns = kNoTime;
+  uint64_t start_bytes = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t end_bytes = 0;
+};
+
+// Steps whose figures are kept: the first of a run (the ones two runs share), so that
+// memory stays bounded whatever the number of steps.
+constexpr size_t kKeptStepFigures = 1000;
+
 // Per-key live bytes at the last K+1 step boundaries. Step s begins at the s-th STEP event
 // of the process (boundary s, 1-based); step s is complete once boundary s+1 is seen. A
 // device first seen after some steps records from the next boundary on.
@@ -48,9 +62,14 @@ struct StepHistory {
   std::array<std::vector<uint64_t>, 2> min_boundary;
   std::array<std::vector<int64_t>, 2> min_boundary_ts_ns;  // ... and its time (the window's
                                                            // findings move the cursor there)
+  // Finished steps (the first kKeptStepFigures), and the one under way since the last
+  // boundary (its peak and end are filled when it finishes or is asked for).
+  std::vector<StepFigures> figures;
+  StepFigures current;
 };
 
-// Step `step` of the process begins now.
+// Step `step` of the process begins now. `live.step_peak_bytes` is the most the step that
+// ends here held; the caller resets it to the live bytes afterwards.
 void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, int64_t ts_ns);
 
 // Least-squares line through live bytes over time, live bytes taken as the step function
@@ -102,6 +121,11 @@ struct LeakResult {
   std::vector<AliveGroup> alive_by_name;
   double trend_bytes_per_s = 0;  // slope of total live bytes over the whole run
   int64_t trend_span_ns = 0;     // the time it covers
+  // Each step's live bytes (StepFigures; the step under way ends now), and the
+  // least-squares slope of live bytes at the step boundaries: how much a step leaves
+  // behind. 0 with fewer than 3 boundaries.
+  std::vector<StepFigures> step_figures;
+  double live_bytes_per_step = 0;
 };
 
 LeakResult leak_result(const StepHistory& h, const LiveByKey& live, const LiveTrend& trend,

@@ -69,6 +69,7 @@ void live_add(LiveByKey& l, const BlockKeys& keys, uint64_t size_bytes, int64_t 
     ++l.live[d][k].blocks;
     touch(l, d, k);
   }
+  if (l.live_bytes > l.step_peak_bytes) l.step_peak_bytes = l.live_bytes;
   // ">" and not ">=": the first moment the maximum is reached is the one reported.
   if (l.live_bytes > l.peak_bytes || l.peak_ts_ns == kNoTime) {
     sync_peak(l);

@@ -33,6 +33,9 @@ struct LiveByKey {
   uint64_t peak_bytes = 0;
   uint64_t peak_blocks = 0;
   int64_t peak_ts_ns = kNoTime;
+  // The most live bytes since the current step began (reset at each step boundary: the
+  // step's own peak, leaks.h StepFigures).
+  uint64_t step_peak_bytes = 0;
   std::array<std::vector<KeyBytes>, kDims> live;
   std::array<std::vector<KeyBytes>, kDims> at_peak;
   std::array<std::vector<uint8_t>, kDims> dirty;

@@ -50,6 +50,40 @@ TEST(Leaks, AnOwnerGrowing40MiBPerStepAmongSteadyOnesIsTheOneSuspect) {
   EXPECT_DOUBLE_EQ(r.stack_suspects[0].bytes_per_step, double(40 * kMiB));
 }
 
+// Each step's live bytes at its start, its most while it ran, and at its end (the next
+// step's start; the last step's end is now), and how much a step leaves live.
+TEST(Leaks, EachStepKeepsItsStartPeakAndEndAndTheGrowthPerStep) {
+  Script sc;
+  sc.malloc(1, 0x1000'0000, 100 * kMiB, {"model"});
+  uint64_t next = 0x2000'0000;
+  run_steps(sc, 4, [&](int, int64_t t0) {
+    sc.malloc(t0 + 10, 0x9000'0000, 50 * kMiB, {"activations"});
+    sc.free(t0 + 20, 0x9000'0000);
+    sc.malloc(t0 + 30, next, 40 * kMiB, {"history"});
+    next += 64 * kMiB;
+  });
+  sc.malloc(6 * kStepNs + 10, 0x9000'0000, 1 * kMiB, {"tail"});  // in step 5, under way
+  BlockAnalyzer a(sc.strings);
+  sc.feed(a);
+  const LeakResult r = a.leaks(100, kHostDevice);
+  ASSERT_EQ(r.step_figures.size(), 5u);
+  for (uint64_t s = 1; s <= 4; ++s) {
+    const StepFigures& f = r.step_figures[s - 1];
+    const uint64_t start = 100 * kMiB + (s - 1) * 40 * kMiB;
+    EXPECT_EQ(f.step, s);
+    EXPECT_EQ(f.start_ns, int64_t(s) * kStepNs);
+    EXPECT_EQ(f.start_bytes, start) << "step " << s;
+    EXPECT_EQ(f.peak_bytes, start + 50 * kMiB) << "the activations on top";
+    EXPECT_EQ(f.end_bytes, start + 40 * kMiB);
+  }
+  const StepFigures& last = r.step_figures[4];
+  EXPECT_EQ(last.step, 5u);
+  EXPECT_EQ(last.start_bytes, 260 * kMiB);
+  EXPECT_EQ(last.peak_bytes, 261 * kMiB);
+  EXPECT_EQ(last.end_bytes, 261 * kMiB) << "the step under way ends now";
+  EXPECT_DOUBLE_EQ(r.live_bytes_per_step, double(40 * kMiB));
+}
+
 // A key that holds a lot and creeps by a few bytes a step (an allocator's churn under no
 // label) is not a leak; a small key that grows by about what it holds is.
 TEST(Leaks, ACreepTinyAgainstWhatTheKeyHoldsIsNotASuspect) {

@@ -51,6 +51,34 @@ TEST(Peak, BreakdownIsTheLiveSetAtAnEarlyPeakNotTheLowerPlateauAfter) {
   EXPECT_EQ(p.by_name[1].blocks, 2u);
 }
 
+// msMemScope's PTA rows name no operator (N/A); its OP_LAUNCH events say which one ran.
+// A block allocated inside one is named for the innermost operator of its thread, and a
+// block that names itself, or is allocated on a thread running none, keeps its own name.
+TEST(Peak, ABlockWithoutANameIsNamedForTheOperatorRunningOnItsThread) {
+  Script s;
+  s.op_start(1, "aten::linear");
+  s.op_start(2, "aten::_to_copy");
+  s.malloc(3, 0x1000, 400);
+  s.malloc(4, 0x2000, 100, {"", "", "aten::empty"});
+  s.op_end(5, "aten::_to_copy");
+  s.malloc(6, 0x3000, 200);
+  s.op_end(7, "aten::linear");
+  s.tid = 2;
+  s.malloc(8, 0x4000, 50);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+
+  const PeakResult p = a.peak(100, kHostDevice);
+  ASSERT_EQ(p.by_name.size(), 4u);
+  EXPECT_EQ(p.by_name[0].key.label, "aten::_to_copy");
+  EXPECT_EQ(p.by_name[0].bytes, 400u);
+  EXPECT_EQ(p.by_name[1].key.label, "aten::linear");
+  EXPECT_EQ(p.by_name[1].bytes, 200u);
+  EXPECT_EQ(p.by_name[2].key.label, "aten::empty");
+  EXPECT_EQ(p.by_name[3].key.label, "") << "thread 2 ran no operator";
+  EXPECT_EQ(p.by_name[3].bytes, 50u);
+}
+
 TEST(Peak, ALaterHigherPeakReplacesTheBreakdownAndEqualValueKeepsTheFirst) {
   Script s;
   s.malloc(1, 0x1000, 100, {"a"});
