@@ -3,7 +3,8 @@
 // session's (monitor/engine/device_pairing.h: allocation ids, Attr used/total, pending
 // frees, an OOM's largest blocks), fed from the trace instead of the agent.
 //
-//   alloc                       PTA MALLOC (owner: user_metadata; name: compile_context)
+//   alloc                       PTA MALLOC of the bytes asked for, as PyTorch's trace gives
+//                               a block's size (owner: user_metadata; name: compile_context)
 //   free_requested              PTA FREE; with the free_completed of the same block right
 //   + free_completed            after it (within 20 us) one FREE, else FREE free_pending and
 //                               a FREE_COMPLETED later: Active vs Allocated
@@ -17,7 +18,8 @@
 //   annotate, user_defined,     MSTX Range_start / Range_end (stage START / END) or Mark
 //   external_annotations
 //   frames                      the call stacks (snapshot_stacks.h)
-//   segments at the dump        a PTA SNAPSHOT at the end: allocated and reserved
+//   segments at the dump        a PTA SNAPSHOT at the end: allocated (the allocator's
+//                               rounded block sizes) and reserved
 //
 // Blocks and segments that were there before the trace began (live at the dump, or freed
 // or completed in the trace, but never allocated in it) are allocated at the trace's start
