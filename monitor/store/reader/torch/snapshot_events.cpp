@@ -182,8 +182,8 @@ Before find_before(const Snapshot& s, int32_t device, size_t begin, size_t end) 
         continue;
       }
       // The bytes asked for, as the trace's entries give a block's size.
-      add_block({k.address, k.requested_size, seg.stream,
-                 k.state == BlockState::kActivePendingFree, false, k.frames});
+      add_block({k.address, k.requested_size, seg.stream, k.state == BlockState::kActivePendingFree,
+                 false, k.frames});
     }
   }
   return before;
