@@ -89,7 +89,8 @@ size_t Document::item_count(ValueId id) const {
 ValueId Document::find(ValueId dict, std::string_view key) const {
   ValueId found = kNoValue;
   visit_pairs(dict, [&](ValueId k, ValueId v) {
-    if (values_[k].kind == Kind::kStr && text(k) == key) found = v;
+    const Value& kv = values_[k];  // the length first: most keys differ in it
+    if (kv.kind == Kind::kStr && kv.count == key.size() && text(k) == key) found = v;
     return true;
   });
   return found;

@@ -485,6 +485,9 @@ void append_snapshot_events(const Document& doc, const Snapshot& s, Recording* o
   }
   for (const Segment& seg : s.segments) runs.try_emplace(seg.device, 0, 0);
 
+  // About an event per entry (a fold makes two one, a segment adds a pool state).
+  out->events.reserve(out->events.size() + s.entries.size() + 2 * s.blocks.size() +
+                      s.annotations.size() + 64);
   Emitter emitter(doc, out);
   for (const auto& [device, run] : runs) {
     const Before before = find_before(s, device, run.first, run.second);

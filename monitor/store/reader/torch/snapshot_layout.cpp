@@ -98,11 +98,13 @@ void read_segments(const Document& doc, ValueId list, Snapshot* out,
                    reader::RowProblems* problems) {
   size_t i = 0;
   doc.visit_items(list, [&](ValueId item) {
-    const std::string where = place("segments", i++);
+    const size_t index = i++;
+    // Made only for a message: a string per entry cost more than reading the entry.
+    const auto where = [&] { return place("segments", index); };
     ++problems->rows;
     if (!doc.is(item, Kind::kDict)) {
       reader::skip_row(
-          problems, where,
+          problems, where(),
           std::string("is a ") + pickle::kind_name(doc.kind(item)) + ", expected a dict");
       return true;
     }
@@ -118,11 +120,11 @@ void read_segments(const Document& doc, ValueId list, Snapshot* out,
     s.frames = f.list("frames");
     const ValueId blocks = f.list("blocks");
     if (f.ok() && (device < 0 || device > std::numeric_limits<int32_t>::max())) {
-      reader::skip_row(problems, where, "'device' " + std::to_string(device) + " is no device");
+      reader::skip_row(problems, where(), "'device' " + std::to_string(device) + " is no device");
       return true;
     }
     if (!f.ok()) {
-      reader::skip_row(problems, where, f.problem());
+      reader::skip_row(problems, where(), f.problem());
       return true;
     }
     s.device = int32_t(device);
@@ -130,11 +132,14 @@ void read_segments(const Document& doc, ValueId list, Snapshot* out,
     uint64_t address = s.address;  // torch 2.0's blocks: each after the one before
     size_t b = 0;
     doc.visit_items(blocks, [&](ValueId block) {
-      const std::string block_where = where + ".blocks[" + std::to_string(b++) + "]";
+      const size_t block_index = b++;
+      const auto block_where = [&] {
+        return where() + ".blocks[" + std::to_string(block_index) + "]";
+      };
       ++problems->rows;
       if (!doc.is(block, Kind::kDict)) {
         reader::skip_row(
-            problems, block_where,
+            problems, block_where(),
             std::string("is a ") + pickle::kind_name(doc.kind(block)) + ", expected a dict");
         return true;
       }
@@ -164,14 +169,14 @@ void read_segments(const Document& doc, ValueId list, Snapshot* out,
         } else if (text == "inactive") {
           k.state = BlockState::kInactive;
         } else {
-          reader::skip_row(problems, block_where,
+          reader::skip_row(problems, block_where(),
                            "'state' " + reader::quote_for_message(text) +
                                " is none of active_allocated, active_pending_free, inactive");
           address = k.address + k.size;
           return true;
         }
       } else {
-        reader::skip_row(problems, block_where, bf.problem());
+        reader::skip_row(problems, block_where(), bf.problem());
         return true;
       }
       address = k.address + k.size;
@@ -245,12 +250,14 @@ void read_traces(const Document& doc, ValueId traces, Snapshot* out,
   doc.visit_items(traces, [&](ValueId trace) {
     size_t i = 0;
     doc.visit_items(trace, [&](ValueId entry) {
-      const std::string where =
-          "device_traces[" + std::to_string(device) + "][" + std::to_string(i++) + "]";
+      const size_t index = i++;
+      const auto where = [&] {
+        return "device_traces[" + std::to_string(device) + "][" + std::to_string(index) + "]";
+      };
       ++problems->rows;
       if (!doc.is(entry, Kind::kDict)) {
         reader::skip_row(
-            problems, where,
+            problems, where(),
             std::string("is a ") + pickle::kind_name(doc.kind(entry)) + ", expected a dict");
         return true;
       }
@@ -259,12 +266,12 @@ void read_traces(const Document& doc, ValueId traces, Snapshot* out,
       e.device = device;
       const ValueId action = f.str("action", true);
       if (!f.ok()) {
-        reader::skip_row(problems, where, f.problem());
+        reader::skip_row(problems, where(), f.problem());
         return true;
       }
       if (!parse_action(doc.text(action), &e.action)) {
         reader::skip_row(
-            problems, where,
+            problems, where(),
             "'action' " + reader::quote_for_message(doc.text(action)) + " is not one memtap knows");
         return true;
       }
@@ -280,7 +287,7 @@ void read_traces(const Document& doc, ValueId traces, Snapshot* out,
       e.compile_context = f.str("compile_context", false);
       if (e.action == Action::kAnnotate) read_annotation(doc, &f, &e);
       if (!f.ok()) {
-        reader::skip_row(problems, where, f.problem());
+        reader::skip_row(problems, where(), f.problem());
         return true;
       }
       out->entries.push_back(e);
@@ -295,11 +302,12 @@ void read_annotations(const Document& doc, ValueId list, Snapshot* out,
                       reader::RowProblems* problems) {
   size_t i = 0;
   doc.visit_items(list, [&](ValueId item) {
-    const std::string where = place("external_annotations", i++);
+    const size_t index = i++;
+    const auto where = [&] { return place("external_annotations", index); };
     ++problems->rows;
     if (!doc.is(item, Kind::kDict)) {
       reader::skip_row(
-          problems, where,
+          problems, where(),
           std::string("is a ") + pickle::kind_name(doc.kind(item)) + ", expected a dict");
       return true;
     }
@@ -310,7 +318,7 @@ void read_annotations(const Document& doc, ValueId list, Snapshot* out,
     const ValueId stage = f.str("stage", false);
     a.time_us = f.sint("time_us", false, -1);
     if (!f.ok()) {
-      reader::skip_row(problems, where, f.problem());
+      reader::skip_row(problems, where(), f.problem());
       return true;
     }
     a.device = device >= 0 && device <= std::numeric_limits<int32_t>::max() ? int32_t(device) : 0;

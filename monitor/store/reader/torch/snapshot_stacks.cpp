@@ -44,7 +44,6 @@ const StackTexts::Frame& StackTexts::frame(ValueId id) {
 
 StackTexts::Ids StackTexts::of(ValueId frames) {
   if (!doc_.is(frames, Kind::kList) && !doc_.is(frames, Kind::kTuple)) return {};
-  if (auto it = by_list_.find(frames); it != by_list_.end()) return it->second;
   key_.clear();
   doc_.visit_items(frames, [&](ValueId f) {
     char bytes[sizeof f];
@@ -66,7 +65,6 @@ StackTexts::Ids StackTexts::of(ValueId frames) {
     });
     it->second = Ids{intern_(python_), intern_(c_)};
   }
-  by_list_.emplace(frames, it->second);
   return it->second;
 }
 

@@ -9,9 +9,9 @@
 // stack's first line would be `??(torch::unwind::unwind())`, and the report's "by stack"
 // would put every block under it.
 //
-// A snapshot shares its frame dicts and often whole frame lists (the pickle's memo), and a
-// million entries have a few thousand distinct stacks, so texts are made once per list and
-// per distinct sequence of frames.
+// A snapshot shares its frame dicts (the pickle's memo), and a million entries have a few
+// thousand distinct stacks, so a stack's texts are made once per distinct sequence of frame
+// dicts (each entry has a frames list of its own: a cache by list would only grow).
 #pragma once
 
 #include <cstdint>
@@ -49,7 +49,6 @@ class StackTexts {
 
   const pickle::Document& doc_;
   std::function<uint32_t(std::string_view)> intern_;
-  std::unordered_map<pickle::ValueId, Ids> by_list_;
   std::unordered_map<std::string, Ids> by_frames_;  // key: the frames' ValueIds' bytes
   std::unordered_map<pickle::ValueId, Frame> frames_;
   std::string key_, python_, c_;  // scratch
