@@ -16,7 +16,7 @@ inline constexpr const char* kBeforeTraceOwner = "before trace";
 struct TorchSnapshotFacts {
   bool known = false;  // the recording is a PyTorch memory snapshot
   // The trace's entries have no time_us (torch 2.0), or there is no trace: the events' times
-  // are made up, 1 us apart in each device's trace order from 0.
+  // are made up, 1 ms apart in each device's trace order, from 1 s after the epoch.
   bool synthetic_time = false;
   uint64_t trace_entries = 0;  // in every device's trace
   // PTA blocks live when the trace began (owner kBeforeTraceOwner), and of those, the ones

@@ -320,9 +320,9 @@ void torch_snapshot_text(const TorchSnapshotFacts& f, FILE* out) {
   if (!f.synthetic_time) {
     fprintf(out, "times from its time_us");
   } else if (f.trace_entries > 0) {
-    fprintf(out, "times made up (its trace has no time_us): 1 us apart in trace order");
+    fprintf(out, "times made up (its trace has no time_us): 1 ms apart in trace order");
   } else {
-    fprintf(out, "times made up (no trace): the pool at the dump, at 0");
+    fprintf(out, "times made up (no trace): only the pool at the dump");
   }
   if (f.blocks_before_trace > 0 || f.segments_before_trace > 0) {
     fprintf(out,

@@ -323,7 +323,9 @@ TEST(TorchSnapshotEvents, MadeUpTimesWithoutTimeUs) {
       pta.emplace_back(e.device, e.ts_ns);
     }
   }
-  EXPECT_EQ(pta, (std::vector<std::pair<int32_t, int64_t>>{{1, 1000}, {0, 2000}, {0, 3000}}));
+  // Entry i of each device at 1 s + (i + 1) ms.
+  EXPECT_EQ(pta, (std::vector<std::pair<int32_t, int64_t>>{
+                     {1, 1001000000}, {0, 1002000000}, {0, 1003000000}}));
   EXPECT_EQ(rec.rows_skipped, 1u);
   EXPECT_EQ(rec.warning, path +
                              ": 1 of 6 rows skipped; the first, external_annotations[0]: no "

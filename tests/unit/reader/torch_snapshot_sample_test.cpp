@@ -144,7 +144,8 @@ TEST_F(TorchSnapshotSamples, LegacyAndBareListLayouts) {
     with_stack += e.kind == MemEventKind::kMalloc && e.layer == Layer::kPta && e.stack_python != 0;
   }
   EXPECT_EQ(with_stack, 460u);
-  EXPECT_EQ(legacy.events.back().ts_ns, 1000);  // its one entry, 1 us in
+  EXPECT_EQ(legacy.events.front().ts_ns, 1000000000);  // made-up times start at 1 s
+  EXPECT_EQ(legacy.events.back().ts_ns, 1002000000);   // the dump, a step after its one entry
 
   const Recording list =
       read_ok(test::kTorchSnapshotDir + "LayoutEditing__memory_snapshot_list.pkl");

@@ -28,7 +28,12 @@ using pickle::Document;
 // A free_completed right after its free_requested within this folds into it, as the live
 // session folds a poolFreeCompleted (docs/design.md §5 "Pool blocks of a live agent").
 constexpr int64_t kFoldNs = 20000;
-constexpr int64_t kSyntheticStepNs = 1000;  // made-up times: 1 us apart
+// Made-up times: 1 ms apart, from 1 s after the epoch (a time of 0 means "none yet" to the
+// window's status, and a snapshot's whole trace must not read as no events), the dump one
+// step after the last entry: a trace of one entry, or none, still spans a time the window
+// can draw (at 1 us apart, its axis read 0.0000 at every tick).
+constexpr int64_t kSyntheticStepNs = 1000000;
+constexpr int64_t kSyntheticStartNs = 1000000000;
 constexpr auto kMaxBytes = uint64_t(std::numeric_limits<int64_t>::max());
 
 // Sorted, disjoint [start, end) ranges of addresses.
@@ -224,7 +229,7 @@ Times entry_times(const Snapshot& s) {
       previous = std::numeric_limits<int64_t>::min();
     }
     ++index;
-    int64_t ns = t.synthetic ? index * kSyntheticStepNs : us_to_ns(e.time_us);
+    int64_t ns = t.synthetic ? kSyntheticStartNs + index * kSyntheticStepNs : us_to_ns(e.time_us);
     ns = std::max(ns, previous);  // each device's trace stays in its order
     previous = ns;
     t.entry_ns[i] = ns;
@@ -235,7 +240,10 @@ Times entry_times(const Snapshot& s) {
       if (a.time_us >= 0) note(us_to_ns(a.time_us));
     }
   }
-  if (t.synthetic) t.first_ns = 0;
+  if (t.synthetic) {
+    t.first_ns = kSyntheticStartNs;
+    t.last_ns = std::max(t.last_ns, kSyntheticStartNs) + kSyntheticStepNs;
+  }
   return t;
 }
 

@@ -28,7 +28,8 @@
 //
 // Times: time_us when every entry has it, kept in each device's trace order (a clock that
 // stepped back gives the previous entry's time); otherwise made up, entry i of a device at
-// (i + 1) us, and the facts say so. Everything is process 0, thread 0: a snapshot names
+// 1 s + (i + 1) ms after the epoch (the start at 1 s, the dump a step after the last entry),
+// and the facts say so. Everything is process 0, thread 0: a snapshot names
 // neither.
 #pragma once
 
