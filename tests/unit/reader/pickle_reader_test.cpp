@@ -131,6 +131,7 @@ std::string repr(const Document& doc, ValueId v) {
 }
 
 TEST(PickleReader, EveryProtocolReadsWhatPythonWrote) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   for (int protocol = 0; protocol <= 5; ++protocol) {
     SCOPED_TRACE("protocol " + std::to_string(protocol));

@@ -56,6 +56,7 @@ std::string text(const Recording& rec, uint32_t id) {
 // that waited (one behind another block's completion, one completed 193 us later), and the
 // pool at the dump.
 TEST(TorchSnapshotEvents, PoolBlocksSegmentsAndPendingFrees) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   const Recording rec = read_ok(python_pickle(dir, "pool.pickle", R"({
   'segments': [{'device': 0, 'address': 0x1000000, 'total_size': 2097152,
@@ -153,6 +154,7 @@ TEST(TorchSnapshotEvents, PoolBlocksSegmentsAndPendingFrees) {
 // Expandable segments map pages and unmap ranges that need not match what was mapped:
 // the pages a release leaves stay HAL blocks of their own.
 TEST(TorchSnapshotEvents, PartialUnmapKeepsTheRestOfTheRanges) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   // M: a MiB, as a lambda's argument.
   const Recording rec = read_ok(python_pickle(dir, "map.pickle", "(lambda M: " + std::string(R"({
@@ -189,6 +191,7 @@ TEST(TorchSnapshotEvents, PartialUnmapKeepsTheRestOfTheRanges) {
 
 // An OOM names the bytes asked for and the device's largest live blocks then.
 TEST(TorchSnapshotEvents, OomWithTheBlocksLiveThen) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   const Recording rec = read_ok(python_pickle(dir, "oom.pickle", R"({
   'segments': [],
@@ -218,6 +221,7 @@ TEST(TorchSnapshotEvents, OomWithTheBlocksLiveThen) {
 // External annotations, torch 2.3's user_defined entries and annotate entries: MSTX ranges
 // and marks of no device, at their times.
 TEST(TorchSnapshotEvents, AnnotationsAreRangesAndMarks) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   const Recording rec = read_ok(python_pickle(dir, "notes.pickle", R"({
   'segments': [],
@@ -250,6 +254,7 @@ TEST(TorchSnapshotEvents, AnnotationsAreRangesAndMarks) {
 // The trace is a ring buffer: blocks and segments it frees or the dump holds without its
 // having allocated them were there when it began.
 TEST(TorchSnapshotEvents, WhatWasThereBeforeTheTraceIsAllocatedAtItsStart) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   const Recording rec = read_ok(python_pickle(dir, "before.pickle", R"({
   'segments': [{'device': 0, 'address': 0x5000000, 'total_size': 4 << 20,
@@ -304,6 +309,7 @@ TEST(TorchSnapshotEvents, WhatWasThereBeforeTheTraceIsAllocatedAtItsStart) {
 // torch 2.0 wrote no time_us: the entries get made-up times in order, and the external
 // annotations (which have times of their own) cannot be placed among them.
 TEST(TorchSnapshotEvents, MadeUpTimesWithoutTimeUs) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   const std::string path = python_pickle(dir, "old.pickle", R"({
   'segments': [],
@@ -334,6 +340,7 @@ TEST(TorchSnapshotEvents, MadeUpTimesWithoutTimeUs) {
 
 // An entry that cannot be read is skipped and named; a file where none can be is an error.
 TEST(TorchSnapshotEvents, EntriesThatCannotBeReadAreSkippedAndNamed) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   const std::string some = python_pickle(dir, "some.pickle", R"({'segments': [],
   'device_traces': [[
@@ -364,6 +371,7 @@ TEST(TorchSnapshotEvents, EntriesThatCannotBeReadAreSkippedAndNamed) {
 }
 
 TEST(TorchSnapshotEvents, APickleThatIsNoSnapshotSaysWhatItHolds) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   const std::string expected =
       "; expected a dict with 'segments' and 'device_traces' (torch.cuda.memory._dump_snapshot) "
@@ -385,6 +393,7 @@ TEST(TorchSnapshotEvents, APickleThatIsNoSnapshotSaysWhatItHolds) {
 // A pickle that would run a command if Python loaded it: refused at its GLOBAL, and the
 // command never runs.
 TEST(TorchSnapshotEvents, APickleThatWouldRunACommandIsRefused) {
+  MEMTAP_SKIP_WITHOUT_PYTHON();
   test::TempDir dir;
   const std::string marker = dir.file("pwned");
   const std::string command = "touch " + marker;

@@ -82,6 +82,7 @@ class TorchSnapshotSamples : public ::testing::Test {
   void SetUp() override {
     files_ = torch_snapshot_samples();
     if (files_.empty()) GTEST_SKIP() << test::kTorchSnapshotDir << " is absent";
+    MEMTAP_SKIP_WITHOUT_PYTHON();
   }
   std::vector<std::string> files_;
 };

@@ -19,6 +19,13 @@ inline const std::string kTorchSnapshotDir =
 inline const std::string kPython = "/usr/bin/python3";
 inline const std::string kExpectScript = MEMTAP_TORCH_EXPECT_SCRIPT;
 
+// The tests that ask Python for the expected figures skip where it is missing.
+#define MEMTAP_SKIP_WITHOUT_PYTHON()                                                    \
+  do {                                                                                  \
+    if (!std::filesystem::exists(::memtap::test::kPython))                              \
+      GTEST_SKIP() << ::memtap::test::kPython << " is missing: no independent reading"; \
+  } while (0)
+
 // The sample snapshots (SOURCES.txt lists them), sorted; empty when the workspace has none.
 inline std::vector<std::string> torch_snapshot_samples() {
   std::vector<std::string> files;
