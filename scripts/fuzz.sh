@@ -9,11 +9,13 @@
 #                                        a long run: each target (all by default) for that
 #                                        many seconds, its corpus kept in build-fuzz/corpus/
 #
-# Targets: wire_message, memscope_db, memscope_csv, profiler_csv, attr. A finding stops the
-# target and leaves the input in build-fuzz/artifacts/ (crash-*, leak-*, timeout-*, oom-*);
+# Targets: wire_message, memscope_db, memscope_csv, profiler_csv, attr, torch_snapshot. A
+# finding stops the target and leaves the input in build-fuzz/artifacts/ (crash-*, leak-*,
+# timeout-*, oom-*);
 # `build-fuzz/fuzz/<target>_fuzzer FILE` runs it again. Seeds: tests/fuzz/seeds/<target>/
 # (hand-made, and the reproducers of bugs found), make_fuzz_seeds' output, and the sample
-# files of ../shared/data/msmemscope where the workspace has them.
+# files of ../shared/data/msmemscope and the small ones of ../shared/data/torch_snapshots
+# where the workspace has them.
 #
 # MEMTAP_FUZZ_BUILD_DIR overrides the build directory, MEMTAP_JOBS the build's parallelism.
 set -euo pipefail
@@ -21,7 +23,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${MEMTAP_FUZZ_BUILD_DIR:-$root/build-fuzz}
 samples=$root/../shared/data/msmemscope
-all_targets=(wire_message memscope_db memscope_csv profiler_csv attr)
+snapshots=$root/../shared/data/torch_snapshots
+all_targets=(wire_message memscope_db memscope_csv profiler_csv attr torch_snapshot)
 
 seconds=0
 targets=()
@@ -76,7 +79,7 @@ seeds=$build_dir/seeds
 rm -rf "$seeds"
 "$build_dir/fuzz/make_fuzz_seeds" "$seeds"
 # The sample files each reader is for (links: the fuzzer only reads its seed directories).
-mkdir -p "$seeds/memscope_csv" "$seeds/profiler_csv"
+mkdir -p "$seeds/memscope_csv" "$seeds/profiler_csv" "$seeds/torch_snapshot"
 if [[ -d $samples ]]; then
   for file in "$samples"/*; do
     case $(basename "$file") in
@@ -87,17 +90,24 @@ if [[ -d $samples ]]; then
   done
 fi
 
+# The snapshots short enough to mutate whole (the others are megabytes).
+if [[ -d $snapshots ]]; then
+  for file in "$snapshots"/*.pickle "$snapshots"/*.pkl; do
+    [[ -f $file ]] && (($(stat -c %s "$file") <= 16384)) && ln -s "$file" "$seeds/torch_snapshot/"
+  done
+fi
+
 declare -A dict=([wire_message]=wire [memscope_db]=csv [memscope_csv]=csv [profiler_csv]=csv
-                 [attr]=attr)
+                 [attr]=attr [torch_snapshot]=pickle)
 # Short runs: inputs per target for 5-15 s each on a busy 2-core VM (the targets that write
 # and read a file per input run slower). libFuzzer stops at whichever of -runs and
 # -max_total_time comes first, so a slow machine shortens the run rather than the suite.
 declare -A runs=([wire_message]=40000 [memscope_db]=6000 [memscope_csv]=6000
-                 [profiler_csv]=8000 [attr]=50000)
+                 [profiler_csv]=8000 [attr]=50000 [torch_snapshot]=20000)
 # Longest input made: the CSV samples are ~40 KiB, and mutating inputs that long is slow
 # for little more (a record crossing the reader's first 4 KiB read is inside 8 KiB).
 declare -A max_len=([wire_message]=4096 [memscope_db]=65536 [memscope_csv]=8192
-                    [profiler_csv]=8192 [attr]=4096)
+                    [profiler_csv]=8192 [attr]=4096 [torch_snapshot]=16384)
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}

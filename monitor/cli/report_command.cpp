@@ -79,6 +79,7 @@ Report recording_report(const Analyzer& analyzer, const Recording& rec, const st
   report.stopped = rec.stopped;
   report.rows_skipped = rec.rows_skipped;
   report.live_input = rec.live_input;
+  report.torch_snapshot = rec.torch_snapshot;
   return report;
 }
 

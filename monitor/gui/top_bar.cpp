@@ -124,6 +124,8 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   } else if (status.unfinished) {
     parts << tr("not finished: cut, see memtap recover");
   }
+  // A PyTorch snapshot without time_us: its time axis is an order, not seconds.
+  if (status.synthetic_time) parts << tr("times made up (no time_us)");
   if (status.live)
     parts << tr("view %1 behind").arg(QString::fromStdString(duration_text(status.lag_ns)));
   // The block views read the window's block index, which may fall behind a live flood and

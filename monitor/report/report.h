@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "monitor/model/mem_event.h"
+#include "monitor/model/torch_snapshot_facts.h"
 
 namespace memtap {
 
@@ -184,7 +185,8 @@ struct Report {
   RecordingStop stopped;
   uint64_t events = 0;
   uint64_t rows_skipped = 0;
-  LiveInput live_input;  // what the live monitor refused, when the recording says
+  LiveInput live_input;               // what the live monitor refused, when the recording says
+  TorchSnapshotFacts torch_snapshot;  // a PyTorch snapshot's made-up times, blocks before it
   std::vector<RecordedProcess> processes;
   std::vector<DeviceReport> devices;
 };

@@ -311,6 +311,31 @@ std::string recording_stop_position(const RecordingStop& s) {
   return text;
 }
 
+namespace {
+
+// A PyTorch snapshot's line: where its times come from, and what was there before its trace.
+void torch_snapshot_text(const TorchSnapshotFacts& f, FILE* out) {
+  if (!f.known) return;
+  fprintf(out, "  snapshot: %llu trace entries, ", (unsigned long long)f.trace_entries);
+  if (!f.synthetic_time) {
+    fprintf(out, "times from its time_us");
+  } else if (f.trace_entries > 0) {
+    fprintf(out, "times made up (its trace has no time_us): 1 ms apart in trace order");
+  } else {
+    fprintf(out, "times made up (no trace): only the pool at the dump");
+  }
+  if (f.blocks_before_trace > 0 || f.segments_before_trace > 0) {
+    fprintf(out,
+            "; %llu blocks and %llu segment ranges were there before the trace began (owner "
+            "'%s'), %llu of those blocks freed in it",
+            (unsigned long long)f.blocks_before_trace, (unsigned long long)f.segments_before_trace,
+            kBeforeTraceOwner, (unsigned long long)f.blocks_before_trace_freed);
+  }
+  fprintf(out, "\n");
+}
+
+}  // namespace
+
 void report_text(const Report& r, FILE* out) {
   fprintf(out, "memtap report: %s (%s), %llu events", r.source.c_str(), r.format.c_str(),
           (unsigned long long)r.events);
@@ -340,6 +365,7 @@ void report_text(const Report& r, FILE* out) {
             r.source.c_str());
   }
   live_input_text(r.live_input, "  live input: ", out);
+  torch_snapshot_text(r.torch_snapshot, out);
   for (const RecordedProcess& p : r.processes) {
     fprintf(out, "  process %u", p.pid);
     if (!p.hostname.empty()) fprintf(out, " on %s", p.hostname.c_str());
@@ -381,6 +407,18 @@ std::string report_json(const Report& r) {
     j.begin_object();
     for (const LiveInputKey& k : kLiveInputKeys) j.key(k.json_key).value(r.live_input.*k.field);
     j.end_object();
+  } else {
+    j.null();
+  }
+  // A PyTorch snapshot's: made-up times, what was there before its trace; null otherwise.
+  j.key("torch_snapshot");
+  if (r.torch_snapshot.known) {
+    const TorchSnapshotFacts& f = r.torch_snapshot;
+    j.begin_object().key("synthetic_time").value(f.synthetic_time);
+    j.key("trace_entries").value(f.trace_entries);
+    j.key("blocks_before_trace").value(f.blocks_before_trace);
+    j.key("blocks_before_trace_freed").value(f.blocks_before_trace_freed);
+    j.key("segments_before_trace").value(f.segments_before_trace).end_object();
   } else {
     j.null();
   }

@@ -70,6 +70,9 @@ struct SourceStatus {
   // Recording::stopped): why and where. Unfinished as well until `memtap recover` ran; a
   // recovered one still ends there. reason "": it did not stop.
   RecordingStop stopped;
+  // Replay of a PyTorch snapshot whose trace has no time_us, or no trace (Recording::
+  // torch_snapshot): its times are made up, which the bar says.
+  bool synthetic_time = false;
   int exit_code = -1;  // --run: the program's exit code once it ended; -1 before
   // Live: nothing more will arrive (the program ended, or the recording was stopped) and the
   // recording is being completed; `rows_to_write` rows are still to go into the file (SQLite

@@ -243,6 +243,17 @@ class ReplaySource final : public DataSource {
                         ": not finished (its monitor stopped before the end); this is what it "
                         "had committed. 'memtap recover' makes it a finished recording";
     }
+    const TorchSnapshotFacts& snapshot = rec_.torch_snapshot;
+    status_.synthetic_time = snapshot.known && snapshot.synthetic_time;
+    if (snapshot.known && status_.warning.empty()) {
+      status_.warning =
+          path_ + ": a PyTorch snapshot" +
+          (!snapshot.synthetic_time      ? std::string()
+           : snapshot.trace_entries == 0 ? ", without a trace: its times are made up"
+                                         : ", without time_us: its entries are 1 ms apart") +
+          "; " + std::to_string(snapshot.blocks_before_trace) +
+          " blocks were there before its trace began (owner '" + kBeforeTraceOwner + "')";
+    }
     status_.events_dropped = rec_.rows_skipped;
     for (const RecordedProcess& p : rec_.processes) {
       ProcessEntry e;

@@ -57,7 +57,8 @@ std::string expected_formats_text() {
   return "an SQLite database with a memscope_dump or leaks_dump table, or a CSV headed "
          "msMemScope's 'ID,Event,Event Type,Name,Timestamp(ns),...', operator_memory's "
          "'Name,Size(KB),Allocation Time(us),...' or memory_record's "
-         "'Component,Timestamp(us),Total Allocated(MB),...'";
+         "'Component,Timestamp(us),Total Allocated(MB),...', or a PyTorch memory snapshot (the "
+         "pickle of torch.cuda.memory._dump_snapshot)";
 }
 
 int find_any(const CsvHeader& header, std::initializer_list<std::string_view> names) {

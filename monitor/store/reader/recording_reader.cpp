@@ -21,14 +21,18 @@
 #include "monitor/store/reader/operator_memory_source.h"
 #include "monitor/store/reader/row_problems.h"
 #include "monitor/store/reader/sqlite_dump_source.h"
+#include "monitor/store/reader/torch/torch_snapshot_source.h"
 
 namespace memtap {
 namespace {
 
 using namespace reader;
 
-// What a file is, by its first bytes: SQLite databases start with this magic string.
-bool sniff_sqlite(const std::string& path, bool* is_sqlite, std::string* error) {
+// What a file is, by its first bytes: SQLite databases start with a magic string, pickles
+// with PROTO; anything else is read as a CSV (which says what it expected if it is none).
+enum class FileKind { kSqlite, kPickle, kText };
+
+bool sniff(const std::string& path, FileKind* kind, std::string* error) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     *error = path + ": cannot open: " + std::strerror(errno);
@@ -50,7 +54,14 @@ bool sniff_sqlite(const std::string& path, bool* is_sqlite, std::string* error) 
     return false;
   }
   file.read(head, sizeof head);
-  *is_sqlite = file.gcount() == sizeof head && std::memcmp(head, kMagic, sizeof head) == 0;
+  const auto got = size_t(file.gcount());
+  if (got == sizeof head && std::memcmp(head, kMagic, sizeof head) == 0) {
+    *kind = FileKind::kSqlite;
+  } else if (is_pickle_head(head, got)) {
+    *kind = FileKind::kPickle;
+  } else {
+    *kind = FileKind::kText;
+  }
   return true;
 }
 
@@ -88,6 +99,13 @@ bool read_csv(const std::string& path, Recording* out, RowProblems* problems, st
   *error = path + ": not a recording memtap can read: expected " + expected_formats_text() +
            "; its first line is " + header.text();
   return false;
+}
+
+// The formats read whole: a CSV or a PyTorch snapshot.
+bool read_held(const std::string& path, FileKind kind, Recording* out, RowProblems* problems,
+               std::string* error) {
+  return kind == FileKind::kPickle ? read_torch_snapshot(path, out, problems, error)
+                                   : read_csv(path, out, problems, error);
 }
 
 bool frees_incomplete(const std::vector<MemEvent>& events) {
@@ -133,12 +151,13 @@ bool stream_events(const std::string& path, const RecordingFilter* filter, size_
                    Recording* out, const EventBatchFn& on_batch, std::string* error) {
   *out = Recording{};
   batch_events = std::max<size_t>(batch_events, 1);
-  bool is_sqlite = false;
-  if (!sniff_sqlite(path, &is_sqlite, error)) return false;
+  FileKind kind = FileKind::kText;
+  if (!sniff(path, &kind, error)) return false;
   RowProblems problems;
-  if (!is_sqlite) {
-    // CSVs are not in time order and carry no index: read whole, then hand out in batches.
-    if (!read_csv(path, out, &problems, error) || !finish(path, problems, out, error)) {
+  if (kind != FileKind::kSqlite) {
+    // CSVs and snapshots are not in time order and carry no index: read whole, then hand
+    // out in batches.
+    if (!read_held(path, kind, out, &problems, error) || !finish(path, problems, out, error)) {
       return false;
     }
     std::vector<MemEvent> events = std::move(out->events);
@@ -180,11 +199,12 @@ bool stream_events(const std::string& path, const RecordingFilter* filter, size_
 
 bool read_recording(const std::string& path, Recording* out, std::string* error) {
   *out = Recording{};
-  bool is_sqlite = false;
-  if (!sniff_sqlite(path, &is_sqlite, error)) return false;
+  FileKind kind = FileKind::kText;
+  if (!sniff(path, &kind, error)) return false;
   RowProblems problems;
-  const bool read = is_sqlite ? read_sqlite_recording(path, {}, out, &problems, error)
-                              : read_csv(path, out, &problems, error);
+  const bool read = kind == FileKind::kSqlite
+                        ? read_sqlite_recording(path, {}, out, &problems, error)
+                        : read_held(path, kind, out, &problems, error);
   if (!read || !finish(path, problems, out, error)) return false;
   sort_by_time(&out->events);
   if (frees_incomplete(out->events)) complete_frees(&out->events);

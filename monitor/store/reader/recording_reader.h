@@ -18,7 +18,7 @@
 //
 // Mapping per format: dump_row_decoder.h (both dump forms), compact_table_scan.h (the compact
 // tables, read from their integers rather than through the view), operator_memory_source.h,
-// memory_record_source.h.
+// memory_record_source.h, torch/snapshot_events.h (PyTorch snapshots).
 #pragma once
 
 #include <cstddef>
@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "monitor/model/mem_event.h"
+#include "monitor/model/torch_snapshot_facts.h"
 
 namespace memtap {
 
@@ -63,6 +64,9 @@ struct Recording {
   // A memtap recording that stopped while its session went on (a full disk): why, and
   // where; reason "" otherwise. Such a file is unfinished too.
   RecordingStop stopped;
+  // A PyTorch snapshot's: made-up times, the blocks there before its trace (known: false
+  // for every other format).
+  TorchSnapshotFacts torch_snapshot;
 };
 
 // Reads `path` into *out (replacing what it held). False with *error, one line naming the
@@ -80,8 +84,9 @@ using EventBatchFn = std::function<bool(std::span<const MemEvent> batch)>;
 // batches arrive, so a batch's string ids are valid in out->strings when it is delivered;
 // processes, counts and warning are complete when this returns. A database streams with
 // memory bounded by the batch and the live blocks; a CSV is held whole while it is read
-// (the CSV formats are small, and their rows are not in time order). Stopping early
-// returns true.
+// (the CSV formats are small, and their rows are not in time order), and so is a PyTorch
+// snapshot (its pool at the end is known only once it is all read). Stopping early returns
+// true.
 bool stream_recording(const std::string& path, size_t batch_events, Recording* out,
                       const EventBatchFn& on_batch, std::string* error);
 

@@ -20,7 +20,8 @@ const std::string kExpected =
     "expected an SQLite database with a memscope_dump or leaks_dump table, or a CSV headed "
     "msMemScope's 'ID,Event,Event Type,Name,Timestamp(ns),...', operator_memory's "
     "'Name,Size(KB),Allocation Time(us),...' or memory_record's "
-    "'Component,Timestamp(us),Total Allocated(MB),...'";
+    "'Component,Timestamp(us),Total Allocated(MB),...', or a PyTorch memory snapshot (the "
+    "pickle of torch.cuda.memory._dump_snapshot)";
 
 // A real-sized recording: enough rows to span many pages.
 std::string make_database(const TempDir& dir, const std::string& name) {

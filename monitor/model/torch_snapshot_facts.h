@@ -1,0 +1,29 @@
+// What reading a PyTorch memory snapshot says about its events beyond the events
+// themselves (docs/design.md §7, "How a snapshot becomes events"): whether their times are
+// the file's, and which blocks and segments the trace found already there. The reader fills
+// it (Recording), `memtap report` says it (Report: one line, and `snapshot` in --json).
+#pragma once
+
+#include <cstdint>
+
+namespace memtap {
+
+// The owner label of the blocks and segments that were live before the snapshot's trace
+// began (in its segments at the dump, or freed in the trace, but never allocated in it):
+// they are allocated at the trace's start under this owner.
+inline constexpr const char* kBeforeTraceOwner = "before trace";
+
+struct TorchSnapshotFacts {
+  bool known = false;  // the recording is a PyTorch memory snapshot
+  // The trace's entries have no time_us (torch 2.0), or there is no trace: the events' times
+  // are made up, 1 ms apart in each device's trace order, from 1 s after the epoch.
+  bool synthetic_time = false;
+  uint64_t trace_entries = 0;  // in every device's trace
+  // PTA blocks live when the trace began (owner kBeforeTraceOwner), and of those, the ones
+  // the trace frees (a free, or a completion, of a block it never saw allocated).
+  uint64_t blocks_before_trace = 0;
+  uint64_t blocks_before_trace_freed = 0;
+  uint64_t segments_before_trace = 0;  // segment ranges (HAL blocks) likewise
+};
+
+}  // namespace memtap

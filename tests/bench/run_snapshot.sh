@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Benchmark: `memtap report` of PyTorch memory snapshots, wall time, CPU time and peak memory
+# (/usr/bin/time -v's elapsed time, user + system time and maximum resident set). The CPU
+# time is the figure to compare on a shared machine: a busy neighbour stretches the wall
+# time, not the work.
+#
+#   sample   the largest real snapshot in ../shared/data/torch_snapshots (19,342 trace
+#            entries, 3.2 MB): target well under 1 s
+#   1m       a synthetic snapshot of 1,000,000 trace entries (gen_torch_snapshot.py, ~115 MB;
+#            written once to /tmp and kept): target under 10 s and under 1 GB
+#
+# Each is reported SNAPSHOT_REPS times (default 3); prints every run and the median, and
+# RESULT lines for tests/bench/run:
+#   RESULT snapshot_sample_report_s=X  snapshot_sample_cpu_s=C  snapshot_sample_rss_mb=Y
+#   RESULT snapshot_1m_report_s=X  snapshot_1m_cpu_s=C  snapshot_1m_rss_mb=Y  snapshot_1m_file_mb=Z
+# Environment: MEMTAP_BUILD_DIR (default build/), SNAPSHOT_ENTRIES (default 1000000),
+# SNAPSHOT_REPS.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${MEMTAP_BUILD_DIR:-$here/../../build}
+memtap=$build/bin/memtap
+entries=${SNAPSHOT_ENTRIES:-1000000}
+reps=${SNAPSHOT_REPS:-3}
+sample=$here/../../../shared/data/torch_snapshots/cs336-a2__memory_ctx128_fullstep.pickle
+big=/tmp/memtap-bench-snapshot-$entries.pickle
+[[ -x $memtap ]] || { echo "missing $memtap: run scripts/build.sh" >&2; exit 1; }
+[[ -x /usr/bin/time ]] || { echo "run_snapshot.sh needs /usr/bin/time (GNU time)" >&2; exit 1; }
+if [[ ! -s $big ]]; then
+  echo "writing $big ($entries trace entries)..."
+  /usr/bin/python3 "$here/gen_torch_snapshot.py" "$entries" "$big.tmp" && mv "$big.tmp" "$big"
+fi
+work=$(mktemp -d /tmp/memtap-snapshot-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# measure NAME FILE: reps runs; RESULT lines with the medians.
+measure() {
+  local name=$1 file=$2 times=() cpus=() rss=()
+  for run in $(seq "$reps"); do
+    /usr/bin/time -v "$memtap" report "$file" >"$work/out" 2>"$work/time" ||
+      { cat "$work/time" >&2; exit 1; }
+    local s kb
+    s=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); t = 0;
+          for (i = 1; i <= n; ++i) t = t * 60 + p[i]; print t }' "$work/time")
+    kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time")
+    cpus+=("$(awk -F': ' '/User time|System time/ { t += $2 } END { printf "%.2f", t }' \
+      "$work/time")")
+    times+=("$s")
+    rss+=("$(awk -v k="$kb" 'BEGIN { printf "%.0f", k / 1024 }')")
+    printf "%-7s run %d: %6.2f s wall  %6.2f s cpu  %5d MB  (%s)\n" "$name" "$run" "$s" \
+      "${cpus[-1]}" "${rss[-1]}" \
+      "$(head -n 1 "$work/out" | sed 's/^memtap report: //')"
+  done
+  echo "RESULT snapshot_${name}_report_s=$(printf '%s\n' "${times[@]}" | median)"
+  echo "RESULT snapshot_${name}_cpu_s=$(printf '%s\n' "${cpus[@]}" | median)"
+  echo "RESULT snapshot_${name}_rss_mb=$(printf '%s\n' "${rss[@]}" | median)"
+}
+
+if [[ -r $sample ]]; then
+  measure sample "$sample"
+else
+  echo "sample: $sample is not here; skipped"
+fi
+measure 1m "$big"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+echo "RESULT snapshot_1m_file_mb=$(( $(stat -c %s "$big") / 1048576 ))"
