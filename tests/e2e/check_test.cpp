@@ -170,22 +170,23 @@ TEST_F(Check, AgainstABaselineRunNamesTheOwnerThatGrew) {
 
 TEST_F(Check, MsMemScopeSamplesAgainstEachOther) {
   // The leaking run's peak is 19.8 MiB against the baseline's 16.0 MiB: 23.8% more, from
-  // the tensors aten._to_copy made (the files name their operators only as OP_LAUNCH ranges).
+  // the tensors aten._to_copy made (the files name their operators only as OP_LAUNCH ranges,
+  // and a block is named after the operator running on its thread).
   check(dir, kLeaksCsv, {"--baseline", kBaselineCsv, "--max-peak-increase", "25"}, 0);
   ProcessResult over =
       check(dir, kLeaksCsv, {"--baseline", kBaselineCsv, "--max-peak-increase", "20"}, 1);
   EXPECT_EQ(over.out,
             "memtap check: " + kLeaksCsv +
                 ": process 1 (pid 3101864 / pid 3290097), device 0: peak 19.8 MiB is 23.8% above "
-                "the baseline's 16.0 MiB (--max-peak-increase 20%); no owner, operator or stack "
-                "recorded at the peak; grew most: operator torch._ops.aten._to_copy.default (most "
-                "live inside it: 0 B -> 3.8 MiB)\n");
+                "the baseline's 16.0 MiB (--max-peak-increase 20%); grew most at the peak: "
+                "operator torch._ops.aten._to_copy.default (0 B -> 3.8 MiB)\n");
   // The leak stays: 7.6 MiB live at the end, against the baseline's 3 KiB.
   check(dir, kBaselineCsv, {"--max-growth", "1MiB"}, 0);
   ProcessResult grew = check(dir, kLeaksCsv, {"--max-growth", "1MiB"}, 1);
   EXPECT_TRUE(has(grew.out,
                   "device 0: grew 7.6 MiB (live at the end minus at the start), above "
-                  "--max-growth 1.0 MiB"))
+                  "--max-growth 1.0 MiB; largest live at the end: operator "
+                  "torch._ops.aten._to_copy.default (7.6 MiB, 100% of what is live)"))
       << grew.out;
   // Reserved 38.0 MiB, allocated 3.8 MiB at the worst moment: 90% unused.
   check(dir, kLeaksCsv, {"--max-fragmentation", "90.1"}, 0);

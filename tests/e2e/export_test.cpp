@@ -475,5 +475,32 @@ TEST(Export, MistakesAreOneLineAndLeaveNothingBehind) {
   EXPECT_GT(scalar(db, "SELECT count(*) FROM memscope_dump"), 0) << "the input is intact";
 }
 
+// Every PyTorch snapshot sample imported into a database and exported to msMemScope's CSV:
+// both report what the pickle itself reports (the curves, the pool, the peak and what was
+// live at the end, by owner, operator and stack).
+TEST(Export, PyTorchSnapshotsImportAndExportReportingTheSame) {
+  const std::string snapshots = std::string(MEMTAP_SHARED_DATA_DIR) + "/torch_snapshots";
+  if (!std::filesystem::is_directory(snapshots)) GTEST_SKIP() << snapshots << " is absent";
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  int samples = 0, with_events = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(snapshots)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.ends_with(".pickle") && !name.ends_with(".pkl")) continue;
+    SCOPED_TRACE(name);
+    ++samples;
+    const std::string db = dir.file(name + ".db"), csv = dir.file(name + ".csv");
+    const ProcessResult r = memtap(dir, {"import", entry.path().string(), "-o", db});
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\n" << r.err;
+    const std::string want = devices_of(report_json(dir, entry.path().string()));
+    if (want != "[]") ++with_events;
+    EXPECT_EQ(devices_of(report_json(dir, db)), want) << "imported into " << db;
+    expect_exported(dir, {entry.path().string(), "--format", "msmemscope-csv", "-o", csv});
+    EXPECT_EQ(devices_of(report_json(dir, csv)), want) << "exported to " << csv;
+  }
+  EXPECT_EQ(samples, 13);
+  EXPECT_GE(with_events, 10) << "most samples hold blocks";
+}
+
 }  // namespace
 }  // namespace memtap::e2e
