@@ -93,14 +93,17 @@ std::string place(const char* list, size_t i) {
   return std::string(list) + "[" + std::to_string(i) + "]";
 }
 
-// The segments (and their blocks) of `list`.
-void read_segments(const Document& doc, ValueId list, Snapshot* out,
-                   reader::RowProblems* problems) {
+// Each item of `list` as a row: one that is not a dict is skipped and counted, named by
+// where_of(its index); `fn(item, where)` reads the others (`where()` names the item for a
+// message: made only then, since a string per entry cost more than reading the entry).
+// `fn` returns false to stop.
+template <typename WhereOf, typename Fn>
+void visit_dict_rows(const Document& doc, ValueId list, reader::RowProblems* problems,
+                     const WhereOf& where_of, const Fn& fn) {
   size_t i = 0;
   doc.visit_items(list, [&](ValueId item) {
     const size_t index = i++;
-    // Made only for a message: a string per entry cost more than reading the entry.
-    const auto where = [&] { return place("segments", index); };
+    const auto where = [&] { return where_of(index); };
     ++problems->rows;
     if (!doc.is(item, Kind::kDict)) {
       reader::skip_row(
@@ -108,6 +111,15 @@ void read_segments(const Document& doc, ValueId list, Snapshot* out,
           std::string("is a ") + pickle::kind_name(doc.kind(item)) + ", expected a dict");
       return true;
     }
+    return fn(item, where);
+  });
+}
+
+// The segments (and their blocks) of `list`.
+void read_segments(const Document& doc, ValueId list, Snapshot* out,
+                   reader::RowProblems* problems) {
+  const auto where_of = [](size_t index) { return place("segments", index); };
+  visit_dict_rows(doc, list, problems, where_of, [&](ValueId item, const auto& where) {
     Fields f(doc, item);
     Segment s;
     const int64_t device = f.sint("device", true, 0);
@@ -130,59 +142,51 @@ void read_segments(const Document& doc, ValueId list, Snapshot* out,
     s.device = int32_t(device);
     s.first_block = uint32_t(out->blocks.size());
     uint64_t address = s.address;  // torch 2.0's blocks: each after the one before
-    size_t b = 0;
-    doc.visit_items(blocks, [&](ValueId block) {
-      const size_t block_index = b++;
-      const auto block_where = [&] {
-        return where() + ".blocks[" + std::to_string(block_index) + "]";
-      };
-      ++problems->rows;
-      if (!doc.is(block, Kind::kDict)) {
-        reader::skip_row(
-            problems, block_where(),
-            std::string("is a ") + pickle::kind_name(doc.kind(block)) + ", expected a dict");
-        return true;
-      }
-      Fields bf(doc, block);
-      Block k;
-      k.size = bf.uint("size", true);
-      k.address = bf.uint("address", false, address);
-      k.requested_size = bf.uint("requested_size", false, k.size);
-      const ValueId state = bf.str("state", true);
-      k.frames = bf.list("frames");
-      if (k.frames == kNoValue) {
-        // torch 2.0: the frames of the block's last allocation in its history.
-        const ValueId history = bf.list("history");
-        ValueId last = kNoValue;
-        doc.visit_items(history, [&](ValueId h) {
-          last = h;
+    const auto block_where_of = [&](size_t block_index) {
+      return where() + ".blocks[" + std::to_string(block_index) + "]";
+    };
+    visit_dict_rows(
+        doc, blocks, problems, block_where_of, [&](ValueId block, const auto& block_where) {
+          Fields bf(doc, block);
+          Block k;
+          k.size = bf.uint("size", true);
+          k.address = bf.uint("address", false, address);
+          k.requested_size = bf.uint("requested_size", false, k.size);
+          const ValueId state = bf.str("state", true);
+          k.frames = bf.list("frames");
+          if (k.frames == kNoValue) {
+            // torch 2.0: the frames of the block's last allocation in its history.
+            const ValueId history = bf.list("history");
+            ValueId last = kNoValue;
+            doc.visit_items(history, [&](ValueId h) {
+              last = h;
+              return true;
+            });
+            if (doc.is(last, Kind::kDict)) k.frames = Fields(doc, last).list("frames");
+          }
+          if (bf.ok()) {
+            const std::string_view text = doc.text(state);
+            if (text == "active_allocated") {
+              k.state = BlockState::kActiveAllocated;
+            } else if (text == "active_pending_free") {
+              k.state = BlockState::kActivePendingFree;
+            } else if (text == "inactive") {
+              k.state = BlockState::kInactive;
+            } else {
+              reader::skip_row(problems, block_where(),
+                               "'state' " + reader::quote_for_message(text) +
+                                   " is none of active_allocated, active_pending_free, inactive");
+              address = k.address + k.size;
+              return true;
+            }
+          } else {
+            reader::skip_row(problems, block_where(), bf.problem());
+            return true;
+          }
+          address = k.address + k.size;
+          out->blocks.push_back(k);
           return true;
         });
-        if (doc.is(last, Kind::kDict)) k.frames = Fields(doc, last).list("frames");
-      }
-      if (bf.ok()) {
-        const std::string_view text = doc.text(state);
-        if (text == "active_allocated") {
-          k.state = BlockState::kActiveAllocated;
-        } else if (text == "active_pending_free") {
-          k.state = BlockState::kActivePendingFree;
-        } else if (text == "inactive") {
-          k.state = BlockState::kInactive;
-        } else {
-          reader::skip_row(problems, block_where(),
-                           "'state' " + reader::quote_for_message(text) +
-                               " is none of active_allocated, active_pending_free, inactive");
-          address = k.address + k.size;
-          return true;
-        }
-      } else {
-        reader::skip_row(problems, block_where(), bf.problem());
-        return true;
-      }
-      address = k.address + k.size;
-      out->blocks.push_back(k);
-      return true;
-    });
     s.block_count = uint32_t(out->blocks.size() - s.first_block);
     out->segments.push_back(s);
     return true;
@@ -248,19 +252,10 @@ void read_traces(const Document& doc, ValueId traces, Snapshot* out,
                  reader::RowProblems* problems) {
   int32_t device = 0;
   doc.visit_items(traces, [&](ValueId trace) {
-    size_t i = 0;
-    doc.visit_items(trace, [&](ValueId entry) {
-      const size_t index = i++;
-      const auto where = [&] {
-        return "device_traces[" + std::to_string(device) + "][" + std::to_string(index) + "]";
-      };
-      ++problems->rows;
-      if (!doc.is(entry, Kind::kDict)) {
-        reader::skip_row(
-            problems, where(),
-            std::string("is a ") + pickle::kind_name(doc.kind(entry)) + ", expected a dict");
-        return true;
-      }
+    const auto where_of = [&](size_t index) {
+      return "device_traces[" + std::to_string(device) + "][" + std::to_string(index) + "]";
+    };
+    visit_dict_rows(doc, trace, problems, where_of, [&](ValueId entry, const auto& where) {
       Fields f(doc, entry);
       TraceEntry e;
       e.device = device;
@@ -300,17 +295,8 @@ void read_traces(const Document& doc, ValueId traces, Snapshot* out,
 
 void read_annotations(const Document& doc, ValueId list, Snapshot* out,
                       reader::RowProblems* problems) {
-  size_t i = 0;
-  doc.visit_items(list, [&](ValueId item) {
-    const size_t index = i++;
-    const auto where = [&] { return place("external_annotations", index); };
-    ++problems->rows;
-    if (!doc.is(item, Kind::kDict)) {
-      reader::skip_row(
-          problems, where(),
-          std::string("is a ") + pickle::kind_name(doc.kind(item)) + ", expected a dict");
-      return true;
-    }
+  const auto where_of = [](size_t index) { return place("external_annotations", index); };
+  visit_dict_rows(doc, list, problems, where_of, [&](ValueId item, const auto& where) {
     Fields f(doc, item);
     Annotation a;
     const int64_t device = f.sint("device", false, 0);
