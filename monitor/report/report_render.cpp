@@ -474,8 +474,20 @@ std::string report_json(const Report& r) {
     }
     j.end_array();
     breakdown_json(j, "alive_at_end", d.leaks.alive_at_end);
+    breakdown_json(j, "alive_at_end_by_owner", d.leaks.alive_at_end_by_owner);
+    breakdown_json(j, "alive_at_end_by_name", d.leaks.alive_at_end_by_name);
     j.key("trend_bytes_per_s").value(d.leaks.trend_bytes_per_s);
+    j.key("live_bytes_per_step").value(d.leaks.live_bytes_per_step);
     j.end_object();
+    // Each step's live bytes: where a leak shows as a staircase.
+    j.key("step_figures").begin_array();
+    for (const StepSummary& s : d.step_figures) {
+      j.begin_object().key("step").value(s.step);
+      optional_int(j, "start_ns", s.start_ns);
+      j.key("start_bytes").value(s.start_bytes).key("peak_bytes").value(s.peak_bytes);
+      j.key("end_bytes").value(s.end_bytes).end_object();
+    }
+    j.end_array();
     j.key("fragmentation").begin_object();
     optional_int(j, "worst_ns", d.fragmentation.worst_ns);
     optional_int(j, "reserved", d.fragmentation.reserved);

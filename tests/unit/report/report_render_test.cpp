@@ -61,6 +61,27 @@ TEST(ReportRender, JsonCarriesEveryFigure) {
   EXPECT_NE(json.find(R"("largest_free_gap":null)"), std::string::npos) << json;
 }
 
+// Who holds what is live at the end by owner and by operator, and each step's figures, which
+// `memtap diff` and `memtap check` use, are in --json too, for scripts.
+TEST(ReportRender, JsonSaysWhoHoldsWhatIsLiveAtTheEndAndEachStep) {
+  Report r = sample_report();
+  r.devices[0].leaks.alive_at_end_by_owner = {{"leaks_mem", 3 << 20, 3, 0.75}};
+  r.devices[0].leaks.alive_at_end_by_name = {{"aten::empty", 1 << 20, 1, 0.25}};
+  r.devices[0].step_figures = {{1, 1000, 0, 5 << 20, 1 << 20},
+                               {2, 2000, 1 << 20, 6 << 20, 2 << 20}};
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find(R"("alive_at_end_by_owner":[{"key":"leaks_mem","bytes":3145728)"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("alive_at_end_by_name":[{"key":"aten::empty","bytes":1048576)"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("step_figures":[{"step":1,"start_ns":1000,"start_bytes":0,)"
+                      R"("peak_bytes":5242880,"end_bytes":1048576},{"step":2,)"),
+            std::string::npos)
+      << json;
+}
+
 TEST(ReportRender, TextNamesTheLeakAndSaysWhatIsUnknown) {
   const std::string text = text_of(sample_report());
   EXPECT_NE(text.find("owner leaks_mem: +40.0 MiB per step since step 1"), std::string::npos)
