@@ -235,6 +235,12 @@ bool wait_connected(Sender& s, int timeout_ms) {
 
 bool send_hello(Sender& s, int timeout_ms) {
   if (s.hello_sent) return true;
+  // Only once ZeroMQ has reported a connection since the last one went. It reports a
+  // disconnection before it drops that connection's queue: a Hello handed over in between
+  // went with the queue, the batches after it to the next monitor, which never heard of us
+  // and refused them all (seen under load, where ZeroMQ's thread runs behind the program).
+  // A connection reported later comes after that queue is gone.
+  if (!s.connected && !wait_connected(s, timeout_ms)) return false;
   if (s.pending.empty()) {
     uint64_t start = s.config.trace_start;
     if (start != 0 && s.config.clock_is_tsc) start = s.tsc.to_ns(start);
