@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark: `memtap report` of PyTorch memory snapshots, wall time, CPU time and peak memory
+# Benchmark: `memtap report` and `memtap import` of PyTorch memory snapshots, wall time, CPU
+# time and peak memory
 # (/usr/bin/time -v's elapsed time, user + system time and maximum resident set). The CPU
 # time is the figure to compare on a shared machine: a busy neighbour stretches the wall
 # time, not the work.
@@ -13,6 +14,8 @@
 # RESULT lines for tests/bench/run:
 #   RESULT snapshot_sample_report_s=X  snapshot_sample_cpu_s=C  snapshot_sample_rss_mb=Y
 #   RESULT snapshot_1m_report_s=X  snapshot_1m_cpu_s=C  snapshot_1m_rss_mb=Y  snapshot_1m_file_mb=Z
+#   and the same for import: snapshot_sample_import_s, snapshot_sample_import_cpu_s,
+#   snapshot_sample_import_rss_mb, snapshot_1m_import_s, ... (into a database, then removed)
 # Environment: MEMTAP_BUILD_DIR (default build/), SNAPSHOT_ENTRIES (default 1000000),
 # SNAPSHOT_REPS.
 set -euo pipefail
@@ -35,11 +38,18 @@ trap 'rm -rf "$work"' EXIT
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# measure NAME FILE: reps runs; RESULT lines with the medians.
+# measure NAME FILE [import]: reps runs of `memtap report FILE` (or `memtap import FILE`);
+# RESULT lines with the medians.
 measure() {
-  local name=$1 file=$2 times=() cpus=() rss=()
+  local name=$1 file=$2 command=${3:-report} times=() cpus=() rss=()
+  local args=(report "$file") tag=$name cpu_key=${name}_cpu rss_key=${name}_rss
+  if [[ $command == import ]]; then
+    args=(import "$file" -o "$work/imported.db")
+    tag="$name import" cpu_key=${name}_import_cpu rss_key=${name}_import_rss
+  fi
   for run in $(seq "$reps"); do
-    /usr/bin/time -v "$memtap" report "$file" >"$work/out" 2>"$work/time" ||
+    rm -f "$work/imported.db"
+    /usr/bin/time -v "$memtap" "${args[@]}" >"$work/out" 2>"$work/time" ||
       { cat "$work/time" >&2; exit 1; }
     local s kb
     s=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); t = 0;
@@ -49,20 +59,23 @@ measure() {
       "$work/time")")
     times+=("$s")
     rss+=("$(awk -v k="$kb" 'BEGIN { printf "%.0f", k / 1024 }')")
-    printf "%-7s run %d: %6.2f s wall  %6.2f s cpu  %5d MB  (%s)\n" "$name" "$run" "$s" \
-      "${cpus[-1]}" "${rss[-1]}" \
-      "$(head -n 1 "$work/out" | sed 's/^memtap report: //')"
+    local note
+    note=$(head -n 1 "$work/out" | sed 's/^memtap report: //')
+    printf "%-14s run %d: %6.2f s wall  %6.2f s cpu  %5d MB%s\n" "$tag" "$run" "$s" \
+      "${cpus[-1]}" "${rss[-1]}" "${note:+  ($note)}"
   done
-  echo "RESULT snapshot_${name}_report_s=$(printf '%s\n' "${times[@]}" | median)"
-  echo "RESULT snapshot_${name}_cpu_s=$(printf '%s\n' "${cpus[@]}" | median)"
-  echo "RESULT snapshot_${name}_rss_mb=$(printf '%s\n' "${rss[@]}" | median)"
+  echo "RESULT snapshot_${name}_${command}_s=$(printf '%s\n' "${times[@]}" | median)"
+  echo "RESULT snapshot_${cpu_key}_s=$(printf '%s\n' "${cpus[@]}" | median)"
+  echo "RESULT snapshot_${rss_key}_mb=$(printf '%s\n' "${rss[@]}" | median)"
 }
 
 if [[ -r $sample ]]; then
   measure sample "$sample"
+  measure sample "$sample" import
 else
   echo "sample: $sample is not here; skipped"
 fi
 measure 1m "$big"
+measure 1m "$big" import
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 echo "RESULT snapshot_1m_file_mb=$(( $(stat -c %s "$big") / 1048576 ))"
