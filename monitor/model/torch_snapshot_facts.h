@@ -5,6 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace memtap {
 
@@ -25,5 +29,38 @@ struct TorchSnapshotFacts {
   uint64_t blocks_before_trace_freed = 0;
   uint64_t segments_before_trace = 0;  // segment ranges (HAL blocks) likewise
 };
+
+// The facts as memtap_meta rows, so that a snapshot imported into a database (`memtap
+// import`) still says them when that database is read; none when not `known`.
+inline std::vector<std::pair<std::string, std::string>> torch_snapshot_meta(
+    const TorchSnapshotFacts& f) {
+  if (!f.known) return {};
+  return {{"torch_snapshot_synthetic_time", f.synthetic_time ? "1" : "0"},
+          {"torch_snapshot_trace_entries", std::to_string(f.trace_entries)},
+          {"torch_snapshot_blocks_before_trace", std::to_string(f.blocks_before_trace)},
+          {"torch_snapshot_blocks_before_trace_freed", std::to_string(f.blocks_before_trace_freed)},
+          {"torch_snapshot_segments_before_trace", std::to_string(f.segments_before_trace)}};
+}
+
+// One memtap_meta row read back into *f; false when the key is none of torch_snapshot_meta's.
+inline bool torch_snapshot_from_meta(const std::string& key, const std::string& value,
+                                     TorchSnapshotFacts* f) {
+  const uint64_t n = strtoull(value.c_str(), nullptr, 10);
+  if (key == "torch_snapshot_synthetic_time") {
+    f->synthetic_time = n != 0;
+  } else if (key == "torch_snapshot_trace_entries") {
+    f->trace_entries = n;
+  } else if (key == "torch_snapshot_blocks_before_trace") {
+    f->blocks_before_trace = n;
+  } else if (key == "torch_snapshot_blocks_before_trace_freed") {
+    f->blocks_before_trace_freed = n;
+  } else if (key == "torch_snapshot_segments_before_trace") {
+    f->segments_before_trace = n;
+  } else {
+    return false;
+  }
+  f->known = true;
+  return true;
+}
 
 }  // namespace memtap

@@ -316,7 +316,8 @@ namespace {
 // A PyTorch snapshot's line: where its times come from, and what was there before its trace.
 void torch_snapshot_text(const TorchSnapshotFacts& f, FILE* out) {
   if (!f.known) return;
-  fprintf(out, "  snapshot: %llu trace entries, ", (unsigned long long)f.trace_entries);
+  fprintf(out, "  snapshot: %llu trace %s, ", (unsigned long long)f.trace_entries,
+          f.trace_entries == 1 ? "entry" : "entries");
   if (!f.synthetic_time) {
     fprintf(out, "times from its time_us");
   } else if (f.trace_entries > 0) {

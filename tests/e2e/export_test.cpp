@@ -72,6 +72,19 @@ std::string devices_of(const std::string& json) {
   return rows.rows[0][0].text;
 }
 
+// The part of a report at `path` ("$.torch_snapshot"), as SQLite's json() writes it.
+std::string json_part(const std::string& json, const std::string& path) {
+  std::string error;
+  auto q = DbQuery::open(":memory:", &error);
+  DbRows rows;
+  if (!q || !q->query("SELECT json(json_extract(?1, ?2))", {json, path}, &rows, &error) ||
+      rows.rows.size() != 1) {
+    ADD_FAILURE() << error << "\n" << json.substr(0, 500);
+    return "";
+  }
+  return rows.rows[0][0].text;
+}
+
 // One device of a report, by its label ("host", "device 0") and, if given, its process:
 // "allocations", "frees", "pool", and "<curve> peak" / "<curve> final" for each curve.
 std::map<std::string, std::string> device_figures(const std::string& json,
@@ -492,9 +505,15 @@ TEST(Export, PyTorchSnapshotsImportAndExportReportingTheSame) {
     const std::string db = dir.file(name + ".db"), csv = dir.file(name + ".csv");
     const ProcessResult r = memtap(dir, {"import", entry.path().string(), "-o", db});
     ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\n" << r.err;
-    const std::string want = devices_of(report_json(dir, entry.path().string()));
+    const std::string pickle_json = report_json(dir, entry.path().string());
+    const std::string want = devices_of(pickle_json);
     if (want != "[]") ++with_events;
-    EXPECT_EQ(devices_of(report_json(dir, db)), want) << "imported into " << db;
+    const std::string db_json = report_json(dir, db);
+    EXPECT_EQ(devices_of(db_json), want) << "imported into " << db;
+    // What the report says of the snapshot (made-up times, blocks before its trace) too.
+    const std::string facts = json_part(pickle_json, "$.torch_snapshot");
+    EXPECT_NE(facts.find("\"trace_entries\""), std::string::npos) << facts;
+    EXPECT_EQ(json_part(db_json, "$.torch_snapshot"), facts) << "imported into " << db;
     expect_exported(dir, {entry.path().string(), "--format", "msmemscope-csv", "-o", csv});
     EXPECT_EQ(devices_of(report_json(dir, csv)), want) << "exported to " << csv;
   }

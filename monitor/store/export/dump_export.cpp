@@ -62,6 +62,7 @@ std::vector<std::pair<std::string, std::string>> meta_rows(const std::string& in
       meta.emplace_back(key.meta_key, std::to_string(rec.live_input.*key.field));
     }
   }
+  for (auto& row : torch_snapshot_meta(rec.torch_snapshot)) meta.push_back(std::move(row));
   meta.emplace_back("exported_from", in);
   // As complete as the input: a cut recording stays one (its report says so).
   if (!rec.unfinished) meta.emplace_back("complete", "1");

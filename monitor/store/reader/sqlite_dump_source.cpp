@@ -285,6 +285,7 @@ bool read_sqlite_recording(const std::string& path, const SqliteReadOptions& opt
           out->live_input.known = true;
           out->live_input.*k.field = strtoull(value.c_str(), nullptr, 10);
         }
+        torch_snapshot_from_meta(key, value, &out->torch_snapshot);
       }
       out->unfinished = !complete;
       out->stopped = recording_stop_from_meta(meta);
