@@ -129,6 +129,11 @@ struct Batch {
   watermarkNs @2 :UInt64;      # every later event of this process has tsNs >= watermarkNs
   strings @3 :List(StringDef); # text interned since the previous batch, defined before any
                                # event of this batch that refers to it
+  sentBefore @4 :UInt64 = 0xffffffffffffffff;
+      # Events this instance handed to the wire before this batch, counted as Bye.eventsSent
+      # and Hello.eventsSentBefore count them: what the monitor has not received of them by
+      # now was lost on the way, known without waiting for a Bye that a killed process never
+      # sends. All ones: not said (an older agent). An older monitor ignores it.
 }
 
 # How a process ended, as its agent saw it last (memtap_session's `ended_by`).

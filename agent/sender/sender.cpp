@@ -274,8 +274,8 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     if (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
                           &s.strings)) {
       // More text than one batch should carry: this much goes alone, the rest next time round.
-      s.pending =
-          s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent);
+      s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s),
+                                   s.watermark_sent, s.events_sent.load(std::memory_order_relaxed));
       s.pending_events = 0;
       if (!flush_pending(s, timeout_ms)) return false;
       continue;
@@ -303,8 +303,8 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     if (n == 0 && s.strings.empty() && !send_empty && !sampled) return true;
     n += sampled ? 1 : 0;
     if (complete) s.watermark_sent = std::max(s.watermark_sent, watermark_ns);
-    s.pending =
-        s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent);
+    s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s),
+                                 s.watermark_sent, s.events_sent.load(std::memory_order_relaxed));
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;

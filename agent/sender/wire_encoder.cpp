@@ -178,7 +178,8 @@ BatchEncoder::Buffer* BatchEncoder::free_buffer() {
 
 std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult& drained,
                                       const std::vector<StringText>& strings,
-                                      uint64_t dropped_so_far, uint64_t watermark_ns) {
+                                      uint64_t dropped_so_far, uint64_t watermark_ns,
+                                      uint64_t sent_before) {
   Buffer* b = free_buffer();
   last_ = nullptr;
   b->builder.reset();  // zeroes what the previous message in this buffer used
@@ -192,6 +193,7 @@ std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult&
   auto batch = start(builder, h).getBody().initBatch();
   batch.setDroppedSoFar(dropped_so_far);
   batch.setWatermarkNs(watermark_ns);
+  batch.setSentBefore(sent_before);
   if (!strings.empty()) {
     auto defs = batch.initStrings(unsigned(strings.size()));
     for (size_t i = 0; i < strings.size(); ++i) {

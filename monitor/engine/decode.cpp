@@ -177,6 +177,7 @@ bool decode_batch(wire::Batch::Reader in, WireBatch& out, ElementBudget& budget,
                   std::string& error) {
   out.dropped_so_far = in.getDroppedSoFar();
   out.watermark_ns = in.getWatermarkNs();
+  if (in.getSentBefore() != ~uint64_t{0}) out.sent_before = in.getSentBefore();
   if (!check_time(out.watermark_ns, "batch.watermarkNs", error)) return false;
   const auto strings = in.getStrings();
   if (!budget.take(

@@ -84,6 +84,7 @@ struct WireBatch {
   uint64_t dropped_so_far = 0;
   uint64_t watermark_ns = 0;  // below 2^63
   std::vector<WireString> strings;
+  std::optional<uint64_t> sent_before;  // Batch.sentBefore, when the agent says it
 };
 
 struct WireBye {

@@ -25,6 +25,7 @@
 #include "monitor/engine/device_pairing.h"
 #include "monitor/engine/heap_pairing.h"
 #include "monitor/engine/reorder.h"
+#include "monitor/engine/saturating.h"
 
 namespace memtap {
 namespace {
@@ -761,6 +762,17 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   if (!p.open_pool_frees.empty()) close_open_pool_frees(p, batch.watermark_ns);
   for (const auto& [event, thread_id] : late) apply_event(index, thread_id, event);
   p.watermark_ns = std::max(p.watermark_ns, to_epoch(batch.watermark_ns, offset));
+  // Lost so far, without waiting for a Bye that a killed process never sends: what the agent
+  // had handed to the wire by the end of this batch, of this recording's share (as at Bye),
+  // minus what came. Batches apply in sequence order, so the count only follows the stream.
+  if (batch.sent_before && p.sent_before_said) {
+    uint64_t through = *batch.sent_before;
+    for (const WireThreadEvents& thread : batch.threads) {
+      through = saturating_add(through, uint64_t(thread.events.size()));
+    }
+    const uint64_t ours = through > info.events_sent_before ? through - info.events_sent_before : 0;
+    info.events_lost = ours > info.events_received ? ours - info.events_received : 0;
+  }
 }
 
 void Session::Impl::apply_bye(ProcessState& p, size_t index, const WireBye& bye) {

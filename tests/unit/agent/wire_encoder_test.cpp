@@ -50,7 +50,7 @@ struct Decoded {
   std::vector<uint32_t> tids;
   std::vector<std::vector<EventRecord>> events;
   std::vector<std::pair<uint32_t, std::string>> strings;
-  uint64_t dropped_so_far = 0, watermark_ns = 0, sequence = 0;
+  uint64_t dropped_so_far = 0, watermark_ns = 0, sequence = 0, sent_before = 0;
 };
 
 Decoded decode(std::string_view bytes) {
@@ -66,6 +66,7 @@ Decoded decode(std::string_view bytes) {
   auto b = m.getBody().getBatch();
   out.dropped_so_far = b.getDroppedSoFar();
   out.watermark_ns = b.getWatermarkNs();
+  out.sent_before = b.getSentBefore();
   for (auto s : b.getStrings()) out.strings.emplace_back(s.getId(), std::string(s.getText()));
   for (auto t : b.getThreads()) {
     out.tids.push_back(t.getThreadId());
@@ -104,12 +105,13 @@ TEST(BatchEncoder, ABatchDecodesToItsRecordsAndTextsCopiedOrSetFieldByField) {
     BatchEncoder enc;
     enc.set_copy_records(copy);
     ASSERT_EQ(enc.copies_records(), copy);
-    std::string_view view = enc.encode({77, 5, 12}, d, strings, 31, 999);
+    std::string_view view = enc.encode({77, 5, 12}, d, strings, 31, 999, 123456);
     bytes[copy] = std::string(view);
     Decoded got = decode(view);
     EXPECT_EQ(got.sequence, 12u);
     EXPECT_EQ(got.dropped_so_far, 31u);
     EXPECT_EQ(got.watermark_ns, 999u);
+    EXPECT_EQ(got.sent_before, 123456u);
     ASSERT_EQ(got.strings.size(), 2u);
     EXPECT_EQ(got.strings[0], std::make_pair(3u, std::string("owner@inner")));
     EXPECT_EQ(got.strings[1], std::make_pair(9u, std::string()));

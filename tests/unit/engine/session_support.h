@@ -172,6 +172,17 @@ inline Bytes batch(uint32_t pid, uint64_t instance, uint64_t sequence, uint64_t 
   return pack(b);
 }
 
+// A batch that says how many events its agent had sent before it (Batch.sentBefore).
+inline Bytes counted_batch(uint32_t pid, uint64_t instance, uint64_t sequence,
+                           uint64_t watermark_ns, uint64_t sent_before,
+                           const std::vector<Thread>& threads) {
+  capnp::MallocMessageBuilder b;
+  auto batch = header(b, pid, instance, sequence).getBody().initBatch();
+  fill_batch(batch, watermark_ns, threads, 0);
+  batch.setSentBefore(sent_before);
+  return pack(b);
+}
+
 // A batch sent over a connection the agent opened again after a failed exec
 // (Message.reopened).
 inline Bytes reopened_batch(uint32_t pid, uint64_t instance, uint64_t sequence,

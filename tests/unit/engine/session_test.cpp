@@ -610,6 +610,24 @@ TEST_F(SessionTest, TheEventsOfLostMessagesAreCountedOnceAsLostEvents) {
   EXPECT_EQ(p.events_received + p.events_lost + p.events_sent_before, p.events_sent);
 }
 
+// With each batch's count of what went before it, a lost message's events are known at the
+// next batch, without the Bye that a killed process never sends.
+TEST_F(SessionTest, LostEventsAreKnownFromTheNextBatchWithoutABye) {
+  feed(hello(kPid, kInst));
+  feed(counted_batch(kPid, kInst, 1, kFar, 0,
+                     {{7, {ev_malloc(2000, 0x1000, 64), ev_free(2100, 0x1000)}}}));
+  EXPECT_EQ(process(kPid).events_lost, 0u);
+  // Sequence 2, three events, never came.
+  feed(counted_batch(kPid, kInst, 3, kFar, 5, {{7, {ev_malloc(3000, 0x2000, 8)}}}));
+  EXPECT_EQ(process(kPid).messages_lost, 1u);
+  EXPECT_EQ(process(kPid).events_lost, 3u);
+  session.forget_process(kPid, 0);  // killed: no Bye
+  const ProcessInfo p = process(kPid);
+  EXPECT_FALSE(p.bye_received);
+  EXPECT_EQ(p.events_lost, 3u);
+  EXPECT_EQ(p.events_received, 3u);
+}
+
 // The monitor was restarted while the program ran: this recording's first Hello from it
 // says what went to the earlier monitor, which is not this recording's loss.
 TEST_F(SessionTest, WhatWentToAnEarlierMonitorIsStatedAndNotLost) {
