@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "monitor/model/mem_event.h"
@@ -175,6 +176,14 @@ struct DeviceReport {
   uint64_t oom_count = 0;      // OOMs that happened
   std::vector<OomEntry> ooms;  // the first of them (blocks::kKeptOoms), in time order
 };
+
+// The device's curve of that name (CurveSummary::name: "Allocated", ...), or null.
+inline const CurveSummary* find_curve(const DeviceReport& d, std::string_view name) {
+  for (const CurveSummary& c : d.curves) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
 
 struct Report {
   std::string source;       // the file, or "live"

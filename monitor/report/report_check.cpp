@@ -117,13 +117,6 @@ const LeakSuspect* leak_suspect(const std::vector<LeakSuspect>& suspects) {
   return largest == suspects.end() ? nullptr : &*largest;
 }
 
-const CurveSummary* allocated_curve(const DeviceReport& d) {
-  for (const CurveSummary& c : d.curves) {
-    if (c.name == "Allocated") return &c;
-  }
-  return nullptr;
-}
-
 std::string oom_text(const DeviceReport& d) {
   std::string text = std::to_string(d.oom_count) + (d.oom_count == 1 ? " OOM" : " OOMs");
   if (d.ooms.empty()) return text;
@@ -215,7 +208,7 @@ void check_device(const Report& r, const DeviceReport& d, const Thresholds& t, C
                                    "; leak suspect: " + leak_text(*leak_suspect(d.leaks.suspects)));
     }
   }
-  const CurveSummary* allocated = allocated_curve(d);
+  const CurveSummary* allocated = find_curve(d, "Allocated");
   // The curve starts from nothing at the recording's start: its final value is what was
   // live at the end minus what was live at the start.
   if (t.max_growth_bytes && allocated && allocated->final_bytes != kUnknown &&

@@ -94,10 +94,7 @@ std::vector<Change> key_changes(const Listing& base, const Listing& now, DiffUni
 }
 
 const CurveSummary* curve(const DeviceReport* d, const std::string& name) {
-  if (!d) return nullptr;
-  for (const CurveSummary& c : d->curves)
-    if (c.name == name) return &c;
-  return nullptr;
+  return d ? find_curve(*d, name) : nullptr;
 }
 
 // A figure of a device, or nothing where the device is not in the run.

@@ -5,6 +5,8 @@
 #include <optional>
 #include <utility>
 
+#include "monitor/report/units.h"
+
 namespace memtap {
 namespace {
 
@@ -29,12 +31,6 @@ std::map<uint32_t, int64_t> places(const Report& r, bool by_rank) {
     if (out.emplace(d.pid, next).second) ++next;
   }
   return out;
-}
-
-std::string device_text(int32_t device) {
-  if (device == kHostDevice) return "cpu";
-  if (device == kNoDevice) return "no device";
-  return "device " + std::to_string(device);
 }
 
 }  // namespace

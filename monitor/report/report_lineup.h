@@ -17,8 +17,9 @@ namespace memtap {
 struct DevicePair {
   const DeviceReport* base = nullptr;  // nullptr: the device is only in the new run
   const DeviceReport* now = nullptr;   // nullptr: the device is only in the base run
-  // Which process and device, as a reader names it: "rank 1, device 0", or "process 2
-  // (pid 4711 / pid 4802), cpu" where processes pair by order.
+  // Which process and device, as a reader names it (the device as the report does,
+  // units.h): "rank 1, device 0", or "process 2 (pid 4711 / pid 4802), host" where
+  // processes pair by order.
   std::string label;
 };
 

@@ -160,7 +160,7 @@ TEST_F(Check, AgainstABaselineRunNamesTheOwnerThatGrew) {
   ProcessResult over = check(dir, now, {"--baseline", base, "--max-peak-increase", "50"}, 1);
   const std::string line = line_with(over.out, "--max-peak-increase");
   EXPECT_TRUE(has(line, "memtap check: " + now + ": process 1 (pid ")) << over.out;
-  EXPECT_TRUE(has(line, "cpu: peak ")) << line;
+  EXPECT_TRUE(has(line, "host: peak ")) << line;
   EXPECT_TRUE(has(line, "above the baseline's")) << line;
   EXPECT_TRUE(has(line,
                   "(--max-peak-increase 50%); grew most at the peak: owner history (0 B -> "

@@ -45,7 +45,7 @@ TEST(LineUp, WithoutRanksTheNthProcessPairsWithTheNthAndLoneDevicesStay) {
   ASSERT_EQ(pairs.size(), 4u);
   EXPECT_EQ(pairs[0].base->pid, 10u);
   EXPECT_EQ(pairs[0].now->pid, 20u);
-  EXPECT_EQ(pairs[0].label, "process 1 (pid 10 / pid 20), cpu");
+  EXPECT_EQ(pairs[0].label, "process 1 (pid 10 / pid 20), host");
   EXPECT_EQ(pairs[1].base->device, 0);
   EXPECT_EQ(pairs[1].now, nullptr) << "device 0 only in the base run";
   EXPECT_EQ(pairs[1].label, "process 1 (pid 10 / pid 20), device 0");
@@ -54,7 +54,7 @@ TEST(LineUp, WithoutRanksTheNthProcessPairsWithTheNthAndLoneDevicesStay) {
   EXPECT_EQ(pairs[3].base, nullptr);
   EXPECT_EQ(pairs[3].now->device, 1);
   const Report alone = run({{30, -1}}, {{30, kHostDevice}});
-  EXPECT_EQ(line_up(Report{}, alone)[0].label, "process 1 (absent / pid 30), cpu");
+  EXPECT_EQ(line_up(Report{}, alone)[0].label, "process 1 (absent / pid 30), host");
 }
 
 }  // namespace
