@@ -730,7 +730,6 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
         }
       }
       info.end_ns = std::max(info.end_ns, event.epoch_ns);
-      note_ended_progress(p);
       if (event.epoch_ns < released_ns) {
         // Rows up to released_ns are out already: apply it now, within its process's
         // order (everything still held is newer), and let the row go out of order. A
@@ -762,6 +761,7 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   if (!p.open_pool_frees.empty()) close_open_pool_frees(p, batch.watermark_ns);
   for (const auto& [event, thread_id] : late) apply_event(index, thread_id, event);
   p.watermark_ns = std::max(p.watermark_ns, to_epoch(batch.watermark_ns, offset));
+  note_ended_progress(p);  // once a batch: read only by the release after it
   // Lost so far, without waiting for a Bye that a killed process never sends: what the agent
   // had handed to the wire by the end of this batch, of this recording's share (as at Bye),
   // minus what came. Batches apply in sequence order, so the count only follows the stream.
