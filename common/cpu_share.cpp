@@ -1,6 +1,7 @@
 // Pacing memtap's threads behind the program (see cpu_share.h).
 #include "common/cpu_share.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <time.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace memtap {
 namespace {
@@ -60,9 +62,38 @@ uint32_t share_for_backlog(uint32_t min_permille, double behind_s) {
   return min_permille + uint32_t(double(top - min_permille) * behind_s / kFullAtSeconds);
 }
 
+bool others_fill_the_cores(int runnable, int mine, int cpus) {
+  return runnable - std::max(mine, 1) >= cpus;
+}
+
+int my_runnable_threads() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return -1;
+  int runnable = 0;
+  while (const dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    // Relative to the directory: a thread id may be as long as d_name allows.
+    char path[sizeof entry->d_name + 8];
+    snprintf(path, sizeof path, "%s/stat", entry->d_name);
+    const int fd = openat(dirfd(tasks), path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // the thread has just ended
+    char text[512];
+    const ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) continue;
+    text[n] = '\0';
+    // "tid (name) S ...": the name may hold spaces and parentheses, the last ')' ends it.
+    const char* end = strrchr(text, ')');
+    if (end != nullptr && end[1] == ' ' && end[2] == 'R') ++runnable;
+  }
+  closedir(tasks);
+  return runnable;
+}
+
 bool cores_busy_without_me() {
   const int running = runnable_now();
-  return running >= 0 && running - 1 >= usable_cpus();
+  if (running < 0) return false;
+  return others_fill_the_cores(running, my_runnable_threads(), usable_cpus());
 }
 
 int64_t CpuPacer::owed_wait_ns(uint64_t wall_ns, uint64_t cpu_ns, bool (*cores_busy)()) {
@@ -90,17 +121,34 @@ int64_t CpuPacer::owed_wait_ns(uint64_t wall_ns, uint64_t cpu_ns, bool (*cores_b
   return -credit_ns_ * 1000 / permille;
 }
 
-void CpuPacer::pace() {
+void CpuPacer::waited_on(uint64_t wall_ns, uint64_t cpu_ns) {
+  was_limited_ = share_->limited.load(std::memory_order_relaxed);
+  last_wall_ns_ = wall_ns;
+  last_cpu_ns_ = cpu_ns;
+  credit_ns_ = 0;  // as on an idle core: nothing owed, and no burst saved
+}
+
+void CpuPacer::pace(const std::atomic<bool>* waited_on_flag) {
   if (share_ == nullptr) return;
+  auto waited_on_now = [&] {
+    if (waited_on_flag == nullptr || !waited_on_flag->load(std::memory_order_relaxed)) {
+      return false;
+    }
+    waited_on(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID));
+    return true;
+  };
+  if (waited_on_now()) return;
   int64_t wait = owed_wait_ns(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID),
-                              cores_busy_without_me);
-  // In steps, so that a lifted limit or a larger share is seen soon; the cores are not
-  // asked again (sleeping threads leave them as they were).
+                              share_->cores_busy ? share_->cores_busy : cores_busy_without_me);
+  // In steps, so that a lifted limit, a larger share or a thread waiting on this one is seen
+  // soon; the cores are not asked again (sleeping threads leave them as they were).
   constexpr int64_t kMaxStepNs = 50'000'000;
   while (wait > 0) {
+    if (waited_on_now()) return;
     const int64_t step = std::min(kMaxStepNs, wait);
     timespec ts{time_t(step / 1000000000), long(step % 1000000000)};
     nanosleep(&ts, nullptr);
+    ++waits_;
     wait = owed_wait_ns(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID),
                         [] { return true; });
   }

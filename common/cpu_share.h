@@ -27,6 +27,9 @@ struct CpuShare {
   // it with the backlog (set_backlog) up to kMaxPermille.
   static constexpr uint32_t kMinPermille = 25;
   static constexpr uint32_t kMaxPermille = 500;
+
+  // Whether other work fills the cores (cores_busy_without_me; tests give their own).
+  bool (*cores_busy)() = nullptr;
 };
 
 // The minimum share: MEMTAP_CPU_SHARE in percent of a core (0.1-100), else kMinPermille.
@@ -37,10 +40,21 @@ uint32_t min_share_permille();
 // so that the rule is tested directly.
 uint32_t share_for_backlog(uint32_t min_permille, double behind_s);
 
-// Whether processes other than the caller keep every core this process may run on busy:
-// /proc/loadavg's runnable count minus the caller, against the CPUs of the affinity mask.
-// False when that cannot be read (pacing then never waits).
+// Whether other processes keep every core this process may run on busy: /proc/loadavg's
+// runnable count minus this process's own runnable threads, against the CPUs of the
+// affinity mask. False when that cannot be read (pacing then never waits). Only the caller
+// used to be taken off: on two cores a one-thread program plus memtap's own receiving
+// thread looked like busy cores, so the engine kept to 2.5 % of a core beside an idle one
+// and the live view showed nothing until the program had ended.
 bool cores_busy_without_me();
+
+// The rule, apart from where its figures come from: `runnable` threads on the machine, of
+// which `mine` are this process's, on `cpus` usable CPUs.
+bool others_fill_the_cores(int runnable, int mine, int cpus);
+
+// This process's threads that are running or runnable now (/proc/self/task/*/stat state R),
+// or -1 when they cannot be read.
+int my_runnable_threads();
 
 // One thread's pacing (not shared between threads). Call pace() between units of work.
 class CpuPacer {
@@ -49,12 +63,22 @@ class CpuPacer {
   // Returns at once unless the share is limited, this thread has used more than its share
   // of a core (with a burst of kBurstNs), and the cores are busy; then sleeps until it is
   // back within its share or the limit is lifted.
-  void pace();
+  // `waited_on`, when set, says another memtap thread is blocked until this one makes
+  // progress (the receiving thread on a full engine queue): the thread then neither waits
+  // nor owes what it uses meanwhile. Pacing a thread the pipeline waits for paces all of it,
+  // and the share, which the blocked thread sets, then never rose: the engine analysed 8,192
+  // rows in a millisecond and slept a second, for the whole run.
+  void pace(const std::atomic<bool>* waited_on = nullptr);
 
   // pace()'s accounting without clocks or sleeps, for tests: given the monotonic and this
   // thread's CPU clock now, and whether the cores are busy (asked only when over the
   // share), the nanoseconds to wait before the thread is back within its share; 0: none.
   int64_t owed_wait_ns(uint64_t wall_ns, uint64_t cpu_ns, bool (*cores_busy)());
+  // The same while the thread is waited on: what it used is forgiven, as on an idle core.
+  void waited_on(uint64_t wall_ns, uint64_t cpu_ns);
+
+  // The sleeps pace() has taken (tests).
+  uint64_t waits() const { return waits_; }
 
  private:
   static constexpr int64_t kBurstNs = 20'000'000;
@@ -63,6 +87,7 @@ class CpuPacer {
   uint64_t last_wall_ns_ = 0;
   uint64_t last_cpu_ns_ = 0;
   bool was_limited_ = false;  // at the previous call
+  uint64_t waits_ = 0;
 };
 
 }  // namespace memtap

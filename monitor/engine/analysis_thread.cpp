@@ -31,8 +31,13 @@ void AnalysisThread::add_rows(const DumpRow* rows, size_t count) {
   if (count == 0) return;
   std::unique_lock lock(mutex_);
   // A batch larger than the bound still goes in once the queue is empty.
-  progress_.wait(lock,
-                 [&] { return queued_rows_ == 0 || queued_rows_ + count <= max_queued_rows_; });
+  auto room = [&] { return queued_rows_ == 0 || queued_rows_ + count <= max_queued_rows_; };
+  if (!room()) {
+    // The receiving stops until the engine takes more: it must not pace itself meanwhile.
+    producer_waiting_.store(true, std::memory_order_relaxed);
+    progress_.wait(lock, room);
+    producer_waiting_.store(false, std::memory_order_relaxed);
+  }
   const bool was_empty = queue_.empty();
   queued_rows_ += count;
   while (count > 0) {
@@ -128,7 +133,8 @@ void AnalysisThread::run() {
         if (tap_) tap_(events.data(), events.size(), strings_);
       }
     }
-    pacer.pace();
+    pacer.pace(&producer_waiting_);
+    paced_waits_.store(pacer.waits(), std::memory_order_relaxed);
     lock.lock();
     busy_ = false;
     if (rows != 0) {

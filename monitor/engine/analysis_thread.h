@@ -78,6 +78,10 @@ class AnalysisThread {
   int64_t analysed_until_ns() const { return analysed_until_ns_.load(std::memory_order_relaxed); }
   // Rows queued and not yet analysed (any thread).
   size_t rows_waiting() const;
+  // Whether add_rows is waiting for room now, and how often the thread has slept to keep to
+  // its CPU share (any thread; tests).
+  bool producer_waiting() const { return producer_waiting_.load(std::memory_order_relaxed); }
+  uint64_t paced_waits() const { return paced_waits_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr size_t kChunkRows = 8192;
@@ -98,6 +102,9 @@ class AnalysisThread {
   const EventTap tap_;
   const std::shared_ptr<const CpuShare> cpu_share_;
   std::atomic<int64_t> analysed_until_ns_{0};
+  // add_rows waits for room: the thread does not pace itself meanwhile (CpuPacer::pace).
+  std::atomic<bool> producer_waiting_{false};
+  std::atomic<uint64_t> paced_waits_{0};
 
   mutable std::mutex mutex_;
   std::condition_variable work_;             // the thread: something queued, or stop

@@ -3,6 +3,11 @@
 #include "common/cpu_share.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace memtap {
 namespace {
@@ -14,6 +19,18 @@ bool busy() {
 }
 bool idle() {
   return false;
+}
+
+// Uses this thread's CPU for `how long` of its own CPU time.
+void burn_cpu(std::chrono::nanoseconds how_long) {
+  timespec start{}, now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  volatile uint64_t sink = 0;
+  do {
+    for (int i = 0; i < 10000; ++i) sink = sink + i;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1'000'000'000LL + (now.tv_nsec - start.tv_nsec) <
+           how_long.count());
 }
 
 // Makes `share` a share of `permille`, limited (the program runs).
@@ -81,6 +98,64 @@ TEST(CpuPacer, TimeSpentIdleDoesNotBuyMoreThanTheBurst) {
   const uint64_t later = 1000 * kMs + 3600'000 * kMs;
   EXPECT_EQ(pacer.owed_wait_ns(later, 0, busy), 0);
   EXPECT_EQ(pacer.owed_wait_ns(later + 50 * kMs, 50 * kMs, busy), 250 * kMs);
+}
+
+TEST(CpuPacer, AThreadOthersWaitOnOwesNothingForWhatItUsesMeanwhile) {
+  CpuShare share;
+  limit(&share, 100);
+  CpuPacer pacer(&share);
+  pacer.owed_wait_ns(1000 * kMs, 0, busy);
+  // 100 ms of CPU in 100 ms would owe 700 ms (above); used while the receiving thread
+  // waited on it, it is forgiven, and the burst starts from nothing.
+  pacer.waited_on(1100 * kMs, 100 * kMs);
+  EXPECT_EQ(pacer.owed_wait_ns(1100 * kMs, 100 * kMs, busy), 0);
+  // From then on it keeps to its share again: 10 ms more in 10 ms owes 9 ms, 90 ms of wait.
+  EXPECT_EQ(pacer.owed_wait_ns(1110 * kMs, 110 * kMs, busy), 90 * kMs);
+}
+
+TEST(CpuPacer, AThreadThatIsWaitedOnDoesNotWait) {
+  CpuShare share;
+  limit(&share, 100);  // a tenth of a core, and the cores always busy
+  share.cores_busy = busy;
+  std::atomic<bool> waited_on{true};
+  CpuPacer pacer(&share);
+  // 30 ms of CPU at a time is over the share after the first: each would wait ~70 ms or more.
+  for (int i = 0; i < 4; ++i) {
+    burn_cpu(std::chrono::milliseconds(30));
+    pacer.pace(&waited_on);
+  }
+  EXPECT_EQ(pacer.waits(), 0u);
+  // Nobody waiting on it any more: it keeps to its share again.
+  waited_on = false;
+  burn_cpu(std::chrono::milliseconds(30));
+  pacer.pace(&waited_on);
+  EXPECT_GT(pacer.waits(), 0u);
+}
+
+TEST(CpuShare, OnlyOtherProcessesWorkMakesTheCoresBusy) {
+  // Two CPUs: a one-thread program and memtap's receiving thread leave them not busy...
+  EXPECT_FALSE(others_fill_the_cores(/*runnable=*/3, /*mine=*/2, /*cpus=*/2));
+  // ...two busy loops beside the program do.
+  EXPECT_TRUE(others_fill_the_cores(4, 1, 2));
+  // The caller itself is never others' work, even when its own count could not be read.
+  EXPECT_FALSE(others_fill_the_cores(2, -1, 2));
+  EXPECT_TRUE(others_fill_the_cores(3, -1, 2));
+}
+
+TEST(CpuShare, ThisProcessesRunnableThreadsAreCounted) {
+  std::atomic<bool> started{false}, stop{false};
+  std::thread spinner([&] {
+    started = true;
+    while (!stop.load()) {
+    }
+  });
+  while (!started.load()) {
+  }
+  // The caller and the spinner are both running or runnable: a spinning thread never sleeps.
+  const int runnable = my_runnable_threads();
+  stop = true;
+  spinner.join();
+  EXPECT_GE(runnable, 2);
 }
 
 TEST(CpuPacer, NoShareNeverPaces) {

@@ -3,12 +3,14 @@
 #include "monitor/engine/analysis_thread.h"
 
 #include <gtest/gtest.h>
+#include <time.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "common/cpu_share.h"
 #include "monitor/report/report_render.h"
 
 namespace memtap {
@@ -112,6 +114,40 @@ TEST(AnalysisThread, ABatchLargerThanTheBoundStillGoesIn) {
   threaded.add_rows(rows.data(), rows.size());
   threaded.add_rows(rows.data(), 5);
   EXPECT_EQ(threaded.drained().events(), rows.size() + 5);
+}
+
+// The engine paces itself behind the program (common/cpu_share.h), but not while the
+// receiving waits on it for room: pacing it then held the whole pipeline at its share, and
+// the live view showed nothing until the program ended.
+TEST(AnalysisThread, DoesNotPaceItselfWhileTheProducerWaitsForRoom) {
+  const std::vector<DumpRow> rows = training_rows();
+  auto share = std::make_shared<CpuShare>();
+  share->limited = true;
+  share->permille = 100;  // a tenth of a core, on cores said to be busy
+  share->cores_busy = [] { return true; };
+  AnalysisThread threaded(AnalyzerOptions{}, 10, {}, share);
+  // The pacer's accounting starts at the first chunk after the limit.
+  threaded.add_rows(rows.data(), 10);
+  threaded.drained();
+  // Runs on the analysis thread once the producer below waits, and overdraws its share
+  // there (the pacer counts the thread's CPU, queries included): the next chunk's pace()
+  // would sleep ~0.1 s for every 10 ms overdrawn.
+  threaded.post([&](const Analyzer&, const StringTable&) {
+    while (!threaded.producer_waiting()) {
+    }
+    timespec start{}, now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+    do {
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    } while ((now.tv_sec - start.tv_sec) * 1'000'000'000LL + (now.tv_nsec - start.tv_nsec) <
+             60'000'000);
+  });
+  threaded.add_rows(rows.data() + 10, 10);  // fills the queue
+  threaded.add_rows(rows.data() + 20, 10);  // waits until those ten are analysed
+  EXPECT_EQ(threaded.paced_waits(), 0u);
+  share->limited = false;  // the program ended: the rest is not paced
+  threaded.drained();
+  EXPECT_EQ(threaded.rows_analysed(), 30u);
 }
 
 }  // namespace
