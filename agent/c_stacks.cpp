@@ -3,7 +3,6 @@
 #include "agent/c_stacks.h"
 
 #include <dlfcn.h>
-#include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
 
@@ -12,6 +11,7 @@
 
 #include "agent/raw_syscalls.h"
 #include "agent/string_log.h"
+#include "agent/unwind.h"
 
 namespace memtap {
 namespace {
@@ -105,8 +105,7 @@ size_t format_frame(void* addr, char* out, size_t room) {
 }  // namespace
 
 void c_stacks_warm_up() {
-  void* addrs[4];
-  backtrace(addrs, 4);  // dlopens libgcc_s now, not inside an application's malloc
+  unwind_warm_up();
   dl_iterate_phdr(find_agent_range,
                   reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(&c_stacks_warm_up)));
   g_ready = pthread_key_create(&g_thread_key, thread_exited) == 0;
@@ -115,7 +114,7 @@ void c_stacks_warm_up() {
 uint32_t c_stack_capture() {
   CStackThread* s = thread_state();
   if (!s) return 0;
-  int n = backtrace(s->addrs, kMaxFrames + kAgentFrames);
+  int n = capture_return_addresses(s->addrs, kMaxFrames + kAgentFrames);
   int first = 0;
   while (first < n && reinterpret_cast<uintptr_t>(s->addrs[first]) >= g_agent_lo &&
          reinterpret_cast<uintptr_t>(s->addrs[first]) < g_agent_hi) {

@@ -129,11 +129,25 @@ struct Batch {
   watermarkNs @2 :UInt64;      # every later event of this process has tsNs >= watermarkNs
   strings @3 :List(StringDef); # text interned since the previous batch, defined before any
                                # event of this batch that refers to it
+  modules @5 :List(LoadedModule);
+      # Objects (the executable, shared libraries, dlopen()ed ones) loaded since the previous
+      # batch, all of them in the first: what the monitor needs to symbolise the return
+      # addresses of C stacks. A batch carries every module any of its stacks' frames lie in
+      # (the sender looks for new modules after draining). An older monitor ignores them.
   sentBefore @4 :UInt64 = 0xffffffffffffffff;
       # Events this instance handed to the wire before this batch, counted as Bye.eventsSent
       # and Hello.eventsSentBefore count them: what the monitor has not received of them by
       # now was lost on the way, known without waiting for a Bye that a killed process never
       # sends. All ones: not said (an older agent). An older monitor ignores it.
+}
+
+# One loaded object of a process, as dl_iterate_phdr reports it.
+struct LoadedModule {
+  path @0 :Text;        # absolute (the executable's from /proc/self/exe); "[vdso]" for the vDSO
+  loadBias @1 :UInt64;  # dlpi_addr: what is added to the file's virtual addresses
+  start @2 :UInt64;     # the lowest and one past the highest address of its PT_LOAD segments
+  end @3 :UInt64;
+  buildId @4 :Data;     # NT_GNU_BUILD_ID's bytes; empty when it has none
 }
 
 # How a process ended, as its agent saw it last (memtap_session's `ended_by`).
