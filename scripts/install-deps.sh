@@ -14,6 +14,8 @@ packages=(
   qt6-base-dev qt6-charts-dev libgl-dev     # the window (Qt 6 Widgets + Charts); Charts'
   libqt6opengl6-dev fonts-dejavu-core       #   CMake files need Qt6OpenGL, offscreen text a font
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
+  libdw-dev                                 # symbolising C stacks (elfutils' libdw)
+  libcli11-dev                              # the command line's option parser
   python3-torch                             # PyTorch examples and tests
   heaptrack                                 # the benchmark's point of comparison
   clang-format                              # the test suite checks formatting
