@@ -8,7 +8,7 @@
 
 #include "monitor/engine/blocks/block_analyzer.h"
 #include "monitor/engine/blocks/block_table.h"
-#include "monitor/engine/blocks/flat_index.h"
+#include "monitor/engine/flat_map.h"
 #include "monitor/engine/blocks/keys.h"
 #include "monitor/engine/blocks/ooms.h"
 

@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "monitor/engine/blocks/flat_index.h"
+#include "monitor/engine/flat_map.h"
 
 namespace memtap::blocks {
 

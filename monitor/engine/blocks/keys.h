@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "monitor/engine/blocks/flat_index.h"
+#include "monitor/engine/flat_map.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap::blocks {

@@ -21,7 +21,7 @@
 
 #include "monitor/engine/blocks/basis.h"
 #include "monitor/engine/blocks/block_table.h"
-#include "monitor/engine/blocks/flat_index.h"
+#include "monitor/engine/flat_map.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap::blocks {
