@@ -8,9 +8,9 @@
 
 #include "monitor/engine/blocks/block_analyzer.h"
 #include "monitor/engine/blocks/block_table.h"
-#include "monitor/engine/flat_map.h"
 #include "monitor/engine/blocks/keys.h"
 #include "monitor/engine/blocks/ooms.h"
+#include "monitor/engine/flat_map.h"
 
 namespace memtap::blocks {
 
