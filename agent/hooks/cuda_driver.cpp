@@ -1,6 +1,6 @@
 // CUDA driver hooks: exported by symbol for programs that link libcuda, and handed out by
 // every lookup (cuda_entry_points.h), since the runtime, PyTorch and Triton reach the
-// driver through entry points. See docs/design.md §3 "Device hooks".
+// driver through entry points. See docs/design-notes.md, agent/hooks "Device hooks".
 //
 // Each hook calls the function its lookup found; the outermost CUDA call of a thread
 // records (cuda_record.h), so the cuMemAlloc a cudaMalloc makes only passes through.

@@ -1,5 +1,5 @@
 // CUDA runtime hooks, by symbol: PyTorch and most CUDA programs link libcudart and call
-// these. See docs/design.md §3 "Device hooks".
+// these. See docs/design-notes.md, agent/hooks "Device hooks".
 //
 // Each hook records as the outermost CUDA call (cuda_record.h), so the driver calls the
 // runtime makes for it only pass through. A statically linked runtime has no symbols to

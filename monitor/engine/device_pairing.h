@@ -15,9 +15,9 @@
 // plain hash map. A fork() child inherits none of them: CUDA cannot be used in a fork child,
 // so what the parent holds through it stays the parent's.
 //
-// PTA blocks (a framework's caching pool, docs/design.md §5 "Pool blocks of a live agent")
-// are the tensors: a table of their own, every device's as for HAL. A pool block's free has
-// two steps: its owner frees it (FREE; the device's Allocated drops) and the pool takes it
+// PTA blocks (a framework's caching pool, docs/design-notes.md, monitor/engine "Pool blocks of a
+// live agent") are the tensors: a table of their own, every device's as for HAL. A pool block's
+// free has two steps: its owner frees it (FREE; the device's Allocated drops) and the pool takes it
 // back (Active drops), at once or, when another stream still used it, later; in between
 // the block waits in `pta_pending`. Per device the table keeps the bytes of its live blocks
 // and the reserved bytes the pool last reported: each PTA MALLOC/FREE row says them (Attr

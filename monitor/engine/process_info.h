@@ -33,7 +33,8 @@ struct ProcessInfo {
   // were sent: events_sent - events_sent_before - events_received. The events of the
   // messages_lost are among them, and so is what was in flight when a connection to this
   // monitor dropped (the agent says Hello again over the next). 0 without Bye, or from an
-  // agent that does not say eventsSentBefore (docs/design.md, "What was sent, what came").
+  // agent that does not say eventsSentBefore (docs/design-notes.md, monitor/engine "What was sent,
+  // what came").
   uint64_t events_lost = 0;
   uint64_t messages_lost = 0;  // gaps in the message sequence
   // What the agent handed to the wire in all (Bye.eventsSent; 0 without Bye), and how much

@@ -27,9 +27,9 @@
 // the event that uses it as long as the event is still held; an id still unknown then
 // gives empty text and counts in ProcessInfo::unresolved_strings.
 //
-// Untrusted senders (docs/design.md, "Hostile input"): every message is checked before it
-// changes anything, and what is refused is counted by why (InputCounts). A message names its
-// process by (pid, instance) and carries the instance's secret (wire.capnp's
+// Untrusted senders (docs/design-notes.md, monitor/engine "Hostile input"): every message is
+// checked before it changes anything, and what is refused is counted by why (InputCounts). A
+// message names its process by (pid, instance) and carries the instance's secret (wire.capnp's
 // Message.instanceSecret): one whose secret is not the one the process's first Hello carried
 // was written by another sender and is refused, whichever connection it came over. A Hello
 // makes a process *pending*: it is recorded (ProcessInfo, START_TRACE) only once it sends
@@ -69,7 +69,8 @@ struct MessagePeer {
   std::string_view address;  // ZeroMQ's Peer-Address; kept with the process as peer_address
 };
 
-// What untrusted senders can make the session hold (docs/design.md, "Hostile input").
+// What untrusted senders can make the session hold (docs/design-notes.md, monitor/engine "Hostile
+// input").
 struct SessionLimits {
   // Processes recorded and not ended at once: a Hello (or the message that would record its
   // process) beyond it is refused, counted as over_limit.

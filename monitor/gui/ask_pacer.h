@@ -1,6 +1,6 @@
-// One question in flight per view (design.md §8, Pacing): a view asks through this, and a
-// question wanted while one is on its way is not sent but noted, and asked once when that
-// answer is back, however many were wanted meanwhile (the answer after that is for the view as
+// One question in flight per view (docs/design-notes.md, monitor/gui "Pacing"): a view asks through
+// this, and a question wanted while one is on its way is not sent but noted, and asked once when
+// that answer is back, however many were wanted meanwhile (the answer after that is for the view as
 // it is then). Plain state on the GUI thread: the view still sends the question and takes the
 // answer itself.
 #pragma once

@@ -32,8 +32,8 @@ void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
   fprintf(out, "memtap: %zu process%s, %llu events, %llu dropped", processes.size(),
           processes.size() == 1 ? "" : "es", (unsigned long long)events,
           (unsigned long long)dropped);
-  // Lost events include those of the lost messages (docs/design.md, "What was sent, what
-  // came"); a message count is said besides, since it is known before the Bye.
+  // Lost events include those of the lost messages (docs/design-notes.md, monitor/engine "What was
+  // sent, what came"); a message count is said besides, since it is known before the Bye.
   if (lost) fprintf(out, ", %llu lost on the way", (unsigned long long)lost);
   if (lost_messages) fprintf(out, ", %llu messages lost", (unsigned long long)lost_messages);
   if (sent_before) {

@@ -1,6 +1,6 @@
 // One event of a recording as every analysis sees it, whatever it came from: live agents
 // (the Session's rows), a memtap or msMemScope database (memscope_dump / leaks_dump), or
-// an msMemScope / CANN CSV export. The vocabulary is msMemScope's (docs/design.md §6):
+// an msMemScope / CANN CSV export. The vocabulary is msMemScope's (docs/design.md, monitor/store):
 // Event -> kind, Event Type -> layer (for MALLOC/FREE) or kind detail, Device Id -> device.
 // Strings (operator names, owners, stacks) are interned in a StringTable and referred to
 // by id, so an event stays a small fixed-size struct.

@@ -1,7 +1,8 @@
 // What reading a PyTorch memory snapshot says about its events beyond the events
-// themselves (docs/design.md §7, "How a snapshot becomes events"): whether their times are
-// the file's, and which blocks and segments the trace found already there. The reader fills
-// it (Recording), `memtap report` says it (Report: one line, and `snapshot` in --json).
+// themselves (docs/design-notes.md, monitor/store/reader/torch, "How a snapshot becomes events"):
+// whether their times are the file's, and which blocks and segments the trace found already there.
+// The reader fills it (Recording), `memtap report` says it (Report: one line, and `snapshot` in
+// --json).
 #pragma once
 
 #include <cstdint>

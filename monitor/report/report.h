@@ -140,9 +140,9 @@ struct OomEntry {
   std::vector<OomBlockEntry> top;
 };
 
-// A device's framework pool (layer PTA, docs/design.md §3 "Framework pool"): where its
-// figures come from and the three curves that describe it (the device's curves, named
-// again: on such a device they are the pool's).
+// A device's framework pool (layer PTA, docs/design-notes.md, agent/python "Framework pool"): where
+// its figures come from and the three curves that describe it (the device's curves, named again: on
+// such a device they are the pool's).
 struct PoolSection {
   // "blocks": the pool reported its blocks (PTA MALLOC/FREE); "samples": only its figures
   // (pool SNAPSHOTs, e.g. torch.cuda.memory_stats() at each step), which Allocated and

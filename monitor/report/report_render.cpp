@@ -249,8 +249,8 @@ void pool_json(JsonWriter& j, const PoolSection& p) {
 }
 
 // What of a process's events this recording lacks, and what went to an earlier monitor
-// (docs/design.md, "What was sent, what came"): " (5 events dropped, 12 lost on the way;
-// 3400 sent to an earlier monitor before this recording)"; nothing when all are 0.
+// (docs/design-notes.md, monitor/engine "What was sent, what came"): " (5 events dropped, 12 lost
+// on the way; 3400 sent to an earlier monitor before this recording)"; nothing when all are 0.
 void process_counts_text(const RecordedProcess& p, FILE* out) {
   std::string parts;
   auto add = [&](uint64_t n, const char* words) {

@@ -1,4 +1,4 @@
-// Writes a session to SQLite in the msMemScope DB format (docs/design.md §6).
+// Writes a session to SQLite in the msMemScope DB format (docs/design.md, monitor/store).
 //
 // Table `memscope_dump` with msMemScope's columns and text encodings (or compact integer
 // tables with memscope_dump a view: MemscopeWriterOptions::compact), `python_trace_{pid}`

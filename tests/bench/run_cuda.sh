@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The device hooks' overhead (docs/design.md §3 "Device hooks"): the ns memtap's agent adds to
-# a CUDA call. Target (issue): the hook on a device allocation adds at most 50 ns to the call
-# (a real cudaMalloc costs microseconds).
+# The device hooks' overhead (docs/design-notes.md, agent/hooks "Device hooks"): the ns
+# memtap's agent adds to a CUDA call. Target (issue): the hook on a device allocation adds at
+# most 50 ns to the call (a real cudaMalloc costs microseconds).
 #
 # memtap_bench_cuda_hooks (cuda_hooks.c) times CUDA calls in one process against the stand-in
 # runtime of tests/fake_cuda/, as PyTorch makes them: cudaMalloc + cudaFree, cudaMallocAsync +

@@ -49,8 +49,8 @@ TEST(MultiHost, SixteenRanksOnFourHostsAreRecordedCompletelyOverCurve) {
   std::string endpoint;
   // 32 processes starting at once on a busy machine: an agent may say Hello (after loading
   // its sender, at nice 19) later than the default 250 ms horizon after its first hook
-  // call, and its first rows would then come out of time order (docs/design.md §5). As
-  // on a busy node, the horizon is raised.
+  // call, and its first rows would then come out of time order (docs/design-notes.md,
+  // monitor/engine "Ordering"). As on a busy node, the horizon is raised.
   std::unique_ptr<Process> recorder = start_tcp_recorder(
       dir, db, {"--keys", keys}, &endpoint, "tcp://127.0.0.1:*", {"MEMTAP_HORIZON_MS=10000"});
   ASSERT_TRUE(recorder);

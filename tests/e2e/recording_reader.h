@@ -14,7 +14,7 @@
 
 namespace memtap::e2e {
 
-// msMemScope's `memscope_dump` columns, in their order (docs/design.md §6).
+// msMemScope's `memscope_dump` columns, in their order (docs/design.md, monitor/store).
 extern const std::vector<std::string> kMemscopeDumpColumns;
 
 struct DumpRecord {

@@ -1,6 +1,7 @@
 // memtap_test_foreign_zmq: an application that uses ZeroMQ itself.
 //
-// The agent keeps its own ZeroMQ out of the application's symbol scope (docs/design.md §3).
+// The agent keeps its own ZeroMQ out of the application's symbol scope (docs/design-notes.md,
+// agent "Never break the host").
 // This program links the system libzmq directly, creates its own context and does an inproc
 // PUSH/PULL round trip, so a test can run it under the agent and check that neither copy
 // disturbs the other: the messages arrive intact, and the program's own allocations (a

@@ -1,5 +1,5 @@
-// Which blocks a (process, device) counts as "Allocated" (docs/design.md §5), the basis of
-// peak, leaks, scopes and inefficiency figures.
+// Which blocks a (process, device) counts as "Allocated" (docs/design.md, monitor/engine/blocks),
+// the basis of peak, leaks, scopes and inefficiency figures.
 //
 // A block goes to one of two accounts as it is allocated: the primary one (host: the heap
 // without mappings; devices: the framework pool, PTA) or the secondary one (devices: every

@@ -1,5 +1,5 @@
-// The engine's block-level analyses (docs/design.md §5): fed MemEvents in time order,
-// asked at any time (live) or at the end (report).
+// The engine's block-level analyses (docs/design.md, monitor/engine/blocks): fed MemEvents in time
+// order, asked at any time (live) or at the end (report).
 //
 // State per (process, device, layer): live blocks by address (HOST mappings apart from the
 // heap), running totals and a lifetime histogram of finished blocks. Per (process, device)

@@ -1,6 +1,6 @@
-// What the four curves of docs/design.md §5 are made of, for one process on one device,
-// given the running totals the timeline keeps. Pure functions over plain data, so the
-// rules can be read (and tested) apart from the bookkeeping.
+// What the four curves (docs/design-notes.md, monitor/engine/timeline "The four curves") are made
+// of, for one process on one device, given the running totals the timeline keeps. Pure functions
+// over plain data, so the rules can be read (and tested) apart from the bookkeeping.
 //
 //   Allocated     framework blocks in use: the live bytes of the framework layers (PTA,
 //                 PTA_WORKSPACE, ATB, MINDSPORE) once the scope has any; before that, on a

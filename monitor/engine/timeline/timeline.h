@@ -1,5 +1,5 @@
-// The engine's time series (docs/design.md §5): MemEvents in, in time order, from a live
-// session or a recording; for every process on every device the four memory curves
+// The engine's time series (docs/design.md, monitor/engine/timeline): MemEvents in, in time order,
+// from a live session or a recording; for every process on every device the four memory curves
 // (Allocated, Reserved, Active, App Reserved; what each is made of: curve_rules.h), the
 // fragmentation curve (Reserved - Allocated), and Group By Layer, Owner and Stream; queried
 // at any moment (live) or at the end (report): range queries for charts, peaks, the worst

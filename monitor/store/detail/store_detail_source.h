@@ -1,5 +1,6 @@
 // Older detail of a curve, read back from the recording on demand: the store behind
-// Timeline::set_detail_source (docs/design.md §5, "full resolution in the store").
+// Timeline::set_detail_source (docs/design-notes.md, monitor/engine/timeline "Curves for long
+// sessions").
 //
 // The timeline keeps only a window of each series' newest points at full resolution;
 // anything older is a min/max pyramid. When a chart zooms into a past the window has

@@ -13,10 +13,10 @@
 //   memory-record     CANN / torch_npu memory_record.csv: pool totals over time
 //                     (memory_record_export.h)
 //
-// Conventions of each: ../shared/DESIGN.md §6 and docs/design.md. `memtap import FILE -o
-// OUT.db` is the msmemscope-db export of a file that is not a database (a PyTorch snapshot).
-// Reading any of these back (`memtap report`) gives the figures the input gave, as far as
-// the format carries them.
+// Conventions of each: ../shared/DESIGN.md §6 and docs/design-notes.md, monitor/store/export.
+// `memtap import FILE -o OUT.db` is the msmemscope-db export of a file that is not a database (a
+// PyTorch snapshot). Reading any of these back (`memtap report`) gives the figures the input gave,
+// as far as the format carries them.
 #pragma once
 
 #include <cstdint>

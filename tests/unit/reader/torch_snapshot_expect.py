@@ -7,7 +7,8 @@
                                               makes, pickled with protocol P; prints its repr
 
 Loads the pickle with Python's own unpickler, refusing every class (the files are plain
-data), and counts from the snapshot itself what docs/design.md §7 says its events hold.
+data), and counts from the snapshot itself what docs/design-notes.md
+(monitor/store/reader/torch, "The events") says its events hold.
 Nothing here shares code with memtap's reader.
 """
 import pickle

@@ -1,7 +1,8 @@
-// A PyTorch snapshot as the MemEvents a live PTA pool gives (docs/design.md §7, "How a
-// snapshot becomes events", and §3 "Framework pool"): the same pairing rules as the live
-// session's (monitor/engine/device_pairing.h: allocation ids, Attr used/total, pending
-// frees, an OOM's largest blocks), fed from the trace instead of the agent.
+// A PyTorch snapshot as the MemEvents a live PTA pool gives (docs/design-notes.md,
+// monitor/store/reader/torch "How a snapshot becomes events", and agent/python "Framework pool"):
+// the same pairing rules as the live session's (monitor/engine/device_pairing.h: allocation ids,
+// Attr used/total, pending frees, an OOM's largest blocks), fed from the trace instead of the
+// agent.
 //
 //   alloc                       PTA MALLOC of the bytes asked for, as PyTorch's trace gives
 //                               a block's size (owner: user_metadata; name: compile_context)

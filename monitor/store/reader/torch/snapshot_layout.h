@@ -1,6 +1,6 @@
-// What a PyTorch CUDA memory snapshot holds (docs/design.md §7), read off the pickle's
-// plain data into plain structs: the allocator's segments and their blocks at the dump,
-// each device's trace, and the external annotations.
+// What a PyTorch CUDA memory snapshot holds (docs/design-notes.md, monitor/store/reader/torch "What
+// a snapshot holds"), read off the pickle's plain data into plain structs: the allocator's segments
+// and their blocks at the dump, each device's trace, and the external annotations.
 //
 // The layouts PyTorch wrote over its versions:
 //   torch.cuda.memory._dump_snapshot()  a dict: `segments`, `device_traces` (a list per

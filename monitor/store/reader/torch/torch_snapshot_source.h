@@ -1,5 +1,5 @@
-// A PyTorch CUDA memory snapshot (docs/design.md §7) as a recording: the file's bytes
-// through our own plain-data pickle reader (pickle_reader.h), its layout
+// A PyTorch CUDA memory snapshot (docs/design.md, monitor/store/reader/torch) as a recording: the
+// file's bytes through our own plain-data pickle reader (pickle_reader.h), its layout
 // (snapshot_layout.h), and its events (snapshot_events.h). Held whole, like a CSV: a
 // snapshot's trace is in order per device only, and the pool at its end is known only once
 // the whole file is read.
