@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
 #include "monitor/live/program_run.h"
 #include "monitor/report/report_check.h"
@@ -37,81 +38,88 @@ bool parse_pct(const std::string& text, double* pct) {
   return true;
 }
 
-bool parse_check_args(const std::vector<std::string>& args, CheckOptions* o, std::string* error) {
+// Declares check's options on `app`, filling *o.
+void add_check_options(CLI::App* app, CheckOptions* o, std::vector<std::string>* files) {
   Thresholds& t = o->thresholds;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--no-oom") {
-      t.no_oom = true;
-      continue;
-    }
-    if (a == "--strict") {
-      o->strict = true;
-      continue;
-    }
-    if (a == "--low-memory") {
-      o->low_memory = true;
-      continue;
-    }
-    if (a.empty() || a[0] != '-') {
-      if (!o->file.empty()) {
-        *error = "one recording at a time ('" + o->file + "' and '" + a + "')";
-        return false;
-      }
-      o->file = a;
-      continue;
-    }
-    std::optional<int64_t>* size = a == "--max-peak"            ? &t.max_peak_bytes
-                                   : a == "--max-leak-per-step" ? &t.max_leak_per_step_bytes
-                                   : a == "--max-growth"        ? &t.max_growth_bytes
-                                                                : nullptr;
-    std::optional<double>* pct = a == "--max-fragmentation"   ? &t.max_fragmentation_pct
-                                 : a == "--max-peak-increase" ? &t.max_peak_increase_pct
-                                                              : nullptr;
-    const bool takes_value = size || pct || a == "--device" || a == "--baseline";
-    if (!takes_value) {
-      *error = "unknown option '" + a + "'";
-      return false;
-    }
-    if (i + 1 >= args.size()) {
-      *error = a + " needs a value";
-      return false;
-    }
-    const std::string& v = args[++i];
-    const bool given = (size && size->has_value()) || (pct && pct->has_value()) ||
-                       (a == "--device" && t.device) || (a == "--baseline" && !o->baseline.empty());
-    if (given) {
-      *error = a + " given twice";
-      return false;
-    }
-    if (size) {
-      uint64_t bytes = 0;
-      if (!parse_size(v, &bytes)) {
-        *error = a + " '" + v + "' is not a size (bytes, or a number with KiB, MiB or GiB: 512MiB)";
-        return false;
-      }
-      *size = int64_t(bytes);
-    } else if (pct) {
-      double value = 0;
-      if (!parse_pct(v, &value)) {
-        *error = a + " '" + v + "' is not a percentage (a number, with or without %: 10%)";
-        return false;
-      }
-      *pct = value;
-    } else if (a == "--device") {
-      int32_t device = kNoDevice;
-      if (!reader::parse_device(v, &device) || device == kNoDevice) {
-        *error = "--device '" + v + "': expected cpu or a GPU number (0, 1, ...)";
-        return false;
-      }
-      t.device = device;
-    } else {
-      o->baseline = v;
-    }
+  app->add_option("FILE", *files, "the recording (any file report reads)")->type_name("");
+  const struct {
+    const char* name;
+    std::optional<int64_t>* target;
+    const char* help;
+  } sizes[] = {
+      {"--max-peak", &t.max_peak_bytes, "the highest Allocated may go (512MiB, 2GiB, bytes)"},
+      {"--max-leak-per-step", &t.max_leak_per_step_bytes,
+       "the most live bytes an owner or stack may gain per step"},
+      {"--max-growth", &t.max_growth_bytes, "live bytes at the end minus at the start"},
+  };
+  for (const auto& s : sizes) {
+    const std::string name = s.name;
+    add_checked_option(
+        app, name, "SIZE",
+        [name, target = s.target](const std::string& v, std::string* error) {
+          uint64_t bytes = 0;
+          if (!parse_size(v, &bytes)) {
+            *error = name + " '" + v +
+                     "' is not a size (bytes, or a number with KiB, MiB or GiB: 512MiB)";
+            return false;
+          }
+          *target = int64_t(bytes);
+          return true;
+        },
+        s.help)
+        ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   }
-  if (o->file.empty()) {
-    *error = "no recording given (memtap check FILE THRESHOLDS...; memtap --help lists them)";
-  } else if (threshold_count(t) == 0) {
+  const struct {
+    const char* name;
+    std::optional<double>* target;
+    const char* help;
+  } pcts[] = {
+      {"--max-fragmentation", &t.max_fragmentation_pct,
+       "the unused share of Reserved when the gap was largest (10%)"},
+      {"--max-peak-increase", &t.max_peak_increase_pct,
+       "how far above BASE's peak the peak may go (devices paired by rank or start order)"},
+  };
+  for (const auto& p : pcts) {
+    const std::string name = p.name;
+    add_checked_option(
+        app, name, "PCT",
+        [name, target = p.target](const std::string& v, std::string* error) {
+          double value = 0;
+          if (!parse_pct(v, &value)) {
+            *error = name + " '" + v + "' is not a percentage (a number, with or without %: 10%)";
+            return false;
+          }
+          *target = value;
+          return true;
+        },
+        p.help)
+        ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  }
+  app->add_flag("--no-oom", t.no_oom, "fail when the recording ran out of memory");
+  app->add_option("--baseline", o->baseline, "the run to compare with, for --max-peak-increase")
+      ->type_name("BASE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  add_checked_option(
+      app, "--device", "cpu|N",
+      [&t](const std::string& v, std::string* error) {
+        int32_t device = kNoDevice;
+        if (!reader::parse_device(v, &device) || device == kNoDevice) {
+          *error = "--device '" + v + "': expected cpu or a GPU number (0, 1, ...)";
+          return false;
+        }
+        t.device = device;
+        return true;
+      },
+      "check only this device (by default each process's each device)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
+  app->add_flag("--strict", o->strict, "a recording that lacks events fails rather than warns");
+  app->add_flag("--low-memory", o->low_memory, "read the recording in batches, as report does");
+}
+
+// What the thresholds given say together; false with *error when they cannot be checked.
+bool check_thresholds(const CheckOptions* o, std::string* error) {
+  const Thresholds& t = o->thresholds;
+  if (threshold_count(t) == 0) {
     *error =
         "no threshold given: nothing to check (--max-peak, --max-leak-per-step, --max-growth, "
         "--max-fragmentation, --no-oom, --baseline with --max-peak-increase)";
@@ -132,10 +140,22 @@ std::string device_name(int32_t device) {
 int check_command(const std::vector<std::string>& args) {
   CheckOptions o;
   std::string error;
-  if (!parse_check_args(args, &o, &error)) {
-    fprintf(stderr, "memtap check: %s\n", error.c_str());
-    return 2;
+  std::vector<std::string> files;
+  CLI::App app;
+  describe_command(&app, "check", "memtap check [thresholds] [options] FILE",
+                   "A guard for CI: exit 0 when the recording keeps every threshold, on each "
+                   "process's each device (only --device's, if given), 1 with a line per "
+                   "violation naming who holds the memory, 2 when it cannot check. A recording "
+                   "that lacks events warns, and --strict fails on it.");
+  add_check_options(&app, &o, &files);
+  if (const int code = parse_command_line(&app, args); code >= 0) return code;
+  if (files.size() > 1) {
+    return usage_error("check",
+                       "one recording at a time ('" + files[0] + "' and '" + files[1] + "')");
   }
+  if (files.empty()) return usage_error("check", "no recording given");
+  o.file = files[0];
+  if (!check_thresholds(&o, &error)) return usage_error("check", error);
   ReportOptions options;
   options.low_memory = o.low_memory;
   Report report, baseline;

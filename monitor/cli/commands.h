@@ -11,6 +11,10 @@
 #include "monitor/store/memscope_writer.h"
 #include "monitor/store/reader/recording_reader.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace memtap {
 
 int run_command(const std::vector<std::string>& args);
@@ -34,10 +38,10 @@ struct ReportOptions {
   bool low_memory = false;  // --low-memory (recording_feed.h)
   AnalyzerOptions analysis;
 };
-// One of --json, --low-memory, --top, --lazy-used-ms, --delayed-free-ms, --long-idle-ms,
-// --capacity-mb at args[*i] (with its value, advancing *i); false with *error otherwise.
-bool parse_report_option(const std::vector<std::string>& args, size_t* i, ReportOptions* options,
-                         std::string* error);
+// Adds the options report and replay share to `app`, filling *options: --json, --low-memory,
+// --top N (unless `with_top` is false: diff shows entries its own way), --lazy-used-ms,
+// --delayed-free-ms, --long-idle-ms, --capacity-mb.
+void add_report_options(CLI::App* app, ReportOptions* options, bool with_top = true);
 // The analyzer's report of a file, labelled with where it came from, on stdout as text or
 // JSON.
 void print_recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
 #include "monitor/report/report_diff.h"
 #include "monitor/report/report_diff_render.h"
@@ -14,8 +15,6 @@
 namespace memtap {
 
 namespace {
-
-constexpr const char* kUsage = "memtap diff BASE NEW [--json] [--top N] [report options]";
 
 // Entries the analyses list per breakdown for a diff: far more than are shown, so that a
 // key that moved up from below the top few is paired with its earlier value rather than
@@ -37,27 +36,26 @@ int diff_command(const std::vector<std::string>& args) {
   ReportOptions options;
   DiffOptions diff;
   std::string error;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--top") {
-      // The diff's own: entries shown per list (the analyses list more, kDiffListed).
-      if (i + 1 >= args.size() || !parse_count(args[i + 1], &diff.top)) {
-        fprintf(stderr, "memtap diff: --top needs a count above 0 (%s)\n", kUsage);
-        return 2;
-      }
-      ++i;
-    } else if (a.size() > 1 && a[0] == '-') {
-      if (!parse_report_option(args, &i, &options, &error)) {
-        fprintf(stderr, "memtap diff: %s (%s)\n", error.c_str(), kUsage);
-        return 2;
-      }
-    } else {
-      paths.push_back(a);
-    }
-  }
+  CLI::App app;
+  describe_command(&app, "diff", "memtap diff [options] BASE NEW",
+                   "Compare two runs (any files report reads), processes paired by rank or start "
+                   "order: what differs, largest change first (peak and who held it, live at the "
+                   "end, leaks per step, steps, fragmentation, time to OOM).");
+  app.add_option("BASE NEW", paths, "the run to compare with, and the run compared")->type_name("");
+  add_checked_option(
+      &app, "--top", "N",
+      [&diff](const std::string& v, std::string* error) {
+        // The diff's own: entries shown per list (the analyses list more, kDiffListed).
+        if (parse_count(v, &diff.top)) return true;
+        *error = "--top needs a count above 0, got '" + v + "'";
+        return false;
+      },
+      "entries per list (10)");
+  add_report_options(&app, &options, /*with_top=*/false);
+  if (const int code = parse_command_line(&app, args); code >= 0) return code;
   if (paths.size() != 2) {
-    fprintf(stderr, "memtap diff: expected two recordings, got %zu (%s)\n", paths.size(), kUsage);
-    return 2;
+    return usage_error("diff",
+                       "expected two recordings (BASE NEW), got " + std::to_string(paths.size()));
   }
   diff.listed = std::max(diff.top, kDiffListed);
   options.analysis.top_entries = diff.listed;

@@ -5,14 +5,13 @@
 #include <cstdio>
 #include <string>
 
+#include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
 #include "monitor/cli/export_messages.h"
 #include "monitor/cli/file_and_output.h"
 
 namespace memtap {
 namespace {
-
-constexpr const char* kUsage = "memtap export FILE [--format F] [--pid PID] [-o OUT]";
 
 // A process id: digits only, at most 32 bits.
 bool parse_pid(const std::string& text, uint32_t* pid) {
@@ -27,47 +26,44 @@ bool parse_pid(const std::string& text, uint32_t* pid) {
 }  // namespace
 
 int export_command(const std::vector<std::string>& args) {
-  // --format and --pid here; FILE and -o as every command that turns a file into another.
-  std::vector<std::string> rest;
   ExportFormat format = ExportFormat::kMsmemscopeDb;
   ExportOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a != "--format" && a != "--pid") {
-      rest.push_back(a);
-      continue;
-    }
-    if (i + 1 == args.size()) {
-      fprintf(stderr, "memtap export: %s needs a value (%s)\n", a.c_str(), kUsage);
-      return 2;
-    }
-    const std::string& value = args[++i];
-    if (a == "--format") {
-      const std::optional<ExportFormat> parsed = parse_export_format(value);
-      if (!parsed) {
-        fprintf(stderr, "memtap export: unknown --format '%s' (expected one of: %s)\n",
-                value.c_str(), export_format_names());
-        return 2;
-      }
-      format = *parsed;
-    } else {
-      uint32_t pid = 0;
-      if (!parse_pid(value, &pid)) {
-        fprintf(stderr, "memtap export: --pid: expected a process id, got '%s'\n", value.c_str());
-        return 2;
-      }
-      options.pid = pid;
-    }
-  }
-  std::string in, out, bad;
-  if (!parse_file_and_output(rest, &in, &out, &bad)) {
-    fprintf(stderr, "memtap export: unexpected argument '%s' (%s)\n", bad.c_str(), kUsage);
-    return 2;
-  }
-  if (in.empty()) {
-    fprintf(stderr, "memtap export: no recording given (%s)\n", kUsage);
-    return 2;
-  }
+  std::string in, out;
+  CLI::App app;
+  describe_command(&app, "export", "memtap export [options] FILE",
+                   "Write any file report reads in a format other tools read.");
+  add_file_and_output(&app, &in, &out, "the recording",
+                      "where to write (default: ./memscope_dump_<YYYYmmddHHMMSS>.db or .csv, "
+                      "./operator_memory_<time>.csv, ./memory_record_<time>.csv)");
+  add_checked_option(
+      &app, "--format", "F",
+      [&format](const std::string& v, std::string* error) {
+        const std::optional<ExportFormat> parsed = parse_export_format(v);
+        if (!parsed) {
+          *error = "unknown --format '" + v + "' (expected one of: " + export_format_names() + ")";
+          return false;
+        }
+        format = *parsed;
+        return true;
+      },
+      "msmemscope-db (the default): msMemScope's own memscope_dump table, which MindStudio "
+      "Insight opens (a memtap recording, --compact too, is copied); msmemscope-csv: msMemScope's "
+      "CSV export; operator-memory, memory-record: torch_npu's operator_memory.csv (a block per "
+      "row) and memory_record.csv (the totals over time), one process each");
+  add_checked_option(
+      &app, "--pid", "PID",
+      [&options](const std::string& v, std::string* error) {
+        uint32_t pid = 0;
+        if (!parse_pid(v, &pid)) {
+          *error = "--pid: expected a process id, got '" + v + "'";
+          return false;
+        }
+        options.pid = pid;
+        return true;
+      },
+      "the process, for operator-memory and memory-record when the recording has several");
+  if (const int code = parse_command_line(&app, args); code >= 0) return code;
+  if (in.empty()) return usage_error("export", "no recording given");
   if (out.empty()) out = default_export_path(format);
   ExportSummary summary;
   std::string error;

@@ -1,22 +1,14 @@
 // FILE [-o OUT] (see file_and_output.h).
 #include "monitor/cli/file_and_output.h"
 
+#include "monitor/cli/command_line.h"
+
 namespace memtap {
 
-bool parse_file_and_output(const std::vector<std::string>& args, std::string* in, std::string* out,
-                           std::string* bad) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-o" && i + 1 < args.size()) {
-      *out = args[++i];
-    } else if (!a.empty() && a[0] != '-' && in->empty()) {
-      *in = a;
-    } else {
-      *bad = a;
-      return false;
-    }
-  }
-  return true;
+void add_file_and_output(CLI::App* app, std::string* in, std::string* out,
+                         const std::string& file_help, const std::string& out_help) {
+  app->add_option("FILE", *in, file_help)->type_name("");
+  app->add_option("-o", *out, out_help)->type_name("OUT");
 }
 
 }  // namespace memtap

@@ -1,15 +1,17 @@
-// The arguments of the commands that turn one file into another (export, recover):
+// The arguments of the commands that turn one file into another (export, import, recover):
 // FILE [-o OUT], in any order.
 #pragma once
 
 #include <string>
-#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace memtap {
 
-// Fills *in and *out (left empty when not given). False with the offending argument in
-// *bad when one is neither, or a second file is given.
-bool parse_file_and_output(const std::vector<std::string>& args, std::string* in, std::string* out,
-                           std::string* bad);
+// Declares FILE (into *in) and -o OUT (into *out) on `app`; both stay empty when not given.
+void add_file_and_output(CLI::App* app, std::string* in, std::string* out,
+                         const std::string& file_help, const std::string& out_help);
 
 }  // namespace memtap

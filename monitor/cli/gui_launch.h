@@ -8,6 +8,10 @@
 
 #include "monitor/live/program_run.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace memtap {
 
 // The window's options as `memtap run` takes them (memtap-gui parses the same ones).
@@ -18,10 +22,10 @@ struct GuiRequest {
   bool any_window_option() const { return !first_window_option.empty(); }
 };
 
-// An ExtraOptionFn for parse_run_options that takes --gui and the window's options
-// (--screenshot FILE, --screenshot-after DURATION, --size WxH, --view NAME, --stats) into
-// *request; their values are checked by memtap-gui.
-ExtraOptionFn gui_option_parser(GuiRequest* request);
+// Declares --gui and the window's options (--screenshot FILE, --screenshot-after DURATION,
+// --size WxH, --view NAME, --device cpu|N, --stats) on `memtap run`'s `app`, into *request;
+// their values are checked by memtap-gui, --view's here too.
+void add_gui_options(CLI::App* app, GuiRequest* request);
 
 // Replaces this process with `memtap-gui --run ARGS` (ARGS without the --gui among the
 // options; the last command_args are the program and its arguments). Returns only when the

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
 #include "monitor/cli/export_messages.h"
 #include "monitor/cli/file_and_output.h"
@@ -12,16 +13,16 @@
 namespace memtap {
 
 int import_command(const std::vector<std::string>& args) {
-  std::string in, out, bad;
-  if (!parse_file_and_output(args, &in, &out, &bad)) {
-    fprintf(stderr, "memtap import: unexpected argument '%s' (memtap import FILE [-o OUT.db])\n",
-            bad.c_str());
-    return 2;
-  }
-  if (in.empty()) {
-    fprintf(stderr, "memtap import: no file given (memtap import FILE [-o OUT.db])\n");
-    return 2;
-  }
+  std::string in, out;
+  CLI::App app;
+  describe_command(&app, "import", "memtap import [-o OUT.db] FILE",
+                   "Make a file that is no database (a PyTorch memory snapshot, msMemScope's or "
+                   "the profiler's CSVs) a recording in msMemScope's format, for report, replay "
+                   "and monitor.");
+  add_file_and_output(&app, &in, &out, "the file to import",
+                      "the recording to write (default: ./memscope_dump_<YYYYmmddHHMMSS>.db)");
+  if (const int code = parse_command_line(&app, args); code >= 0) return code;
+  if (in.empty()) return usage_error("import", "no file given");
   if (is_sqlite_database(in)) {
     fprintf(stderr,
             "memtap import: %s is a database already: `memtap export %s` copies it into "

@@ -3,17 +3,21 @@
 #include <cstdio>
 
 #include "common/curve_keys.h"
+#include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
 #include "monitor/transport/curve_keys.h"
 
 namespace memtap {
 
 int keygen_command(const std::vector<std::string>& args) {
-  if (args.size() != 1 || args[0].empty() || args[0][0] == '-') {
-    fprintf(stderr, "memtap keygen: expected one directory (memtap keygen DIR)\n");
-    return 2;
-  }
-  const std::string& dir = args[0];
+  std::string dir;
+  CLI::App app;
+  describe_command(&app, "keygen", "memtap keygen DIR",
+                   "Write CURVE key pairs for the monitor and its agents into DIR (made mode "
+                   "0700): monitor.key, monitor.pub, agent.key, agent.pub; never replaces a key.");
+  app.add_option("DIR", dir, "the directory for the keys")->type_name("");
+  if (const int code = parse_command_line(&app, args); code >= 0) return code;
+  if (dir.empty()) return usage_error("keygen", "expected one directory");
   std::string error;
   if (!write_key_directory(dir, &error)) {
     fprintf(stderr, "memtap keygen: %s\n", error.c_str());

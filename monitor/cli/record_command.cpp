@@ -8,6 +8,7 @@
 
 #include "common/endpoint.h"
 #include "common/socket_dir.h"
+#include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
 #include "monitor/live/live_recording.h"
 
@@ -18,29 +19,32 @@ int record_command(const std::vector<std::string>& args) {
   bool compact = false;
   ListenSecurity security;
   SessionLimits limits;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if ((a == "--listen" || a == "-l") && i + 1 < args.size()) {
-      endpoint = args[++i];
-    } else if (a == "-o" && i + 1 < args.size()) {
-      out = args[++i];
-    } else if (a == "--compact") {
-      compact = true;
-    } else if (a == "--keys" && i + 1 < args.size()) {
-      security.keys_dir = args[++i];
-    } else if (a == "--insecure") {
-      security.insecure = true;
-    } else if (a == "--max-processes" && i + 1 < args.size()) {
-      std::string error;
-      if (!parse_max_processes(args[++i], &limits.max_processes, &error)) {
-        fprintf(stderr, "memtap record: %s\n", error.c_str());
-        return 2;
-      }
-    } else {
-      fprintf(stderr, "memtap record: unexpected argument '%s'\n", a.c_str());
-      return 2;
-    }
-  }
+  CLI::App app;
+  describe_command(&app, "record", "memtap record [options]",
+                   "A headless monitor: record every process that connects until Ctrl-C or "
+                   "SIGTERM.");
+  app.add_option("-l,--listen", endpoint,
+                 "where agents connect (default: the per-user IPC socket); tcp://HOST:* picks a "
+                 "free port; tcp:// beyond loopback takes --keys or, knowingly, --insecure")
+      ->type_name("ENDPOINT");
+  app.add_option("-o", out, "the recording (default: ./memscope_dump_<YYYYmmddHHMMSS>.db)")
+      ->type_name("OUT.db");
+  app.add_flag("--compact", compact,
+               "integer rows (~35 B an event, written twice as fast) with memscope_dump a view; "
+               "memtap, SQL and pandas read it, MindStudio Insight does not");
+  app.add_option("--keys", security.keys_dir,
+                 "accept only agents with a key of DIR (memtap keygen), the stream encrypted "
+                 "with CURVE; agents set MEMTAP_KEYS")
+      ->type_name("DIR");
+  app.add_flag("--insecure", security.insecure,
+               "accept unauthenticated agents over tcp:// beyond loopback");
+  add_checked_option(
+      &app, "--max-processes", "N",
+      [&limits](const std::string& v, std::string* error) {
+        return parse_max_processes(v, &limits.max_processes, error);
+      },
+      "how many processes may be recorded at once (4096); further ones are refused and counted");
+  if (const int code = parse_command_line(&app, args); code >= 0) return code;
   std::string error;
   if (endpoint.empty()) {
     endpoint = user_ipc_endpoint(kDefaultSocketName, &error);

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
 #include "monitor/cli/file_and_output.h"
 #include "monitor/report/report_render.h"
@@ -11,17 +12,16 @@
 namespace memtap {
 
 int recover_command(const std::vector<std::string>& args) {
-  std::string in, out, bad;
-  if (!parse_file_and_output(args, &in, &out, &bad)) {
-    fprintf(stderr,
-            "memtap recover: unexpected argument '%s' (memtap recover FILE.partial [-o OUT])\n",
-            bad.c_str());
-    return 2;
-  }
-  if (in.empty()) {
-    fprintf(stderr, "memtap recover: no file given (memtap recover FILE.partial [-o OUT])\n");
-    return 2;
-  }
+  std::string in, out;
+  CLI::App app;
+  describe_command(&app, "recover", "memtap recover [-o OUT] FILE.partial",
+                   "Finish a recording whose monitor was killed before it could, or that a full "
+                   "disk stopped (what `report` and `monitor` call not finished): indexes and "
+                   "tables added, renamed to FILE.");
+  add_file_and_output(&app, &in, &out, "the unfinished recording",
+                      "where the finished recording goes (default: FILE, without .partial)");
+  if (const int code = parse_command_line(&app, args); code >= 0) return code;
+  if (in.empty()) return usage_error("recover", "no file given");
   RecoverResult result;
   std::string error;
   if (!recover_recording(in, out, &result, &error)) {

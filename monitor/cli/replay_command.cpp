@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
 #include "monitor/engine/analyzer.h"
 #include "monitor/store/reader/recording_feed.h"
@@ -34,30 +35,26 @@ int replay_command(const std::vector<std::string>& args) {
   double speed = 0;
   std::string path, error;
   ReportOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--speed" && i + 1 < args.size()) {
-      if (!parse_speed(args[++i], &speed)) {
-        fprintf(stderr, "memtap replay: --speed: expected max, 1x, 10x or <factor>x, got '%s'\n",
-                args[i].c_str());
-        return 2;
-      }
-    } else if (!args[i].empty() && args[i][0] == '-') {
-      if (!parse_report_option(args, &i, &options, &error)) {
-        fprintf(stderr, "memtap replay: %s\n", error.c_str());
-        return 2;
-      }
-    } else if (path.empty()) {
-      path = args[i];
-    } else {
-      fprintf(stderr, "memtap replay: one recording at a time\n");
-      return 2;
-    }
-  }
-  if (path.empty()) {
-    fprintf(stderr,
-            "memtap replay: no recording given (memtap replay FILE [--speed max|1x|10x])\n");
-    return 2;
-  }
+  std::vector<std::string> files;
+  CLI::App app;
+  describe_command(&app, "replay", "memtap replay [options] FILE",
+                   "Feed a recording (any file report reads) through the engine as if it were "
+                   "live, paced by its own timestamps, with progress once a second, then print "
+                   "the report.");
+  app.add_option("FILE", files, "the recording")->type_name("");
+  add_checked_option(
+      &app, "--speed", "SPEED",
+      [&speed](const std::string& v, std::string* error) {
+        if (parse_speed(v, &speed)) return true;
+        *error = "--speed: expected max, 1x, 10x or <factor>x, got '" + v + "'";
+        return false;
+      },
+      "max (no pacing, the default), 1x (real time), 10x or any <factor>x");
+  add_report_options(&app, &options);
+  if (const int code = parse_command_line(&app, args); code >= 0) return code;
+  if (files.size() > 1) return usage_error("replay", "one recording at a time");
+  if (files.empty()) return usage_error("replay", "no recording given");
+  path = files[0];
   install_stop_signals();
   const FeedPlan plan = plan_feed(path, options.low_memory);
   if (!plan.why.empty()) fprintf(stderr, "memtap replay: %s: %s\n", path.c_str(), plan.why.c_str());

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
 #include "monitor/engine/analyzer.h"
 #include "monitor/report/report_render.h"
@@ -24,51 +25,64 @@ bool parse_ms(const std::string& text, int64_t* out_ns) {
 
 }  // namespace
 
-bool parse_report_option(const std::vector<std::string>& args, size_t* i, ReportOptions* report,
-                         std::string* error) {
-  const std::string& a = args[*i];
-  if (a == "--json") {
-    report->json = true;
-    return true;
-  }
-  if (a == "--low-memory") {
-    report->low_memory = true;
-    return true;
-  }
+void add_report_options(CLI::App* app, ReportOptions* report, bool with_top) {
   AnalyzerOptions* options = &report->analysis;
-  auto next = [&](std::string* value) {
-    if (*i + 1 >= args.size()) {
-      *error = a + " needs a value";
-      return false;
-    }
-    *value = args[++*i];
-    return true;
+  app->add_flag("--json", report->json, "print the report as JSON");
+  app->add_flag("--low-memory", report->low_memory,
+                "read the recording in batches rather than whole (chosen by itself when the file "
+                "would not fit in memory)");
+  if (with_top) {
+    add_checked_option(
+        app, "--top", "N",
+        [options](const std::string& v, std::string* error) {
+          char* end = nullptr;
+          const unsigned long long n = strtoull(v.c_str(), &end, 10);
+          if (v.empty() || v[0] == '-' || *end != 0) {
+            *error = "--top: expected a number of entries, got '" + v + "'";
+            return false;
+          }
+          options->top_entries = size_t(n);
+          return true;
+        },
+        "entries per breakdown and list (10)");
+  }
+  const struct {
+    const char* name;
+    int64_t* target;
+    const char* help;
+  } durations[] = {
+      {"--lazy-used-ms", &options->lazy_used_ns,
+       "lazy_used: a block first used this long after its allocation (100)"},
+      {"--delayed-free-ms", &options->delayed_free_ns,
+       "delayed_free: a block freed this long after its last use (100)"},
+      {"--long-idle-ms", &options->long_idle_ns,
+       "long_idle: a block unused this long between uses (1000)"},
   };
-  std::string v;
-  if (a == "--top") {
-    if (!next(&v)) return false;
-    options->top_entries = size_t(strtoul(v.c_str(), nullptr, 10));
-    return true;
+  for (const auto& d : durations) {
+    const std::string name = d.name;
+    add_checked_option(
+        app, name, "MS",
+        [name, target = d.target](const std::string& v, std::string* error) {
+          if (parse_ms(v, target)) return true;
+          *error = name + ": expected milliseconds, got '" + v + "'";
+          return false;
+        },
+        d.help);
   }
-  int64_t* target = a == "--lazy-used-ms"      ? &options->lazy_used_ns
-                    : a == "--delayed-free-ms" ? &options->delayed_free_ns
-                    : a == "--long-idle-ms"    ? &options->long_idle_ns
-                                               : nullptr;
-  if (target) {
-    if (!next(&v)) return false;
-    if (!parse_ms(v, target)) {
-      *error = a + ": expected milliseconds, got '" + v + "'";
-      return false;
-    }
-    return true;
-  }
-  if (a == "--capacity-mb") {
-    if (!next(&v)) return false;
-    options->capacity_bytes = int64_t(strtod(v.c_str(), nullptr) * 1048576);
-    return true;
-  }
-  *error = "unknown option '" + a + "'";
-  return false;
+  add_checked_option(
+      app, "--capacity-mb", "MB",
+      [options](const std::string& v, std::string* error) {
+        char* end = nullptr;
+        const double mb = strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end != 0 || !(mb > 0)) {
+          *error = "--capacity-mb: expected megabytes, got '" + v + "'";
+          return false;
+        }
+        options->capacity_bytes = int64_t(mb * 1048576);
+        return true;
+      },
+      "the device's memory, for the time to OOM, when the recording does not say it or says "
+      "it wrong");
 }
 
 Report recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path) {
@@ -115,24 +129,20 @@ bool analyse_recording(const std::string& path, const ReportOptions& options, co
 int report_command(const std::vector<std::string>& args) {
   std::string path, error;
   ReportOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].empty() && args[i][0] == '-') {
-      if (!parse_report_option(args, &i, &options, &error)) {
-        fprintf(stderr, "memtap report: %s\n", error.c_str());
-        return 2;
-      }
-    } else if (path.empty()) {
-      path = args[i];
-    } else {
-      fprintf(stderr, "memtap report: one recording at a time (got '%s' and '%s')\n", path.c_str(),
-              args[i].c_str());
-      return 2;
-    }
+  std::vector<std::string> files;
+  CLI::App app;
+  describe_command(&app, "report", "memtap report [options] FILE",
+                   "Analyse a recording (memtap's, msMemScope's .db or .csv, CANN "
+                   "operator_memory/memory_record .csv) and print the report.");
+  app.add_option("FILE", files, "the recording")->type_name("");
+  add_report_options(&app, &options);
+  if (const int code = parse_command_line(&app, args); code >= 0) return code;
+  if (files.size() > 1) {
+    return usage_error("report",
+                       "one recording at a time (got '" + files[0] + "' and '" + files[1] + "')");
   }
-  if (path.empty()) {
-    fprintf(stderr, "memtap report: no recording given (memtap report [--json] FILE)\n");
-    return 2;
-  }
+  if (files.empty()) return usage_error("report", "no recording given");
+  path = files[0];
   Report report;
   if (!analyse_recording(path, options, "memtap report", &report, &error)) {
     fprintf(stderr, "memtap report: %s\n", error.c_str());

@@ -25,19 +25,6 @@ namespace memtap {
 
 namespace {
 
-// "python", "c", "python,c" (either order); false for anything else.
-bool valid_stacks(const std::string& list) {
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    std::string kind = list.substr(start, end - start);
-    if (kind != "python" && kind != "c") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
 // The `memtap` Python package beside the agent (see the top of this file), or "".
 std::string python_package_dir(const std::string& agent) {
   std::string dir = agent.substr(0, agent.rfind('/')) + "/python";
@@ -60,6 +47,18 @@ bool reap(pid_t child, int* child_status) {
 }
 
 }  // namespace
+
+bool valid_stacks(const std::string& list) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    std::string kind = list.substr(start, end - start);
+    if (kind != "python" && kind != "c") return false;
+    start = end + 1;
+  }
+  return true;
+}
 
 bool parse_size(const std::string& text, uint64_t* bytes) {
   const char* begin = text.c_str();

@@ -48,6 +48,9 @@ using ExtraOptionFn =
 bool parse_run_options(const std::vector<std::string>& args, RunOptions* o, std::string* error,
                        const ExtraOptionFn& extra = {});
 
+// "python", "c", "python,c" (either order): what --stacks takes.
+bool valid_stacks(const std::string& list);
+
 // "1048576", "512KiB", "1MiB", "1.5GiB" (K, M, G and any case accepted) -> bytes.
 bool parse_size(const std::string& text, uint64_t* bytes);
 

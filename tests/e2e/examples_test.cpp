@@ -235,7 +235,8 @@ TEST(PythonApi, RunOptionsSetTheAgentsEnvironment) {
     if (bad.size() > 1) args.insert(args.end(), {"--", "/bin/true"});
     ProcessResult r = memtap(dir, args);
     EXPECT_TRUE(r.exited && r.exit_code == 2) << bad[0] << " " << describe(r);
-    EXPECT_EQ(split_lines(r.err).size(), 1u) << r.err;
+    EXPECT_EQ(split_lines(r.err).size(), 2u) << r.err;
+    EXPECT_EQ(split_lines(r.err).back(), "see memtap run --help") << r.err;
     EXPECT_NE(r.err.find(bad[0]), std::string::npos) << r.err;
   }
 }

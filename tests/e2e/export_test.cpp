@@ -442,11 +442,15 @@ TEST(Export, MistakesAreOneLineAndLeaveNothingBehind) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string out = dir.file("out.csv");
+  // A mistake on the command line points to the help on a second line.
   const auto expect_refused = [&](const std::vector<std::string>& args, int code,
-                                  const std::vector<std::string>& said) {
+                                  const std::vector<std::string>& said, bool usage = false) {
     const ProcessResult r = memtap(dir, args);
     EXPECT_TRUE(r.exited && r.exit_code == code) << args[1] << ": " << describe(r) << r.err;
-    EXPECT_EQ(split_lines(r.err).size(), 1u) << r.err;
+    EXPECT_EQ(split_lines(r.err).size(), usage ? 2u : 1u) << r.err;
+    if (usage) {
+      EXPECT_EQ(split_lines(r.err).back(), "see memtap " + args[0] + " --help");
+    }
     for (const std::string& words : said) EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(out));
     EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
@@ -455,15 +459,15 @@ TEST(Export, MistakesAreOneLineAndLeaveNothingBehind) {
   std::ofstream(garbage) << "hello, world\nnot, a recording\n";
   const std::string missing = dir.file("missing.csv");
   expect_refused({"export", garbage, "--format", "xml", "-o", out}, 2,
-                 {"'xml'", "msmemscope-db, msmemscope-csv, operator-memory, memory-record"});
-  expect_refused({"export", "--format", "operator-memory"}, 2, {"no recording given"});
-  expect_refused({"export", garbage, "--pid", "x"}, 2, {"--pid"});
+                 {"'xml'", "msmemscope-db, msmemscope-csv, operator-memory, memory-record"}, true);
+  expect_refused({"export", "--format", "operator-memory"}, 2, {"no recording given"}, true);
+  expect_refused({"export", garbage, "--pid", "x"}, 2, {"--pid"}, true);
   expect_refused({"export", missing, "--format", "msmemscope-csv", "-o", out}, 1,
                  {missing, "No such file"});
   expect_refused({"export", garbage, "--format", "memory-record", "-o", out}, 1,
                  {garbage, "not a recording"});
   expect_refused({"import", garbage, "-o", out}, 1, {garbage, "not a recording"});
-  expect_refused({"import", "-o", out}, 2, {"no file given"});
+  expect_refused({"import", "-o", out}, 2, {"no file given"}, true);
 
   // A CSV with a row it cannot read: exported without it, and said.
   const std::string damaged = dir.file("damaged.csv");
