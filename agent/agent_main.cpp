@@ -19,6 +19,7 @@
 //                              monitor.pub; the connection is authenticated and encrypted
 //                              with ZeroMQ CURVE (common/curve_keys.h)
 #include <fcntl.h>
+#include <link.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -153,6 +154,15 @@ void refused_by_monitor(const char* why) {
   warn(line);
 }
 
+// MemtapSenderConfig::iterate_modules. A function of the agent's, so that glibc, which lists
+// the namespace its caller lies in, lists the program's objects: the sender calls it from its
+// own namespace. Not a tail call: glibc looks at its return address, which must lie here.
+int iterate_program_modules(int (*callback)(dl_phdr_info*, size_t, void*), void* data) {
+  int rc = dl_iterate_phdr(callback, data);
+  asm volatile("" ::: "memory");
+  return rc;
+}
+
 void start_sender(uint32_t forked_from_pid) {
   read_process_identity(&g_identity);
   g_agent.registry.pid = g_identity.pid;
@@ -189,6 +199,7 @@ void start_sender(uint32_t forked_from_pid) {
     c.curve_secret_key = g_settings.agent_secret_key;
   }
   c.refused = refused_by_monitor;
+  c.iterate_modules = iterate_program_modules;
   // A fork() child records from the fork on: its Hello's time is its start.
   c.trace_start = forked_from_pid ? 0 : g_trace_start;
   char error[512];

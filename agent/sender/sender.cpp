@@ -29,6 +29,7 @@
 #include "agent/raw_syscalls.h"
 #include "agent/sender/buffer_drain.h"
 #include "agent/sender/memory_sampler.h"
+#include "agent/sender/module_scan.h"
 #include "agent/sender/sender_api.h"
 #include "agent/sender/string_drain.h"
 #include "agent/sender/tsc_converter.h"
@@ -83,6 +84,8 @@ struct Sender {
   DrainResult drained;
   StringCursor string_cursor;  // from 1 again for each monitor that has not seen them
   std::vector<StringText> strings;
+  ModuleScan module_scan;  // reported again to each monitor that has not seen them
+  std::vector<ScannedModule> modules;
   TscConverter tsc;
   std::unique_ptr<MemorySampler> sampler;
 };
@@ -158,6 +161,7 @@ void watch_connection(Sender& s) {
       s.sequence = 0;
       s.watermark_sent = 0;
       s.string_cursor = StringCursor{};
+      forget_reported_modules(&s.module_scan);
     }
   }
 }
@@ -271,11 +275,15 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     if (!s.batches.wait_for_room(timeout_ms)) return false;
     s.drained.clear();
     s.strings.clear();
+    s.modules.clear();
     if (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
                           &s.strings)) {
       // More text than one batch should carry: this much goes alone, the rest next time round.
-      s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s),
-                                   s.watermark_sent, s.events_sent.load(std::memory_order_relaxed));
+      // With the modules its stacks lie in (see below).
+      scan_new_modules(s.config.iterate_modules, &s.module_scan, &s.modules);
+      s.pending =
+          s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent,
+                           s.events_sent.load(std::memory_order_relaxed), s.modules);
       s.pending_events = 0;
       if (!flush_pending(s, timeout_ms)) return false;
       continue;
@@ -285,6 +293,12 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     // Texts again after the drain: each text a drained record names was published before
     // that record, so this read has it, and the batch defines it with its first use.
     read_new_strings(s.config.strings, &s.string_cursor, SIZE_MAX, &s.strings);
+    // Modules last: every stack among these texts was captured before this scan, so every
+    // object its frames lie in was loaded before it, and is reported now or was before (unless
+    // it was unloaded again in between: then no later scan could see it either). Scanned
+    // before the drain, an object dlopen()ed and used between the scan and the drain would
+    // reach the monitor a batch after the stacks that need it.
+    scan_new_modules(s.config.iterate_modules, &s.module_scan, &s.modules);
     if (n != 0) {
       // After the drain: every drained record is older than these readings. Records keep
       // the clock's low 48 bits (agent/event_slot.h); the reading gives back the rest.
@@ -300,11 +314,12 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     // Appended after the conversion: the sample is timestamped in nanoseconds already.
     bool sampled = s.sampler->sample_if_due(monotonic_ns(), final || s.sequence == 1, s.config.pid,
                                             &s.drained);
-    if (n == 0 && s.strings.empty() && !send_empty && !sampled) return true;
+    if (n == 0 && s.strings.empty() && s.modules.empty() && !send_empty && !sampled) return true;
     n += sampled ? 1 : 0;
     if (complete) s.watermark_sent = std::max(s.watermark_sent, watermark_ns);
-    s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s),
-                                 s.watermark_sent, s.events_sent.load(std::memory_order_relaxed));
+    s.pending =
+        s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent,
+                         s.events_sent.load(std::memory_order_relaxed), s.modules);
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;

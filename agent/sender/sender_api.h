@@ -6,6 +6,8 @@
 // two sides share only this struct, the buffer registry, the string log and plain C calls.
 #pragma once
 
+#include <link.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -29,8 +31,8 @@ struct CrashFlushWords {
 extern "C" {
 
 // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end;
-// 13: memtap_sender_exec; 14: CURVE keys, refused; 15: instance_secret
-constexpr uint32_t kSenderAbiVersion = 15;
+// 13: memtap_sender_exec; 14: CURVE keys, refused; 15: instance_secret; 16: iterate_modules
+constexpr uint32_t kSenderAbiVersion = 16;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -73,6 +75,11 @@ struct MemtapSenderConfig {
   // Called once, on the sender thread, when the monitor refuses the connection's security
   // (its keys, or the lack of them): the sender stops trying; the agent stops recording.
   void (*refused)(const char* why);
+  // The program's loaded objects, as dl_iterate_phdr lists them, for Batch.modules. The
+  // agent's, not the sender's own dl_iterate_phdr: glibc lists the namespace of the code that
+  // calls it, and the sender's namespace holds only its private libraries. nullptr: none.
+  int (*iterate_modules)(int (*callback)(struct dl_phdr_info* info, size_t size, void* data),
+                         void* data);
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.
