@@ -84,8 +84,8 @@ struct Sender {
   DrainResult drained;
   StringCursor string_cursor;  // from 1 again for each monitor that has not seen them
   std::vector<StringText> strings;
-  ModuleScan module_scan;  // reported again to each monitor that has not seen them
-  std::vector<ScannedModule> modules;
+  ModuleScan module_scan;              // reported again to each monitor that has not seen them
+  std::vector<ScannedModule> modules;  // scanned, not in a batch yet
   TscConverter tsc;
   std::unique_ptr<MemorySampler> sampler;
 };
@@ -275,7 +275,6 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     if (!s.batches.wait_for_room(timeout_ms)) return false;
     s.drained.clear();
     s.strings.clear();
-    s.modules.clear();
     if (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
                           &s.strings)) {
       // More text than one batch should carry: this much goes alone, the rest next time round.
@@ -284,6 +283,7 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
       s.pending =
           s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent,
                            s.events_sent.load(std::memory_order_relaxed), s.modules);
+      s.modules.clear();
       s.pending_events = 0;
       if (!flush_pending(s, timeout_ms)) return false;
       continue;
@@ -320,6 +320,7 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     s.pending =
         s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent,
                          s.events_sent.load(std::memory_order_relaxed), s.modules);
+    s.modules.clear();
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;
@@ -550,10 +551,19 @@ void run(Sender* s, std::promise<std::string>* opened) {
     // have to have been preempted for a whole cycle between its timestamp and its store.
     bool heartbeat = cycle - last_sent_cycle >= kHeartbeatCycles;
     size_t before = s->events_sent.load(std::memory_order_relaxed);
+    // A dlclose asked before this round is answered after it: the scan here ran after the
+    // ask, whether or not a monitor is there to send to (the modules wait in s->modules).
+    ModuleScanWords* scan = s->config.module_scan;
+    const uint32_t scan_asked = scan ? scan->requested.load(std::memory_order_acquire) : 0;
+    if (!s->refused) scan_new_modules(s->config.iterate_modules, &s->module_scan, &s->modules);
     // Refused: nothing is recorded any more, and nothing is sent.
     if (!s->refused && drain_and_send(*s, previous_cycle_start, heartbeat, 0) &&
         (heartbeat || s->events_sent.load(std::memory_order_relaxed) != before)) {
       last_sent_cycle = cycle;
+    }
+    if (scan && scan->done.load(std::memory_order_relaxed) != scan_asked) {
+      scan->done.store(scan_asked, std::memory_order_release);
+      raw_futex_wake_all(&scan->done);
     }
     reclaim_dead_buffers(s->config.registry);
     if (!stepped_back && s->hello_sent) {
