@@ -47,6 +47,9 @@ constexpr uint64_t kHeartbeatCycles = 10;  // an empty batch carries the waterma
 // Text beyond this goes ahead in batches of its own (a fork() child, or a new monitor,
 // gets the whole string log at once), so that no message grows with the log.
 constexpr size_t kMaxStringBytesPerBatch = size_t{4} << 20;
+// Modules found and not sent yet, at most; past it the oldest go (their stacks' frames then
+// show as "??").
+constexpr size_t kMaxUnsentModules = 8192;
 
 // One sender per process (per namespace, and a fork() child gets a fresh namespace).
 // Global because the agent reaches it only through plain C calls.
@@ -556,6 +559,10 @@ void run(Sender* s, std::promise<std::string>* opened) {
     ModuleScanWords* scan = s->config.module_scan;
     const uint32_t scan_asked = scan ? scan->requested.load(std::memory_order_acquire) : 0;
     if (!s->refused) scan_new_modules(s->config.iterate_modules, &s->module_scan, &s->modules);
+    // With no monitor to take them, a dlopen/dlclose loop would add its library every round.
+    if (s->modules.size() > kMaxUnsentModules) {
+      s->modules.erase(s->modules.begin(), s->modules.end() - kMaxUnsentModules / 2);
+    }
     // Refused: nothing is recorded any more, and nothing is sent.
     if (!s->refused && drain_and_send(*s, previous_cycle_start, heartbeat, 0) &&
         (heartbeat || s->events_sent.load(std::memory_order_relaxed) != before)) {
