@@ -19,7 +19,9 @@
 //                              monitor.pub; the connection is authenticated and encrypted
 //                              with ZeroMQ CURVE (common/curve_keys.h)
 #include <fcntl.h>
+#include <link.h>
 #include <stdlib.h>
+#include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +35,7 @@
 #include "agent/event_buffer_writer.h"
 #include "agent/event_clock.h"
 #include "agent/memtap.h"
+#include "agent/module_unload.h"
 #include "agent/process_identity.h"
 #include "agent/raw_syscalls.h"
 #include "agent/real_functions.h"
@@ -153,6 +156,15 @@ void refused_by_monitor(const char* why) {
   warn(line);
 }
 
+// MemtapSenderConfig::iterate_modules. A function of the agent's, so that glibc, which lists
+// the namespace its caller lies in, lists the program's objects: the sender calls it from its
+// own namespace. Not a tail call: glibc looks at its return address, which must lie here.
+int iterate_program_modules(int (*callback)(dl_phdr_info*, size_t, void*), void* data) {
+  int rc = dl_iterate_phdr(callback, data);
+  asm volatile("" ::: "memory");
+  return rc;
+}
+
 void start_sender(uint32_t forked_from_pid) {
   read_process_identity(&g_identity);
   g_agent.registry.pid = g_identity.pid;
@@ -189,8 +201,16 @@ void start_sender(uint32_t forked_from_pid) {
     c.curve_secret_key = g_settings.agent_secret_key;
   }
   c.refused = refused_by_monitor;
+  c.iterate_modules = iterate_program_modules;
+  c.module_scan = &g_module_scan;
   // A fork() child records from the fork on: its Hello's time is its start.
   c.trace_start = forked_from_pid ? 0 : g_trace_start;
+  // The process has a thread from now on that this (the program's) libc did not create: the
+  // sender's libc did. Left believing it is single-threaded, libc takes its locks with plain
+  // stores, so a lock the sender shares (the loader's, in dl_iterate_phdr for the modules)
+  // was released without waking the sender waiting on it: seen as a hang at exit in a
+  // dlopen/dlclose loop. A fork() child's libc believes it again, and comes here again.
+  __libc_single_threaded = 0;
   char error[512];
   g_agent.sender_stop = load_and_start_sender(c, &g_agent.sender_exec, error, sizeof error);
   if (!g_agent.sender_stop) {

@@ -1,17 +1,14 @@
-// C call stacks: backtrace(), a per-thread cache by return addresses, dladdr, intern.
-// See c_stacks.h for the locks this may take.
+// C call stacks: return addresses (agent/unwind.h), a per-thread cache by them, interned as
+// address text (common/address_stack.h). See c_stacks.h for the locks this may take.
 #include "agent/c_stacks.h"
 
-#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
-
-#include <cstdio>
-#include <cstring>
 
 #include "agent/raw_syscalls.h"
 #include "agent/string_log.h"
 #include "agent/unwind.h"
+#include "common/address_stack.h"
 
 namespace memtap {
 namespace {
@@ -19,7 +16,6 @@ namespace {
 constexpr int kMaxFrames = 64;          // frames kept, after the agent's own
 constexpr int kAgentFrames = 8;         // room for the agent's frames at the top of a backtrace
 constexpr uint32_t kCacheSlots = 1024;  // per thread; a power of two
-constexpr size_t kTextBytes = 32 << 10;
 
 struct CacheSlot {
   uint64_t hash;  // of the return addresses; 0: empty
@@ -30,7 +26,7 @@ struct CacheSlot {
 struct CStackThread {
   CacheSlot cache[kCacheSlots];
   void* addrs[kMaxFrames + kAgentFrames];
-  char text[kTextBytes];
+  char text[kMaxFrames * (kAddressStackLineBytes + 1)];
 };
 
 __thread CStackThread* tl_state __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -83,25 +79,6 @@ uint64_t hash_frames(void* const* addrs, int n) {
   return h | 1;  // never 0, the empty slot
 }
 
-// "module(symbol+0xoff) [0xaddr]" as glibc's backtrace_symbols writes it; returns its length,
-// or 0 if it does not fit in `room`.
-size_t format_frame(void* addr, char* out, size_t room) {
-  auto pc = reinterpret_cast<uintptr_t>(addr);
-  Dl_info info;
-  int n;
-  // A return address may be the first byte after its function: look up the call itself.
-  if (dladdr(reinterpret_cast<void*>(pc - 1), &info) == 0 || !info.dli_fname) {
-    n = snprintf(out, room, "?() [0x%lx]", pc);
-  } else if (info.dli_sname && info.dli_saddr) {
-    n = snprintf(out, room, "%s(%s+0x%lx) [0x%lx]", info.dli_fname, info.dli_sname,
-                 pc - reinterpret_cast<uintptr_t>(info.dli_saddr), pc);
-  } else {
-    n = snprintf(out, room, "%s(+0x%lx) [0x%lx]", info.dli_fname,
-                 pc - reinterpret_cast<uintptr_t>(info.dli_fbase), pc);
-  }
-  return (n > 0 && size_t(n) < room) ? size_t(n) : 0;
-}
-
 }  // namespace
 
 void c_stacks_warm_up() {
@@ -129,16 +106,7 @@ uint32_t c_stack_capture() {
   CacheSlot& slot = s->cache[h & (kCacheSlots - 1)];
   if (slot.hash == h) return slot.id;
 
-  size_t len = 0;
-  for (int i = 0; i < count; ++i) {
-    if (i > 0) s->text[len++] = '\n';
-    size_t line = format_frame(frames[i], s->text + len, kTextBytes - len - 1);
-    if (line == 0) {
-      if (i > 0) --len;  // the stack ends with the last frame that fit
-      break;
-    }
-    len += line;
-  }
+  size_t len = format_address_stack(frames, count, s->text, sizeof s->text);
   uint32_t id = string_log_intern(s->text, len);
   if (id != 0) {
     slot.hash = h;

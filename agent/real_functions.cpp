@@ -76,6 +76,7 @@ bool resolve_real_functions() {
   lookup(r.execvpe, "execvpe");
   lookup(r.fexecve, "fexecve");
   lookup(r.execveat, "execveat");
+  lookup(r.dlclose, "dlclose");
   // Threads racing here compute the same pointers; the last copy wins harmlessly.
   memcpy(&g_real, &r, sizeof r);
   // Decided before the first record, so that every record of the process uses one clock.

@@ -47,6 +47,7 @@ struct RealFunctions {
   int (*execvpe)(const char*, char* const[], char* const[]);
   int (*fexecve)(int, char* const[], char* const[]);
   int (*execveat)(int, const char*, char* const[], char* const[], int);  // glibc >= 2.34
+  int (*dlclose)(void*);                                                 // hooks/dlclose_hook.cpp
 };
 
 // Process-wide: the hooks of every thread call through it. Filled once by

@@ -29,6 +29,7 @@
 #include "agent/raw_syscalls.h"
 #include "agent/sender/buffer_drain.h"
 #include "agent/sender/memory_sampler.h"
+#include "agent/sender/module_scan.h"
 #include "agent/sender/sender_api.h"
 #include "agent/sender/string_drain.h"
 #include "agent/sender/tsc_converter.h"
@@ -46,6 +47,9 @@ constexpr uint64_t kHeartbeatCycles = 10;  // an empty batch carries the waterma
 // Text beyond this goes ahead in batches of its own (a fork() child, or a new monitor,
 // gets the whole string log at once), so that no message grows with the log.
 constexpr size_t kMaxStringBytesPerBatch = size_t{4} << 20;
+// Modules found and not sent yet, at most; past it the oldest go (their stacks' frames then
+// show as "??").
+constexpr size_t kMaxUnsentModules = 8192;
 
 // One sender per process (per namespace, and a fork() child gets a fresh namespace).
 // Global because the agent reaches it only through plain C calls.
@@ -83,6 +87,8 @@ struct Sender {
   DrainResult drained;
   StringCursor string_cursor;  // from 1 again for each monitor that has not seen them
   std::vector<StringText> strings;
+  ModuleScan module_scan;              // reported again to each monitor that has not seen them
+  std::vector<ScannedModule> modules;  // scanned, not in a batch yet
   TscConverter tsc;
   std::unique_ptr<MemorySampler> sampler;
 };
@@ -158,6 +164,7 @@ void watch_connection(Sender& s) {
       s.sequence = 0;
       s.watermark_sent = 0;
       s.string_cursor = StringCursor{};
+      forget_reported_modules(&s.module_scan);
     }
   }
 }
@@ -274,8 +281,12 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     if (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
                           &s.strings)) {
       // More text than one batch should carry: this much goes alone, the rest next time round.
-      s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s),
-                                   s.watermark_sent, s.events_sent.load(std::memory_order_relaxed));
+      // With the modules its stacks lie in (see below).
+      scan_new_modules(s.config.iterate_modules, &s.module_scan, &s.modules);
+      s.pending =
+          s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent,
+                           s.events_sent.load(std::memory_order_relaxed), s.modules);
+      s.modules.clear();
       s.pending_events = 0;
       if (!flush_pending(s, timeout_ms)) return false;
       continue;
@@ -285,6 +296,12 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     // Texts again after the drain: each text a drained record names was published before
     // that record, so this read has it, and the batch defines it with its first use.
     read_new_strings(s.config.strings, &s.string_cursor, SIZE_MAX, &s.strings);
+    // Modules last: every stack among these texts was captured before this scan, so every
+    // object its frames lie in was loaded before it, and is reported now or was before (unless
+    // it was unloaded again in between: then no later scan could see it either). Scanned
+    // before the drain, an object dlopen()ed and used between the scan and the drain would
+    // reach the monitor a batch after the stacks that need it.
+    scan_new_modules(s.config.iterate_modules, &s.module_scan, &s.modules);
     if (n != 0) {
       // After the drain: every drained record is older than these readings. Records keep
       // the clock's low 48 bits (agent/event_slot.h); the reading gives back the rest.
@@ -300,11 +317,13 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     // Appended after the conversion: the sample is timestamped in nanoseconds already.
     bool sampled = s.sampler->sample_if_due(monotonic_ns(), final || s.sequence == 1, s.config.pid,
                                             &s.drained);
-    if (n == 0 && s.strings.empty() && !send_empty && !sampled) return true;
+    if (n == 0 && s.strings.empty() && s.modules.empty() && !send_empty && !sampled) return true;
     n += sampled ? 1 : 0;
     if (complete) s.watermark_sent = std::max(s.watermark_sent, watermark_ns);
-    s.pending = s.batches.encode(header(s), s.drained, s.strings, total_dropped(s),
-                                 s.watermark_sent, s.events_sent.load(std::memory_order_relaxed));
+    s.pending =
+        s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent,
+                         s.events_sent.load(std::memory_order_relaxed), s.modules);
+    s.modules.clear();
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
     if (!flush_pending(s, timeout_ms)) return false;
@@ -535,10 +554,23 @@ void run(Sender* s, std::promise<std::string>* opened) {
     // have to have been preempted for a whole cycle between its timestamp and its store.
     bool heartbeat = cycle - last_sent_cycle >= kHeartbeatCycles;
     size_t before = s->events_sent.load(std::memory_order_relaxed);
+    // A dlclose asked before this round is answered after it: the scan here ran after the
+    // ask, whether or not a monitor is there to send to (the modules wait in s->modules).
+    ModuleScanWords* scan = s->config.module_scan;
+    const uint32_t scan_asked = scan ? scan->requested.load(std::memory_order_acquire) : 0;
+    if (!s->refused) scan_new_modules(s->config.iterate_modules, &s->module_scan, &s->modules);
+    // With no monitor to take them, a dlopen/dlclose loop would add its library every round.
+    if (s->modules.size() > kMaxUnsentModules) {
+      s->modules.erase(s->modules.begin(), s->modules.end() - kMaxUnsentModules / 2);
+    }
     // Refused: nothing is recorded any more, and nothing is sent.
     if (!s->refused && drain_and_send(*s, previous_cycle_start, heartbeat, 0) &&
         (heartbeat || s->events_sent.load(std::memory_order_relaxed) != before)) {
       last_sent_cycle = cycle;
+    }
+    if (scan && scan->done.load(std::memory_order_relaxed) != scan_asked) {
+      scan->done.store(scan_asked, std::memory_order_release);
+      raw_futex_wake_all(&scan->done);
     }
     reclaim_dead_buffers(s->config.registry);
     if (!stepped_back && s->hello_sent) {

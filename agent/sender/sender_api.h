@@ -6,6 +6,8 @@
 // two sides share only this struct, the buffer registry, the string log and plain C calls.
 #pragma once
 
+#include <link.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -24,13 +26,21 @@ struct CrashFlushWords {
   std::atomic<int32_t> signal{0};      // the fatal signal, for Bye's end (set before requested)
 };
 
+// A dlclose's call for a module scan and the sender's answer (agent/module_unload.h).
+// Tickets: the sender answers with the last `requested` it read before a drain round.
+struct ModuleScanWords {
+  std::atomic<uint32_t> requested{0};
+  std::atomic<uint32_t> done{0};  // futex word: the dlclose waits on it
+};
+
 }  // namespace memtap
 
 extern "C" {
 
 // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end;
-// 13: memtap_sender_exec; 14: CURVE keys, refused; 15: instance_secret
-constexpr uint32_t kSenderAbiVersion = 15;
+// 13: memtap_sender_exec; 14: CURVE keys, refused; 15: instance_secret; 16: iterate_modules,
+// module_scan
+constexpr uint32_t kSenderAbiVersion = 16;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -73,6 +83,13 @@ struct MemtapSenderConfig {
   // Called once, on the sender thread, when the monitor refuses the connection's security
   // (its keys, or the lack of them): the sender stops trying; the agent stops recording.
   void (*refused)(const char* why);
+  // The program's loaded objects, as dl_iterate_phdr lists them, for Batch.modules. The
+  // agent's, not the sender's own dl_iterate_phdr: glibc lists the namespace of the code that
+  // calls it, and the sender's namespace holds only its private libraries. nullptr: none.
+  int (*iterate_modules)(int (*callback)(struct dl_phdr_info* info, size_t size, void* data),
+                         void* data);
+  // A dlclose's wait for the next round's module scan; nullptr: none.
+  memtap::ModuleScanWords* module_scan;
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

@@ -179,13 +179,17 @@ BatchEncoder::Buffer* BatchEncoder::free_buffer() {
 std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult& drained,
                                       const std::vector<StringText>& strings,
                                       uint64_t dropped_so_far, uint64_t watermark_ns,
-                                      uint64_t sent_before) {
+                                      uint64_t sent_before,
+                                      const std::vector<ScannedModule>& modules) {
   Buffer* b = free_buffer();
   last_ = nullptr;
   b->builder.reset();  // zeroes what the previous message in this buffer used
   // One segment big enough for the whole batch, after one word for the segment table.
   size_t text_words = 0;
   for (const StringText& t : strings) text_words += 3 + (t.length + 8) / 8;
+  for (const ScannedModule& m : modules) {
+    text_words += 8 + (m.path.size() + 8) / 8 + (m.build_id.size() + 7) / 8;
+  }
   size_t words = 1 + 64 + drained.threads.size() * 8 + drained.records.size() * 5 + text_words;
   words = std::min<size_t>(words, size_t{1} << 28);
   if (b->words.size() < words) b->words.assign(words, capnp::word{});
@@ -199,6 +203,19 @@ std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult&
     for (size_t i = 0; i < strings.size(); ++i) {
       defs[unsigned(i)].setId(strings[i].id);
       defs[unsigned(i)].setText(capnp::Text::Reader(strings[i].text, strings[i].length));
+    }
+  }
+  if (!modules.empty()) {
+    auto list = batch.initModules(unsigned(modules.size()));
+    for (size_t i = 0; i < modules.size(); ++i) {
+      const ScannedModule& m = modules[i];
+      auto out = list[unsigned(i)];
+      out.setPath(m.path);
+      out.setLoadBias(m.load_bias);
+      out.setStart(m.start);
+      out.setEnd(m.end);
+      out.setBuildId(capnp::Data::Reader(reinterpret_cast<const capnp::byte*>(m.build_id.data()),
+                                         m.build_id.size()));
     }
   }
   auto threads = batch.initThreads(unsigned(drained.threads.size()));

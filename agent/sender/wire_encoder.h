@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent/sender/buffer_drain.h"
+#include "agent/sender/module_scan.h"
 #include "agent/sender/sender_api.h"
 #include "agent/sender/string_drain.h"
 
@@ -51,10 +52,12 @@ class BatchEncoder {
   // The message's bytes, in a buffer that ZeroMQ does not hold; they stay valid until the
   // next encode() (or the encoder's end), and longer if lent.
   // strings: the texts defined in this batch (Batch.strings), before any of its events.
-  // sent_before: Batch.sentBefore (all ones: not said).
+  // sent_before: Batch.sentBefore (all ones: not said). modules: Batch.modules, the objects
+  // loaded since the last batch.
   std::string_view encode(const MessageHeader& h, const DrainResult& drained,
                           const std::vector<StringText>& strings, uint64_t dropped_so_far,
-                          uint64_t watermark_ns, uint64_t sent_before = ~uint64_t{0});
+                          uint64_t watermark_ns, uint64_t sent_before = ~uint64_t{0},
+                          const std::vector<ScannedModule>& modules = {});
 
   // Marks the buffer that holds `bytes` as held by ZeroMQ, for zmq_msg_init_data: the hint
   // returned is passed back to release_lent when ZeroMQ frees the message, and the buffer is

@@ -67,6 +67,7 @@ class ElementBudget {
 constexpr size_t kEventWords = 4;
 constexpr size_t kThreadEventsWords = 2;
 constexpr size_t kStringDefWords = 2;
+constexpr size_t kLoadedModuleWords = 5;  // three data words, two pointers
 
 bool check_text(size_t size, size_t limit, std::string_view field, std::string& error) {
   if (size <= limit) return true;
@@ -199,6 +200,38 @@ bool decode_batch(wire::Batch::Reader in, WireBatch& out, ElementBudget& budget,
       return false;
     }
     dst.text.assign(text.cStr(), text.size());
+  }
+  const auto modules = in.getModules();
+  if (!budget.take(
+          modules.size(), kLoadedModuleWords, [] { return "batch.modules"; }, error))
+    return false;
+  out.modules.resize(modules.size());
+  for (size_t i = 0; i < modules.size(); ++i) {
+    const auto module = modules[i];
+    LoadedModule& dst = out.modules[i];
+    const auto path = module.getPath();
+    const auto build_id = module.getBuildId();
+    if (!check_text(path.size(), kMaxModulePathBytes, at("batch.modules", i) + ".path", error) ||
+        !check_text(build_id.size(), kMaxBuildIdBytes, at("batch.modules", i) + ".buildId",
+                    error)) {
+      return false;
+    }
+    dst.path.assign(path.cStr(), path.size());
+    if (dst.path != "[vdso]" &&
+        (dst.path.empty() || dst.path[0] != '/' || dst.path.find('\0') != std::string::npos)) {
+      error = at("batch.modules", i) + ".path: \"" + dst.path.substr(0, 200) +
+              "\", expected an absolute path or [vdso]";
+      return false;
+    }
+    dst.load_bias = module.getLoadBias();
+    dst.start = module.getStart();
+    dst.end = module.getEnd();
+    if (dst.start > dst.end) {
+      error = at("batch.modules", i) + ": start " + std::to_string(dst.start) + " above end " +
+              std::to_string(dst.end) + ", expected start <= end";
+      return false;
+    }
+    dst.build_id.assign(reinterpret_cast<const char*>(build_id.begin()), build_id.size());
   }
   const auto threads = in.getThreads();
   if (!budget.take(

@@ -19,6 +19,7 @@
 
 #include "common/event_record.h"
 #include "common/process_end.h"
+#include "monitor/symbols/symbolizer.h"
 
 namespace memtap {
 
@@ -57,6 +58,11 @@ struct WireString {
 // Longest interned text accepted (a deep Python or C stack is a few KiB).
 inline constexpr size_t kMaxStringBytes = size_t{1} << 20;
 
+// A loaded module's path: at most PATH_MAX. Its build-id: GNU ld writes 20 bytes (sha1),
+// 16 (md5) or up to 32 (--build-id=0x...); more is not one.
+inline constexpr size_t kMaxModulePathBytes = 4096;
+inline constexpr size_t kMaxBuildIdBytes = 64;
+
 struct WireThreadEvents {
   uint32_t thread_id = 0;
   std::vector<WireEvent> events;
@@ -84,6 +90,9 @@ struct WireBatch {
   uint64_t dropped_so_far = 0;
   uint64_t watermark_ns = 0;  // below 2^63
   std::vector<WireString> strings;
+  // Batch.modules: objects loaded since the previous batch. Each path absolute or "[vdso]",
+  // start <= end.
+  std::vector<LoadedModule> modules;
   std::optional<uint64_t> sent_before;  // Batch.sentBefore, when the agent says it
 };
 

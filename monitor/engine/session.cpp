@@ -17,15 +17,19 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
+#include "common/address_stack.h"
 #include "monitor/engine/decode.h"
 #include "monitor/engine/device_pairing.h"
 #include "monitor/engine/heap_pairing.h"
 #include "monitor/engine/reorder.h"
 #include "monitor/engine/saturating.h"
+#include "monitor/symbols/symbolizer.h"
 
 namespace memtap {
 namespace {
@@ -207,6 +211,35 @@ struct OpenPoolFree {
   PoolFollow follow = PoolFollow::kOpen;  // once decided: kPending or kCompleted
 };
 
+// A C stack the agent sent as return addresses (common/address_stack.h): symbolised when it
+// is defined, with the modules its batch and the earlier ones reported (the sender reports
+// every module a stack lies in no later than the stack), and given a session string on its
+// first use.
+struct AddressStack {
+  std::string addresses;   // the agent's text: what any other use of the id reads
+  std::string symbolised;  // Symbolizer::stack_text, until c_stack is given
+  uint32_t c_stack = 0;    // session id of `symbolised`, once used as a C stack
+  uint32_t text = 0;       // session id of `addresses`, once used otherwise
+};
+
+// Modules kept per process at most: a sender that reports more is not a program's loader.
+constexpr size_t kMaxModulesPerProcess = 1 << 16;
+
+// The objects loaded in one process (Batch.modules) and what symbolises its C stacks.
+struct ProcessModules {
+  std::vector<LoadedModule> modules;  // in the order reported; a fork() child's start as its
+                                      // parent's
+  std::set<std::tuple<uint64_t, uint64_t, uint64_t, std::string>> known;  // no module twice
+  std::unique_ptr<Symbolizer> symbolizer = std::make_unique<Symbolizer>();
+
+  void add(const LoadedModule& m) {
+    if (modules.size() >= kMaxModulesPerProcess) return;
+    if (!known.emplace(m.load_bias, m.start, m.end, m.path).second) return;
+    modules.push_back(m);
+    symbolizer->add_module(m);
+  }
+};
+
 struct ProcessState {
   ProcessInfo info;
   uint64_t secret = 0;  // Message.instanceSecret of its first Hello: its messages carry it
@@ -214,7 +247,9 @@ struct ProcessState {
   DeviceTables devices;  // HAL, HOST_PINNED and PTA blocks: a fork() child starts without any
   // By thread, in the thread's order: only the last may still be undecided.
   std::unordered_map<uint32_t, std::vector<OpenPoolFree>> open_pool_frees;
-  std::unordered_map<uint32_t, uint32_t> strings;       // this agent instance's id -> session id
+  std::unordered_map<uint32_t, uint32_t> strings;  // this agent instance's id -> session id
+  std::unordered_map<uint32_t, AddressStack> address_stacks;  // agent ids not in `strings`
+  ProcessModules modules;
   std::unordered_map<uint32_t, ThreadContext> threads;  // only threads with some context
   // Epoch ns before which this process will send nothing more (from Batch.watermarkNs).
   int64_t watermark_ns = kNoWatermark;
@@ -329,9 +364,10 @@ struct Refusal {
 // event may name a child that never says Hello (one that died at once, or a sender's lie).
 struct ExpectedChild {
   uint32_t parent_pid = 0;
-  int64_t fork_ns = 0;           // epoch
-  LiveTables tables;             // the parent's live blocks at the fork
-  ThreadContext forking_thread;  // the parent's forking thread's owners and operators
+  int64_t fork_ns = 0;                // epoch
+  LiveTables tables;                  // the parent's live blocks at the fork
+  ThreadContext forking_thread;       // the parent's forking thread's owners and operators
+  std::vector<LoadedModule> modules;  // the parent's, at the fork
 };
 
 // What the child's forking thread starts with: the owner stack and operators, not the
@@ -409,6 +445,7 @@ struct Session::Impl {
   AllocContext take_alloc_context(ProcessState& p, uint32_t thread_id);
   void take_stream(ProcessState& p, uint32_t thread_id, DeviceCall& call);
   uint32_t resolve(ProcessState& p, uint32_t agent_string_id);
+  uint32_t resolve_c_stack(ProcessState& p, uint32_t agent_string_id);
   void apply_fork(size_t parent, uint32_t thread_id, const HeldEvent& event);
   void mark_stalled();
   std::optional<int64_t> release_limit() const;
@@ -679,6 +716,7 @@ void Session::Impl::apply_hello(const WireMessage& m, std::string peer_address) 
         info.inherited_blocks = child.tables.heap.size() + child.tables.mmaps.size();
         p.tables = std::move(it->second.tables);
         adopt_context(p, std::move(it->second.forking_thread));
+        for (const LoadedModule& m : child.modules) p.modules.add(m);
       }
       expected.erase(it);
     }
@@ -697,10 +735,20 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   ProcessInfo& info = p.info;
   const int64_t offset = info.realtime_offset_ns;
   info.events_dropped = std::max(info.events_dropped, batch.dropped_so_far);
+  // Modules before the texts: a C stack's frames lie in modules of its batch or earlier ones.
+  for (const LoadedModule& m : batch.modules) p.modules.add(m);
   // Definitions first: events of this batch (late ones are applied below) may use them.
   // An id defined twice keeps its first text: the agent never reuses ids.
-  for (const WireString& def : batch.strings) {
-    p.strings.try_emplace(def.id, strings.intern(def.text));
+  std::vector<uint64_t> addresses;
+  for (WireString& def : batch.strings) {
+    if (p.strings.count(def.id) != 0 || p.address_stacks.count(def.id) != 0) continue;
+    if (parse_address_stack(def.text, &addresses)) {
+      AddressStack& stack = p.address_stacks[def.id];
+      stack.symbolised = p.modules.symbolizer->stack_text(addresses.data(), addresses.size());
+      stack.addresses = std::move(def.text);
+      continue;
+    }
+    p.strings.emplace(def.id, strings.intern(def.text));
   }
   // Late events (older than rows already out) are applied at once, but in time order
   // across the batch's threads, or a free on one thread could precede its malloc on another.
@@ -901,8 +949,25 @@ void Session::Impl::apply_event(size_t process, uint32_t thread_id, const HeldEv
 uint32_t Session::Impl::resolve(ProcessState& p, uint32_t agent_string_id) {
   if (agent_string_id == 0) return 0;
   if (auto it = p.strings.find(agent_string_id); it != p.strings.end()) return it->second;
+  if (auto it = p.address_stacks.find(agent_string_id); it != p.address_stacks.end()) {
+    if (it->second.text == 0) it->second.text = strings.intern(it->second.addresses);
+    return it->second.text;
+  }
   ++p.info.unresolved_strings;
   return 0;
+}
+
+// A cStack's text: an address stack's symbolised frames, interned once per distinct stack;
+// any other text (an older agent's, symbolised by dladdr) as it came.
+uint32_t Session::Impl::resolve_c_stack(ProcessState& p, uint32_t agent_string_id) {
+  auto it = p.address_stacks.find(agent_string_id);
+  if (it == p.address_stacks.end()) return resolve(p, agent_string_id);
+  AddressStack& stack = it->second;
+  if (stack.c_stack == 0) {
+    stack.c_stack = strings.intern(stack.symbolised);
+    std::string().swap(stack.symbolised);
+  }
+  return stack.c_stack;
 }
 
 // The context a malloc, mmap, device, pinned or pool malloc (or a device OOM) of this thread is
@@ -1057,7 +1122,8 @@ void Session::Impl::apply_context(ProcessState& p, uint32_t thread_id, const Hel
   row.timestamp_ns = event.epoch_ns;
   row.process_id = p.info.pid;
   row.thread_id = thread_id;
-  const uint32_t text = resolve(p, event.string_id);
+  const uint32_t text = event.kind == HeldKind::kCStack ? resolve_c_stack(p, event.string_id)
+                                                        : resolve(p, event.string_id);
   auto context = [&]() -> ThreadContext& { return p.threads[thread_id]; };
   auto drop_if_empty = [&] {
     if (auto it = p.threads.find(thread_id); it != p.threads.end() && it->second.empty()) {
@@ -1158,12 +1224,14 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
       c.info.inherited_blocks += blocks;
       seed_from_parent(c.tables, std::move(snapshot));
       adopt_context(c, std::move(forking_thread));
+      // A child's own first batch reports its modules too; these cover what it sent before.
+      for (const LoadedModule& m : processes[parent].modules.modules) c.modules.add(m);
     }
     return;
   }
   expected.insert_or_assign(
-      child_pid,
-      ExpectedChild{parent_pid, event.epoch_ns, std::move(snapshot), std::move(forking_thread)});
+      child_pid, ExpectedChild{parent_pid, event.epoch_ns, std::move(snapshot),
+                               std::move(forking_thread), processes[parent].modules.modules});
 }
 
 // Which running processes the release no longer waits for (SessionLimits::stall_timeout_ns):

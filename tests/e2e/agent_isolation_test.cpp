@@ -46,7 +46,7 @@ TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
   const std::set<std::string> hooks = {
       "malloc",   "free",   "calloc",  "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
       "memalign", "valloc", "pvalloc", "mmap",    "mmap64",       "munmap",         "mremap",
-      "fork",     "_exit",  "_Exit",   "dlsym",   "dlvsym"};
+      "fork",     "_exit",  "_Exit",   "dlsym",   "dlvsym",       "dlclose"};
   // agent/hooks/exec_hooks.cpp: the flush before exec.
   const std::set<std::string> exec_hooks = {"execve", "execv",  "execvp",  "execvpe", "execl",
                                             "execlp", "execle", "fexecve", "execveat"};

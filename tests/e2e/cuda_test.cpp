@@ -247,8 +247,8 @@ TEST(Cuda, DeviceAllocationsCarryTheirCallStacks) {
   for (const Row& r : run.rows) {
     if (r.event != "MALLOC" || (r.event_type != "HAL" && r.event_type != "HOST_PINNED")) continue;
     ++blocks;
-    // The program's frames, out to main.
-    EXPECT_NE(r.stack_c.find("memtap_test_cuda_pool(main+"), std::string::npos)
+    // The program's frames, named by its path.
+    EXPECT_NE(r.stack_c.find(real_path(kCudaProgram)), std::string::npos)
         << r.name << " at " << r.ptr << ": " << r.stack_c;
   }
   EXPECT_EQ(blocks,

@@ -1,6 +1,7 @@
 // See e2e_support.h.
 #include "tests/e2e/e2e_support.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -139,6 +140,21 @@ std::vector<std::string> split_lines(const std::string& text) {
 std::string host_name() {
   struct utsname u;
   return uname(&u) == 0 ? u.nodename : "";
+}
+
+std::string real_path(const std::string& path) {
+  char resolved[PATH_MAX];
+  return realpath(path.c_str(), resolved) ? resolved : path;
+}
+
+std::string function_at(const std::string& object, uint64_t offset) {
+  char address[32];
+  snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(offset - 1));
+  ProcessSpec spec;
+  spec.argv = {"/usr/bin/addr2line", "-f", "-e", object, address};
+  ProcessResult r = run_process(spec, kProcessTimeout);
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  return r.out.substr(0, r.out.find('\n'));
 }
 
 }  // namespace memtap::e2e

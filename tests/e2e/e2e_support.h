@@ -83,4 +83,12 @@ std::vector<std::string> split_lines(const std::string& text);
 // This machine's host name as the agent reports it (uname's nodename).
 std::string host_name();
 
+// `path` with every link resolved (as the agent reports a module's path); `path` if it fails.
+std::string real_path(const std::string& path);
+
+// The function addr2line finds in `object` for the return address at `offset` (address minus
+// load bias): it looks up offset - 1, the call instruction, since the instruction after a
+// call may be the next function's first.
+std::string function_at(const std::string& object, uint64_t offset);
+
 }  // namespace memtap::e2e

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/wire.capnp.h"
+#include "monitor/engine/decode.h"
 
 namespace memtap {
 namespace {
@@ -122,6 +123,38 @@ TEST(BatchEncoder, ABatchDecodesToItsRecordsAndTextsCopiedOrSetFieldByField) {
   }
   // The same message either way, byte for byte.
   EXPECT_EQ(bytes[0], bytes[1]);
+}
+
+// Batch.modules, through the monitor's decoder: paths, ranges and build-ids as the scan found
+// them (a build-id is bytes, NUL included), and none in a batch that has none.
+TEST(BatchEncoder, ModulesDecodeToTheirPathsRangesAndBuildIds) {
+  std::vector<ScannedModule> modules = {
+      {"/usr/bin/st", 0x555500000000, 0x555500000000, 0x555500004000,
+       std::string("\x8f\x00\x12\xff", 4)},
+      {"[vdso]", 0x7ffd12340000, 0x7ffd12340000, 0x7ffd12342000, ""},
+      {"/opt/lib/libfoo.so", 0, 0x7f0000001000, 0x7f0000200000, std::string(20, 'b')}};
+  BatchEncoder enc;
+  DrainResult d;  // what the monitor's decoder takes: times below 2^63
+  d.records.push_back(record(1000, EventKind::kMalloc, 0x1000, 64));
+  d.threads.push_back({7, 0, 1});
+  std::string_view view = enc.encode({77, 5, 12}, d, {}, 0, 999, 0, modules);
+  DecodeResult got = decode_message(view.data(), view.size());
+  ASSERT_TRUE(got.ok) << got.error;
+  const std::vector<LoadedModule>& decoded = got.message.batch.modules;
+  ASSERT_EQ(decoded.size(), modules.size());
+  for (size_t i = 0; i < modules.size(); ++i) {
+    EXPECT_EQ(decoded[i].path, modules[i].path) << i;
+    EXPECT_EQ(decoded[i].load_bias, modules[i].load_bias) << i;
+    EXPECT_EQ(decoded[i].start, modules[i].start) << i;
+    EXPECT_EQ(decoded[i].end, modules[i].end) << i;
+    EXPECT_EQ(decoded[i].build_id, modules[i].build_id) << i;
+  }
+  ASSERT_EQ(got.message.batch.threads.size(), 1u) << "the events still there";
+  EXPECT_EQ(got.message.batch.threads[0].events.size(), 1u);
+  std::string_view none = enc.encode({77, 5, 13}, d, {}, 0, 999);
+  got = decode_message(none.data(), none.size());
+  ASSERT_TRUE(got.ok) << got.error;
+  EXPECT_TRUE(got.message.batch.modules.empty());
 }
 
 TEST(BatchEncoder, AReusedBufferCarriesNothingIntoTheNextBatch) {

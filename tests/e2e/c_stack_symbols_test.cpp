@@ -1,0 +1,124 @@
+// C stacks symbolised in the monitor: `memtap run --stacks c` on a program built with -g
+// and without exported symbols; the agent sends return addresses and the loaded modules, the
+// monitor writes the frames into Call Stack(C).
+//
+// Pinned: every frame names its module by absolute path; the program's frames carry offsets
+// that addr2line, given the program, turns into deep_leaf_alloc, deep_middle and main in
+// that order; a library dlopen()ed after the start (by a relative path) is named by its
+// absolute path, and its frame's offset is lib_leaf_alloc's.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/db_query.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace memtap::e2e {
+namespace {
+
+const std::string kProgram = MEMTAP_TEST_C_STACK_SYMBOLS;
+const std::string kLibrary = MEMTAP_TEST_C_STACK_LIB;
+constexpr int64_t kLeafBytes = 3 * 1024 * 1024 + 7;  // c_stack_symbols.c
+constexpr int64_t kLibBytes = 2 * 1024 * 1024 + 11;  // c_stack_lib.c
+
+// One frame's module and offset (address - load bias), in any of the forms of
+// monitor/symbols/symbolizer.h: "module(+0xoff) [0xaddr]", "module(symbol+0xoff) [0xaddr]",
+// "function at file:line (module+0xoff)". An inlined frame has neither.
+struct Frame {
+  std::string text;
+  std::string module;
+  uint64_t offset = 0;
+};
+
+std::optional<Frame> parse_frame(const std::string& line) {
+  static const std::regex kSymbolTable(R"(^(.+)\([^()]*\+0x([0-9a-f]+)\) \[0x[0-9a-f]+\]$)");
+  static const std::regex kDebugInfo(R"(^.* \((.+)\+0x([0-9a-f]+)\)$)");
+  std::smatch m;
+  if (!std::regex_match(line, m, kSymbolTable) && !std::regex_match(line, m, kDebugInfo)) {
+    return std::nullopt;
+  }
+  return Frame{line, m[1].str(), std::stoull(m[2].str(), nullptr, 16)};
+}
+
+// The frames of a stack that are not inlined ones; fails the test on a line of no known form.
+std::vector<Frame> frames_of(const std::string& stack) {
+  std::vector<Frame> frames;
+  for (const std::string& line : split_lines(stack)) {
+    if (line.size() >= 10 && line.compare(line.size() - 10, 10, " (inlined)") == 0) continue;
+    std::optional<Frame> frame = parse_frame(line);
+    EXPECT_TRUE(frame) << "a frame of no known form: " << line << "\nin:\n" << stack;
+    if (frame) frames.push_back(*frame);
+  }
+  return frames;
+}
+
+class CStackSymbols : public ::testing::Test {
+ protected:
+  // The Call Stack(C) of the one MALLOC of `size` bytes.
+  std::string c_stack_of(const std::string& db, int64_t size) {
+    std::string error;
+    std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+    EXPECT_TRUE(q) << error;
+    if (!q) return {};
+    DbRows rows;
+    EXPECT_TRUE(
+        q->query("SELECT \"Call Stack(C)\" FROM memscope_dump WHERE Event = 'MALLOC' AND "
+                 "CAST(json_extract(Attr, '$.size') AS INTEGER) = ?1",
+                 {std::to_string(size)}, &rows, &error))
+        << error;
+    EXPECT_EQ(rows.rows.size(), 1u) << "the block of " << size << " bytes";
+    return rows.rows.empty() ? std::string() : rows.rows[0][0].text;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(CStackSymbols, FramesNameTheProgramAndTheDlopenedLibraryByPathAndOffset) {
+  const std::string db = dir_.file("c_stacks.db");
+  // The library by a path relative to the program's working directory: the loader keeps it
+  // as given, the agent reports it absolute.
+  const std::string library_dir = kLibrary.substr(0, kLibrary.rfind('/'));
+  const std::string library_name = kLibrary.substr(kLibrary.rfind('/') + 1);
+  ProcessSpec spec = spec_in(dir_, {kMemtapBin, "run", "--stacks", "c", "--stack-min-size", "1MiB",
+                                    "-o", db, "--", kProgram, "./" + library_name});
+  spec.cwd = library_dir;
+  ProcessResult r = run_process(spec, kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\n" << r.err;
+  EXPECT_NE(r.out.find("c_stack_symbols ok"), std::string::npos) << r.out;
+
+  const std::string program = real_path(kProgram);
+  const std::string stack = c_stack_of(db, kLeafBytes);
+  std::vector<Frame> frames = frames_of(stack);
+  ASSERT_GE(frames.size(), 3u) << stack;
+  for (const Frame& f : frames) {
+    EXPECT_TRUE(f.module == "[vdso]" || (!f.module.empty() && f.module[0] == '/'))
+        << "module path not absolute: " << f.text;
+  }
+  // Innermost first, the agent's own frames left out: the caller of malloc comes first.
+  const char* expected[] = {"deep_leaf_alloc", "deep_middle", "main"};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(frames[i].module, program) << frames[i].text;
+    EXPECT_EQ(function_at(program, frames[i].offset), expected[i]) << frames[i].text;
+  }
+  // With debug information (libdw), a frame names its function and line as well.
+  if (frames[0].text.find(" at ") != std::string::npos) {
+    EXPECT_EQ(frames[0].text.rfind("deep_leaf_alloc at ", 0), 0u) << frames[0].text;
+    EXPECT_NE(frames[0].text.find("c_stack_symbols.c:"), std::string::npos) << frames[0].text;
+  }
+
+  const std::string library = real_path(kLibrary);
+  const std::string lib_stack = c_stack_of(db, kLibBytes);
+  std::vector<Frame> lib_frames = frames_of(lib_stack);
+  ASSERT_GE(lib_frames.size(), 2u) << lib_stack;
+  EXPECT_EQ(lib_frames[0].module, library) << lib_frames[0].text;
+  EXPECT_EQ(function_at(library, lib_frames[0].offset), "lib_leaf_alloc") << lib_frames[0].text;
+  EXPECT_EQ(lib_frames[1].module, program) << lib_frames[1].text;
+  EXPECT_EQ(function_at(program, lib_frames[1].offset), "main") << lib_frames[1].text;
+}
+
+}  // namespace
+}  // namespace memtap::e2e
