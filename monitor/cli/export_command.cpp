@@ -9,6 +9,7 @@
 #include "monitor/cli/commands.h"
 #include "monitor/cli/export_messages.h"
 #include "monitor/cli/file_and_output.h"
+#include "monitor/cli/reading_progress.h"
 
 namespace memtap {
 namespace {
@@ -67,7 +68,12 @@ int export_command(const std::vector<std::string>& args) {
   if (out.empty()) out = default_export_path(format);
   ExportSummary summary;
   std::string error;
-  if (!export_recording(in, format, out, options, &summary, &error)) {
+  ReadingProgress progress;
+  options.progress = &progress.read;
+  auto line = show_reading_progress(in, "exporting", &progress);
+  const bool exported = export_recording(in, format, out, options, &summary, &error);
+  line.reset();
+  if (!exported) {
     fprintf(stderr, "memtap export: %s\n", error.c_str());
     return 1;
   }

@@ -9,6 +9,7 @@
 
 #include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
+#include "monitor/cli/reading_progress.h"
 #include "monitor/engine/analyzer.h"
 #include "monitor/store/reader/recording_feed.h"
 #include "monitor/store/reader/recording_reader.h"
@@ -67,6 +68,8 @@ int replay_command(const std::vector<std::string>& args) {
   int64_t first_ns = 0;
   Clock::time_point started;
   Clock::time_point next_progress;
+  ReadingProgress progress;
+  auto line = show_reading_progress(path, "replaying", &progress);
   // Everything due by now (in recording time) goes in at once: pacing per event would
   // spend the time in the clock, not the engine.
   auto pace = [&](const MemEvent* events, size_t n) {
@@ -90,9 +93,11 @@ int replay_command(const std::vector<std::string>& args) {
         }
       }
       analyzer.add(events + at, end - at);
+      progress.events_analysed.fetch_add(end - at, std::memory_order_relaxed);
       done += end - at;
       at = end;
-      if (Clock::now() >= next_progress) {
+      // On a terminal the progress line says as much, in place.
+      if (!line && Clock::now() >= next_progress) {
         next_progress += std::chrono::seconds(1);
         const double at_s = double(events[at - 1].ts_ns - first_ns) / 1e9;
         if (total != 0) {
@@ -107,7 +112,9 @@ int replay_command(const std::vector<std::string>& args) {
   };
   // Paced in small batches so that a 1x replay feeds the engine as a live run would.
   const size_t batch = speed > 0 ? 65536 : kReportBatchEvents;
-  if (!feed_recording(path, plan, batch, &rec, &total, pace, &error)) {
+  const bool read = feed_recording(path, plan, batch, &rec, &total, pace, &error, &progress.read);
+  line.reset();
+  if (!read) {
     fprintf(stderr, "memtap replay: %s\n", error.c_str());
     return 1;
   }

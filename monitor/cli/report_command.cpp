@@ -6,6 +6,7 @@
 
 #include "monitor/cli/command_line.h"
 #include "monitor/cli/commands.h"
+#include "monitor/cli/reading_progress.h"
 #include "monitor/engine/analyzer.h"
 #include "monitor/report/report_render.h"
 #include "monitor/store/reader/recording_feed.h"
@@ -114,13 +115,16 @@ bool analyse_recording(const std::string& path, const ReportOptions& options, co
   Recording rec;
   Analyzer analyzer(&rec.strings, options.analysis);
   size_t total = 0;
+  ReadingProgress progress;
+  const auto line = show_reading_progress(path, "analysing", &progress);
   const bool read = feed_recording(
       path, plan, kReportBatchEvents, &rec, &total,
       [&](const MemEvent* events, size_t count) {
         analyzer.add(events, count);
+        progress.events_analysed.fetch_add(count, std::memory_order_relaxed);
         return true;
       },
-      error);
+      error, &progress.read);
   if (!read) return false;
   *out = recording_report(analyzer, rec, path);
   return true;

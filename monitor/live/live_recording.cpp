@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/terminal_progress.h"
 #include "monitor/report/report_render.h"
 #include "monitor/report/units.h"
 
@@ -88,6 +89,30 @@ bool process_gone(uint32_t pid) {
   // "pid (comm) S ...": the state follows the last ')' (comm may contain one).
   const char* close = strrchr(buf, ')');
   return close && close[1] == ' ' && close[2] == 'Z';
+}
+
+// finish()'s line on a terminal: the rows left to write, then the steps that have no count.
+// `backlog`: LiveRecording::backlog(), which is 0 once the recording stopped.
+ProgressSample finishing_progress(const MemscopeWriter& writer, uint64_t backlog) {
+  ProgressSample s;
+  switch (writer.finish_step()) {
+    case FinishStep::kRecording:
+    case FinishStep::kWritingRows:
+      s.what = "writing the recording";
+      s.done = writer.rows_written();
+      s.total = s.done + backlog;
+      break;
+    case FinishStep::kCheckpointing:
+      s.what = "checkpointing the recording";
+      break;
+    case FinishStep::kIndexing:
+      s.what = "building msMemScope's indexes";
+      break;
+    case FinishStep::kClosing:
+      s.what = "closing the recording";
+      break;
+  }
+  return s;
 }
 
 int64_t realtime_ns() {
@@ -231,8 +256,11 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
   for (const auto& [pid, died_ns] : died_ns_) session_->forget_process(pid, died_ns);
   session_->finish();
   live_behind_->store(false, std::memory_order_relaxed);
-  // SQLite is the slow end: say what is left rather than look hung.
-  if (backlog() > 100000) {
+  // SQLite is the slow end: say what is left rather than look hung. On a terminal, as a
+  // line that counts down (the writer's counters, read by the line's own thread).
+  std::unique_ptr<TerminalProgress> progress =
+      TerminalProgress::start([this] { return finishing_progress(*writer_, backlog()); });
+  if (!progress && backlog() > 100000) {
     fprintf(stderr, "memtap: writing the remaining %llu rows of the recording...\n",
             (unsigned long long)backlog());
   }
@@ -246,7 +274,9 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
   if (socket_->curve()) {
     all.emplace_back("connections_refused", std::to_string(socket_->connections_refused()));
   }
-  return writer_->finish(session_->processes(), all, error);
+  const bool written = writer_->finish(session_->processes(), all, error);
+  progress.reset();  // the line goes before anything is said about the recording
+  return written;
 }
 
 bool LiveRecording::caught_up() const {

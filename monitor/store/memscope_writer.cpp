@@ -208,6 +208,7 @@ struct MemscopeWriter::Impl {
   std::atomic<uint64_t> rows_queued{0};   // written by append() only
   std::atomic<uint64_t> deferrals{0};     // milliseconds the thread waited for the live view
   std::atomic<uint64_t> rows_written{0};  // written by the writer thread only
+  std::atomic<FinishStep> finish_step{FinishStep::kRecording};  // written by finish() only
   // No more rows are kept: the recording stopped, or the spool refused rows and the thread
   // is about to stop it.
   std::atomic<bool> failed{false};
@@ -713,6 +714,7 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
   };
   if (w.finished) return report("finish() called twice");
   w.finished = true;
+  w.finish_step.store(FinishStep::kWritingRows);
   w.stop_thread(StopMode::kDrain);
   w.spool.reset();  // drained: nothing in it, and the file goes
   if (w.rows_lost_in_spool != 0 && !w.failed.load()) {
@@ -744,9 +746,13 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
   w.reserve.release();  // room for the indexes
   // The log into the file first: building the indexes then reads pages from the file, not
   // through the log's frame lookup (sqlite3WalFindFrame was a top symbol of finish()).
+  w.finish_step.store(FinishStep::kCheckpointing);
   w.stop_checkpointer();
   sqlite3_wal_checkpoint_v2(w.db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
-  if (!w.write_session_tables(processes, meta, true, &reason)) {
+  w.finish_step.store(w.options.compact ? FinishStep::kClosing : FinishStep::kIndexing);
+  const bool tables_written = w.write_session_tables(processes, meta, true, &reason);
+  w.finish_step.store(FinishStep::kClosing);
+  if (!tables_written) {
     // Every row is in the file; the disk (most likely) had no room for the indexes. The
     // processes at least, for `memtap recover` to keep.
     std::string ignored;
@@ -792,6 +798,10 @@ uint64_t MemscopeWriter::rows_spooled() const {
 
 uint64_t MemscopeWriter::rows_queued() const {
   return impl_->rows_queued.load();
+}
+
+FinishStep MemscopeWriter::finish_step() const {
+  return impl_->finish_step.load();
 }
 
 RecordingStop MemscopeWriter::stopped() const {

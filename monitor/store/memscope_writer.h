@@ -33,6 +33,16 @@ namespace memtap {
 
 struct CpuShare;
 
+// Where MemscopeWriter::finish() has got, for a progress display on another thread: the
+// rows (rows_written of rows_queued), then steps that have no count.
+enum class FinishStep : uint8_t {
+  kRecording,      // finish() has not begun
+  kWritingRows,    // the queue being written
+  kCheckpointing,  // the write-ahead log going into the file
+  kIndexing,       // building msMemScope's indexes (seconds for millions of rows)
+  kClosing,        // the session tables, the journal, the rename
+};
+
 struct MemscopeWriterOptions {
   // Rows per transaction. Large transactions amortize the commit; a transaction is also
   // committed when it has been open for commit_interval_ms, so a crash loses little.
@@ -111,6 +121,8 @@ class MemscopeWriter {
   uint64_t deferred_ms() const;
   // Rows appended so far (trace slices included), written or not.
   uint64_t rows_queued() const;
+  // How far finish() got. Any thread.
+  FinishStep finish_step() const;
   // Why and where the recording stopped (reason "": it has not). Any thread.
   RecordingStop stopped() const;
   // Rows held in memory for the writer (not those on disk in the spool), for tests of the

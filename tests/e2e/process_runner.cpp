@@ -18,8 +18,6 @@ extern char** environ;
 
 namespace memtap::e2e {
 
-namespace {
-
 std::vector<std::string> child_environment(const ProcessSpec& spec) {
   auto name_of = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
   auto listed = [&](const std::string& name) {
@@ -37,6 +35,8 @@ std::vector<std::string> child_environment(const ProcessSpec& spec) {
   for (const std::string& kv : spec.env_set) env.push_back(kv);
   return env;
 }
+
+namespace {
 
 // Writes `text` to the file at `path`; 0 or the errno. Async-signal-safe.
 int write_file(const char* path, const char* text) {

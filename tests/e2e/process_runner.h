@@ -41,6 +41,9 @@ struct ProcessResult {
   std::string err;  // everything written to stderr
 };
 
+// The test's environment as `spec` changes it ("NAME=value" entries), for a child of it.
+std::vector<std::string> child_environment(const ProcessSpec& spec);
+
 // "exit 3", "signal 9", "timed out"; for failure messages.
 std::string describe(const ProcessResult& r);
 

@@ -105,7 +105,7 @@ bool export_dump_rows(const std::string& in, ExportFormat format, const std::str
         }
         return true;
       },
-      error);
+      error, options.progress);
   if (!write_error.empty()) {
     *error = write_error;
     return false;

@@ -4,8 +4,8 @@
 namespace memtap {
 
 bool stream_export_input(const std::string& path, std::optional<uint32_t> pid, Recording* out,
-                         const EventBatchFn& on_batch, std::string* error) {
-  if (!pid) return stream_recording(path, kExportBatchEvents, out, on_batch, error);
+                         const EventBatchFn& on_batch, std::string* error, ReadProgress* progress) {
+  if (!pid) return stream_recording(path, kExportBatchEvents, out, on_batch, error, progress);
   RecordingFilter filter;
   filter.pid = *pid;
   uint64_t events = 0;

@@ -17,8 +17,10 @@ inline constexpr size_t kExportBatchEvents = 1 << 16;
 
 // stream_recording of `path`, or stream_recording_range of `pid`'s events when given (then
 // false with *error when the file has none).
+// `progress` as in stream_recording (not counted for one pid's events).
 bool stream_export_input(const std::string& path, std::optional<uint32_t> pid, Recording* out,
-                         const EventBatchFn& on_batch, std::string* error);
+                         const EventBatchFn& on_batch, std::string* error,
+                         ReadProgress* progress = nullptr);
 
 // For the formats with no process column: the processes with memory events (MALLOC, FREE,
 // SNAPSHOT) seen so far, and the error for more than one.

@@ -78,7 +78,7 @@ bool export_memory_record(const std::string& in, const std::string& partial,
         }
         return true;
       },
-      error);
+      error, options.progress);
   if (!read || !one_process.check(in, "memory-record", error)) return false;
   summary->unread_rows = rec.warning;
   return file->close(error);

@@ -174,7 +174,7 @@ bool export_operator_memory(const std::string& in, const std::string& partial,
         }
         return true;
       },
-      error);
+      error, options.progress);
   if (!read || !one_process.check(in, "operator-memory", error)) return false;
   summary->unread_rows = rec.warning;
   std::unique_ptr<TextFile> file = TextFile::create(partial, error);

@@ -26,6 +26,8 @@
 
 namespace memtap {
 
+struct ReadProgress;  // monitor/store/reader/read_progress.h
+
 enum class ExportFormat { kMsmemscopeDb, kMsmemscopeCsv, kOperatorMemory, kMemoryRecord };
 
 // "msmemscope-db" -> kMsmemscopeDb, ...; nullopt for any other name.
@@ -39,6 +41,8 @@ struct ExportOptions {
   // Only this process's events (`--pid`). operator-memory and memory-record have no process
   // column, so an input with memory events of several processes needs one.
   std::optional<uint32_t> pid;
+  // Counts the rows read (read_progress.h), for the command's progress line; may be null.
+  ReadProgress* progress = nullptr;
 };
 
 struct ExportSummary {

@@ -29,6 +29,7 @@
 #include "monitor/store/compact_schema.h"
 #include "monitor/store/memscope_format.h"
 #include "monitor/store/reader/event_vocabulary.h"
+#include "monitor/store/reader/read_progress.h"
 #include "monitor/store/reader/string_interner.h"
 #include "monitor/store/reader/text_values.h"
 
@@ -366,8 +367,10 @@ bool scan_compact_rows(const std::string& path, sqlite3* db, const CompactFile& 
   CompactRowDecoder decoder(file, &string_ids, !filter.skip_names_and_stacks);
   CompactRow row;
   std::string problem;
+  RowCounter counter(scan.rows_read);
   while (rc == SQLITE_OK && (rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
     ++problems->rows;
+    counter.row();
     read_row(s.stmt, &row);
     MemEvent& event = events->emplace_back();
     if (!decoder.decode(row, &event, &problem)) {

@@ -14,6 +14,7 @@
 //     (timestamp_unit.h), which only msMemScope's misnamed column needs.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,8 @@ struct CompactScan {
   // In the query: pid as the thread numbers of that process, max_ts_ns as an offset bound
   // and, through memtap_event_chunk, the last ID to visit; checked again after decoding.
   RecordingFilter filter;
+  // Where the rows visited are counted (ReadProgress::rows_read); null: nowhere.
+  std::atomic<uint64_t>* rows_read = nullptr;
 };
 
 // The last ID any scan with `filter` visits: the file's last ID when loaded, or earlier

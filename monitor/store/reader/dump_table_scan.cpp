@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "monitor/store/reader/dump_row_decoder.h"
+#include "monitor/store/reader/read_progress.h"
 #include "monitor/store/reader/timestamp_unit.h"
 
 namespace memtap::reader {
@@ -161,9 +162,11 @@ bool scan_dump_rows(const std::string& path, sqlite3* db, const DumpQuery& query
   DumpRowDecoder decoder(strings, scan.ts_factor);
   const RowView row(s.stmt, query);
   std::string problem;
+  RowCounter counter(scan.rows_read);
   while (rc == SQLITE_OK && (rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {
     rc = SQLITE_OK;
     ++problems->rows;
+    counter.row();
     DumpFields fields;
     fields.event = row.text(kColEvent);
     fields.event_type = row.text(kColEventType);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -79,6 +80,8 @@ struct DumpScan {
   bool ts_null_only = false;
   std::optional<int64_t> ts_at_least;
   std::optional<int64_t> ts_below;
+  // Where the rows visited are counted (ReadProgress::rows_read); null: nowhere.
+  std::atomic<uint64_t>* rows_read = nullptr;
 };
 
 // Appends the decoded rows to *events (strings interned into *strings), counting rows and

@@ -85,7 +85,7 @@ FeedPlan plan_feed(const std::string& path, bool low_memory) {
 bool feed_recording(const std::string& path, const FeedPlan& plan, size_t batch_events,
                     Recording* rec, size_t* total_events,
                     const std::function<bool(const MemEvent* events, size_t count)>& on_batch,
-                    std::string* error) {
+                    std::string* error, ReadProgress* progress) {
   *total_events = 0;
   batch_events = std::max<size_t>(batch_events, 1);
   if (plan.stream) {
@@ -99,9 +99,9 @@ bool feed_recording(const std::string& path, const FeedPlan& plan, size_t batch_
           }
           return true;
         },
-        error);
+        error, progress);
   }
-  if (!read_recording(path, rec, error)) return false;
+  if (!read_recording(path, rec, error, progress)) return false;
   *total_events = rec->events.size();
   for (size_t at = 0; at < rec->events.size(); at += batch_events) {
     if (!on_batch(rec->events.data() + at, std::min(batch_events, rec->events.size() - at))) break;

@@ -31,10 +31,11 @@ FeedPlan plan_feed(const std::string& path, bool low_memory);
 // Delivers the events in time order, in batches of at most `batch_events`, to `on_batch`
 // (false from it stops the reading). rec->strings and rec->processes are valid for every
 // batch delivered; *total_events is the number of events when known up front (held), else
-// 0. False with *error (one line naming the file) when the file cannot be read.
+// 0. False with *error (one line naming the file) when the file cannot be read. `progress`
+// as in read_recording.
 bool feed_recording(const std::string& path, const FeedPlan& plan, size_t batch_events,
                     Recording* rec, size_t* total_events,
                     const std::function<bool(const MemEvent* events, size_t count)>& on_batch,
-                    std::string* error);
+                    std::string* error, ReadProgress* progress = nullptr);
 
 }  // namespace memtap

@@ -148,7 +148,8 @@ bool finish(const std::string& path, const RowProblems& problems, Recording* out
 
 // stream_recording and stream_recording_range: `filter` null reads everything.
 bool stream_events(const std::string& path, const RecordingFilter* filter, size_t batch_events,
-                   Recording* out, const EventBatchFn& on_batch, std::string* error) {
+                   Recording* out, const EventBatchFn& on_batch, std::string* error,
+                   ReadProgress* progress) {
   *out = Recording{};
   batch_events = std::max<size_t>(batch_events, 1);
   FileKind kind = FileKind::kText;
@@ -181,6 +182,7 @@ bool stream_events(const std::string& path, const RecordingFilter* filter, size_
   SqliteReadOptions options;
   options.time_order = true;
   options.batch_events = batch_events;
+  options.progress = progress;
   if (filter != nullptr) options.filter = *filter;
   options.drain = [&] {
     if (!processes) processes.emplace(*out);
@@ -197,15 +199,23 @@ bool stream_events(const std::string& path, const RecordingFilter* filter, size_
 
 }  // namespace
 
-bool read_recording(const std::string& path, Recording* out, std::string* error) {
+bool read_recording(const std::string& path, Recording* out, std::string* error,
+                    ReadProgress* progress) {
   *out = Recording{};
   FileKind kind = FileKind::kText;
   if (!sniff(path, &kind, error)) return false;
   RowProblems problems;
+  SqliteReadOptions options;
+  options.progress = progress;
   const bool read = kind == FileKind::kSqlite
-                        ? read_sqlite_recording(path, {}, out, &problems, error)
+                        ? read_sqlite_recording(path, options, out, &problems, error)
                         : read_held(path, kind, out, &problems, error);
   if (!read || !finish(path, problems, out, error)) return false;
+  // Every row is read: the rowid span said at most this many.
+  if (progress != nullptr) {
+    progress->rows_total.store(progress->rows_read.load(std::memory_order_relaxed),
+                               std::memory_order_relaxed);
+  }
   sort_by_time(&out->events);
   if (frees_incomplete(out->events)) complete_frees(&out->events);
   ProcessCollector(*out).note(out->events, out);
@@ -213,14 +223,14 @@ bool read_recording(const std::string& path, Recording* out, std::string* error)
 }
 
 bool stream_recording(const std::string& path, size_t batch_events, Recording* out,
-                      const EventBatchFn& on_batch, std::string* error) {
-  return stream_events(path, nullptr, batch_events, out, on_batch, error);
+                      const EventBatchFn& on_batch, std::string* error, ReadProgress* progress) {
+  return stream_events(path, nullptr, batch_events, out, on_batch, error, progress);
 }
 
 bool stream_recording_range(const std::string& path, const RecordingFilter& filter,
                             size_t batch_events, Recording* out, const EventBatchFn& on_batch,
                             std::string* error) {
-  return stream_events(path, &filter, batch_events, out, on_batch, error);
+  return stream_events(path, &filter, batch_events, out, on_batch, error, nullptr);
 }
 
 }  // namespace memtap

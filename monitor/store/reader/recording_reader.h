@@ -32,6 +32,7 @@
 
 #include "monitor/model/mem_event.h"
 #include "monitor/model/torch_snapshot_facts.h"
+#include "monitor/store/reader/read_progress.h"
 
 namespace memtap {
 
@@ -74,7 +75,9 @@ struct Recording {
 // known format (the message lists the expected ones), a corrupt or truncated database, a
 // database without a memscope_dump / leaks_dump table (the message lists its tables), a
 // CSV header without a column its format needs, or rows none of which could be read.
-bool read_recording(const std::string& path, Recording* out, std::string* error);
+// `progress`, when given, counts a database's rows as they are read (read_progress.h).
+bool read_recording(const std::string& path, Recording* out, std::string* error,
+                    ReadProgress* progress = nullptr);
 
 // Gets a batch of events, in time order across batches. Return false to stop reading.
 using EventBatchFn = std::function<bool(std::span<const MemEvent> batch)>;
@@ -86,9 +89,10 @@ using EventBatchFn = std::function<bool(std::span<const MemEvent> batch)>;
 // memory bounded by the batch and the live blocks; a CSV is held whole while it is read
 // (the CSV formats are small, and their rows are not in time order), and so is a PyTorch
 // snapshot (its pool at the end is known only once it is all read). Stopping early returns
-// true.
+// true. `progress` as in read_recording.
 bool stream_recording(const std::string& path, size_t batch_events, Recording* out,
-                      const EventBatchFn& on_batch, std::string* error);
+                      const EventBatchFn& on_batch, std::string* error,
+                      ReadProgress* progress = nullptr);
 
 // Which events stream_recording_range delivers: all of them by default.
 struct RecordingFilter {

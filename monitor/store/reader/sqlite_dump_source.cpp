@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -66,6 +68,17 @@ bool rowid_bound(const std::string& path, sqlite3* db, const DumpQuery& query, c
   return for_each_row(
       path, db, std::string("SELECT ") + fn + "(rowid) FROM " + quote_identifier(query.table),
       [&](sqlite3_stmt* s) { *value = sqlite3_column_int64(s, 0); }, error);
+}
+
+// The rows a read of the whole table visits, for its progress: the span of rowids [first,
+// last]. A filtered read visits an unknown part of them, so it says no total.
+void note_rows_total(int64_t first, int64_t last, const SqliteReadOptions& options,
+                     ReadProgress* progress) {
+  const RecordingFilter& filter = options.filter;
+  if (filter.pid || filter.max_ts_ns != std::numeric_limits<int64_t>::max() || last < first) {
+    return;
+  }
+  progress->rows_total.store(uint64_t(last) - uint64_t(first) + 1, std::memory_order_relaxed);
 }
 
 // Decodes the rows with rowids in [first, last] (all rows when `whole`) on `db`: the dump
@@ -179,13 +192,20 @@ bool read_dump_table(const std::string& path, sqlite3* db, const std::string& du
       !dump_timestamp_factor(path, db, query, &ts_factor, error)) {
     return false;
   }
-  if (!options.time_order && !options.drain) {
-    int64_t first = 0;
-    int64_t last = -1;
-    if (!rowid_bound(path, db, query, "min", &first, error) ||
-        !rowid_bound(path, db, query, "max", &last, error)) {
-      return false;
-    }
+  const bool file_order = !options.time_order && !options.drain;
+  int64_t first = 0;
+  int64_t last = -1;
+  if ((file_order || options.progress != nullptr) &&
+      (!rowid_bound(path, db, query, "min", &first, error) ||
+       !rowid_bound(path, db, query, "max", &last, error))) {
+    return false;
+  }
+  std::atomic<uint64_t>* rows_read = nullptr;
+  if (options.progress != nullptr) {
+    rows_read = &options.progress->rows_read;
+    note_rows_total(first, last, options, options.progress);
+  }
+  if (file_order) {
     const ScanPart scan = [&](sqlite3* part_db, bool whole, int64_t part_first, int64_t part_last,
                               std::vector<MemEvent>* events, StringTable* strings,
                               RowProblems* part_problems, std::string* part_error) {
@@ -195,6 +215,7 @@ bool read_dump_table(const std::string& path, sqlite3* db, const std::string& du
       part.whole_table = whole;
       part.first_rowid = part_first;
       part.last_rowid = part_last;
+      part.rows_read = rows_read;
       return scan_dump_rows(path, part_db, query, part, events, strings, part_problems, part_error);
     };
     return read_file_order(path, db, first, last, scan, options, out, problems, error);
@@ -211,6 +232,7 @@ bool read_dump_table(const std::string& path, sqlite3* db, const std::string& du
   scan.drain = options.drain;
   scan.batch_events = options.batch_events;
   scan.filter = options.filter;
+  scan.rows_read = rows_read;
   return scan_dump_rows(path, db, query, scan, &out->events, &out->strings, problems, error);
 }
 
@@ -223,6 +245,11 @@ bool read_compact_tables(const std::string& path, sqlite3* db, const SqliteReadO
   if (!load_compact_file(path, db, &file, error)) return false;
   out->format = kFormatMemscopeDump;
   if (!file.has_rows) return true;
+  std::atomic<uint64_t>* rows_read = nullptr;
+  if (options.progress != nullptr) {
+    rows_read = &options.progress->rows_read;
+    note_rows_total(file.first_id, file.last_id, options, options.progress);
+  }
   if (!options.time_order && !options.drain) {
     // Rows past the filter's time bound (by the chunks) are not even split among threads.
     const int64_t last = compact_scan_last_id(file, options.filter);
@@ -234,6 +261,7 @@ bool read_compact_tables(const std::string& path, sqlite3* db, const SqliteReadO
       part.whole_table = whole;
       part.first_id = first;
       part.last_id = part_last;
+      part.rows_read = rows_read;
       return scan_compact_rows(path, part_db, file, part, events, strings, part_problems,
                                part_error);
     };
@@ -244,6 +272,7 @@ bool read_compact_tables(const std::string& path, sqlite3* db, const SqliteReadO
   scan.drain = options.drain;
   scan.batch_events = options.batch_events;
   scan.filter = options.filter;
+  scan.rows_read = rows_read;
   return scan_compact_rows(path, db, file, scan, &out->events, &out->strings, problems, error);
 }
 

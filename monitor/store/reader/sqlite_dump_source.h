@@ -43,6 +43,9 @@ struct SqliteReadOptions {
   int64_t min_rows_per_slice = 500'000;
   // Only the events this lets through (see DumpScan::filter).
   RecordingFilter filter;
+  // Counts the rows visited, and (reading the whole table) how many there are; null: no
+  // one asks.
+  ReadProgress* progress = nullptr;
 };
 
 // Appends the dump table's events to out->events and sets out->format to the table's name;

@@ -149,6 +149,7 @@ void work(const std::string& path, const DumpQuery& query, int64_t ts_factor,
       scan.ts_null_only = slice.null_only;
       scan.ts_at_least = slice.at_least;
       scan.ts_below = slice.below;
+      if (options.progress != nullptr) scan.rows_read = &options.progress->rows_read;
       ok = scan_dump_rows(path, handle.db, query, scan, &events, &strings, &problems, &error);
       if (ok && !events.empty()) hand_over();
     }
