@@ -128,15 +128,18 @@ TEST(SymbolizerTest, DebugInformationNamesTheFunctionAndTheLineOfTheCall) {
   const std::vector<SymbolFrame> frames = symbolise(run, "leaf");
   // -O0 inlines nothing: the helper is a frame of its own.
   expect_source_frame(frames, "inlined_helper", "st.c", run.lines.at("inlined_helper"), false);
-  expect_source_frame(frames, "deep_leaf_alloc", "st.c", run.lines.at("deep_leaf_alloc"), false);
+  ASSERT_NO_FATAL_FAILURE(expect_source_frame(frames, "deep_leaf_alloc", "st.c",
+                                              run.lines.at("deep_leaf_alloc"), false));
   EXPECT_EQ(frame_of(frames, "deep_leaf_alloc")->module, fixture_path("symbols_st_O0"));
 }
 
 TEST(SymbolizerTest, AnInlinedFunctionIsAFrameBeforeTheOneItIsIn) {
   const FixtureRun run = run_fixture("symbols_st_O2");
   const std::vector<SymbolFrame> frames = symbolise(run, "leaf");
-  expect_source_frame(frames, "inlined_helper", "st.c", run.lines.at("inlined_helper"), true);
-  expect_source_frame(frames, "deep_leaf_alloc", "st.c", run.lines.at("deep_leaf_alloc"), false);
+  ASSERT_NO_FATAL_FAILURE(
+      expect_source_frame(frames, "inlined_helper", "st.c", run.lines.at("inlined_helper"), true));
+  ASSERT_NO_FATAL_FAILURE(expect_source_frame(frames, "deep_leaf_alloc", "st.c",
+                                              run.lines.at("deep_leaf_alloc"), false));
   // Both come from one return address, the inlined one first.
   const SymbolFrame* helper = frame_of(frames, "inlined_helper");
   const SymbolFrame* leaf = frame_of(frames, "deep_leaf_alloc");
@@ -154,7 +157,8 @@ TEST(SymbolizerTest, CxxNamesAreDemangled) {
 TEST(SymbolizerTest, ASharedLibraryLoadedWithDlopenIsSymbolisedAtItsLoadBias) {
   const FixtureRun run = run_fixture("symbols_st_O0", {kFixtureDir + "/libsymbols_st_plugin.so"});
   const std::vector<SymbolFrame> frames = symbolise(run, "plugin");
-  expect_source_frame(frames, "plugin_alloc", "st_plugin.c", run.lines.at("plugin_alloc"), false);
+  ASSERT_NO_FATAL_FAILURE(expect_source_frame(frames, "plugin_alloc", "st_plugin.c",
+                                              run.lines.at("plugin_alloc"), false));
   EXPECT_EQ(frame_of(frames, "plugin_alloc")->module, fixture_path("libsymbols_st_plugin.so"));
 }
 
