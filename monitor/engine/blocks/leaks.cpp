@@ -176,6 +176,13 @@ LeakResult leak_result(const StepHistory& h, const LiveByKey& live, const LiveTr
   r.alive_blocks = live.live_blocks;
   r.alive_by_stack = alive_groups(live.live[kByStack], keys, strings, kByStack, top_n);
   r.alive_by_owner = alive_groups(live.live[kByOwner], keys, strings, kByOwner, top_n);
+  // Each owner with the stacks that hold its bytes now: where to look for what it keeps.
+  auto top_stacks = [&](const KeyLabel& owner) {
+    return owner_top_stacks(live.live[kByOwnerStack], keys, strings, owner, live.live_bytes,
+                            kTopStacksPerOwner);
+  };
+  for (AliveGroup& g : r.alive_by_owner) g.stacks = top_stacks(g.key);
+  for (LeakSuspect& s : r.owner_suspects) s.stacks = top_stacks(s.key);
   r.alive_by_name = alive_groups(live.live[kByName], keys, strings, kByName, top_n);
   r.trend_bytes_per_s = trend_slope(trend, now_ns);
   r.trend_span_ns = trend.t0_ns == kNoTime ? 0 : now_ns - trend.t0_ns;

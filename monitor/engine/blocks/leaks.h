@@ -96,12 +96,14 @@ struct LeakSuspect {
   int64_t growth_start_ns = kNoTime;  // when that step began (its boundary)
   int64_t first_bytes = 0;            // live bytes at the window's first boundary
   int64_t last_bytes = 0;             // ... and at its last
+  std::vector<PeakEntry> stacks{};    // an owner's: the stacks holding most of it now
 };
 
 struct AliveGroup {
   KeyLabel key;
   uint64_t bytes = 0;
   uint64_t blocks = 0;
+  std::vector<PeakEntry> stacks{};  // an owner's: the stacks holding most of it
 };
 
 struct LeakResult {
