@@ -31,7 +31,8 @@ int64_t known_time(int64_t ts_ns) {
 std::vector<BreakdownEntry> breakdown(const std::vector<blocks::PeakEntry>& entries) {
   std::vector<BreakdownEntry> out;
   for (const blocks::PeakEntry& e : entries) {
-    out.push_back({e.key.label, clamp_to_int64(e.bytes), int64_t(e.blocks), e.share});
+    out.push_back(
+        {e.key.label, clamp_to_int64(e.bytes), int64_t(e.blocks), e.share, breakdown(e.stacks)});
   }
   return out;
 }
@@ -41,7 +42,8 @@ std::vector<BreakdownEntry> alive(const std::vector<blocks::AliveGroup>& groups,
   std::vector<BreakdownEntry> out;
   for (const blocks::AliveGroup& g : groups) {
     double share = total_bytes ? double(g.bytes) / double(total_bytes) : 0;
-    out.push_back({g.key.label, clamp_to_int64(g.bytes), int64_t(g.blocks), share});
+    out.push_back(
+        {g.key.label, clamp_to_int64(g.bytes), int64_t(g.blocks), share, breakdown(g.stacks)});
   }
   return out;
 }
@@ -50,7 +52,7 @@ void add_suspects(const char* what, const std::vector<blocks::LeakSuspect>& in,
                   int64_t last_step_ns, std::vector<LeakSuspect>* out) {
   for (const blocks::LeakSuspect& s : in) {
     out->push_back({what, s.key.label, s.bytes_per_step, int64_t(s.growth_start_step), s.last_bytes,
-                    known_time(s.growth_start_ns), known_time(last_step_ns)});
+                    known_time(s.growth_start_ns), known_time(last_step_ns), breakdown(s.stacks)});
   }
 }
 

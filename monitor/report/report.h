@@ -36,6 +36,9 @@ struct BreakdownEntry {
   int64_t bytes = 0;
   int64_t blocks = 0;
   double share = 0;  // of the peak
+  // An owner's entry: the stacks that hold most of its bytes, largest first (share: of the
+  // same whole as the owner's). Empty for stacks and names.
+  std::vector<BreakdownEntry> top_stacks{};
 };
 
 struct PeakSection {
@@ -49,9 +52,10 @@ struct LeakSuspect {
   std::string key;
   double bytes_per_step = 0;
   int64_t first_step = -1;
-  int64_t live_bytes = 0;              // at the last step
-  int64_t growth_start_ns = kUnknown;  // when first_step began
-  int64_t last_step_ns = kUnknown;     // the last step boundary (live_bytes are there)
+  int64_t live_bytes = 0;                    // at the last step
+  int64_t growth_start_ns = kUnknown;        // when first_step began
+  int64_t last_step_ns = kUnknown;           // the last step boundary (live_bytes are there)
+  std::vector<BreakdownEntry> top_stacks{};  // an owner's: the stacks holding most of it now
 };
 
 struct LeakSection {

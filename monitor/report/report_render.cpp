@@ -25,16 +25,40 @@ std::string time_text(int64_t ts_ns, int64_t start_ns) {
   return buf;
 }
 
+// A recording without owners (or stacks, or names) has one key, "none": nothing to show.
+bool any_key(const std::vector<BreakdownEntry>& entries) {
+  for (const BreakdownEntry& e : entries)
+    if (!e.key.empty()) return true;
+  return false;
+}
+
+// An owner's top stacks, each under the owner's line: where its bytes were allocated.
+void top_stacks_text(FILE* out, const char* indent, const std::vector<BreakdownEntry>& stacks) {
+  for (const BreakdownEntry& e : stacks) {
+    fprintf(out, "%sfrom %10s  %5.1f%%  %6lld blocks  %s\n", indent,
+            bytes_text(double(e.bytes)).c_str(), e.share * 100, (long long)e.blocks,
+            key_text(e.key).c_str());
+  }
+}
+
 void breakdown_text(FILE* out, const char* title, const std::vector<BreakdownEntry>& entries) {
-  // A recording without owners (or stacks, or names) has one key, "none": nothing to show.
-  bool any_key = false;
-  for (const BreakdownEntry& e : entries) any_key = any_key || !e.key.empty();
-  if (!any_key) return;
+  if (!any_key(entries)) return;
   fprintf(out, "      by %s:\n", title);
   for (const BreakdownEntry& e : entries) {
     fprintf(out, "        %10s  %5.1f%%  %6lld blocks  %s\n", bytes_text(double(e.bytes)).c_str(),
             e.share * 100, (long long)e.blocks, key_text(e.key).c_str());
+    top_stacks_text(out, "          ", e.top_stacks);
   }
+}
+
+// Who holds the memory, each owner with its top stacks; by stack alone only when the
+// recording names no owner (the stacks are then all there is to say).
+void owners_or_stacks_text(FILE* out, const std::vector<BreakdownEntry>& by_owner,
+                           const std::vector<BreakdownEntry>& by_stack) {
+  if (any_key(by_owner))
+    breakdown_text(out, "owner", by_owner);
+  else
+    breakdown_text(out, "stack", by_stack);
 }
 
 std::string hex_text(uint64_t v) {
@@ -131,8 +155,7 @@ void device_text_section(const DeviceReport& d, FILE* out) {
   if (d.peak.bytes != kUnknown) {
     fprintf(out, "    Peak: %s at %s\n", bytes_text(double(d.peak.bytes)).c_str(),
             time_text(d.peak.ts_ns, d.start_ns).c_str());
-    breakdown_text(out, "owner", d.peak.by_owner);
-    breakdown_text(out, "stack", d.peak.by_stack);
+    owners_or_stacks_text(out, d.peak.by_owner, d.peak.by_stack);
     breakdown_text(out, "name", d.peak.by_name);
   }
   const LeakSection& l = d.leaks;
@@ -142,15 +165,21 @@ void device_text_section(const DeviceReport& d, FILE* out) {
       fprintf(out, " no owner or stack grows step after step\n");
     else
       fprintf(out, "\n");
+    // Owners with the stacks that hold them; the stack suspects only when no owner grows
+    // (they are the same memory seen the other way).
+    bool owner_suspects = false;
+    for (const LeakSuspect& s : l.suspects) owner_suspects = owner_suspects || s.what == "owner";
     for (const LeakSuspect& s : l.suspects) {
+      if (owner_suspects && s.what != "owner") continue;
       fprintf(out, "      %s %s: +%s per step since step %lld (%s live)\n", s.what.c_str(),
               key_text(s.key).c_str(), bytes_text(s.bytes_per_step).c_str(),
               (long long)s.first_step, bytes_text(double(s.live_bytes)).c_str());
+      top_stacks_text(out, "        ", s.top_stacks);
     }
   } else {
     fprintf(out, "    Leaks: no step markers; live at the end, growth %s/s over the session\n",
             bytes_text(l.trend_bytes_per_s).c_str());
-    breakdown_text(out, "stack", l.alive_at_end);
+    owners_or_stacks_text(out, l.alive_at_end_by_owner, l.alive_at_end);
   }
   const FragmentationSection& f = d.fragmentation;
   if (f.worst_ns != kUnknown && f.reserved <= f.allocated) {
@@ -196,12 +225,14 @@ void device_text_section(const DeviceReport& d, FILE* out) {
   }
 }
 
-void breakdown_json(JsonWriter& j, const char* name, const std::vector<BreakdownEntry>& entries) {
+void breakdown_json(JsonWriter& j, const char* name, const std::vector<BreakdownEntry>& entries,
+                    bool with_top_stacks = false) {
   j.key(name).begin_array();
   for (const BreakdownEntry& e : entries) {
     j.begin_object();
     j.key("key").value(e.key).key("bytes").value(e.bytes).key("blocks").value(e.blocks);
     j.key("share").value(e.share);
+    if (with_top_stacks) breakdown_json(j, "top_stacks", e.top_stacks);
     j.end_object();
   }
   j.end_array();
@@ -458,7 +489,7 @@ std::string report_json(const Report& r) {
     j.key("peak").begin_object();
     optional_int(j, "ts_ns", d.peak.ts_ns);
     optional_int(j, "bytes", d.peak.bytes);
-    breakdown_json(j, "by_owner", d.peak.by_owner);
+    breakdown_json(j, "by_owner", d.peak.by_owner, true);
     breakdown_json(j, "by_stack", d.peak.by_stack);
     breakdown_json(j, "by_name", d.peak.by_name);
     j.end_object();
@@ -471,11 +502,12 @@ std::string report_json(const Report& r) {
       j.key("live_bytes").value(s.live_bytes);
       optional_int(j, "growth_start_ns", s.growth_start_ns);
       optional_int(j, "last_step_ns", s.last_step_ns);
+      if (s.what == "owner") breakdown_json(j, "top_stacks", s.top_stacks);
       j.end_object();
     }
     j.end_array();
     breakdown_json(j, "alive_at_end", d.leaks.alive_at_end);
-    breakdown_json(j, "alive_at_end_by_owner", d.leaks.alive_at_end_by_owner);
+    breakdown_json(j, "alive_at_end_by_owner", d.leaks.alive_at_end_by_owner, true);
     breakdown_json(j, "alive_at_end_by_name", d.leaks.alive_at_end_by_name);
     j.key("trend_bytes_per_s").value(d.leaks.trend_bytes_per_s);
     j.key("live_bytes_per_step").value(d.leaks.live_bytes_per_step);

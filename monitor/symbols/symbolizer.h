@@ -13,7 +13,8 @@
 //   from a symbol table:     "/abs/libfoo.so(foo_alloc+0x1c) [0x7f12345678]" (glibc's
 //                            backtrace_symbols form, as msMemScope writes every frame)
 //   nothing known:           "/abs/libfoo.so(+0x1234) [0x7f12345678]", "?? [0x1234]" outside
-//                            every module
+//                            every module; "... (build-id differs)" when the file is not
+//                            the one the process loaded, "... (cannot read it)" when missing
 #pragma once
 
 #include <cstdint>
@@ -59,7 +60,8 @@ class Symbolizer {
   void add_module(const LoadedModule& module);
 
   // The frames of one return address, innermost (inlined) first. A return address is the
-  // instruction after the call: what is looked up is address - 1.
+  // instruction after the call: what is looked up is address - 1. The reference is valid
+  // until the next add_module (which empties the cache: an address may be in the new module).
   const std::vector<SymbolFrame>& frames(uint64_t return_address);
 
   // A whole stack, innermost first, as Call Stack(C) text: one frame a line, inlined frames

@@ -120,7 +120,8 @@ void release(AnalyzerState& s, DeviceState& d, uint8_t slot, uint64_t addr, cons
   if (b.account == kNoAccount) return;
 
   Account& a = d.accounts[b.account];
-  const BlockKeys keys{b.owner_key, b.stack_key, b.name_key};
+  const BlockKeys keys{b.owner_key, b.stack_key, b.name_key,
+                       d.keys.key(kByOwnerStack, pair_tag(b.owner_key, b.stack_key))};
   live_remove(a.live, keys, b.size_bytes);
   trend_update(a.trend, end_ns, double(a.live.live_bytes));
   add_finished(a.finished, keys, b.size_bytes, lifetime);
@@ -200,7 +201,9 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
   b.account = account_of(e.device, e.layer, e.is_mmap);
   if (b.account == kNoAccount) return;
   Account& a = d.accounts[b.account];
-  live_add(a.live, {b.owner_key, b.stack_key, b.name_key}, e.size_bytes, e.ts_ns);
+  // The pair key is looked up again at the block's end rather than kept in every LiveBlock.
+  const uint32_t pair_key = d.keys.key(kByOwnerStack, pair_tag(b.owner_key, b.stack_key));
+  live_add(a.live, {b.owner_key, b.stack_key, b.name_key, pair_key}, e.size_bytes, e.ts_ns);
   trend_update(a.trend, e.ts_ns, double(a.live.live_bytes));
   owner_scopes_add(a.owner_scopes, s.owner_prefixes, d.owner_prefix_list[b.owner_key], e.size_bytes,
                    e.ts_ns);

@@ -19,9 +19,22 @@ namespace memtap::blocks {
 // What a key's label is.
 enum class KeyKind : uint8_t { kOwner, kStackPython, kStackC, kName };
 
-// The grouping dimensions, in the order the per-key arrays use.
-enum Dim : int { kByOwner = 0, kByStack = 1, kByName = 2 };
-constexpr int kDims = 3;
+// The grouping dimensions, in the order the per-key arrays use. kByOwnerStack groups by
+// (owner, stack) pair, so that a report can name the stacks that hold each owner's bytes;
+// its keys are pair_tag()s of the other two dimensions' dense keys, not labels.
+enum Dim : int { kByOwner = 0, kByStack = 1, kByName = 2, kByOwnerStack = 3 };
+constexpr int kDims = 4;
+constexpr int kLabelDims = 3;  // the dimensions whose keys are labels (all but the pairs)
+
+inline uint64_t pair_tag(uint32_t owner_key, uint32_t stack_key) {
+  return (uint64_t(owner_key) << 32) | stack_key;
+}
+inline uint32_t pair_owner_key(uint64_t tag) {
+  return uint32_t(tag >> 32);
+}
+inline uint32_t pair_stack_key(uint64_t tag) {
+  return uint32_t(tag);
+}
 
 // (kind << 32) | string id.
 inline uint64_t stack_key_of(const MemEvent& e) {
@@ -36,7 +49,7 @@ struct KeyIndex {
   std::array<std::vector<uint64_t>, kDims> keys;
 
   // The last key asked for per dimension: consecutive blocks mostly share their keys.
-  std::array<uint64_t, kDims> last_tag{~0ull, ~0ull, ~0ull};
+  std::array<uint64_t, kDims> last_tag{~0ull, ~0ull, ~0ull, ~0ull};
   std::array<uint32_t, kDims> last_key{};
 
   uint32_t key(Dim dim, uint64_t tagged) {
@@ -51,6 +64,8 @@ struct KeyIndex {
     last_key[dim] = k;
     return k;
   }
+  // The dense key of a tag seen before; FlatIndex::kNone otherwise.
+  uint32_t find(Dim dim, uint64_t tagged) const { return index[dim].find(tagged); }
   size_t count(Dim dim) const { return keys[dim].size(); }
   KeyKind kind(Dim dim, uint32_t k) const { return KeyKind(keys[dim][k] >> 32); }
   uint32_t string_id(Dim dim, uint32_t k) const { return uint32_t(keys[dim][k]); }

@@ -104,6 +104,7 @@ void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, 
   const int64_t previous_ts_ns = h.last_boundary_ts_ns;
   h.last_step = step;
   h.last_boundary_ts_ns = ts_ns;
+  h.pairs_at_last_step = live.live[kByOwnerStack];
   const size_t w = h.window + 1;
   for (int d = 0; d < 2; ++d) {
     const std::vector<KeyBytes>& now = live.live[kHistoryDims[d]];
@@ -176,6 +177,16 @@ LeakResult leak_result(const StepHistory& h, const LiveByKey& live, const LiveTr
   r.alive_blocks = live.live_blocks;
   r.alive_by_stack = alive_groups(live.live[kByStack], keys, strings, kByStack, top_n);
   r.alive_by_owner = alive_groups(live.live[kByOwner], keys, strings, kByOwner, top_n);
+  // Each owner with the stacks that hold its bytes: now for what is live at the end, at the
+  // last step (where the suspects' last_bytes are) for a leaking one.
+  for (AliveGroup& g : r.alive_by_owner) {
+    g.stacks = owner_top_stacks(live.live[kByOwnerStack], keys, strings, g.key, live.live_bytes,
+                                kTopStacksPerOwner);
+  }
+  for (LeakSuspect& s : r.owner_suspects) {
+    s.stacks = owner_top_stacks(h.pairs_at_last_step, keys, strings, s.key, h.current.start_bytes,
+                                kTopStacksPerOwner);
+  }
   r.alive_by_name = alive_groups(live.live[kByName], keys, strings, kByName, top_n);
   r.trend_bytes_per_s = trend_slope(trend, now_ns);
   r.trend_span_ns = trend.t0_ns == kNoTime ? 0 : now_ns - trend.t0_ns;

@@ -66,6 +66,9 @@ struct StepHistory {
   // boundary (its peak and end are filled when it finishes or is asked for).
   std::vector<StepFigures> figures;
   StepFigures current;
+  // Live bytes per (owner, stack) pair at the last boundary: the stacks a leaking owner's
+  // bytes were in there (a leak is often freed at the end, by then nothing is live).
+  std::vector<KeyBytes> pairs_at_last_step;
 };
 
 // Step `step` of the process begins now. `live.step_peak_bytes` is the most the step that
@@ -96,12 +99,14 @@ struct LeakSuspect {
   int64_t growth_start_ns = kNoTime;  // when that step began (its boundary)
   int64_t first_bytes = 0;            // live bytes at the window's first boundary
   int64_t last_bytes = 0;             // ... and at its last
+  std::vector<PeakEntry> stacks{};    // an owner's: the stacks holding most of it at the last step
 };
 
 struct AliveGroup {
   KeyLabel key;
   uint64_t bytes = 0;
   uint64_t blocks = 0;
+  std::vector<PeakEntry> stacks{};  // an owner's: the stacks holding most of it
 };
 
 struct LeakResult {

@@ -52,7 +52,9 @@ using FinishedByKey = std::array<std::vector<FinishedFigures>, kDims>;
 
 inline void add_finished(FinishedByKey& f, const std::array<uint32_t, kDims>& keys,
                          uint64_t size_bytes, int64_t lifetime_ns) {
-  for (int d = 0; d < kDims; ++d) {
+  // Lifetimes are reported per label only; per (owner, stack) pair they would be memory spent
+  // for no one.
+  for (int d = 0; d < kLabelDims; ++d) {
     if (keys[d] >= f[d].size()) f[d].resize(size_t(keys[d]) + 1);
     FinishedFigures& x = f[d][keys[d]];
     ++x.blocks;

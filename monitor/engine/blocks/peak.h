@@ -52,7 +52,20 @@ struct PeakEntry {
   uint64_t bytes = 0;
   uint64_t blocks = 0;
   double share = 0;  // bytes / the peak's bytes
+  // An owner's entry: the stacks that hold most of its bytes (owner_top_stacks).
+  std::vector<PeakEntry> stacks{};
 };
+
+// How many stacks a report names under each owner: its few largest, enough to say where
+// the owner's memory comes from without repeating the stack breakdown.
+constexpr size_t kTopStacksPerOwner = 3;
+
+// The top_n stacks holding most of one owner's bytes in `pairs` (a LiveByKey's live or
+// at_peak of kByOwnerStack), largest first (ties: more blocks, then smaller string id);
+// share is of total_bytes. Empty for an owner never seen.
+std::vector<PeakEntry> owner_top_stacks(const std::vector<KeyBytes>& pairs, const KeyIndex& keys,
+                                        const StringTable& strings, const KeyLabel& owner,
+                                        uint64_t total_bytes, size_t top_n);
 
 struct PeakResult {
   uint32_t pid = 0;
@@ -64,7 +77,8 @@ struct PeakResult {
   uint64_t blocks = 0;         // live blocks at that moment
   uint64_t current_bytes = 0;  // live bytes now, to show how far below the peak the run is
   // The top entries (PeakOptions::top_n), largest bytes first (ties: more blocks, then
-  // smaller string id). by_stack keys are Python stacks, else C stacks, else names.
+  // smaller string id). by_stack keys are Python stacks, else C stacks, else names; each
+  // by_owner entry carries its own top stacks.
   std::vector<PeakEntry> by_owner;
   std::vector<PeakEntry> by_stack;
   std::vector<PeakEntry> by_name;

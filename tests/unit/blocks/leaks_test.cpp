@@ -50,6 +50,42 @@ TEST(Leaks, AnOwnerGrowing40MiBPerStepAmongSteadyOnesIsTheOneSuspect) {
   EXPECT_DOUBLE_EQ(r.stack_suspects[0].bytes_per_step, double(40 * kMiB));
 }
 
+// A leaking owner names the stacks that held it at the last step (even when the program
+// frees it all before the end), and an owner live at the end those that hold it then.
+TEST(Leaks, ALeakingOwnerCarriesTheStacksThatHoldItsBytes) {
+  Script sc;
+  sc.malloc(1, 0x1000'0000, 100 * kMiB, {"cache", "cache.py(1): init"});
+  uint64_t next = 0x2000'0000;
+  run_steps(sc, 6, [&](int s, int64_t t0) {
+    sc.malloc(t0 + 30, next, 40 * kMiB, {"metrics", "log.py(9): keep"});
+    next += 64 * kMiB;
+    if (s % 2 == 0) {
+      sc.malloc(t0 + 40, next, 10 * kMiB, {"metrics", "log.py(12): also"});
+      next += 64 * kMiB;
+    }
+  });
+  for (uint64_t addr = 0x2000'0000; addr < next; addr += 64 * kMiB) sc.free(8 * kStepNs, addr);
+  BlockAnalyzer a(sc.strings);
+  sc.feed(a);
+  const LeakResult r = a.leaks(100, kHostDevice);
+  ASSERT_EQ(r.owner_suspects.size(), 1u);
+  const LeakSuspect& o = r.owner_suspects[0];
+  EXPECT_EQ(o.key.label, "metrics");
+  ASSERT_EQ(o.stacks.size(), 2u);
+  EXPECT_EQ(o.stacks[0].key.label, "log.py(9): keep");
+  EXPECT_EQ(o.stacks[0].bytes, 6 * 40 * kMiB);
+  EXPECT_EQ(o.stacks[0].blocks, 6u);
+  EXPECT_EQ(o.stacks[1].key.label, "log.py(12): also");
+  EXPECT_EQ(o.stacks[1].bytes, 3 * 10 * kMiB);
+  const AliveGroup* cache = nullptr;
+  for (const AliveGroup& g : r.alive_by_owner)
+    if (g.key.label == "cache") cache = &g;
+  ASSERT_NE(cache, nullptr);
+  ASSERT_EQ(cache->stacks.size(), 1u);
+  EXPECT_EQ(cache->stacks[0].key.label, "cache.py(1): init");
+  EXPECT_DOUBLE_EQ(cache->stacks[0].share, double(100 * kMiB) / double(r.alive_bytes));
+}
+
 // Each step's live bytes at its start, its most while it ran, and at its end (the next
 // step's start; the last step's end is now), and how much a step leaves live.
 TEST(Leaks, EachStepKeepsItsStartPeakAndEndAndTheGrowthPerStep) {

@@ -51,6 +51,40 @@ TEST(Peak, BreakdownIsTheLiveSetAtAnEarlyPeakNotTheLowerPlateauAfter) {
   EXPECT_EQ(p.by_name[1].blocks, 2u);
 }
 
+// Each owner at the peak names the stacks that hold its bytes there, largest first and at
+// most kTopStacksPerOwner of them; another owner's blocks from the same stack do not count.
+TEST(Peak, EachOwnerCarriesTheStacksThatHoldItsBytesAtThePeak) {
+  Script s;
+  s.malloc(1, 0x1000, 100, {"model", "train.py(10): fwd"});
+  s.malloc(2, 0x2000, 300, {"model", "train.py(20): bwd"});
+  s.malloc(3, 0x3000, 40, {"model", "train.py(30): opt"});
+  s.malloc(4, 0x4000, 30, {"model", "train.py(40): log"});
+  s.malloc(5, 0x5000, 500, {"data", "train.py(10): fwd"});  // the peak: 970
+  s.free(6, 0x2000);
+  s.malloc(7, 0x6000, 200, {"model", "train.py(50): after"});  // after the peak
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+
+  const PeakResult p = a.peak(100, kHostDevice);
+  ASSERT_EQ(p.by_owner.size(), 2u);
+  EXPECT_EQ(p.by_owner[0].key.label, "data");
+  ASSERT_EQ(p.by_owner[0].stacks.size(), 1u);
+  EXPECT_EQ(p.by_owner[0].stacks[0].key.label, "train.py(10): fwd");
+  EXPECT_EQ(p.by_owner[0].stacks[0].bytes, 500u);
+  const PeakEntry& model = p.by_owner[1];
+  EXPECT_EQ(model.key.label, "model");
+  ASSERT_EQ(model.stacks.size(), kTopStacksPerOwner);
+  EXPECT_EQ(model.stacks[0].key.label, "train.py(20): bwd");
+  EXPECT_EQ(model.stacks[0].key.kind, KeyKind::kStackPython);
+  EXPECT_EQ(model.stacks[0].bytes, 300u);
+  EXPECT_EQ(model.stacks[0].blocks, 1u);
+  EXPECT_DOUBLE_EQ(model.stacks[0].share, 300.0 / 970.0);
+  EXPECT_EQ(model.stacks[1].key.label, "train.py(10): fwd");
+  EXPECT_EQ(model.stacks[1].bytes, 100u) << "data's 500 bytes from the same stack are not model's";
+  EXPECT_EQ(model.stacks[2].key.label, "train.py(30): opt");
+  EXPECT_TRUE(p.by_stack[0].stacks.empty()) << "only owners carry stacks";
+}
+
 // msMemScope's PTA rows name no operator (N/A); its OP_LAUNCH events say which one ran.
 // A block allocated inside one is named for the innermost operator of its thread, and a
 // block that names itself, or is allocated on a thread running none, keeps its own name.

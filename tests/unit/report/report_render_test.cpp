@@ -92,6 +92,60 @@ TEST(ReportRender, TextNamesTheLeakAndSaysWhatIsUnknown) {
       << text;
 }
 
+// Each owner is followed by the stacks that hold its bytes, in text and in --json; the
+// separate list by stack is left to recordings that name no owner.
+TEST(ReportRender, EachOwnerIsLinkedToItsTopStacks) {
+  Report r = sample_report();
+  DeviceReport& d = r.devices[0];
+  d.peak.by_owner[0].top_stacks = {{"train.py(20): bwd\ntrain.py(3): main", 3072, 1, 0.75},
+                                   {"train.py(10): fwd", 1024, 2, 0.25}};
+  d.peak.by_stack = {{"train.py(20): bwd\ntrain.py(3): main", 3072, 1, 0.75}};
+  d.leaks.suspects[0].top_stacks = {{"log.py(9): keep", 209715200, 5, 1.0}};
+  d.leaks.suspects.push_back({"stack", "log.py(9): keep", 41943040, 1, 209715200});
+  const std::string text = text_of(r);
+  EXPECT_NE(text.find("      by owner:\n"
+                      "           4.0 KiB  100.0%       1 blocks  leaks_mem\n"
+                      "          from    3.0 KiB   75.0%       1 blocks  train.py(20): bwd ...\n"
+                      "          from    1.0 KiB   25.0%       2 blocks  train.py(10): fwd\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("by stack:"), std::string::npos) << "the owners name the stacks\n" << text;
+  EXPECT_NE(text.find("      owner leaks_mem: +40.0 MiB per step since step 1 (200.0 MiB live)\n"
+                      "        from  200.0 MiB  100.0%       5 blocks  log.py(9): keep\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("stack log.py(9): keep:"), std::string::npos)
+      << "the stack suspect is the owner's, shown under it\n"
+      << text;
+
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find(R"("by_owner":[{"key":"leaks_mem","bytes":4096,"blocks":1,"share":1,)"
+                      R"("top_stacks":[{"key":"train.py(20): bwd\ntrain.py(3): main",)"
+                      R"("bytes":3072,"blocks":1,"share":0.75},{"key":"train.py(10): fwd",)"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("by_stack":[{"key":"train.py(20): bwd\ntrain.py(3): main")"),
+            std::string::npos)
+      << "scripts still find the stacks on their own\n"
+      << json;
+  EXPECT_NE(json.find(R"("what":"owner","key":"leaks_mem",)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("top_stacks":[{"key":"log.py(9): keep","bytes":209715200,"blocks":5,)"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("what":"stack","key":"log.py(9): keep",)"), std::string::npos) << json;
+}
+
+// Without owners, the stacks are all there is: the list by stack stays.
+TEST(ReportRender, WithoutOwnersTheStacksAreListedOnTheirOwn) {
+  Report r = sample_report();
+  DeviceReport& d = r.devices[0];
+  d.peak.by_owner = {{"", 4096, 1, 1.0}};
+  d.peak.by_stack = {{"train.py(20): bwd", 4096, 1, 1.0}};
+  const std::string text = text_of(r);
+  EXPECT_NE(text.find("      by stack:\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("by owner:"), std::string::npos) << text;
+}
+
 // Dropped in the agent, lost on the way, and gone to an earlier monitor are three different
 // things, each said with its own name, in text and JSON.
 TEST(ReportRender, EachProcessSaysWhatItsEventsMissedAndWhatWentElsewhere) {
