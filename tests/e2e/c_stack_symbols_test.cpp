@@ -4,8 +4,9 @@
 //
 // Pinned: every frame names its module by absolute path; the program's frames carry offsets
 // that addr2line, given the program, turns into deep_leaf_alloc, deep_middle and main in
-// that order; a library dlopen()ed after the start (by a relative path) is named by its
-// absolute path, and its frame's offset is lib_leaf_alloc's.
+// that order, and the frames say so themselves ("deep_leaf_alloc at .../c_stack_symbols.c:N");
+// a library dlopen()ed after the start (by a relative path) is named by its absolute path,
+// and its frame's offset is lib_leaf_alloc's.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -104,11 +105,11 @@ TEST_F(CStackSymbols, FramesNameTheProgramAndTheDlopenedLibraryByPathAndOffset) 
     EXPECT_EQ(frames[i].module, program) << frames[i].text;
     EXPECT_EQ(function_at(program, frames[i].offset), expected[i]) << frames[i].text;
   }
-  // With debug information (libdw), a frame names its function and line as well.
-  if (frames[0].text.find(" at ") != std::string::npos) {
-    EXPECT_EQ(frames[0].text.rfind("deep_leaf_alloc at ", 0), 0u) << frames[0].text;
-    EXPECT_NE(frames[0].text.find("c_stack_symbols.c:"), std::string::npos) << frames[0].text;
-  }
+  // The program is built with -g: each frame names its function and source line (libdw).
+  const std::regex leaf(R"(^deep_leaf_alloc at /.*c_stack_symbols\.c:[0-9]+ \(.*\)$)");
+  EXPECT_TRUE(std::regex_match(frames[0].text, leaf)) << frames[0].text;
+  EXPECT_EQ(frames[1].text.rfind("deep_middle at ", 0), 0u) << frames[1].text;
+  EXPECT_EQ(frames[2].text.rfind("main at ", 0), 0u) << frames[2].text;
 
   const std::string library = real_path(kLibrary);
   const std::string lib_stack = c_stack_of(db, kLibBytes);
@@ -116,6 +117,7 @@ TEST_F(CStackSymbols, FramesNameTheProgramAndTheDlopenedLibraryByPathAndOffset) 
   ASSERT_GE(lib_frames.size(), 2u) << lib_stack;
   EXPECT_EQ(lib_frames[0].module, library) << lib_frames[0].text;
   EXPECT_EQ(function_at(library, lib_frames[0].offset), "lib_leaf_alloc") << lib_frames[0].text;
+  EXPECT_EQ(lib_frames[0].text.rfind("lib_leaf_alloc at ", 0), 0u) << lib_frames[0].text;
   EXPECT_EQ(lib_frames[1].module, program) << lib_frames[1].text;
   EXPECT_EQ(function_at(program, lib_frames[1].offset), "main") << lib_frames[1].text;
 }
