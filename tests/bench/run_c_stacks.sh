@@ -2,7 +2,8 @@
 # What a stacked allocation costs (MEMTAP_STACKS=c): ns the agent adds to a 2 MiB malloc+free
 # pair 20 frames down a call chain (memtap_bench_stacked_alloc, in process, against the same
 # pair to glibc), by capture method (MEMTAP_UNWIND): glibc's backtrace(), libunwind's
-# unw_backtrace alone, and the default, a frame-pointer walk with libunwind behind it.
+# unw_backtrace alone, and the default, a frame-pointer walk with libunwind behind it; and
+# with stacks off, what the agent adds to the pair without a stack.
 # Twice: the program built with frame pointers (the walk takes every stack after the first),
 # and with -fomit-frame-pointer (every capture falls back to libunwind). The agent sends to
 # memtap_bench_sink, which discards the batches (as run_hot_path.sh).
@@ -37,15 +38,19 @@ for program in fp nofp; do
   bin=$build/tests/bench/memtap_bench_stacked_alloc
   [ "$program" = nofp ] && bin=${bin}_nofp
   declare -A median=()
-  for method in backtrace libunwind frame_pointers; do
+  # stacks_off: the same pair with MEMTAP_STACKS unset, what the agent adds without a stack.
+  for method in backtrace libunwind frame_pointers stacks_off; do
     runs=()
     for ((r = 0; r < reps; r++)); do
+      stacks=c
+      [ "$method" = stacks_off ] && stacks=
       line=$(env LD_PRELOAD="$agent" MEMTAP_ENDPOINT="$endpoint" MEMTAP_BUFFER_MB=1024 \
-        MEMTAP_STACKS=c MEMTAP_UNWIND="${method/frame_pointers/}" "$bin" "$depth" "$pairs")
+        MEMTAP_STACKS=$stacks MEMTAP_UNWIND="${method/frame_pointers/}" "$bin" "$depth" "$pairs")
       runs+=("$(awk '{ split($1, h, "="); split($2, g, "="); printf "%.1f", h[2] - g[2] }' <<<"$line")")
     done
     median[$method]=$(printf '%s\n' "${runs[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    ratio=$(awk -v b="${median[backtrace]}" -v m="${median[$method]}" 'BEGIN { printf "%.1f", b / m }')
+    ratio=$(awk -v b="${median[backtrace]}" -v m="${median[$method]}" -v x="$method" \
+      'BEGIN { if (x != "stacks_off" && m > 0) printf "%.1f", b / m }')
     echo "| $program | $method | ${median[$method]} (${runs[*]}) | $ratio |"
     echo "RESULT c_stacks_${program}_${method}_ns=${median[$method]}" >>"$results"
   done
