@@ -135,8 +135,11 @@ bool frame_readable(uintptr_t fp, uintptr_t below, StackBounds s) {
 // without frame pointers on Debian, so every walk would end in a fallback there. They do
 // not change while the thread lives, so they are kept as the thread's tail: when the walk
 // reads the return address `ip` from the frame record `fp` where it was learnt, the rest of
-// the stack is `frames`.
-constexpr int kTailFrames = 4;
+// the stack is `frames`. At most 2: the last two frames of a thread (_start and
+// __libc_start_main, clone3 and start_thread) never return while it lives, so the function
+// they called is the same activation; a third could be any function that main calls twice
+// at the same depth, with another return address in main each time.
+constexpr int kTailFrames = 2;
 struct StackTail {
   uintptr_t ip, fp;
   int count;

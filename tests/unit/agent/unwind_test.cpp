@@ -118,6 +118,35 @@ TEST_F(UnwindTest, ChainWithoutFramePointersOnAThreadAlwaysFallsBack) {
   for (uint64_t fallbacks : r.fallbacks) EXPECT_EQ(fallbacks, 1u);
 }
 
+// A thread's function that calls a function without frame pointers from two places, at the
+// same depth: the same return address in nofp_c at the same stack slot, but a different
+// caller each time. The second capture must not reuse what the first learnt of the stack
+// below nofp_c.
+void* two_call_sites(void* arg) {
+  auto* captured = static_cast<std::vector<Captured>*>(arg);
+  for (int i = 0; i < 2; ++i) {  // site 1, twice: learnt, then used
+    Captured c;
+    g_captured = &c;
+    nofp_c(capture_both, 1);
+    captured->push_back(c);
+  }
+  Captured c;  // site 2
+  g_captured = &c;
+  nofp_c(capture_both, 2);
+  captured->push_back(c);
+  return nullptr;
+}
+
+TEST_F(UnwindTest, StackBelowAFunctionWithoutFramePointersIsNotReusedFromAnotherCaller) {
+  std::vector<Captured> captured;
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(&thread, nullptr, two_call_sites, &captured), 0);
+  pthread_join(thread, nullptr);
+  ASSERT_EQ(captured.size(), 3u);
+  for (const Captured& c : captured) expect_chain(c, nofp_c);
+  EXPECT_NE(captured[0].reference[1], captured[2].reference[1]) << "two call sites";
+}
+
 TEST_F(UnwindTest, StopsAtMax) {
   Captured c = run_chain(fp_a);
   void* few[2];
