@@ -177,10 +177,15 @@ __attribute__((noinline, cold)) void learn(uintptr_t fp, void* const* truth, int
 }
 
 // The walk from the frame record `fp` of capture_return_addresses; returns how many return
-// addresses it wrote, or -1 when it met a frame it cannot step past (out is then scratch).
+// addresses it wrote, or one of these when it met a frame it cannot step past (out is then
+// scratch): a return address without a verdict (or a record off the stack, or a thread
+// without its tail yet), so that the fallback's answer is worth learning from; or one known
+// to have no frame pointer, where there is nothing new to learn (every fallback of a Python
+// program's stacks).
+constexpr int kWalkLearn = -1, kWalkKnownStop = -2;
 __attribute__((always_inline)) inline int walk_frames(uintptr_t fp, void** out, int max,
                                                       StackBounds s) {
-  if (!frame_readable(fp, 0, s)) return -1;
+  if (!frame_readable(fp, 0, s)) return kWalkKnownStop;
   int n = 0;
   while (n < max) {
     auto* record = reinterpret_cast<const uintptr_t*>(fp);
@@ -191,10 +196,14 @@ __attribute__((always_inline)) inline int walk_frames(uintptr_t fp, void** out, 
       for (int i = 0; i < tl_tail.count && n < max; ++i) out[n++] = tl_tail.frames[i];
       break;
     }
-    if (verdict_of(ip) != Verdict::kSteps) return -1;
+    Verdict v = verdict_of(ip);
+    if (v != Verdict::kSteps) {
+      // Verdicts are the process's, tails the thread's: a thread without one learns it.
+      return v == Verdict::kUnknown || tl_tail.ip == 0 ? kWalkLearn : kWalkKnownStop;
+    }
     uintptr_t next = record[0];
     if (next == 0) break;  // the outermost frame (_start and clone clear rbp)
-    if (!frame_readable(next, fp, s)) return -1;
+    if (!frame_readable(next, fp, s)) return kWalkLearn;
     fp = next;
   }
   return n;
@@ -232,6 +241,7 @@ void unwind_warm_up() {
 __attribute__((always_inline)) inline int capture(void** out, int max, bool* walked) {
   uintptr_t fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   StackBounds s{};
+  bool learn_after = false;
   *walked = false;
   if (g_method == Method::kFramePointers) {
     s = thread_stack();
@@ -240,6 +250,7 @@ __attribute__((always_inline)) inline int capture(void** out, int max, bool* wal
       *walked = true;
       return n;
     }
+    learn_after = n == kWalkLearn;
   }
   // Both unwinders start with this function's own frame, which is left out.
   void* frames[kMaxUnwound + 1];
@@ -248,7 +259,7 @@ __attribute__((always_inline)) inline int capture(void** out, int max, bool* wal
   bool truncated = n == want;
   n = n > 0 ? n - 1 : 0;
   memcpy(out, frames + 1, sizeof(void*) * size_t(n));
-  if (g_method == Method::kFramePointers) learn(fp, out, n, truncated, s);
+  if (learn_after) learn(fp, out, n, truncated, s);
   return n;
 }
 
