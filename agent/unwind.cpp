@@ -97,8 +97,10 @@ Verdict verdict_of(uintptr_t ip) {
 }
 
 void learn_verdict(uintptr_t ip, bool steps) {
-  g_verdicts[verdict_slot(ip)].store((uint64_t(ip) << 1) | (steps ? 1 : 0),
-                                     std::memory_order_relaxed);
+  std::atomic<uint64_t>& slot = g_verdicts[verdict_slot(ip)];
+  uint64_t v = (uint64_t(ip) << 1) | (steps ? 1 : 0);
+  // Mostly known already: no store, so that threads do not pass the cache line around.
+  if (slot.load(std::memory_order_relaxed) != v) slot.store(v, std::memory_order_relaxed);
 }
 
 // The calling thread's stack, [lo, hi), looked up once per thread (pthread_getattr_np
