@@ -4,15 +4,28 @@
 // symbolises them (monitor/symbols/symbolizer.h) with the modules the sender reports.
 #pragma once
 
+#include <cstdint>
+
 namespace memtap {
 
 // At agent start, with tl_agent_busy set: whatever the unwinder must load or look up once,
-// so that no capture inside an application's malloc does it.
+// so that no capture inside an application's malloc does it (dlopen of libunwind.so.8,
+// libgcc_s through a first backtrace()). MEMTAP_UNWIND picks the method, for benchmarks:
+// unset, the frame-pointer walk with libunwind behind it; "libunwind" or "backtrace" alone.
 void unwind_warm_up();
 
 // Writes up to `max` return addresses of the calling thread, innermost first (the caller of
 // this function first), and returns how many. Async-signal-safe where the method allows;
 // never allocates through the hooked allocator.
 int capture_return_addresses(void** out, int max);
+
+// What the captures took since the start, counted only with MEMTAP_UNWIND_STATS=1 (then also
+// printed to stderr at exit): a fallback is a capture that the frame-pointer walk could not
+// finish (libunwind or backtrace() took it); frames and ns are summed over the captures.
+struct UnwindCounts {
+  uint64_t captures, frames, ns;
+  uint64_t fallbacks, fallback_frames, fallback_ns;
+};
+UnwindCounts unwind_counts();
 
 }  // namespace memtap
