@@ -15,6 +15,8 @@ packages=(
   libqt6opengl6-dev fonts-dejavu-core       #   CMake files need Qt6OpenGL, offscreen text a font
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and micro-benchmarks
   libdw-dev                                 # symbolising C stacks (elfutils' libdw)
+  libunwind8                                # capturing C stacks without frame pointers
+                                            #   (the agent dlopens it; else backtrace())
   libcli11-dev                              # the command line's option parser
   python3-torch                             # PyTorch examples and tests
   heaptrack                                 # the benchmark's point of comparison
