@@ -32,11 +32,14 @@ bool any_key(const std::vector<BreakdownEntry>& entries) {
   return false;
 }
 
-// An owner's top stacks, each under the owner's line: where its bytes were allocated.
-void top_stacks_text(FILE* out, const char* indent, const std::vector<BreakdownEntry>& stacks) {
+// An owner's top stacks, each under the owner's line: where its bytes were allocated, and
+// which part of the owner's `owner_bytes` each holds (the JSON keeps the share of the whole).
+void top_stacks_text(FILE* out, const char* indent, const std::vector<BreakdownEntry>& stacks,
+                     int64_t owner_bytes) {
   for (const BreakdownEntry& e : stacks) {
-    fprintf(out, "%sfrom %10s  %5.1f%%  %6lld blocks  %s\n", indent,
-            bytes_text(double(e.bytes)).c_str(), e.share * 100, (long long)e.blocks,
+    const double of_owner = owner_bytes > 0 ? double(e.bytes) / double(owner_bytes) : 0.0;
+    fprintf(out, "%sfrom %10s  %5.1f%% of it  %6lld blocks  %s\n", indent,
+            bytes_text(double(e.bytes)).c_str(), of_owner * 100, (long long)e.blocks,
             key_text(e.key).c_str());
   }
 }
@@ -47,7 +50,7 @@ void breakdown_text(FILE* out, const char* title, const std::vector<BreakdownEnt
   for (const BreakdownEntry& e : entries) {
     fprintf(out, "        %10s  %5.1f%%  %6lld blocks  %s\n", bytes_text(double(e.bytes)).c_str(),
             e.share * 100, (long long)e.blocks, key_text(e.key).c_str());
-    top_stacks_text(out, "          ", e.top_stacks);
+    top_stacks_text(out, "          ", e.top_stacks, e.bytes);
   }
 }
 
@@ -174,7 +177,7 @@ void device_text_section(const DeviceReport& d, FILE* out) {
       fprintf(out, "      %s %s: +%s per step since step %lld (%s live)\n", s.what.c_str(),
               key_text(s.key).c_str(), bytes_text(s.bytes_per_step).c_str(),
               (long long)s.first_step, bytes_text(double(s.live_bytes)).c_str());
-      top_stacks_text(out, "        ", s.top_stacks);
+      top_stacks_text(out, "        ", s.top_stacks, s.live_bytes);
     }
   } else {
     fprintf(out, "    Leaks: no step markers; live at the end, growth %s/s over the session\n",

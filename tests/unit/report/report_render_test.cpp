@@ -97,21 +97,22 @@ TEST(ReportRender, TextNamesTheLeakAndSaysWhatIsUnknown) {
 TEST(ReportRender, EachOwnerIsLinkedToItsTopStacks) {
   Report r = sample_report();
   DeviceReport& d = r.devices[0];
-  d.peak.by_owner[0].top_stacks = {{"train.py(20): bwd\ntrain.py(3): main", 3072, 1, 0.75},
-                                   {"train.py(10): fwd", 1024, 2, 0.25}};
+  // Shares of the whole, as --json has them; the text says which part of the owner each is.
+  d.peak.by_owner[0].top_stacks = {{"train.py(20): bwd\ntrain.py(3): main", 3072, 1, 0.3},
+                                   {"train.py(10): fwd", 1024, 2, 0.1}};
   d.peak.by_stack = {{"train.py(20): bwd\ntrain.py(3): main", 3072, 1, 0.75}};
   d.leaks.suspects[0].top_stacks = {{"log.py(9): keep", 209715200, 5, 1.0}};
   d.leaks.suspects.push_back({"stack", "log.py(9): keep", 41943040, 1, 209715200});
   const std::string text = text_of(r);
   EXPECT_NE(text.find("      by owner:\n"
                       "           4.0 KiB  100.0%       1 blocks  leaks_mem\n"
-                      "          from    3.0 KiB   75.0%       1 blocks  train.py(20): bwd ...\n"
-                      "          from    1.0 KiB   25.0%       2 blocks  train.py(10): fwd\n"),
+                      "          from    3.0 KiB   75.0% of it       1 blocks  train.py(20): bwd ...\n"
+                      "          from    1.0 KiB   25.0% of it       2 blocks  train.py(10): fwd\n"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("by stack:"), std::string::npos) << "the owners name the stacks\n" << text;
   EXPECT_NE(text.find("      owner leaks_mem: +40.0 MiB per step since step 1 (200.0 MiB live)\n"
-                      "        from  200.0 MiB  100.0%       5 blocks  log.py(9): keep\n"),
+                      "        from  200.0 MiB  100.0% of it       5 blocks  log.py(9): keep\n"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("stack log.py(9): keep:"), std::string::npos)
@@ -121,7 +122,7 @@ TEST(ReportRender, EachOwnerIsLinkedToItsTopStacks) {
   const std::string json = report_json(r);
   EXPECT_NE(json.find(R"("by_owner":[{"key":"leaks_mem","bytes":4096,"blocks":1,"share":1,)"
                       R"("top_stacks":[{"key":"train.py(20): bwd\ntrain.py(3): main",)"
-                      R"("bytes":3072,"blocks":1,"share":0.75},{"key":"train.py(10): fwd",)"),
+                      R"("bytes":3072,"blocks":1,"share":0.3},{"key":"train.py(10): fwd",)"),
             std::string::npos)
       << json;
   EXPECT_NE(json.find(R"("by_stack":[{"key":"train.py(20): bwd\ntrain.py(3): main")"),
