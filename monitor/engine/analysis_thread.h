@@ -35,8 +35,8 @@
 
 #include "common/cpu_share.h"
 #include "monitor/engine/analyzer.h"
-#include "monitor/engine/dump_row.h"
 #include "monitor/engine/row_events.h"
+#include "monitor/model/dump_row.h"
 
 namespace memtap {
 

@@ -30,8 +30,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
 #include "monitor/engine/heap_pairing.h"
+#include "monitor/model/dump_row.h"
 
 namespace memtap {
 

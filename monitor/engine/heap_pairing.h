@@ -10,8 +10,8 @@
 #include <map>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
 #include "monitor/engine/flat_map.h"
+#include "monitor/model/dump_row.h"
 
 namespace memtap {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap {

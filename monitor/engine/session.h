@@ -46,8 +46,8 @@
 #include <string_view>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
-#include "monitor/engine/process_info.h"
+#include "monitor/model/dump_row.h"
+#include "monitor/model/process_info.h"
 
 namespace memtap {
 

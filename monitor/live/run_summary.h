@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "monitor/engine/process_info.h"
 #include "monitor/engine/session.h"
 #include "monitor/model/mem_event.h"
+#include "monitor/model/process_info.h"
 
 namespace memtap {
 

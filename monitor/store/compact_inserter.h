@@ -23,7 +23,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 #include "monitor/store/trace_inserter.h"
 
 struct sqlite3;

@@ -38,7 +38,7 @@
 #include <cstdint>
 #include <string>
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 
 namespace memtap {
 

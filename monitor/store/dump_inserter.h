@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 #include "monitor/store/memscope_format.h"
 #include "monitor/store/trace_inserter.h"
 

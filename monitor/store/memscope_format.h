@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 
 namespace memtap {
 

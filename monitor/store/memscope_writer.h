@@ -25,9 +25,9 @@
 #include <utility>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
-#include "monitor/engine/process_info.h"
+#include "monitor/model/dump_row.h"
 #include "monitor/model/mem_event.h"
+#include "monitor/model/process_info.h"
 
 namespace memtap {
 

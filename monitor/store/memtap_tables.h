@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "monitor/engine/process_info.h"
 #include "monitor/model/mem_event.h"
+#include "monitor/model/process_info.h"
 
 struct sqlite3;
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "monitor/engine/process_info.h"
+#include "monitor/model/process_info.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
 #include "monitor/store/sqlite_rows.h"

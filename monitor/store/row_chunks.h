@@ -11,7 +11,7 @@
 #include <deque>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 
 namespace memtap {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 
 namespace memtap {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 #include "monitor/model/mem_event.h"
 #include "monitor/store/export/text_file.h"
 

@@ -10,7 +10,7 @@
 // how many (none of them is in a memtap recording).
 #pragma once
 
-#include "monitor/engine/dump_row.h"
+#include "monitor/model/dump_row.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap {

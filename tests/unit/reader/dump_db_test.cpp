@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "monitor/engine/process_info.h"
+#include "monitor/model/process_info.h"
 #include "monitor/store/memtap_tables.h"
 #include "tests/unit/reader/reader_test_support.h"
 

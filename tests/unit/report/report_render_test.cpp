@@ -104,11 +104,12 @@ TEST(ReportRender, EachOwnerIsLinkedToItsTopStacks) {
   d.leaks.suspects[0].top_stacks = {{"log.py(9): keep", 209715200, 5, 1.0}};
   d.leaks.suspects.push_back({"stack", "log.py(9): keep", 41943040, 1, 209715200});
   const std::string text = text_of(r);
-  EXPECT_NE(text.find("      by owner:\n"
-                      "           4.0 KiB  100.0%       1 blocks  leaks_mem\n"
-                      "          from    3.0 KiB   75.0% of it       1 blocks  train.py(20): bwd ...\n"
-                      "          from    1.0 KiB   25.0% of it       2 blocks  train.py(10): fwd\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("      by owner:\n"
+                "           4.0 KiB  100.0%       1 blocks  leaks_mem\n"
+                "          from    3.0 KiB   75.0% of it       1 blocks  train.py(20): bwd ...\n"
+                "          from    1.0 KiB   25.0% of it       2 blocks  train.py(10): fwd\n"),
+      std::string::npos)
       << text;
   EXPECT_EQ(text.find("by stack:"), std::string::npos) << "the owners name the stacks\n" << text;
   EXPECT_NE(text.find("      owner leaks_mem: +40.0 MiB per step since step 1 (200.0 MiB live)\n"

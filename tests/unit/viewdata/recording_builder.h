@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "monitor/engine/dump_row.h"
-#include "monitor/engine/process_info.h"
+#include "monitor/model/dump_row.h"
+#include "monitor/model/process_info.h"
 #include "monitor/store/memscope_writer.h"
 
 namespace memtap::test {
