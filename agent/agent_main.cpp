@@ -40,6 +40,7 @@
 #include "agent/raw_syscalls.h"
 #include "agent/real_functions.h"
 #include "agent/sender_loader.h"
+#include "agent/stacks.h"
 #include "agent/string_log.h"
 #include "common/clock.h"
 #include "common/curve_keys.h"
@@ -201,7 +202,10 @@ void start_sender(uint32_t forked_from_pid) {
     c.curve_secret_key = g_settings.agent_secret_key;
   }
   c.refused = refused_by_monitor;
-  c.iterate_modules = iterate_program_modules;
+  // The modules only name C stacks' addresses: without C stacks the sender never lists them
+  // (listing takes the loader's lock, and needs the flag below).
+  const bool c_stacks = stack_settings_from_env().c;
+  c.iterate_modules = c_stacks ? iterate_program_modules : nullptr;
   c.module_scan = &g_module_scan;
   // A fork() child records from the fork on: its Hello's time is its start.
   c.trace_start = forked_from_pid ? 0 : g_trace_start;
@@ -209,8 +213,10 @@ void start_sender(uint32_t forked_from_pid) {
   // sender's libc did. Left believing it is single-threaded, libc takes its locks with plain
   // stores, so a lock the sender shares (the loader's, in dl_iterate_phdr for the modules)
   // was released without waking the sender waiting on it: seen as a hang at exit in a
-  // dlopen/dlclose loop. A fork() child's libc believes it again, and comes here again.
-  __libc_single_threaded = 0;
+  // dlopen/dlclose loop. A fork() child's libc believes it again, and comes here again. Only
+  // then: a program that believes itself single-threaded keeps its cheaper paths (libstdc++'s
+  // reference counts without atomics) where the sender shares no lock with it.
+  if (c_stacks) __libc_single_threaded = 0;
   char error[512];
   g_agent.sender_stop = load_and_start_sender(c, &g_agent.sender_exec, error, sizeof error);
   if (!g_agent.sender_stop) {

@@ -32,15 +32,7 @@ uint64_t min_size_from_env() {
 // Order against the agent's constructor does not matter; hooks that run before this one
 // see stacks off.
 __attribute__((constructor)) void stacks_init() {
-  const char* list = getenv("MEMTAP_STACKS");
-  if (!list || !*list) return;
-  for (const char* p = list; *p;) {
-    const char* comma = strchr(p, ',');
-    size_t n = comma ? size_t(comma - p) : strlen(p);
-    if (n == 6 && strncmp(p, "python", 6) == 0) g_stack_settings.python = true;
-    if (n == 1 && *p == 'c') g_stack_settings.c = true;
-    p += n + (comma ? 1 : 0);
-  }
+  g_stack_settings = stack_settings_from_env();
   if (!g_stack_settings.python && !g_stack_settings.c) return;
   if (g_stack_settings.c) {
     ++tl_agent_busy;  // libgcc_s's loading allocates: not the application's memory
@@ -51,6 +43,20 @@ __attribute__((constructor)) void stacks_init() {
 }
 
 }  // namespace
+
+StackSettings stack_settings_from_env() {
+  StackSettings settings;
+  const char* list = getenv("MEMTAP_STACKS");
+  if (!list) return settings;
+  for (const char* p = list; *p;) {
+    const char* comma = strchr(p, ',');
+    size_t n = comma ? size_t(comma - p) : strlen(p);
+    if (n == 6 && strncmp(p, "python", 6) == 0) settings.python = true;
+    if (n == 1 && *p == 'c') settings.c = true;
+    p += n + (comma ? 1 : 0);
+  }
+  return settings;
+}
 
 __attribute__((noinline, cold)) void record_call_stacks() {
   ++tl_agent_busy;

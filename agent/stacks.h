@@ -26,6 +26,10 @@ struct StackSettings {
 };
 extern StackSettings g_stack_settings;
 
+// What MEMTAP_STACKS asks for. The sender's start reads it itself: constructors of different
+// files run in no set order, so g_stack_settings may not be filled yet.
+StackSettings stack_settings_from_env();
+
 // Writes the stack records of the calling thread's allocation that is about to be recorded.
 // Called from the hooks with hooks_record() true; out of line and cold.
 void record_call_stacks();
