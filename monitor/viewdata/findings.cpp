@@ -44,6 +44,11 @@ void add_peak(const DeviceReport& d, std::vector<Finding>* out) {
   }
   std::string stacks = real_stacks.empty() ? entries_text("by operator", d.peak.by_name, 2)
                                            : entries_text("by stack", real_stacks, 2);
+  // As the report: the stacks under the owner that holds most, when owners are named.
+  if (!owners.empty() && !real_stacks.empty() && !d.peak.by_owner.empty() &&
+      !d.peak.by_owner.front().top_stacks.empty()) {
+    stacks = entries_text("from", d.peak.by_owner.front().top_stacks, 1);
+  }
   f.detail = owners.empty() ? stacks : stacks.empty() ? owners : owners + "; " + stacks;
   if (f.detail.empty()) f.detail = "see the breakdown at that moment";
   const PoolSection& pool = d.pool;
@@ -65,13 +70,21 @@ void add_peak(const DeviceReport& d, std::vector<Finding>* out) {
 
 void add_leaks(const DeviceReport& d, std::vector<Finding>* out) {
   const LeakSection& l = d.leaks;
+  // As the report: a growing owner names the stacks that hold it, and the stack suspects
+  // (the same memory seen the other way) are shown only when no owner grows.
+  const bool owner_suspects = std::any_of(l.suspects.begin(), l.suspects.end(),
+                                          [](const LeakSuspect& s) { return s.what == "owner"; });
   for (const LeakSuspect& s : l.suspects) {
+    if (owner_suspects && s.what != "owner") continue;
     Finding f;
     f.kind = FindingKind::kLeak;
     f.title = "Leak suspect: " + s.what + " " + key_text(s.key);
     f.detail = "+" + bytes_text(s.bytes_per_step) + " per step since step " +
                std::to_string(s.first_step) + "; " + bytes_text(double(s.live_bytes)) +
                " live at the last step";
+    if (!s.top_stacks.empty() && !s.top_stacks.front().key.empty()) {
+      f.detail += "; from " + key_text(s.top_stacks.front().key);
+    }
     f.t_ns = s.last_step_ns != kUnknown ? s.last_step_ns : d.end_ns;
     if (s.growth_start_ns != kUnknown && s.growth_start_ns < f.t_ns) {
       f.range_t0_ns = s.growth_start_ns;
