@@ -291,7 +291,7 @@ TEST(ReportDiffRender, JsonCarriesBothValuesDeltaPercentAndStatus) {
   const std::string json = diff_json(diff_reports(run(10, {b}), run(20, {n})));
   EXPECT_NE(json.find(R"("paired_by":"order","lined_up":true)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"({"key":"Allocated peak","unit":"bytes","base":100,"new":150,)"
-                      R"("delta":50,"percent":50,"status":"changed"})"),
+                      R"("delta":50,"percent":50.0,"status":"changed"})"),
             std::string::npos)
       << json;
   EXPECT_NE(json.find(R"("by_owner":[{"key":"model","unit":"bytes","base":0,"new":150,)"

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "monitor/report/json_writer.h"
@@ -52,10 +53,23 @@ TEST(JsonWriter, EscapesAndPlacesCommas) {
   EXPECT_EQ(j.str(), R"({"a":"x\"y\n","b":[1,2.5,null],"c":true})");
 }
 
+// Numbers read back as they were; keys stay in the order written, nested too; bytes that
+// are not UTF-8 (a path from another machine) do not make the report fail.
+TEST(JsonWriter, KeepsNumbersWholeKeyOrderAndSurvivesBadText) {
+  JsonWriter j;
+  j.begin_object().key("z").value(41943040.5).key("a").value(0.1);
+  j.key("nan").value(std::nan("")).key("list").begin_array();
+  j.begin_object().key("y").value(int64_t(-3)).key("b").value(uint64_t(1) << 63).end_object();
+  j.end_array().key("bad").value(std::string_view("ok\xff\xfe")).end_object();
+  EXPECT_EQ(j.str(),
+            "{\"z\":41943040.5,\"a\":0.1,\"nan\":null,\"list\":[{\"y\":-3,"
+            "\"b\":9223372036854775808}],\"bad\":\"ok\xef\xbf\xbd\xef\xbf\xbd\"}");
+}
+
 TEST(ReportRender, JsonCarriesEveryFigure) {
   const std::string json = report_json(sample_report());
   EXPECT_NE(json.find(R"("hostname":"node\"a")"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("bytes_per_step":4.1943e+07)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("bytes_per_step":41943040.0)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("peak_bytes":4096)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("seconds_to_oom":null)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("largest_free_gap":null)"), std::string::npos) << json;
@@ -121,7 +135,7 @@ TEST(ReportRender, EachOwnerIsLinkedToItsTopStacks) {
       << text;
 
   const std::string json = report_json(r);
-  EXPECT_NE(json.find(R"("by_owner":[{"key":"leaks_mem","bytes":4096,"blocks":1,"share":1,)"
+  EXPECT_NE(json.find(R"("by_owner":[{"key":"leaks_mem","bytes":4096,"blocks":1,"share":1.0,)"
                       R"("top_stacks":[{"key":"train.py(20): bwd\ntrain.py(3): main",)"
                       R"("bytes":3072,"blocks":1,"share":0.3},{"key":"train.py(10): fwd",)"),
             std::string::npos)
