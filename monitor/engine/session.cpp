@@ -227,15 +227,14 @@ constexpr size_t kMaxModulesPerProcess = 1 << 16;
 
 // The objects loaded in one process (Batch.modules) and what symbolises its C stacks.
 struct ProcessModules {
-  std::vector<LoadedModule> modules;  // in the order reported; a fork() child's start as its
-                                      // parent's
   std::set<std::tuple<uint64_t, uint64_t, uint64_t, std::string>> known;  // no module twice
+  // Holds the modules, in the order reported (a fork() child's start as its parent's).
   std::unique_ptr<Symbolizer> symbolizer = std::make_unique<Symbolizer>();
 
+  const std::vector<LoadedModule>& modules() const { return symbolizer->modules(); }
   void add(const LoadedModule& m) {
-    if (modules.size() >= kMaxModulesPerProcess) return;
+    if (modules().size() >= kMaxModulesPerProcess) return;
     if (!known.emplace(m.load_bias, m.start, m.end, m.path).second) return;
-    modules.push_back(m);
     symbolizer->add_module(m);
   }
 };
@@ -1225,13 +1224,13 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
       seed_from_parent(c.tables, std::move(snapshot));
       adopt_context(c, std::move(forking_thread));
       // A child's own first batch reports its modules too; these cover what it sent before.
-      for (const LoadedModule& m : processes[parent].modules.modules) c.modules.add(m);
+      for (const LoadedModule& m : processes[parent].modules.modules()) c.modules.add(m);
     }
     return;
   }
   expected.insert_or_assign(
       child_pid, ExpectedChild{parent_pid, event.epoch_ns, std::move(snapshot),
-                               std::move(forking_thread), processes[parent].modules.modules});
+                               std::move(forking_thread), processes[parent].modules.modules()});
 }
 
 // Which running processes the release no longer waits for (SessionLimits::stall_timeout_ns):

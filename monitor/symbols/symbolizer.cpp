@@ -84,6 +84,10 @@ void Symbolizer::add_module(const LoadedModule& module) {
   impl_->cache.clear();
 }
 
+const std::vector<LoadedModule>& Symbolizer::modules() const {
+  return impl_->modules;
+}
+
 const std::vector<SymbolFrame>& Symbolizer::frames(uint64_t return_address) {
   auto [it, fresh] = impl_->cache.try_emplace(return_address);
   if (fresh) it->second = impl_->symbolize(return_address);

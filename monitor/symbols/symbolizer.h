@@ -58,6 +58,8 @@ class Symbolizer {
   // A module loaded (in the order the agent reports them; one loaded later over the range of
   // an earlier, unloaded one takes its place).
   void add_module(const LoadedModule& module);
+  // Every module added, in order (a fork() child starts from its parent's).
+  const std::vector<LoadedModule>& modules() const;
 
   // The frames of one return address, innermost (inlined) first. A return address is the
   // instruction after the call: what is looked up is address - 1. The reference is valid
