@@ -3,15 +3,12 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 
 #include "monitor/cli/command_line.h"
-#include "monitor/gui/gui_options.h"
 #include "monitor/live/live_support.h"
 
 #ifndef MEMTAP_GUI_MISSING_REASON
@@ -32,43 +29,6 @@ bool has_display() {
     if (value != nullptr && *value != '\0') return true;
   }
   return false;
-}
-
-// The window's options, as `memtap run --gui` and `memtap monitor` take them; `seen` is told
-// the name of each one given. Their values are memtap-gui's to check, --view's here too so
-// that its names are in the help.
-void add_window_options(CLI::App* app, const std::function<void(const std::string&)>& seen) {
-  const auto noted = [app, seen](const std::string& name, const std::string& value_name,
-                                 const std::string& help) {
-    app->add_option_function<std::string>(
-           name, [seen, name](const std::string&) { seen(name); }, help)
-        ->type_name(value_name);
-  };
-  noted("--screenshot", "PNG",
-        "render offscreen (no display needed) and write the picture: a recording once it is loaded "
-        "and drawn, then exit; a live run --screenshot-after into it, then the run goes on to its "
-        "end");
-  noted("--screenshot-after", "DURATION", "3s (the default), 1500ms");
-  noted("--size", "WxH", "the window's size (default 1600x1000)");
-  std::string views;
-  for (const std::string& v : gui::view_names()) views += (views.empty() ? "" : ", ") + v;
-  add_checked_option(
-      app, "--view", "NAME",
-      [seen, views](const std::string& v, std::string* error) {
-        const auto& names = gui::view_names();
-        if (std::find(names.begin(), names.end(), v) == names.end()) {
-          *error = "--view '" + v + "': expected one of " + views;
-          return false;
-        }
-        seen("--view");
-        return true;
-      },
-      "the view in front: " + views);
-  noted("--device", "cpu|N",
-        "the device shown: the host's memory or GPU N (the first process that has it)");
-  app->add_flag_callback(
-      "--stats", [seen] { seen("--stats"); },
-      "at exit, print redraws per second and the frame-time histogram");
 }
 
 [[noreturn]] void exec_gui(const std::vector<std::string>& args) {
@@ -104,15 +64,12 @@ void add_gui_options(CLI::App* app, GuiRequest* request) {
   const auto seen = [request](const std::string& name) {
     if (request->first_window_option.empty()) request->first_window_option = name;
   };
-  add_window_options(app, [seen, request](const std::string& name) {
-    seen(name);
-    if (name == "--screenshot") request->screenshot = true;
-  });
+  add_window_options(app, &request->window, /*with_at=*/false, seen);
 }
 
 bool launch_gui_run(const std::vector<std::string>& run_args, size_t command_args,
                     const GuiRequest& request, std::string* error) {
-  const std::string why = gui_unavailable_reason(request.screenshot);
+  const std::string why = gui_unavailable_reason(!request.window.screenshot.empty());
   if (!why.empty()) {
     *error = why + ": recording without the window";
     return false;
@@ -128,42 +85,9 @@ bool launch_gui_run(const std::vector<std::string>& run_args, size_t command_arg
 }
 
 int monitor_command(const std::vector<std::string>& args) {
-  bool offscreen = false;
-  CLI::App app;
-  describe_command(&app, "monitor",
-                   "memtap monitor FILE [window options]\n"
-                   "       memtap monitor --listen ENDPOINT [options] [window options]",
-                   "The window: open a recording (any file report reads), or watch every process "
-                   "that streams to ENDPOINT live while recording it. --screenshot renders "
-                   "offscreen (no display needed), writes the PNG and exits.");
-  app.add_option("FILE", "the recording to open")->type_name("");
-  app.add_option("-l,--listen",
-                 "watch every process that streams to ENDPOINT (ipc://PATH, tcp://HOST:PORT) "
-                 "live, recording it to -o")
-      ->type_name("ENDPOINT");
-  app.add_option("-o",
-                 "with --listen: the recording (default: "
-                 "./memscope_dump_<YYYYmmddHHMMSS>.db)")
-      ->type_name("OUT.db");
-  app.add_flag("--compact")->description("with --listen: integer rows, as for record");
-  app.add_option("--keys",
-                 "with --listen: accept only agents with a key of DIR (memtap "
-                 "keygen), over CURVE")
-      ->type_name("DIR");
-  app.add_flag("--insecure")
-      ->description("with --listen: accept unauthenticated agents beyond loopback");
-  app.add_option("--max-processes",
-                 "with --listen: how many processes may be recorded at once (4096)")
-      ->type_name("N");
-  add_window_options(&app, [&offscreen](const std::string& name) {
-    offscreen = offscreen || name == "--screenshot";
-  });
-  app.add_option("--at",
-                 "the instant the pool and breakdown show: seconds since the start (12.5s) or "
-                 "peak")
-      ->type_name("TIME");
-  if (const int code = parse_command_line(&app, args); code >= 0) return code;
-  const std::string why = gui_unavailable_reason(offscreen);
+  WindowCommand command;
+  if (const int code = parse_window_command(args, &command); code >= 0) return code;
+  const std::string why = gui_unavailable_reason(!command.window.screenshot.empty());
   if (!why.empty()) {
     fprintf(stderr, "memtap monitor: %s%s\n", why.c_str(),
             has_display() ? "" : "; --screenshot FILE renders the window without one");

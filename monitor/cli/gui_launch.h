@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "monitor/cli/window_options.h"
 #include "monitor/live/program_run.h"
 
 namespace CLI {
@@ -17,14 +18,14 @@ namespace memtap {
 // The window's options as `memtap run` takes them (memtap-gui parses the same ones).
 struct GuiRequest {
   bool wanted = false;              // --gui
-  bool screenshot = false;          // --screenshot FILE: render offscreen, no display needed
+  WindowOptions window;             // checked here, used by memtap-gui
   std::string first_window_option;  // the first window option seen, for "X needs --gui"
   bool any_window_option() const { return !first_window_option.empty(); }
 };
 
-// Declares --gui and the window's options (--screenshot FILE, --screenshot-after DURATION,
-// --size WxH, --view NAME, --device cpu|N, --stats) on `memtap run`'s `app`, into *request;
-// their values are checked by memtap-gui, --view's here too.
+// Declares --gui and the window's options (window_options.h: --screenshot FILE,
+// --screenshot-after DURATION, --size WxH, --view NAME, --device cpu|N, --stats) on `memtap
+// run`'s `app`, into *request, each value checked as memtap-gui will check it.
 void add_gui_options(CLI::App* app, GuiRequest* request);
 
 // Replaces this process with `memtap-gui --run ARGS` (ARGS without the --gui among the
@@ -34,8 +35,9 @@ void add_gui_options(CLI::App* app, GuiRequest* request);
 bool launch_gui_run(const std::vector<std::string>& run_args, size_t command_args,
                     const GuiRequest& request, std::string* error);
 
-// `memtap monitor ARGS`: replaces this process with `memtap-gui ARGS`. Returns an exit
-// code only when it cannot (no memtap-gui, no display without --screenshot).
+// `memtap monitor ARGS`: checks ARGS (window_options.h), then replaces this process with
+// `memtap-gui ARGS`. Returns an exit code only when it does not: --help, a mistake, or the
+// window cannot open here (no memtap-gui, no display without --screenshot).
 int monitor_command(const std::vector<std::string>& args);
 
 // Why the window cannot open here ("" when it can): memtap-gui was not built or is not

@@ -1,6 +1,7 @@
 // memtap-gui: the window. Started by `memtap monitor ...` and `memtap run --gui ...`
-// (gui_options.h has the command line). It records live sessions exactly as the headless
-// commands do (viewdata/live_source.h), so closing it never loses the recording.
+// (monitor/cli/window_options.h has the command line, which memtap checked). It records
+// live sessions exactly as the headless commands do (viewdata/live_source.h), so closing
+// it never loses the recording.
 #include <unistd.h>
 
 #include <QElapsedTimer>
@@ -10,9 +11,9 @@
 #include <cstdlib>
 #include <memory>
 
+#include "monitor/cli/window_options.h"
 #include "monitor/gui/curves_panel.h"
 #include "monitor/gui/frame_stats.h"
-#include "monitor/gui/gui_options.h"
 #include "monitor/gui/main_window.h"
 #include "monitor/live/live_support.h"
 #include "monitor/viewdata/live_source.h"
@@ -30,17 +31,18 @@ bool has_display() {
   return false;
 }
 
-const char* prefix(const GuiOptions& o) {
-  return o.mode == Mode::kRun ? "memtap run" : "memtap monitor";
+const char* prefix(const WindowCommand& o) {
+  return o.mode == WindowMode::kRun ? "memtap run" : "memtap monitor";
 }
 
-bool save_screenshot(MainWindow& window, const GuiOptions& o) {
+bool save_screenshot(MainWindow& window, const WindowCommand& o) {
   const QPixmap picture = window.grab();
-  if (picture.isNull() || !picture.save(QString::fromStdString(o.screenshot), "PNG")) {
-    fprintf(stderr, "%s: cannot write the screenshot to %s\n", prefix(o), o.screenshot.c_str());
+  if (picture.isNull() || !picture.save(QString::fromStdString(o.window.screenshot), "PNG")) {
+    fprintf(stderr, "%s: cannot write the screenshot to %s\n", prefix(o),
+            o.window.screenshot.c_str());
     return false;
   }
-  fprintf(stderr, "%s: screenshot written to %s (%dx%d)\n", prefix(o), o.screenshot.c_str(),
+  fprintf(stderr, "%s: screenshot written to %s (%dx%d)\n", prefix(o), o.window.screenshot.c_str(),
           picture.width(), picture.height());
   return true;
 }
@@ -50,18 +52,12 @@ bool save_screenshot(MainWindow& window, const GuiOptions& o) {
 int main(int argc, char** argv) {
   QElapsedTimer since_launch;  // for --stats: when the first curves and all the data came
   since_launch.start();
-  GuiOptions o;
+  WindowCommand o;
   std::string error;
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (!parse_gui_options(args, &o, &error)) {
-    fprintf(stderr, "%s: %s (see memtap monitor --help)\n", prefix(o), error.c_str());
-    return 2;
-  }
-  if (o.help) {
-    fputs(gui_usage(), stdout);
-    return 0;
-  }
-  const bool shot = !o.screenshot.empty();
+  if (const int code = parse_window_command(args, &o); code >= 0) return code;
+  const WindowOptions& w = o.window;
+  const bool shot = !w.screenshot.empty();
   // A screenshot is rendered offscreen: no display needed, and no window pops up.
   if (shot) setenv("QT_QPA_PLATFORM", "offscreen", 1);
   if (!has_display()) {
@@ -75,7 +71,7 @@ int main(int argc, char** argv) {
 
   int exit_code = 2;
   std::unique_ptr<viewdata::DataSource> source;
-  if (o.mode == Mode::kReplay) {
+  if (o.mode == WindowMode::kReplay) {
     source = viewdata::open_recording(o.file, &error);
   } else {
     viewdata::LiveOptions live;
@@ -89,9 +85,9 @@ int main(int argc, char** argv) {
   }
   if (!source) {
     fprintf(stderr, "%s: %s\n", prefix(o), error.c_str());
-    return o.mode == Mode::kReplay ? 2 : exit_code;
+    return o.mode == WindowMode::kReplay ? 2 : exit_code;
   }
-  if (o.mode == Mode::kListen) {
+  if (o.mode == WindowMode::kListen) {
     fprintf(stderr, "memtap monitor: listening on %s (close the window or Ctrl-C to stop)\n",
             o.listen.c_str());
   }
@@ -101,9 +97,9 @@ int main(int argc, char** argv) {
   bool shot_ok = true;
   {
     MainWindow window(source.get());
-    window.resize(o.width, o.height);
-    window.showView(o.view);
-    if (o.device_given) window.preferDevice(o.device);
+    window.resize(w.width, w.height);
+    window.showView(w.view);
+    if (w.device_given) window.preferDevice(w.device);
     window.show();
 
     qint64 first_curves_ms = -1, loaded_ms = -1;
@@ -121,14 +117,14 @@ int main(int argc, char** argv) {
     });
 
     // --at, once the data is in.
-    if (o.at_peak) window.cursorOnceLoaded(true, 0);
-    if (o.at_ns >= 0) window.cursorOnceLoaded(false, o.at_ns);
+    if (w.at_peak) window.cursorOnceLoaded(true, 0);
+    if (w.at_ns >= 0) window.cursorOnceLoaded(false, w.at_ns);
 
     // Ctrl-C: --listen ends the recording and the window; --run hands it to the program
     // (ProgramRun forwards it), whose end the window then shows.
     QTimer stop_poll;
     QObject::connect(&stop_poll, &QTimer::timeout, [&] {
-      if (interrupted() && o.mode != Mode::kRun) {
+      if (interrupted() && o.mode != WindowMode::kRun) {
         source->stop();
         if (source->status().loaded) app.quit();
       }
@@ -142,13 +138,13 @@ int main(int argc, char** argv) {
     QObject::connect(&shooter, &QTimer::timeout, [&] {
       if (!taken) {
         const bool loaded = source->status().loaded;
-        if (o.mode == Mode::kReplay) {
+        if (o.mode == WindowMode::kReplay) {
           // Once everything is loaded, indexed and drawn.
           if (!window.settled()) return;
         } else {
           // Live: --screenshot-after into the run (or its end, if it ends sooner), with the
           // answers to the last refresh drawn (waiting for them at most a second).
-          if (since_start.elapsed() < o.screenshot_after_ms && !loaded) return;
+          if (since_start.elapsed() < w.screenshot_after_ms && !loaded) return;
           if (!due_since.isValid()) due_since.start();
           const bool ready = loaded ? window.settled() : window.client()->pending() == 0;
           if (!ready && due_since.elapsed() < (loaded ? 5000 : 1000)) return;
@@ -157,11 +153,11 @@ int main(int argc, char** argv) {
         taken = true;
       }
       // A live run goes on to its end after the picture, without the window.
-      if (o.mode == Mode::kReplay || source->status().loaded) app.quit();
+      if (o.mode == WindowMode::kReplay || source->status().loaded) app.quit();
     });
     if (shot) shooter.start(50);
     app.exec();
-    if (o.stats) {
+    if (w.stats) {
       app.stats().print(stderr);
       // A live window closes (or takes its picture) before the recording is written.
       char loaded[32] = "not yet (live)";
@@ -170,7 +166,7 @@ int main(int argc, char** argv) {
               double(first_curves_ms) / 1000, loaded);
     }
   }
-  if (o.mode == Mode::kRun && !source->status().loaded) {
+  if (o.mode == WindowMode::kRun && !source->status().loaded) {
     std::string command;
     for (const std::string& a : o.run.command) command += (command.empty() ? "" : " ") + a;
     fprintf(stderr,
@@ -180,14 +176,14 @@ int main(int argc, char** argv) {
   }
   // --listen: the recording ends with the window. --run: the program goes on to its end.
   source->stop();
-  while (o.mode != Mode::kReplay && !source->status().loaded) usleep(20000);
+  while (o.mode != WindowMode::kReplay && !source->status().loaded) usleep(20000);
   const viewdata::SourceStatus status = source->status();
   source.reset();
-  if (!status.error.empty() && o.mode == Mode::kReplay) {
+  if (!status.error.empty() && o.mode == WindowMode::kReplay) {
     fprintf(stderr, "memtap monitor: %s\n", status.error.c_str());
     return 1;
   }
   if (!shot_ok) return 1;
-  if (o.mode == Mode::kRun) return status.exit_code >= 0 ? status.exit_code : 0;
+  if (o.mode == WindowMode::kRun) return status.exit_code >= 0 ? status.exit_code : 0;
   return 0;
 }

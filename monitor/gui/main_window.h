@@ -45,7 +45,7 @@ class MainWindow : public QMainWindow {
   FindingsView* findings() { return findings_; }
   QTabWidget* tabs() { return tabs_; }
 
-  // Brings a view (gui_options.h's names) to the front.
+  // Brings a view (window_options.h's names) to the front.
   void showView(const std::string& name);
   // Shows `device` (kHostDevice or a GPU ordinal) once a process has it (--device).
   void preferDevice(int32_t device);

@@ -118,7 +118,7 @@ class ViewState : public QObject {
   // recording loads they took the threads the loading needs: loading a 10 M-event file took
   // twice as long as `memtap report`.
   void dataAdvancedSlowly();
-  // A view asks the window to bring another to the front (gui_options.h's names: a finding
+  // A view asks the window to bring another to the front (window_options.h's names: a finding
   // opens the block table). The window owns the tabs; views only ask.
   void viewRequested(const QString& name);
   void timeAxisChanged();

@@ -38,16 +38,6 @@ struct RunOptions {
   std::vector<std::string> command;  // the program and its arguments
 };
 
-// The options of `memtap run` before the program (up to "--", or the first argument that is
-// not an option). An argument it does not know is offered to `extra` first (the window's own
-// options), which returns how many arguments it took (0: not one of its own; it may set
-// *error for a bad value). False with *error (one line, without the "memtap run: " prefix)
-// for an unknown option, a bad value, or no program.
-using ExtraOptionFn =
-    std::function<size_t(const std::vector<std::string>& args, size_t i, std::string* error)>;
-bool parse_run_options(const std::vector<std::string>& args, RunOptions* o, std::string* error,
-                       const ExtraOptionFn& extra = {});
-
 // "python", "c", "python,c" (either order): what --stacks takes.
 bool valid_stacks(const std::string& list);
 

@@ -45,7 +45,7 @@ struct Finding {
   // the filter as it is.
   std::optional<std::string> block_filter;
   int64_t bytes = 0;  // how much it is about
-  std::string view;   // the view that shows it best (gui_options.h's names); "": none
+  std::string view;   // the view that shows it best (window_options.h's names); "": none
 };
 
 // The findings of (pid, device) as the engine stands; empty while it has no memory event of

@@ -88,6 +88,38 @@ TEST_F(Window, MonitorExplainsItselfAndItsErrors) {
   EXPECT_NE(r.err.find("--view 'graph': expected one of curves,"), std::string::npos) << r.err;
 }
 
+// memtap-gui reads the command line memtap checked with the same declaration
+// (monitor/cli/window_options.h): the same help, the same words for a mistake.
+TEST_F(Window, TheWindowReadsTheCommandLineMemtapChecked) {
+  ProcessResult help = run_process(spec_in(dir, {kGuiBin, "--help"}));
+  EXPECT_TRUE(help.exited && help.exit_code == 0) << describe(help) << help.err;
+  const ProcessResult memtap_help = run_process(spec_in(dir, {kMemtapBin, "monitor", "--help"}));
+  EXPECT_EQ(help.out, memtap_help.out);
+  help = run_process(spec_in(dir, {kGuiBin, "--run", "--help"}));
+  EXPECT_EQ(help.out.rfind("usage: memtap run [options]", 0), 0u) << help.out;
+  EXPECT_NE(help.out.find("--stack-min-size SIZE"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--screenshot-after DURATION"), std::string::npos) << help.out;
+
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"x.db", "--size", "10x10"}, {"--run", "--stacks", "rust", "--", "true"}}) {
+    const bool run = args[0] == "--run";
+    std::vector<std::string> gui_args = {kGuiBin}, memtap_args = {kMemtapBin};
+    gui_args.insert(gui_args.end(), args.begin(), args.end());
+    memtap_args.push_back(run ? "run" : "monitor");
+    if (run) memtap_args.push_back("--gui");
+    memtap_args.insert(memtap_args.end(), args.begin() + (run ? 1 : 0), args.end());
+    const ProcessResult gui = run_process(spec_in(dir, gui_args));
+    const ProcessResult memtap = run_process(spec_in(dir, memtap_args));
+    EXPECT_TRUE(gui.exited && gui.exit_code == 2) << describe(gui) << gui.err;
+    EXPECT_TRUE(memtap.exited && memtap.exit_code == 2) << describe(memtap) << memtap.err;
+    EXPECT_EQ(gui.err, memtap.err);
+    EXPECT_EQ(split_lines(gui.err).size(), 2u) << gui.err;
+    EXPECT_EQ(split_lines(gui.err).back(),
+              std::string("see memtap ") + (run ? "run" : "monitor") + " --help")
+        << gui.err;
+  }
+}
+
 TEST_F(Window, MonitorSaysWhyWhenTheWindowIsNotThere) {
   // memtap alone, without memtap-gui beside it (a headless install).
   const std::string lone = dir.file("memtap");
