@@ -619,9 +619,12 @@ bool MemscopeWriter::Impl::write_session_tables(
   std::vector<std::pair<std::string, std::string>> all_meta = meta;
   // Last, so it wins over a caller's own "complete": only finish() may say it.
   if (finished) all_meta.emplace_back("complete", "1");
-  // Each CREATE INDEX sorts every row; with the default 2 MiB cache the sort spills to
-  // many small runs on disk. The memory goes away with the connection.
-  bool ok = sqlite_exec(db, "PRAGMA cache_size=-65536", reason) &&
+  // Each CREATE INDEX sorts every row in at most the cache's size, spilling sorted runs to
+  // temporary files beyond it: 128 MiB holds the keys of ~2 M rows (a 6-step PyTorch
+  // script's recording), whose runs at 64 MiB were 80 MB of temporary files written and read
+  // back (finishing took 0.2 s longer; tests/bench/HISTORY.md). The memory goes away with
+  // the connection.
+  bool ok = sqlite_exec(db, "PRAGMA cache_size=-131072", reason) &&
             sqlite_exec(db, "BEGIN", reason) && write_memtap_session(db, processes, reason) &&
             write_memtap_meta(db, all_meta, reason);
   // A view cannot be indexed; a compact file finds time ranges by memtap_event_chunk.

@@ -131,7 +131,7 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
       {"recovered_rows", std::to_string(rows)}};
   // `complete` goes in last, on its own, once the file is in its final form: a disk that
   // fills on the way leaves a file that is still not finished, and recover can run again.
-  bool ok = sqlite_exec(db, "PRAGMA cache_size=-65536", &reason) &&
+  bool ok = sqlite_exec(db, "PRAGMA cache_size=-131072", &reason) &&
             sqlite_exec(db, "BEGIN", &reason) && write_memtap_session(db, processes, &reason) &&
             write_memtap_meta(db, meta, &reason);
   if (ok && !compact && indexes == 0) {
