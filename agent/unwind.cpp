@@ -229,10 +229,9 @@ __attribute__((noinline, cold)) void learn(uintptr_t fp, void* const* truth, int
 
 // The walk from the frame record `fp` of capture_return_addresses; returns how many return
 // addresses it wrote, or one of these when it met a frame it cannot step past (out is then
-// scratch): a return address without a verdict (or a record off the stack, or a thread
-// without its tail yet), so that the fallback's answer is worth learning from; or one known
-// to have no frame pointer, where there is nothing new to learn (every fallback of a Python
-// program's stacks).
+// scratch): a return address without a verdict (or a thread without its tail yet), so that
+// the fallback's answer is worth learning from; or one known to have no frame pointer, where
+// there is nothing new to learn (every fallback of a Python program's stacks).
 constexpr int kWalkLearn = -1, kWalkKnownStop = -2;
 __attribute__((always_inline)) inline int walk_frames(uintptr_t fp, void** out, int max,
                                                       StackBounds s) {
@@ -254,7 +253,11 @@ __attribute__((always_inline)) inline int walk_frames(uintptr_t fp, void** out, 
     }
     uintptr_t next = record[0];
     if (next == 0) break;  // the outermost frame (_start and clone clear rbp)
-    if (!frame_readable(next, fp, s)) return kWalkLearn;
+    // A frame known to keep a frame pointer whose saved rbp is no frame record: the chain is
+    // broken (the program overwrote it, or switched stacks). The stack ends here: libunwind
+    // and libgcc would step through the same rbp (the caller's CFA is rbp + 16) and read it
+    // unchecked.
+    if (!frame_readable(next, fp, s)) break;
     fp = next;
   }
   return n;

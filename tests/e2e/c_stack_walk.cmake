@@ -24,3 +24,11 @@ target_compile_definitions(memtap_e2e_test PRIVATE
   MEMTAP_TEST_UNLOAD_NOFP="$<TARGET_FILE:memtap_test_unload_nofp>")
 add_dependencies(memtap_e2e_test memtap_test_c_stack_unload memtap_test_unload_fp
   memtap_test_unload_nofp)
+
+add_executable(memtap_test_c_stack_bogus_fp ${CMAKE_CURRENT_LIST_DIR}/../programs/c_stack_bogus_fp.c)
+target_compile_options(memtap_test_c_stack_bogus_fp PRIVATE -g -O1 -fno-omit-frame-pointer)
+set_target_properties(memtap_test_c_stack_bogus_fp PROPERTIES
+  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs)
+target_compile_definitions(memtap_e2e_test PRIVATE
+  MEMTAP_TEST_C_STACK_BOGUS_FP="$<TARGET_FILE:memtap_test_c_stack_bogus_fp>")
+add_dependencies(memtap_e2e_test memtap_test_c_stack_bogus_fp)

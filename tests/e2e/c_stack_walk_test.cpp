@@ -9,6 +9,11 @@
 //    and main, as the first's do (a stale verdict would step from unload_leaf to main); with
 //    the default unwinding and with libunwind alone (MEMTAP_UNWIND=libunwind), whose own
 //    per-thread cache remembers the first library's frames.
+//  - a function that overwrites its own saved caller's rbp (with 0x10, an unaligned address
+//    on the stack, an address below its frame, one above it past user space) for one
+//    allocation, after its return addresses were learnt: the program runs to its end, and the
+//    allocation's stack names the function and main, where the walk stops (libunwind, stepping
+//    through the same rbp, would crash).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -26,10 +31,15 @@ namespace {
 const std::string kUnloadProgram = MEMTAP_TEST_C_STACK_UNLOAD;
 const std::string kUnloadFp = MEMTAP_TEST_UNLOAD_FP;
 const std::string kUnloadNoFp = MEMTAP_TEST_UNLOAD_NOFP;
+const std::string kBogusFp = MEMTAP_TEST_C_STACK_BOGUS_FP;
 // c_stack_unload.c's sizes, plus the 2 its library adds; kRounds blocks of each.
 constexpr int64_t kFpBytes = 2 * 1024 * 1024 + 100 + 2;
 constexpr int64_t kNoFpBytes = 2 * 1024 * 1024 + 200 + 2;
 constexpr size_t kRounds = 3;
+// c_stack_bogus_fp.c's sizes: kNormalRounds blocks a call; one of kBogusBytes + kind.
+constexpr int64_t kNormalBytes = 2 * 1024 * 1024 + 300;
+constexpr int64_t kBogusBytes = 2 * 1024 * 1024 + 400;
+constexpr size_t kNormalRounds = 3, kBogusKinds = 4;
 
 // One frame of Call Stack(C): its function (debug information or symbol table; empty when
 // unknown), module and offset.
@@ -152,6 +162,33 @@ TEST_F(CStackWalk, VerdictsOfAnUnloadedLibraryAreNotTrustedInTheOneMappedThereAf
 // the first library's steps, which the agent cannot flush.
 TEST_F(CStackWalk, LibunwindAloneIsNotMisledByTheUnloadedLibrary) {
   expect_unload_stacks({"MEMTAP_UNWIND=libunwind"});
+}
+
+TEST_F(CStackWalk, BrokenFrameRecordEndsTheWalkWithoutACrash) {
+  const std::string db = dir_.file("bogus.db");
+  const std::string out = run_with_c_stacks(db, {kBogusFp});
+  ASSERT_NE(out.find("c_stack_bogus_fp ok"), std::string::npos) << out;
+
+  const std::string program = real_path(kBogusFp);
+  std::vector<std::string> normal = c_stacks_of(db, kNormalBytes);
+  EXPECT_EQ(normal.size(), kNormalRounds * kBogusKinds);
+  for (const std::string& stack : normal) {
+    std::vector<Frame> frames = frames_of(stack);
+    ASSERT_GE(frames.size(), 3u) << stack;  // and libc's frames below main
+    EXPECT_EQ(frames[0].function, "allocate_with_bogus_record") << stack;
+    EXPECT_EQ(frames[1].function, "main") << stack;
+  }
+  for (int64_t kind = 0; kind < int64_t(kBogusKinds); ++kind) {
+    SCOPED_TRACE(kind);
+    std::vector<std::string> bogus = c_stacks_of(db, kBogusBytes + kind);
+    ASSERT_EQ(bogus.size(), 1u);
+    std::vector<Frame> frames = frames_of(bogus[0]);
+    // The walk ends at main: nothing is read through the broken record.
+    ASSERT_EQ(frames.size(), 2u) << bogus[0];
+    EXPECT_EQ(frames[0].function, "allocate_with_bogus_record") << bogus[0];
+    EXPECT_EQ(frames[0].module, program) << bogus[0];
+    EXPECT_EQ(frames[1].function, "main") << bogus[0];
+  }
 }
 
 }  // namespace
