@@ -103,6 +103,55 @@ void learn_verdict(uintptr_t ip, bool steps) {
   if (slot.load(std::memory_order_relaxed) != v) slot.store(v, std::memory_order_relaxed);
 }
 
+// Code ranges a dlclose unmapped (forget_unmapped_code). libunwind keeps, per thread and per
+// return address, how to step past its frame (unw_backtrace's trace cache), and nothing
+// flushes it (unw_flush_cache leaves it): a stack it unwinds through code mapped where other
+// code was may follow a step learnt from the old code. Such a stack is taken again with
+// backtrace(), whose unwinder finds each frame's unwind table anew (_dl_find_object).
+// Append-only, so that a capture reads each range whole; past kUnloadedRanges the last one
+// widens (lo first: in between it covers at least what it did).
+constexpr int kUnloadedRanges = 32;
+std::atomic<int> g_unloaded_count{0};
+std::atomic<uintptr_t> g_unloaded_lo[kUnloadedRanges], g_unloaded_hi[kUnloadedRanges];
+std::atomic_flag g_unloaded_writing = ATOMIC_FLAG_INIT;  // between dlcloses on two threads
+
+void note_unloaded(uintptr_t lo, uintptr_t hi) {
+  while (g_unloaded_writing.test_and_set(std::memory_order_acquire)) {
+  }
+  int n = g_unloaded_count.load(std::memory_order_relaxed);
+  bool covered = false;  // a plugin loaded and unloaded in a loop lands in the same range
+  for (int i = 0; i < n && !covered; ++i) {
+    covered = lo >= g_unloaded_lo[i].load(std::memory_order_relaxed) &&
+              hi <= g_unloaded_hi[i].load(std::memory_order_relaxed);
+  }
+  if (!covered && n < kUnloadedRanges) {
+    g_unloaded_lo[n].store(lo, std::memory_order_relaxed);
+    g_unloaded_hi[n].store(hi, std::memory_order_relaxed);
+    g_unloaded_count.store(n + 1, std::memory_order_release);
+  } else if (!covered) {
+    std::atomic<uintptr_t>& last_lo = g_unloaded_lo[kUnloadedRanges - 1];
+    std::atomic<uintptr_t>& last_hi = g_unloaded_hi[kUnloadedRanges - 1];
+    if (lo < last_lo.load(std::memory_order_relaxed)) last_lo.store(lo, std::memory_order_release);
+    if (hi > last_hi.load(std::memory_order_relaxed)) last_hi.store(hi, std::memory_order_release);
+  }
+  g_unloaded_writing.clear(std::memory_order_release);
+}
+
+// Whether a return address of frames[0, n) lies where code was unmapped.
+bool in_unloaded_code(void* const* frames, int n) {
+  int k = g_unloaded_count.load(std::memory_order_acquire);
+  for (int f = 0; f < n && k > 0; ++f) {
+    auto ip = reinterpret_cast<uintptr_t>(frames[f]);
+    for (int i = 0; i < k; ++i) {
+      if (ip >= g_unloaded_lo[i].load(std::memory_order_acquire) &&
+          ip < g_unloaded_hi[i].load(std::memory_order_acquire)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // The calling thread's stack, [lo, hi), looked up once per thread (pthread_getattr_np
 // allocates: the capture runs with tl_agent_busy set). lo == hi: unknown, no frame walk.
 struct StackBounds {
@@ -180,10 +229,9 @@ __attribute__((noinline, cold)) void learn(uintptr_t fp, void* const* truth, int
 
 // The walk from the frame record `fp` of capture_return_addresses; returns how many return
 // addresses it wrote, or one of these when it met a frame it cannot step past (out is then
-// scratch): a return address without a verdict (or a record off the stack, or a thread
-// without its tail yet), so that the fallback's answer is worth learning from; or one known
-// to have no frame pointer, where there is nothing new to learn (every fallback of a Python
-// program's stacks).
+// scratch): a return address without a verdict (or a thread without its tail yet), so that
+// the fallback's answer is worth learning from; or one known to have no frame pointer, where
+// there is nothing new to learn (every fallback of a Python program's stacks).
 constexpr int kWalkLearn = -1, kWalkKnownStop = -2;
 __attribute__((always_inline)) inline int walk_frames(uintptr_t fp, void** out, int max,
                                                       StackBounds s) {
@@ -205,7 +253,11 @@ __attribute__((always_inline)) inline int walk_frames(uintptr_t fp, void** out, 
     }
     uintptr_t next = record[0];
     if (next == 0) break;  // the outermost frame (_start and clone clear rbp)
-    if (!frame_readable(next, fp, s)) return kWalkLearn;
+    // A frame known to keep a frame pointer whose saved rbp is no frame record: the chain is
+    // broken (the program overwrote it, or switched stacks). The stack ends here: libunwind
+    // and libgcc would step through the same rbp (the caller's CFA is rbp + 16) and read it
+    // unchecked.
+    if (!frame_readable(next, fp, s)) break;
     fp = next;
   }
   return n;
@@ -217,6 +269,22 @@ UnwindCounts unwind_counts() {
   auto get = [](const std::atomic<uint64_t>& v) { return v.load(std::memory_order_relaxed); };
   return {get(g_captures),  get(g_frames),          get(g_ns),
           get(g_fallbacks), get(g_fallback_frames), get(g_fallback_ns)};
+}
+
+void forget_unmapped_code(uintptr_t lo, uintptr_t hi) {
+  // A slot is emptied only if it still holds what was read: a verdict learnt meanwhile for
+  // an address elsewhere (a collision) stays.
+  for (std::atomic<uint64_t>& slot : g_verdicts) {
+    uint64_t v = slot.load(std::memory_order_relaxed);
+    uintptr_t ip = uintptr_t(v >> 1);
+    if (v != 0 && ip >= lo && ip < hi)
+      slot.compare_exchange_strong(v, 0, std::memory_order_relaxed);
+  }
+  note_unloaded(lo, hi);
+}
+
+void forget_all_verdicts() {
+  for (std::atomic<uint64_t>& slot : g_verdicts) slot.store(0, std::memory_order_relaxed);
 }
 
 void unwind_warm_up() {
@@ -236,6 +304,8 @@ void unwind_warm_up() {
   }
   void* addrs[8];
   capture_return_addresses(addrs, 8);  // loads libgcc_s or sets libunwind up, now
+  // backtrace() also retakes a libunwind answer through unmapped code: libgcc_s, now.
+  if (g_method != Method::kBacktrace) backtrace(addrs, 8);
 }
 
 // The capture, inlined into capture_return_addresses: its frame is where both the walk and
@@ -258,6 +328,7 @@ __attribute__((always_inline)) inline int capture(void** out, int max, bool* wal
   void* frames[kMaxUnwound + 1];
   int want = max < kMaxUnwound ? max + 1 : kMaxUnwound + 1;
   int n = g_method == Method::kBacktrace ? backtrace(frames, want) : g_unw.backtrace(frames, want);
+  if (g_method != Method::kBacktrace && in_unloaded_code(frames, n)) n = backtrace(frames, want);
   bool truncated = n == want;
   n = n > 0 ? n - 1 : 0;
   memcpy(out, frames + 1, sizeof(void*) * size_t(n));

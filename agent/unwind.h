@@ -19,6 +19,18 @@ void unwind_warm_up();
 // never allocates through the hooked allocator.
 int capture_return_addresses(void** out, int max);
 
+// Code in [lo, hi) was unmapped (agent/unloaded_code.h), and other code mapped there later
+// may keep no frame pointer where this did: forgets what the frame-pointer walk learnt of its
+// return addresses, and has a libunwind answer through the range taken again with
+// backtrace() (libunwind's own per-thread cache of the old code cannot be flushed).
+// Lock-free for the captures: a capture racing it sees each verdict whole, the old one or
+// none, and may learn it again (the cost of a fallback, never a wrong stack).
+void forget_unmapped_code(uintptr_t lo, uintptr_t hi);
+
+// Forgets every verdict: when what was unmapped cannot be told exactly. Each stack is
+// learnt again, with one fallback.
+void forget_all_verdicts();
+
 // What the captures took since the start, counted only with MEMTAP_UNWIND_STATS=1 (then also
 // printed to stderr at exit): a fallback is a capture that the frame-pointer walk could not
 // finish (libunwind or backtrace() took it); frames and ns are summed over the captures.
