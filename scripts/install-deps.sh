@@ -18,6 +18,8 @@ packages=(
   libunwind8                                # capturing C stacks without frame pointers
                                             #   (the agent dlopens it; else backtrace())
   libcli11-dev                              # the command line's option parser
+  bash-completion                           # memtap's completion, and its test, through
+                                            #   bash-completion's loader
   nlohmann-json3-dev                        # JSON output (report --json, diff --json)
   python3-torch                             # PyTorch examples and tests
   heaptrack                                 # the benchmark's point of comparison
