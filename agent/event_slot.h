@@ -47,7 +47,7 @@ constexpr uint64_t kSlotClockBits = 48;
 constexpr uint64_t kSlotClockMask = (uint64_t{1} << kSlotClockBits) - 1;
 constexpr unsigned kCompactSizeBits = 25;  // 32 MiB; larger blocks take a wide record
 constexpr unsigned kCompactAddrBits = 48;  // x86-64 and AArch64 user space
-static_assert(uint32_t(EventKind::kPoolState) < 32, "a kind has 5 bits in a slot");
+static_assert(uint32_t(EventKind::kPoolPeaks) < 32, "a kind has 5 bits in a slot");
 
 constexpr unsigned kNarrowClockBits = 20;
 constexpr unsigned kNarrowSizeBits = 16;

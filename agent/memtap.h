@@ -62,11 +62,16 @@ void memtap_trace_slice(uint32_t func_id, uint64_t start_ns, uint64_t end_ns);
  * memtap_pool_free_completed: the pool took it back (Active drops): right after the request,
  *   or later when another stream still used the block.
  * memtap_pool_state: what the pool holds on the device now: bytes in blocks handed out and
- *   bytes reserved (its segments); after a segment was obtained or released, or a sample. */
+ *   bytes reserved (its segments); after a segment was obtained or released, or a sample.
+ * memtap_pool_peaks: the most the pool has held on the device (its own counters: torch's
+ *   memory_stats() allocated_bytes.all.peak, reserved_bytes.all.peak); call it right before
+ *   the sampled memtap_pool_state it goes with, on the same thread: that state's SNAPSHOT
+ *   row carries them (Attr max_allocated, max_reserved). */
 void memtap_pool_alloc(int device, uint64_t addr, uint64_t size, uint64_t stream);
 void memtap_pool_free_requested(int device, uint64_t addr, uint64_t stream);
 void memtap_pool_free_completed(int device, uint64_t addr, uint64_t stream);
 void memtap_pool_state(int device, uint64_t allocated_bytes, uint64_t reserved_bytes);
+void memtap_pool_peaks(int device, uint64_t max_allocated_bytes, uint64_t max_reserved_bytes);
 
 /* Python call stacks (MEMTAP_STACKS=python): the agent follows the calling thread's Python
  * frames from now on, with a C profile function it installs (PyEval_SetProfile), replacing

@@ -1,6 +1,6 @@
 // The framework pool's C ABI (agent/memtap.h memtap_pool_*): the blocks a caching allocator
 // (PyTorch's, through memtap.torch's trace tracker) hands out of the memory it got from the
-// driver, layer PTA (wire.capnp poolMalloc .. poolState).
+// driver, layer PTA (wire.capnp poolMalloc .. poolPeaks).
 //
 // The caller usually holds its own lock (torch's allocator calls its trace tracker under
 // it), so each call records on the calling thread through the hooks' own path and returns:
@@ -45,6 +45,14 @@ void record_pool_block(EventKind kind, int device, uint64_t addr, uint64_t size_
   record_device_event(&g_agent.registry, g_agent.lossless, kind, dev, addr, size_bytes, ts, 0);
 }
 
+// A pool's figures on a device (poolState, poolPeaks): two byte counts, no stream.
+void record_pool_figures(EventKind kind, int device, uint64_t addr, uint64_t size_bytes) {
+  uint16_t dev;
+  if (!hooks_record() || !pool_device(device, &dev)) return;
+  record_device_event(&g_agent.registry, g_agent.lossless, kind, dev, addr, size_bytes,
+                      event_clock_now(), 0);
+}
+
 }  // namespace
 
 }  // namespace memtap
@@ -66,9 +74,11 @@ MEMTAP_EXPORT void memtap_pool_free_completed(int device, uint64_t addr, uint64_
 
 MEMTAP_EXPORT void memtap_pool_state(int device, uint64_t allocated_bytes,
                                      uint64_t reserved_bytes) {
-  uint16_t dev;
-  if (!memtap::hooks_record() || !memtap::pool_device(device, &dev)) return;
-  memtap::record_device_event(&memtap::g_agent.registry, memtap::g_agent.lossless,
-                              EventKind::kPoolState, dev, allocated_bytes, reserved_bytes,
-                              memtap::event_clock_now(), 0);
+  memtap::record_pool_figures(EventKind::kPoolState, device, allocated_bytes, reserved_bytes);
+}
+
+MEMTAP_EXPORT void memtap_pool_peaks(int device, uint64_t max_allocated_bytes,
+                                     uint64_t max_reserved_bytes) {
+  memtap::record_pool_figures(EventKind::kPoolPeaks, device, max_allocated_bytes,
+                              max_reserved_bytes);
 }

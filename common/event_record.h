@@ -43,17 +43,18 @@ enum class EventKind : uint32_t {
   kDeviceOom = 22,     // size_bytes: requested; string_id: the API; addr: the stream
   kDeviceInfo = 23,    // addr: free bytes, size_bytes: total bytes
   kDeviceStream = 24,  // addr: the stream of this thread's next device or pool event
-  // The framework pool, layer PTA (wire.capnp poolMalloc .. poolState; memtap_pool_* in
+  // The framework pool, layer PTA (wire.capnp poolMalloc .. poolPeaks; memtap_pool_* in
   // agent/memtap.h): `device` is the CUDA ordinal the pool serves.
   kPoolMalloc = 25,         // addr, size_bytes: the block
   kPoolFree = 26,           // addr: the block whose free was requested
   kPoolFreeCompleted = 27,  // addr: the block the pool took back
   kPoolState = 28,          // addr: allocated bytes, size_bytes: reserved bytes
+  kPoolPeaks = 29,          // addr: max allocated bytes, size_bytes: max reserved bytes
 };
 
 // The kinds whose records carry a device.
 constexpr bool is_device_kind(EventKind kind) {
-  return kind >= EventKind::kDeviceMalloc && kind <= EventKind::kPoolState;
+  return kind >= EventKind::kDeviceMalloc && kind <= EventKind::kPoolPeaks;
 }
 
 struct EventRecord {

@@ -13,8 +13,11 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("memtap::wire");
 
 # Bumped on any change that an older monitor could misread.
-const protocolVersion :UInt32 = 4;  # 2: context events, stringId, Batch.strings; 3: device
-                                    # events; 4: the framework pool (poolMalloc .. poolState)
+const protocolVersion :UInt32 = 5;  # 2: context events, stringId, Batch.strings; 3: device
+                                    # events; 4: the framework pool (poolMalloc .. poolState);
+                                    # 5: poolPeaks (an older monitor would refuse each batch
+                                    # holding one as malformed and lose its other events: the
+                                    # version refuses the agent whole, with a clear error)
 
 enum EventKind {
   malloc @0;   # heap block from the malloc family (layer HOST)
@@ -73,6 +76,10 @@ enum EventKind {
   poolState @28;          # what the pool holds on `device`: addr: allocated bytes (in blocks),
                           # sizeBytes: reserved bytes (segments); after a segment change, or
                           # sampled (torch.cuda.memory_stats() at each step)
+  poolPeaks @29;          # torch.cuda.memory_stats()'s peaks on `device`: addr: max allocated
+                          # bytes, sizeBytes: max reserved bytes (both below 2^63); goes right
+                          # before the sampled poolState it belongs to, on the same thread
+                          # (the monitor holds it for the device's next poolState)
 }
 
 struct Event {
@@ -82,7 +89,7 @@ struct Event {
   sizeBytes @3 :UInt64;
   stringId @4 :UInt32;    # 0: none; else an id of Batch.strings (this or an earlier batch of
                           # the same agent instance; the monitor also waits a little for it)
-  device @5 :UInt16;      # device and pool events (deviceMalloc .. poolState): the CUDA device
+  device @5 :UInt16;      # device and pool events (deviceMalloc .. poolPeaks): the CUDA device
                           # ordinal; 0 for every other kind. Fills the hole after kind, so
                           # an Event stays four words
 }

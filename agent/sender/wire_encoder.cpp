@@ -44,6 +44,7 @@ static_assert(uint32_t(EventKind::kPoolFree) == uint32_t(wire::EventKind::POOL_F
 static_assert(uint32_t(EventKind::kPoolFreeCompleted) ==
               uint32_t(wire::EventKind::POOL_FREE_COMPLETED));
 static_assert(uint32_t(EventKind::kPoolState) == uint32_t(wire::EventKind::POOL_STATE));
+static_assert(uint32_t(EventKind::kPoolPeaks) == uint32_t(wire::EventKind::POOL_PEAKS));
 
 namespace {
 

@@ -101,6 +101,8 @@ PoolSection pool_section(const DeviceReport& d, const timeline::ScopeSummary& s)
     if (c.name == timeline::curve_name(timeline::Curve::kActive)) p.active = c;
   }
   p.snapshots = s.pool_snapshots;
+  p.max_allocated = s.pool_max_allocated;
+  p.max_reserved = s.pool_max_reserved;
   p.pending_frees = s.pending_frees;
   p.pending_bytes = s.pending_bytes;
   return p;

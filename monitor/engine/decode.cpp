@@ -114,9 +114,9 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
   // Cap'n Proto hands unknown enumerants through as raw numbers; a newer agent's event
   // kind must not be mistaken for one of ours.
   const auto raw_kind = static_cast<uint16_t>(in.getKind());
-  if (raw_kind > static_cast<uint16_t>(EventKind::kPoolState)) {
+  if (raw_kind > static_cast<uint16_t>(EventKind::kPoolPeaks)) {
     error = ".kind: unknown value " + std::to_string(raw_kind) +
-            ", expected malloc .. poolState (0..28)";
+            ", expected malloc .. poolPeaks (0..29)";
     return false;
   }
   out.kind = static_cast<EventKind>(raw_kind);
@@ -148,15 +148,16 @@ bool decode_event(wire::Event::Reader in, WireEvent& out, std::string& error) {
             " bytes out of range, expected below 2^63";
     return false;
   }
-  if (out.kind == EventKind::kPoolState) {
+  if (out.kind == EventKind::kPoolState || out.kind == EventKind::kPoolPeaks) {
+    const char* max = out.kind == EventKind::kPoolPeaks ? "max " : "";
     if (out.addr > kMaxTime) {
-      error = ".addr: pool allocated bytes " + std::to_string(out.addr) +
+      error = std::string(".addr: pool ") + max + "allocated bytes " + std::to_string(out.addr) +
               " out of range, expected below 2^63";
       return false;
     }
     if (out.size_bytes > kMaxTime) {
-      error = ".sizeBytes: pool reserved bytes " + std::to_string(out.size_bytes) +
-              " out of range, expected below 2^63";
+      error = std::string(".sizeBytes: pool ") + max + "reserved bytes " +
+              std::to_string(out.size_bytes) + " out of range, expected below 2^63";
       return false;
     }
   }

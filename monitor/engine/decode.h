@@ -42,8 +42,9 @@ struct WireEvent {
                             // free bytes, at most size_bytes
   uint64_t size_bytes = 0;  // kTraceSlice: its end (monotonic ns, below 2^63); kDeviceInfo:
                             // total bytes, below 2^63 (a capacity is an int64 downstream);
-                            // kPoolMalloc: the block's size, kPoolState: reserved bytes
-                            // (both below 2^63, as kPoolState's allocated bytes in addr)
+                            // kPoolMalloc: the block's size, kPoolState: reserved bytes,
+                            // kPoolPeaks: max reserved bytes (all below 2^63, as the
+                            // allocated bytes of kPoolState and kPoolPeaks in addr)
   EventKind kind = EventKind::kMalloc;
   uint32_t string_id = 0;  // the agent instance's interned text; 0: none
   uint16_t device = 0;     // device kinds (is_device_kind): the CUDA ordinal; else 0

@@ -212,8 +212,15 @@ void complete_pool_free(DeviceTables& tables, const RowStamp& stamp, const Devic
 
 void pool_state_row(DeviceTables& tables, const RowStamp& stamp, int32_t device,
                     int64_t allocated_bytes, int64_t reserved_bytes, std::vector<DumpRow>& rows) {
-  tables.pools[device].reserved_bytes = reserved_bytes;
+  PoolFigures& pool = tables.pools[device];
+  pool.reserved_bytes = reserved_bytes;
   DumpRow row;
+  if (pool.held_max_allocated >= 0) {
+    row.has_pool_peaks = true;
+    row.size_bytes = uint64_t(pool.held_max_allocated);
+    row.total_bytes = uint64_t(pool.held_max_reserved);
+    pool.held_max_allocated = pool.held_max_reserved = -1;
+  }
   row.event = DumpEvent::kSnapshot;
   row.event_type = DumpEventType::kPta;
   row.device = device;
@@ -223,6 +230,13 @@ void pool_state_row(DeviceTables& tables, const RowStamp& stamp, int32_t device,
   row.pool_used = allocated_bytes;
   row.pool_total = reserved_bytes;
   rows.push_back(row);
+}
+
+void hold_pool_peaks(DeviceTables& tables, int32_t device, int64_t max_allocated_bytes,
+                     int64_t max_reserved_bytes) {
+  PoolFigures& pool = tables.pools[device];
+  pool.held_max_allocated = max_allocated_bytes;
+  pool.held_max_reserved = max_reserved_bytes;
 }
 
 void append_oom_top_rows(const DeviceTables& tables, const RowStamp& stamp, int32_t device,

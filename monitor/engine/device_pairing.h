@@ -55,6 +55,9 @@ struct PoolFigures {
   // would wrap 64 bits, and a saturated sum would be wrong once some of them are freed.
   unsigned __int128 live_bytes = 0;
   int64_t reserved_bytes = -1;  // the latest poolState's (Attr total); -1: none came yet
+  // A poolPeaks held for the device's next poolState (max allocated, max reserved); -1: none.
+  int64_t held_max_allocated = -1;
+  int64_t held_max_reserved = -1;
 };
 
 struct DeviceTables {
@@ -106,9 +109,15 @@ void complete_pool_free(DeviceTables& tables, const RowStamp& stamp, const Devic
                         PairingOutput& out);
 
 // A poolState: the SNAPSHOT row of `device`'s pool (Event Type PTA; pool_used: allocated,
-// pool_total: reserved); its reserved bytes are the device's PTA total from now on.
+// pool_total: reserved); its reserved bytes are the device's PTA total from now on. The
+// peaks hold_pool_peaks held for the device go into the row (has_pool_peaks) and are let go.
 void pool_state_row(DeviceTables& tables, const RowStamp& stamp, int32_t device,
                     int64_t allocated_bytes, int64_t reserved_bytes, std::vector<DumpRow>& rows);
+
+// A poolPeaks: the pool's own peaks on `device` (both below 2^63), held for its next
+// poolState, whose row carries them; a later poolPeaks before that state replaces them.
+void hold_pool_peaks(DeviceTables& tables, int32_t device, int64_t max_allocated_bytes,
+                     int64_t max_reserved_bytes);
 
 // The OOM_TOP_ALLOC rows for an OOM on `device`: its kOomTopBlocks largest live PTA blocks
 // when it has any (the tensors), else its largest live HAL blocks; largest first (equal

@@ -30,6 +30,7 @@ DumpRow make_row(DumpEvent event, bool is_mmap, const RowStamp& stamp, uint64_t 
                  /*stack_python=*/0,
                  /*stack_c=*/0,
                  /*free_pending=*/false,
+                 /*has_pool_peaks=*/false,
                  /*step=*/0,
                  /*end_ns=*/0,
                  /*stream=*/0};

@@ -43,11 +43,12 @@ enum class HeldKind : uint8_t {
   kDeviceOom,
   kDeviceInfo,
   kDeviceStream,
-  // The framework's pool, layer PTA (wire.capnp poolMalloc .. poolState).
+  // The framework's pool, layer PTA (wire.capnp poolMalloc .. poolPeaks).
   kPoolMalloc,
   kPoolFree,
   kPoolFreeCompleted,
   kPoolState,
+  kPoolPeaks,
 };
 
 // HeldEvent::pool_follow of a kPoolFree: what its thread does next (other than deviceStream

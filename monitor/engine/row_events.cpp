@@ -72,6 +72,10 @@ MemEvent event_from_row(const DumpRow& row, RowStrings& strings) {
         // Written as 0 when not known (memscope_format.h): never, from the session.
         e.snap_allocated = std::max<int64_t>(row.pool_used, 0);
         e.snap_reserved = std::max<int64_t>(row.pool_total, 0);
+        if (row.has_pool_peaks) {  // below 2^63: decode checked them
+          e.snap_max_allocated = int64_t(row.size_bytes);
+          e.snap_max_reserved = int64_t(row.total_bytes);
+        }
         break;
       }
       e.device = kHostDevice;

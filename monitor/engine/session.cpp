@@ -104,6 +104,8 @@ HeldKind held_kind(EventKind kind) {
       return HeldKind::kPoolFreeCompleted;
     case EventKind::kPoolState:
       return HeldKind::kPoolState;
+    case EventKind::kPoolPeaks:
+      return HeldKind::kPoolPeaks;
     case EventKind::kFork:
       break;
   }
@@ -927,6 +929,7 @@ void Session::Impl::apply_event(size_t process, uint32_t thread_id, const HeldEv
     case HeldKind::kPoolFree:
     case HeldKind::kPoolFreeCompleted:
     case HeldKind::kPoolState:
+    case HeldKind::kPoolPeaks:
       apply_device(p, thread_id, event);
       return;
     case HeldKind::kStep:
@@ -1109,6 +1112,10 @@ void Session::Impl::apply_device(ProcessState& p, uint32_t thread_id, const Held
       // Decode checked both below 2^63.
       pool_state_row(p.devices, stamp, call.device, int64_t(event.addr), int64_t(event.size_bytes),
                      out);
+      return;
+    case HeldKind::kPoolPeaks:
+      // Decode checked both below 2^63.
+      hold_pool_peaks(p.devices, call.device, int64_t(event.addr), int64_t(event.size_bytes));
       return;
     default:
       return;

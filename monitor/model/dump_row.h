@@ -66,25 +66,29 @@ struct DumpRow {
   uint64_t size_bytes = 0;          // MALLOC/FREE/OOM_TOP_ALLOC: the block's size (FREE: the paired
                                     // block's); SNAPSHOT: the process's resident set (App
                                     // Reserved); OOM_TRIGGER: the bytes asked for; a device's
-                                    // START_TRACE: its free bytes
+                                    // START_TRACE: its free bytes; a device pool's SNAPSHOT
+                                    // with has_pool_peaks: Attr max_allocated
   uint64_t total_bytes = 0;         // SNAPSHOT: the memory the process may have; 0 unknown; a
-                                    // device's START_TRACE: its capacity
+                                    // device's START_TRACE: its capacity; a device pool's
+                                    // SNAPSHOT with has_pool_peaks: Attr max_reserved
   uint64_t allocation_id = 0;       // MALLOC/FREE/OOM_TOP_ALLOC; 0 on a FREE that matched no block
   uint32_t inherited_from_pid = 0;  // FREE of a block this fork() child inherited from its parent
   // Session string ids (0: none, written as the column's empty value).
-  uint32_t name = 0;          // `Name`: MALLOC: the innermost open operator (a device or
-                              // pinned block without one: the API that allocated it); MSTX:
-                              // the text; OP_LAUNCH: the operator; KERNEL_LAUNCH: the kernel;
-                              // OOM_TRIGGER: the API; OOM_TOP_ALLOC: its MALLOC's; trace
-                              // slice: its FuncInfo
-  uint32_t owner = 0;         // Attr owner (MALLOC, FREE, OOM_TOP_ALLOC): levels joined by '@'
-  uint32_t stack_python = 0;  // `Call Stack(Python)` (MALLOC, OOM_TRIGGER, OOM_TOP_ALLOC)
-  uint32_t stack_c = 0;       // `Call Stack(C)` (the same rows)
-  bool free_pending = false;  // PTA FREE: Attr pending "1" (a FREE_COMPLETED row follows later);
-                              // here, in what was padding, the row stays 120 bytes
-  uint64_t step = 0;          // SYSTEM STEP: the step's number (1, 2, ...), written as `Name`
-  int64_t end_ns = 0;         // trace slice: its end, epoch ns
-  uint64_t stream = 0;        // Attr stream: see has_stream
+  uint32_t name = 0;            // `Name`: MALLOC: the innermost open operator (a device or
+                                // pinned block without one: the API that allocated it); MSTX:
+                                // the text; OP_LAUNCH: the operator; KERNEL_LAUNCH: the kernel;
+                                // OOM_TRIGGER: the API; OOM_TOP_ALLOC: its MALLOC's; trace
+                                // slice: its FuncInfo
+  uint32_t owner = 0;           // Attr owner (MALLOC, FREE, OOM_TOP_ALLOC): levels joined by '@'
+  uint32_t stack_python = 0;    // `Call Stack(Python)` (MALLOC, OOM_TRIGGER, OOM_TOP_ALLOC)
+  uint32_t stack_c = 0;         // `Call Stack(C)` (the same rows)
+  bool free_pending = false;    // PTA FREE: Attr pending "1" (a FREE_COMPLETED row follows later);
+                                // here, in what was padding, the row stays 120 bytes
+  bool has_pool_peaks = false;  // SNAPSHOT of a device's pool: the pool's own peaks came with
+                                // it (size_bytes, total_bytes; also in what was padding)
+  uint64_t step = 0;            // SYSTEM STEP: the step's number (1, 2, ...), written as `Name`
+  int64_t end_ns = 0;           // trace slice: its end, epoch ns
+  uint64_t stream = 0;          // Attr stream: see has_stream
   // PTA MALLOC/FREE: the pool after the event, Attr used (bytes in the device's live PTA
   // blocks) and total (the reserved bytes of its latest pool state; -1: none reported yet).
   // SNAPSHOT of a device's pool (Event Type PTA): Attr allocated and reserved.
@@ -92,6 +96,7 @@ struct DumpRow {
   int64_t pool_total = -1;
 };
 // Rows queue by the million (analysis and writer queues, 1M rows each): every byte counts.
-static_assert(sizeof(DumpRow) == 120, "free_pending sits in the padding after stack_c");
+static_assert(sizeof(DumpRow) == 120,
+              "free_pending and has_pool_peaks sit in the padding after stack_c");
 
 }  // namespace memtap

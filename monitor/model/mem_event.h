@@ -103,6 +103,10 @@ struct MemEvent {
   // in blocks handed out and bytes the pool holds.
   int64_t snap_allocated = kUnknown;
   int64_t snap_reserved = kUnknown;
+  // The same pool's own peaks (Attr max_allocated, max_reserved: torch.cuda.memory_stats()'s
+  // allocated_bytes.all.peak and reserved_bytes.all.peak), where they were sampled.
+  int64_t snap_max_allocated = kUnknown;
+  int64_t snap_max_reserved = kUnknown;
   int64_t snap_app_reserved = kUnknown;  // what the whole process holds (host: RSS)
   int64_t snap_total = kUnknown;  // capacity (host: MemTotal or the cgroup limit); a device's
                                   // START_TRACE: the device's

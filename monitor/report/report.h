@@ -153,7 +153,12 @@ struct PoolSection {
   // Reserved follow; "": no pool was recorded on the device (the host, a driver-only GPU).
   std::string source;
   CurveSummary allocated, reserved, active;
-  uint64_t snapshots = 0;      // pool SNAPSHOTs
+  uint64_t snapshots = 0;  // pool SNAPSHOTs
+  // The largest peaks the pool itself reported in its SNAPSHOTs (torch.cuda.memory_stats()'s
+  // allocated_bytes.all.peak, reserved_bytes.all.peak): what it held inside the steps, between
+  // the samples. kUnknown where it reported none.
+  int64_t max_allocated = kUnknown;
+  int64_t max_reserved = kUnknown;
   uint64_t pending_frees = 0;  // frees that waited for another stream (Active > Allocated)
   int64_t pending_bytes = 0;   // still waiting at the end
 };

@@ -102,6 +102,16 @@ void peak_final_line(const char* prefix, const std::string& label, int64_t peak_
           bytes_text(double(final_bytes)).c_str());
 }
 
+// The peaks a pool reported itself, where its samples carried them.
+void pool_peaks_text(const PoolSection& p, FILE* out) {
+  if (p.max_allocated == kUnknown && p.max_reserved == kUnknown) return;
+  const auto text = [](int64_t v) {
+    return v == kUnknown ? std::string("?") : bytes_text(double(v));
+  };
+  fprintf(out, "    Pool's own peaks (inside the steps too): max_allocated %s, max_reserved %s\n",
+          text(p.max_allocated).c_str(), text(p.max_reserved).c_str());
+}
+
 // Where a device's pool figures come from: its blocks, or only samples of its figures.
 void pool_text(const DeviceReport& d, FILE* out) {
   const PoolSection& p = d.pool;
@@ -120,19 +130,21 @@ void pool_text(const DeviceReport& d, FILE* out) {
             "torch.cuda.memory_stats() at each step), no blocks: Allocated and Reserved follow "
             "the samples, Active is Allocated, the peak below is of the driver's blocks (HAL)\n",
             (unsigned long long)p.snapshots);
+    pool_peaks_text(p, out);
     return;
   }
   if (p.source != "blocks") return;
   fprintf(out, "    Pool: the framework's blocks (PTA): Allocated, Reserved and Active are its");
   if (p.pending_frees == 0) {
-    fprintf(out, "; no free waited for another stream\n");
-    return;
+    fprintf(out, "; no free waited for another stream");
+  } else {
+    fprintf(out, "; %llu free%s waited for another stream (Active above Allocated meanwhile)",
+            (unsigned long long)p.pending_frees, p.pending_frees == 1 ? "" : "s");
+    if (p.pending_bytes > 0)
+      fprintf(out, ", %s still waiting at the end", bytes_text(double(p.pending_bytes)).c_str());
   }
-  fprintf(out, "; %llu free%s waited for another stream (Active above Allocated meanwhile)",
-          (unsigned long long)p.pending_frees, p.pending_frees == 1 ? "" : "s");
-  if (p.pending_bytes > 0)
-    fprintf(out, ", %s still waiting at the end", bytes_text(double(p.pending_bytes)).c_str());
   fprintf(out, "\n");
+  pool_peaks_text(p, out);
 }
 
 void device_text_section(const DeviceReport& d, FILE* out) {
@@ -277,7 +289,10 @@ void pool_json(JsonWriter& j, const PoolSection& p) {
   curve("allocated", p.allocated);
   curve("reserved", p.reserved);
   curve("active", p.active);
-  j.key("snapshots").value(p.snapshots).key("pending_frees").value(p.pending_frees);
+  j.key("snapshots").value(p.snapshots);
+  optional_int(j, "max_allocated", p.max_allocated);
+  optional_int(j, "max_reserved", p.max_reserved);
+  j.key("pending_frees").value(p.pending_frees);
   j.key("pending_bytes").value(p.pending_bytes);
   j.end_object();
 }

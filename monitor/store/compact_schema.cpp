@@ -79,6 +79,11 @@ CompactColumns pack_columns(const DumpRow& row) {
     c.size_bytes = std::max<int64_t>(row.pool_used, 0);
     c.ptr = std::max<int64_t>(row.pool_total, 0);
     c.detail = int64_t{row.device} + 1;
+    if (row.has_pool_peaks) {  // the pool's own peaks: max allocated as used, max reserved as total
+      c.has_pool_row = true;
+      c.pool_used = bits(row.size_bytes);
+      c.pool_total = bits(row.total_bytes);
+    }
   } else if (row.event == DumpEvent::kSnapshot) {
     c.size_bytes = bits(row.size_bytes);
     c.detail = bits(row.total_bytes);
@@ -128,6 +133,11 @@ void unpack_columns(const CompactColumns& c, DumpRow* row) {
     row->pool_used = c.size_bytes;
     row->pool_total = c.ptr;
     if (c.detail > 0 && c.detail <= INT32_MAX) row->device = int32_t(c.detail - 1);
+    if (c.has_pool_row && c.pool_used >= 0 && c.pool_total >= 0) {
+      row->has_pool_peaks = true;
+      row->size_bytes = uint64_t(c.pool_used);
+      row->total_bytes = uint64_t(c.pool_total);
+    }
   } else if (row->event == DumpEvent::kSnapshot) {
     row->size_bytes = uint64_t(c.size_bytes);
     row->total_bytes = uint64_t(c.detail);
@@ -236,8 +246,15 @@ std::string compact_attr_sql() {
                                "'\",\"stream\":\"' || printf('%llu', e.ptr) || '\"}'";
   const std::string device_start_attr =
       "'{\"free\":\"' || e.size_bytes || '\",\"total\":\"' || e.ptr || '\"}'";
+  // A device pool's peaks, when it has them, as memscope_format.h writes them.
+  const std::string pool_peaks =
+      "COALESCE((SELECT ',\"max_allocated\":\"' || used || '\",\"max_reserved\":\"' || total || "
+      "'\"' FROM memtap_event_pool WHERE ID = e.ID AND used IS NOT NULL AND total IS NOT NULL), "
+      "'')";
   const std::string pool_snapshot_attr =
-      "'{\"allocated\":\"' || e.size_bytes || '\",\"reserved\":\"' || e.ptr || '\"}'";
+      "'{\"allocated\":\"' || e.size_bytes || "
+      "'\",\"reserved\":\"' || e.ptr || '\"' || " +
+      pool_peaks + " || '}'";
   const std::string completed_attr = "'{\"size\":\"' || e.size_bytes || '\"}'";
   return "(CASE WHEN " + compact_block_sql() + " THEN " + block_attr + " WHEN " +
          event_and_type_sql(DumpEvent::kSnapshot, DumpEventType::kPta) + " THEN " +

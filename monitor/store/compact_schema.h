@@ -19,7 +19,9 @@
 //                        a framework pool's blocks: every one)
 //   memtap_event_pool    ID -> used, total (NULL: not known), pending (0 or 1): a PTA
 //                        MALLOC/FREE row's pool after it (the pool's blocks only, so no
-//                        column in every row for them)
+//                        column in every row for them); a device pool's SNAPSHOT that came
+//                        with the pool's own peaks: max_allocated as used, max_reserved as
+//                        total, pending 0
 //
 // memtap_event's columns are DumpRow's fields: event and event_type as DumpEvent /
 // DumpEventType values (fixed here: they are on disk), timestamp_offset_ns (timestamp_ns
@@ -32,7 +34,9 @@
 // Version 2 added the device rows (HAL, HOST_PINNED, KERNEL_LAUNCH, OOM_DETAIL, a device's
 // START_TRACE) and memtap_event_stream; version 3 the framework pool's (PTA MALLOC/FREE,
 // FREE_COMPLETED, a device pool's SNAPSHOT) and memtap_event_pool. Older files read the same
-// as before.
+// as before. A SNAPSHOT's memtap_event_pool row (its peaks) came later within version 3: a
+// reader that does not look for it reads every row as before, only without the peaks (and
+// the view in the file, which spells them, is the writer's), so no version was spent on it.
 #pragma once
 
 #include <cstdint>
@@ -103,7 +107,9 @@ constexpr bool detail_holds_device(DumpEventType type) {
 //                  STEP: step; host SNAPSHOT: total_bytes; any other row: device + 1 (0: none)
 //   stream         HAL, HOST_PINNED and PTA MALLOC/FREE with has_stream
 //                  (dump_block_has_stream): a memtap_event_stream row
-//   pool           PTA MALLOC/FREE (dump_row_is_pool_block): a memtap_event_pool row
+//   pool           PTA MALLOC/FREE (dump_row_is_pool_block), and a device pool's SNAPSHOT
+//                  with has_pool_peaks (used: size_bytes, total: total_bytes): a
+//                  memtap_event_pool row
 // Unused columns are 0 (no data byte in SQLite's record). Values above 2^63 keep their bits.
 struct CompactColumns {
   int64_t ptr = 0;

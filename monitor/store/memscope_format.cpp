@@ -26,12 +26,14 @@ constexpr std::string_view kAttrPending = "\",\"pending\":\"1";
 constexpr std::string_view kAttrSizeOnly = "{\"size\":\"";
 constexpr std::string_view kAttrAllocated = "{\"allocated\":\"";
 constexpr std::string_view kAttrReserved = "\",\"reserved\":\"";
+constexpr std::string_view kAttrMaxAllocated = "\",\"max_allocated\":\"";
+constexpr std::string_view kAttrMaxReserved = "\",\"max_reserved\":\"";
 constexpr size_t kU64DigitsMax = 20;
 constexpr size_t kI64DigitsMax = 19;  // pool figures: never negative when written
 constexpr size_t kU32DigitsMax = 10;
 
 // If these fail, a row with every optional key and the widest numbers would not fit: a heap
-// or device block, and a pool (PTA) block.
+// or device block, a pool (PTA) block, and a device pool's SNAPSHOT with its peaks.
 constexpr size_t kBlockAttrStart = kAttrAllocationId.size() + kU64DigitsMax + kAttrAddr.size() +
                                    kPtrTextMax + kAttrSize.size() + kU64DigitsMax;
 constexpr size_t kStreamAttrEnd = kAttrStream.size() + kU64DigitsMax + kAttrEnd.size();
@@ -40,6 +42,9 @@ static_assert(kAttrTextMax >= kBlockAttrStart + kAttrKindMmap.size() + kAttrInhe
 static_assert(kAttrTextMax >= kBlockAttrStart + kAttrTotal.size() + kI64DigitsMax +
                                   kAttrUsed.size() + kI64DigitsMax + kAttrPending.size() +
                                   kStreamAttrEnd);
+static_assert(kAttrTextMax >= kAttrAllocated.size() + kI64DigitsMax + kAttrReserved.size() +
+                                  kI64DigitsMax + kAttrMaxAllocated.size() + kU64DigitsMax +
+                                  kAttrMaxReserved.size() + kU64DigitsMax + kAttrEnd.size());
 
 // Appends into a buffer that static_assert above has proven large enough.
 struct TextCursor {
@@ -256,6 +261,12 @@ std::string_view dump_attr_text(const DumpRow& row, std::string_view owner_attr,
     cursor.put_decimal(uint64_t(std::max<int64_t>(row.pool_used, 0)));
     cursor.put(kAttrReserved);
     cursor.put_decimal(uint64_t(std::max<int64_t>(row.pool_total, 0)));
+    if (row.has_pool_peaks) {
+      cursor.put(kAttrMaxAllocated);
+      cursor.put_decimal(row.size_bytes);
+      cursor.put(kAttrMaxReserved);
+      cursor.put_decimal(row.total_bytes);
+    }
     cursor.put(kAttrEnd);
     return done();
   }

@@ -87,7 +87,8 @@ std::string_view dump_ptr_text(const DumpRow& row, PtrText& out);
 // msMemScope's: after the owner ,"total":"<reserved>" (when known) ,"used":"<bytes>" and on
 // a FREE whose block is still in use on another stream ,"pending":"1", then the stream.
 // FREE_COMPLETED: {"size":"..."}. SNAPSHOT: {"app_reserved":"...", "total":"..."}; of a
-// device's pool (Event Type PTA): {"allocated":"...","reserved":"..."}. KERNEL_LAUNCH:
+// device's pool (Event Type PTA): {"allocated":"...","reserved":"..."}, and with the pool's
+// own peaks (has_pool_peaks) ,"max_allocated":"...","max_reserved":"..." after them. KERNEL_LAUNCH:
 // {"stream":"..."}. OOM_TRIGGER, with msMemScope's keys:
 // {"func":"<func_json>","req_size":"<bytes asked>","size":"<the same>","stream":"..."}. A device's
 // START_TRACE (msMemScope's keys too): {"free":"...","total":"..."}. Empty for the other SYSTEM

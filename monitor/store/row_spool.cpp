@@ -26,11 +26,11 @@ constexpr size_t kHeaderBytes = 12;           // magic, rows, bytes: three littl
 // since the receiving thread packs every row of a flood.
 //
 // A framework pool's rows (PTA MALLOC/FREE, a device pool's SNAPSHOT) say more: pool_used,
-// pool_total and free_pending. Bit 6 of the event byte says such a row has a pool
-// extension after its fields: a byte (bit 0: used changed, bit 1: total changed, bit 2:
-// free_pending), then when either changed a byte of two 4-bit lengths (used low, total
-// high), then the changed values' zigzag differences from the previous extended row of the
-// block (-1 before the first). Rows without pool figures, the many, pay nothing for them.
+// pool_total, free_pending and has_pool_peaks. Bit 6 of the event byte says such a row has a
+// pool extension after its fields: a byte (bit 0: used changed, bit 1: total changed, bit 2:
+// free_pending, bit 3: has_pool_peaks), then when either changed a byte of two 4-bit lengths (used
+// low, total high), then the changed values' zigzag differences from the previous extended row of
+// the block (-1 before the first). Rows without pool figures, the many, pay nothing for them.
 constexpr int kFields = 16;
 constexpr uint8_t kEventIsMmap = 0x80;
 constexpr uint8_t kEventHasPool = 0x40;
@@ -69,7 +69,7 @@ bool fits(const uint64_t (&v)[kFields]) {
 }
 
 bool has_pool(const DumpRow& r) {
-  return r.pool_used != -1 || r.pool_total != -1 || r.free_pending;
+  return r.pool_used != -1 || r.pool_total != -1 || r.free_pending || r.has_pool_peaks;
 }
 
 // Every field at once (see make_row in heap_pairing.cpp: no zeroing first); the pool's
@@ -93,6 +93,7 @@ DumpRow row_of(uint8_t event, uint8_t type, const uint64_t (&v)[kFields]) {
                  uint32_t(v[10]),
                  uint32_t(v[11]),
                  /*free_pending=*/false,
+                 /*has_pool_peaks=*/false,
                  v[12],
                  int64_t(v[13]),
                  v[15]};
@@ -164,7 +165,7 @@ size_t pack_rows(const DumpRow* rows, size_t count, char* out) {
     if (pool) {
       const uint64_t cur_pool[2] = {uint64_t(row.pool_used), uint64_t(row.pool_total)};
       unsigned char* flags = reinterpret_cast<unsigned char*>(p++);
-      *flags = row.free_pending ? 4 : 0;
+      *flags = (row.free_pending ? 4 : 0) | (row.has_pool_peaks ? 8 : 0);
       unsigned char* lengths = nullptr;
       for (int i = 0; i < 2; ++i) {
         if (cur_pool[i] == prev_pool[i]) continue;
@@ -222,7 +223,7 @@ bool unpack_rows(const char* data, size_t size, size_t count, std::vector<DumpRo
     if ((event & kEventHasPool) == 0) continue;
     if (end - p < 1) return false;
     const unsigned flags = uint8_t(*p++);
-    if (flags > 7) return false;
+    if (flags > 15) return false;
     if ((flags & 3) != 0) {
       if (end - p < 1) return false;
       const unsigned lengths = uint8_t(*p++);
@@ -240,6 +241,7 @@ bool unpack_rows(const char* data, size_t size, size_t count, std::vector<DumpRo
     row.pool_used = int64_t(pool[0]);
     row.pool_total = int64_t(pool[1]);
     row.free_pending = (flags & 4) != 0;
+    row.has_pool_peaks = (flags & 8) != 0;
   }
   return p == end;
 }

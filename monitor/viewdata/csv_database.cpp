@@ -142,6 +142,9 @@ std::string attr_text(const MemEvent& e, const StringTable& strings) {
   } else if (e.kind == MemEventKind::kSnapshot) {
     if (e.snap_allocated != kUnknown) add("allocated", std::to_string(e.snap_allocated));
     if (e.snap_reserved != kUnknown) add("reserved", std::to_string(e.snap_reserved));
+    if (e.snap_max_allocated != kUnknown)
+      add("max_allocated", std::to_string(e.snap_max_allocated));
+    if (e.snap_max_reserved != kUnknown) add("max_reserved", std::to_string(e.snap_max_reserved));
     if (e.snap_app_reserved != kUnknown) add("app_reserved", std::to_string(e.snap_app_reserved));
     if (e.snap_total != kUnknown) add("total", std::to_string(e.snap_total));
     if (e.snap_free != kUnknown) add("free", std::to_string(e.snap_free));

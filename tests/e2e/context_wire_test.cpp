@@ -371,6 +371,7 @@ TEST_F(ContextWire, PoolCallsAreDeviceEventsEachAfterItsStream) {
       {K::C_STACK, 0, 0, 0},
       {K::DEVICE_STREAM, 65535, UINT64_MAX, 0},
       {K::POOL_MALLOC, 65535, UINT64_MAX, UINT64_MAX},
+      {K::POOL_PEAKS, 65535, UINT64_MAX - 2, UINT64_MAX - 3},
       {K::POOL_STATE, 65535, UINT64_MAX, UINT64_MAX - 1},
       {K::DEVICE_STREAM, 0, 0, 0},
       {K::POOL_FREE, 0, block, 0},

@@ -162,9 +162,10 @@ std::vector<Bytes> training_run(uint32_t pid) {
       {t + 75, Kind::PINNED_FREE, 0x6000, 0, 0, 0},
       {t + 85, Kind::DEVICE_FREE, 0x7e0000000000, 0, 0, 0},
   };
-  // The framework pool: a FREE folded, a pending one and its completion, the pool's state,
-  // and a FREE its batch ends with, whose completion comes in the next batch.
+  // The framework pool: a FREE folded, a pending one and its completion, the pool's state
+  // with its peaks, and a FREE its batch ends with, whose completion comes in the next batch.
   const std::vector<Ev> pool_thread = {
+      {t + 10, Kind::POOL_PEAKS, 1 << 20, 4 << 20, 0, 0},
       {t + 11, Kind::POOL_STATE, 0, 2 << 20, 0, 0},
       {t + 12, Kind::DEVICE_STREAM, 0, 0, 0, 0},
       {t + 13, Kind::POOL_MALLOC, 0x7e0000000000, 512, 0, 0},

@@ -11,10 +11,10 @@
  *            the child marks with the parent's id and one of its own; the parent waits
  *   full     interns distinct texts until the string log (MEMTAP_STRING_MB) is full
  *   pool     the framework pool's calls (memtap_pool_*) with known values: a 2 MiB and a
- *            4 KiB block, their frees requested and completed, pool states, extreme values
- *            on device 65535, and calls the agent must ignore (devices -1 and 65536); run it
- *            with MEMTAP_STACKS=c and MEMTAP_STACK_MIN_SIZE=1048576
- * It prints "name=value" lines: the ids it got, and what it checked itself. */
+ *            4 KiB block, their frees requested and completed, pool states and peaks, extreme
+ * values on device 65535, and calls the agent must ignore (devices -1 and 65536); run it with
+ * MEMTAP_STACKS=c and MEMTAP_STACK_MIN_SIZE=1048576 It prints "name=value" lines: the ids it got,
+ * and what it checked itself. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -41,6 +41,7 @@ static void (*pool_alloc_fn)(int, uint64_t, uint64_t, uint64_t);
 static void (*pool_free_requested_fn)(int, uint64_t, uint64_t);
 static void (*pool_free_completed_fn)(int, uint64_t, uint64_t);
 static void (*pool_state_fn)(int, uint64_t, uint64_t);
+static void (*pool_peaks_fn)(int, uint64_t, uint64_t);
 
 static int resolve(void) {
 #define FIND(var, name) \
@@ -59,6 +60,7 @@ static int resolve(void) {
   FIND(pool_free_requested_fn, "memtap_pool_free_requested");
   FIND(pool_free_completed_fn, "memtap_pool_free_completed");
   FIND(pool_state_fn, "memtap_pool_state");
+  FIND(pool_peaks_fn, "memtap_pool_peaks");
 #undef FIND
   return 1;
 }
@@ -177,9 +179,12 @@ static int run_pool(void) {
   pool_free_requested_fn(-1, 0x1000, 0);
   pool_free_completed_fn(-1, 0x1000, 0);
   pool_state_fn(-1, 1, 2);
+  pool_peaks_fn(-1, 1, 2);
   pool_alloc_fn(65536, 0x1000, 4096, 0); /* not a device ordinal: nothing */
   pool_state_fn(65536, 1, 2);
+  pool_peaks_fn(65536, 1, 2);
   pool_alloc_fn(65535, UINT64_MAX, UINT64_MAX, UINT64_MAX);
+  pool_peaks_fn(65535, UINT64_MAX - 2, UINT64_MAX - 3);
   pool_state_fn(65535, UINT64_MAX, UINT64_MAX - 1);
   pool_free_requested_fn(0, 0x7f0000200000ull, 0);
   pool_free_completed_fn(0, 0x7f0000200000ull, 0);

@@ -25,11 +25,13 @@ _SIGNATURES = {
     "memtap_op_start": (None, [_u32]),
     "memtap_op_end": (None, [_u32]),
     "memtap_trace_slice": (None, [_u32, _u64, _u64]),
-    # The framework pool (layer PTA): device, then addr/size/stream or allocated/reserved.
+    # The framework pool (layer PTA): device, then addr/size/stream, allocated/reserved or
+    # their peaks.
     "memtap_pool_alloc": (None, [_int, _u64, _u64, _u64]),
     "memtap_pool_free_requested": (None, [_int, _u64, _u64]),
     "memtap_pool_free_completed": (None, [_int, _u64, _u64]),
     "memtap_pool_state": (None, [_int, _u64, _u64]),
+    "memtap_pool_peaks": (None, [_int, _u64, _u64]),
 }
 
 

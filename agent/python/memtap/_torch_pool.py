@@ -9,8 +9,8 @@ first (the README's "GPU memory" says which PyTorch gets which):
             allocator's trace tracker: every block, with its owner, operator and stacks,
             and the pool's reserved bytes after every segment change.
   samples   otherwise: memtap.step() records torch.cuda.memory_stats() per device (pool
-            state: allocated and reserved bytes), so the curves follow the pool step by
-            step; blocks are then only the driver's (HAL).
+            state: allocated and reserved bytes, and their peaks), so the curves follow the
+            pool step by step; blocks are then only the driver's (HAL).
 
 Nothing here may break the program: every failure is one line on stderr and a fallback.
 """
@@ -232,5 +232,10 @@ def sample():
         reserved = int(stats.get("reserved_bytes.all.current", 0))
         if reserved or _sampled.get(device):  # devices this process uses (and their last 0)
             _sampled[device] = reserved != 0
+            # The pool's own peaks catch what it held inside the step, between two samples;
+            # they go right before the state they belong to.
+            peaks = (stats.get("allocated_bytes.all.peak"), stats.get("reserved_bytes.all.peak"))
+            if None not in peaks:
+                lib.memtap_pool_peaks(device, int(peaks[0]), int(peaks[1]))
             lib.memtap_pool_state(device, int(stats.get("allocated_bytes.all.current", 0)),
                                   reserved)

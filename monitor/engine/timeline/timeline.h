@@ -117,7 +117,11 @@ struct ScopeSummary {
   uint64_t mallocs = 0;
   uint64_t frees = 0;
   uint64_t snapshots = 0;
-  uint64_t pool_snapshots = 0;        // of those, the device pool's (curve_rules.h)
+  uint64_t pool_snapshots = 0;  // of those, the device pool's (curve_rules.h)
+  // The largest of the peaks the pool itself reported with them (Attr max_allocated,
+  // max_reserved: torch.cuda.memory_stats()'s, which a program may reset); kUnknown: none.
+  int64_t pool_max_allocated = kUnknown;
+  int64_t pool_max_reserved = kUnknown;
   uint64_t clamped_frees = 0;         // FREEs larger than what was live (clamped at 0), and
                                       // FREE_COMPLETEDs with no pending block
   uint64_t pending_frees = 0;         // framework FREEs whose block stayed Active (free_pending)

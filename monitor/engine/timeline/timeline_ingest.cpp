@@ -93,6 +93,8 @@ void Timeline::add(const MemEvent* events, size_t count) {
       if (e.snap_total > 0) s.reported_capacity_bytes = e.snap_total;
       if (is_pool_snapshot(e)) {
         ++s.pool_snapshots;
+        s.pool_max_allocated = std::max(s.pool_max_allocated, e.snap_max_allocated);
+        s.pool_max_reserved = std::max(s.pool_max_reserved, e.snap_max_reserved);
         apply_pool_sample(s, e);
       }
     } else if (e.kind == MemEventKind::kFreeCompleted) {

@@ -149,6 +149,8 @@ ScopeSummary Timeline::summary(uint32_t pid, int32_t device) const {
   out.frees = s->frees;
   out.snapshots = s->snapshots;
   out.pool_snapshots = s->pool_snapshots;
+  out.pool_max_allocated = s->pool_max_allocated;
+  out.pool_max_reserved = s->pool_max_reserved;
   out.clamped_frees = s->clamped_frees;
   out.pool_used_mismatches = s->pool_used_mismatches;
   out.out_of_order = s->out_of_order;

@@ -100,6 +100,8 @@ struct Scope {
   int64_t last_ts_ns = 0;
   uint64_t events = 0, mallocs = 0, frees = 0, snapshots = 0, pool_snapshots = 0;
   uint64_t clamped_frees = 0, pool_used_mismatches = 0, out_of_order = 0, pending_frees = 0;
+  // The largest of the pool's own peaks its SNAPSHOTs gave (max_allocated, max_reserved).
+  int64_t pool_max_allocated = kUnknown, pool_max_reserved = kUnknown;
   // The newest capacity the recording gave: a SNAPSHOT's total, a device's START_TRACE's.
   int64_t reported_capacity_bytes = kUnknown;
   FragmentationSummary fragmentation{kUnknown, 0, 0, -1, 0};

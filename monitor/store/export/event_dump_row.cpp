@@ -105,6 +105,11 @@ bool dump_row_from_event(const MemEvent& e, const StringTable& strings, DumpRow*
         row->event_type = DumpEventType::kPta;
         row->pool_used = e.snap_allocated;
         row->pool_total = e.snap_reserved;
+        if (e.snap_max_allocated >= 0 && e.snap_max_reserved >= 0) {
+          row->has_pool_peaks = true;
+          row->size_bytes = uint64_t(e.snap_max_allocated);
+          row->total_bytes = uint64_t(e.snap_max_reserved);
+        }
         return true;
       }
       if (e.device >= 0) return false;  // only the host's samples are rows of memtap's

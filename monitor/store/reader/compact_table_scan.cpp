@@ -13,7 +13,8 @@
 //                       `stream`, memtap_event_pool `used`, `total`, `pending` (PTA);
 //                       FREE_COMPLETED: ptr, size_bytes; SNAPSHOT: size_bytes as
 //                       app_reserved, detail as total when not 0, or of a device's pool
-//                       (PTA) size_bytes as allocated and ptr as reserved; KERNEL_LAUNCH: ptr
+//                       (PTA) size_bytes as allocated and ptr as reserved, memtap_event_pool
+//                       `used` as max_allocated, `total` as max_reserved; KERNEL_LAUNCH: ptr
 //                       as stream; OOM_TRIGGER: size_bytes as req_size, ptr as stream; a
 //                       device's START_TRACE: size_bytes as free, ptr as total
 //   Name                SYSTEM STEP: detail in decimal; else the name's text, `N/A` if none
@@ -239,6 +240,10 @@ class CompactRowDecoder {
     } else if (event_code == DumpEvent::kSnapshot && dump.event_type == DumpEventType::kPta) {
       event->snap_allocated = dump.pool_used;
       event->snap_reserved = dump.pool_total;
+      if (dump.has_pool_peaks) {
+        event->snap_max_allocated = int64_t(dump.size_bytes);
+        event->snap_max_reserved = int64_t(dump.total_bytes);
+      }
     } else if (event_code == DumpEvent::kSnapshot) {
       event->snap_app_reserved = int64_t(dump.size_bytes);
       if (dump.total_bytes != 0) event->snap_total = int64_t(dump.total_bytes);
@@ -316,7 +321,11 @@ std::string scan_sql(const CompactFile& file, const CompactScan& scan) {
                                  "= memtap_event.ID) END"
                            : ", NULL";
   if (file.version >= 3) {
-    const std::string pool = " CASE WHEN " + block_event +
+    // A PTA block's pool after it, or a device pool SNAPSHOT's peaks.
+    const std::string pool_event = "event IN (" + std::to_string(int(DumpEvent::kMalloc)) + ", " +
+                                   std::to_string(int(DumpEvent::kFree)) + ", " +
+                                   std::to_string(int(DumpEvent::kSnapshot)) + ")";
+    const std::string pool = " CASE WHEN " + pool_event +
                              " AND event_type = " + std::to_string(int(DumpEventType::kPta)) +
                              " THEN (SELECT ";
     const std::string from = " FROM memtap_event_pool AS p WHERE p.ID = memtap_event.ID) END";

@@ -162,6 +162,10 @@ bool DumpRowDecoder::apply_attr(std::string_view attr, MemEvent* event, std::str
       ok = attr_i64(value, &event->snap_allocated);
     } else if (key == "reserved") {
       ok = attr_i64(value, &event->snap_reserved);
+    } else if (key == "max_allocated") {
+      ok = attr_i64(value, &event->snap_max_allocated);
+    } else if (key == "max_reserved") {
+      ok = attr_i64(value, &event->snap_max_reserved);
     } else if (key == "app_reserved") {
       ok = attr_i64(value, &event->snap_app_reserved);
     } else if (key == "free") {
@@ -169,8 +173,7 @@ bool DumpRowDecoder::apply_attr(std::string_view attr, MemEvent* event, std::str
     } else if (key == "type" && event->kind == MemEventKind::kAccess) {
       event->layer = layer_from_text(value);  // ACCESS: the pool the block belongs to
     }
-    // Other keys (MID, max_allocated, max_reserved, dtype, shape, ...) carry nothing the
-    // event model holds.
+    // Other keys (MID, dtype, shape, ...) carry nothing the event model holds.
     if (!ok) {
       *problem = "Attr " + std::string(key) + " " + quote_for_message(value) + " is not a number";
       return false;

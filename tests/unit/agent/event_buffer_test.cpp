@@ -103,7 +103,7 @@ uint64_t drain_and_check(BufferRegistry* reg, size_t max_per_call, uint64_t* nex
 TEST(EventSlot, CompactRecordsKeepEveryField) {
   const uint64_t max_addr = (uint64_t{1} << kCompactAddrBits) - 1;
   const uint64_t max_size = (uint64_t{1} << kCompactSizeBits) - 1;
-  for (uint32_t kind = 0; kind <= uint32_t(EventKind::kPoolState); ++kind) {
+  for (uint32_t kind = 0; kind <= uint32_t(EventKind::kPoolPeaks); ++kind) {
     for (uint64_t addr : {uint64_t{0}, uint64_t{0x5555aaaa5550}, max_addr}) {
       for (uint64_t size : {uint64_t{0}, uint64_t{1}, uint64_t{0xffff}, uint64_t{0x10000},
                             uint64_t{0x1a5a5a5}, max_size}) {

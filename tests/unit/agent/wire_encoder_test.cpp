@@ -34,7 +34,7 @@ EventRecord record(uint64_t ts_ns, EventKind kind, uint64_t addr, uint64_t size_
 // Two threads, every kind, extreme values; device events on distinct devices.
 DrainResult two_threads() {
   DrainResult d;
-  for (uint32_t k = 0; k <= uint32_t(EventKind::kPoolState); ++k) {
+  for (uint32_t k = 0; k <= uint32_t(EventKind::kPoolPeaks); ++k) {
     const uint16_t device = is_device_kind(EventKind(k)) ? uint16_t(k * 3) : 0;
     d.records.push_back(record(1000 + k, EventKind(k), 0x7f0000001000 + 16 * k, 24 + k, k, device));
   }

@@ -1,8 +1,9 @@
-// Session with the framework pool (protocol 4, layer PTA): blocks paired in a table of their
-// own, Attr used/total on their rows, a FREE whose completion follows at once folded into it
-// (also when the sender cut the batch between the two), a pending FREE and its later
-// FREE_COMPLETED row, the pool's state as a SNAPSHOT of its device, and an OOM naming the
-// device's largest tensors. Whole row streams are compared, as in session_test.cpp.
+// Session with the framework pool (protocols 4 and 5, layer PTA): blocks paired in a table
+// of their own, Attr used/total on their rows, a FREE whose completion follows at once folded
+// into it (also when the sender cut the batch between the two), a pending FREE and its later
+// FREE_COMPLETED row, the pool's state as a SNAPSHOT of its device (with the pool's own peaks
+// where they came before it), and an OOM naming the device's largest tensors. Whole row
+// streams are compared, as in session_test.cpp.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -50,6 +51,9 @@ std::vector<Ev> pool_completed(uint64_t ts, uint16_t device, uint64_t addr, uint
 Ev pool_state(uint64_t ts, uint16_t device, uint64_t allocated, uint64_t reserved) {
   return {ts, Kind::POOL_STATE, allocated, reserved, 0, device};
 }
+Ev pool_peaks(uint64_t ts, uint16_t device, uint64_t max_allocated, uint64_t max_reserved) {
+  return {ts, Kind::POOL_PEAKS, max_allocated, max_reserved, 0, device};
+}
 
 // A PTA row's who, when and where.
 DumpRow pta_row(DumpEvent event, uint64_t ts, uint32_t pid, uint32_t tid, int32_t device) {
@@ -95,6 +99,13 @@ DumpRow snapshot(uint64_t ts, uint32_t tid, int32_t device, int64_t allocated, i
   DumpRow r = pta_row(DumpEvent::kSnapshot, ts, kPid, tid, device);
   r.pool_used = allocated;
   r.pool_total = reserved;
+  return r;
+}
+
+DumpRow with_peaks(DumpRow r, uint64_t max_allocated, uint64_t max_reserved) {
+  r.has_pool_peaks = true;
+  r.size_bytes = max_allocated;
+  r.total_bytes = max_reserved;
   return r;
 }
 
@@ -192,6 +203,40 @@ TEST_F(PoolSessionTest, UsedAndTotalArePerDevice) {
                             // Freed while device 1 is current: the block's device 0.
                             pta(DumpEvent::kFree, 2041, 7, 0, {0x1000, 100, 1}, 50, -1),
                             pta(DumpEvent::kMalloc, 2051, 7, 1, {0x4000, 200, 4}, 500, 4096)}));
+}
+
+// memtap.step()'s samples: the pool's own peaks go right before the state they belong to,
+// and that device's next SNAPSHOT carries them, also when the sender cut the batch between
+// the two or another device's state came first; a state without peaks before it has none.
+TEST_F(PoolSessionTest, PeaksGoIntoTheirDevicesNextPoolStateRow) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar,
+             {{7,
+               {pool_peaks(2000, 0, 3 * kMiB, 8 * kMiB), pool_state(2001, 0, kMiB, 4 * kMiB),
+                pool_state(2010, 0, 2 * kMiB, 4 * kMiB),  // no peaks before it
+                pool_peaks(2020, 1, 500, 900), pool_peaks(2021, 0, 5 * kMiB, 9 * kMiB),
+                pool_state(2022, 0, kMiB, 6 * kMiB)}}}));
+  feed(batch(kPid, kInst, 2, kFar, {{7, {pool_state(2030, 1, 100, 600)}}}));
+  EXPECT_EQ(pta_rows(), (std::vector<DumpRow>{
+                            with_peaks(snapshot(2001, 7, 0, kMiB, 4 * kMiB), 3 * kMiB, 8 * kMiB),
+                            snapshot(2010, 7, 0, 2 * kMiB, 4 * kMiB),
+                            with_peaks(snapshot(2022, 7, 0, kMiB, 6 * kMiB), 5 * kMiB, 9 * kMiB),
+                            with_peaks(snapshot(2030, 7, 1, 100, 600), 500, 900)}));
+}
+
+// Peaks are per process: another process's state does not take them.
+TEST_F(PoolSessionTest, PeaksAreHeldPerProcess) {
+  feed(hello(kPid, kInst));
+  feed(hello(kPid + 1, kInst + 1));
+  feed(batch(kPid, kInst, 1, kFar, {{7, {pool_peaks(2000, 0, 30, 80)}}}));
+  feed(batch(kPid + 1, kInst + 1, 1, kFar, {{8, {pool_state(2001, 0, 10, 40)}}}));
+  feed(batch(kPid, kInst, 2, kFar, {{7, {pool_state(2002, 0, 20, 40)}}}));
+  std::vector<DumpRow> snapshots;
+  for (const DumpRow& r : pta_rows()) snapshots.push_back(r);
+  ASSERT_EQ(snapshots.size(), 2u);
+  EXPECT_EQ(snapshots[0].process_id, kPid + 1);
+  EXPECT_FALSE(snapshots[0].has_pool_peaks);
+  EXPECT_EQ(snapshots[1], with_peaks(snapshot(2002, 7, 0, 20, 40), 30, 80));
 }
 
 // The sender may drain the thread between a poolFree and its completion: the release waits
@@ -429,10 +474,21 @@ TEST_F(PoolSessionTest, PoolSizesAndFiguresPast2To63AreRejected) {
   const std::string reserved =
       feed_rejected(batch(kPid, kInst, 1, kFar, {{7, {pool_state(2000, 0, 0, huge)}}}));
   EXPECT_NE(reserved.find(".sizeBytes: pool reserved bytes"), std::string::npos) << reserved;
+  const std::string max_allocated =
+      feed_rejected(batch(kPid, kInst, 1, kFar, {{7, {pool_peaks(2000, 0, huge, 0)}}}));
+  EXPECT_NE(max_allocated.find(".addr: pool max allocated bytes"), std::string::npos)
+      << max_allocated;
+  const std::string max_reserved =
+      feed_rejected(batch(kPid, kInst, 1, kFar, {{7, {pool_peaks(2000, 0, 0, huge)}}}));
+  EXPECT_NE(max_reserved.find(".sizeBytes: pool max reserved bytes"), std::string::npos)
+      << max_reserved;
   // Just below: taken.
-  feed(batch(kPid, kInst, 1, kFar, {{7, {pool_state(2000, 0, huge - 1, huge - 1)}}}));
+  feed(batch(
+      kPid, kInst, 1, kFar,
+      {{7, {pool_peaks(1999, 0, huge - 1, huge - 1), pool_state(2000, 0, huge - 1, huge - 1)}}}));
   EXPECT_EQ(pta_rows(),
-            (std::vector<DumpRow>{snapshot(2000, 7, 0, int64_t(huge - 1), int64_t(huge - 1))}));
+            (std::vector<DumpRow>{with_peaks(
+                snapshot(2000, 7, 0, int64_t(huge - 1), int64_t(huge - 1)), huge - 1, huge - 1)}));
 }
 
 // A device's live PTA bytes are a sum of block sizes: past 2^63 - 1 Attr used says 2^63 - 1,

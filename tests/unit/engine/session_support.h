@@ -29,7 +29,7 @@ inline bool operator==(const DumpRow& a, const DumpRow& b) {
          a.total_bytes == b.total_bytes && a.name == b.name && a.owner == b.owner &&
          a.stack_python == b.stack_python && a.stack_c == b.stack_c && a.step == b.step &&
          a.end_ns == b.end_ns && a.pool_used == b.pool_used && a.pool_total == b.pool_total &&
-         a.free_pending == b.free_pending;
+         a.free_pending == b.free_pending && a.has_pool_peaks == b.has_pool_peaks;
 }
 
 inline void PrintTo(const DumpRow& r, std::ostream* os) {
@@ -52,6 +52,7 @@ inline void PrintTo(const DumpRow& r, std::ostream* os) {
     *os << " used=" << r.pool_used << " total=" << r.pool_total;
   }
   if (r.free_pending) *os << " pending";
+  if (r.has_pool_peaks) *os << " peaks(total=" << r.total_bytes << ")";
   *os << "}";
 }
 

@@ -445,7 +445,10 @@ TEST_F(SessionTest, SequenceGapsCountLostMessagesAndDropsAreRecorded) {
 
 TEST_F(SessionTest, WrongProtocolVersionIsRejected) {
   const std::string error = feed_rejected(hello(kPid, kInst, {.protocol_version = 7}));
-  EXPECT_NE(error.find("protocol version 7, expected 4"), std::string::npos) << error;
+  EXPECT_NE(error.find("protocol version 7, expected 5"), std::string::npos) << error;
+  // Protocol 4 had no poolPeaks: its agents are refused whole rather than batch by batch.
+  const std::string older = feed_rejected(hello(kPid, kInst, {.protocol_version = 4}));
+  EXPECT_NE(older.find("protocol version 4, expected 5"), std::string::npos) << older;
   EXPECT_TRUE(session.processes().empty());
 }
 
@@ -489,13 +492,13 @@ TEST_F(SessionTest, TinyMessageClaimingHugeSegmentsIsRejected) {
 
 TEST_F(SessionTest, UnknownEventKindIsRejected) {
   feed(hello(kPid, kInst));
-  // 28 (poolState) is the last kind protocol 4 defines.
+  // 29 (poolPeaks) is the last kind protocol 5 defines.
   const std::string error = feed_rejected(
       batch(kPid, kInst, 1, kFar,
-            {{7, {ev_malloc(2000, 0x1000, 64), Ev{2100, static_cast<Kind>(29), 0x1000, 0}}}}));
-  EXPECT_NE(error.find("batch.threads[0].events[1].kind: unknown value 29"), std::string::npos)
+            {{7, {ev_malloc(2000, 0x1000, 64), Ev{2100, static_cast<Kind>(30), 0x1000, 0}}}}));
+  EXPECT_NE(error.find("batch.threads[0].events[1].kind: unknown value 30"), std::string::npos)
       << error;
-  EXPECT_NE(error.find("malloc .. poolState (0..28)"), std::string::npos) << error;
+  EXPECT_NE(error.find("malloc .. poolPeaks (0..29)"), std::string::npos) << error;
   feed(batch(kPid, kInst, 1, kFar, {}));  // the rejected batch did not take sequence 1
   EXPECT_EQ(process(kPid).events_received, 0u);
   EXPECT_EQ(process(kPid).messages_lost, 0u);

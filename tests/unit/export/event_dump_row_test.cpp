@@ -122,6 +122,10 @@ std::vector<DumpRow> every_kind_of_row() {
   r.pool_used = 1048576;
   r.pool_total = 4194304;
   rows.push_back(r);
+  r.has_pool_peaks = true;  // a sampled state with the pool's own peaks
+  r.size_bytes = 3 << 20;
+  r.total_bytes = 8 << 20;
+  rows.push_back(r);
   rows.push_back(base(DumpEvent::kSystem, DumpEventType::kStartTrace));
   r = base(DumpEvent::kSystem, DumpEventType::kStartTrace);
   r.device = 0;

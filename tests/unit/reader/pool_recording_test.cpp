@@ -58,7 +58,8 @@ Live session_rows() {
            block_event(2070, Kind::POOL_FREE, 1, 0x7f1000000000)});  // the batch ends here
   const std::vector<Ev> second =
       cat({block_event(2080, Kind::POOL_FREE_COMPLETED, 1, 0x7f1000000000),
-           {{2090, Kind::POOL_STATE, 0, 4 << 20, 0, 1}},
+           {{2089, Kind::POOL_PEAKS, 8 << 20, 16 << 20, 0, 1},  // memtap.step()'s sample
+            {2090, Kind::POOL_STATE, 0, 4 << 20, 0, 1}},
            block_event(2100, Kind::POOL_FREE_COMPLETED, 0, 0x7f0000000200, 0, 9)});
   for (const Bytes& m :
        {hello(kPid, kInst), batch_with(kPid, kInst, 1, 2075, strings, {{7, first}}),
@@ -105,6 +106,8 @@ void expect_same(const MemEvent& a, const StringTable& sa, const MemEvent& b,
   EXPECT_EQ(a.pool_total, b.pool_total);
   EXPECT_EQ(a.snap_allocated, b.snap_allocated);
   EXPECT_EQ(a.snap_reserved, b.snap_reserved);
+  EXPECT_EQ(a.snap_max_allocated, b.snap_max_allocated);
+  EXPECT_EQ(a.snap_max_reserved, b.snap_max_reserved);
   EXPECT_EQ(a.snap_app_reserved, b.snap_app_reserved);
   EXPECT_EQ(a.snap_total, b.snap_total);
 }
@@ -118,23 +121,36 @@ TEST(PoolRecording, TheFileGivesTheEventsTheLiveRowsGive) {
   append_events(live.rows.data(), live.rows.size(), strings, &want);
   // What the session made of it, in short: the pool's rows are all there.
   size_t pending = 0, completed = 0, pool_snapshots = 0, tops = 0;
+  std::vector<std::pair<int64_t, int64_t>> peaks;
   for (const MemEvent& e : want) {
     pending += e.free_pending;
     completed += e.kind == MemEventKind::kFreeCompleted;
     pool_snapshots += e.kind == MemEventKind::kSnapshot && e.layer == Layer::kPta;
     tops += e.kind == MemEventKind::kOomTopAlloc;
+    if (e.kind == MemEventKind::kSnapshot && e.layer == Layer::kPta)
+      peaks.emplace_back(e.snap_max_allocated, e.snap_max_reserved);
   }
   EXPECT_EQ(pending, 1u);  // the other two FREEs folded their completions
   EXPECT_EQ(completed, 1u);
   EXPECT_EQ(pool_snapshots, 2u);
+  // The sampled state's peaks; the first state came without any.
+  EXPECT_EQ(peaks,
+            (std::vector<std::pair<int64_t, int64_t>>{{kUnknown, kUnknown}, {8 << 20, 16 << 20}}));
   EXPECT_EQ(tops, 2u);  // device 0's two live tensors, not its segment
 
   test::TempDir dir;
   ASSERT_TRUE(dir.ok());
   for (const bool compact : {false, true}) {
     SCOPED_TRACE(compact ? "compact" : "text");
-    const Recording rec = test::read_ok(
-        write(dir.file(compact ? "memscope_dump_2.db" : "memscope_dump_1.db"), live, compact));
+    const std::string path =
+        write(dir.file(compact ? "memscope_dump_2.db" : "memscope_dump_1.db"), live, compact);
+    // msMemScope's SNAPSHOT keys, the peaks after allocated and reserved, in either form.
+    EXPECT_EQ(test::Db(path).query("SELECT Attr FROM memscope_dump WHERE Event = 'SNAPSHOT' "
+                                   "AND \"Event Type\" = 'PTA' ORDER BY ID"),
+              (test::Rows{{R"({"allocated":"0","reserved":"2097152"})"},
+                          {R"({"allocated":"0","reserved":"4194304","max_allocated":"8388608",)"
+                           R"("max_reserved":"16777216"})"}}));
+    const Recording rec = test::read_ok(path);
     EXPECT_EQ(rec.rows_skipped, 0u) << rec.warning;
     ASSERT_EQ(rec.events.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {

@@ -46,6 +46,13 @@ MemEvent pool_snapshot(int64_t t_ms, int32_t device, int64_t allocated, int64_t 
   return e;
 }
 
+// A sampled state with the pool's own peaks (Attr max_allocated, max_reserved).
+MemEvent pool_peaks(MemEvent e, int64_t max_allocated, int64_t max_reserved) {
+  e.snap_max_allocated = max_allocated;
+  e.snap_max_reserved = max_reserved;
+  return e;
+}
+
 std::string text_of(const Report& r) {
   char* buf = nullptr;
   size_t len = 0;
@@ -77,8 +84,8 @@ class PoolReportTest : public ::testing::Test {
         // Device 1: only torch.cuda.memory_stats() samples at each step.
         event(MemEventKind::kMalloc, 15, 1, Layer::kHal, 0x9000'0000'0000, 8 * MiB),
         pool_snapshot(25, 1, 3 * MiB, 8 * MiB),
-        pool_snapshot(35, 1, 5 * MiB, 8 * MiB),
-        pool_snapshot(45, 1, 2 * MiB, 6 * MiB),
+        pool_peaks(pool_snapshot(35, 1, 5 * MiB, 8 * MiB), 7 * MiB, 10 * MiB),
+        pool_peaks(pool_snapshot(45, 1, 2 * MiB, 6 * MiB), 6 * MiB, 12 * MiB),
     };
     std::stable_sort(events.begin(), events.end(),
                      [](const MemEvent& a, const MemEvent& b) { return a.ts_ns < b.ts_ns; });
@@ -132,6 +139,12 @@ TEST_F(PoolReportTest, ADeviceWithOnlySamplesSaysSo) {
   EXPECT_EQ(p.reserved.peak_bytes, 8 * MiB);
   EXPECT_EQ(p.reserved.final_bytes, 6 * MiB);
   EXPECT_EQ(p.active.peak_bytes, 5 * MiB);
+  // What the pool held between the samples, as it said itself: the largest of its peaks
+  // (a program may reset torch's peaks, so a later one can be lower).
+  EXPECT_EQ(p.max_allocated, 7 * MiB);
+  EXPECT_EQ(p.max_reserved, 12 * MiB);
+  EXPECT_EQ(device(0).pool.max_allocated, kUnknown);  // its state came without peaks
+  EXPECT_EQ(device(0).pool.max_reserved, kUnknown);
   EXPECT_EQ(device(kHostDevice).pool.source, "");
 }
 
@@ -144,6 +157,11 @@ TEST_F(PoolReportTest, TextAndJsonSayIt) {
   EXPECT_NE(text.find("Pool: only samples of its figures (3 pool SNAPSHOTs"), std::string::npos)
       << text;
   EXPECT_NE(text.find("Active        peak    1.8 MiB at +0.040 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("Pool's own peaks (inside the steps too): max_allocated 7.0 MiB, "
+                      "max_reserved 12.0 MiB\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Pool's own peaks"), text.rfind("Pool's own peaks")) << "device 0 has none";
 
   const std::string json = report_json(report);
   EXPECT_NE(json.find(R"("pool":{"source":"blocks","allocated":{"peak_ns":)" +
@@ -152,11 +170,14 @@ TEST_F(PoolReportTest, TextAndJsonSayIt) {
                       std::to_string(kT0 + 70'000'000) + R"(,"peak_bytes":4194304,)" +
                       R"("final_bytes":4194304},"active":{"peak_ns":)" +
                       std::to_string(kT0 + 50'000'000) + R"(,"peak_bytes":1835008,)" +
-                      R"("final_bytes":262144},"snapshots":1,"pending_frees":1,)" +
-                      R"("pending_bytes":0})"),
+                      R"("final_bytes":262144},"snapshots":1,"max_allocated":null,)" +
+                      R"("max_reserved":null,"pending_frees":1,)" + R"("pending_bytes":0})"),
             std::string::npos)
       << json;
   EXPECT_NE(json.find(R"("pool":{"source":"samples")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("snapshots":3,"max_allocated":7340032,"max_reserved":12582912,)"),
+            std::string::npos)
+      << json;
   EXPECT_NE(json.find(R"("pool":null)"), std::string::npos) << json;
 }
 

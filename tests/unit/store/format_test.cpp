@@ -290,6 +290,17 @@ TEST(MemscopeFormat, FreeCompletedAndAPoolSnapshotNameTheirDevice) {
   EXPECT_EQ(dump_device_id_text(state, device), "3");
   EXPECT_EQ(dump_ptr_text(state, ptr), "N/A");
   EXPECT_EQ(attr_of(state, buffer), R"({"allocated":"1536","reserved":"2097152"})");
+  // A sampled state with the pool's own peaks: msMemScope's keys, after the figures.
+  state.has_pool_peaks = true;
+  state.size_bytes = 4096;
+  state.total_bytes = 4194304;
+  EXPECT_EQ(attr_of(state, buffer), R"({"allocated":"1536","reserved":"2097152",)"
+                                    R"("max_allocated":"4096","max_reserved":"4194304"})");
+  state.pool_used = state.pool_total = std::numeric_limits<int64_t>::max();
+  state.size_bytes = state.total_bytes = std::numeric_limits<uint64_t>::max();
+  EXPECT_EQ(attr_of(state, buffer),
+            R"({"allocated":"9223372036854775807","reserved":"9223372036854775807",)"
+            R"("max_allocated":"18446744073709551615","max_reserved":"18446744073709551615"})");
 }
 
 }  // namespace

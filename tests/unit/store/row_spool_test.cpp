@@ -162,7 +162,8 @@ TEST(RowSpool, EveryFieldComesBackAndHeapRowsPackSmall) {
   EXPECT_LE(heap_bytes, rows.size() * sizeof(DumpRow) / 6) << heap_bytes << " bytes";
 
   // Extremes: every field at its largest, negative times, every event kind and type (device
-  // rows: a device and a stream; pool rows: used, total and pending, known or not), then back.
+  // rows: a device and a stream; pool rows: used, total, pending and peaks, known or not),
+  // then back.
   std::vector<DumpRow> odd;
   for (int e = 0; e <= int(DumpEventType::kPta); ++e) {
     DumpRow r;
@@ -180,6 +181,7 @@ TEST(RowSpool, EveryFieldComesBackAndHeapRowsPackSmall) {
     r.pool_used = e % 3 == 0 ? -1 : e % 3 == 1 ? INT64_MAX - e : INT64_MIN + e;
     r.pool_total = e % 5 == 0 ? -1 : int64_t(e) << 40;
     r.free_pending = e % 4 == 3;
+    r.has_pool_peaks = e % 7 == 2;
     odd.push_back(r);
     odd.push_back(DumpRow{});
   }
@@ -200,7 +202,8 @@ TEST(RowSpool, EveryFieldComesBackAndHeapRowsPackSmall) {
                 a.owner == b.owner && a.stack_python == b.stack_python && a.stack_c == b.stack_c &&
                 a.step == b.step && a.end_ns == b.end_ns && a.has_stream == b.has_stream &&
                 a.device == b.device && a.stream == b.stream && a.pool_used == b.pool_used &&
-                a.pool_total == b.pool_total && a.free_pending == b.free_pending)
+                a.pool_total == b.pool_total && a.free_pending == b.free_pending &&
+                a.has_pool_peaks == b.has_pool_peaks)
         << "row " << i;
   }
 }
