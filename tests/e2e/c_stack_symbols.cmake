@@ -9,7 +9,8 @@ target_compile_options(memtap_test_c_stack_lib PRIVATE -g -O1)
 set_target_properties(memtap_test_c_stack_symbols memtap_test_c_stack_lib PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs)
-target_sources(memtap_e2e_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/c_stack_symbols_test.cpp)
+target_sources(memtap_e2e_test PRIVATE ${CMAKE_CURRENT_LIST_DIR}/c_stack_symbols_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/c_stack_frames.cpp)
 target_compile_definitions(memtap_e2e_test PRIVATE
   MEMTAP_TEST_C_STACK_SYMBOLS="$<TARGET_FILE:memtap_test_c_stack_symbols>"
   MEMTAP_TEST_C_STACK_LIB="$<TARGET_FILE:memtap_test_c_stack_lib>")

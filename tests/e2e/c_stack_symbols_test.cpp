@@ -10,12 +10,11 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
-#include "tests/e2e/db_query.h"
+#include "tests/e2e/c_stack_frames.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace memtap::e2e {
@@ -26,33 +25,11 @@ const std::string kLibrary = MEMTAP_TEST_C_STACK_LIB;
 constexpr int64_t kLeafBytes = 3 * 1024 * 1024 + 7;  // c_stack_symbols.c
 constexpr int64_t kLibBytes = 2 * 1024 * 1024 + 11;  // c_stack_lib.c
 
-// One frame's module and offset (address - load bias), in any of the forms of
-// monitor/symbols/symbolizer.h: "module(+0xoff) [0xaddr]", "module(symbol+0xoff) [0xaddr]",
-// "function at file:line (module+0xoff)". An inlined frame has neither.
-struct Frame {
-  std::string text;
-  std::string module;
-  uint64_t offset = 0;
-};
-
-std::optional<Frame> parse_frame(const std::string& line) {
-  static const std::regex kSymbolTable(R"(^(.+)\([^()]*\+0x([0-9a-f]+)\) \[0x[0-9a-f]+\]$)");
-  static const std::regex kDebugInfo(R"(^.* \((.+)\+0x([0-9a-f]+)\)$)");
-  std::smatch m;
-  if (!std::regex_match(line, m, kSymbolTable) && !std::regex_match(line, m, kDebugInfo)) {
-    return std::nullopt;
-  }
-  return Frame{line, m[1].str(), std::stoull(m[2].str(), nullptr, 16)};
-}
-
 // The frames of a stack that are not inlined ones; fails the test on a line of no known form.
-std::vector<Frame> frames_of(const std::string& stack) {
-  std::vector<Frame> frames;
-  for (const std::string& line : split_lines(stack)) {
-    if (line.size() >= 10 && line.compare(line.size() - 10, 10, " (inlined)") == 0) continue;
-    std::optional<Frame> frame = parse_frame(line);
-    EXPECT_TRUE(frame) << "a frame of no known form: " << line << "\nin:\n" << stack;
-    if (frame) frames.push_back(*frame);
+std::vector<CFrame> frames_of(const std::string& stack) {
+  std::vector<CFrame> frames = c_frames_of(stack);
+  for (const CFrame& f : frames) {
+    EXPECT_FALSE(f.module.empty()) << "a frame of no known form: " << f.text << "\nin:\n" << stack;
   }
   return frames;
 }
@@ -61,18 +38,9 @@ class CStackSymbols : public ::testing::Test {
  protected:
   // The Call Stack(C) of the one MALLOC of `size` bytes.
   std::string c_stack_of(const std::string& db, int64_t size) {
-    std::string error;
-    std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
-    EXPECT_TRUE(q) << error;
-    if (!q) return {};
-    DbRows rows;
-    EXPECT_TRUE(
-        q->query("SELECT \"Call Stack(C)\" FROM memscope_dump WHERE Event = 'MALLOC' AND "
-                 "CAST(json_extract(Attr, '$.size') AS INTEGER) = ?1",
-                 {std::to_string(size)}, &rows, &error))
-        << error;
-    EXPECT_EQ(rows.rows.size(), 1u) << "the block of " << size << " bytes";
-    return rows.rows.empty() ? std::string() : rows.rows[0][0].text;
+    const std::vector<std::string> stacks = c_stacks_of_size(db, size);
+    EXPECT_EQ(stacks.size(), 1u) << "the block of " << size << " bytes";
+    return stacks.empty() ? std::string() : stacks[0];
   }
 
   TempDir dir_;
@@ -93,9 +61,9 @@ TEST_F(CStackSymbols, FramesNameTheProgramAndTheDlopenedLibraryByPathAndOffset) 
 
   const std::string program = real_path(kProgram);
   const std::string stack = c_stack_of(db, kLeafBytes);
-  std::vector<Frame> frames = frames_of(stack);
+  std::vector<CFrame> frames = frames_of(stack);
   ASSERT_GE(frames.size(), 3u) << stack;
-  for (const Frame& f : frames) {
+  for (const CFrame& f : frames) {
     EXPECT_TRUE(f.module == "[vdso]" || (!f.module.empty() && f.module[0] == '/'))
         << "module path not absolute: " << f.text;
   }
@@ -113,7 +81,7 @@ TEST_F(CStackSymbols, FramesNameTheProgramAndTheDlopenedLibraryByPathAndOffset) 
 
   const std::string library = real_path(kLibrary);
   const std::string lib_stack = c_stack_of(db, kLibBytes);
-  std::vector<Frame> lib_frames = frames_of(lib_stack);
+  std::vector<CFrame> lib_frames = frames_of(lib_stack);
   ASSERT_GE(lib_frames.size(), 2u) << lib_stack;
   EXPECT_EQ(lib_frames[0].module, library) << lib_frames[0].text;
   EXPECT_EQ(function_at(library, lib_frames[0].offset), "lib_leaf_alloc") << lib_frames[0].text;

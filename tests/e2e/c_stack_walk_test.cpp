@@ -16,13 +16,11 @@
 //    through the same rbp, would crash).
 #include <gtest/gtest.h>
 
-#include <memory>
-#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
-#include "tests/e2e/db_query.h"
+#include "tests/e2e/c_stack_frames.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace memtap::e2e {
@@ -41,51 +39,8 @@ constexpr int64_t kNormalBytes = 2 * 1024 * 1024 + 300;
 constexpr int64_t kBogusBytes = 2 * 1024 * 1024 + 400;
 constexpr size_t kNormalRounds = 3, kBogusKinds = 4;
 
-// One frame of Call Stack(C): its function (debug information or symbol table; empty when
-// unknown), module and offset.
-struct Frame {
-  std::string text, function, module;
-  uint64_t offset = 0;
-};
-
-// "fn at file:line (module+0xoff)" or "module(fn+0xoff) [0xaddr]"; inlined frames left out.
-std::vector<Frame> frames_of(const std::string& stack) {
-  static const std::regex kDebugInfo(R"(^(\S+) at .* \((.+)\+0x([0-9a-f]+)\)$)");
-  static const std::regex kSymbolTable(R"(^(.+)\(([^()+]*)\+0x([0-9a-f]+)\) \[0x[0-9a-f]+\]$)");
-  std::vector<Frame> frames;
-  for (const std::string& line : split_lines(stack)) {
-    if (line.size() >= 10 && line.compare(line.size() - 10, 10, " (inlined)") == 0) continue;
-    std::smatch m;
-    if (std::regex_match(line, m, kDebugInfo)) {
-      frames.push_back({line, m[1].str(), m[2].str(), std::stoull(m[3].str(), nullptr, 16)});
-    } else if (std::regex_match(line, m, kSymbolTable)) {
-      frames.push_back({line, m[2].str(), m[1].str(), std::stoull(m[3].str(), nullptr, 16)});
-    } else {
-      frames.push_back({line, "", "", 0});
-    }
-  }
-  return frames;
-}
-
 class CStackWalk : public ::testing::Test {
  protected:
-  // The Call Stack(C) of every MALLOC of `size` bytes.
-  std::vector<std::string> c_stacks_of(const std::string& db, int64_t size) {
-    std::string error;
-    std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
-    EXPECT_TRUE(q) << error;
-    if (!q) return {};
-    DbRows rows;
-    EXPECT_TRUE(
-        q->query("SELECT \"Call Stack(C)\" FROM memscope_dump WHERE Event = 'MALLOC' AND "
-                 "CAST(json_extract(Attr, '$.size') AS INTEGER) = ?1",
-                 {std::to_string(size)}, &rows, &error))
-        << error;
-    std::vector<std::string> stacks;
-    for (const auto& row : rows.rows) stacks.push_back(row[0].text);
-    return stacks;
-  }
-
   // `memtap run --stacks c` of `argv` (with `env` set); fails the test unless it exits 0.
   // Its stdout.
   std::string run_with_c_stacks(const std::string& db, const std::vector<std::string>& argv,
@@ -129,10 +84,10 @@ void CStackWalk::expect_unload_stacks(const std::vector<std::string>& env) {
   for (int which = 0; which < 2; ++which) {
     const std::string library = real_path(libraries[which].first);
     SCOPED_TRACE(library);
-    std::vector<std::string> stacks = c_stacks_of(db, libraries[which].second);
+    std::vector<std::string> stacks = c_stacks_of_size(db, libraries[which].second);
     ASSERT_EQ(stacks.size(), kRounds);
     for (const std::string& stack : stacks) {
-      std::vector<Frame> frames = frames_of(stack);
+      std::vector<CFrame> frames = c_frames_of(stack);
       ASSERT_GE(frames.size(), 4u) << stack;
       const char* expected[] = {"unload_leaf", "unload_middle", "unload_entry"};
       for (size_t i = 0; i < 3; ++i) {
@@ -170,19 +125,19 @@ TEST_F(CStackWalk, BrokenFrameRecordEndsTheWalkWithoutACrash) {
   ASSERT_NE(out.find("c_stack_bogus_fp ok"), std::string::npos) << out;
 
   const std::string program = real_path(kBogusFp);
-  std::vector<std::string> normal = c_stacks_of(db, kNormalBytes);
+  std::vector<std::string> normal = c_stacks_of_size(db, kNormalBytes);
   EXPECT_EQ(normal.size(), kNormalRounds * kBogusKinds);
   for (const std::string& stack : normal) {
-    std::vector<Frame> frames = frames_of(stack);
+    std::vector<CFrame> frames = c_frames_of(stack);
     ASSERT_GE(frames.size(), 3u) << stack;  // and libc's frames below main
     EXPECT_EQ(frames[0].function, "allocate_with_bogus_record") << stack;
     EXPECT_EQ(frames[1].function, "main") << stack;
   }
   for (int64_t kind = 0; kind < int64_t(kBogusKinds); ++kind) {
     SCOPED_TRACE(kind);
-    std::vector<std::string> bogus = c_stacks_of(db, kBogusBytes + kind);
+    std::vector<std::string> bogus = c_stacks_of_size(db, kBogusBytes + kind);
     ASSERT_EQ(bogus.size(), 1u);
-    std::vector<Frame> frames = frames_of(bogus[0]);
+    std::vector<CFrame> frames = c_frames_of(bogus[0]);
     // The walk ends at main: nothing is read through the broken record.
     ASSERT_EQ(frames.size(), 2u) << bogus[0];
     EXPECT_EQ(frames[0].function, "allocate_with_bogus_record") << bogus[0];
