@@ -23,14 +23,6 @@ std::string gui_path() {
   return executable_dir() + "/memtap-gui";
 }
 
-bool has_display() {
-  for (const char* v : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) {
-    const char* value = getenv(v);
-    if (value != nullptr && *value != '\0') return true;
-  }
-  return false;
-}
-
 [[noreturn]] void exec_gui(const std::vector<std::string>& args) {
   const std::string path = gui_path();
   std::vector<char*> argv;
@@ -51,7 +43,7 @@ std::string gui_unavailable_reason(bool offscreen) {
   if (access(gui_path().c_str(), X_OK) != 0) {
     return "the window (memtap-gui) is not beside memtap in " + executable_dir();
   }
-  if (!offscreen && !has_display()) {
+  if (!offscreen && !display_available()) {
     return "no display (DISPLAY and WAYLAND_DISPLAY are unset)";
   }
   return "";
@@ -90,7 +82,7 @@ int monitor_command(const std::vector<std::string>& args) {
   const std::string why = gui_unavailable_reason(!command.window.screenshot.empty());
   if (!why.empty()) {
     fprintf(stderr, "memtap monitor: %s%s\n", why.c_str(),
-            has_display() ? "" : "; --screenshot FILE renders the window without one");
+            display_available() ? "" : "; --screenshot FILE renders the window without one");
     return 2;
   }
   exec_gui(args);

@@ -26,14 +26,10 @@ int run_command(const std::vector<std::string>& args) {
   declare_run_command(&app, &o);
   add_gui_options(&app, &gui);
   if (const int code = parse_command_line(&app, args, &o.command); code >= 0) return code;
-  if (o.command.empty()) return usage_error("run", "no program given");
-  if (const std::string conflict = run_options_conflict(app, o); !conflict.empty()) {
-    return usage_error("run", conflict);
+  if (const std::string problem = run_options_problem(app, o, gui.wanted); !problem.empty()) {
+    return usage_error("run", problem);
   }
   if (gui.wanted) {
-    if (!o.connect.empty()) {
-      return usage_error("run", "--gui records here; it cannot be combined with --connect");
-    }
     // Only returns when the window cannot be shown; then the run goes on headless.
     if (!launch_gui_run(args, o.command.size(), gui, &error))
       fprintf(stderr, "memtap run: %s\n", error.c_str());

@@ -65,11 +65,13 @@ void declare_run_command(CLI::App* app, RunOptions* o) {
       "how many processes may be recorded at once (4096), as for record");
 }
 
-std::string run_options_conflict(const CLI::App& app, const RunOptions& o) {
+std::string run_options_problem(const CLI::App& app, const RunOptions& o, bool gui) {
+  if (o.command.empty()) return "no program given";
   if (app.count("--max-processes") != 0 && !o.connect.empty()) {
     return "--max-processes limits a monitor here; with --connect the one elsewhere has its own "
            "(memtap record --max-processes)";
   }
+  if (gui && !o.connect.empty()) return "--gui records here; it cannot be combined with --connect";
   return "";
 }
 

@@ -17,8 +17,9 @@ namespace memtap {
 // the program into *o (the program and its arguments are parse_command_line's `rest`).
 void declare_run_command(CLI::App* app, RunOptions* o);
 
-// What the options given cannot be together, in one line ("" when nothing): --max-processes
-// limits a monitor here, so it has no meaning with --connect.
-std::string run_options_conflict(const CLI::App& app, const RunOptions& o);
+// After parsing, what makes the run impossible, in one line ("" when nothing): no program;
+// --max-processes with --connect (it limits a monitor here); with `gui` (--gui), --connect
+// (the window records here). memtap asks it for `memtap run`, memtap-gui again for its run.
+std::string run_options_problem(const CLI::App& app, const RunOptions& o, bool gui);
 
 }  // namespace memtap

@@ -100,12 +100,9 @@ int parse_run(const std::vector<std::string>& args, WindowCommand* c) {
   declare_run_command(&app, &c->run);
   add_window_options(&app, &c->window, /*with_at=*/false);
   if (const int code = parse_command_line(&app, args, &c->run.command); code >= 0) return code;
-  if (c->run.command.empty()) return usage_error("run", "no program given");
-  if (!c->run.connect.empty()) {
-    return usage_error("run", "--gui records here; it cannot be combined with --connect");
-  }
-  if (const std::string conflict = run_options_conflict(app, c->run); !conflict.empty()) {
-    return usage_error("run", conflict);
+  if (const std::string problem = run_options_problem(app, c->run, /*gui=*/true);
+      !problem.empty()) {
+    return usage_error("run", problem);
   }
   return -1;
 }
@@ -116,6 +113,14 @@ const std::vector<std::string>& window_view_names() {
   static const std::vector<std::string> names = {"curves", "lifetime", "pool",   "breakdown",
                                                  "flame",  "blocks",   "events", "findings"};
   return names;
+}
+
+bool display_available() {
+  for (const char* v : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) {
+    const char* value = getenv(v);
+    if (value != nullptr && *value != '\0') return true;
+  }
+  return false;
 }
 
 bool parse_duration(const std::string& text, int64_t* ns) {

@@ -42,6 +42,10 @@ struct WindowOptions {
 // The views --view names, in the window's order.
 const std::vector<std::string>& window_view_names();
 
+// Whether a window can be shown: DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM is set (the last
+// for offscreen rendering). memtap asks before it execs the window, the window at its start.
+bool display_available();
+
 // "3s", "3.5s", "1500ms", "2" (seconds), "1min" -> nanoseconds; false if not a duration.
 bool parse_duration(const std::string& text, int64_t* ns);
 

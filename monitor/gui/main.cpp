@@ -23,14 +23,6 @@ using namespace memtap::gui;
 
 namespace {
 
-bool has_display() {
-  for (const char* v : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) {
-    const char* value = getenv(v);
-    if (value != nullptr && *value != '\0') return true;
-  }
-  return false;
-}
-
 const char* prefix(const WindowCommand& o) {
   return o.mode == WindowMode::kRun ? "memtap run" : "memtap monitor";
 }
@@ -60,7 +52,7 @@ int main(int argc, char** argv) {
   const bool shot = !w.screenshot.empty();
   // A screenshot is rendered offscreen: no display needed, and no window pops up.
   if (shot) setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  if (!has_display()) {
+  if (!display_available()) {
     fprintf(stderr,
             "%s: no display (DISPLAY and WAYLAND_DISPLAY are unset); --screenshot FILE "
             "renders the window without one\n",
