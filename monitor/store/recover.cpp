@@ -21,6 +21,9 @@ namespace memtap {
 namespace {
 
 constexpr const char kPartialSuffix[] = ".partial";
+// What a failure on a full disk adds: nothing was changed that another try would not redo.
+constexpr const char kNotFinishedYet[] =
+    "; the file is not finished yet: free some space on its disk and run memtap recover again";
 
 bool exists(const std::string& path) {
   struct stat st;
@@ -62,6 +65,8 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
   if (!for_each_row(
           db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')",
           [&](sqlite3_stmt* s) { tables.push_back(column_string(s, 0)); }, &reason)) {
+    // A file in WAL mode is read through a -shm file, which a full disk has no room for.
+    if (sqlite_disk_full(db, sqlite3_extended_errcode(db))) return fail(reason + kNotFinishedYet);
     return fail("not a readable SQLite database: " + reason);
   }
   auto has = [&](const char* name) {
@@ -148,9 +153,7 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
   if (!ok) {
     const bool disk_full = sqlite_disk_full(db, sqlite3_extended_errcode(db));
     if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    return fail(reason + (disk_full ? "; the file is not finished yet: free some space on its "
-                                      "disk and run memtap recover again"
-                                    : ""));
+    return fail(reason + (disk_full ? kNotFinishedYet : ""));
   }
   rc = sqlite3_close(db);
   handle.db = nullptr;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "monitor/store/memscope_schema.h"
+#include "monitor/store/reader/sqlite_access.h"
 #include "monitor/viewdata/labels.h"
 
 namespace memtap::viewdata {
@@ -167,7 +168,7 @@ std::string attr_text(const MemEvent& e, const StringTable& strings) {
 std::string recording_table(const std::string& path) {
   sqlite3* db = nullptr;
   std::string table;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+  if (reader::open_read_only(path, 0, &db) == SQLITE_OK) {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db,
                            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND "

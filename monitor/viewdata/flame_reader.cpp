@@ -85,8 +85,7 @@ FlameReader::~FlameReader() {
 
 bool FlameReader::open(std::string* error) {
   if (db_ != nullptr) return true;
-  const int rc =
-      sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc = reader::open_read_only(path_, SQLITE_OPEN_NOMUTEX, &db_);
   if (rc != SQLITE_OK) {
     *error = reader::sqlite_failure(path_, db_, rc);
     sqlite3_close(db_);

@@ -14,10 +14,12 @@
 // fail with EFBIG, a full disk for each file). The test is skipped, saying why, only when
 // neither can be had.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -372,6 +374,82 @@ TEST_F(FullDisk, AFileSizeLimitStopsTheRecordingAsAFullDiskDoes) {
   const std::string fsize = file_size_limit_problem(probe_dir);
   if (!fsize.empty()) GTEST_SKIP() << "file size limits do not work here: " << fsize;
   run_with(Filler::kFileSizeLimit);
+}
+
+// A recording in WAL mode whose log is gone (its writer closed cleanly, as the recorder does
+// when a full disk stopped it and its last checkpoint had room) is read through a -shm file
+// that must be made first: on a full disk or a read-only file system SQLite cannot, and
+// refuses the read with an I/O error. memtap reads such a file as the immutable file it is,
+// and `memtap recover` on the full disk says to free space.
+TEST(WalModeWithoutLog, ReadsOnAFullDiskAndAReadOnlyFileSystem) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string unshare = program_path({"/usr/bin/unshare", "/bin/unshare"});
+  const std::string tmpfs = tmpfs_problem(dir, unshare);
+  if (!tmpfs.empty()) GTEST_SKIP() << "no private tmpfs here: " << tmpfs;
+
+  // msMemScope's own recording, switched to WAL mode and closed: the log and -shm removed,
+  // the header saying WAL (read and write versions 2).
+  const std::string wal_db = dir.file("wal.db.partial");
+  std::filesystem::copy_file(std::string(MEMTAP_SHARED_DATA_DIR) +
+                                 "/msmemscope/msinsight__memscope_dump_20260527062213.db",
+                             wal_db);
+  std::filesystem::permissions(
+      wal_db, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(wal_db.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=WAL; SELECT COUNT(*) FROM memscope_dump", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_close(db), SQLITE_OK);
+  ASSERT_FALSE(std::filesystem::exists(wal_db + "-wal"));
+  ASSERT_FALSE(std::filesystem::exists(wal_db + "-shm"));
+  const std::string header = read_file(wal_db).substr(18, 2);
+  ASSERT_EQ(header, std::string("\x02\x02", 2));
+
+  ProcessResult here = run_process(spec_in(dir, {kMemtapBin, "report", wal_db}), kProcessTimeout);
+  ASSERT_TRUE(here.exited && here.exit_code == 0) << describe(here) << "\n" << here.err;
+  ASSERT_TRUE(contains(here.out, "memtap report: " + wal_db + " (memscope_dump), ")) << here.out;
+
+  // $1: the full disk, $2: the read-only one, $3: results, $4: memtap, $5: the file.
+  const std::string full = dir.file("full");
+  const std::string read_only = dir.file("read_only");
+  const std::string results = dir.file("results");
+  for (const std::string& d : {full, read_only, results}) ASSERT_EQ(mkdir(d.c_str(), 0700), 0);
+  const std::string script =
+      "set -u\n"
+      "mount -t tmpfs -o size=1m memtap-full-disk \"$1\" || exit 97\n"
+      "cp \"$5\" \"$1/x.db.partial\" && cp \"$5\" \"$2/x.db.partial\" || exit 98\n"
+      "cat /dev/zero > \"$1/ballast\" 2> /dev/null\n"
+      "mount --bind \"$2\" \"$2\" && mount -o remount,bind,ro \"$2\" || exit 99\n"
+      "for d in full read_only; do\n"
+      "  [ $d = full ] && at=$1 || at=$2\n"
+      "  \"$4\" report \"$at/x.db.partial\" > \"$3/$d.out\" 2> \"$3/$d.err\"\n"
+      "  echo $? > \"$3/$d.rc\"\n"
+      "done\n"
+      "\"$4\" recover \"$1/x.db.partial\" > /dev/null 2> \"$3/recover.err\"\n"
+      "echo $? > \"$3/recover.rc\"\n";
+  ProcessResult r = run_process(spec_in(dir, {unshare, "-rm", "/bin/sh", "-c", script, "sh", full,
+                                              read_only, results, kMemtapBin, wal_db}),
+                                kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\n" << r.err;
+
+  // The same report as where the file was made, but for the path.
+  for (const std::string d : {"full", "read_only"}) {
+    SCOPED_TRACE(d);
+    EXPECT_EQ(read_file(results + "/" + d + ".rc"), "0\n") << read_file(results + "/" + d + ".err");
+    const std::string at = d == "full" ? full : read_only;
+    EXPECT_EQ(
+        std::regex_replace(
+            read_file(results + "/" + d + ".out"),
+            std::regex(std::regex_replace(at + "/x.db.partial", std::regex("[.]"), "\\.")), wal_db),
+        here.out);
+  }
+  EXPECT_EQ(read_file(results + "/recover.rc"), "1\n");
+  const std::string recover = read_file(results + "/recover.err");
+  EXPECT_TRUE(contains(recover, "No space left on device")) << recover;
+  EXPECT_TRUE(contains(recover, "free some space on its disk and run memtap recover again"))
+      << recover;
 }
 
 }  // namespace

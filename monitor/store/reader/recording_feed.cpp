@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "monitor/store/reader/sqlite_access.h"
+
 namespace memtap {
 
 namespace {
@@ -24,7 +26,7 @@ constexpr double kHeldBytesPerEvent = 2.0 * sizeof(MemEvent);
 bool is_compact_recording(const std::string& path) {
   sqlite3* db = nullptr;
   bool compact = false;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+  if (reader::open_read_only(path, 0, &db) == SQLITE_OK) {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db,
                            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "

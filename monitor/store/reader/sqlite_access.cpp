@@ -18,7 +18,59 @@ uint32_t big_endian(const unsigned char* p, int bytes) {
   return value;
 }
 
+// Whether `path`'s header says WAL mode (read and write versions 2) and no log with frames
+// lies beside it: every committed page is then in the file itself.
+bool wal_mode_without_log(const std::string& path) {
+  std::array<unsigned char, 20> header{};
+  std::ifstream file(path, std::ios::binary);
+  file.read(reinterpret_cast<char*>(header.data()), header.size());
+  if (file.gcount() < std::streamsize(header.size()) || header[18] != 2 || header[19] != 2) {
+    return false;
+  }
+  struct stat wal {};
+  return ::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size == 0;
+}
+
+// SQLite's URI for `path` with immutable=1: '%', '?' and '#' escaped, and an absolute path
+// after an empty authority so that one starting "//" is not read as a host.
+std::string immutable_uri(const std::string& path) {
+  std::string uri = path.empty() || path[0] != '/' ? "file:" : "file://";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static const char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[(static_cast<unsigned char>(c) >> 4) & 0xf];
+      uri += kHex[static_cast<unsigned char>(c) & 0xf];
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 }  // namespace
+
+int open_read_only(const std::string& path, int extra_flags, sqlite3** db) {
+  const int flags = SQLITE_OPEN_READONLY | extra_flags;
+  int rc = sqlite3_open_v2(path.c_str(), db, flags, nullptr);
+  if (rc != SQLITE_OK) return rc;
+  // SQLite opens the log and its index at the first read: this one tells whether it can.
+  const int read_rc = sqlite3_exec(*db, "PRAGMA schema_version", nullptr, nullptr, nullptr);
+  const int primary = read_rc & 0xff;
+  if (primary != SQLITE_IOERR && primary != SQLITE_CANTOPEN && primary != SQLITE_READONLY) {
+    return SQLITE_OK;  // readable, or a failure the caller's own reads will name
+  }
+  if (!wal_mode_without_log(path)) return SQLITE_OK;
+  sqlite3* immutable = nullptr;
+  rc = sqlite3_open_v2(immutable_uri(path).c_str(), &immutable, flags | SQLITE_OPEN_URI, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_close(immutable);
+    return SQLITE_OK;  // the first handle's reads say why
+  }
+  sqlite3_close(*db);
+  *db = immutable;
+  return SQLITE_OK;
+}
 
 std::string sqlite_failure(const std::string& path, sqlite3* db, int rc) {
   const int primary = rc & 0xff;
@@ -68,8 +120,7 @@ bool check_sqlite_length(const std::string& path, std::string* error) {
 }
 
 bool open_for_reading(const std::string& path, DbHandle* handle, std::string* error) {
-  const int rc = sqlite3_open_v2(path.c_str(), &handle->db,
-                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc = open_read_only(path, SQLITE_OPEN_NOMUTEX, &handle->db);
   if (rc != SQLITE_OK) {
     *error = sqlite_failure(path, handle->db, rc);
     return false;

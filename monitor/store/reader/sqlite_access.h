@@ -25,7 +25,15 @@ std::string sqlite_failure(const std::string& path, sqlite3* db, int rc);
 // opens, and may even read its first rows, so SQLite alone would not always say.
 bool check_sqlite_length(const std::string& path, std::string* error);
 
-// Opens `path` read-only for one reader thread. False with *error.
+// sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | extra_flags), as every reader of a
+// recording opens one, and SQLite's result. A recording in WAL mode whose log is gone (its
+// writer closed cleanly, or had not written yet) still needs a -shm file to be read, and
+// where none can be made (a full disk, a read-only file system or directory) SQLite refuses
+// with an I/O error: such a file holds every page itself, and it is then opened immutable,
+// as SQLite documents for read-only media. *db is set even on failure, as SQLite's is.
+int open_read_only(const std::string& path, int extra_flags, sqlite3** db);
+
+// Opens `path` read-only for one reader thread (open_read_only). False with *error.
 bool open_for_reading(const std::string& path, DbHandle* handle, std::string* error);
 
 // Runs `sql` and calls `row(stmt)` for each result row. False with *error (sqlite_failure)
