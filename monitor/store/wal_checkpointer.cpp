@@ -18,8 +18,15 @@ std::unique_ptr<WalCheckpointer> WalCheckpointer::start(const std::string& path,
   c->cpu_share_ = std::move(cpu_share);
   const int rc =
       sqlite3_open_v2(path.c_str(), &c->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    if (error != nullptr) *error = "checkpoint connection: " + sqlite_error_text(c->db_, rc);
+  // A connection that has not read the database yet has not opened its log either, and
+  // sqlite3_wal_checkpoint_v2 on it returns SQLITE_OK having copied nothing (log and
+  // checkpointed frames -1): until this read, the thread never copied a page, and every
+  // recording's whole log was copied at the end, on the thread that finished it.
+  const int read_rc = rc == SQLITE_OK ? sqlite3_exec(c->db_, "SELECT 1 FROM sqlite_schema LIMIT 1",
+                                                     nullptr, nullptr, nullptr)
+                                      : rc;
+  if (read_rc != SQLITE_OK) {
+    if (error != nullptr) *error = "checkpoint connection: " + sqlite_error_text(c->db_, read_rc);
     sqlite3_close(c->db_);
     c->db_ = nullptr;
     return nullptr;
