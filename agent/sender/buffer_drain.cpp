@@ -92,6 +92,34 @@ size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out) 
   return total;
 }
 
+bool oldest_unread_clock(BufferRegistry* reg, uint64_t now_clock, uint64_t* clock) {
+  bool found = false;
+  for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b; b = b->next_registered) {
+    const uint32_t state = b->state.load(std::memory_order_acquire);
+    if (state != kBufferOwned && state != kBufferRetired) continue;
+    // drain_one's walk, without moving: the first published record past the read position.
+    EventChunk* c = b->read_chunk;
+    uint32_t pos = b->read_pos;
+    for (;;) {
+      if (pos < c->committed.load(std::memory_order_acquire)) {
+        SlotChain chain = b->read_chain;
+        EventRecord r;
+        unpack_record(&c->slots[pos], &chain, &r);
+        const uint64_t unwrapped = unwrap_clock(now_clock, r.ts_ns);
+        if (!found || unwrapped < *clock) *clock = unwrapped;
+        found = true;
+        break;
+      }
+      EventChunk* next = c->next.load(std::memory_order_acquire);
+      if (!next) break;
+      if (c->committed.load(std::memory_order_acquire) != pos) continue;
+      c = next;
+      pos = 0;
+    }
+  }
+  return found;
+}
+
 uint64_t dropped_records(const BufferRegistry* reg) {
   uint64_t sum = reg->dropped_no_buffer.load(std::memory_order_relaxed) +
                  reg->dropped_deferred.load(std::memory_order_relaxed);

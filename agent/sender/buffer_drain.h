@@ -27,6 +27,13 @@ struct DrainResult {
 // chunks that are fully read. Returns the number moved.
 size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out);
 
+// The oldest clock (unwrapped against `now_clock`, a reading of the same clock taken after
+// the last drain) of the records published and not yet read, over every buffer; false when
+// none waits. Each buffer is read in order and its clocks never go back, so its first unread
+// record is its oldest: a batch cut short (kMaxRecordsPerBatch, or ZeroMQ taking no more)
+// can still promise the monitor that nothing older than this is left.
+bool oldest_unread_clock(BufferRegistry* reg, uint64_t now_clock, uint64_t* clock);
+
 // Records lost in the agent so far (byte bound hit, or no buffer for a thread).
 uint64_t dropped_records(const BufferRegistry* reg);
 

@@ -261,17 +261,35 @@ bool send_hello(Sender& s, int timeout_ms) {
   return s.hello_sent;
 }
 
+// The watermark a batch may carry: `bound` (see drain_and_send), or, when records still wait
+// in the buffers, no later than the oldest of them (a drain interval short of it: the TSC's
+// later anchors may place that record a little earlier when it is converted itself).
+uint64_t batch_watermark(Sender& s, uint64_t bound) {
+  const uint64_t now = s.config.clock_is_tsc ? read_tsc() : monotonic_ns();
+  uint64_t oldest = 0;
+  if (!oldest_unread_clock(s.config.registry, now, &oldest)) return bound;
+  const uint64_t oldest_ns = s.config.clock_is_tsc ? s.tsc.to_ns(oldest) : oldest;
+  const uint64_t margin_ns = uint64_t(s.config.drain_interval_us) * 1000;
+  return std::min(bound, oldest_ns > margin_ns ? oldest_ns - margin_ns : 0);
+}
+
 // One drain-and-send round. Returns false when ZeroMQ would not take more.
-// `watermark_ns`: no record published before the round began is older. Only a batch after
-// which no such record is left in the buffers carries it: one whose drain took fewer records
-// than it could. A batch ahead of that (text sent before the records, a drain cut at
-// kMaxRecordsPerBatch, which takes the buffers in turn) carries the last watermark sent, or
-// the monitor, told that nothing older would come, takes the records still waiting in the
-// buffers not reached as late: a free on one thread applied before the malloc on another.
+// `watermark_ns`: no record still unpublished when the round began is older (a record
+// timestamped before the previous cycle began would have had to be preempted for a whole
+// cycle between its timestamp and its store). Each batch's drain is such a point for the
+// next one: the round's bound moves to it. A batch carries the bound, or no later than the
+// oldest record its drain left in the buffers (a drain cut at kMaxRecordsPerBatch, which
+// takes the buffers in turn): told that nothing older would come, the monitor would take
+// those as late, a free on one thread applied before the malloc on another. A sender that
+// never caught up (nice 19 beside busy cores) sent only cut batches, whose watermark stayed
+// at the round's start: the monitor held every row back until the program ended, and
+// showed nothing live. A batch of text alone carries the last watermark sent.
 // `final`: the last round before Bye, which also takes a last memory sample.
 bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeout_ms,
                     bool final = false) {
   if (!send_hello(s, timeout_ms) || !flush_pending(s, timeout_ms)) return false;
+  uint64_t bound = watermark_ns;
+  uint64_t previous_drain_ns = 0;
   for (;;) {
     // Each encode below needs a buffer ZeroMQ is not holding; without one the records wait
     // in the agent's buffers, as when ZeroMQ itself would not take more.
@@ -291,6 +309,8 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
       if (!flush_pending(s, timeout_ms)) return false;
       continue;
     }
+    if (previous_drain_ns != 0) bound = std::max(bound, previous_drain_ns);
+    previous_drain_ns = monotonic_ns();
     size_t n = drain_buffers(s.config.registry, kMaxRecordsPerBatch, &s.drained);
     const bool complete = n < kMaxRecordsPerBatch;
     // Texts again after the drain: each text a drained record names was published before
@@ -319,7 +339,7 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
                                             &s.drained);
     if (n == 0 && s.strings.empty() && s.modules.empty() && !send_empty && !sampled) return true;
     n += sampled ? 1 : 0;
-    if (complete) s.watermark_sent = std::max(s.watermark_sent, watermark_ns);
+    s.watermark_sent = std::max(s.watermark_sent, batch_watermark(s, bound));
     s.pending =
         s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent,
                          s.events_sent.load(std::memory_order_relaxed), s.modules);

@@ -427,5 +427,56 @@ TEST(EventBuffer, RecordsASignalHandlerMakesInsideARecordFollowIt) {
   EXPECT_EQ(dropped_records(&reg), 3u) << "those past what can wait are counted";
 }
 
+// A drain cut short leaves records in the buffers; the sender's watermark must not pass the
+// oldest of them. Each buffer's first unread record is its oldest, in whichever chunk it lies
+// (a drain that ends at a chunk's last slot leaves the next chunk's first), and the clocks
+// come back whole from their 48 bits.
+TEST(EventBuffer, OldestUnreadIsTheFirstRecordLeftInAnyBuffer) {
+  BufferRegistry reg;
+  // Clocks just below a 2^48 wrap, so that unwrapping matters.
+  const uint64_t base = (uint64_t{5} << 48) - 1000;
+  const uint64_t now = base + 10'000'000;
+  // Thread A: two chunks and a bit, a wide record (32 MiB) every 100th; thread B: three
+  // records older than all of A's but its first.
+  const uint64_t a_count = 2 * kChunkSlots + 100;
+  std::vector<uint64_t> a_clocks, b_clocks = {base + 5, base + 7, base + 9};
+  std::thread([&] {
+    for (uint64_t i = 0; i < a_count; ++i) {
+      const uint64_t clock = base + i * 3;
+      a_clocks.push_back(clock);
+      record_event(&reg, false, EventKind::kMalloc, 0x10000 + i * 64,
+                   i % 100 == 0 ? (uint64_t{1} << 25) : 48, clock);
+    }
+  }).join();
+  const uint32_t a_tid = reg.head.load()->tid.load();
+  std::thread([&] {
+    for (uint64_t clock : b_clocks) record_event(&reg, false, EventKind::kFree, 0x20000, 0, clock);
+  }).join();
+
+  uint64_t oldest = 0;
+  ASSERT_TRUE(oldest_unread_clock(&reg, now, &oldest));
+  EXPECT_EQ(oldest, base) << "A's first record";
+  // One record at a time, so that some drain ends at a chunk's last record: after each, the
+  // oldest is the smaller of the two buffers' next records.
+  size_t a_read = 0, b_read = 0;
+  DrainResult out;
+  for (;;) {
+    out.clear();
+    if (drain_buffers(&reg, 1, &out) == 0) break;
+    (out.threads[0].tid == a_tid ? a_read : b_read) += 1;
+    const bool any = a_read < a_clocks.size() || b_read < b_clocks.size();
+    uint64_t expected = UINT64_MAX;
+    if (a_read < a_clocks.size()) expected = a_clocks[a_read];
+    if (b_read < b_clocks.size()) expected = std::min(expected, b_clocks[b_read]);
+    ASSERT_EQ(oldest_unread_clock(&reg, now, &oldest), any) << a_read << " " << b_read;
+    if (any) {
+      ASSERT_EQ(oldest, expected) << "after " << a_read << " of A, " << b_read << " of B";
+    }
+  }
+  EXPECT_EQ(a_read, a_count);
+  EXPECT_EQ(b_read, b_clocks.size());
+  EXPECT_FALSE(oldest_unread_clock(&reg, now, &oldest)) << "nothing left";
+}
+
 }  // namespace
 }  // namespace memtap
