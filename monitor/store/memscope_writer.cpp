@@ -27,6 +27,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -397,11 +398,19 @@ void MemscopeWriter::Impl::queue_rows(const DumpRow* rows, size_t count) {
   if (!stop_info.reason.empty() || !refusal.empty()) return;
   if (first_ns == 0 && count != 0) first_ns = rows[0].timestamp_ns;
   const bool spooling = spool != nullptr && spool->unread() != 0;
-  const bool full =
-      options.max_memory_rows != 0 && pending.rows() + count > options.max_memory_rows;
-  if (!spooling && !full) {
-    pending.push(rows, count);
-    return;
+  if (!spooling) {
+    // What still fits in memory goes there, the rest to disk behind it: a release of
+    // millions of rows at once (an agent's backlog) went to disk whole, to be encoded on the
+    // receiving thread and decoded again by the writer.
+    const size_t room = options.max_memory_rows == 0 ? count
+                        : pending.rows() < options.max_memory_rows
+                            ? options.max_memory_rows - pending.rows()
+                            : 0;
+    const size_t in_memory = std::min(room, count);
+    pending.push(rows, in_memory);
+    rows += in_memory;
+    count -= in_memory;
+    if (count == 0) return;
   }
   int error_number = 0;
   if (spool == nullptr) {
