@@ -628,6 +628,13 @@ bool MemscopeWriter::Impl::write_session_tables(
   std::vector<std::pair<std::string, std::string>> all_meta = meta;
   // Last, so it wins over a caller's own "complete": only finish() may say it.
   if (finished) all_meta.emplace_back("complete", "1");
+  // Each CREATE INDEX reads the whole table: mapped, not copied page by page through
+  // pread(). The log has been copied into the file by then, so every page read is the
+  // file's (the 6-step script's three indexes: 1.51 -> 1.38 s, 0.2 s less system time).
+  // Best effort: without it they are read as before.
+  if (finished && !options.compact) {
+    sqlite3_exec(db, "PRAGMA mmap_size=68719476736", nullptr, nullptr, nullptr);
+  }
   // Each CREATE INDEX sorts every row in at most the cache's size, spilling sorted runs to
   // temporary files beyond it: 128 MiB holds the keys of ~2 M rows (a 6-step PyTorch
   // script's recording), whose runs at 64 MiB were 80 MB of temporary files written and read
