@@ -278,14 +278,25 @@ TEST(EventBuffer, ConcurrentDrainSeesEveryRecordInOrder) {
     done.store(true, std::memory_order_release);
   });
   uint64_t next = 0;
+  uint64_t peeks = 0;
+  const uint64_t now = event_for(count).clock;
   for (;;) {
     bool finished = done.load(std::memory_order_acquire);
+    // The sender's peek at what waits, while the writer publishes: the one buffer's first
+    // unread record is the next the drain gives.
+    uint64_t oldest = 0;
+    if (oldest_unread_clock(&reg, now, &oldest)) {
+      ASSERT_LT(next, count);
+      ASSERT_EQ(oldest, event_for(next).clock) << "record " << next;
+      ++peeks;
+    }
     drain_and_check(&reg, 777, &next);  // drains until nothing is left
     if (finished || ::testing::Test::HasFatalFailure()) break;
     std::this_thread::yield();
   }
   writer.join();
   EXPECT_EQ(next, count);
+  EXPECT_GT(peeks, 0u) << "the peek never found records waiting";
   EXPECT_EQ(dropped_records(&reg), 0u);
   EXPECT_LE(reg.chunk_bytes.load(), reg.byte_limit);
 }
