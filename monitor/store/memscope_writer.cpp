@@ -32,6 +32,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -402,11 +403,8 @@ void MemscopeWriter::Impl::queue_rows(const DumpRow* rows, size_t count) {
     // What still fits in memory goes there, the rest to disk behind it: a release of
     // millions of rows at once (an agent's backlog) went to disk whole, to be encoded on the
     // receiving thread and decoded again by the writer.
-    const size_t room = options.max_memory_rows == 0 ? count
-                        : pending.rows() < options.max_memory_rows
-                            ? options.max_memory_rows - pending.rows()
-                            : 0;
-    const size_t in_memory = std::min(room, count);
+    const size_t limit = options.max_memory_rows == 0 ? SIZE_MAX : options.max_memory_rows;
+    const size_t in_memory = pending.rows() < limit ? std::min(count, limit - pending.rows()) : 0;
     pending.push(rows, in_memory);
     rows += in_memory;
     count -= in_memory;

@@ -18,17 +18,26 @@ uint32_t big_endian(const unsigned char* p, int bytes) {
   return value;
 }
 
-// Whether `path`'s header says WAL mode (read and write versions 2) and no log with frames
-// lies beside it: every committed page is then in the file itself.
+// Whether a database header (its first 20 bytes at least) says WAL mode: read and write
+// versions 2.
+bool wal_mode(const unsigned char* header) {
+  return header[18] == 2 && header[19] == 2;
+}
+
+// Whether a log with frames lies beside `path`: committed pages may then be in it alone.
+bool log_has_frames(const std::string& path) {
+  struct stat wal {};
+  return ::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
+}
+
+// Whether `path` is in WAL mode with no log of frames beside it: every committed page is
+// then in the file itself.
 bool wal_mode_without_log(const std::string& path) {
   std::array<unsigned char, 20> header{};
   std::ifstream file(path, std::ios::binary);
   file.read(reinterpret_cast<char*>(header.data()), header.size());
-  if (file.gcount() < std::streamsize(header.size()) || header[18] != 2 || header[19] != 2) {
-    return false;
-  }
-  struct stat wal {};
-  return ::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size == 0;
+  return file.gcount() == std::streamsize(header.size()) && wal_mode(header.data()) &&
+         !log_has_frames(path);
 }
 
 // SQLite's URI for `path` with immutable=1: '%', '?' and '#' escaped, and an absolute path
@@ -106,9 +115,7 @@ bool check_sqlite_length(const std::string& path, std::string* error) {
   // pages in the log: a checkpoint that a full disk stopped part way has written page 1,
   // with the new page count, and not the pages that would have grown the file. SQLite takes
   // the size from the log then, and so does this check.
-  struct stat wal {};
-  const bool pages_in_log = header[18] == 2 && header[19] == 2 &&
-                            ::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
+  const bool pages_in_log = wal_mode(header.data()) && log_has_frames(path);
   if (count_valid && !pages_in_log && uint64_t(st.st_size) < page_size * pages) {
     *error = path + ": truncated SQLite database: its header says " + std::to_string(pages) +
              " pages of " + std::to_string(page_size) + " bytes (" +

@@ -12,7 +12,6 @@
 #include <zmq.h>
 
 #include <cstdint>
-#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,16 +19,11 @@
 #include "agent/event_buffer_writer.h"
 #include "agent/sender/sender_api.h"
 #include "agent/string_log.h"
+#include "common/clock.h"
 #include "monitor/engine/decode.h"
 
 namespace memtap {
 namespace {
-
-uint64_t monotonic_now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
 
 void no_untrace() {}
 void no_refusal(const char*) {}
@@ -43,7 +37,7 @@ TEST(SenderWatermark, CutDrainsPromiseTheOldestRecordLeftBehind) {
   // Records 1 us apart, the newest 10 ms ago, all waiting before the sender starts: its first
   // round drains them a batch at a time, each cut at kMaxRecordsPerBatch (65536) but the last.
   constexpr uint64_t kRecords = 200'000;
-  const uint64_t first_clock = monotonic_now_ns() - 10'000'000 - kRecords * 1000;
+  const uint64_t first_clock = monotonic_ns() - 10'000'000 - kRecords * 1000;
   static BufferRegistry registry;
   std::thread([&] {
     for (uint64_t i = 0; i < kRecords; ++i) {
@@ -78,7 +72,7 @@ TEST(SenderWatermark, CutDrainsPromiseTheOldestRecordLeftBehind) {
   config.cmdline = "test";
   config.cmdline_len = 5;
   config.rank = config.world_size = -1;
-  config.clock_monotonic_ns = monotonic_now_ns();
+  config.clock_monotonic_ns = monotonic_ns();
   config.clock_realtime_ns = 1;
   config.drain_interval_us = 2000;
   config.flush_timeout_ms = 10'000;
