@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "monitor/store/batch_insert.h"
 #include "monitor/store/compact_schema.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/sqlite_status.h"
@@ -42,16 +43,6 @@ int step_and_reset(sqlite3_stmt* stmt) {
   return rc;
 }
 
-// "INSERT INTO memtap_event VALUES (?, ...), ..." for `rows` rows.
-std::string batch_insert_sql(int rows, int columns) {
-  std::string one = "(?";
-  for (int c = 1; c < columns; ++c) one += ", ?";
-  one += ")";
-  std::string sql = "INSERT INTO memtap_event VALUES ";
-  for (int r = 0; r < rows; ++r) sql += (r == 0 ? "" : ", ") + one;
-  return sql;
-}
-
 }  // namespace
 
 std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::string* error) {
@@ -71,8 +62,8 @@ std::unique_ptr<CompactInserter> CompactInserter::prepare(sqlite3* db, std::stri
       return nullptr;
     }
   }
-  const int rc =
-      prepare_one(db, batch_insert_sql(kBatchRows, kColumns).c_str(), &inserter->event_batch_);
+  const int rc = prepare_one(db, batch_insert_sql("memtap_event", kBatchRows, kColumns).c_str(),
+                             &inserter->event_batch_);
   if (rc != SQLITE_OK) {
     if (error != nullptr)
       *error = "preparing the INSERT of " + std::to_string(kBatchRows) +

@@ -5,13 +5,15 @@
 
 #include <string_view>
 
+#include "monitor/store/batch_insert.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/sqlite_status.h"
 
 namespace memtap {
 namespace {
 
-// Parameter numbers, in the column order of kCreateMemscopeDumpSql.
+// Parameter numbers of a row's columns, in the column order of kCreateMemscopeDumpSql,
+// after the rows before it in the statement.
 enum Param : int {
   kId = 1,
   kEvent,
@@ -25,11 +27,12 @@ enum Param : int {
   kAttr,
   kCallStackPython,
   kCallStackC,
+  kColumns = kCallStackC,
 };
 
 // Every text bound here is a string literal or a buffer in DumpInserter that outlives the
-// next sqlite3_step, which is what SQLITE_STATIC requires. Empty texts come from "" literals,
-// whose data() is not null: SQLite would bind a null pointer as NULL, and msMemScope's
+// statement's next sqlite3_step, which is what SQLITE_STATIC requires. Empty texts come from ""
+// literals, whose data() is not null: SQLite would bind a null pointer as NULL, and msMemScope's
 // empty columns are '' (readers test `Attr = ''`).
 int bind_static(sqlite3_stmt* stmt, int param, std::string_view text) {
   return sqlite3_bind_text(stmt, param, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
@@ -38,29 +41,36 @@ int bind_static(sqlite3_stmt* stmt, int param, std::string_view text) {
 }  // namespace
 
 std::unique_ptr<DumpInserter> DumpInserter::prepare(sqlite3* db, std::string* error) {
-  sqlite3_stmt* stmt = nullptr;
-  const int rc =
-      sqlite3_prepare_v3(db, kInsertMemscopeDumpSql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  std::unique_ptr<DumpInserter> inserter(new DumpInserter(db));
+  int rc = sqlite3_prepare_v3(db, kInsertMemscopeDumpSql, -1, SQLITE_PREPARE_PERSISTENT,
+                              &inserter->one_, nullptr);
+  if (rc == SQLITE_OK) {
+    const std::string sql = batch_insert_sql("\"memscope_dump\"", kBatchRows, kColumns);
+    rc = sqlite3_prepare_v3(db, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &inserter->batch_,
+                            nullptr);
+  }
   if (rc != SQLITE_OK) {
     if (error != nullptr) *error = "preparing the row INSERT: " + sqlite_error_text(db, rc);
-    sqlite3_finalize(stmt);
     return nullptr;
   }
-  return std::unique_ptr<DumpInserter>(new DumpInserter(db, stmt));
+  return inserter;
 }
 
-DumpInserter::DumpInserter(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-
 DumpInserter::~DumpInserter() {
-  sqlite3_finalize(stmt_);
+  sqlite3_finalize(one_);
+  sqlite3_finalize(batch_);
 }
 
 void DumpInserter::define_string(uint32_t id, std::string_view text) {
   while (strings_.size() <= id) strings_.emplace_back();
   // Ids are defined once; should one come again, nothing may stay bound to its old text.
-  if (id == bound_name_) bound_name_ = kNothingBound;
-  if (id == bound_stack_python_) bound_stack_python_ = kNothingBound;
-  if (id == bound_stack_c_) bound_stack_c_ = kNothingBound;
+  auto unbind = [id](Slot& slot) {
+    if (id == slot.bound_name) slot.bound_name = kNothingBound;
+    if (id == slot.bound_stack_python) slot.bound_stack_python = kNothingBound;
+    if (id == slot.bound_stack_c) slot.bound_stack_c = kNothingBound;
+  };
+  unbind(one_slot_);
+  for (Slot& slot : batch_slots_) unbind(slot);
   strings_[id].assign(text);
   if (id < owner_attrs_.size()) owner_attrs_[id].clear();
 }
@@ -79,37 +89,78 @@ std::string_view DumpInserter::owner_attr(uint32_t owner) {
 }
 
 int DumpInserter::insert(int64_t id, const DumpRow& row) {
-  sqlite3_bind_int64(stmt_, kId, id);
-  bind_static(stmt_, kEvent, dump_event_text(row.event));
-  bind_static(stmt_, kEventType, dump_event_type_text(row.event_type));
-  // A step's Name is its number, in step_: bound anew for every step row.
-  const bool step = row.event == DumpEvent::kSystem && row.event_type == DumpEventType::kStep;
-  if (step || row.name != bound_name_) {
-    bind_static(stmt_, kName, dump_name_text(row, text(row.name), step_));
-    bound_name_ = step ? kStepBound : row.name;
+  pending_[pending_count_++] = {id, row};
+  return pending_count_ == kBatchRows ? write_pending() : SQLITE_DONE;
+}
+
+int DumpInserter::flush() {
+  return write_pending();
+}
+
+int DumpInserter::write_pending() {
+  const int count = pending_count_;
+  // Unwritten after an error too: the writer rolls the transaction back and stops.
+  pending_count_ = 0;
+  if (count == kBatchRows) {
+    for (int r = 0; r < count; ++r) {
+      bind_row(batch_, r * kColumns, batch_slots_[r], pending_[r].first, pending_[r].second);
+    }
+    return step_checked(batch_);
   }
-  sqlite3_bind_int64(stmt_, kTimestamp, row.timestamp_ns);
-  sqlite3_bind_int64(stmt_, kProcessId, row.process_id);
-  sqlite3_bind_int64(stmt_, kThreadId, row.thread_id);
-  bind_static(stmt_, kDeviceId, dump_device_id_text(row, device_));
-  bind_static(stmt_, kPtr, dump_ptr_text(row, ptr_));
+  for (int r = 0; r < count; ++r) {
+    bind_row(one_, 0, one_slot_, pending_[r].first, pending_[r].second);
+    const int rc = step_checked(one_);
+    if (rc != SQLITE_DONE) return rc;
+  }
+  return SQLITE_DONE;
+}
+
+int DumpInserter::step_checked(sqlite3_stmt* stmt) {
+  const int rc = sqlite3_step(stmt);
+  sqlite3_reset(stmt);
+  if (rc != SQLITE_DONE) return rc;
+  // Only this connection writes the table, so the IDs cannot differ; if they ever did, the
+  // recording would be wrong silently: stop it with an error instead.
+  return sqlite3_last_insert_rowid(db_) == last_id_ ? SQLITE_DONE : SQLITE_INTERNAL;
+}
+
+void DumpInserter::bind_row(sqlite3_stmt* stmt, int first_param, Slot& slot, int64_t id,
+                            const DumpRow& row) {
+  const int p = first_param;
+  if (id == last_id_ + 1) {
+    sqlite3_bind_null(stmt, p + kId);
+  } else {
+    sqlite3_bind_int64(stmt, p + kId, id);
+  }
+  last_id_ = id;
+  bind_static(stmt, p + kEvent, dump_event_text(row.event));
+  bind_static(stmt, p + kEventType, dump_event_type_text(row.event_type));
+  // A step's Name is its number, in the slot's step: bound anew for every step row.
+  const bool step = row.event == DumpEvent::kSystem && row.event_type == DumpEventType::kStep;
+  if (step || row.name != slot.bound_name) {
+    bind_static(stmt, p + kName, dump_name_text(row, text(row.name), slot.step));
+    slot.bound_name = step ? kStepBound : row.name;
+  }
+  sqlite3_bind_int64(stmt, p + kTimestamp, row.timestamp_ns);
+  sqlite3_bind_int64(stmt, p + kProcessId, row.process_id);
+  sqlite3_bind_int64(stmt, p + kThreadId, row.thread_id);
+  bind_static(stmt, p + kDeviceId, dump_device_id_text(row, slot.device));
+  bind_static(stmt, p + kPtr, dump_ptr_text(row, slot.ptr));
   std::string_view func;
   if (row.event == DumpEvent::kOomDetail && row.event_type == DumpEventType::kOomTrigger) {
-    func_json_ = json_string_content(text(row.name));  // OOMs are rare: not cached
-    func = func_json_;
+    slot.func_json = json_string_content(text(row.name));  // OOMs are rare: not cached
+    func = slot.func_json;
   }
-  bind_static(stmt_, kAttr, dump_attr_text(row, owner_attr(row.owner), attr_, attr_spill_, func));
-  if (row.stack_python != bound_stack_python_) {
-    bind_static(stmt_, kCallStackPython, text(row.stack_python));
-    bound_stack_python_ = row.stack_python;
+  bind_static(stmt, p + kAttr,
+              dump_attr_text(row, owner_attr(row.owner), slot.attr, slot.attr_spill, func));
+  if (row.stack_python != slot.bound_stack_python) {
+    bind_static(stmt, p + kCallStackPython, text(row.stack_python));
+    slot.bound_stack_python = row.stack_python;
   }
-  if (row.stack_c != bound_stack_c_) {
-    bind_static(stmt_, kCallStackC, text(row.stack_c));
-    bound_stack_c_ = row.stack_c;
+  if (row.stack_c != slot.bound_stack_c) {
+    bind_static(stmt, p + kCallStackC, text(row.stack_c));
+    slot.bound_stack_c = row.stack_c;
   }
-  const int rc = sqlite3_step(stmt_);
-  sqlite3_reset(stmt_);
-  return rc;
 }
 
 }  // namespace memtap

@@ -491,8 +491,9 @@ bool MemscopeWriter::Impl::write_row(const DumpRow& row) {
   const int64_t id = static_cast<int64_t>(next_id);
   const int rc = compact ? compact->insert(id, row) : text->insert(id, row);
   if (rc != SQLITE_DONE) {
-    // A compact row is written with its batch (compact_inserter.h): the rows before it too.
-    fail_sqlite((compact ? "writing rows up to " : "writing row ") + std::to_string(next_id), rc);
+    // A row is written with its batch (dump_inserter.h, compact_inserter.h): the rows before
+    // it too.
+    fail_sqlite("writing rows up to " + std::to_string(next_id), rc);
     return false;
   }
   ++next_id;
@@ -512,7 +513,7 @@ bool MemscopeWriter::Impl::begin() {
 }
 
 bool MemscopeWriter::Impl::commit() {
-  int rc = compact ? compact->flush() : SQLITE_DONE;
+  int rc = compact ? compact->flush() : text->flush();
   if (rc != SQLITE_DONE) {
     fail_sqlite("writing rows up to " + std::to_string(next_id - 1), rc);
     return false;

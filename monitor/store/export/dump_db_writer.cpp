@@ -71,6 +71,10 @@ bool DumpDbWriter::finish(const std::vector<ProcessInfo>& processes,
                           const std::vector<std::pair<std::string, std::string>>& meta,
                           std::string* error) {
   Impl& w = *impl_;
+  const int rc_rows = w.inserter->flush();
+  if (rc_rows != SQLITE_DONE) {
+    return w.fail("writing rows: " + sqlite_error_text(w.db, rc_rows), error);
+  }
   w.inserter.reset();
   std::string reason;
   const bool ok = write_memtap_session(w.db, processes, &reason) &&

@@ -185,7 +185,7 @@ TEST(MemscopeWriterErrors, DiskFullMakesFinishFailAndKeepsThePartial) {
 
   EXPECT_FALSE(writer->finish({}, {{"k", "v"}}, &error));
   EXPECT_TRUE(contains(error, path + ".partial")) << error;
-  EXPECT_TRUE(contains(error, "row ")) << error;
+  EXPECT_TRUE(contains(error, "rows up to ")) << error;
   EXPECT_TRUE(contains(error, "database or disk is full [SQLITE_FULL]")) << error;
   EXPECT_TRUE(contains(error, " of 20000 rows not written")) << error;
   EXPECT_FALSE(contains(error, "\n")) << error;
