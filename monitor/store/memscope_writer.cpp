@@ -767,6 +767,18 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
   w.finish_step.store(FinishStep::kCheckpointing);
   w.stop_checkpointer();
   sqlite3_wal_checkpoint_v2(w.db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  // Then back to a rollback journal, before the indexes: in WAL mode their pages (~40 B a
+  // row) were written to the log and copied into the file by the switch at the end; a
+  // rollback journal keeps only the few pages the transaction changes, and the new pages
+  // go straight into the file (the 6-step script's finish: 2.06-2.20 -> 1.71-1.90 s).
+  // Should the monitor die while the indexes are built, the journal is hot: readers say
+  // so, and `memtap recover` rolls it back (reader/sqlite_access.h). The finished file can
+  // be opened read-only where no -shm file can be created. Should the switch fail (a
+  // reader holds the log open), it is tried again at the end, as it used to be.
+  w.text.reset();  // no statement may be pending across the switch
+  w.compact.reset();
+  const bool journal_switched = sqlite_exec(w.db, "PRAGMA journal_mode=DELETE", &reason);
+  reason.clear();
   w.finish_step.store(w.options.compact ? FinishStep::kClosing : FinishStep::kIndexing);
   const bool tables_written = w.write_session_tables(processes, meta, true, &reason);
   w.finish_step.store(FinishStep::kClosing);
@@ -779,11 +791,7 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
     return report(reason + "; every row is in the file: 'memtap recover " + w.partial_path +
                   "' finishes it once the disk has room");
   }
-  // Back to a rollback journal: this checkpoints the log into the file and removes it, and
-  // the finished file can be opened read-only where no -shm file can be created.
-  w.text.reset();
-  w.compact.reset();
-  if (!sqlite_exec(w.db, "PRAGMA journal_mode=DELETE", &reason)) {
+  if (!journal_switched && !sqlite_exec(w.db, "PRAGMA journal_mode=DELETE", &reason)) {
     w.close_db();
     return report(reason);
   }

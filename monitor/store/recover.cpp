@@ -136,7 +136,10 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
       {"recovered_rows", std::to_string(rows)}};
   // `complete` goes in last, on its own, once the file is in its final form: a disk that
   // fills on the way leaves a file that is still not finished, and recover can run again.
+  // A rollback journal before the indexes, as finish() does: their pages then go straight
+  // into the file instead of through the log.
   bool ok = sqlite_exec(db, "PRAGMA cache_size=-131072", &reason) &&
+            sqlite_exec(db, "PRAGMA journal_mode=DELETE", &reason) &&
             sqlite_exec(db, "BEGIN", &reason) && write_memtap_session(db, processes, &reason) &&
             write_memtap_meta(db, meta, &reason);
   if (ok && !compact && indexes == 0) {
@@ -147,8 +150,6 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
     }
   }
   ok = ok && sqlite_exec(db, "COMMIT", &reason) &&
-       // As finish(): the log into the file, which then opens read-only anywhere.
-       sqlite_exec(db, "PRAGMA journal_mode=DELETE", &reason) &&
        write_memtap_meta(db, {{"complete", "1"}}, &reason);
   if (!ok) {
     const bool disk_full = sqlite_disk_full(db, sqlite3_extended_errcode(db));

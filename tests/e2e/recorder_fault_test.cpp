@@ -3,6 +3,8 @@
 // holding everything that was committed.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -115,6 +117,86 @@ TEST(RecorderFault, AKilledRecordersPartialFileSaysSoAndRecoverFinishesIt) {
   EXPECT_NE(finished.err.find(db + ": the recording is finished already"), std::string::npos)
       << finished.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("other.db")));
+}
+
+// The monitor killed while it built the indexes, the last step of finishing: the `.partial`
+// is in rollback-journal mode by then, and the transaction it was in leaves a hot journal,
+// which a read-only reader cannot roll back. The reader says what to run, and
+// `memtap recover` rolls it back and finishes the file.
+TEST(RecorderFault, KilledWhileBuildingTheIndexesRecoverRollsBackAndFinishes) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string db = dir.file("cut.db");
+  const std::string partial = db + ".partial";
+  ProcessResult run = memtap(dir, {"run", "-o", db, "--", "/usr/bin/python3", "-c",
+                                   "keep = [bytearray(100000) for _ in range(200)]"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const int64_t rows = scalar(db, "SELECT COUNT(*) FROM memscope_dump");
+  ASSERT_GT(rows, 200);
+
+  // The file as finish() has it when it starts the indexes: rows in, log switched off, no
+  // indexes, no memtap_session, not complete.
+  {
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(handle,
+                           "DROP INDEX idx_memscope_dump_timestamp; DROP INDEX "
+                           "idx_memscope_dump_event; DROP INDEX idx_memscope_dump_device; "
+                           "DELETE FROM memtap_session; DELETE FROM memtap_meta WHERE key = "
+                           "'complete'; PRAGMA journal_mode=DELETE",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(handle);
+    sqlite3_close(handle);
+  }
+  std::filesystem::rename(db, partial);
+  // A process that dies inside the indexes' transaction, with a cache so small that pages it
+  // changed are already in the file.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    sqlite3* handle = nullptr;
+    if (sqlite3_open(partial.c_str(), &handle) != SQLITE_OK) _exit(2);
+    const int rc = sqlite3_exec(handle,
+                                "PRAGMA cache_size=2; BEGIN; INSERT INTO memtap_meta VALUES "
+                                "('complete', '1'); CREATE INDEX idx_memscope_dump_timestamp ON "
+                                "memscope_dump (\"Timestamp(ns)\")",
+                                nullptr, nullptr, nullptr);
+    _exit(rc == SQLITE_OK ? 0 : 3);  // no COMMIT, no close: as SIGKILL would leave it
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_TRUE(std::filesystem::exists(partial + "-journal"));
+
+  ProcessResult report = memtap(dir, {"report", partial});
+  EXPECT_NE(report.exit_code, 0);
+  EXPECT_NE(report.err.find(partial + ": the monitor was stopped while it finished this recording"),
+            std::string::npos)
+      << report.err;
+  EXPECT_NE(report.err.find("'memtap recover " + partial + "'"), std::string::npos) << report.err;
+
+  ProcessResult recovered = memtap(dir, {"recover", partial});
+  ASSERT_EQ(recovered.exit_code, 0) << recovered.err;
+  EXPECT_FALSE(std::filesystem::exists(partial));
+  EXPECT_FALSE(std::filesystem::exists(partial + "-journal"));
+  ASSERT_TRUE(std::filesystem::exists(db));
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM memscope_dump"), rows);
+  EXPECT_EQ(scalar(db, "SELECT COUNT(*) FROM memtap_meta WHERE key = 'complete' AND value = '1'"),
+            1);
+  EXPECT_EQ(scalar(db,
+                   "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = "
+                   "'memscope_dump'"),
+            3);
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  DbRows check;
+  ASSERT_TRUE(q->query("PRAGMA integrity_check", {}, &check, &error)) << error;
+  ASSERT_EQ(check.rows.size(), 1u);
+  EXPECT_EQ(check.rows[0][0].text, "ok");
+  report = memtap(dir, {"report", db});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
 }
 
 }  // namespace

@@ -82,6 +82,25 @@ int open_read_only(const std::string& path, int extra_flags, sqlite3** db) {
 }
 
 std::string sqlite_failure(const std::string& path, sqlite3* db, int rc) {
+  if (rc == SQLITE_READONLY_ROLLBACK ||
+      ((rc & 0xff) == SQLITE_READONLY && db != nullptr &&
+       sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK)) {
+    // A writer died inside a transaction (memtap's, while it built the indexes): only a
+    // read-write open rolls the journal back, and a reader never writes.
+    const std::string journal = path + "-journal";
+    if (path.ends_with(".partial")) {
+      return path +
+             ": the monitor was stopped while it finished this recording, and its "
+             "rollback journal " +
+             journal +
+             " holds the changes it had half made; "
+             "'memtap recover " +
+             path + "' rolls them back and finishes it";
+    }
+    return path + ": a write to this database was cut half made, and its rollback journal " +
+           journal + " must be rolled back first: open it read-write once (sqlite3 " + path +
+           " 'PRAGMA quick_check')";
+  }
   const int primary = rc & 0xff;
   const char* what = primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
                          ? ": corrupt or truncated SQLite database ("

@@ -18,7 +18,9 @@ using memtap::DbHandle;
 using memtap::Statement;
 
 // "<path>: corrupt or truncated SQLite database (<sqlite_error_text>)" for SQLITE_CORRUPT
-// and SQLITE_NOTADB, "<path>: cannot read the SQLite database (...)" otherwise.
+// and SQLITE_NOTADB; for a hot rollback journal, which only a read-write open rolls back,
+// what to run (a memtap `.partial`: `memtap recover`, killed while it built the indexes);
+// "<path>: cannot read the SQLite database (...)" otherwise.
 std::string sqlite_failure(const std::string& path, sqlite3* db, int rc);
 
 // Checks the file's length against its header's page count: a copy cut short still
