@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace memtap {
 namespace {
@@ -36,6 +37,42 @@ int runnable_now() {
   return running;
 }
 
+// The threads of /proc/<dir>/task in state R; with `skip_memtap`, not counting those whose
+// name is one of memtap's. -1 when the directory cannot be read.
+int runnable_tasks(const char* dir, bool skip_memtap) {
+  DIR* tasks = opendir(dir);
+  if (tasks == nullptr) return -1;
+  int runnable = 0;
+  while (const dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    // Relative to the directory: a thread id may be as long as d_name allows.
+    char path[sizeof entry->d_name + 8];
+    snprintf(path, sizeof path, "%s/stat", entry->d_name);
+    const int fd = openat(dirfd(tasks), path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // the thread has just ended
+    char text[512];
+    const ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) continue;
+    text[n] = '\0';
+    // "tid (name) S ...": the name may hold spaces and parentheses, the last ')' ends it.
+    const char* end = strrchr(text, ')');
+    if (end == nullptr || end[1] != ' ' || end[2] != 'R') continue;
+    if (skip_memtap) {
+      const char* name = strchr(text, '(');
+      const std::string_view comm = name != nullptr && name < end
+                                        ? std::string_view(name + 1, size_t(end - name - 1))
+                                        : std::string_view();
+      if (comm.starts_with("memtap-") || comm.find("ZMQbg/") != std::string_view::npos) continue;
+    }
+    ++runnable;
+  }
+  closedir(tasks);
+  return runnable;
+}
+
+}  // namespace
+
 int usable_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -43,8 +80,6 @@ int usable_cpus() {
     return int(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   return std::max(1, CPU_COUNT(&set));
 }
-
-}  // namespace
 
 uint32_t min_share_permille() {
   const char* text = getenv("MEMTAP_CPU_SHARE");
@@ -62,32 +97,24 @@ uint32_t share_for_backlog(uint32_t min_permille, double behind_s) {
   return min_permille + uint32_t(double(top - min_permille) * behind_s / kFullAtSeconds);
 }
 
+uint32_t share_while_running(uint32_t min_permille, double behind_s, int program_runnable,
+                             int cpus) {
+  if (program_runnable >= cpus) return min_permille;
+  return share_for_backlog(min_permille, behind_s);
+}
+
 bool others_fill_the_cores(int runnable, int mine, int cpus) {
   return runnable - std::max(mine, 1) >= cpus;
 }
 
 int my_runnable_threads() {
-  DIR* tasks = opendir("/proc/self/task");
-  if (tasks == nullptr) return -1;
-  int runnable = 0;
-  while (const dirent* entry = readdir(tasks)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    // Relative to the directory: a thread id may be as long as d_name allows.
-    char path[sizeof entry->d_name + 8];
-    snprintf(path, sizeof path, "%s/stat", entry->d_name);
-    const int fd = openat(dirfd(tasks), path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;  // the thread has just ended
-    char text[512];
-    const ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0) continue;
-    text[n] = '\0';
-    // "tid (name) S ...": the name may hold spaces and parentheses, the last ')' ends it.
-    const char* end = strrchr(text, ')');
-    if (end != nullptr && end[1] == ' ' && end[2] == 'R') ++runnable;
-  }
-  closedir(tasks);
-  return runnable;
+  return runnable_tasks("/proc/self/task", false);
+}
+
+int program_runnable_threads(uint32_t pid) {
+  char dir[64];
+  snprintf(dir, sizeof dir, "/proc/%u/task", pid);
+  return std::max(0, runnable_tasks(dir, true));
 }
 
 bool cores_busy_without_me() {

@@ -50,6 +50,10 @@ class LiveRecording {
   // share of a core when every core is busy, rising with how far behind they are
   // (common/cpu_share.h); once it has ended they take what they need.
   void set_program_running(bool running);
+  // Tests: whether other work fills the cores, asked instead of cores_busy_without_me.
+  void set_cores_busy_probe(bool (*probe)()) { cpu_share_->cores_busy = probe; }
+  // The receiving thread's sleeps behind the program so far (CpuPacer::waits).
+  uint64_t receiving_waits() const { return pacer_.waits(); }
   // One line of how far each stage got, for MEMTAP_PROGRESS_MS: events received from the
   // agents, rows analysed by the engine, rows committed to the database and rows that
   // waited on disk, with the CLOCK_MONOTONIC time it was taken; whether memtap's threads
@@ -88,6 +92,12 @@ class LiveRecording {
  private:
   LiveRecording() = default;
   bool is_local(uint32_t pid) const;  // on this host, so kill(pid, 0) says whether it lives
+  // The traced processes' runnable threads (program_runnable_threads), looked at again when
+  // the last look is old; 0 once the program has ended.
+  int program_runnable_threads_now();
+  int program_runnable_ = 0;
+  std::chrono::steady_clock::time_point next_program_look_{};
+  const int usable_cpus_ = usable_cpus();
   // Set by pump(), read by the writer's thread (MemscopeWriterOptions::live_behind): the
   // engine or the receiving loop is behind the live rate. Shared: the writer may ask after
   // this object began to go away.

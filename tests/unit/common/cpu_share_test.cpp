@@ -3,7 +3,9 @@
 #include "common/cpu_share.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -172,6 +174,43 @@ TEST(CpuShare, TheShareRisesWithTheBacklogFromTheMinimumToTheMaximum) {
   EXPECT_EQ(share_for_backlog(min, 1000.0), max);
   EXPECT_EQ(share_for_backlog(800, 0.0), 800u);  // a minimum above the maximum wins
   EXPECT_EQ(share_for_backlog(800, 20.0), 800u);
+}
+
+TEST(CpuShare, WhileTheProgramFillsEveryCoreTheShareStaysAtTheMinimum) {
+  const uint32_t min = CpuShare::kMinPermille, max = CpuShare::kMaxPermille;
+  // A two-thread program on two cores: the program first, however far behind memtap is.
+  EXPECT_EQ(share_while_running(min, 5.0, /*program_runnable=*/2, /*cpus=*/2), min);
+  EXPECT_EQ(share_while_running(min, 5.0, 3, 2), min);
+  // A one-thread program beside other work: the share follows the backlog.
+  EXPECT_EQ(share_while_running(min, 5.0, 1, 2), max);
+  EXPECT_EQ(share_while_running(min, 1.0, 1, 2), share_for_backlog(min, 1.0));
+  EXPECT_EQ(share_while_running(min, 5.0, 0, 2), max);
+}
+
+TEST(CpuShare, AProgramsRunnableThreadsAreCountedWithoutMemtaps) {
+  const int before = program_runnable_threads(uint32_t(getpid()));
+  EXPECT_GE(before, 1);  // the caller
+  std::atomic<int> started{0};
+  std::atomic<bool> stop{false};
+  // Spinning threads never sleep: each is running or runnable whenever it is looked at.
+  auto spin = [&](const char* name) {
+    return std::thread([&, name] {
+      pthread_setname_np(pthread_self(), name);
+      ++started;
+      while (!stop.load()) {
+      }
+    });
+  };
+  std::thread threads[] = {spin("worker-a"), spin("worker-b"), spin("memtap-sender"),
+                           spin("7/ZMQbg/IO/0")};
+  while (started.load() < 4) {
+  }
+  const int during = program_runnable_threads(uint32_t(getpid()));
+  stop = true;
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(during, before + 2) << "the program's two workers, not the agent's two threads";
+  // A process that has ended has no threads to count.
+  EXPECT_EQ(program_runnable_threads(0xfffffff0u), 0);
 }
 
 }  // namespace
