@@ -22,8 +22,10 @@ uint64_t clock_ns(clockid_t clock) {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
+}  // namespace
+
 // The runnable count of /proc/loadavg ("0.50 0.40 0.30 3/412 9876": 3), or -1.
-int runnable_now() {
+int machine_runnable_threads() {
   const int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   char text[128];
@@ -37,12 +39,14 @@ int runnable_now() {
   return running;
 }
 
-// The threads of /proc/<dir>/task in state R; with `skip_memtap`, not counting those whose
-// name is one of memtap's. -1 when the directory cannot be read.
-int runnable_tasks(const char* dir, bool skip_memtap) {
+namespace {
+
+// The threads of /proc/<dir>/task in state R: memtap's (named `memtap-*` or `*ZMQbg/*`) and
+// the others. False when the directory cannot be read.
+bool runnable_tasks(const char* dir, int* others, int* memtaps) {
+  *others = *memtaps = 0;
   DIR* tasks = opendir(dir);
-  if (tasks == nullptr) return -1;
-  int runnable = 0;
+  if (tasks == nullptr) return false;
   while (const dirent* entry = readdir(tasks)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     // Relative to the directory: a thread id may be as long as d_name allows.
@@ -58,17 +62,18 @@ int runnable_tasks(const char* dir, bool skip_memtap) {
     // "tid (name) S ...": the name may hold spaces and parentheses, the last ')' ends it.
     const char* end = strrchr(text, ')');
     if (end == nullptr || end[1] != ' ' || end[2] != 'R') continue;
-    if (skip_memtap) {
-      const char* name = strchr(text, '(');
-      const std::string_view comm = name != nullptr && name < end
-                                        ? std::string_view(name + 1, size_t(end - name - 1))
-                                        : std::string_view();
-      if (comm.starts_with("memtap-") || comm.find("ZMQbg/") != std::string_view::npos) continue;
+    const char* name = strchr(text, '(');
+    const std::string_view comm = name != nullptr && name < end
+                                      ? std::string_view(name + 1, size_t(end - name - 1))
+                                      : std::string_view();
+    if (comm.starts_with("memtap-") || comm.find("ZMQbg/") != std::string_view::npos) {
+      ++*memtaps;
+    } else {
+      ++*others;
     }
-    ++runnable;
   }
   closedir(tasks);
-  return runnable;
+  return true;
 }
 
 }  // namespace
@@ -97,9 +102,12 @@ uint32_t share_for_backlog(uint32_t min_permille, double behind_s) {
   return min_permille + uint32_t(double(top - min_permille) * behind_s / kFullAtSeconds);
 }
 
-uint32_t share_while_running(uint32_t min_permille, double behind_s, int program_runnable,
+uint32_t share_while_running(uint32_t min_permille, double behind_s, int program, int others,
                              int cpus) {
-  if (program_runnable >= cpus) return min_permille;
+  if (program >= cpus) return min_permille;
+  if (others > 0 && program + others >= cpus) {
+    return std::max(min_permille, CpuShare::kMaxPermille);
+  }
   return share_for_backlog(min_permille, behind_s);
 }
 
@@ -108,17 +116,20 @@ bool others_fill_the_cores(int runnable, int mine, int cpus) {
 }
 
 int my_runnable_threads() {
-  return runnable_tasks("/proc/self/task", false);
+  int others = 0, memtaps = 0;
+  return runnable_tasks("/proc/self/task", &others, &memtaps) ? others + memtaps : -1;
 }
 
-int program_runnable_threads(uint32_t pid) {
+ProgramThreads program_runnable_threads(uint32_t pid) {
   char dir[64];
   snprintf(dir, sizeof dir, "/proc/%u/task", pid);
-  return std::max(0, runnable_tasks(dir, true));
+  ProgramThreads t;
+  if (!runnable_tasks(dir, &t.program, &t.agent)) return {};
+  return t;
 }
 
 bool cores_busy_without_me() {
-  const int running = runnable_now();
+  const int running = machine_runnable_threads();
   if (running < 0) return false;
   return others_fill_the_cores(running, my_runnable_threads(), usable_cpus());
 }

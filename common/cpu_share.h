@@ -40,14 +40,22 @@ uint32_t min_share_permille();
 // so that the rule is tested directly.
 uint32_t share_for_backlog(uint32_t min_permille, double behind_s);
 
-// The share while the program runs: share_for_backlog, unless the program's own threads
-// (`program_runnable` runnable on `cpus` usable CPUs) fill every core, when memtap keeps to
-// the minimum: the program first. Other processes that fill the cores (another job, a
-// compile) are not the program, and memtap competes with them as they do with each other;
-// a backlog that grew while the program used every core is caught up once it leaves one.
-// Before, the two were one case: a two-thread allocation storm lost 0.1 s of its 0.17 to a
-// receiving thread whose backlog grew in its first milliseconds.
-uint32_t share_while_running(uint32_t min_permille, double behind_s, int program_runnable,
+// The share while the program runs, from what the machine's runnable threads are now: the
+// program's own (`program`: less the agent's sender and ZeroMQ threads) and other
+// processes' (`others`: neither the program nor memtap's), on `cpus` usable CPUs.
+//  - The program's threads fill every core: the minimum. The program first, however far
+//    behind memtap is; a backlog that grew meanwhile is caught up once it leaves a core.
+//    (A two-thread allocation storm lost 0.1 s of its 0.17 to a receiving thread whose
+//    backlog grew in its first milliseconds.)
+//  - Other work fills what the program leaves (another job, a compile, busy loops): memtap
+//    competes with it at kMaxPermille a thread, as any process would, and so finishes the
+//    recording sooner once the program has ended: each CPU second it takes now comes
+//    mostly out of the other work's share, where after the program it would be a second
+//    the user waits. (Beside two busy loops, `memtap run` of a 6-step script: 7.9 s with
+//    the backlog rule, 6.9 s at half a core a thread, in one pass.)
+//  - Otherwise (memtap's own threads, the agent's among them, take what is left): the
+//    share rises with the backlog (share_for_backlog), as in a one-thread allocation storm.
+uint32_t share_while_running(uint32_t min_permille, double behind_s, int program, int others,
                              int cpus);
 
 // Whether other processes keep every core this process may run on busy: /proc/loadavg's
@@ -66,10 +74,17 @@ bool others_fill_the_cores(int runnable, int mine, int cpus);
 // or -1 when they cannot be read.
 int my_runnable_threads();
 
-// The threads of process `pid` that are running or runnable now, less memtap's own (the
-// agent's sender and ZeroMQ threads: `memtap-*`, `*ZMQbg/*`); 0 when they cannot be read
-// (the process has ended).
-int program_runnable_threads(uint32_t pid);
+// The threads of a traced process that are running or runnable now: the program's own, and
+// the agent's (its sender and ZeroMQ threads: `memtap-*`, `*ZMQbg/*`). Zeros when they
+// cannot be read (the process has ended).
+struct ProgramThreads {
+  int program = 0;
+  int agent = 0;
+};
+ProgramThreads program_runnable_threads(uint32_t pid);
+
+// The runnable threads of the whole machine (/proc/loadavg's fourth field), or -1.
+int machine_runnable_threads();
 
 // The CPUs this process may run on (its affinity mask).
 int usable_cpus();

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -171,8 +172,9 @@ size_t LiveRecording::pump(int timeout_ms) {
   // whose rows wait there without holding anything up until the program ends.
   const int64_t released = session_->released_ns();
   const double behind_s = released > 0 ? double(realtime_ns() - lag_ns - released) / 1e9 : 0.0;
-  cpu_share_->permille.store(share_while_running(min_share_permille_, behind_s,
-                                                 program_runnable_threads_now(), usable_cpus_),
+  const RunnableNow runnable = runnable_now();
+  cpu_share_->permille.store(share_while_running(min_share_permille_, behind_s, runnable.program,
+                                                 runnable.others, usable_cpus_),
                              std::memory_order_relaxed);
   if (!told_stopped_) {
     const RecordingStop stop = writer_->stopped();
@@ -217,19 +219,30 @@ bool LiveRecording::any_running() const {
   return !session_->running_pids().empty();
 }
 
-int LiveRecording::program_runnable_threads_now() {
+LiveRecording::RunnableNow LiveRecording::runnable_now() {
   // A file read per thread of every local process: looked at every 25 ms, and only while
   // the program runs (the share is not followed after).
   constexpr std::chrono::milliseconds kEvery(25);
   const auto now = std::chrono::steady_clock::now();
-  if (!cpu_share_->limited.load(std::memory_order_relaxed)) return 0;
-  if (now < next_program_look_) return program_runnable_;
-  next_program_look_ = now + kEvery;
-  program_runnable_ = 0;
+  if (!cpu_share_->limited.load(std::memory_order_relaxed)) return {};
+  if (now < next_runnable_look_) return runnable_;
+  next_runnable_look_ = now + kEvery;
+  int program = 0, agents = 0;
   for (uint32_t pid : session_->running_pids()) {
-    if (is_local(pid)) program_runnable_ += program_runnable_threads(pid);
+    if (!is_local(pid)) continue;
+    const ProgramThreads t = program_runnable_threads(pid);
+    program += t.program;
+    agents += t.agent;
   }
-  return program_runnable_;
+  const int machine = machine_runnable_threads();
+  const int mine = std::max(0, my_runnable_threads());
+  runnable_.program = program;
+  // Other work counts once it has been there at every one of the last few looks (100 ms):
+  // a kernel thread or a shell that happens to run at one look is no contest.
+  others_seen_[others_at_++ % others_seen_.size()] =
+      machine < 0 ? 0 : std::max(0, machine - mine - program - agents);
+  runnable_.others = *std::min_element(others_seen_.begin(), others_seen_.end());
+  return runnable_;
 }
 
 bool LiveRecording::is_local(uint32_t pid) const {

@@ -2,6 +2,7 @@
 // the msMemScope writer and the run summary. Used by `memtap run` and `memtap record`.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -92,11 +93,18 @@ class LiveRecording {
  private:
   LiveRecording() = default;
   bool is_local(uint32_t pid) const;  // on this host, so kill(pid, 0) says whether it lives
-  // The traced processes' runnable threads (program_runnable_threads), looked at again when
-  // the last look is old; 0 once the program has ended.
-  int program_runnable_threads_now();
-  int program_runnable_ = 0;
-  std::chrono::steady_clock::time_point next_program_look_{};
+  // The machine's runnable threads that are the traced processes' own (not the agent's) and
+  // other processes' (neither theirs nor memtap's), looked at again when the last look is
+  // old; zeros once the program has ended (cpu_share.h, share_while_running).
+  struct RunnableNow {
+    int program = 0;
+    int others = 0;
+  };
+  RunnableNow runnable_now();
+  RunnableNow runnable_;
+  std::array<int, 4> others_seen_{};  // the last looks' other work, oldest overwritten
+  size_t others_at_ = 0;
+  std::chrono::steady_clock::time_point next_runnable_look_{};
   const int usable_cpus_ = usable_cpus();
   // Set by pump(), read by the writer's thread (MemscopeWriterOptions::live_behind): the
   // engine or the receiving loop is behind the live rate. Shared: the writer may ask after

@@ -177,19 +177,33 @@ TEST(CpuShare, TheShareRisesWithTheBacklogFromTheMinimumToTheMaximum) {
 }
 
 TEST(CpuShare, WhileTheProgramFillsEveryCoreTheShareStaysAtTheMinimum) {
-  const uint32_t min = CpuShare::kMinPermille, max = CpuShare::kMaxPermille;
-  // A two-thread program on two cores: the program first, however far behind memtap is.
-  EXPECT_EQ(share_while_running(min, 5.0, /*program_runnable=*/2, /*cpus=*/2), min);
-  EXPECT_EQ(share_while_running(min, 5.0, 3, 2), min);
-  // A one-thread program beside other work: the share follows the backlog.
-  EXPECT_EQ(share_while_running(min, 5.0, 1, 2), max);
-  EXPECT_EQ(share_while_running(min, 1.0, 1, 2), share_for_backlog(min, 1.0));
-  EXPECT_EQ(share_while_running(min, 5.0, 0, 2), max);
+  const uint32_t min = CpuShare::kMinPermille;
+  // A two-thread program on two cores: the program first, however far behind memtap is,
+  // and whatever else runs.
+  EXPECT_EQ(share_while_running(min, 5.0, /*program=*/2, /*others=*/0, /*cpus=*/2), min);
+  EXPECT_EQ(share_while_running(min, 5.0, 3, 2, 2), min);
 }
 
-TEST(CpuShare, AProgramsRunnableThreadsAreCountedWithoutMemtaps) {
-  const int before = program_runnable_threads(uint32_t(getpid()));
-  EXPECT_GE(before, 1);  // the caller
+TEST(CpuShare, BesideOtherWorkThatFillsTheCoresMemtapTakesTheMaximumAtOnce) {
+  const uint32_t min = CpuShare::kMinPermille, max = CpuShare::kMaxPermille;
+  // A one-thread program and two busy loops on two cores; no backlog yet.
+  EXPECT_EQ(share_while_running(min, 0.0, 1, 2, 2), max);
+  EXPECT_EQ(share_while_running(min, 0.0, 0, 2, 2), max);
+  EXPECT_EQ(share_while_running(800, 0.0, 1, 1, 2), 800u);  // a minimum above it wins
+}
+
+TEST(CpuShare, WithOnlyTheProgramAndMemtapTheShareFollowsTheBacklog) {
+  const uint32_t min = CpuShare::kMinPermille;
+  // A one-thread storm on two cores: the other core is memtap's threads'.
+  EXPECT_EQ(share_while_running(min, 0.0, 1, 0, 2), min);
+  EXPECT_EQ(share_while_running(min, 1.0, 1, 0, 2), share_for_backlog(min, 1.0));
+  // Other work that leaves a core idle is no contest either.
+  EXPECT_EQ(share_while_running(min, 1.0, 1, 1, 4), share_for_backlog(min, 1.0));
+}
+
+TEST(CpuShare, AProgramsRunnableThreadsAreCountedApartFromTheAgents) {
+  const ProgramThreads before = program_runnable_threads(uint32_t(getpid()));
+  EXPECT_GE(before.program, 1);  // the caller
   std::atomic<int> started{0};
   std::atomic<bool> stop{false};
   // Spinning threads never sleep: each is running or runnable whenever it is looked at.
@@ -205,12 +219,14 @@ TEST(CpuShare, AProgramsRunnableThreadsAreCountedWithoutMemtaps) {
                            spin("7/ZMQbg/IO/0")};
   while (started.load() < 4) {
   }
-  const int during = program_runnable_threads(uint32_t(getpid()));
+  const ProgramThreads during = program_runnable_threads(uint32_t(getpid()));
   stop = true;
   for (std::thread& t : threads) t.join();
-  EXPECT_EQ(during, before + 2) << "the program's two workers, not the agent's two threads";
+  EXPECT_EQ(during.program, before.program + 2) << "the two workers";
+  EXPECT_EQ(during.agent, before.agent + 2) << "the threads named as the agent's";
   // A process that has ended has no threads to count.
-  EXPECT_EQ(program_runnable_threads(0xfffffff0u), 0);
+  EXPECT_EQ(program_runnable_threads(0xfffffff0u).program, 0);
+  EXPECT_EQ(program_runnable_threads(0xfffffff0u).agent, 0);
 }
 
 }  // namespace
