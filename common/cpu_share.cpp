@@ -166,6 +166,18 @@ void CpuPacer::waited_on(uint64_t wall_ns, uint64_t cpu_ns) {
   credit_ns_ = 0;  // as on an idle core: nothing owed, and no burst saved
 }
 
+bool (*CpuPacer::busy_probe() const)() {
+  if (share_->cores_busy != nullptr) return share_->cores_busy;
+  switch (share_->cores_full.load(std::memory_order_relaxed)) {
+    case 0:
+      return [] { return false; };
+    case 1:
+      return [] { return true; };
+    default:
+      return cores_busy_without_me;
+  }
+}
+
 void CpuPacer::pace(const std::atomic<bool>* waited_on_flag) {
   if (share_ == nullptr) return;
   auto waited_on_now = [&] {
@@ -176,8 +188,8 @@ void CpuPacer::pace(const std::atomic<bool>* waited_on_flag) {
     return true;
   };
   if (waited_on_now()) return;
-  int64_t wait = owed_wait_ns(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID),
-                              share_->cores_busy ? share_->cores_busy : cores_busy_without_me);
+  int64_t wait =
+      owed_wait_ns(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID), busy_probe());
   // In steps, so that a lifted limit, a larger share or a thread waiting on this one is seen
   // soon; the cores are not asked again (sleeping threads leave them as they were).
   constexpr int64_t kMaxStepNs = 50'000'000;

@@ -28,7 +28,12 @@ struct CpuShare {
   static constexpr uint32_t kMinPermille = 25;
   static constexpr uint32_t kMaxPermille = 500;
 
-  // Whether other work fills the cores (cores_busy_without_me; tests give their own).
+  // Whether work other than memtap's fills the cores, as whoever looks at the traced
+  // processes last saw it (LiveRecording: the program's threads and other processes', not
+  // the agents' sender and ZeroMQ threads): 1 yes, 0 no, -1 not known (then
+  // cores_busy_without_me, which cannot tell an agent's threads from the program's).
+  std::atomic<int> cores_full{-1};
+  // Tests: asked instead of either.
   bool (*cores_busy)() = nullptr;
 };
 
@@ -112,6 +117,10 @@ class CpuPacer {
 
   // The sleeps pace() has taken (tests).
   uint64_t waits() const { return waits_; }
+
+  // What says whether the cores are busy: the test's probe, CpuShare::cores_full when
+  // known, else cores_busy_without_me.
+  bool (*busy_probe() const)();
 
  private:
   static constexpr int64_t kBurstNs = 20'000'000;

@@ -224,7 +224,10 @@ LiveRecording::RunnableNow LiveRecording::runnable_now() {
   // the program runs (the share is not followed after).
   constexpr std::chrono::milliseconds kEvery(25);
   const auto now = std::chrono::steady_clock::now();
-  if (!cpu_share_->limited.load(std::memory_order_relaxed)) return {};
+  if (!cpu_share_->limited.load(std::memory_order_relaxed)) {
+    cpu_share_->cores_full.store(-1, std::memory_order_relaxed);
+    return {};
+  }
   if (now < next_runnable_look_) return runnable_;
   next_runnable_look_ = now + kEvery;
   int program = 0, agents = 0;
@@ -242,6 +245,13 @@ LiveRecording::RunnableNow LiveRecording::runnable_now() {
   others_seen_[others_at_++ % others_seen_.size()] =
       machine < 0 ? 0 : std::max(0, machine - mine - program - agents);
   runnable_.others = *std::min_element(others_seen_.begin(), others_seen_.end());
+  // The pacers' view of the cores too: the agents' threads are memtap's, not work memtap
+  // must stand behind (counted as others' work, they made a one-thread program on two
+  // cores look like busy cores, and the receiving thread kept to its share while the
+  // other core had room).
+  cpu_share_->cores_full.store(
+      machine < 0 ? -1 : (program + runnable_.others >= usable_cpus_ ? 1 : 0),
+      std::memory_order_relaxed);
   return runnable_;
 }
 

@@ -229,5 +229,21 @@ TEST(CpuShare, AProgramsRunnableThreadsAreCountedApartFromTheAgents) {
   EXPECT_EQ(program_runnable_threads(0xfffffff0u).agent, 0);
 }
 
+TEST(CpuPacer, TheCoresAreBusyAsTheLiveRecordingLastSawThem) {
+  CpuShare share;
+  CpuPacer pacer(&share);
+  share.cores_full = 1;
+  EXPECT_TRUE(pacer.busy_probe()());
+  // A one-thread program on two cores, with the agent's threads on the other: not busy,
+  // though /proc/loadavg less the monitor's own threads would say so.
+  share.cores_full = 0;
+  EXPECT_FALSE(pacer.busy_probe()());
+  share.cores_full = -1;
+  EXPECT_EQ(pacer.busy_probe(), &cores_busy_without_me);
+  share.cores_busy = busy;  // a test's probe comes first
+  share.cores_full = 0;
+  EXPECT_TRUE(pacer.busy_probe()());
+}
+
 }  // namespace
 }  // namespace memtap
