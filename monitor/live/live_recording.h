@@ -102,8 +102,10 @@ class LiveRecording {
   };
   RunnableNow runnable_now();
   RunnableNow runnable_;
-  std::array<int, 4> others_seen_{};  // the last looks' other work, oldest overwritten
-  size_t others_at_ = 0;
+  // The last looks' program threads and other work, the oldest overwritten.
+  std::array<int, 4> program_seen_{};
+  std::array<int, 4> others_seen_{};
+  size_t looks_ = 0;
   std::chrono::steady_clock::time_point next_runnable_look_{};
   const int usable_cpus_ = usable_cpus();
   // Set by pump(), read by the writer's thread (MemscopeWriterOptions::live_behind): the
