@@ -17,6 +17,7 @@ namespace {
 
 using test::Db;
 using test::Rows;
+using test::ScratchDb;
 using test::TempDir;
 
 DumpRow block_row(int64_t id) {
@@ -36,31 +37,18 @@ class CompactInserterTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(dir_.ok());
     path_ = dir_.file("compact.db");
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db_, compact_schema_sql().c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
-        << sqlite3_errmsg(db_);
+    db_ = std::make_unique<ScratchDb>(path_, compact_schema_sql());
     std::string error;
-    inserter_ = CompactInserter::prepare(db_, &error);
+    inserter_ = CompactInserter::prepare(db_->db(), &error);
     ASSERT_NE(inserter_, nullptr) << error;
-    ASSERT_EQ(sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr), SQLITE_OK);
   }
-  void TearDown() override {
-    inserter_.reset();
-    sqlite3_close(db_);
-  }
-  int64_t stored_rows() const {
-    sqlite3_stmt* stmt = nullptr;
-    sqlite3_prepare_v2(db_, "SELECT count(*) FROM memtap_event", -1, &stmt, nullptr);
-    sqlite3_step(stmt);
-    const int64_t n = sqlite3_column_int64(stmt, 0);
-    sqlite3_finalize(stmt);
-    return n;
-  }
-  void commit() { ASSERT_EQ(sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK); }
+  void TearDown() override { inserter_.reset(); }
+  int64_t stored_rows() const { return db_->count("memtap_event"); }
+  void commit() { db_->commit(); }
 
   TempDir dir_;
   std::string path_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<ScratchDb> db_;
   std::unique_ptr<CompactInserter> inserter_;
 };
 
@@ -120,7 +108,7 @@ TEST_F(CompactInserterTest, IdsThatSkipAreKeptAsGiven) {
 
 // A batch that SQLite refuses is an error of every row in it: none of them is stored.
 TEST_F(CompactInserterTest, ABatchThatFailsReportsItsError) {
-  ASSERT_EQ(sqlite3_exec(db_,
+  ASSERT_EQ(sqlite3_exec(db_->db(),
                          "CREATE TRIGGER refuse BEFORE INSERT ON memtap_event WHEN NEW.size_bytes "
                          "= 99 BEGIN SELECT RAISE(ABORT, 'refused'); END",
                          nullptr, nullptr, nullptr),

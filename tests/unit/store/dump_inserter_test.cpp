@@ -19,6 +19,7 @@ namespace {
 
 using test::Db;
 using test::Rows;
+using test::ScratchDb;
 using test::TempDir;
 
 // Session strings 1-3 are names, 4-5 Python stacks; most rows repeat the previous row's,
@@ -68,34 +69,21 @@ class DumpInserterTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(dir_.ok());
     path_ = dir_.file("text.db");
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db_, kCreateMemscopeDumpSql, nullptr, nullptr, nullptr), SQLITE_OK)
-        << sqlite3_errmsg(db_);
+    db_ = std::make_unique<ScratchDb>(path_, kCreateMemscopeDumpSql);
     std::string error;
-    inserter_ = DumpInserter::prepare(db_, &error);
+    inserter_ = DumpInserter::prepare(db_->db(), &error);
     ASSERT_NE(inserter_, nullptr) << error;
     for (uint32_t id = 1; id < names_.size(); ++id) inserter_->define_string(id, names_[id]);
     inserter_->define_string(4, "a.py(1): f");
     inserter_->define_string(5, "b.py(2): g");
-    ASSERT_EQ(sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr), SQLITE_OK);
   }
-  void TearDown() override {
-    inserter_.reset();
-    sqlite3_close(db_);
-  }
-  int64_t stored_rows() const {
-    sqlite3_stmt* stmt = nullptr;
-    sqlite3_prepare_v2(db_, "SELECT count(*) FROM memscope_dump", -1, &stmt, nullptr);
-    sqlite3_step(stmt);
-    const int64_t n = sqlite3_column_int64(stmt, 0);
-    sqlite3_finalize(stmt);
-    return n;
-  }
-  void commit() { ASSERT_EQ(sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK); }
+  void TearDown() override { inserter_.reset(); }
+  int64_t stored_rows() const { return db_->count("memscope_dump"); }
+  void commit() { db_->commit(); }
 
   TempDir dir_;
   std::string path_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<ScratchDb> db_;
   std::unique_ptr<DumpInserter> inserter_;
   std::vector<std::string> names_ = {"", "weights", "activations", "grad"};
 };
@@ -170,7 +158,7 @@ TEST_F(DumpInserterTest, AStringDefinedAgainIsWrittenWithItsNewText) {
 
 // A batch that SQLite refuses is an error of every row in it: none of them is stored.
 TEST_F(DumpInserterTest, ABatchThatFailsReportsItsError) {
-  ASSERT_EQ(sqlite3_exec(db_,
+  ASSERT_EQ(sqlite3_exec(db_->db(),
                          "CREATE TRIGGER refuse BEFORE INSERT ON memscope_dump WHEN "
                          "NEW.\"Timestamp(ns)\" = 1795000000000008300 BEGIN SELECT "
                          "RAISE(ABORT, 'refused'); END",

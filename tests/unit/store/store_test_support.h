@@ -40,6 +40,39 @@ class TempDir {
   std::string path_;
 };
 
+// A read-write database for an inserter's tests: `schema` run on open, then a transaction
+// begun, which commit() ends.
+class ScratchDb {
+ public:
+  ScratchDb(const std::string& path, const std::string& schema) {
+    if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK ||
+        sqlite3_exec(db_, (schema + ";BEGIN").c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+      ADD_FAILURE() << path << ": " << sqlite3_errmsg(db_);
+    }
+  }
+  ~ScratchDb() { sqlite3_close(db_); }
+  ScratchDb(const ScratchDb&) = delete;
+  ScratchDb& operator=(const ScratchDb&) = delete;
+
+  sqlite3* db() const { return db_; }
+  // Rows in `table`, as this connection sees them (its open transaction's included).
+  int64_t count(const std::string& table) const {
+    sqlite3_stmt* stmt = nullptr;
+    sqlite3_prepare_v2(db_, ("SELECT count(*) FROM " + table).c_str(), -1, &stmt, nullptr);
+    sqlite3_step(stmt);
+    const int64_t n = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    return n;
+  }
+  void commit() {
+    EXPECT_EQ(sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db_);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
 // Every value as text; SQL NULL reads as "<NULL>" so it cannot pass for ''.
 using Rows = std::vector<std::vector<std::string>>;
 
