@@ -24,7 +24,7 @@ struct CpuShare {
   std::atomic<uint32_t> permille{kMinPermille};
 
   // MEMTAP_CPU_SHARE (percent of a core per thread) sets the minimum; the share rises from
-  // it with the backlog (set_backlog) up to kMaxPermille.
+  // it with the backlog up to kMaxPermille (share_while_running).
   static constexpr uint32_t kMinPermille = 25;
   static constexpr uint32_t kMaxPermille = 500;
 
@@ -56,8 +56,8 @@ uint32_t share_for_backlog(uint32_t min_permille, double behind_s);
 //    competes with it at kMaxPermille a thread, as any process would, and so finishes the
 //    recording sooner once the program has ended: each CPU second it takes now comes
 //    mostly out of the other work's share, where after the program it would be a second
-//    the user waits. (Beside two busy loops, `memtap run` of a 6-step script: 7.9 s with
-//    the backlog rule, 6.9 s at half a core a thread, in one pass.)
+//    the user waits. (Beside two busy loops, `memtap run` of a 6-step script: 7.25 s
+//    median with the backlog rule, 7.05 s with this one, twelve runs each alternating.)
 //  - Otherwise (memtap's own threads, the agent's among them, take what is left): the
 //    share rises with the backlog (share_for_backlog), as in a one-thread allocation storm.
 uint32_t share_while_running(uint32_t min_permille, double behind_s, int program, int others,
