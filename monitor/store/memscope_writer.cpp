@@ -775,6 +775,10 @@ bool MemscopeWriter::finish(const std::vector<ProcessInfo>& processes,
   // so, and `memtap recover` rolls it back (reader/sqlite_access.h). The finished file can
   // be opened read-only where no -shm file can be created. Should the switch fail (a
   // reader holds the log open), it is tried again at the end, as it used to be.
+  // In rollback-journal mode a reader's read transaction (the live window's, on this
+  // file) holds the commit back for as long as it lasts, where in WAL mode it never did:
+  // wait for it rather than fail the recording.
+  sqlite3_busy_timeout(w.db, 5000);
   w.text.reset();  // no statement may be pending across the switch
   w.compact.reset();
   const bool journal_switched = sqlite_exec(w.db, "PRAGMA journal_mode=DELETE", &reason);
