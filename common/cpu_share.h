@@ -58,8 +58,10 @@ uint32_t share_for_backlog(uint32_t min_permille, double behind_s);
 //    mostly out of the other work's share, where after the program it would be a second
 //    the user waits. (Beside two busy loops, `memtap run` of a 6-step script: 7.25 s
 //    median with the backlog rule, 7.05 s with this one, twelve runs each alternating.)
-//  - Otherwise (memtap's own threads, the agent's among them, take what is left): the
-//    share rises with the backlog (share_for_backlog), as in a one-thread allocation storm.
+//  - Otherwise a core is left to memtap's threads (the agent's among them, as in a
+//    one-thread allocation storm), and CpuShare::cores_full tells the pacers not to wait;
+//    the share, which rises with the backlog (share_for_backlog), counts only where the
+//    cores are judged by cores_busy_without_me (before the first look).
 uint32_t share_while_running(uint32_t min_permille, double behind_s, int program, int others,
                              int cpus);
 
