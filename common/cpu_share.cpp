@@ -111,6 +111,20 @@ uint32_t share_while_running(uint32_t min_permille, double behind_s, int program
   return share_for_backlog(min_permille, behind_s);
 }
 
+void RecentRunnable::add(int program, int others) {
+  program_[looks_ % kLooks] = program;
+  others_[looks_ % kLooks] = others;
+  ++looks_;
+}
+
+int RecentRunnable::program() const {
+  return *std::max_element(program_.begin(), program_.end());
+}
+
+int RecentRunnable::others() const {
+  return *std::min_element(others_.begin(), others_.end());
+}
+
 bool others_fill_the_cores(int runnable, int mine, int cpus) {
   return runnable - std::max(mine, 1) >= cpus;
 }

@@ -10,7 +10,9 @@
 // program has ended, they take what they need.
 #pragma once
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace memtap {
@@ -89,6 +91,25 @@ struct ProgramThreads {
   int agent = 0;
 };
 ProgramThreads program_runnable_threads(uint32_t pid);
+
+// The last few looks at the traced program's runnable threads and at other work's. The
+// program counts as many threads as at any of them: a PyTorch step's intra-op threads sleep
+// between operators, and a look that fell between two left memtap's threads unpaced while
+// the next one ran (training 1.06x plain, against 1.00-1.02). Other work counts as little
+// as at any of them: a kernel thread or a shell that happens to run at one look is no
+// contest.
+class RecentRunnable {
+ public:
+  static constexpr size_t kLooks = 4;
+  void add(int program, int others);
+  int program() const;
+  int others() const;
+
+ private:
+  std::array<int, kLooks> program_{};
+  std::array<int, kLooks> others_{};
+  size_t looks_ = 0;
+};
 
 // The runnable threads of the whole machine (/proc/loadavg's fourth field), or -1.
 int machine_runnable_threads();

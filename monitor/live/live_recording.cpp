@@ -239,16 +239,9 @@ LiveRecording::RunnableNow LiveRecording::runnable_now() {
   }
   const int machine = machine_runnable_threads();
   const int mine = std::max(0, my_runnable_threads());
-  // The program's threads count as many as at any of the last few looks (100 ms): a
-  // PyTorch step's intra-op threads sleep between operators, and a look that fell between
-  // two left memtap's threads unpaced while the next one ran (training 1.06x plain, against
-  // 1.00-1.02). Other work counts once it has been there at every one of them: a kernel
-  // thread or a shell that happens to run at one look is no contest.
-  const size_t at = looks_++ % program_seen_.size();
-  program_seen_[at] = program;
-  others_seen_[at] = machine < 0 ? 0 : std::max(0, machine - mine - program - agents);
-  runnable_.program = *std::max_element(program_seen_.begin(), program_seen_.end());
-  runnable_.others = *std::min_element(others_seen_.begin(), others_seen_.end());
+  recent_.add(program, machine < 0 ? 0 : std::max(0, machine - mine - program - agents));
+  runnable_.program = recent_.program();
+  runnable_.others = recent_.others();
   // The pacers' view of the cores too: the agents' threads are memtap's, not work memtap
   // must stand behind (counted as others' work, they made a one-thread program on two
   // cores look like busy cores, and the receiving thread kept to its share while the

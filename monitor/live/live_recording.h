@@ -2,7 +2,6 @@
 // the msMemScope writer and the run summary. Used by `memtap run` and `memtap record`.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -102,10 +101,7 @@ class LiveRecording {
   };
   RunnableNow runnable_now();
   RunnableNow runnable_;
-  // The last looks' program threads and other work, the oldest overwritten.
-  std::array<int, 4> program_seen_{};
-  std::array<int, 4> others_seen_{};
-  size_t looks_ = 0;
+  RecentRunnable recent_;
   std::chrono::steady_clock::time_point next_runnable_look_{};
   const int usable_cpus_ = usable_cpus();
   // Set by pump(), read by the writer's thread (MemscopeWriterOptions::live_behind): the

@@ -245,5 +245,29 @@ TEST(CpuPacer, TheCoresAreBusyAsTheLiveRecordingLastSawThem) {
   EXPECT_TRUE(pacer.busy_probe()());
 }
 
+TEST(CpuShare, TheProgramCountsAtItsMostAndOtherWorkAtItsLeastOverTheLastLooks) {
+  RecentRunnable recent;
+  EXPECT_EQ(recent.program(), 0);
+  EXPECT_EQ(recent.others(), 0);
+  // Two busy loops seen at every look, a two-thread operator at one of them.
+  recent.add(1, 2);
+  recent.add(2, 2);
+  recent.add(1, 2);
+  EXPECT_EQ(recent.others(), 0) << "not yet seen at every one of the last four looks";
+  recent.add(1, 2);
+  EXPECT_EQ(recent.program(), 2);
+  EXPECT_EQ(recent.others(), 2);
+  // A third process at one look counts for nothing more; the operator's look ages out
+  // four looks after it was taken, and one look without the loops ends the contest.
+  recent.add(1, 3);
+  EXPECT_EQ(recent.program(), 2);
+  EXPECT_EQ(recent.others(), 2);
+  recent.add(1, 2);
+  EXPECT_EQ(recent.program(), 1);
+  EXPECT_EQ(recent.others(), 2);
+  recent.add(1, 0);
+  EXPECT_EQ(recent.others(), 0);
+}
+
 }  // namespace
 }  // namespace memtap
