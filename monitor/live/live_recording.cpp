@@ -173,9 +173,11 @@ size_t LiveRecording::pump(int timeout_ms) {
   const int64_t released = session_->released_ns();
   const double behind_s = released > 0 ? double(realtime_ns() - lag_ns - released) / 1e9 : 0.0;
   const RunnableNow runnable = runnable_now();
-  cpu_share_->permille.store(share_while_running(min_share_permille_, behind_s, runnable.program,
-                                                 runnable.others, usable_cpus_),
-                             std::memory_order_relaxed);
+  cpu_share_->permille.store(
+      pinned_permille_ != 0 ? pinned_permille_
+                            : share_while_running(min_share_permille_, behind_s, runnable.program,
+                                                  runnable.others, usable_cpus_),
+      std::memory_order_relaxed);
   if (!told_stopped_) {
     const RecordingStop stop = writer_->stopped();
     if (!stop.reason.empty()) {

@@ -50,8 +50,10 @@ class LiveRecording {
   // share of a core when every core is busy, rising with how far behind they are
   // (common/cpu_share.h); once it has ended they take what they need.
   void set_program_running(bool running);
-  // Tests: whether other work fills the cores, asked instead of cores_busy_without_me.
+  // Tests: whether other work fills the cores, asked instead of cores_busy_without_me; and
+  // the share every pacing thread keeps to (permille), instead of share_while_running's.
   void set_cores_busy_probe(bool (*probe)()) { cpu_share_->cores_busy = probe; }
+  void pin_share(uint32_t permille) { pinned_permille_ = permille; }
   // The receiving thread's sleeps behind the program so far (CpuPacer::waits).
   uint64_t receiving_waits() const { return pacer_.waits(); }
   // One line of how far each stage got, for MEMTAP_PROGRESS_MS: events received from the
@@ -102,6 +104,7 @@ class LiveRecording {
   RunnableNow runnable_now();
   RunnableNow runnable_;
   RecentRunnable recent_;
+  uint32_t pinned_permille_ = 0;  // pin_share(); 0: none
   std::chrono::steady_clock::time_point next_runnable_look_{};
   const int usable_cpus_ = usable_cpus();
   // Set by pump(), read by the writer's thread (MemscopeWriterOptions::live_behind): the

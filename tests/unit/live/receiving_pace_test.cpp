@@ -27,13 +27,14 @@ TEST(ReceivingPace, AFewLargeMessagesAreEnoughToMakeTheReceivingThreadWait) {
   char dir_template[] = "/tmp/memtap_live_XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
-  // Half a core: the waits stay short; the rule is the same at any share.
-  setenv("MEMTAP_CPU_SHARE", "50", 1);
   std::string error;
   std::unique_ptr<LiveRecording> rec =
       LiveRecording::start("ipc://" + dir + "/live.sock", dir + "/live.db", {}, &error);
   ASSERT_NE(rec, nullptr) << error;
   rec->set_cores_busy_probe(busy);
+  // A share so small that a thread doing any work outruns it, on a quiet machine or a
+  // loaded one, once its 20 ms burst is spent.
+  rec->pin_share(10);
   rec->set_program_running(true);
 
   zmq::context_t ctx;
@@ -42,26 +43,23 @@ TEST(ReceivingPace, AFewLargeMessagesAreEnoughToMakeTheReceivingThreadWait) {
   const ForgedHeader header{.pid = 4242, .instance_id = 7, .instance_secret = 9};
   const std::string hello = e2e::forged_hello(header, "another-host");
   push.send(zmq::buffer(hello), zmq::send_flags::none);
-  // 40 messages of 50,000 events: far fewer than 64, and many times the 20 ms burst of
-  // CPU a pacing thread may use before it waits, on any machine.
-  constexpr int kMessages = 40;
+  ASSERT_EQ(rec->pump(5000), 1u);
+  // Messages of 50,000 events, one at a time, until the receiving thread has waited: that
+  // must come before the 64th, where the old rule paced first (63 such messages are at least
+  // 60 ms of work on any machine, three times the burst).
   std::vector<ForgedEvent> events(50000);
   for (size_t i = 0; i < events.size(); ++i) {
     events[i] = {0x100000 + (i / 2) * 64, i % 2 != 0 ? uint64_t{0} : uint64_t{64}};  // pairs
   }
-  for (int m = 0; m < kMessages; ++m) {
+  int sent = 0;
+  while (rec->receiving_waits() == 0 && sent < 63) {
     ForgedHeader h = header;
-    h.sequence = uint64_t(m) + 1;
+    h.sequence = uint64_t(++sent);
     const std::string batch = e2e::forged_batch(h, 1, events);
     push.send(zmq::buffer(batch), zmq::send_flags::none);
+    ASSERT_EQ(rec->pump(5000), 1u) << "message " << sent << " sent but not received";
   }
-  size_t handled = 0;
-  while (handled < kMessages + 1) {
-    const size_t n = rec->pump(5000);
-    ASSERT_NE(n, 0u) << "messages sent but not received";
-    handled += n;
-  }
-  EXPECT_GT(rec->receiving_waits(), 0u);
+  EXPECT_GT(rec->receiving_waits(), 0u) << sent << " messages";
   rec->set_program_running(false);
   rec.reset();
   std::filesystem::remove_all(dir);
