@@ -198,23 +198,11 @@ int CompactInserter::write_rows(sqlite3_stmt* stmt, int first, int count) {
   int param = 1;
   for (int i = first; i < first + count; ++i) {
     const EventValues& v = pending_[i];
-    // An ID one past the previous row's goes in as NULL: SQLite then takes the largest ID
-    // plus one, which it knows from the statement's cursor, instead of searching the
-    // table for the given ID to see whether it is taken (a quarter of a row's cost).
-    if (v[kId] == last_id_ + 1) {
-      sqlite3_bind_null(stmt, param + kId);
-    } else {
-      sqlite3_bind_int64(stmt, param + kId, v[kId]);
-    }
-    last_id_ = v[kId];
+    ids_.bind(stmt, param + kId, v[kId]);
     for (int c = kId + 1; c < kColumns; ++c) sqlite3_bind_int64(stmt, param + c, v[c]);
     param += kColumns;
   }
-  const int rc = step_and_reset(stmt);
-  if (rc != SQLITE_DONE) return rc;
-  // Only this connection writes the table, so the IDs cannot differ; if they ever did,
-  // the recording would be wrong silently: stop it with an error instead.
-  return sqlite3_last_insert_rowid(db_) == last_id_ ? SQLITE_DONE : SQLITE_INTERNAL;
+  return ids_.step(db_, stmt);
 }
 
 int CompactInserter::flush() {

@@ -24,6 +24,7 @@
 #include <unordered_map>
 
 #include "monitor/model/dump_row.h"
+#include "monitor/store/batch_insert.h"
 #include "monitor/store/trace_inserter.h"
 
 struct sqlite3;
@@ -98,7 +99,7 @@ class CompactInserter {
   int64_t chunk_min_offset_ = 0;
   std::array<EventValues, kBatchRows> pending_{};  // rows waiting for their batch
   int pending_count_ = 0;
-  int64_t last_id_ = INT64_MIN;                     // the ID of the last row bound for writing
+  RowIds ids_;                                      // memtap_event's
   std::deque<std::string> strings_{std::string()};  // by session id; never move
   TraceInserter traces_{db_};
 };

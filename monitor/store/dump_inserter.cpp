@@ -105,34 +105,20 @@ int DumpInserter::write_pending() {
     for (int r = 0; r < count; ++r) {
       bind_row(batch_, r * kColumns, batch_slots_[r], pending_[r].first, pending_[r].second);
     }
-    return step_checked(batch_);
+    return ids_.step(db_, batch_);
   }
   for (int r = 0; r < count; ++r) {
     bind_row(one_, 0, one_slot_, pending_[r].first, pending_[r].second);
-    const int rc = step_checked(one_);
+    const int rc = ids_.step(db_, one_);
     if (rc != SQLITE_DONE) return rc;
   }
   return SQLITE_DONE;
 }
 
-int DumpInserter::step_checked(sqlite3_stmt* stmt) {
-  const int rc = sqlite3_step(stmt);
-  sqlite3_reset(stmt);
-  if (rc != SQLITE_DONE) return rc;
-  // Only this connection writes the table, so the IDs cannot differ; if they ever did, the
-  // recording would be wrong silently: stop it with an error instead.
-  return sqlite3_last_insert_rowid(db_) == last_id_ ? SQLITE_DONE : SQLITE_INTERNAL;
-}
-
 void DumpInserter::bind_row(sqlite3_stmt* stmt, int first_param, Slot& slot, int64_t id,
                             const DumpRow& row) {
   const int p = first_param;
-  if (id == last_id_ + 1) {
-    sqlite3_bind_null(stmt, p + kId);
-  } else {
-    sqlite3_bind_int64(stmt, p + kId, id);
-  }
-  last_id_ = id;
+  ids_.bind(stmt, p + kId, id);
   bind_static(stmt, p + kEvent, dump_event_text(row.event));
   bind_static(stmt, p + kEventType, dump_event_type_text(row.event_type));
   // A step's Name is its number, in the slot's step: bound anew for every step row.

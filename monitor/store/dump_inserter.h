@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "monitor/model/dump_row.h"
+#include "monitor/store/batch_insert.h"
 #include "monitor/store/memscope_format.h"
 #include "monitor/store/trace_inserter.h"
 
@@ -78,14 +79,11 @@ class DumpInserter {
   explicit DumpInserter(sqlite3* db) : db_(db) {}
   const std::string& text(uint32_t id) const;
   std::string_view owner_attr(uint32_t owner);
-  // Binds `row` as the row whose parameters start at `first_param` of `stmt`, its ID as
-  // NULL when it follows the previous row's (SQLite then assigns it from its cursor instead
-  // of searching the table for it).
+  // Binds `row` as the row whose parameters start at `first_param` of `stmt` (its ID
+  // through ids_).
   void bind_row(sqlite3_stmt* stmt, int first_param, Slot& slot, int64_t id, const DumpRow& row);
   // Writes the pending rows: a full batch in one statement, fewer one by one.
   int write_pending();
-  // Runs `stmt` and checks that SQLite gave the last row the ID asked for.
-  int step_checked(sqlite3_stmt* stmt);
 
   sqlite3* db_;
   sqlite3_stmt* one_ = nullptr;    // one row: what is left of a batch at flush()
@@ -94,7 +92,7 @@ class DumpInserter {
   std::array<Slot, kBatchRows> batch_slots_;
   std::array<std::pair<int64_t, DumpRow>, kBatchRows> pending_{};  // rows waiting, with IDs
   int pending_count_ = 0;
-  int64_t last_id_ = INT64_MIN;                     // the ID of the last row bound for writing
+  RowIds ids_;                                      // memscope_dump's
   std::deque<std::string> strings_{std::string()};  // by session id; never move
   std::vector<std::string> owner_attrs_;            // by session id, built on first use
   TraceInserter traces_{db_};
