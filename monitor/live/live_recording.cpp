@@ -230,7 +230,7 @@ LiveRecording::RunnableNow LiveRecording::runnable_now() {
     cpu_share_->cores_full.store(-1, std::memory_order_relaxed);
     return {};
   }
-  if (now < next_runnable_look_) return runnable_;
+  if (now < next_runnable_look_) return {recent_.program(), recent_.others()};
   next_runnable_look_ = now + kEvery;
   int program = 0, agents = 0;
   for (uint32_t pid : session_->running_pids()) {
@@ -242,16 +242,15 @@ LiveRecording::RunnableNow LiveRecording::runnable_now() {
   const int machine = machine_runnable_threads();
   const int mine = std::max(0, my_runnable_threads());
   recent_.add(program, machine < 0 ? 0 : std::max(0, machine - mine - program - agents));
-  runnable_.program = recent_.program();
-  runnable_.others = recent_.others();
+  const RunnableNow runnable{recent_.program(), recent_.others()};
   // The pacers' view of the cores too: the agents' threads are memtap's, not work memtap
   // must stand behind (counted as others' work, they made a one-thread program on two
   // cores look like busy cores, and the receiving thread kept to its share while the
   // other core had room).
   cpu_share_->cores_full.store(
-      machine < 0 ? -1 : (runnable_.program + runnable_.others >= usable_cpus_ ? 1 : 0),
+      machine < 0 ? -1 : (runnable.program + runnable.others >= usable_cpus_ ? 1 : 0),
       std::memory_order_relaxed);
-  return runnable_;
+  return runnable;
 }
 
 bool LiveRecording::is_local(uint32_t pid) const {

@@ -102,7 +102,6 @@ class LiveRecording {
     int others = 0;
   };
   RunnableNow runnable_now();
-  RunnableNow runnable_;
   RecentRunnable recent_;
   uint32_t pinned_permille_ = 0;  // pin_share(); 0: none
   std::chrono::steady_clock::time_point next_runnable_look_{};
