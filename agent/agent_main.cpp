@@ -15,6 +15,9 @@
 //   MEMTAP_DRAIN_INTERVAL_US   how often the sender drains the buffers (default 2000)
 //   MEMTAP_RSS_INTERVAL_MS     how often the sender samples the resident set (10; 0: never)
 //   MEMTAP_SENDER_NICE         the sender thread's nice value (default 19; 0: the program's)
+//   MEMTAP_HOLD_MS             the longest the sender leaves events in the buffers while the
+//                              program's threads fill every core (default 200; 0: never;
+//                              agent/sender/drain_hold.h)
 //   MEMTAP_KEYS                a key directory (memtap keygen): agent.key, agent.pub and
 //                              monitor.pub; the connection is authenticated and encrypted
 //                              with ZeroMQ CURVE (common/curve_keys.h)
@@ -66,6 +69,7 @@ struct Settings {
   uint32_t crash_flush_ms = 2000;
   uint32_t drain_interval_us = 2000;
   uint32_t rss_interval_ms = 10;
+  uint32_t hold_ms = 200;
   int32_t sender_nice = kBehindTheProgramNice;
   // MEMTAP_KEYS: Z85 keys, NUL-terminated; empty without CURVE.
   char monitor_public_key[kZ85KeyChars + 1];
@@ -192,6 +196,7 @@ void start_sender(uint32_t forked_from_pid) {
   c.agent_version = memtap_agent_version();
   c.clock_is_tsc = g_clock_is_tsc;
   c.rss_interval_ms = g_settings.rss_interval_ms;
+  c.hold_ms = g_settings.hold_ms;
   c.sender_nice = g_settings.sender_nice;
   c.untrace_thread = untrace_calling_thread;
   c.crash_flush = &g_crash_flush;
@@ -249,6 +254,7 @@ __attribute__((constructor)) void agent_init() {
   g_settings.crash_flush_ms = uint32_t(env_u64("MEMTAP_CRASH_FLUSH_MS", 2000));
   g_settings.drain_interval_us = uint32_t(env_u64("MEMTAP_DRAIN_INTERVAL_US", 2000));
   g_settings.rss_interval_ms = uint32_t(env_u64("MEMTAP_RSS_INTERVAL_MS", 10));
+  g_settings.hold_ms = uint32_t(std::min<uint64_t>(env_u64("MEMTAP_HOLD_MS", 200), 10'000));
   g_settings.sender_nice =
       int32_t(std::min<uint64_t>(env_u64("MEMTAP_SENDER_NICE", kBehindTheProgramNice), 19));
   const char* ep = getenv("MEMTAP_ENDPOINT");

@@ -120,6 +120,23 @@ bool oldest_unread_clock(BufferRegistry* reg, uint64_t now_clock, uint64_t* cloc
   return found;
 }
 
+uint64_t unread_slots(BufferRegistry* reg) {
+  uint64_t sum = 0;
+  for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b; b = b->next_registered) {
+    const uint32_t state = b->state.load(std::memory_order_acquire);
+    if (state != kBufferOwned && state != kBufferRetired) continue;
+    const uint32_t behind = b->chunks_behind.load(std::memory_order_acquire);
+    if (behind != 0) {
+      // The read chunk's rest and the chunks after it; the write chunk's part is left out.
+      sum += uint64_t(behind) * kChunkSlots - b->read_pos;
+    } else {
+      const uint32_t committed = b->read_chunk->committed.load(std::memory_order_acquire);
+      if (committed > b->read_pos) sum += committed - b->read_pos;
+    }
+  }
+  return sum;
+}
+
 uint64_t dropped_records(const BufferRegistry* reg) {
   uint64_t sum = reg->dropped_no_buffer.load(std::memory_order_relaxed) +
                  reg->dropped_deferred.load(std::memory_order_relaxed);

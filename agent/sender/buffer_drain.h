@@ -34,6 +34,11 @@ size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out);
 // can still promise the monitor that nothing older than this is left.
 bool oldest_unread_clock(BufferRegistry* reg, uint64_t now_clock, uint64_t* clock);
 
+// The slots published and not yet read, over every buffer: how much a drain would take
+// now, for the hold rule (drain_hold.h). Counts a chunk the owner moved past as full, so it
+// may be over by the few slots a record that did not fit left at a chunk's end.
+uint64_t unread_slots(BufferRegistry* reg);
+
 // Records lost in the agent so far (byte bound hit, or no buffer for a thread).
 uint64_t dropped_records(const BufferRegistry* reg);
 

@@ -28,6 +28,7 @@
 
 #include "agent/raw_syscalls.h"
 #include "agent/sender/buffer_drain.h"
+#include "agent/sender/drain_hold.h"
 #include "agent/sender/memory_sampler.h"
 #include "agent/sender/module_scan.h"
 #include "agent/sender/sender_api.h"
@@ -91,6 +92,7 @@ struct Sender {
   std::vector<ScannedModule> modules;  // scanned, not in a batch yet
   TscConverter tsc;
   std::unique_ptr<MemorySampler> sampler;
+  DrainHold hold;  // rounds skipped while the program fills the cores (drain_hold.h)
 };
 Sender* g_sender = nullptr;
 
@@ -583,10 +585,17 @@ void run(Sender* s, std::promise<std::string>* opened) {
     if (s->modules.size() > kMaxUnsentModules) {
       s->modules.erase(s->modules.begin(), s->modules.end() - kMaxUnsentModules / 2);
     }
-    // Refused: nothing is recorded any more, and nothing is sent.
-    if (!s->refused && drain_and_send(*s, previous_cycle_start, heartbeat, 0) &&
-        (heartbeat || s->events_sent.load(std::memory_order_relaxed) != before)) {
-      last_sent_cycle = cycle;
+    // Refused: nothing is recorded any more, and nothing is sent. Held: the records wait in
+    // the buffers while the program needs every core (drain_hold.h); the watermark argument
+    // above holds across held rounds, which are cycles like any other.
+    BufferRegistry* registry = s->config.registry;
+    if (!s->refused && !hold_this_round(&s->hold, cycle_start, unread_slots(registry),
+                                        registry->chunk_bytes.load(std::memory_order_relaxed),
+                                        registry->byte_limit, program_fills_the_cores)) {
+      const bool sent = drain_and_send(*s, previous_cycle_start, heartbeat, 0);
+      const size_t taken = s->events_sent.load(std::memory_order_relaxed) - before;
+      drained(&s->hold, cycle_start);
+      if (sent && (heartbeat || taken != 0)) last_sent_cycle = cycle;
     }
     if (scan && scan->done.load(std::memory_order_relaxed) != scan_asked) {
       scan->done.store(scan_asked, std::memory_order_release);
@@ -678,6 +687,8 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
 
   if (s->config.clock_is_tsc) s->tsc.add_anchor();
   s->sampler = std::make_unique<MemorySampler>(config->rss_interval_ms);
+  s->hold.hold_ns = uint64_t(config->hold_ms) * 1'000'000;
+  s->hold.last_drain_ns = monotonic_ns();
   if (std::string open_error = start_thread(s); !open_error.empty()) {
     set_error(error, error_len, open_error);
     return -1;

@@ -39,8 +39,8 @@ extern "C" {
 
 // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end;
 // 13: memtap_sender_exec; 14: CURVE keys, refused; 15: instance_secret; 16: iterate_modules,
-// module_scan
-constexpr uint32_t kSenderAbiVersion = 16;
+// module_scan; 17: hold_ms
+constexpr uint32_t kSenderAbiVersion = 17;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -90,6 +90,9 @@ struct MemtapSenderConfig {
                          void* data);
   // A dlclose's wait for the next round's module scan; nullptr: none.
   memtap::ModuleScanWords* module_scan;
+  // The longest the sender leaves records in the buffers while the program's threads fill
+  // every core (drain_hold.h); 0: it drains every round.
+  uint32_t hold_ms;
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.
