@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "common/cpu_share.h"
 
 namespace memtap {
@@ -16,7 +18,7 @@ bool room_to_hold(uint64_t buffered_bytes, uint64_t byte_limit) {
 }
 
 bool look_due(const DrainHold& h, uint64_t now_ns) {
-  return h.last_look_ns == 0 || now_ns - h.last_look_ns >= DrainHold::kLookEveryNs;
+  return h.last_look_ns == 0 || now_ns - h.last_look_ns >= h.look_every_ns;
 }
 
 }  // namespace
@@ -42,6 +44,10 @@ bool hold_this_round(DrainHold* h, uint64_t now_ns, uint64_t waiting_slots, uint
   h->held_since_ns = now_ns;
   ++h->holds;
   return true;
+}
+
+void looked_for(DrainHold* h, uint64_t look_ns) {
+  h->look_every_ns = std::max(DrainHold::kLookEveryNs, look_ns * DrainHold::kLookCostShare);
 }
 
 void drained(DrainHold* h, uint64_t round_start_ns) {

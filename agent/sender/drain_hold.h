@@ -27,6 +27,10 @@ struct DrainHold {
   // Looking at the program's threads reads /proc/self/task/*/stat, a few microseconds a
   // thread: it is done at most this often, and only while events come at kFastSlotsPerSecond.
   static constexpr uint64_t kLookEveryNs = 10'000'000;
+  // ... and, in a process with so many threads that a look takes longer than a fiftieth of
+  // that, at most once per fifty times what the last look took (looked_for).
+  static constexpr uint64_t kLookCostShare = 50;
+  uint64_t look_every_ns = kLookEveryNs;
   // Below this rate (8-byte slots; a record takes one, two or four, agent/event_slot.h)
   // sending costs the program little (a few hundredths of a core), and holding would gain
   // it nothing.
@@ -41,7 +45,7 @@ struct DrainHold {
 };
 
 // Whether the program's own threads (not the agent's) are running or runnable on every
-// core the process may use. Asked by hold_this_round at most every kLookEveryNs.
+// core the process may use. Asked by hold_this_round at most every look_every_ns.
 using ProgramFillsCores = bool (*)();
 
 // Before a round: true to skip its drain. `waiting_slots`: published and unread now
@@ -52,6 +56,10 @@ using ProgramFillsCores = bool (*)();
 bool hold_this_round(DrainHold* hold, uint64_t now_ns, uint64_t waiting_slots,
                      uint64_t buffered_bytes, uint64_t byte_limit,
                      ProgramFillsCores program_fills_cores);
+
+// After a round whose hold_this_round looked (last_look_ns moved), with how long the round
+// took until then: spaces the looks out so that they take at most 2 % of a core.
+void looked_for(DrainHold* hold, uint64_t look_ns);
 
 // After a round that drained, with the time it began.
 void drained(DrainHold* hold, uint64_t round_start_ns);

@@ -589,9 +589,16 @@ void run(Sender* s, std::promise<std::string>* opened) {
     // the buffers while the program needs every core (drain_hold.h); the watermark argument
     // above holds across held rounds, which are cycles like any other.
     BufferRegistry* registry = s->config.registry;
-    if (!s->refused && !hold_this_round(&s->hold, cycle_start, unread_slots(registry),
-                                        registry->chunk_bytes.load(std::memory_order_relaxed),
-                                        registry->byte_limit, program_fills_the_cores)) {
+    bool held = false;
+    if (!s->refused) {
+      const uint64_t last_look = s->hold.last_look_ns;
+      const uint64_t hold_start = monotonic_ns();
+      held = hold_this_round(&s->hold, cycle_start, unread_slots(registry),
+                             registry->chunk_bytes.load(std::memory_order_relaxed),
+                             registry->byte_limit, program_fills_the_cores);
+      if (s->hold.last_look_ns != last_look) looked_for(&s->hold, monotonic_ns() - hold_start);
+    }
+    if (!s->refused && !held) {
       const bool sent = drain_and_send(*s, previous_cycle_start, heartbeat, 0);
       const size_t taken = s->events_sent.load(std::memory_order_relaxed) - before;
       drained(&s->hold, cycle_start);

@@ -94,6 +94,19 @@ TEST_F(DrainHoldTest, FastEventsBesideAFreeCoreAreDrainedAndLookedAtEveryTenMs) 
   EXPECT_LE(g_looks, 11);
 }
 
+TEST_F(DrainHoldTest, ALookThatTookLongSpacesTheNextOnesOut) {
+  now += kRound;
+  ASSERT_FALSE(round());
+  ASSERT_EQ(g_looks, 1);
+  looked_for(&hold, 1 * kMs);  // a thousand threads' stat files
+  for (int i = 0; i < 24; ++i) EXPECT_FALSE(round()) << "round " << i;  // 48 ms
+  EXPECT_EQ(g_looks, 1) << "no look within 50 ms of one that took 1 ms";
+  EXPECT_FALSE(round());
+  EXPECT_EQ(g_looks, 2);
+  looked_for(&hold, 20'000);  // a few threads: back to every 10 ms
+  EXPECT_EQ(hold.look_every_ns, DrainHold::kLookEveryNs);
+}
+
 TEST_F(DrainHoldTest, ALookThatFindsACoreFreeEndsTheHold) {
   g_cores_full = true;
   now += kRound;
