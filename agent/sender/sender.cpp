@@ -600,9 +600,10 @@ void run(Sender* s, std::promise<std::string>* opened) {
     }
     if (!s->refused && !held) {
       const bool sent = drain_and_send(*s, previous_cycle_start, heartbeat, 0);
-      const size_t taken = s->events_sent.load(std::memory_order_relaxed) - before;
       drained(&s->hold, cycle_start);
-      if (sent && (heartbeat || taken != 0)) last_sent_cycle = cycle;
+      if (sent && (heartbeat || s->events_sent.load(std::memory_order_relaxed) != before)) {
+        last_sent_cycle = cycle;
+      }
     }
     if (scan && scan->done.load(std::memory_order_relaxed) != scan_asked) {
       scan->done.store(scan_asked, std::memory_order_release);
