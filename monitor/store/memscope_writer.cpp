@@ -395,8 +395,9 @@ bool MemscopeWriter::Impl::live_is_behind() {
 }
 
 void MemscopeWriter::Impl::queue_rows(const DumpRow* rows, size_t count) {
-  // Stopped, or stopping: counted only (append() looked at `failed` without the lock).
-  if (!stop_info.reason.empty() || !refusal.empty()) return;
+  // Stopped, or stopping: counted only (append() looked at `failed` without the lock, and
+  // fail() sets it before it takes the queues away).
+  if (failed.load(std::memory_order_relaxed) || !refusal.empty()) return;
   if (first_ns == 0 && count != 0) first_ns = rows[0].timestamp_ns;
   const bool spooling = spool != nullptr && spool->unread() != 0;
   if (!spooling) {
@@ -582,11 +583,17 @@ void MemscopeWriter::Impl::fail(const std::string& context, const std::string& c
     pending_strings.clear();
     pending_strings.shrink_to_fit();
     dropped_spool = std::move(spool);
+  }
+  // Closed and removed before the stop is published, as the reserve is: whoever sees the
+  // stop finds no queue left on disk. Outside the lock, since removing a large file takes
+  // time and the lock is the status readers' too.
+  dropped_spool.reset();
+  {
+    std::lock_guard lock(mutex);
     info.first_ns = first_ns;
     info.rows_not_recorded = rows_queued.load(std::memory_order_relaxed) - info.rows_recorded;
     stop_info = info;
   }
-  dropped_spool.reset();  // closes and removes the file
   std::string ignored;
   if (!(sqlite_exec(db, "BEGIN", &ignored) &&
         write_memtap_meta(db, recording_stop_meta(info), &ignored) &&
