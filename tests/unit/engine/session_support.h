@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <kj/io.h>
 
+#include <algorithm>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -335,6 +336,7 @@ class SessionTest : public ::testing::Test {
   std::string text(uint32_t id) const { return id < strings.size() ? strings[id] : "<undefined>"; }
 
   std::vector<DumpRow> rows;
+  size_t largest_handout = 0;            // the most rows the sink was given at once
   std::vector<std::string> strings{""};  // by session id, from the StringSink
   Session session{[this](const DumpRow* r, size_t n) {
                     for (size_t i = 0; i < n; ++i) {
@@ -343,6 +345,7 @@ class SessionTest : public ::testing::Test {
                         EXPECT_LT(id, strings.size()) << "row uses a string not yet defined";
                     }
                     rows.insert(rows.end(), r, r + n);
+                    largest_handout = std::max(largest_handout, n);
                   },
                   [this](uint32_t id, std::string_view t) {
                     EXPECT_EQ(id, strings.size()) << "string ids come in order";

@@ -224,6 +224,33 @@ TEST_F(SessionTest, HorizonHoldsRowsUntilItPasses) {
   EXPECT_EQ(process(kPid2).late_events, 0u);
 }
 
+// A horizon that passes a large backlog at once hands it on in pieces, in order: the rows
+// are not all gathered first (120 bytes each; a backlog of seconds is millions of rows).
+TEST_F(SessionTest, ABacklogReleasedAtOnceReachesTheSinkInPieces) {
+  feed(hello(kPid, kInst));
+  session.set_horizon(epoch(1500));  // holds everything below
+  constexpr size_t kPerBatch = 50000;
+  constexpr size_t kBatches = 4;
+  for (size_t b = 0; b < kBatches; ++b) {
+    std::vector<Ev> events;
+    for (size_t i = 0; i < kPerBatch; ++i) {
+      const uint64_t n = b * kPerBatch + i;
+      events.push_back(ev_malloc(2000 + n, 0x100000 + 64 * n, 64));
+    }
+    feed(batch(kPid, kInst, b + 1, kFar, {{7, events}}));
+  }
+  ASSERT_EQ(rows.size(), 1u);  // the process's start only
+  EXPECT_EQ(session.held_events(), kPerBatch * kBatches);
+  largest_handout = 0;
+  session.set_horizon(std::numeric_limits<int64_t>::max());
+  ASSERT_EQ(rows.size(), 1 + kPerBatch * kBatches);
+  EXPECT_LE(largest_handout, size_t{65536});
+  for (size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i], malloc_row(2000 + (i - 1), kPid, 7, {0x100000 + 64 * (i - 1), 64, i}))
+        << "row " << i;
+  }
+}
+
 TEST_F(SessionTest, MmapAndHeapAreSeparateTables) {
   feed(hello(kPid, kInst));
   feed(batch(kPid, kInst, 1, kFar,
