@@ -13,9 +13,11 @@ namespace memtap {
 
 std::unique_ptr<WalCheckpointer> WalCheckpointer::start(const std::string& path,
                                                         std::shared_ptr<const CpuShare> cpu_share,
-                                                        std::string* error) {
+                                                        std::string* error,
+                                                        int deferred_wal_pages) {
   std::unique_ptr<WalCheckpointer> c(new WalCheckpointer());
   c->cpu_share_ = std::move(cpu_share);
+  c->deferred_wal_pages_ = deferred_wal_pages;
   const int rc =
       sqlite3_open_v2(path.c_str(), &c->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   // A connection that has not read the database yet has not opened its log either, and
@@ -71,6 +73,12 @@ int WalCheckpointer::on_commit(void* self, sqlite3* writer, const char* db_name,
   if (wal_pages >= kMaxWalPages) {
     // Best effort, as SQLite's own hook: a failure here only leaves the log longer.
     sqlite3_wal_checkpoint_v2(writer, db_name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  }
+  // Not while the program runs, until the log is large (kDeferredWalPages). The program's
+  // end is seen at the writer's next commit, and finish() copies whatever is left.
+  if (c->cpu_share_ != nullptr && c->cpu_share_->limited.load(std::memory_order_relaxed) &&
+      wal_pages < c->deferred_wal_pages_) {
+    return SQLITE_OK;
   }
   {
     std::lock_guard lock(c->mutex_);

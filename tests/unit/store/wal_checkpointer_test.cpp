@@ -8,9 +8,11 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 
+#include "common/cpu_share.h"
 #include "tests/unit/store/store_test_support.h"
 
 namespace memtap {
@@ -83,6 +85,65 @@ TEST(WalCheckpointer, AnAttachedWriterNoLongerCheckpointsByItself) {
   commit_rows(writer, 60);  // ~6 MB, 1,500 pages: SQLite alone checkpoints at 1,000
   // The log was never restarted: it holds every page written.
   EXPECT_GT(std::filesystem::file_size(path + "-wal"), 6'000'000u);
+  sqlite3_close(writer);
+}
+
+// Waits (bounded) until the thread has run a checkpoint.
+bool wait_for_checkpoint(const WalCheckpointer& checkpointer) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (checkpointer.checkpoints() == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// While the program runs the log is left to grow, up to the deferred size: the commits do
+// not even wake the thread, so the file holds no row and the log all of them.
+TEST(WalCheckpointer, WhileTheProgramRunsTheLogIsCopiedOnlyOnceItIsLarge) {
+  test::TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("w.db");
+  sqlite3* writer = open_wal(path);
+  auto share = std::make_shared<CpuShare>();
+  share->limited.store(true);
+  std::string error;
+  auto checkpointer = WalCheckpointer::start(path, share, &error, /*deferred_wal_pages=*/1000);
+  ASSERT_NE(checkpointer, nullptr) << error;
+  checkpointer->attach(writer);
+  commit_rows(writer, 20);  // ~2 MB of 4 KiB pages: about 600 pages of log
+  EXPECT_EQ(checkpointer->checkpoints(), 0u);
+  EXPECT_LT(std::filesystem::file_size(path), 100'000u);
+  EXPECT_GT(std::filesystem::file_size(path + "-wal"), 2'000'000u);
+  commit_rows(writer, 20);  // past 1,000 pages: now the thread copies
+  ASSERT_TRUE(wait_for_checkpoint(*checkpointer));
+  checkpointer.reset();
+  EXPECT_GT(std::filesystem::file_size(path), 2'000'000u);
+  sqlite3_close(writer);
+}
+
+// Once the program has ended, the next commit has the thread copy the whole log.
+TEST(WalCheckpointer, TheLogHeldWhileTheProgramRanIsCopiedAfterIt) {
+  test::TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("w.db");
+  sqlite3* writer = open_wal(path);
+  auto share = std::make_shared<CpuShare>();
+  share->limited.store(true);
+  std::string error;
+  auto checkpointer = WalCheckpointer::start(path, share, &error);
+  ASSERT_NE(checkpointer, nullptr) << error;
+  checkpointer->attach(writer);
+  commit_rows(writer, 20);
+  EXPECT_EQ(checkpointer->checkpoints(), 0u);
+  EXPECT_LT(std::filesystem::file_size(path), 100'000u);
+  share->limited.store(false);  // the program has ended
+  commit_rows(writer, 1);
+  ASSERT_TRUE(wait_for_checkpoint(*checkpointer));
+  checkpointer.reset();  // joins: every requested checkpoint has run
+  EXPECT_GT(std::filesystem::file_size(path), 2'000'000u);
+  const auto [log, done] = wal_state(writer);
+  EXPECT_EQ(done, log);
   sqlite3_close(writer);
 }
 
