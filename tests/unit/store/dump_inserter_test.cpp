@@ -33,6 +33,10 @@ DumpRow text_row(int64_t id) {
   } else {
     row.event = id % 2 == 0 ? DumpEvent::kMalloc : DumpEvent::kFree;
     row.event_type = DumpEventType::kHost;
+    if (id % 17 == 5 || id % 17 == 6) {  // device blocks, on devices whose ids change
+      row.event_type = DumpEventType::kHal;
+      row.device = 1 + int32_t(id % 3);
+    }
     row.ptr = 0x7f0000000000 + uint64_t(id) * 64;
     row.size_bytes = 16 + uint64_t(id);
     row.allocation_id = uint64_t(id) / 2 + 1;
@@ -40,7 +44,7 @@ DumpRow text_row(int64_t id) {
     row.stack_python = id % 11 < 6 ? 4 : 5;
   }
   row.timestamp_ns = 1795000000000000000 + id * 100;
-  row.process_id = 7;
+  row.process_id = id % 40 < 30 ? 7 : 8;
   row.thread_id = 7 + uint32_t(id % 3);
   return row;
 }
@@ -49,20 +53,27 @@ DumpRow text_row(int64_t id) {
 std::vector<std::string> expected_columns(int64_t id, const std::vector<std::string>& names) {
   const DumpRow row = text_row(id);
   PtrText ptr{};
+  const std::string pid = std::to_string(row.process_id);
+  const std::string tid = std::to_string(row.thread_id);
   if (row.event == DumpEvent::kSystem) {
-    return {std::to_string(id), "SYSTEM", "STEP", std::to_string(row.step), "N/A", ""};
+    return {
+        std::to_string(id), "SYSTEM", "STEP", std::to_string(row.step), pid, tid, "N/A", "N/A", ""};
   }
+  const bool device = row.event_type == DumpEventType::kHal;
   return {std::to_string(id),
           row.event == DumpEvent::kMalloc ? "MALLOC" : "FREE",
-          "HOST",
+          device ? "HAL" : "HOST",
           names[row.name],
+          pid,
+          tid,
+          device ? std::to_string(row.device) : "cpu",
           std::string(format_ptr_hex(row.ptr, ptr)),
           row.stack_python == 4 ? "a.py(1): f" : "b.py(2): g"};
 }
 
 constexpr const char* kColumnsRead =
-    "SELECT ID, Event, \"Event Type\", Name, Ptr, \"Call Stack(Python)\" FROM memscope_dump "
-    "ORDER BY ID";
+    "SELECT ID, Event, \"Event Type\", Name, \"Process Id\", \"Thread Id\", \"Device Id\", Ptr, "
+    "\"Call Stack(Python)\" FROM memscope_dump ORDER BY ID";
 
 class DumpInserterTest : public ::testing::Test {
  protected:
