@@ -415,11 +415,11 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
   return remaining_ms();
 }
 
-// ZeroMQ's context, the PUSH socket and its connection watch. Called on the sender thread
-// after it stepped back: ZeroMQ starts its I/O thread here, and a thread inherits its
-// creator's nice value. Created on the program's thread, the I/O thread ran at nice 0 and
-// took a seventh of a core from a two-thread allocation storm, copying batches into the
-// socket. Returns an error text, empty on success.
+// ZeroMQ's context, the PUSH socket and its connection watch. Called on the sender thread,
+// before Hello: ZeroMQ starts its I/O thread and reaper here, which step back with the
+// sender once Hello is out (step_back_after_hello). Created on the program's thread and left
+// there, the I/O thread ran at nice 0 and took a seventh of a core from a two-thread
+// allocation storm, copying batches into the socket. Returns an error text, empty on success.
 std::string open_socket(Sender* s) {
   if (!s->curve_secret_key.empty()) {
     if (!zmq_has("curve")) return "MEMTAP_KEYS is set, but this ZeroMQ has no CURVE (libsodium)";
@@ -513,11 +513,16 @@ void block_process_signals() {
 
 // This thread and its ZeroMQ threads behind the program (MEMTAP_SENDER_NICE), once Hello is
 // out (see run).
+// The ZeroMQ threads first and this thread last: whoever sees the sender stepped back then
+// finds its ZeroMQ threads behind the program too (the other order left a window with the
+// reaper still at nice 0, which MemtapRun.TheSenderThreadStepsBackInsideTheProgram caught).
 void step_back_after_hello(int nice) {
-  step_back(0, nice);
   const std::string prefix = std::to_string(raw_gettid()) + "/ZMQbg/";
   DIR* tasks = opendir("/proc/self/task");
-  if (!tasks) return;
+  if (!tasks) {
+    step_back(0, nice);
+    return;
+  }
   while (dirent* e = readdir(tasks)) {
     if (e->d_name[0] == '.') continue;
     char comm[32] = {};
@@ -530,6 +535,7 @@ void step_back_after_hello(int nice) {
     }
   }
   closedir(tasks);
+  step_back(0, nice);
 }
 
 void run(Sender* s, std::promise<std::string>* opened) {
