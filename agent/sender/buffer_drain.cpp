@@ -11,6 +11,12 @@ namespace {
 
 constexpr uint64_t kIdleCyclesBeforeLivenessCheck = 20;
 
+// The buffers the sender reads: a thread's own, and one whose thread has exited with
+// records still in it.
+bool being_read(uint32_t state) {
+  return state == kBufferOwned || state == kBufferRetired;
+}
+
 void recycle_chunk(BufferRegistry* reg, ThreadBuffer* b, EventChunk* c) {
   // Only the owner empties a spare slot and only we fill it, so a null we see stays null
   // until we store.
@@ -73,7 +79,7 @@ size_t drain_buffers(BufferRegistry* reg, size_t max_records, DrainResult* out) 
   for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b && total < max_records;
        b = b->next_registered) {
     const uint32_t state = b->state.load(std::memory_order_acquire);
-    if (state != kBufferOwned && state != kBufferRetired) continue;
+    if (!being_read(state)) continue;
     size_t first = out->records.size();
     size_t n = drain_one(reg, b, max_records - total, &out->records);
     // Its thread has exited: nothing more comes, and once read to the end it is the next
@@ -96,7 +102,7 @@ bool oldest_unread_clock(BufferRegistry* reg, uint64_t now_clock, uint64_t* cloc
   bool found = false;
   for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b; b = b->next_registered) {
     const uint32_t state = b->state.load(std::memory_order_acquire);
-    if (state != kBufferOwned && state != kBufferRetired) continue;
+    if (!being_read(state)) continue;
     // drain_one's walk, without moving: the first published record past the read position.
     EventChunk* c = b->read_chunk;
     uint32_t pos = b->read_pos;
@@ -124,7 +130,7 @@ uint64_t unread_slots(BufferRegistry* reg) {
   uint64_t sum = 0;
   for (ThreadBuffer* b = reg->head.load(std::memory_order_acquire); b; b = b->next_registered) {
     const uint32_t state = b->state.load(std::memory_order_acquire);
-    if (state != kBufferOwned && state != kBufferRetired) continue;
+    if (!being_read(state)) continue;
     const uint32_t behind = b->chunks_behind.load(std::memory_order_acquire);
     if (behind != 0) {
       // The read chunk's rest and the chunks after it; the write chunk's part is left out.

@@ -512,29 +512,26 @@ void block_process_signals() {
 }
 
 // This thread and its ZeroMQ threads behind the program (MEMTAP_SENDER_NICE), once Hello is
-// out (see run).
-// The ZeroMQ threads first and this thread last: whoever sees the sender stepped back then
-// finds its ZeroMQ threads behind the program too (the other order left a window with the
-// reaper still at nice 0, which MemtapRun.TheSenderThreadStepsBackInsideTheProgram caught).
+// out (see run). The ZeroMQ threads first and this thread last: whoever sees the sender
+// stepped back then finds its ZeroMQ threads behind the program too (the other order left a
+// window with the reaper still at nice 0, which
+// MemtapRun.TheSenderThreadStepsBackInsideTheProgram caught).
 void step_back_after_hello(int nice) {
   const std::string prefix = std::to_string(raw_gettid()) + "/ZMQbg/";
-  DIR* tasks = opendir("/proc/self/task");
-  if (!tasks) {
-    step_back(0, nice);
-    return;
-  }
-  while (dirent* e = readdir(tasks)) {
-    if (e->d_name[0] == '.') continue;
-    char comm[32] = {};
-    const std::string path = std::string("/proc/self/task/") + e->d_name + "/comm";
-    if (FILE* f = fopen(path.c_str(), "r")) {
-      if (fgets(comm, sizeof comm, f) && strncmp(comm, prefix.c_str(), prefix.size()) == 0) {
-        step_back(pid_t(atoi(e->d_name)), nice);
+  if (DIR* tasks = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(tasks)) {
+      if (e->d_name[0] == '.') continue;
+      char comm[32] = {};
+      const std::string path = std::string("/proc/self/task/") + e->d_name + "/comm";
+      if (FILE* f = fopen(path.c_str(), "r")) {
+        if (fgets(comm, sizeof comm, f) && strncmp(comm, prefix.c_str(), prefix.size()) == 0) {
+          step_back(pid_t(atoi(e->d_name)), nice);
+        }
+        fclose(f);
       }
-      fclose(f);
     }
+    closedir(tasks);
   }
-  closedir(tasks);
   step_back(0, nice);
 }
 
