@@ -3,7 +3,6 @@
 
 #include <sqlite3.h>
 
-#include <cstring>
 #include <string_view>
 
 #include "monitor/store/batch_insert.h"
@@ -120,13 +119,13 @@ void DumpInserter::bind_row(sqlite3_stmt* stmt, int first_param, Slot& slot, int
                             const DumpRow& row) {
   const int p = first_param;
   ids_.bind(stmt, p + kId, id);
-  if (int(row.event) != slot.event) {
+  if (int(row.event) != slot.bound_event) {
     bind_static(stmt, p + kEvent, dump_event_text(row.event));
-    slot.event = int(row.event);
+    slot.bound_event = int(row.event);
   }
-  if (int(row.event_type) != slot.event_type) {
+  if (int(row.event_type) != slot.bound_event_type) {
     bind_static(stmt, p + kEventType, dump_event_type_text(row.event_type));
-    slot.event_type = int(row.event_type);
+    slot.bound_event_type = int(row.event_type);
   }
   // A step's Name is its number, in the slot's step: bound anew for every step row.
   const bool step = row.event == DumpEvent::kSystem && row.event_type == DumpEventType::kStep;
@@ -135,23 +134,20 @@ void DumpInserter::bind_row(sqlite3_stmt* stmt, int first_param, Slot& slot, int
     slot.bound_name = step ? kStepBound : row.name;
   }
   sqlite3_bind_int64(stmt, p + kTimestamp, row.timestamp_ns);
-  if (row.process_id != slot.process_id) {
+  if (row.process_id != slot.bound_process_id) {
     sqlite3_bind_int64(stmt, p + kProcessId, row.process_id);
-    slot.process_id = row.process_id;
+    slot.bound_process_id = row.process_id;
   }
-  if (row.thread_id != slot.thread_id) {
+  if (row.thread_id != slot.bound_thread_id) {
     sqlite3_bind_int64(stmt, p + kThreadId, row.thread_id);
-    slot.thread_id = row.thread_id;
+    slot.bound_thread_id = row.thread_id;
   }
   // Static text ("cpu", "N/A") or the slot's own buffer, rewritten with the same bytes when
-  // they are skipped: SQLite keeps the pointer (SQLITE_STATIC).
+  // the bind is skipped: SQLite keeps the pointer (SQLITE_STATIC).
   const std::string_view device = dump_device_id_text(row, slot.device);
-  if (device.size() != slot.bound_device_size ||
-      std::memcmp(device.data(), slot.bound_device.data(), device.size()) != 0) {
+  if (device != slot.bound_device) {
     bind_static(stmt, p + kDeviceId, device);
-    const bool fits = device.size() <= slot.bound_device.size();
-    if (fits) std::memcpy(slot.bound_device.data(), device.data(), device.size());
-    slot.bound_device_size = fits ? device.size() : SIZE_MAX;
+    slot.bound_device.assign(device);
   }
   bind_static(stmt, p + kPtr, dump_ptr_text(row, slot.ptr));
   std::string_view func;

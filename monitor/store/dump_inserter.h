@@ -13,8 +13,8 @@
 // process and thread ids are bound only when they differ from what the same row of the
 // statement had last time (sqlite3_reset keeps bindings: 1.8 -> 2.0 M rows/s, 5 % less
 // CPU, `memtap_bench_recorder 2000000 text`), and point at the strings kept here, which
-// never move. That is why the object is not copyable
-// or movable: the statements hold pointers into it.
+// never move. That is why the object is not copyable or movable: the statements hold
+// pointers into it.
 #pragma once
 
 #include <array>
@@ -79,12 +79,11 @@ class DumpInserter {
     uint32_t bound_stack_c = kNothingBound;
     // Event, Event Type, Device Id, Process Id and Thread Id as bound now: most rows repeat
     // the row before them in these, and a bind costs more than the comparison.
-    int event = -1;
-    int event_type = -1;
-    DeviceText bound_device{};
-    size_t bound_device_size = SIZE_MAX;  // SIZE_MAX: nothing bound
-    int64_t process_id = -1;
-    int64_t thread_id = -1;
+    int bound_event = -1;
+    int bound_event_type = -1;
+    std::string bound_device;  // "": nothing bound (a Device Id is never empty); no heap
+    int64_t bound_process_id = -1;
+    int64_t bound_thread_id = -1;
   };
   explicit DumpInserter(sqlite3* db) : db_(db) {}
   const std::string& text(uint32_t id) const;
