@@ -318,7 +318,12 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
 }
 
 bool LiveRecording::caught_up() const {
-  return backlog() == 0 && analysis_->rows_analysed() == rows_to_analyse_;
+  // Rows in the writer's open transaction count: finish() commits them at once, where
+  // waiting for its commit deadline held every `memtap run` with progress lines up to a
+  // second after the rest had caught up.
+  const bool writer_caught_up =
+      !writer_->stopped().reason.empty() || writer_->rows_taken() == writer_->rows_queued();
+  return writer_caught_up && analysis_->rows_analysed() == rows_to_analyse_;
 }
 
 std::string LiveRecording::progress_line() const {

@@ -63,8 +63,8 @@ class LiveRecording {
   // recorded since the recording stopped, and the monitor's resident memory; and the
   // messages refused so far, the Hellos dropped and those still pending (InputCounts).
   std::string progress_line() const;
-  // Whether the engine has analysed, and the writer committed, every row so far (a
-  // recording that stopped has nothing more to commit).
+  // Whether the engine has analysed, and the writer taken into SQLite, every row so far (a
+  // recording that stopped has nothing more to take).
   bool caught_up() const;
   // Rows the writer has been given but not yet committed to the database; 0 once the
   // recording stopped (those rows are not recorded, and nothing waits for them).

@@ -210,6 +210,7 @@ struct MemscopeWriter::Impl {
   std::atomic<uint64_t> rows_queued{0};   // written by append() only
   std::atomic<uint64_t> deferrals{0};     // milliseconds the thread waited for the live view
   std::atomic<uint64_t> rows_written{0};  // written by the writer thread only
+  std::atomic<uint64_t> rows_taken{0};    // written by the writer thread only
   std::atomic<FinishStep> finish_step{FinishStep::kRecording};  // written by finish() only
   // No more rows are kept: the recording stopped, or the spool refused rows and the thread
   // is about to stop it.
@@ -476,6 +477,7 @@ void MemscopeWriter::Impl::write_rows(const std::vector<DumpRow>& rows) {
     if (failed.load(std::memory_order_relaxed)) return;
     if (!in_transaction && !begin()) return;
     if (!write_row(row)) return;
+    rows_taken.store(rows_taken.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     if (++rows_in_transaction >= options.rows_per_transaction && !commit()) return;
   }
 }
@@ -827,6 +829,10 @@ uint64_t MemscopeWriter::rows_written() const {
 
 uint64_t MemscopeWriter::deferred_ms() const {
   return impl_->deferrals.load();
+}
+
+uint64_t MemscopeWriter::rows_taken() const {
+  return impl_->rows_taken.load();
 }
 
 uint64_t MemscopeWriter::rows_spooled() const {

@@ -115,6 +115,9 @@ class MemscopeWriter {
 
   // Rows committed to the file so far.
   uint64_t rows_written() const;
+  // Rows the writer has taken into SQLite: those committed and those in the transaction it
+  // holds open until it is full or commit_interval_ms old, which finish() commits at once.
+  uint64_t rows_taken() const;
   // Rows that waited on disk because SQLite fell behind (max_memory_rows).
   uint64_t rows_spooled() const;
   // Milliseconds the writer waited for the live analyses (MemscopeWriterOptions::live_behind).

@@ -317,6 +317,27 @@ TEST_P(WriterForms, WaitsWhileTheLiveViewIsBehind) {
             "5000");
 }
 
+// Rows in the open transaction are taken, not yet written: a caller waiting for the
+// writer to catch up (`memtap run` with progress lines) need not wait for the commit.
+TEST_P(WriterForms, RowsInTheOpenTransactionAreTakenBeforeTheyAreWritten) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000013.db");
+  MemscopeWriterOptions options = form();
+  options.rows_per_transaction = 1000000;
+  options.commit_interval_ms = 3600 * 1000;
+  std::string error;
+  auto writer = MemscopeWriter::create(path, options, &error);
+  ASSERT_NE(writer, nullptr) << error;
+  const std::vector<DumpRow> rows = numbered_rows(300);
+  writer->append(rows.data(), rows.size());
+  ASSERT_TRUE(eventually([&] { return writer->rows_taken() == 300; }));
+  EXPECT_EQ(writer->rows_written(), 0u);
+  ASSERT_TRUE(writer->finish({}, {}, &error)) << error;
+  EXPECT_EQ(writer->rows_written(), 300u);
+  EXPECT_EQ(Db(path).value("SELECT count(*) FROM memscope_dump"), "300");
+}
+
 // It does not wait for ever: not past max_deferred_bytes on disk, and not once finish()
 // asks for the rest.
 TEST_P(WriterForms, StopsWaitingWhenTheDiskQueueIsFullOrAtFinish) {
