@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "monitor/store/memscope_schema.h"
+#include "monitor/store/sort_heap.h"
 #include "monitor/store/sqlite_status.h"
 
 namespace memtap {
@@ -97,6 +98,7 @@ bool copy(sqlite3* db, const std::string& in, std::string* error) {
   if (!has_meta) sql += "CREATE TABLE memtap_meta (key TEXT PRIMARY KEY, value TEXT);";
   sql += "INSERT OR REPLACE INTO memtap_meta VALUES ('exported_from', " + quoted(in) + ");";
   sql += std::string(kCreateMemscopeDumpIndexesSql) + "COMMIT;";
+  const SortHeap heap;  // the indexes at the end
   if (!sqlite_exec(db, sql.c_str(), &reason)) {
     *error = "copying " + in + ": " + reason;
     return false;

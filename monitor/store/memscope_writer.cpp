@@ -48,6 +48,7 @@
 #include "monitor/store/memtap_tables.h"
 #include "monitor/store/row_chunks.h"
 #include "monitor/store/row_spool.h"
+#include "monitor/store/sort_heap.h"
 #include "monitor/store/sqlite_status.h"
 #include "monitor/store/wal_checkpointer.h"
 
@@ -653,6 +654,7 @@ bool MemscopeWriter::Impl::write_session_tables(
             write_memtap_meta(db, all_meta, reason);
   // A view cannot be indexed; a compact file finds time ranges by memtap_event_chunk.
   if (ok && finished && !options.compact) {
+    const SortHeap heap;
     const int rc = sqlite3_exec(db, kCreateMemscopeDumpIndexesSql, nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) {
       *reason = "building msMemScope's indexes: " + sqlite_error_text(db, rc);

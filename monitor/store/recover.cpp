@@ -14,6 +14,7 @@
 #include "monitor/model/process_info.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
+#include "monitor/store/sort_heap.h"
 #include "monitor/store/sqlite_rows.h"
 #include "monitor/store/sqlite_status.h"
 
@@ -143,6 +144,7 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
             sqlite_exec(db, "BEGIN", &reason) && write_memtap_session(db, processes, &reason) &&
             write_memtap_meta(db, meta, &reason);
   if (ok && !compact && indexes == 0) {
+    const SortHeap heap;
     rc = sqlite3_exec(db, kCreateMemscopeDumpIndexesSql, nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) {
       reason = "building msMemScope's indexes: " + sqlite_error_text(db, rc);

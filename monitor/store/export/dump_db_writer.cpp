@@ -6,6 +6,7 @@
 #include "monitor/store/dump_inserter.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
+#include "monitor/store/sort_heap.h"
 #include "monitor/store/sqlite_status.h"
 
 namespace memtap {
@@ -77,6 +78,7 @@ bool DumpDbWriter::finish(const std::vector<ProcessInfo>& processes,
   }
   w.inserter.reset();
   std::string reason;
+  const SortHeap heap;  // for the indexes
   const bool ok = write_memtap_session(w.db, processes, &reason) &&
                   write_memtap_meta(w.db, meta, &reason) &&
                   sqlite_exec(w.db, kCreateMemscopeDumpIndexesSql, &reason) &&
