@@ -14,8 +14,11 @@
 // operator's list of the blocks it allocated) can tell that its block is gone.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "monitor/engine/flat_map.h"
@@ -156,6 +159,28 @@ class BlockTable {
       const LiveBlock& b = blocks_[slot];
       f(addr, b, uses(b, slot));
     });
+  }
+
+  // Calls f(addr, block) for every live block, in the index's order, for sweeps that need no
+  // uses (a pool's evaluation). The index's order is random in blocks_, so each block read
+  // was a cache miss the loop waited for: the pool's evaluation of a 300K-block heap spent
+  // nearly all its time on that one load. Each block is prefetched kAhead entries before
+  // f sees it.
+  template <class F>
+  void for_each_block(F&& f) const {
+    constexpr size_t kAhead = 16;
+    std::array<std::pair<uint64_t, uint32_t>, kAhead> ahead;
+    size_t seen = 0;
+    index_.for_each([&](uint64_t addr, uint32_t slot) {
+      __builtin_prefetch(&blocks_[slot]);
+      std::pair<uint64_t, uint32_t>& entry = ahead[seen % kAhead];
+      if (seen >= kAhead) f(entry.first, blocks_[entry.second]);
+      entry = {addr, slot};
+      ++seen;
+    });
+    for (size_t i = seen > kAhead ? seen - kAhead : 0; i < seen; ++i) {
+      f(ahead[i % kAhead].first, blocks_[ahead[i % kAhead].second]);
+    }
   }
 
  private:

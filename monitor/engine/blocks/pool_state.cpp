@@ -34,7 +34,7 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
   PoolState s;
   std::vector<Located> segs;
   if (segments)
-    segments->for_each([&](uint64_t addr, const LiveBlock& b, const BlockUses&) {
+    segments->for_each_block([&](uint64_t addr, const LiveBlock& b) {
       segs.push_back({addr, &b});
     });
   std::sort(segs.begin(), segs.end(),
@@ -65,7 +65,7 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
     s.unsegmented_bytes = saturating_add(s.unsegmented_bytes, block.block->size_bytes);
   };
   if (blocks) {
-    blocks->for_each([&](uint64_t addr, const LiveBlock& b, const BlockUses&) {
+    blocks->for_each_block([&](uint64_t addr, const LiveBlock& b) {
       all_block_bytes = saturating_add(all_block_bytes, b.size_bytes);
       place({addr, &b});
     });

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <random>
+#include <vector>
 
 #include "monitor/engine/flat_map.h"
 
@@ -123,6 +124,25 @@ TEST(BlockTable, ManyBlocksAcrossChunksKeepTheirRecordsAndAddresses) {
   });
   EXPECT_EQ(seen, kBlocks);
   EXPECT_EQ(sizeof(LiveBlock), 40u);
+}
+
+// The prefetching sweep visits every block once with its own record, in the index's order,
+// for tables smaller and larger than how far it reads ahead.
+TEST(BlockTable, EveryBlockSweepSeesEachBlockOnceInTheIndexOrder) {
+  for (const uint64_t blocks : {0, 1, 15, 16, 17, 3000}) {
+    BlockTable t;
+    for (uint64_t i = 0; i < blocks; ++i) t.at(t.insert(0x20000 + i * 32)).size_bytes = i + 1;
+    std::vector<uint64_t> in_index_order;
+    t.for_each(
+        [&](uint64_t addr, const LiveBlock&, const BlockUses&) { in_index_order.push_back(addr); });
+    std::vector<uint64_t> swept;
+    t.for_each_block([&](uint64_t addr, const LiveBlock& b) {
+      swept.push_back(addr);
+      EXPECT_EQ(addr, 0x20000 + (b.size_bytes - 1) * 32);
+    });
+    EXPECT_EQ(swept, in_index_order) << blocks << " blocks";
+    EXPECT_EQ(swept.size(), blocks);
+  }
 }
 
 }  // namespace
