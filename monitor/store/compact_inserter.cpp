@@ -94,7 +94,8 @@ const std::string& CompactInserter::text(uint32_t id) const {
 
 int64_t CompactInserter::thread_number(uint32_t pid, uint32_t tid, int* rc) {
   const uint64_t key = (uint64_t{pid} << 32) | tid;
-  if (key == last_thread_key_) return last_thread_;
+  // Any key is possible, the initial ~0 too (pid and tid 4294967295, from a hostile agent).
+  if (last_thread_ >= 0 && key == last_thread_key_) return last_thread_;
   auto [it, added] = threads_.try_emplace(key, static_cast<int64_t>(threads_.size()));
   if (added) {
     sqlite3_bind_int64(thread_, 1, it->second);

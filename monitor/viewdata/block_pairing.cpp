@@ -49,7 +49,8 @@ BlockPairing::BlockPairing(int64_t promote_after_ns)
 
 BlockPairing::Scope* BlockPairing::scope_of(uint32_t pid, int32_t device, bool make) {
   const uint64_t key = (uint64_t(pid) << 32) | uint32_t(device);
-  if (key == last_scope_key_) return last_scope_;
+  // Any key is possible, the initial ~0 too (pid 4294967295 on the host).
+  if (last_scope_ != nullptr && key == last_scope_key_) return last_scope_;
   const uint32_t* found = scope_index_.find(key);
   uint32_t i;
   if (found) {

@@ -252,6 +252,39 @@ TEST(Report, BrokenFilesGiveOneLineNamingTheFile) {
   }
 }
 
+// The largest pid a file can name (its Process Id is untrusted) is a process like any
+// other: `memtap report` of such a file crashed.
+TEST(Report, TheLargestProcessIdIsReportedLikeAnyOther) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000001.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* sql =
+      "CREATE TABLE memscope_dump (\"ID\" INTEGER PRIMARY KEY, \"Event\" TEXT, \"Event Type\" "
+      "TEXT, \"Name\" TEXT, \"Timestamp(ns)\" INTEGER, \"Process Id\" INTEGER, \"Thread Id\" "
+      "INTEGER, \"Device Id\" TEXT, \"Ptr\" TEXT, \"Attr\" TEXT, \"Call Stack(Python)\" TEXT, "
+      "\"Call Stack(C)\" TEXT);"
+      "INSERT INTO memscope_dump VALUES (1, 'MALLOC', 'HOST', 'N/A', 1000, 4294967295, "
+      "4294967295, 'cpu', '0x0000000000001000', "
+      "'{\"allocation_id\":\"1\",\"addr\":\"0x0000000000001000\",\"size\":\"4096\"}', '', '');"
+      "INSERT INTO memscope_dump VALUES (2, 'MALLOC', 'HOST', 'N/A', 2000, 4294967295, "
+      "4294967295, 'cpu', '0x0000000000003000', "
+      "'{\"allocation_id\":\"2\",\"addr\":\"0x0000000000003000\",\"size\":\"1024\"}', '', '');";
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  // Text, then JSON: the process, and its 5 KiB live.
+  for (const auto& [args, live] :
+       {std::pair<std::vector<std::string>, std::string>{{"report", path}, "5.0 KiB allocated"},
+        {{"report", "--json", path}, "5120"}}) {
+    ProcessResult r = memtap(dir, args);
+    ASSERT_TRUE(r.exited) << describe(r);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("4294967295"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(live), std::string::npos) << r.out;
+  }
+}
+
 // A recording with step markers and an owner whose live bytes grow 40 MiB a step (as
 // examples/train_leak.py will make once the Python API exists): the report names it.
 TEST(Report, NamesTheOwnerThatGrowsStepAfterStep) {

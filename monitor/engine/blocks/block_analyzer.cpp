@@ -22,7 +22,9 @@ ProcessState& process_of(AnalyzerState& s, uint32_t pid) {
 
 DeviceState& device_of(AnalyzerState& s, uint32_t pid, int32_t device) {
   const uint64_t key = (uint64_t(pid) << 32) | uint32_t(device);
-  if (key == s.last_device_key) return *s.last_device;
+  // Every key is possible, the initial ~0 too (pid 4294967295 on the host, from a file or a
+  // message): only a device looked up before is the last one.
+  if (s.last_device != nullptr && key == s.last_device_key) return *s.last_device;
   uint32_t i = s.device_index.find(key);
   if (i == FlatIndex::kNone) {
     ProcessState& p = process_of(s, pid);

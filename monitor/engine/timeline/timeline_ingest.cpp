@@ -32,7 +32,8 @@ SeriesId Timeline::new_series(const SeriesKey& key, const SeriesLimits& limits) 
 
 Scope& Timeline::scope_for(uint32_t pid, int32_t device) {
   const uint64_t key = scope_key(pid, device);
-  if (key == last_scope_key_) return *last_scope_;
+  // Any key is possible, the initial ~0 too (pid 4294967295 on the host).
+  if (last_scope_ != nullptr && key == last_scope_key_) return *last_scope_;
   Scope* scope;
   if (const uint64_t* index = scope_index_.find(key)) {
     scope = scopes_[size_t(*index)].get();

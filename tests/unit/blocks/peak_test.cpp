@@ -143,6 +143,22 @@ TEST(Peak, ALaterHigherPeakReplacesTheBreakdownAndEqualValueKeepsTheFirst) {
 // Blocks of 2^63 - 1 bytes (hostile or corrupt input): three of them live pass 2^64. Live
 // bytes saturate instead of wrapping to less than one of the blocks, and the totals give back
 // no more than they hold as the blocks go.
+// The largest pid on the host makes the key that also marks "no device looked up yet":
+// the first such event must not take the empty mark for a device (it crashed `memtap
+// report` of a file whose Process Id was 4294967295).
+TEST(Peak, TheLargestPidIsAProcessLikeAnyOther) {
+  Script s;
+  s.pid = 4294967295u;
+  s.malloc(1, 0x1000, 100);
+  s.malloc(2, 0x2000, 300);
+  s.free(3, 0x1000);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  const PeakResult p = a.peak(4294967295u, kHostDevice);
+  ASSERT_TRUE(p.found);
+  EXPECT_EQ(p.bytes, 400u);
+}
+
 TEST(Peak, LiveBytesPast2To64SaturateInsteadOfWrapping) {
   constexpr uint64_t kHuge = (uint64_t{1} << 63) - 1;
   constexpr uint64_t kAll = ~uint64_t{0};

@@ -106,6 +106,21 @@ TEST_F(CompactInserterTest, IdsThatSkipAreKeptAsGiven) {
   EXPECT_EQ(db.query("SELECT ID, ptr FROM memtap_event ORDER BY ID"), expected);
 }
 
+// The largest pid and tid make the key that also marks "no thread numbered yet": their
+// thread is numbered and stored like any other, not taken for the mark's -1.
+TEST_F(CompactInserterTest, TheLargestPidAndTidAreAThreadLikeAnyOther) {
+  DumpRow row = block_row(0);
+  row.process_id = 4294967295u;
+  row.thread_id = 4294967295u;
+  ASSERT_EQ(inserter_->insert(0, row), SQLITE_DONE);
+  ASSERT_EQ(inserter_->flush(), SQLITE_DONE);
+  commit();
+  Db db(path_);
+  EXPECT_EQ(db.query("SELECT t.process_id, t.thread_id FROM memtap_event e JOIN memtap_thread t "
+                     "ON t.thread = e.thread"),
+            (Rows{{"4294967295", "4294967295"}}));
+}
+
 // A batch that SQLite refuses is an error of every row in it: none of them is stored.
 TEST_F(CompactInserterTest, ABatchThatFailsReportsItsError) {
   ASSERT_EQ(sqlite3_exec(db_->db(),

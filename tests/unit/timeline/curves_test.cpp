@@ -110,6 +110,21 @@ std::vector<MemEvent> pool_on_device(int32_t dev, uint32_t owner_a, uint32_t own
   };
 }
 
+// The largest pid on the host makes the scope key that also marks "no scope looked up
+// yet": its events get a scope of their own (they dereferenced the mark's null scope).
+TEST(TimelineCurves, TheLargestPidIsAScopeLikeAnyOther) {
+  constexpr uint32_t kLargestPid = 4294967295u;
+  Timeline t;
+  feed(t, {
+              malloc_at(1, kLargestPid, kHostDevice, Layer::kHost, 0x1000, 100),
+              malloc_at(2, kLargestPid, kHostDevice, Layer::kHost, 0x2000, 50),
+              free_at(3, kLargestPid, kHostDevice, Layer::kHost, 0x1000, 100),
+          });
+  EXPECT_EQ(
+      all_points(t, t.find({kLargestPid, kHostDevice, Curve::kAllocated, GroupBy::kOverall, 0})),
+      (Points{{1, 100}, {2, 150}, {3, 50}}));
+}
+
 TEST(TimelineCurves, DeviceWithFrameworkPoolOverDriverMemory) {
   Timeline t;
   feed(t, pool_on_device(0, 11, 12));

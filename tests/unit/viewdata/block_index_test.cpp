@@ -152,6 +152,20 @@ TEST(BlockIndex, AFreeClosesTheBlockLiveAtItsAddress) {
   EXPECT_TRUE(st.error.empty()) << st.error;
 }
 
+// The largest pid on the host makes the scope key that also marks "no scope looked up
+// yet": its blocks are paired like any other process's (its first MALLOC got no scope).
+TEST(BlockIndex, TheLargestPidIsAProcessLikeAnyOther) {
+  Feed feed;
+  feed.malloc(100, 0x1000, 64).pid = 4294967295u;
+  feed.free(150, 0x1000).pid = 4294967295u;
+  BlockFilter f = host();
+  f.pid = 4294967295u;
+  const BlockSet s = feed.largest(f);
+  ASSERT_EQ(s.blocks.size(), 1u);
+  EXPECT_EQ(s.blocks[0].free_ns, 150);
+  EXPECT_EQ(feed.index().status().unmatched_frees, 0u);
+}
+
 TEST(BlockIndex, AMallocOverALiveBlockClosesTheOldOneThen) {
   Feed feed;
   feed.malloc(100, 0x1000, 64);
