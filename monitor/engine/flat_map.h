@@ -38,6 +38,13 @@ class FlatMap {
     }
   }
 
+  // Asks the CPU for the slot a lookup of `key` starts at, so that a lookup a few events
+  // later finds it in the cache: these tables are larger than the cache, and each lookup
+  // was otherwise a miss the engine waited for.
+  void prefetch(uint64_t key) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[home(key)]);
+  }
+
   // Inserts or overwrites.
   void put(uint64_t key, V value) {
     if (key == kEmpty) {
@@ -154,6 +161,7 @@ class FlatIndex {
     const uint32_t* value = map_.find(key);
     return value ? *value : kNone;
   }
+  void prefetch(uint64_t key) const { map_.prefetch(key); }
   // Sets key -> value, replacing any previous value.
   void insert(uint64_t key, uint32_t value) { map_.put(key, value); }
   // Removes key; returns its value, or kNone when it was absent.

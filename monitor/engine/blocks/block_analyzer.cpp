@@ -395,9 +395,33 @@ BlockAnalyzer::BlockAnalyzer(const StringTable& strings, BlockAnalyzerOptions op
 
 BlockAnalyzer::~BlockAnalyzer() = default;
 
+namespace {
+
+// The live-block table an allocation or free will look its address up in, or null.
+const BlockTable* table_for(const AnalyzerState& s, const MemEvent& e) {
+  if (e.kind != MemEventKind::kMalloc && e.kind != MemEventKind::kFree) return nullptr;
+  const uint64_t key = (uint64_t(e.pid) << 32) | uint32_t(e.device);
+  const DeviceState* d = s.last_device != nullptr && key == s.last_device_key
+                             ? s.last_device
+                             : s.find_device(e.pid, e.device);
+  return d ? &d->layers[layer_slot(e.layer, e.is_mmap)].table : nullptr;
+}
+
+}  // namespace
+
 void BlockAnalyzer::add(const MemEvent* events, size_t n) {
   AnalyzerState& s = *s_;
+  // Two stages ahead of the event being applied: its address's index slot, then its block.
+  constexpr size_t kIndexAhead = 16, kBlockAhead = 8;
   for (size_t i = 0; i < n; ++i) {
+    if (i + kIndexAhead < n) {
+      if (const BlockTable* t = table_for(s, events[i + kIndexAhead]))
+        t->prefetch_index(events[i + kIndexAhead].addr);
+    }
+    if (i + kBlockAhead < n && events[i + kBlockAhead].kind == MemEventKind::kFree) {
+      if (const BlockTable* t = table_for(s, events[i + kBlockAhead]))
+        t->prefetch_block(events[i + kBlockAhead].addr);
+    }
     const MemEvent& e = events[i];
     ++s.seq;
     if (e.ts_ns > s.now_ns) s.now_ns = e.ts_ns;

@@ -104,6 +104,14 @@ class BlockTable {
   // The block's slot, or FlatIndex::kNone.
   uint32_t find(uint64_t addr) const { return index_.find(addr); }
 
+  // For an event some events ahead (FlatMap::prefetch): its index slot, then, once that is
+  // likely cached, the block's record, which a FREE reads.
+  void prefetch_index(uint64_t addr) const { index_.prefetch(addr); }
+  void prefetch_block(uint64_t addr) const {
+    const uint32_t slot = index_.find(addr);
+    if (slot != FlatIndex::kNone) __builtin_prefetch(&blocks_[slot]);
+  }
+
   // A fresh block at addr (the caller removed any block live there first); returns its slot.
   uint32_t insert(uint64_t addr) {
     const uint32_t slot = blocks_.take();
