@@ -1,5 +1,7 @@
 // What the fuzz targets share: the input as a file (the readers take paths, as `memtap
-// report FILE` does), and invariant checks that stop the fuzzer with a message.
+// report FILE` does), invariant checks that stop the fuzzer with a message, and what
+// `memtap report` does with the events a reader gave (the engine's analyses and the
+// report), since a file's values reach the engine unchecked beyond the reader's parsing.
 #pragma once
 
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <span>
 #include <string>
 
+#include "monitor/engine/analyzer.h"
 #include "monitor/model/mem_event.h"
 #include "monitor/store/reader/recording_reader.h"
 
@@ -104,9 +107,19 @@ inline bool sqlite_says_damaged(const std::string& path) {
   return damaged || rc != SQLITE_DONE;
 }
 
+// The analyses of `memtap report` and the window over what was read, and the report. (A
+// file whose Process Id was 4294967295 crashed them: the readers passed it on, as they
+// should, and nothing fuzzed the engine behind them.)
+inline void analyse(const Recording& rec) {
+  Analyzer analyzer(&rec.strings);
+  analyzer.add(rec.events.data(), rec.events.size());
+  (void)analyzer.report(rec.processes);
+}
+
 // read_recording (held, as `memtap report` reads a file that fits in memory), then
 // stream_recording in small batches (as `memtap report --low-memory` and the window's
-// replay of a large file read it): both must agree on success and on the events.
+// replay of a large file read it): both must agree on success and on the events. What was
+// read is then analysed as `memtap report` does.
 inline void read_both_ways(const std::string& path) {
   Recording held;
   std::string error;
@@ -139,6 +152,7 @@ inline void read_both_ways(const std::string& path) {
     fail("read_recording and stream_recording give different event counts",
          std::to_string(held.events.size()) + " against " + std::to_string(streamed_events));
   }
+  if (held_ok) analyse(held);
 }
 
 }  // namespace memtap::fuzz

@@ -5,7 +5,9 @@
 // each kMessageSeparator into messages that one Session ingests in turn (Hello, Batches,
 // Bye of one or more processes), so pairing, ordering, fork inheritance and the counting of
 // drops, gaps and rejected messages run on what the decoder let through; then the session
-// is told a process died and finished, which releases and ends everything held.
+// is told a process died and finished, which releases and ends everything held. The rows
+// it hands out go on, as in `memtap run`, through row_events.h into the engine's analyses
+// and the report (a pid an agent claims reaches them unchecked).
 //
 // Seeds: conversations that make_fuzz_seeds writes from the current schema (so they keep
 // the protocol version), and tests/fuzz/seeds/wire_message.
@@ -15,7 +17,9 @@
 #include <string_view>
 #include <vector>
 
+#include "monitor/engine/analyzer.h"
 #include "monitor/engine/decode.h"
+#include "monitor/engine/row_events.h"
 #include "monitor/engine/session.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/fuzz/wire_separator.h"
@@ -35,11 +39,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   uint64_t rows = 0;
   uint32_t strings = 0;
-  Session session([&](const DumpRow*, size_t count) { rows += count; },
-                  [&](uint32_t id, std::string_view) {
-                    if (id != strings + 1) fuzz::fail("session string ids out of order");
-                    strings = id;
-                  });
+  StringTable table;
+  RowStrings row_strings(&table);
+  Analyzer analyzer(&table);
+  std::vector<MemEvent> events;
+  Session session(
+      [&](const DumpRow* out, size_t count) {
+        rows += count;
+        events.clear();
+        append_events(out, count, row_strings, &events);
+        analyzer.add(events.data(), events.size());
+      },
+      [&](uint32_t id, std::string_view text) {
+        if (id != strings + 1) fuzz::fail("session string ids out of order");
+        strings = id;
+        row_strings.add(id, text);
+      });
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   uint64_t rejected = 0;
   for (size_t at = 0; at <= input.size();) {
@@ -62,5 +77,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   session.finish();
   if (session.held_events() != 0) fuzz::fail("events still held after finish()");
   if (session.rows_emitted() != rows) fuzz::fail("rows_emitted() is not the rows handed out");
+  std::vector<RecordedProcess> recorded;
+  for (const ProcessInfo& process : session.processes()) recorded.emplace_back().pid = process.pid;
+  (void)analyzer.report(recorded);
   return 0;
 }
