@@ -115,7 +115,7 @@ void release(AnalyzerState& s, DeviceState& d, uint8_t slot, uint64_t addr, cons
   t.freed_bytes = saturating_add(t.freed_bytes, b.size_bytes);
   t.live_bytes = saturating_sub(t.live_bytes, b.size_bytes);
   --t.live_blocks;
-  const int64_t lifetime = end_ns - b.alloc_ts_ns;
+  const int64_t lifetime = saturating_sub(end_ns, b.alloc_ts_ns);
   const int bucket = lifetime_bucket(lifetime);
   ++t.lifetimes.blocks[bucket];
   t.lifetimes.bytes[bucket] = saturating_add(t.lifetimes.bytes[bucket], b.size_bytes);

@@ -78,7 +78,7 @@ void judge_by_access(InefficiencyTally& t, const JudgedBlock& j, int64_t end_ns,
   const LiveBlock& b = j.block;
   const BlockUses& u = j.uses;
   if (b.size_bytes < o.min_size_bytes) return;
-  const int64_t lifetime = end_ns - b.alloc_ts_ns;
+  const int64_t lifetime = saturating_sub(end_ns, b.alloc_ts_ns);
   if (freed) ++t.judged;
   if (u.uses == 0) {
     if (freed)

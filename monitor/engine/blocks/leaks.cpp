@@ -137,8 +137,10 @@ void trend_update(LiveTrend& t, int64_t ts_ns, double value) {
     return;
   }
   if (ts_ns > t.last_ts_ns) {
-    const double a = double(t.last_ts_ns - t.t0_ns) * 1e-9;
-    const double b = double(ts_ns - t.t0_ns) * 1e-9;
+    // Both at or after t0, so the unsigned differences are exact; the signed ones overflowed
+    // for times a sender made up at both ends of int64's range.
+    const double a = double(uint64_t(t.last_ts_ns) - uint64_t(t.t0_ns)) * 1e-9;
+    const double b = double(uint64_t(ts_ns) - uint64_t(t.t0_ns)) * 1e-9;
     const double dt = b - a;
     // Integrals over [a, b) of 1, t, t^2, y and t*y with y constant, written as products of
     // (b - a) so that no difference of two large cubes loses the precision.
@@ -189,7 +191,7 @@ LeakResult leak_result(const StepHistory& h, const LiveByKey& live, const LiveTr
   }
   r.alive_by_name = alive_groups(live.live[kByName], keys, strings, kByName, top_n);
   r.trend_bytes_per_s = trend_slope(trend, now_ns);
-  r.trend_span_ns = trend.t0_ns == kNoTime ? 0 : now_ns - trend.t0_ns;
+  r.trend_span_ns = trend.t0_ns == kNoTime ? 0 : saturating_sub(now_ns, trend.t0_ns);
   r.step_figures = h.figures;
   if (h.recorded > 0 && h.figures.size() < kKeptStepFigures) {
     StepFigures current = h.current;

@@ -59,7 +59,7 @@ inline void add_finished(FinishedByKey& f, const std::array<uint32_t, kDims>& ke
     FinishedFigures& x = f[d][keys[d]];
     ++x.blocks;
     x.bytes = saturating_add(x.bytes, size_bytes);
-    x.lifetime_sum_ns += lifetime_ns;
+    x.lifetime_sum_ns = saturating_add(x.lifetime_sum_ns, lifetime_ns);
     if (lifetime_ns > x.max_lifetime_ns) x.max_lifetime_ns = lifetime_ns;
   }
 }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "monitor/engine/saturating.h"
 #include "monitor/engine/timeline/timeline.h"
 #include "monitor/engine/timeline/timeline_scope.h"
 
@@ -164,10 +165,11 @@ OomForecast Timeline::time_to_oom(uint32_t pid, int32_t device, const OomOptions
   if (!s) return {};
   const SeriesId id = s->curve_ids[kStoredApp];
   const Series& app = *series_[id];
-  const int64_t end = s->last_ts_ns, span = end - s->first_ts_ns;
+  // Times from a file or a sender are anything int64 holds: the span saturates.
+  const int64_t end = s->last_ts_ns, span = saturating_sub(end, s->first_ts_ns);
   const int64_t window = std::max(int64_t(double(span) * options.window_fraction),
                                   std::min(options.min_window_ns, span));
-  const int64_t start = end - window;
+  const int64_t start = saturating_sub(end, window);
   // Every point the window holds (a few hundred thousand at most), else the pyramid's
   // buckets: sampling evenly in time keeps a burst of events from outweighing the rest.
   CurveQuery q = points(id, start, end, std::numeric_limits<size_t>::max(), WideBuckets::kKeep);

@@ -61,17 +61,32 @@ bool read_id_span(const std::string& path, sqlite3* db, CompactFile* file, std::
 }
 
 bool read_threads(const std::string& path, sqlite3* db, CompactFile* file, std::string* error) {
-  std::vector<int64_t> ids;
   if (!for_each_row(
           path, db, "SELECT thread, process_id, thread_id FROM memtap_thread ORDER BY thread",
           [&](sqlite3_stmt* s) {
-            ids.push_back(sqlite3_column_int64(s, 0));
-            file->threads.push_back(
-                {ids.back(), sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2)});
+            file->threads.push_back({sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+                                     sqlite3_column_int64(s, 2)});
           },
           error)) {
     return false;
   }
+  // memtap writes `thread` as an integer key, so SQLite's order is the numbers' order. A file
+  // made otherwise may hold texts or reals there, which sort after every integer and read as
+  // any number, or the same number twice: the index wants them ascending and once each (an
+  // unsorted list sized its direct table by the last id, and a larger one before it wrote
+  // past the end).
+  auto by_number = [](const CompactThread& a, const CompactThread& b) {
+    return a.number < b.number;
+  };
+  std::stable_sort(file->threads.begin(), file->threads.end(), by_number);
+  file->threads.erase(std::unique(file->threads.begin(), file->threads.end(),
+                                  [](const CompactThread& a, const CompactThread& b) {
+                                    return a.number == b.number;
+                                  }),
+                      file->threads.end());
+  std::vector<int64_t> ids;
+  ids.reserve(file->threads.size());
+  for (const CompactThread& t : file->threads) ids.push_back(t.number);
   file->thread_index.build(std::move(ids));
   return true;
 }

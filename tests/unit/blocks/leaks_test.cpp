@@ -1,6 +1,8 @@
 // Leak suspects by step, and the no-step fallback (alive at the end, trend).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tests/unit/blocks/script.h"
 
 namespace memtap::blocks::test {
@@ -16,6 +18,26 @@ void run_steps(Script& sc, int steps, Body body) {
     sc.step(t0);
     if (s <= steps) body(s, t0);
   }
+}
+
+// Times are whatever a file or a sender says: a block allocated near int64's bottom and
+// freed near its top has a lifetime and a trend span past int64, which saturate (the
+// differences overflowed; the sanitizer builds of this test stop on that).
+TEST(Leaks, TimesAtBothEndsOfInt64SaturateTheSpans) {
+  constexpr int64_t kLow = -9'000'000'000'000'000'000, kHigh = 9'000'000'000'000'000'000;
+  Script s;
+  s.malloc(kLow, 0x1000, 64, {"early"});
+  s.malloc(0, 0x2000, 32, {"middle"});
+  s.free(kHigh, 0x1000);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  const LeakResult r = a.leaks(100, kHostDevice);
+  EXPECT_EQ(r.trend_span_ns, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(r.alive_bytes, 32u);
+  const LifetimeResult l = a.lifetimes(100, kHostDevice);
+  ASSERT_FALSE(l.by_owner.empty());
+  EXPECT_EQ(l.by_owner[0].key.label, "early");
+  EXPECT_EQ(l.by_owner[0].max_lifetime_ns, std::numeric_limits<int64_t>::max());
 }
 
 TEST(Leaks, AnOwnerGrowing40MiBPerStepAmongSteadyOnesIsTheOneSuspect) {

@@ -686,6 +686,20 @@ TEST_F(CompactRead, UnknownCodesAreSkippedRowsNamedInTheWarning) {
   EXPECT_NE(rec.warning.find(compact), std::string::npos) << rec.warning;
 }
 
+// A file made otherwise than memtap writes it may hold a thread number as text, which SQLite
+// sorts after every integer, and may repeat one: the reader orders them itself. (Taking
+// SQLite's order, it sized its index by the last number and wrote past the end.)
+TEST_F(CompactRead, ThreadNumbersOutOfOrderOrRepeatedAreFoundAsNumbers) {
+  exec_sql(compact,
+           "CREATE TABLE kept AS SELECT * FROM memtap_thread; DROP TABLE memtap_thread; "
+           "CREATE TABLE memtap_thread (thread, process_id INTEGER, thread_id INTEGER); "
+           "INSERT INTO memtap_thread SELECT CASE WHEN thread = 0 THEN '0' ELSE thread END, "
+           "process_id, thread_id FROM kept; "
+           "INSERT INTO memtap_thread SELECT thread, 1, 1 FROM kept WHERE thread = 1; "
+           "DROP TABLE kept");
+  expect_same_recording(read_ok(text), read_ok(compact));
+}
+
 // Rows of two processes over several chunks, times rising with a few going back: among
 // them one far into the file that is older than most rows before it.
 std::vector<DumpRow> long_rows(size_t count) {

@@ -54,6 +54,21 @@ TEST(TimeToOom, SteadyLeakGivesTheSecondsUntilCapacity) {
   EXPECT_EQ(f.window_end_ns - f.window_start_ns, 60 * kSecond);
 }
 
+// Samples near both ends of int64 (a file's times are anything): the span and the window
+// saturate instead of overflowing (the sanitizer builds of this test stop on that), and the
+// window ends at the last sample.
+TEST(TimeToOom, TimesAtBothEndsOfInt64GiveAWindowWithinThem) {
+  constexpr int64_t kLow = -9'000'000'000'000'000'000, kHigh = 9'000'000'000'000'000'000;
+  Timeline t;
+  t.set_capacity(kPid, kHostDevice, GiB);
+  feed(t,
+       {snapshot_at(kLow, kPid, kHostDevice, MiB), snapshot_at(kHigh, kPid, kHostDevice, 2 * MiB)});
+  const OomForecast f = t.time_to_oom(kPid, kHostDevice);
+  EXPECT_EQ(f.window_end_ns, kHigh);
+  EXPECT_GE(f.window_start_ns, kLow);
+  EXPECT_LE(f.window_start_ns, kHigh);
+}
+
 TEST(TimeToOom, SawtoothIsNoSustainedGrowth) {
   Timeline t;
   t.set_capacity(kPid, kHostDevice, GiB);
