@@ -11,6 +11,7 @@
 #include <iterator>
 #include <vector>
 
+#include "monitor/store/memscope_schema.h"
 #include "tests/e2e/db_query.h"
 #include "tests/e2e/e2e_support.h"
 
@@ -260,18 +261,15 @@ TEST(Report, TheLargestProcessIdIsReportedLikeAnyOther) {
   const std::string path = dir.file("memscope_dump_20260101000001.db");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* sql =
-      "CREATE TABLE memscope_dump (\"ID\" INTEGER PRIMARY KEY, \"Event\" TEXT, \"Event Type\" "
-      "TEXT, \"Name\" TEXT, \"Timestamp(ns)\" INTEGER, \"Process Id\" INTEGER, \"Thread Id\" "
-      "INTEGER, \"Device Id\" TEXT, \"Ptr\" TEXT, \"Attr\" TEXT, \"Call Stack(Python)\" TEXT, "
-      "\"Call Stack(C)\" TEXT);"
+  const std::string sql =
+      std::string(kCreateMemscopeDumpSql) + ";" +
       "INSERT INTO memscope_dump VALUES (1, 'MALLOC', 'HOST', 'N/A', 1000, 4294967295, "
       "4294967295, 'cpu', '0x0000000000001000', "
       "'{\"allocation_id\":\"1\",\"addr\":\"0x0000000000001000\",\"size\":\"4096\"}', '', '');"
       "INSERT INTO memscope_dump VALUES (2, 'MALLOC', 'HOST', 'N/A', 2000, 4294967295, "
       "4294967295, 'cpu', '0x0000000000003000', "
       "'{\"allocation_id\":\"2\",\"addr\":\"0x0000000000003000\",\"size\":\"1024\"}', '', '');";
-  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   // Text, then JSON: the process, and its 5 KiB live.
   for (const auto& [args, live] :
@@ -293,11 +291,7 @@ TEST(Report, NamesTheOwnerThatGrowsStepAfterStep) {
   const std::string path = dir.file("memscope_dump_20260101000000.db");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  std::string sql =
-      "CREATE TABLE memscope_dump (\"ID\" INTEGER PRIMARY KEY, \"Event\" TEXT, \"Event Type\" "
-      "TEXT, \"Name\" TEXT, \"Timestamp(ns)\" INTEGER, \"Process Id\" INTEGER, \"Thread Id\" "
-      "INTEGER, \"Device Id\" TEXT, \"Ptr\" TEXT, \"Attr\" TEXT, \"Call Stack(Python)\" TEXT, "
-      "\"Call Stack(C)\" TEXT);";
+  std::string sql = std::string(kCreateMemscopeDumpSql) + ";";
   int64_t id = 0, t = 1'700'000'000'000'000'000;
   auto row = [&](const char* event, const char* type, const std::string& ptr,
                  const std::string& attr) {
