@@ -107,8 +107,17 @@ struct AnalyzerState {
 
   AnalyzerState(const StringTable& s, BlockAnalyzerOptions o) : strings(s), options(o) {}
 
+  static uint64_t device_key(uint32_t pid, int32_t device) {
+    return (uint64_t(pid) << 32) | uint32_t(device);
+  }
+  // The last device looked up if it has `key`, else null. Every key is possible, the
+  // initial ~0 too (pid 4294967295 on the host, from a file or a message): only a device
+  // looked up before is the last one.
+  DeviceState* last_device_if(uint64_t key) const {
+    return last_device != nullptr && key == last_device_key ? last_device : nullptr;
+  }
   const DeviceState* find_device(uint32_t pid, int32_t device) const {
-    const uint32_t i = device_index.find((uint64_t(pid) << 32) | uint32_t(device));
+    const uint32_t i = device_index.find(device_key(pid, device));
     return i == FlatIndex::kNone ? nullptr : devices[i].get();
   }
   const ProcessState* find_process(uint32_t pid) const {

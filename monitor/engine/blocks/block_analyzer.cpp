@@ -21,10 +21,8 @@ ProcessState& process_of(AnalyzerState& s, uint32_t pid) {
 }
 
 DeviceState& device_of(AnalyzerState& s, uint32_t pid, int32_t device) {
-  const uint64_t key = (uint64_t(pid) << 32) | uint32_t(device);
-  // Every key is possible, the initial ~0 too (pid 4294967295 on the host, from a file or a
-  // message): only a device looked up before is the last one.
-  if (s.last_device != nullptr && key == s.last_device_key) return *s.last_device;
+  const uint64_t key = AnalyzerState::device_key(pid, device);
+  if (DeviceState* last = s.last_device_if(key)) return *last;
   uint32_t i = s.device_index.find(key);
   if (i == FlatIndex::kNone) {
     ProcessState& p = process_of(s, pid);
@@ -400,10 +398,8 @@ namespace {
 // The live-block table an allocation or free will look its address up in, or null.
 const BlockTable* table_for(const AnalyzerState& s, const MemEvent& e) {
   if (e.kind != MemEventKind::kMalloc && e.kind != MemEventKind::kFree) return nullptr;
-  const uint64_t key = (uint64_t(e.pid) << 32) | uint32_t(e.device);
-  const DeviceState* d = s.last_device != nullptr && key == s.last_device_key
-                             ? s.last_device
-                             : s.find_device(e.pid, e.device);
+  const DeviceState* d = s.last_device_if(AnalyzerState::device_key(e.pid, e.device));
+  if (d == nullptr) d = s.find_device(e.pid, e.device);
   return d ? &d->layers[layer_slot(e.layer, e.is_mmap)].table : nullptr;
 }
 

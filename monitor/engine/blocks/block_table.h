@@ -163,35 +163,41 @@ class BlockTable {
   // Calls f(addr, block, uses) for every live block, in the index's order.
   template <class F>
   void for_each(F&& f) const {
-    index_.for_each([&](uint64_t addr, uint32_t slot) {
+    sweep([&](uint64_t addr, uint32_t slot) {
       const LiveBlock& b = blocks_[slot];
       f(addr, b, uses(b, slot));
     });
   }
 
   // Calls f(addr, block) for every live block, in the index's order, for sweeps that need no
-  // uses (a pool's evaluation). The index's order is random in blocks_, so each block read
-  // was a cache miss the loop waited for: the pool's evaluation of a 300K-block heap spent
-  // nearly all its time on that one load. Each block is prefetched kAhead entries before
-  // f sees it.
+  // uses (a pool's evaluation).
   template <class F>
   void for_each_block(F&& f) const {
+    sweep([&](uint64_t addr, uint32_t slot) { f(addr, blocks_[slot]); });
+  }
+
+ private:
+  // Calls f(addr, slot) for every live block, in the index's order. That order is random in
+  // blocks_, so each block read was a cache miss the loop waited for: the pool's evaluation
+  // of a 300K-block heap spent nearly all its time on that one load. Each block is
+  // prefetched kAhead entries before f sees it.
+  template <class F>
+  void sweep(F&& f) const {
     constexpr size_t kAhead = 16;
     std::array<std::pair<uint64_t, uint32_t>, kAhead> ahead;
     size_t seen = 0;
     index_.for_each([&](uint64_t addr, uint32_t slot) {
       __builtin_prefetch(&blocks_[slot]);
       std::pair<uint64_t, uint32_t>& entry = ahead[seen % kAhead];
-      if (seen >= kAhead) f(entry.first, blocks_[entry.second]);
+      if (seen >= kAhead) f(entry.first, entry.second);
       entry = {addr, slot};
       ++seen;
     });
     for (size_t i = seen > kAhead ? seen - kAhead : 0; i < seen; ++i) {
-      f(ahead[i % kAhead].first, blocks_[ahead[i % kAhead].second]);
+      f(ahead[i % kAhead].first, ahead[i % kAhead].second);
     }
   }
 
- private:
   FlatIndex index_;  // address -> slot in blocks_
   Slab<LiveBlock> blocks_;
   FlatIndex uses_index_;  // slot in blocks_ -> position in uses_
