@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "monitor/store/memscope_indexes.h"
 #include "monitor/store/memscope_schema.h"
-#include "monitor/store/sort_heap.h"
 #include "monitor/store/sqlite_status.h"
 
 namespace memtap {
@@ -97,9 +97,8 @@ bool copy(sqlite3* db, const std::string& in, std::string* error) {
   for (const auto& [name, create] : session) has_meta |= name == "memtap_meta";
   if (!has_meta) sql += "CREATE TABLE memtap_meta (key TEXT PRIMARY KEY, value TEXT);";
   sql += "INSERT OR REPLACE INTO memtap_meta VALUES ('exported_from', " + quoted(in) + ");";
-  sql += std::string(kCreateMemscopeDumpIndexesSql) + "COMMIT;";
-  const SortHeap heap;  // the indexes at the end
-  if (!sqlite_exec(db, sql.c_str(), &reason)) {
+  if (!sqlite_exec(db, sql.c_str(), &reason) || !build_memscope_indexes(db, &reason) ||
+      !sqlite_exec(db, "COMMIT", &reason)) {
     *error = "copying " + in + ": " + reason;
     return false;
   }

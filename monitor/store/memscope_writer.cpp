@@ -44,11 +44,11 @@
 #include "monitor/store/compact_inserter.h"
 #include "monitor/store/compact_schema.h"
 #include "monitor/store/dump_inserter.h"
+#include "monitor/store/memscope_indexes.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
 #include "monitor/store/row_chunks.h"
 #include "monitor/store/row_spool.h"
-#include "monitor/store/sort_heap.h"
 #include "monitor/store/sqlite_status.h"
 #include "monitor/store/wal_checkpointer.h"
 
@@ -653,14 +653,7 @@ bool MemscopeWriter::Impl::write_session_tables(
             sqlite_exec(db, "BEGIN", reason) && write_memtap_session(db, processes, reason) &&
             write_memtap_meta(db, all_meta, reason);
   // A view cannot be indexed; a compact file finds time ranges by memtap_event_chunk.
-  if (ok && finished && !options.compact) {
-    const SortHeap heap;
-    const int rc = sqlite3_exec(db, kCreateMemscopeDumpIndexesSql, nullptr, nullptr, nullptr);
-    if (rc != SQLITE_OK) {
-      *reason = "building msMemScope's indexes: " + sqlite_error_text(db, rc);
-      ok = false;
-    }
-  }
+  if (ok && finished && !options.compact) ok = build_memscope_indexes(db, reason);
   ok = ok && sqlite_exec(db, "COMMIT", reason);
   if (!ok && !sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
   return ok;

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "monitor/model/process_info.h"
+#include "monitor/store/memscope_indexes.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
-#include "monitor/store/sort_heap.h"
 #include "monitor/store/sqlite_rows.h"
 #include "monitor/store/sqlite_status.h"
 
@@ -143,14 +143,7 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
             sqlite_exec(db, "PRAGMA journal_mode=DELETE", &reason) &&
             sqlite_exec(db, "BEGIN", &reason) && write_memtap_session(db, processes, &reason) &&
             write_memtap_meta(db, meta, &reason);
-  if (ok && !compact && indexes == 0) {
-    const SortHeap heap;
-    rc = sqlite3_exec(db, kCreateMemscopeDumpIndexesSql, nullptr, nullptr, nullptr);
-    if (rc != SQLITE_OK) {
-      reason = "building msMemScope's indexes: " + sqlite_error_text(db, rc);
-      ok = false;
-    }
-  }
+  if (ok && !compact && indexes == 0) ok = build_memscope_indexes(db, &reason);
   ok = ok && sqlite_exec(db, "COMMIT", &reason) &&
        write_memtap_meta(db, {{"complete", "1"}}, &reason);
   if (!ok) {

@@ -4,9 +4,9 @@
 #include <sqlite3.h>
 
 #include "monitor/store/dump_inserter.h"
+#include "monitor/store/memscope_indexes.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
-#include "monitor/store/sort_heap.h"
 #include "monitor/store/sqlite_status.h"
 
 namespace memtap {
@@ -78,10 +78,8 @@ bool DumpDbWriter::finish(const std::vector<ProcessInfo>& processes,
   }
   w.inserter.reset();
   std::string reason;
-  const SortHeap heap;  // for the indexes
   const bool ok = write_memtap_session(w.db, processes, &reason) &&
-                  write_memtap_meta(w.db, meta, &reason) &&
-                  sqlite_exec(w.db, kCreateMemscopeDumpIndexesSql, &reason) &&
+                  write_memtap_meta(w.db, meta, &reason) && build_memscope_indexes(w.db, &reason) &&
                   sqlite_exec(w.db, "COMMIT; PRAGMA journal_mode=DELETE", &reason);
   if (!ok) return w.fail(reason, error);
   const int rc = sqlite3_close(w.db);

@@ -1,5 +1,5 @@
 // SortHeap: large blocks from the heap while it lives, glibc's thresholds after.
-#include "monitor/store/sort_heap.h"
+#include "monitor/store/memscope_indexes.h"
 
 #include <gtest/gtest.h>
 

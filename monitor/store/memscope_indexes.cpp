@@ -1,5 +1,5 @@
-// See sort_heap.h.
-#include "monitor/store/sort_heap.h"
+// See memscope_indexes.h.
+#include "monitor/store/memscope_indexes.h"
 
 #include <cstdlib>  // defines __GLIBC__ where glibc is the C library
 
@@ -7,7 +7,18 @@
 #include <malloc.h>
 #endif
 
+#include "monitor/store/memscope_schema.h"
+#include "monitor/store/sqlite_status.h"
+
 namespace memtap {
+
+bool build_memscope_indexes(sqlite3* db, std::string* reason) {
+  const SortHeap heap;
+  const int rc = sqlite3_exec(db, kCreateMemscopeDumpIndexesSql, nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK) return true;
+  *reason = "building msMemScope's indexes: " + sqlite_error_text(db, rc);
+  return false;
+}
 
 #if defined(__GLIBC__)
 namespace {

@@ -1,4 +1,5 @@
-// Memory for SQLite's sorts while msMemScope's indexes are built.
+// msMemScope's three indexes on `memscope_dump`, built once the rows are in: by the writer's
+// finish, `memtap recover` and both exports.
 //
 // Each CREATE INDEX sorts its keys in buffers that grow past glibc's largest mmap
 // threshold (32 MiB), so each came from fresh mmap()ed pages, faulted in and zeroed one by
@@ -11,7 +12,15 @@
 // nothing outside glibc, and under a sanitizer, whose allocator ignores mallopt.
 #pragma once
 
+#include <sqlite3.h>
+
+#include <string>
+
 namespace memtap {
+
+// Builds the indexes (kCreateMemscopeDumpIndexesSql) inside the caller's transaction, under
+// a SortHeap. False with *reason ("building msMemScope's indexes: ...") when SQLite refuses.
+bool build_memscope_indexes(sqlite3* db, std::string* reason);
 
 class SortHeap {
  public:
