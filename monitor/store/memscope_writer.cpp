@@ -474,13 +474,15 @@ bool MemscopeWriter::Impl::define_string(uint32_t id, const std::string& string)
 }
 
 void MemscopeWriter::Impl::write_rows(const std::vector<DumpRow>& rows) {
+  uint64_t taken = 0;  // published once for the batch, not per row
   for (const DumpRow& row : rows) {
-    if (failed.load(std::memory_order_relaxed)) return;
-    if (!in_transaction && !begin()) return;
-    if (!write_row(row)) return;
-    rows_taken.store(rows_taken.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (++rows_in_transaction >= options.rows_per_transaction && !commit()) return;
+    if (failed.load(std::memory_order_relaxed)) break;
+    if (!in_transaction && !begin()) break;
+    if (!write_row(row)) break;
+    ++taken;
+    if (++rows_in_transaction >= options.rows_per_transaction && !commit()) break;
   }
+  rows_taken.fetch_add(taken, std::memory_order_relaxed);
 }
 
 bool MemscopeWriter::Impl::write_row(const DumpRow& row) {
