@@ -299,9 +299,10 @@ bool MemscopeWriter::Impl::open(std::string* reason) {
     const std::string sql = "PRAGMA max_page_count=" + std::to_string(options.max_page_count);
     if (!sqlite_exec(db, sql.c_str(), reason)) return false;
   }
-  const std::string schema =
-      (options.compact ? compact_schema_sql() : std::string(kCreateMemscopeDumpSql) + ";") +
-      memtap_tables_sql();
+  const std::string schema = (options.compact ? compact_schema_sql()
+                                              : std::string(kCreateMemscopeDumpSql) + ";" +
+                                                    kCreateMemscopeDumpPartialIndexesSql) +
+                             memtap_tables_sql();
   if (!sqlite_exec(db, schema.c_str(), reason)) return false;
   checkpointer = WalCheckpointer::start(partial_path, options.cpu_share, reason);
   if (checkpointer == nullptr) return false;

@@ -102,13 +102,6 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
           [&](sqlite3_stmt* s) { sessions = sqlite3_column_int64(s, 0); }, &reason)) {
     return fail(reason);
   }
-  int64_t indexes = 0;
-  if (!for_each_row(
-          db,
-          "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memscope_dump'",
-          [&](sqlite3_stmt* s) { indexes = sqlite3_column_int64(s, 0); }, &reason)) {
-    return fail(reason);
-  }
 
   // One memtap_session row per process, from its rows: what the monitor knew (hostname,
   // command line, agent counters) died with it.
@@ -143,7 +136,9 @@ bool recover_recording(const std::string& partial_path, const std::string& out_p
             sqlite_exec(db, "PRAGMA journal_mode=DELETE", &reason) &&
             sqlite_exec(db, "BEGIN", &reason) && write_memtap_session(db, processes, &reason) &&
             write_memtap_meta(db, meta, &reason);
-  if (ok && !compact && indexes == 0) ok = build_memscope_indexes(db, &reason);
+  // Each index only where it is missing: the partial ones came with the table, and an
+  // earlier recover may have built them all.
+  if (ok && !compact) ok = build_memscope_indexes(db, &reason);
   ok = ok && sqlite_exec(db, "COMMIT", &reason) &&
        write_memtap_meta(db, {{"complete", "1"}}, &reason);
   if (!ok) {

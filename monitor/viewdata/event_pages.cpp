@@ -11,6 +11,7 @@
 #include "monitor/engine/saturating.h"
 #include "monitor/store/compact_schema.h"
 #include "monitor/store/memscope_format.h"
+#include "monitor/store/memscope_schema.h"
 #include "monitor/store/reader/attr_parser.h"
 #include "monitor/store/reader/compact_tables.h"
 #include "monitor/store/reader/sqlite_access.h"
@@ -443,15 +444,14 @@ struct EventPages::State {
     return true;
   }
 
-  // " WHERE ..." for `filter`, its parameters appended to *binds. `device_index`: the text
-  // table's device filter may take the Device Id index (see text_where).
-  std::string where(const EventFilter& f, std::vector<Bind>* binds,
-                    bool device_index = false) const {
-    return compact ? compact_where(f, binds) : text_where(f, binds, device_index);
+  // " WHERE ..." for `filter`, its parameters appended to *binds. `few_rows`: the text
+  // table's device and kind filters may take their partial indexes (see text_where).
+  std::string where(const EventFilter& f, std::vector<Bind>* binds, bool few_rows = false) const {
+    return compact ? compact_where(f, binds) : text_where(f, binds, few_rows);
   }
 
   // The text table's (or a view without compact tables under it).
-  std::string text_where(const EventFilter& f, std::vector<Bind>* binds, bool device_index) const {
+  std::string text_where(const EventFilter& f, std::vector<Bind>* binds, bool few_rows) const {
     std::vector<std::string> terms;
     const int64_t u = unit();
     if (f.t0_ns != std::numeric_limits<int64_t>::min()) {
@@ -466,17 +466,29 @@ struct EventPages::State {
       terms.push_back("\"Process Id\" = ?");
       binds->push_back(int64_t{f.pid});
     }
+    // The device and kind filters are columns read row by row, like the process's, unless
+    // `few_rows`: "+" keeps SQLite off their indexes, so every plan stays the one it was
+    // without them (an ID-order scan, or the Timestamp index for a range). On an index, a
+    // page is sorted (USE TEMP B-TREE FOR ORDER BY): a jump to row 1 M of a 2 M-row host
+    // cost 0.88 s there, 0.14 s scanning. A GPU's few rows are the other way round:
+    // scanning for them cost 0.14 s a page, the index 1 ms (page_by_id decides). memtap's
+    // indexes hold only the few rows (memscope_schema.h), and SQLite takes them only with
+    // their condition among the terms: added where the filter's rows are all among them.
     if (f.device) {
-      // A filter on a column read row by row, like the process's, unless `device_index`:
-      // "+" keeps SQLite off idx_memscope_dump_device, so every plan stays the one it was
-      // without this term (an ID-order scan, or the Timestamp index for a range). On the
-      // index, a page is sorted (USE TEMP B-TREE FOR ORDER BY): a jump to row 1 M of a
-      // 2 M-row host cost 0.88 s there, 0.14 s scanning. A GPU's few rows are the other way
-      // round: scanning for them cost 0.14 s a page, the index 1 ms (page_by_id decides).
-      terms.push_back(in_term(device_index ? "\"Device Id\"" : "+\"Device Id\"",
-                              device_id_texts(*f.device), binds));
+      const std::vector<std::string> texts = device_id_texts(*f.device);
+      const std::string_view host = dump_device_id_text(DumpEvent::kMalloc);
+      const bool indexed = few_rows && std::find(texts.begin(), texts.end(), host) == texts.end();
+      terms.push_back(in_term(indexed ? "\"Device Id\"" : "+\"Device Id\"", texts, binds));
+      if (indexed) terms.emplace_back(kMemscopeDumpDeviceIndexWhere);
     }
-    if (!f.kinds.empty()) terms.push_back(in_term("\"Event\"", f.kinds, binds));
+    if (!f.kinds.empty()) {
+      const bool indexed =
+          few_rows && std::none_of(f.kinds.begin(), f.kinds.end(), [](const std::string& kind) {
+            return kind == "MALLOC" || kind == "FREE";
+          });
+      terms.push_back(in_term(indexed ? "\"Event\"" : "+\"Event\"", f.kinds, binds));
+      if (indexed) terms.emplace_back(kMemscopeDumpEventIndexWhere);
+    }
     if (f.min_size > 0) {
       terms.push_back(std::string(kSizeSql) + " >= ?");
       binds->push_back(int64_t(std::min<uint64_t>(f.min_size, INT64_MAX)));
@@ -581,7 +593,8 @@ struct EventPages::State {
   bool count_rows(const EventFilter& f, std::string* err) {
     if (counted_filter && *counted_filter == f) return true;
     std::vector<Bind> binds;
-    const std::string sql = "SELECT count(*) FROM " + source() + where(f, &binds);
+    // Through the indexes wherever the filter allows: a count has no order to keep.
+    const std::string sql = "SELECT count(*) FROM " + source() + where(f, &binds, true);
     if (!run(
             sql, binds, [&](sqlite3_stmt* s) { count = uint64_t(sqlite3_column_int64(s, 0)); },
             err)) {

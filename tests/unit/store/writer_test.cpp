@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "monitor/store/memscope_schema.h"
 #include "monitor/store/memscope_writer.h"
 #include "tests/unit/store/store_test_support.h"
 
@@ -98,10 +99,57 @@ TEST(MemscopeWriter, SchemaEqualsMsMemScopeSample) {
   const std::string columns = "SELECT * FROM pragma_table_info('memscope_dump')";
   EXPECT_EQ(ours.query(columns), sample.query(columns));
   EXPECT_EQ(ours.query(columns).size(), 12u);
-  const std::string table_and_indexes =
-      "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'memscope_dump' ORDER BY name";
-  EXPECT_EQ(ours.query(table_and_indexes), sample.query(table_and_indexes));
-  EXPECT_EQ(ours.query(table_and_indexes).size(), 4u);  // the table and its three indexes
+  const std::string table = "SELECT sql FROM sqlite_master WHERE name = 'memscope_dump'";
+  EXPECT_EQ(ours.query(table), sample.query(table));
+  // The sample's three indexes by name and column; memtap's device and event indexes hold
+  // only the rows looked up by them (IndexesHoldTheRowsTheWindowLooksUp).
+  const std::string indexes =
+      "SELECT l.name, i.name FROM pragma_index_list('memscope_dump') l, "
+      "pragma_index_info(l.name) i ORDER BY l.name";
+  EXPECT_EQ(ours.query(indexes), sample.query(indexes));
+  EXPECT_EQ(ours.query(indexes).size(), 3u);
+  EXPECT_EQ(
+      ours.query("SELECT name, partial FROM pragma_index_list('memscope_dump') ORDER BY name"),
+      (Rows{{"idx_memscope_dump_device", "1"},
+            {"idx_memscope_dump_event", "1"},
+            {"idx_memscope_dump_timestamp", "0"}}));
+}
+
+// The device index holds every row but the host's, the event index every row but MALLOC
+// and FREE, and SQLite takes each for a query with the window's term (INDEXED BY fails to
+// prepare where the index cannot serve the query).
+TEST(MemscopeWriter, IndexesHoldTheRowsTheWindowLooksUp) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  DumpRow gpu_malloc = memory_row(DumpEvent::kMalloc, 30, 7, 7, 0x7f0000000000, 512, 3);
+  gpu_malloc.event_type = DumpEventType::kHal;
+  gpu_malloc.device = 1;
+  DumpRow gpu_free = gpu_malloc;
+  gpu_free.event = DumpEvent::kFree;
+  gpu_free.timestamp_ns = 40;
+  const std::string path =
+      write_recording(dir, {{system_row(DumpEventType::kStartTrace, 10, 7),
+                             memory_row(DumpEvent::kMalloc, 20, 7, 7, 0x1000, 64, 1),
+                             memory_row(DumpEvent::kFree, 25, 7, 7, 0x1000, 64, 1), gpu_malloc,
+                             gpu_free, system_row(DumpEventType::kStopTrace, 50, 7)}});
+  Db db(path);
+  // Rows an index holds: a covering query, answered from the index alone.
+  EXPECT_EQ(db.query("SELECT \"Device Id\", count(*) FROM memscope_dump INDEXED BY "
+                     "idx_memscope_dump_device WHERE " +
+                     std::string(kMemscopeDumpDeviceIndexWhere) + " GROUP BY 1 ORDER BY 1"),
+            (Rows{{"1", "2"}, {"N/A", "2"}}));
+  EXPECT_EQ(db.query("SELECT Event, count(*) FROM memscope_dump INDEXED BY "
+                     "idx_memscope_dump_event WHERE " +
+                     std::string(kMemscopeDumpEventIndexWhere) + " GROUP BY 1 ORDER BY 1"),
+            (Rows{{"SYSTEM", "2"}}));
+  EXPECT_EQ(db.query("SELECT ID FROM memscope_dump INDEXED BY idx_memscope_dump_device WHERE "
+                     "\"Device Id\" IN ('1') AND " +
+                     std::string(kMemscopeDumpDeviceIndexWhere) + " ORDER BY ID"),
+            (Rows{{"3"}, {"4"}}));
+  EXPECT_EQ(db.query("SELECT ID FROM memscope_dump INDEXED BY idx_memscope_dump_event WHERE "
+                     "Event IN ('SYSTEM') AND " +
+                     std::string(kMemscopeDumpEventIndexWhere) + " ORDER BY ID"),
+            (Rows{{"0"}, {"5"}}));
 }
 
 TEST(MemscopeWriter, MemoryRowTextMatchesMsMemScopeSample) {

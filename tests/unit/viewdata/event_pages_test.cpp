@@ -449,6 +449,14 @@ TEST(EventPages, PageCost) {
   timed("GPU 0, first page (count)", [&] { return pages.page(gpu, 0, 200); });
   timed("GPU 0, next page", [&] { return pages.page(gpu, 200, 200); });
   timed("GPU 0, page 5", [&] { return pages.page(gpu, 1000, 200); });
+  // The kind filter likewise: a few snapshots, half the table's MALLOCs.
+  EventQuery snapshots = q;
+  snapshots.filter.kinds = {"SNAPSHOT"};
+  timed("SNAPSHOT rows, first page (count)", [&] { return pages.page(snapshots, 0, 200); });
+  EventQuery mallocs = q;
+  mallocs.filter.kinds = {"MALLOC"};
+  timed("MALLOC rows, first page (count)", [&] { return pages.page(mallocs, 0, 200); });
+  timed("MALLOC rows, jump to the middle", [&] { return pages.page(mallocs, 500'000, 200); });
   EventQuery by_size = q;
   by_size.column = EventColumn::kSize;
   by_size.descending = true;
