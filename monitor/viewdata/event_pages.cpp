@@ -484,7 +484,8 @@ struct EventPages::State {
     if (!f.kinds.empty()) {
       const bool indexed =
           few_rows && std::none_of(f.kinds.begin(), f.kinds.end(), [](const std::string& kind) {
-            return kind == "MALLOC" || kind == "FREE";
+            return kind == dump_event_text(DumpEvent::kMalloc) ||
+                   kind == dump_event_text(DumpEvent::kFree);
           });
       terms.push_back(in_term(indexed ? "\"Event\"" : "+\"Event\"", f.kinds, binds));
       if (indexed) terms.emplace_back(kMemscopeDumpEventIndexWhere);
