@@ -62,8 +62,9 @@ std::vector<LeakSuspect> suspects(const StepHistory& h, int d, const KeyIndex& k
     s.steps_grown = grown;
     s.growth_start_step = h.min_boundary[d][k];
     s.growth_start_ns = h.min_boundary_ts_ns[d][k];
-    s.first_bytes = int64_t(y[0]);
-    s.last_bytes = int64_t(y[n]);
+    // From the ring, not back from y: int64's top is 2^63 as a double, past int64.
+    s.first_bytes = h.ring[d][k * w + (last - n) % w];
+    s.last_bytes = h.ring[d][k * w + last % w];
     out.push_back(std::move(s));
   }
   std::sort(out.begin(), out.end(), [](const LeakSuspect& a, const LeakSuspect& b) {

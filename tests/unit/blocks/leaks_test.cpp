@@ -40,6 +40,29 @@ TEST(Leaks, TimesAtBothEndsOfInt64SaturateTheSpans) {
   EXPECT_EQ(l.by_owner[0].max_lifetime_ns, std::numeric_limits<int64_t>::max());
 }
 
+// A suspect's first and last live bytes come from the history as they are: its last,
+// int64's top, is 2^63 as a double, which no int64 holds (found by the wire fuzzer; x86
+// turned it into int64's bottom).
+TEST(Leaks, ASuspectsLiveBytesAtInt64sTopAreReportedExactly) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr uint64_t kGrowth = uint64_t{1} << 59;
+  constexpr uint64_t kFirst = uint64_t(kMax) - 10 * kGrowth;
+  Script sc;
+  uint64_t next = 0x1000;
+  run_steps(sc, 14, [&](int s, int64_t t0) {
+    if (s < 4) return;
+    const uint64_t size = s == 4 ? kFirst : kGrowth;
+    sc.malloc(t0 + 30, next, size, {"metrics", "log.py(9): keep"});
+    next += size;
+  });
+  BlockAnalyzer a(sc.strings);
+  sc.feed(a);
+  const LeakResult r = a.leaks(100, kHostDevice);
+  ASSERT_EQ(r.owner_suspects.size(), 1u);
+  EXPECT_EQ(r.owner_suspects[0].first_bytes, int64_t(kFirst));  // boundary 5
+  EXPECT_EQ(r.owner_suspects[0].last_bytes, kMax);              // boundary 15
+}
+
 TEST(Leaks, AnOwnerGrowing40MiBPerStepAmongSteadyOnesIsTheOneSuspect) {
   Script sc;
   sc.malloc(1, 0x1000'0000, 100 * kMiB, {"cache", "cache.py(1): init"});  // held throughout
