@@ -2,6 +2,7 @@
 // the engine as if it were live, paced by its own timestamps, printing progress once a
 // second of wall time, then the report. The GUI will attach to this same loop.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,6 +12,7 @@
 #include "monitor/cli/commands.h"
 #include "monitor/cli/reading_progress.h"
 #include "monitor/engine/analyzer.h"
+#include "monitor/engine/saturating.h"
 #include "monitor/store/reader/recording_feed.h"
 #include "monitor/store/reader/recording_reader.h"
 
@@ -27,7 +29,7 @@ bool parse_speed(const std::string& text, double* factor) {
   if (text.size() < 2 || text.back() != 'x') return false;
   char* end = nullptr;
   *factor = strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() - 1 && *factor > 0;
+  return end == text.c_str() + text.size() - 1 && *factor > 0 && std::isfinite(*factor);
 }
 
 }  // namespace
@@ -84,7 +86,8 @@ int replay_command(const std::vector<std::string>& args) {
       size_t end = n;
       if (speed > 0) {
         double elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
-        int64_t due_ns = first_ns + int64_t(elapsed_s * speed * 1e9);
+        // A recording's times are anything int64 holds, and a factor may be huge.
+        const int64_t due_ns = saturating_add(first_ns, int64_from_double(elapsed_s * speed * 1e9));
         end = at;
         while (end < n && events[end].ts_ns <= due_ns && end - at < 65536) ++end;
         if (end == at) {

@@ -19,7 +19,8 @@ namespace {
 bool parse_ms(const std::string& text, int64_t* out_ns) {
   char* end = nullptr;
   double ms = strtod(text.c_str(), &end);
-  if (end == text.c_str() || *end != 0 || ms < 0) return false;
+  // Up to ~104 days, as window_options' durations: past int64's nanoseconds is a mistake.
+  if (end == text.c_str() || *end != 0 || !(ms >= 0) || ms * 1e6 > 9e18) return false;
   *out_ns = int64_t(ms * 1e6);
   return true;
 }
@@ -75,7 +76,8 @@ void add_report_options(CLI::App* app, ReportOptions* report, bool with_top) {
       [options](const std::string& v, std::string* error) {
         char* end = nullptr;
         const double mb = strtod(v.c_str(), &end);
-        if (end == v.c_str() || *end != 0 || !(mb > 0)) {
+        // Below 8 EiB: int64 holds the bytes.
+        if (end == v.c_str() || *end != 0 || !(mb > 0) || mb * 1048576 > 9e18) {
           *error = "--capacity-mb: expected megabytes, got '" + v + "'";
           return false;
         }

@@ -38,4 +38,21 @@ inline int64_t clamp_to_int64(uint64_t n) {
   return int64_t(n > kMax ? kMax : n);
 }
 
+// A double (a product of a size or time with a factor) as int64, held within its range:
+// int64's top is 2^63 as a double, which no int64 holds, and converting it, or anything
+// past it, is undefined. NaN gives 0.
+inline int64_t int64_from_double(double v) {
+  if (!(v == v)) return 0;
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
+}
+
+// The same for uint64: 2^64 as a double and past it give uint64's top; below 0, 0.
+inline uint64_t uint64_from_double(double v) {
+  if (!(v > 0)) return 0;
+  if (v >= 18446744073709551616.0) return std::numeric_limits<uint64_t>::max();
+  return uint64_t(v);
+}
+
 }  // namespace memtap

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "monitor/engine/saturating.h"
+
 namespace memtap::viewdata {
 
 AddressAxis compress_addresses(std::vector<std::pair<uint64_t, uint64_t>> intervals,
@@ -77,7 +79,8 @@ uint64_t AddressAxis::addr_at(double y) const {
     return y - (it - 1)->y1 < it->y0 - y ? (it - 1)->hi - 1 : it->lo;
   }
   const double f = (y - it->y0) / (it->y1 - it->y0);
-  return it->lo + uint64_t(f * double(it->hi - it->lo));
+  // A span of nearly 2^64 bytes rounds f's share up to the span itself: its last byte then.
+  return std::min(it->hi - 1, it->lo + uint64_from_double(f * double(it->hi - it->lo)));
 }
 
 }  // namespace memtap::viewdata

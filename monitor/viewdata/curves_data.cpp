@@ -5,6 +5,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "monitor/engine/saturating.h"
 #include "monitor/engine/timeline/curve_rules.h"
 #include "monitor/report/units.h"
 #include "monitor/store/detail/store_detail_source.h"
@@ -154,7 +155,9 @@ CurveLine sum_lines(const std::vector<CurveLine>& lines, std::string name, int64
   if (times.size() > max_points && max_points >= 2 && t1 > t0) {
     times.clear();
     for (size_t i = 0; i < max_points; ++i) {
-      times.push_back(t0 + int64_t(double(t1 - t0) * double(i) / double(max_points - 1)));
+      // Times from a file: their span may be past int64.
+      times.push_back(saturating_add(t0, int64_from_double(double(saturating_sub(t1, t0)) *
+                                                           double(i) / double(max_points - 1))));
     }
     sum.resolution = Resolution::kLttb;
   }

@@ -167,7 +167,7 @@ OomForecast Timeline::time_to_oom(uint32_t pid, int32_t device, const OomOptions
   const Series& app = *series_[id];
   // Times from a file or a sender are anything int64 holds: the span saturates.
   const int64_t end = s->last_ts_ns, span = saturating_sub(end, s->first_ts_ns);
-  const int64_t window = std::max(int64_t(double(span) * options.window_fraction),
+  const int64_t window = std::max(int64_from_double(double(span) * options.window_fraction),
                                   std::min(options.min_window_ns, span));
   const int64_t start = saturating_sub(end, window);
   // Every point the window holds (a few hundred thousand at most), else the pyramid's

@@ -2,6 +2,7 @@
 // steady leak, a sawtooth, a flat line, a leak that stopped, and the sources of capacity.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "monitor/engine/timeline/oom_forecast.h"
@@ -67,6 +68,23 @@ TEST(TimeToOom, TimesAtBothEndsOfInt64GiveAWindowWithinThem) {
   EXPECT_EQ(f.window_end_ns, kHigh);
   EXPECT_GE(f.window_start_ns, kLow);
   EXPECT_LE(f.window_start_ns, kHigh);
+}
+
+// A window of the whole session when the session spans all of int64: the span saturates
+// at int64's top, 2^63 as a double, which converted back was undefined (and int64's bottom
+// on x86, which left the 60 s minimum as the window).
+TEST(TimeToOom, AWholeSessionWindowAcrossInt64IsTheWholeSpan) {
+  constexpr int64_t kLow = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kHigh = std::numeric_limits<int64_t>::max();
+  Timeline t;
+  t.set_capacity(kPid, kHostDevice, GiB);
+  feed(t,
+       {snapshot_at(kLow, kPid, kHostDevice, MiB), snapshot_at(kHigh, kPid, kHostDevice, 2 * MiB)});
+  OomOptions whole;
+  whole.window_fraction = 1;
+  const OomForecast f = t.time_to_oom(kPid, kHostDevice, whole);
+  EXPECT_EQ(f.window_end_ns, kHigh);
+  EXPECT_EQ(f.window_start_ns, 0);  // kHigh less the saturated span
 }
 
 TEST(TimeToOom, SawtoothIsNoSustainedGrowth) {

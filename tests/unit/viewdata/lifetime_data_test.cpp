@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "monitor/viewdata/block_detail.h"
 #include "tests/unit/store/store_test_support.h"
@@ -115,6 +117,15 @@ TEST(AddressAxis, CompressionKeepsTheOrderAndCollapsesGaps) {
   // addr_at inverts y_of inside spans.
   EXPECT_NEAR(double(axis.addr_at(axis.y_of(0x550000000100))), double(0x550000000100), 2);
   EXPECT_TRUE(compress_addresses({}).spans.empty());
+}
+
+// The top of a span of nearly 2^64 bytes: y's share of the span rounds to 1, and the share
+// of the bytes to 2^64, which no uint64 holds (converting it was undefined; x86 gave 0).
+// The answer is the span's last byte.
+TEST(AddressAxis, TheTopOfASpanOfTheWholeAddressSpaceIsItsLastByte) {
+  AddressAxis axis;
+  axis.spans.push_back({0, std::numeric_limits<uint64_t>::max(), 0.00272, 1.0});
+  EXPECT_EQ(axis.addr_at(std::nextafter(1.0, 0.0)), std::numeric_limits<uint64_t>::max() - 1);
 }
 
 TEST(BlockDetail, SaysSizeOwnerTimesAndBothStacks) {
