@@ -9,6 +9,7 @@
 
 #include "monitor/engine/analyzer.h"
 #include "monitor/engine/row_events.h"
+#include "monitor/engine/saturating.h"
 #include "monitor/report/report_render.h"
 
 namespace memtap {
@@ -69,6 +70,23 @@ TEST(AbsurdSizes, ReportFiguresSaturateAtInt64sTopInsteadOfWrapping) {
   }
   const std::string json = report_json(r);
   EXPECT_EQ(json.find("bytes\":-"), std::string::npos) << "no negative byte count: " << json;
+}
+
+// A product of a size or time with a factor, back to an integer: each type's top is a
+// power of two as a double that no such integer holds, and converting it is undefined.
+TEST(Saturating, DoublesBackToIntegersStayWithinTheirRange) {
+  EXPECT_EQ(int64_from_double(double(kMax)), kMax);  // 2^63
+  EXPECT_EQ(int64_from_double(1e300), kMax);
+  EXPECT_EQ(int64_from_double(-1e300), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(int64_from_double(-9223372036854775808.0), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(int64_from_double(std::numeric_limits<double>::quiet_NaN()), 0);
+  EXPECT_EQ(int64_from_double(-2.5), -2);
+  EXPECT_EQ(uint64_from_double(double(std::numeric_limits<uint64_t>::max())),  // 2^64
+            std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(uint64_from_double(std::numeric_limits<double>::infinity()),
+            std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(uint64_from_double(-1), 0u);
+  EXPECT_EQ(uint64_from_double(9223372036854775808.0), uint64_t{1} << 63);
 }
 
 }  // namespace
