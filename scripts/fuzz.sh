@@ -135,8 +135,11 @@ for target in "${targets[@]}"; do
     -timeout=10 -rss_limit_mb=2048 \
     -dict="$root/tests/fuzz/dicts/${dict[$target]}.dict" -artifact_prefix="$artifacts/$target-" \
     -print_final_stats=1 "${extra[@]}" "${dirs[@]}" >"$build_dir/$target.log" 2>&1; then
-    grep -E '^stat::number_of_executed_units' "$build_dir/$target.log" |
-      sed "s/^stat::number_of_executed_units: */   ok: /; s/\$/ inputs in $((SECONDS - start)) s/"
+    # -fork=N prints no final stats: then the last progress line's count. Either may be
+    # missing, which must not end the script under pipefail before the other targets run.
+    inputs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build_dir/$target.log" | tail -n 1)
+    [[ -n $inputs ]] || inputs=$(sed -n 's/^#\([0-9]*\): cov.*/\1/p' "$build_dir/$target.log" | tail -n 1)
+    echo "   ok: ${inputs:-?} inputs in $((SECONDS - start)) s"
   else
     tail -n 60 "$build_dir/$target.log"
     echo "fuzz.sh: $target found a problem; the input is in $artifacts/ (log: $build_dir/$target.log)" >&2
