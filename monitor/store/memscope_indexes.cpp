@@ -14,7 +14,10 @@ namespace memtap {
 
 bool build_memscope_indexes(sqlite3* db, std::string* reason) {
   const SortHeap heap;
-  const int rc = sqlite3_exec(db, kCreateMemscopeDumpIndexesSql, nullptr, nullptr, nullptr);
+  int rc = sqlite3_exec(db, kCreateMemscopeDumpTimestampIndexSql, nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_exec(db, kCreateMemscopeDumpPartialIndexesSql, nullptr, nullptr, nullptr);
+  }
   if (rc == SQLITE_OK) return true;
   *reason = "building msMemScope's indexes: " + sqlite_error_text(db, rc);
   return false;

@@ -1,4 +1,4 @@
-// The indexes on `memscope_dump` (kCreateMemscopeDumpIndexesSql) that are missing once the
+// The indexes on `memscope_dump` (memscope_schema.h) that are missing once the
 // rows are in: the timestamp index at the writer's finish (the partial device and event
 // indexes come with its table), all three after the bulk loads of `memtap recover` and both
 // exports.

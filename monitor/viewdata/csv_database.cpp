@@ -245,7 +245,8 @@ std::string write_csv_database(const std::vector<MemEvent>& events, const String
   }
   sqlite3_finalize(insert);
   if (sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) return fail("commit");
-  sqlite3_exec(db, kCreateMemscopeDumpIndexesSql, nullptr, nullptr, nullptr);
+  sqlite3_exec(db, kCreateMemscopeDumpTimestampIndexSql, nullptr, nullptr, nullptr);
+  sqlite3_exec(db, kCreateMemscopeDumpPartialIndexesSql, nullptr, nullptr, nullptr);
   sqlite3_close(db);
   return pattern;
 }

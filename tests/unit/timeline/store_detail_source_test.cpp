@@ -101,7 +101,10 @@ class DumpDb {
     }
     if (commit) exec("COMMIT");
   }
-  void add_indexes() { exec(kCreateMemscopeDumpIndexesSql); }
+  void add_indexes() {
+    exec(kCreateMemscopeDumpTimestampIndexSql);
+    exec(kCreateMemscopeDumpPartialIndexesSql);
+  }
 
  private:
   sqlite3* db_ = nullptr;
