@@ -476,8 +476,8 @@ struct EventPages::State {
     // their condition among the terms: added where the filter's rows are all among them.
     if (f.device) {
       const std::vector<std::string> texts = device_id_texts(*f.device);
-      const std::string_view host = dump_device_id_text(DumpEvent::kMalloc);
-      const bool indexed = few_rows && std::find(texts.begin(), texts.end(), host) == texts.end();
+      // Only the host's texts hold `cpu`, the rows the index leaves out.
+      const bool indexed = few_rows && *f.device != kHostDevice;
       terms.push_back(in_term(indexed ? "\"Device Id\"" : "+\"Device Id\"", texts, binds));
       if (indexed) terms.emplace_back(kMemscopeDumpDeviceIndexWhere);
     }
