@@ -5,7 +5,8 @@ first (the README's "GPU memory" says which PyTorch gets which):
 
   tracker   PyTorch >= 2.1 with a C++ compiler and the CUDA headers torch was built with:
             _torch_pool_tracker.cpp is compiled once per torch version against torch's own
-            headers (cached in ~/.cache/memtap, or $MEMTAP_CACHE_DIR) and attached as the
+            headers (cached in ~/.cache/memtap, or $MEMTAP_CACHE_DIR; a failed compile is
+            remembered there too, beside the compiler's output) and attached as the
             allocator's trace tracker: every block, with its owner, operator and stacks,
             and the pool's reserved bytes after every segment change.
   samples   otherwise: memtap.step() records torch.cuda.memory_stats() per device (pool
@@ -84,8 +85,13 @@ def _compile(torch):
 
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
     include = os.path.join(torch_dir, "include")
-    if not os.path.isfile(os.path.join(include, "c10", "cuda", "CUDACachingAllocator.h")):
+    header = os.path.join(include, "c10", "cuda", "CUDACachingAllocator.h")
+    if not os.path.isfile(header):
         raise RuntimeError("this torch has no C++ headers (c10/cuda/CUDACachingAllocator.h)")
+    with open(header, "rb") as f:
+        if b"attachAllocatorTraceTracker(" not in f.read():
+            raise RuntimeError("this torch's caching allocator has no trace trackers "
+                               "(PyTorch 2.1 and later have them)")
     cuda_includes = _cuda_include_dirs(torch)
     if not cuda_includes:
         raise RuntimeError("no CUDA headers found (cuda_runtime_api.h; set CUDA_HOME)")
@@ -100,20 +106,32 @@ def _compile(torch):
     cache = _cache_dir()
     target = os.path.join(cache, "torch_pool_tracker-%s-%s.so" % (torch.__version__.replace(
         "+", "_"), key))
+    log = target + ".log"
+    failed = target + ".failed"
+
+    def failed_before():
+        # A compiler that failed once fails again for the same source, torch and compiler:
+        # say so at once rather than pay for it at every start.
+        return RuntimeError("compiling it failed before; the compiler's output is in %s "
+                            "(remove %s to try again)" % (log, failed))
+
     if os.path.isfile(target):
         return target
+    if os.path.isfile(failed):
+        raise failed_before()
     os.makedirs(cache, mode=0o700, exist_ok=True)
     # Every rank of a job starts at once: one compiles, the others wait for its file.
     with open(target + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.isfile(target):
             return target
+        if os.path.isfile(failed):
+            raise failed_before()
         _say("compiling the PyTorch pool tracker for torch %s (once; cached in %s)"
              % (torch.__version__, cache))
         fd, partial = tempfile.mkstemp(prefix=os.path.basename(target), suffix=".part",
                                        dir=cache)
         os.close(fd)
-        log = target + ".log"
         command = [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-w",
                    "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi, "-I", include,
                    "-I", os.path.join(include, "torch", "csrc", "api", "include")]
@@ -131,6 +149,7 @@ def _compile(torch):
             raise RuntimeError("could not run %s: %s" % (compiler, err))
         if done.returncode != 0:
             os.unlink(partial)
+            open(failed, "w").close()
             raise RuntimeError("%s failed (exit %d); its output is in %s"
                                % (compiler, done.returncode, log))
         os.replace(partial, target)

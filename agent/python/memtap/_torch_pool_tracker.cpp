@@ -44,8 +44,9 @@ template <typename Entry>
 struct HasDevice<Entry, std::void_t<decltype(std::declval<const Entry&>().device_)>>
     : std::true_type {};
 
-// The stream as the CUDA hooks record it (a cudaStream_t): the entry holds a cudaStream_t
-// in PyTorch 2.1-2.8 and a c10::Stream in later versions.
+// The stream as the CUDA hooks record it (a cudaStream_t): the CUDA allocator's entries hold
+// a cudaStream_t (PyTorch 2.1-2.9), c10's generic device allocator's a void* handle, and a
+// c10::Stream, should an entry hold one, names its cudaStream_t.
 template <typename S>
 uint64_t stream_handle(const S& stream) {
   if constexpr (std::is_pointer_v<S>) {

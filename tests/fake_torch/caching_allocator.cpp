@@ -1,0 +1,513 @@
+// Stand-in for PyTorch's libc10_cuda.so (tests/fake_torch/): a small CUDA caching allocator
+// over the stand-in CUDA runtime (tests/fake_cuda/), with PyTorch's trace trackers, so that
+// memtap's pool tracker can be compiled, attached and fed on a machine without a GPU.
+//
+// It behaves as PyTorch's native allocator does where the tracker can see it:
+//   - blocks are carved from segments it gets with cudaMalloc: 2 MiB segments for requests
+//     of up to 1 MiB, a segment of the request rounded up to 2 MiB for larger ones; a
+//     segment serves one stream; block sizes are rounded up to 512 bytes;
+//   - every tracker gets, synchronously, on the allocating or freeing thread and under the
+//     device's lock: SEGMENT_ALLOC before the ALLOC of the block that needed the segment,
+//     ALLOC and FREE_REQUESTED with the size requested, FREE_COMPLETED at once unless the
+//     block was used on another stream (then at the next synchronize()), SEGMENT_FREE when
+//     empty_cache() gives an unused segment back;
+//   - with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync there is no pool: each block is a
+//     cudaMallocAsync, and attaching a tracker throws, as PyTorch's async backend does.
+//
+// What memtap must record of each call is printed on stdout, in the words of
+// tests/programs/cuda_pool_prog.c ("expect EVENT key=value ... pid= tid="): the segments'
+// deviceMalloc/deviceFree always (memtap's CUDA hooks see them), the pool lines (poolMalloc,
+// poolFree, poolFreeCompleted, poolState) while a tracker is attached.
+//
+// The C functions at the end are what the stand-in `torch` package (torch/cuda.py) calls.
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr size_t kMiB = size_t(1) << 20;
+constexpr size_t kBlockRound = 512;
+constexpr size_t kSmallSize = kMiB;
+constexpr size_t kSmallSegment = 2 * kMiB;
+constexpr int kMaxDevices = 8;
+
+void print_line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void print_line(const char* fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  n += snprintf(line + n, sizeof line - size_t(n), " pid=%d tid=%ld\n", int(getpid()),
+                long(syscall(SYS_gettid)));
+  // One write per line: the Python program's own prints go to the same descriptor.
+  if (write(1, line, size_t(n)) < 0) abort();
+}
+
+using c10::cuda::CUDACachingAllocator::TraceEntry;
+
+struct Block {
+  uint64_t addr = 0;
+  size_t size = 0;       // rounded
+  size_t requested = 0;  // what the caller asked for; 0 while free
+  bool allocated = false;
+  bool pending = false;                 // freed, waiting for the streams it was used on
+  std::vector<uint64_t> other_streams;  // record_stream()
+};
+
+struct Segment {
+  int device = 0;
+  uint64_t base = 0;
+  size_t size = 0;
+  uint64_t stream = 0;
+  bool small = false;
+  std::map<uint64_t, Block> blocks;  // by address, covering the segment
+};
+
+struct DeviceState {
+  std::recursive_mutex mutex;
+  std::vector<Segment> segments;
+  size_t requested = 0, requested_peak = 0;
+  size_t reserved = 0, reserved_peak = 0;
+  size_t allocated = 0, allocated_peak = 0;  // rounded block sizes, as PyTorch counts them
+};
+
+bool async_backend() {
+  const char* conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+  return conf && strstr(conf, "backend:cudaMallocAsync");
+}
+
+class StandInAllocator final : public c10::cuda::CUDACachingAllocator::CUDAAllocator {
+ public:
+#if MEMTAP_STANDIN_TORCH >= 201
+  void attachAllocatorTraceTracker(
+      c10::cuda::CUDACachingAllocator::AllocatorTraceTracker tracker) override {
+    if (async_backend()) {
+      // PyTorch's TORCH_CHECK message, then the lines c10::Error adds.
+      throw std::runtime_error(
+          "cudaMallocAsync does not yet support attachAllocatorTraceTracker. If you need it, "
+          "please file an issue describing your use case.\nException raised from "
+          "attachAllocatorTraceTracker at CUDAMallocAsyncAllocator.cpp (most recent call "
+          "first):\nframe #0: <stand-in>");
+    }
+    for (DeviceState& d : devices_) d.mutex.lock();
+    trackers_.push_back(std::move(tracker));
+    for (DeviceState& d : devices_) d.mutex.unlock();
+  }
+#endif
+  std::string name() override {
+    return async_backend() ? "cudaMallocAsync" : "native";
+  }
+
+  uint64_t malloc(int device, size_t size, uint64_t stream);
+  bool free(uint64_t addr);
+  bool record_stream(uint64_t addr, uint64_t stream);
+  void synchronize();
+  void empty_cache();
+  void stats(int device, uint64_t out[6]);
+  std::string snapshot();
+
+ private:
+  bool tracking() const {
+#if MEMTAP_STANDIN_TORCH >= 201
+    return !trackers_.empty();
+#else
+    return false;
+#endif
+  }
+  void trace(TraceEntry::Action action, int device, uint64_t addr, size_t size, uint64_t stream);
+  void note_state(int device, const DeviceState& d) {
+    if (tracking()) {
+      print_line("expect poolState device=%d allocated_bytes=%zu reserved_bytes=%zu", device,
+                 d.requested, d.reserved);
+    }
+  }
+  Block* find_block(uint64_t addr, Segment** segment, int* device);
+  void complete_free(int device, Segment& s, Block& b);
+
+  DeviceState devices_[kMaxDevices];
+#if MEMTAP_STANDIN_TORCH >= 201
+  std::vector<c10::cuda::CUDACachingAllocator::AllocatorTraceTracker> trackers_;
+#endif
+  struct AsyncBlock {
+    int device;
+    size_t size, requested;
+  };
+  std::map<uint64_t, AsyncBlock> async_blocks_;  // the async backend's, by address
+};
+
+StandInAllocator g_standin;  // what `allocator` points to, as PyTorch's is a static object
+
+void StandInAllocator::trace(TraceEntry::Action action, int device, uint64_t addr, size_t size,
+                             uint64_t stream) {
+#if MEMTAP_STANDIN_TORCH >= 201
+  const auto s = reinterpret_cast<cudaStream_t>(stream);
+#if MEMTAP_STANDIN_TORCH >= 209
+  const TraceEntry e(action, c10::DeviceIndex(device), size_t(addr), size, s, {0, 0}, 0);
+#else
+  const TraceEntry e(action, device, int64_t(addr), size, s, 0);
+#endif
+  for (const auto& tracker : trackers_) tracker(e);
+#else
+  (void)action, (void)device, (void)addr, (void)size, (void)stream;
+#endif
+}
+
+int current_device() {
+  int device = 0;
+  cudaGetDevice(&device);
+  return device;
+}
+
+uint64_t StandInAllocator::malloc(int device, size_t size, uint64_t stream) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  DeviceState& d = devices_[device];
+  std::lock_guard<std::recursive_mutex> lock(d.mutex);
+  const int previous = current_device();
+  cudaSetDevice(device);
+  const size_t rounded =
+      size == 0 ? kBlockRound : (size + kBlockRound - 1) / kBlockRound * kBlockRound;
+  if (async_backend()) {
+    void* p = nullptr;
+    const cudaError_t err = cudaMallocAsync(&p, rounded, reinterpret_cast<cudaStream_t>(stream));
+    cudaSetDevice(previous);
+    if (err != cudaSuccess) return 0;
+    async_blocks_[uint64_t(p)] = {device, rounded, size};
+    d.requested += size;
+    d.allocated += rounded;
+    d.reserved += rounded;
+    d.requested_peak = std::max(d.requested_peak, d.requested);
+    d.allocated_peak = std::max(d.allocated_peak, d.allocated);
+    d.reserved_peak = std::max(d.reserved_peak, d.reserved);
+    print_line(
+        "expect deviceMalloc api=cudaMallocAsync device=%d size_bytes=%zu addr=0x%llx "
+        "stream=0x%llx",
+        device, rounded, static_cast<unsigned long long>(uint64_t(p)),
+        static_cast<unsigned long long>(stream));
+    return uint64_t(p);
+  }
+  const bool small = rounded <= kSmallSize;
+  // Best fit among the free blocks of this device's segments of the same stream and kind.
+  Segment* segment = nullptr;
+  Block* block = nullptr;
+  for (Segment& s : d.segments) {
+    if (s.stream != stream || s.small != small) continue;
+    for (auto& [addr, b] : s.blocks) {
+      if (!b.allocated && !b.pending && b.size >= rounded && (!block || b.size < block->size)) {
+        segment = &s;
+        block = &b;
+      }
+    }
+  }
+  if (!block) {
+    const size_t segment_size =
+        small ? kSmallSegment : (rounded + kSmallSegment - 1) / kSmallSegment * kSmallSegment;
+    void* p = nullptr;
+    if (cudaMalloc(&p, segment_size) != cudaSuccess) {
+      cudaSetDevice(previous);
+      return 0;
+    }
+    print_line("expect deviceMalloc api=cudaMalloc device=%d size_bytes=%zu addr=0x%llx", device,
+               segment_size, static_cast<unsigned long long>(uint64_t(p)));
+    Segment s;
+    s.device = device;
+    s.base = uint64_t(p);
+    s.size = segment_size;
+    s.stream = stream;
+    s.small = small;
+    s.blocks[s.base] = Block{s.base, segment_size, 0, false, false, {}};
+    d.segments.push_back(std::move(s));
+    d.reserved += segment_size;
+    d.reserved_peak = std::max(d.reserved_peak, d.reserved);
+    segment = &d.segments.back();
+    block = &segment->blocks.begin()->second;
+    trace(TraceEntry::SEGMENT_ALLOC, device, segment->base, segment_size, stream);
+    note_state(device, d);
+  }
+  cudaSetDevice(previous);
+  if (block->size - rounded >= kBlockRound) {
+    const uint64_t rest = block->addr + rounded;
+    segment->blocks[rest] = Block{rest, block->size - rounded, 0, false, false, {}};
+    block->size = rounded;
+  }
+  block->allocated = true;
+  block->requested = size;
+  d.requested += size;
+  d.allocated += block->size;
+  d.requested_peak = std::max(d.requested_peak, d.requested);
+  d.allocated_peak = std::max(d.allocated_peak, d.allocated);
+  trace(TraceEntry::ALLOC, device, block->addr, size, stream);
+  if (tracking()) {
+    print_line("expect poolMalloc device=%d size_bytes=%zu addr=0x%llx stream=0x%llx", device, size,
+               static_cast<unsigned long long>(block->addr),
+               static_cast<unsigned long long>(stream));
+  }
+  return block->addr;
+}
+
+Block* StandInAllocator::find_block(uint64_t addr, Segment** segment, int* device) {
+  for (int i = 0; i < kMaxDevices; ++i) {
+    for (Segment& s : devices_[i].segments) {
+      auto it = s.blocks.find(addr);
+      if (it != s.blocks.end() && it->second.allocated) {
+        *segment = &s;
+        *device = i;
+        return &it->second;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// The block goes back to its segment, merged with free neighbours.
+void StandInAllocator::complete_free(int device, Segment& s, Block& b) {
+  (void)device;
+  b.pending = false;
+  b.requested = 0;
+  b.other_streams.clear();
+  auto it = s.blocks.find(b.addr);
+  auto next = std::next(it);
+  if (next != s.blocks.end() && !next->second.allocated && !next->second.pending) {
+    it->second.size += next->second.size;
+    s.blocks.erase(next);
+  }
+  if (it != s.blocks.begin()) {
+    auto prev = std::prev(it);
+    if (!prev->second.allocated && !prev->second.pending) {
+      prev->second.size += it->second.size;
+      s.blocks.erase(it);
+    }
+  }
+}
+
+bool StandInAllocator::free(uint64_t addr) {
+  if (auto it = async_blocks_.find(addr); it != async_blocks_.end()) {
+    const AsyncBlock block = it->second;
+    DeviceState& d = devices_[block.device];
+    std::lock_guard<std::recursive_mutex> lock(d.mutex);
+    print_line("expect deviceFree api=cudaFreeAsync device=%d addr=0x%llx", block.device,
+               static_cast<unsigned long long>(addr));
+    cudaFreeAsync(reinterpret_cast<void*>(addr), nullptr);
+    d.allocated -= block.size;
+    d.reserved -= block.size;
+    d.requested -= block.requested;
+    async_blocks_.erase(it);
+    return true;
+  }
+  Segment* s = nullptr;
+  int device = -1;
+  for (DeviceState& d : devices_) d.mutex.lock();
+  Block* b = find_block(addr, &s, &device);
+  for (DeviceState& d : devices_) d.mutex.unlock();
+  if (!b) return false;
+  DeviceState& d = devices_[device];
+  std::lock_guard<std::recursive_mutex> lock(d.mutex);
+  const size_t requested = b->requested;
+  b->allocated = false;
+  d.requested -= requested;
+  d.allocated -= b->size;
+  trace(TraceEntry::FREE_REQUESTED, device, addr, requested, s->stream);
+  if (!b->other_streams.empty()) {
+    b->pending = true;
+    if (tracking()) {
+      print_line("expect poolFree device=%d addr=0x%llx size_bytes=%zu pending=1 stream=0x%llx",
+                 device, static_cast<unsigned long long>(addr), requested,
+                 static_cast<unsigned long long>(s->stream));
+    }
+    b->requested = requested;  // for FREE_COMPLETED
+    return true;
+  }
+  trace(TraceEntry::FREE_COMPLETED, device, addr, requested, s->stream);
+  if (tracking()) {
+    print_line("expect poolFree device=%d addr=0x%llx size_bytes=%zu pending=0 stream=0x%llx",
+               device, static_cast<unsigned long long>(addr), requested,
+               static_cast<unsigned long long>(s->stream));
+  }
+  complete_free(device, *s, *b);
+  return true;
+}
+
+bool StandInAllocator::record_stream(uint64_t addr, uint64_t stream) {
+  if (async_blocks_.count(addr)) return true;  // the async backend's streams order its frees
+  Segment* s = nullptr;
+  int device = -1;
+  for (DeviceState& d : devices_) d.mutex.lock();
+  Block* b = find_block(addr, &s, &device);
+  if (b && stream != s->stream) b->other_streams.push_back(stream);
+  for (DeviceState& d : devices_) d.mutex.unlock();
+  return b != nullptr;
+}
+
+// The streams are done: every pending free completes.
+void StandInAllocator::synchronize() {
+  cudaDeviceSynchronize();
+  for (int device = 0; device < kMaxDevices; ++device) {
+    DeviceState& d = devices_[device];
+    std::lock_guard<std::recursive_mutex> lock(d.mutex);
+    for (Segment& s : d.segments) {
+      std::vector<uint64_t> pending;
+      for (auto& [addr, b] : s.blocks) {
+        if (b.pending) pending.push_back(addr);
+      }
+      for (const uint64_t addr : pending) {
+        auto it = s.blocks.find(addr);
+        if (it == s.blocks.end()) continue;
+        trace(TraceEntry::FREE_COMPLETED, device, addr, it->second.requested, s.stream);
+        if (tracking()) {
+          print_line("expect poolFreeCompleted device=%d addr=0x%llx size_bytes=%zu stream=0x%llx",
+                     device, static_cast<unsigned long long>(addr), it->second.requested,
+                     static_cast<unsigned long long>(s.stream));
+        }
+        complete_free(device, s, it->second);
+      }
+    }
+  }
+}
+
+// Unused segments go back to CUDA.
+void StandInAllocator::empty_cache() {
+  for (int device = 0; device < kMaxDevices; ++device) {
+    DeviceState& d = devices_[device];
+    std::lock_guard<std::recursive_mutex> lock(d.mutex);
+    for (size_t i = 0; i < d.segments.size();) {
+      Segment& s = d.segments[i];
+      const Block& only = s.blocks.begin()->second;
+      if (s.blocks.size() != 1 || only.allocated || only.pending) {
+        ++i;
+        continue;
+      }
+      const int previous = current_device();
+      cudaSetDevice(device);
+      print_line("expect deviceFree api=cudaFree device=%d addr=0x%llx", device,
+                 static_cast<unsigned long long>(s.base));
+      cudaFree(reinterpret_cast<void*>(s.base));
+      cudaSetDevice(previous);
+      d.reserved -= s.size;
+      trace(TraceEntry::SEGMENT_FREE, device, s.base, s.size, s.stream);
+      note_state(device, d);
+      d.segments.erase(d.segments.begin() + long(i));
+    }
+  }
+}
+
+// torch.cuda.memory_stats()' current and peak of requested, allocated and reserved bytes.
+void StandInAllocator::stats(int device, uint64_t out[6]) {
+  DeviceState& d = devices_[device];
+  std::lock_guard<std::recursive_mutex> lock(d.mutex);
+  out[0] = d.requested;
+  out[1] = d.requested_peak;
+  out[2] = d.allocated;
+  out[3] = d.allocated_peak;
+  out[4] = d.reserved;
+  out[5] = d.reserved_peak;
+}
+
+// torch.cuda.memory_snapshot()'s segments, as JSON: blocks in address order with their size,
+// requested size and state, and no address (PyTorch gives none: they follow each other).
+std::string StandInAllocator::snapshot() {
+  std::string out = "[";
+  for (int device = 0; device < kMaxDevices; ++device) {
+    DeviceState& d = devices_[device];
+    std::lock_guard<std::recursive_mutex> lock(d.mutex);
+    for (const Segment& s : d.segments) {
+      if (out.size() > 1) out += ",";
+      out += "{\"device\":" + std::to_string(device) + ",\"address\":" + std::to_string(s.base) +
+             ",\"total_size\":" + std::to_string(s.size) +
+             ",\"stream\":" + std::to_string(s.stream) + ",\"segment_type\":\"" +
+             (s.small ? "small" : "large") + "\",\"blocks\":[";
+      bool first = true;
+      for (const auto& [addr, b] : s.blocks) {
+        out += first ? "" : ",";
+        first = false;
+        const char* state = b.allocated ? "active_allocated"
+                            : b.pending ? "active_pending_free"
+                                        : "inactive";
+        out += "{\"size\":" + std::to_string(b.size) +
+               ",\"requested_size\":" + std::to_string(b.requested) + ",\"state\":\"" + state +
+               "\"}";
+      }
+      out += "]}";
+    }
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+namespace c10::cuda {
+
+namespace CUDACachingAllocator {
+C10_CUDA_API std::atomic<CUDAAllocator*> allocator{&g_standin};
+}  // namespace CUDACachingAllocator
+
+C10_CUDA_API DeviceIndex device_count() noexcept {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? DeviceIndex(n) : 0;
+}
+
+C10_CUDA_API DeviceIndex current_device() {
+  return DeviceIndex(::current_device());
+}
+
+}  // namespace c10::cuda
+
+// What the stand-in torch package calls (ctypes).
+extern "C" {
+
+C10_CUDA_API int standin_cuda_init() {
+  return int(c10::cuda::device_count());
+}
+C10_CUDA_API uint64_t standin_malloc(int device, uint64_t size, uint64_t stream) {
+  return g_standin.malloc(device, size, stream);
+}
+C10_CUDA_API int standin_free(uint64_t addr) {
+  return g_standin.free(addr) ? 0 : -1;
+}
+C10_CUDA_API int standin_record_stream(uint64_t addr, uint64_t stream) {
+  return g_standin.record_stream(addr, stream) ? 0 : -1;
+}
+C10_CUDA_API void standin_synchronize() {
+  g_standin.synchronize();
+}
+C10_CUDA_API void standin_empty_cache() {
+  g_standin.empty_cache();
+}
+C10_CUDA_API void standin_stats(int device, uint64_t* out) {
+  g_standin.stats(device, out);
+}
+C10_CUDA_API uint64_t standin_stream_create(int device) {
+  const int previous = current_device();
+  cudaSetDevice(device);
+  cudaStream_t s = nullptr;
+  cudaStreamCreate(&s);
+  cudaSetDevice(previous);
+  return uint64_t(s);
+}
+C10_CUDA_API int standin_set_device(int device) {
+  return cudaSetDevice(device) == cudaSuccess ? 0 : -1;
+}
+C10_CUDA_API int standin_current_device() {
+  return current_device();
+}
+// The snapshot's JSON into buf (NUL-terminated); its length, or the size needed when larger.
+C10_CUDA_API size_t standin_snapshot(char* buf, size_t cap) {
+  const std::string json = g_standin.snapshot();
+  if (json.size() < cap) memcpy(buf, json.c_str(), json.size() + 1);
+  return json.size();
+}
+
+}  // extern "C"
