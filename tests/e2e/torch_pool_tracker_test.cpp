@@ -199,8 +199,9 @@ class TorchPoolTracker : public ::testing::Test {
   TempDir dir;
 };
 
-TEST_F(TorchPoolTracker, EveryBlockAndSegmentIsOneRowWithTheTorch21And29Headers) {
-  for (const std::string release : {"2.1", "2.9"}) {
+// 2.1 and 2.9: two layouts of the trace entry; 2.14: headers that need C++20.
+TEST_F(TorchPoolTracker, EveryBlockAndSegmentIsOneRowWithTheTorch21And29And214Headers) {
+  for (const std::string release : {"2.1", "2.9", "2.14"}) {
     SCOPED_TRACE("torch " + release);
     const std::string db = dir.file("train-" + release + ".db");
     const TorchRun run = record(release, "train.py", db);
@@ -236,8 +237,8 @@ TEST_F(TorchPoolTracker, EveryBlockAndSegmentIsOneRowWithTheTorch21And29Headers)
     EXPECT_EQ(got.allocated_final, 0);
   }
 
-  // The next run finds both trackers compiled.
-  for (const std::string release : {"2.1", "2.9"}) {
+  // The next run finds the trackers compiled.
+  for (const std::string release : {"2.1", "2.9", "2.14"}) {
     SCOPED_TRACE("torch " + release + ", again");
     const TorchRun again = record(release, "train.py", dir.file("again-" + release + ".db"));
     EXPECT_EQ(again.mode, "tracker") << again.rec.result.err;

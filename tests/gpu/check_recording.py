@@ -22,6 +22,25 @@ def fail(message):
     sys.exit(1)
 
 
+def show_compiler_output(reason):
+    """The end of the tracker compiler's output, when the reason names it: on a machine lent
+    for minutes, one run must say why."""
+    import re
+
+    found = re.search(r"(/\S+\.log)", reason)
+    if not found:
+        return
+    try:
+        lines = open(found.group(1), errors="replace").read().splitlines()
+    except OSError as err:
+        print(f"(cannot read {found.group(1)}: {err})")
+        return
+    print(f"--- {found.group(1)}, last {min(len(lines), 40)} of {len(lines)} lines:")
+    for line in lines[-40:]:
+        print(line)
+    print("---")
+
+
 def main(db_path, figures_path):
     figures = json.load(open(figures_path))
     db = sqlite3.connect(db_path)
@@ -95,6 +114,7 @@ def main(db_path, figures_path):
           f"largest total {pta_reserved} B; owners {sorted(pta_owners)}; "
           f"pending frees {pending}, completions {completed}")
     if figures["pool_mode"] != "tracker":
+        show_compiler_output(str(figures["pool_reason"]))
         fail("PyTorch's pool was not watched with its trace tracker: " + str(figures["pool_reason"]))
     requested = figures["max_requested"]
     if pta_mallocs == 0:

@@ -75,6 +75,25 @@ def _compiler(sysconfig):
     return None
 
 
+def _cxx_standard(include):
+    """The C++ standard torch's headers need: the newest their own check asks for (torch/all.h:
+    "#if __cplusplus < 202002L / #error C++20 or later ... is required", as recent releases
+    have), else C++17, which every torch with trace trackers accepts."""
+    import re
+
+    names = {201703: "c++17", 202002: "c++20", 202302: "c++23"}
+    needed = 201703
+    try:
+        with open(os.path.join(include, "torch", "csrc", "api", "include", "torch", "all.h"),
+                  "rb") as f:
+            for number in re.findall(rb"__cplusplus\s*<\s*(\d+)L?", f.read()):
+                if int(number) in names:
+                    needed = max(needed, int(number))
+    except OSError:
+        pass
+    return names[needed]
+
+
 def _compile(torch):
     """The tracker library's path, compiled if not cached; raises RuntimeError with why."""
     import fcntl
@@ -101,8 +120,9 @@ def _compile(torch):
     abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True))
     with open(_SOURCE, "rb") as f:
         source = f.read()
+    standard = _cxx_standard(include)
     key = hashlib.sha256(source + repr((torch.__version__, torch_dir, cuda_includes, abi,
-                                        compiler)).encode()).hexdigest()[:16]
+                                        compiler, standard)).encode()).hexdigest()[:16]
     cache = _cache_dir()
     target = os.path.join(cache, "torch_pool_tracker-%s-%s.so" % (torch.__version__.replace(
         "+", "_"), key))
@@ -132,7 +152,7 @@ def _compile(torch):
         fd, partial = tempfile.mkstemp(prefix=os.path.basename(target), suffix=".part",
                                        dir=cache)
         os.close(fd)
-        command = [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-w",
+        command = [compiler, "-O2", "-std=" + standard, "-shared", "-fPIC", "-w",
                    "-D_GLIBCXX_USE_CXX11_ABI=%d" % abi, "-I", include,
                    "-I", os.path.join(include, "torch", "csrc", "api", "include")]
         for d in cuda_includes:
@@ -142,6 +162,8 @@ def _compile(torch):
                     "-Wl,-rpath," + lib]
         try:
             with open(log, "wb") as out:
+                out.write((" ".join(command) + "\n").encode())
+                out.flush()
                 done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT,
                                       timeout=_COMPILE_TIMEOUT_S, env=_untraced_env())
         except (OSError, subprocess.TimeoutExpired) as err:

@@ -1,12 +1,13 @@
 // Stand-in for PyTorch's c10/cuda/CUDACachingAllocator.h (tests/fake_torch/): the trace
 // entry and the tracker hook that memtap's pool tracker
 // (agent/python/memtap/_torch_pool_tracker.cpp) is compiled against on a user's machine, in
-// the shape of two releases (MEMTAP_STANDIN_TORCH, from c10/standin_release.h):
+// the shape of these releases (MEMTAP_STANDIN_TORCH, from c10/standin_release.h):
 //
 //   201  PyTorch 2.1: `int device_`, `int64_t addr_` and `size_`, cudaStream_t stream_,
 //        expandable segments' SEGMENT_MAP/SEGMENT_UNMAP, trace trackers.
 //   209  PyTorch 2.9: `c10::DeviceIndex device_`, `size_t addr_` and `size_`, a memory pool
-//        id, compile context and user metadata.
+//        id, compile context and user metadata (214, PyTorch 2.14, has the same entries;
+//        its headers need C++20, see CUDAStream.h).
 //
 // (include-2.0/ has PyTorch 2.0's, which has no trace trackers.) As in PyTorch, the hook is
 // an inline function that calls the allocator object libc10_cuda.so exports, so the tracker
