@@ -2,6 +2,8 @@
 // its sender: the installed tree records a program as the build tree does.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/e2e/e2e_support.h"
 #include "tests/e2e/pattern_checks.h"
 #include "tests/e2e/recording_checks.h"
@@ -31,6 +33,12 @@ TEST(Install, InstalledMemtapFindsItsAgentAndRecords) {
   ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
   expect_well_formed(rec, window);
   EXPECT_EQ(rec.sessions.size(), 2u) << "the program and its fork() child";
+
+  // What memtap.torch compiles on the user's machine is installed with the package.
+  for (const char* file :
+       {"memtap/_torch_pool_tracker.cpp", "memtap/_cuda_shim/crt/host_defines.h"}) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(prefix + "/lib/memtap/python/" + file)) << file;
+  }
 }
 
 }  // namespace

@@ -129,9 +129,10 @@ class TorchPoolTracker : public ::testing::Test {
   std::string cache() const { return dir.file("cache"); }
 
   // `memtap run [options] -o db -- python script` with the stand-in torch of `release`
-  // first on PYTHONPATH and its CUDA headers as CUDA_HOME, two stand-in GPUs.
+  // first on PYTHONPATH and (cuda_home) its CUDA headers as CUDA_HOME, two stand-in GPUs.
   TorchRun record(const std::string& release, const std::string& script, const std::string& db,
-                  std::vector<std::string> env = {}, std::vector<std::string> options = {}) {
+                  std::vector<std::string> env = {}, std::vector<std::string> options = {},
+                  bool cuda_home = true) {
     const std::string root = kFakeTorchDir + "/torch-" + release;
     std::vector<std::string> cmd = {kMemtapBin, "run"};
     cmd.insert(cmd.end(), options.begin(), options.end());
@@ -144,7 +145,9 @@ class TorchPoolTracker : public ::testing::Test {
     spec.env_unset.push_back("PYTORCH_CUDA_ALLOC_CONF");
     spec.env_unset.push_back("CXX");
     spec.env_set.push_back("PYTHONPATH=" + root);
-    spec.env_set.push_back("CUDA_HOME=" + root + "/cuda");
+    spec.env_unset.push_back("CUDA_HOME");
+    spec.env_unset.push_back("CUDA_PATH");
+    if (cuda_home) spec.env_set.push_back("CUDA_HOME=" + root + "/cuda");
     spec.env_set.push_back("MEMTAP_CACHE_DIR=" + cache());
     spec.env_set.push_back("MEMTAP_FAKE_CUDA_DEVICES=2");
     spec.env_set.push_back("MEMTAP_FAKE_CUDA_CAPACITY=" + std::to_string(256 << 20));
@@ -244,6 +247,33 @@ TEST_F(TorchPoolTracker, EveryBlockAndSegmentIsOneRowWithTheTorch21And29And214He
     EXPECT_EQ(again.mode, "tracker") << again.rec.result.err;
     EXPECT_EQ(again.rec.result.err.find(kCompiling), std::string::npos) << again.rec.result.err;
     expect_pool_rows(again.rec);
+  }
+}
+
+// Without a toolkit, as most pip installs: the headers come from the nvidia-* wheels beside
+// torch, searched before /usr/local/cuda (which may be another CUDA version), and the
+// crt/host_defines.h that no wheel ships from memtap's own directory, searched last.
+TEST_F(TorchPoolTracker, TheWheelsCudaHeadersAreTakenAndTheirMissingCrtHeaderSupplied) {
+  const std::string root = kFakeTorchDir + "/torch-2.9";
+  const TorchRun run = record("2.9", "train.py", dir.file("wheels.db"), {}, {}, false);
+  EXPECT_EQ(run.mode, "tracker") << run.rec.result.err;
+  expect_pool_rows(run.rec);
+
+  // The compiler's command, the first line of its log, says where it looked, in order.
+  std::string command;
+  for (const auto& entry : std::filesystem::directory_iterator(cache())) {
+    if (entry.path().extension() == ".log") std::getline(std::ifstream(entry.path()), command);
+  }
+  ASSERT_FALSE(command.empty()) << "no compiler log in " << cache();
+  const size_t wheel = command.find(" -I " + root + "/nvidia/cuda_runtime/include ");
+  const size_t shim = command.find("/memtap/_cuda_shim");
+  ASSERT_NE(wheel, std::string::npos) << command;
+  ASSERT_NE(shim, std::string::npos) << command;
+  EXPECT_LT(wheel, shim) << command;
+  const size_t toolkit = command.find(" -I /usr/local/cuda/include ");
+  if (toolkit != std::string::npos) {
+    EXPECT_LT(wheel, toolkit) << command;
+    EXPECT_LT(toolkit, shim) << command;
   }
 }
 

@@ -44,20 +44,34 @@ def _cache_dir():
 
 
 def _cuda_include_dirs(torch):
-    """Where cuda_runtime_api.h is: the toolkit, or the nvidia-* wheels torch depends on."""
+    """Where the CUDA headers are, in the order to search them: the toolkit the environment
+    names (CUDA_HOME, CUDA_PATH); the include directories of the nvidia-* wheels torch was
+    installed with (its own CUDA version; cuda_runtime_api.h is in one, other headers in
+    others); /usr/local/cuda; last, memtap's own crt/host_defines.h, which the runtime wheel
+    lacks (it comes with the CUDA compiler). Empty when none has cuda_runtime_api.h."""
     import glob
 
+    def has_runtime(d):
+        return os.path.isfile(os.path.join(d, "cuda_runtime_api.h"))
+
     found = []
-    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for root in roots:
-        if root and os.path.isfile(os.path.join(root, "include", "cuda_runtime_api.h")):
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
+        if root and has_runtime(os.path.join(root, "include")):
             found.append(os.path.join(root, "include"))
+    wheels = []
     for entry in sys.path:
-        for header in glob.glob(os.path.join(entry, "nvidia", "*", "include",
-                                             "cuda_runtime_api.h")):
-            found.append(os.path.dirname(header))
+        wheels += sorted(d for d in glob.glob(os.path.join(entry or ".", "nvidia", "*", "include"))
+                         if os.path.isdir(d))
+    if any(has_runtime(d) for d in wheels):
+        found += wheels
+    if has_runtime("/usr/local/cuda/include"):
+        found.append("/usr/local/cuda/include")
+    if not found:
+        return []
+    found.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cuda_shim"))
     seen = []
     for d in found:
+        d = os.path.abspath(d)
         if d not in seen:
             seen.append(d)
     return seen
