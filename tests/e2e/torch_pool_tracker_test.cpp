@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tests/e2e/cuda_expectations.h"
+#include "tests/e2e/db_query.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace memtap::e2e {
@@ -248,6 +249,38 @@ TEST_F(TorchPoolTracker, EveryBlockAndSegmentIsOneRowWithTheTorch21And29And214He
     EXPECT_EQ(again.rec.result.err.find(kCompiling), std::string::npos) << again.rec.result.err;
     expect_pool_rows(again.rec);
   }
+}
+
+// memtap run --stacks python: a pool block carries the Python stack of the code that asked
+// for it, as a host block does, because the tracker records on the allocating thread. The
+// frames are innermost first: the stand-in's torch/cuda.py, then train.py at the line of
+// each caching_allocator_alloc (a: 10, b: 12, c: 13, d: 17, e: 21).
+TEST_F(TorchPoolTracker, APoolBlockCarriesThePythonStackThatAskedForIt) {
+  const std::string db = dir.file("stacks.db");
+  const TorchRun run =
+      record("2.9", "train.py", db, {}, {"--stacks", "python", "--stack-min-size", "0"});
+  EXPECT_EQ(run.mode, "tracker") << run.rec.result.err;
+  std::string error;
+  auto q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  DbRows rows;
+  ASSERT_TRUE(
+      q->query("SELECT \"Call Stack(Python)\" FROM memscope_dump "
+               "WHERE \"Event Type\" = 'PTA' AND Event = 'MALLOC' ORDER BY ID",
+               {}, &rows, &error))
+      << error;
+  std::vector<std::string> callers;
+  for (const auto& row : rows.rows) {
+    const std::vector<std::string> frames = split_lines(row[0].text);
+    ASSERT_GE(frames.size(), 2u) << row[0].text;
+    EXPECT_NE(frames[0].find("/torch/cuda.py("), std::string::npos) << row[0].text;
+    EXPECT_NE(frames[0].find("): caching_allocator_alloc"), std::string::npos) << row[0].text;
+    callers.push_back(frames[1]);
+  }
+  const std::string script = dir.file("train.py");
+  EXPECT_EQ(callers, (std::vector<std::string>{script + "(10): <module>", script + "(12): <module>",
+                                               script + "(13): <module>", script + "(17): <module>",
+                                               script + "(21): <module>"}));
 }
 
 // Without a toolkit, as most pip installs: the headers come from the nvidia-* wheels beside
