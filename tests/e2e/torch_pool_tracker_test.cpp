@@ -194,10 +194,19 @@ class TorchPoolTracker : public ::testing::Test {
     EXPECT_EQ(got, want);
   }
 
-  static size_t pta_blocks(const TorchRun& run) {
-    size_t n = 0;
-    for (const Row& r : run.rec.rows) n += r.event_type == "PTA" && r.event == "MALLOC";
-    return n;
+  // A run of sampled.py that could not have the tracker, for `reason`: it says so in one
+  // line, records the allocator's own segments (HAL) and no blocks, and each step's sample.
+  static void expect_sampled(const TorchRun& run, const std::string& reason) {
+    EXPECT_EQ(run.mode, "samples");
+    EXPECT_EQ(why_sampled(run.rec.result.err),
+              std::vector<std::string>{"memtap: PyTorch's pool blocks are not recorded (" + reason +
+                                       "); the pool is sampled at each memtap.step() instead"})
+        << run.rec.result.err;
+    expect_recorded(run.rec, {"deviceMalloc", "deviceFree"});
+    size_t blocks = 0;
+    for (const Row& r : run.rec.rows) blocks += r.event_type == "PTA" && r.event == "MALLOC";
+    EXPECT_EQ(blocks, 0u);
+    expect_samples(run);
   }
 
   TempDir dir;
@@ -328,34 +337,20 @@ TEST_F(TorchPoolTracker, BlocksLiveBeforeALateAttachAreWhereThePoolStarts) {
 TEST_F(TorchPoolTracker, AnAllocatorThatRefusesTrackersIsSampledAndSaysWhyInOneLine) {
   const TorchRun run = record("2.9", "sampled.py", dir.file("async.db"),
                               {"PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync"});
-  EXPECT_EQ(run.mode, "samples");
   // PyTorch's message, without the C++ backtrace lines c10::Error adds.
-  EXPECT_EQ(why_sampled(run.rec.result.err),
-            std::vector<std::string>{
-                "memtap: PyTorch's pool blocks are not recorded (cudaMallocAsync does not yet "
-                "support attachAllocatorTraceTracker. If you need it, please file an issue "
-                "describing your use case.); the pool is sampled at each memtap.step() instead"})
-      << run.rec.result.err;
+  expect_sampled(run,
+                 "cudaMallocAsync does not yet support attachAllocatorTraceTracker. If you need "
+                 "it, please file an issue describing your use case.");
   EXPECT_EQ(run.rec.result.err.find("Exception raised from"), std::string::npos);
-  expect_recorded(run.rec, {"deviceMalloc", "deviceFree"});
-  EXPECT_EQ(pta_blocks(run), 0u);
-  expect_samples(run);
 }
 
 TEST_F(TorchPoolTracker, ATorchWithoutTraceTrackersIsSampledWithoutCompiling) {
   const TorchRun run = record("2.0", "sampled.py", dir.file("torch20.db"));
-  EXPECT_EQ(run.mode, "samples");
-  EXPECT_EQ(why_sampled(run.rec.result.err),
-            std::vector<std::string>{
-                "memtap: PyTorch's pool blocks are not recorded (this torch's caching "
-                "allocator has no trace trackers (PyTorch 2.1 and later have them)); the pool "
-                "is sampled at each memtap.step() instead"})
-      << run.rec.result.err;
+  expect_sampled(run,
+                 "this torch's caching allocator has no trace trackers (PyTorch 2.1 and later "
+                 "have them)");
   EXPECT_EQ(run.rec.result.err.find(kCompiling), std::string::npos) << run.rec.result.err;
   EXPECT_FALSE(std::filesystem::exists(cache()));
-  expect_recorded(run.rec, {"deviceMalloc", "deviceFree"});
-  EXPECT_EQ(pta_blocks(run), 0u);
-  expect_samples(run);
 }
 
 TEST_F(TorchPoolTracker, ACompilerThatFailedIsNotRunAgainAndItsOutputIsKept) {
