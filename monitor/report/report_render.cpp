@@ -191,6 +191,9 @@ void device_text_section(const DeviceReport& d, FILE* out) {
               (long long)s.first_step, bytes_text(double(s.live_bytes)).c_str());
       top_stacks_text(out, "        ", s.top_stacks, s.live_bytes);
     }
+  } else if (l.alive_at_end.empty() && l.alive_at_end_by_owner.empty()) {
+    // Everything was freed: a trend over the session would only say how fast it was.
+    fprintf(out, "    Leaks: no step markers; nothing live at the end\n");
   } else {
     fprintf(out, "    Leaks: no step markers; live at the end, growth %s/s over the session\n",
             bytes_text(l.trend_bytes_per_s).c_str());

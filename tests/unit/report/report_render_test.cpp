@@ -106,6 +106,28 @@ TEST(ReportRender, TextNamesTheLeakAndSaysWhatIsUnknown) {
       << text;
 }
 
+// Without steps the leak line lists what is live at the end with the session's trend; when
+// nothing is, it says so rather than print a trend of memory that was all freed.
+TEST(ReportRender, WithoutStepsTheLeakLineSaysWhatIsLiveAtTheEnd) {
+  Report r = sample_report();
+  LeakSection& l = r.devices[0].leaks;
+  l = LeakSection{};
+  l.trend_bytes_per_s = -27787264.0;
+  std::string text = text_of(r);
+  EXPECT_NE(text.find("    Leaks: no step markers; nothing live at the end\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("over the session"), std::string::npos) << text;
+
+  l.trend_bytes_per_s = 1048576.0;
+  l.alive_at_end_by_owner.push_back({"cache", 2097152, 2, 1.0});
+  text = text_of(r);
+  EXPECT_NE(text.find("Leaks: no step markers; live at the end, growth 1.0 MiB/s over the "
+                      "session\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cache"), std::string::npos) << text;
+}
+
 // Each owner is followed by the stacks that hold its bytes, in text and in --json; the
 // separate list by stack is left to recordings that name no owner.
 TEST(ReportRender, EachOwnerIsLinkedToItsTopStacks) {
