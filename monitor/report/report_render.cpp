@@ -36,6 +36,8 @@ bool any_key(const std::vector<BreakdownEntry>& entries) {
 // which part of the owner's `owner_bytes` each holds (the JSON keeps the share of the whole).
 void top_stacks_text(FILE* out, const char* indent, const std::vector<BreakdownEntry>& stacks,
                      int64_t owner_bytes) {
+  // A recording without stacks (the default) has one unnamed stack per owner: no line.
+  if (!any_key(stacks)) return;
   for (const BreakdownEntry& e : stacks) {
     const double of_owner = owner_bytes > 0 ? double(e.bytes) / double(owner_bytes) : 0.0;
     fprintf(out, "%sfrom %10s  %5.1f%% of it  %6lld blocks  %s\n", indent,

@@ -173,6 +173,23 @@ TEST(ReportRender, EachOwnerIsLinkedToItsTopStacks) {
   EXPECT_NE(json.find(R"("what":"stack","key":"log.py(9): keep",)"), std::string::npos) << json;
 }
 
+// A recording without stacks gives each owner one unnamed stack: no "from" line says so;
+// beside named stacks the unnamed share is said.
+TEST(ReportRender, AnOwnerWhoseBlocksHaveNoStacksHasNoFromLine) {
+  Report r = sample_report();
+  DeviceReport& d = r.devices[0];
+  d.peak.by_owner = {{"leaks_mem", 4096, 2, 1.0}};
+  d.peak.by_owner[0].top_stacks = {{"", 4096, 2, 1.0}};
+  std::string text = text_of(r);
+  EXPECT_NE(text.find("leaks_mem\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find(" from "), std::string::npos) << text;
+
+  d.peak.by_owner[0].top_stacks = {{"train.py(3): f", 3072, 1, 0.75}, {"", 1024, 1, 0.25}};
+  text = text_of(r);
+  EXPECT_NE(text.find("of it       1 blocks  train.py(3): f\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("of it       1 blocks  (none)\n"), std::string::npos) << text;
+}
+
 // Without owners, the stacks are all there is: the list by stack stays.
 TEST(ReportRender, WithoutOwnersTheStacksAreListedOnTheirOwn) {
   Report r = sample_report();
