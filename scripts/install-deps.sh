@@ -24,6 +24,7 @@ packages=(
   python3-torch                             # PyTorch examples and tests
   heaptrack                                 # the benchmark's point of comparison
   clang-format                              # the test suite checks formatting
+  patchelf                                  # scripts/gpu-bundle.sh (and its test)
   clang-14 libclang-rt-14-dev               # the fuzz targets (scripts/fuzz.sh): libFuzzer
                                             #   and its ASan/UBSan runtimes come with clang
 )

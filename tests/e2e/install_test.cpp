@@ -41,5 +41,41 @@ TEST(Install, InstalledMemtapFindsItsAgentAndRecords) {
   }
 }
 
+// scripts/gpu-bundle.sh packs the build for a GPU machine where memtap cannot be built:
+// the bundled memtap records with the libraries it carries, found through its RUNPATH.
+TEST(Install, TheGpuBundleRecordsWithTheLibrariesItCarries) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string bundle = dir.file("bundle");
+  ProcessResult pack = run_process(
+      spec_in(dir, {"/bin/bash", std::string(MEMTAP_SOURCE_DIR) + "/scripts/gpu-bundle.sh",
+                    MEMTAP_BUILD_DIR, bundle}),
+      kProcessTimeout);
+  ASSERT_TRUE(pack.exited && pack.exit_code == 0) << describe(pack) << pack.out << pack.err;
+
+  ProcessResult libs =
+      run_process(spec_in(dir, {"/usr/bin/ldd", bundle + "/bin/memtap"}), kProcessTimeout);
+  ASSERT_TRUE(libs.exited && libs.exit_code == 0) << describe(libs) << libs.err;
+  for (const char* lib : {"libzmq.so.5 => ", "libsqlite3.so.0 => ", "libcapnp-"}) {
+    const size_t at = libs.out.find(lib);
+    ASSERT_NE(at, std::string::npos) << libs.out;
+    const std::string line = libs.out.substr(at, libs.out.find('\n', at) - at);
+    EXPECT_NE(line.find(bundle + "/bin/../lib/memtap/deps/"), std::string::npos) << line;
+  }
+
+  const std::string db = dir.file("bundled.db");
+  WallWindow window;
+  window.begin_ns = realtime_now_ns();
+  ProcessResult r =
+      run_process(spec_in(dir, {bundle + "/bin/memtap", "run", "-o", db, "--", kAllocPattern}),
+                  kProcessTimeout);
+  window.end_ns = realtime_now_ns();
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  RecordingData rec;
+  std::string error;
+  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
+  expect_well_formed(rec, window);
+}
+
 }  // namespace
 }  // namespace memtap::e2e

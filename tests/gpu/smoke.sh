@@ -6,6 +6,9 @@
 #
 #   tests/gpu/smoke.sh [BUILD_DIR]        (default: build)
 #   MEMTAP_SMOKE_PYTHON=/path/to/python   (default: python3)
+#   MEMTAP=.gpu-bundle/bin/memtap         (a machine where memtap cannot be built: the bundle
+#                                          scripts/gpu-bundle.sh makes here)
+#   MEMTAP_SMOKE_OUT=DIR                  (where the recordings go; default: a new temp dir)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
