@@ -11,6 +11,23 @@
 namespace memtap::e2e {
 namespace {
 
+// `memtap` (an installed or bundled one) records the allocation pattern and its fork()
+// child, well formed.
+void expect_records_the_allocation_pattern(const TempDir& dir, const std::string& memtap) {
+  const std::string db = dir.file("pattern.db");
+  WallWindow window;
+  window.begin_ns = realtime_now_ns();
+  ProcessResult r =
+      run_process(spec_in(dir, {memtap, "run", "-o", db, "--", kAllocPattern}), kProcessTimeout);
+  window.end_ns = realtime_now_ns();
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  RecordingData rec;
+  std::string error;
+  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
+  expect_well_formed(rec, window);
+  EXPECT_EQ(rec.sessions.size(), 2u) << "the program and its fork() child";
+}
+
 TEST(Install, InstalledMemtapFindsItsAgentAndRecords) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
@@ -20,19 +37,7 @@ TEST(Install, InstalledMemtapFindsItsAgentAndRecords) {
                   kProcessTimeout);
   ASSERT_TRUE(inst.exited && inst.exit_code == 0) << describe(inst) << inst.err;
 
-  const std::string db = dir.file("installed.db");
-  WallWindow window;
-  window.begin_ns = realtime_now_ns();
-  ProcessResult r =
-      run_process(spec_in(dir, {prefix + "/bin/memtap", "run", "-o", db, "--", kAllocPattern}),
-                  kProcessTimeout);
-  window.end_ns = realtime_now_ns();
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
-  RecordingData rec;
-  std::string error;
-  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
-  expect_well_formed(rec, window);
-  EXPECT_EQ(rec.sessions.size(), 2u) << "the program and its fork() child";
+  expect_records_the_allocation_pattern(dir, prefix + "/bin/memtap");
 
   // What memtap.torch compiles on the user's machine is installed with the package.
   for (const char* file :
@@ -63,18 +68,7 @@ TEST(Install, TheGpuBundleRecordsWithTheLibrariesItCarries) {
     EXPECT_NE(line.find(bundle + "/bin/../lib/memtap/deps/"), std::string::npos) << line;
   }
 
-  const std::string db = dir.file("bundled.db");
-  WallWindow window;
-  window.begin_ns = realtime_now_ns();
-  ProcessResult r =
-      run_process(spec_in(dir, {bundle + "/bin/memtap", "run", "-o", db, "--", kAllocPattern}),
-                  kProcessTimeout);
-  window.end_ns = realtime_now_ns();
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
-  RecordingData rec;
-  std::string error;
-  ASSERT_TRUE(load_recording(db, &rec, &error)) << error;
-  expect_well_formed(rec, window);
+  expect_records_the_allocation_pattern(dir, bundle + "/bin/memtap");
 }
 
 }  // namespace
