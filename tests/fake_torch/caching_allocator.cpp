@@ -70,7 +70,6 @@ struct Block {
 };
 
 struct Segment {
-  int device = 0;
   uint64_t base = 0;
   size_t size = 0;
   uint64_t stream = 0;
@@ -84,12 +83,43 @@ struct DeviceState {
   size_t requested = 0, requested_peak = 0;
   size_t reserved = 0, reserved_peak = 0;
   size_t allocated = 0, allocated_peak = 0;  // rounded block sizes, as PyTorch counts them
+
+  void note_peaks() {
+    requested_peak = std::max(requested_peak, requested);
+    allocated_peak = std::max(allocated_peak, allocated);
+    reserved_peak = std::max(reserved_peak, reserved);
+  }
+};
+
+int current_device() {
+  int device = 0;
+  cudaGetDevice(&device);
+  return device;
+}
+
+// `device` current for the scope, as PyTorch's allocator calls CUDA under a device guard.
+struct DeviceGuard {
+  explicit DeviceGuard(int device) : previous(current_device()) { cudaSetDevice(device); }
+  ~DeviceGuard() { cudaSetDevice(previous); }
+  const int previous;
 };
 
 bool async_backend() {
   const char* conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
   return conf && strstr(conf, "backend:cudaMallocAsync");
 }
+
+// Every device's lock, for what spans them all (a tracker's attaching, a block found by
+// address alone).
+struct AllDevicesLock {
+  explicit AllDevicesLock(DeviceState (&devices)[kMaxDevices]) : devices(devices) {
+    for (DeviceState& d : devices) d.mutex.lock();
+  }
+  ~AllDevicesLock() {
+    for (DeviceState& d : devices) d.mutex.unlock();
+  }
+  DeviceState (&devices)[kMaxDevices];
+};
 
 class StandInAllocator final : public c10::cuda::CUDACachingAllocator::CUDAAllocator {
  public:
@@ -104,9 +134,8 @@ class StandInAllocator final : public c10::cuda::CUDACachingAllocator::CUDAAlloc
           "attachAllocatorTraceTracker at CUDAMallocAsyncAllocator.cpp (most recent call "
           "first):\nframe #0: <stand-in>");
     }
-    for (DeviceState& d : devices_) d.mutex.lock();
+    const AllDevicesLock lock(devices_);
     trackers_.push_back(std::move(tracker));
-    for (DeviceState& d : devices_) d.mutex.unlock();
   }
 #endif
   std::string name() override {
@@ -137,7 +166,7 @@ class StandInAllocator final : public c10::cuda::CUDACachingAllocator::CUDAAlloc
     }
   }
   Block* find_block(uint64_t addr, Segment** segment, int* device);
-  void complete_free(int device, Segment& s, Block& b);
+  void complete_free(Segment& s, Block& b);
 
   DeviceState devices_[kMaxDevices];
 #if MEMTAP_STANDIN_TORCH >= 201
@@ -167,32 +196,23 @@ void StandInAllocator::trace(TraceEntry::Action action, int device, uint64_t add
 #endif
 }
 
-int current_device() {
-  int device = 0;
-  cudaGetDevice(&device);
-  return device;
-}
-
 uint64_t StandInAllocator::malloc(int device, size_t size, uint64_t stream) {
   if (device < 0 || device >= kMaxDevices) return 0;
   DeviceState& d = devices_[device];
   std::lock_guard<std::recursive_mutex> lock(d.mutex);
-  const int previous = current_device();
-  cudaSetDevice(device);
+  const DeviceGuard guard(device);
   const size_t rounded =
       size == 0 ? kBlockRound : (size + kBlockRound - 1) / kBlockRound * kBlockRound;
   if (async_backend()) {
     void* p = nullptr;
-    const cudaError_t err = cudaMallocAsync(&p, rounded, reinterpret_cast<cudaStream_t>(stream));
-    cudaSetDevice(previous);
-    if (err != cudaSuccess) return 0;
+    if (cudaMallocAsync(&p, rounded, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
+      return 0;
+    }
     async_blocks_[uint64_t(p)] = {device, rounded, size};
     d.requested += size;
     d.allocated += rounded;
     d.reserved += rounded;
-    d.requested_peak = std::max(d.requested_peak, d.requested);
-    d.allocated_peak = std::max(d.allocated_peak, d.allocated);
-    d.reserved_peak = std::max(d.reserved_peak, d.reserved);
+    d.note_peaks();
     print_line(
         "expect deviceMalloc api=cudaMallocAsync device=%d size_bytes=%zu addr=0x%llx "
         "stream=0x%llx",
@@ -217,14 +237,10 @@ uint64_t StandInAllocator::malloc(int device, size_t size, uint64_t stream) {
     const size_t segment_size =
         small ? kSmallSegment : (rounded + kSmallSegment - 1) / kSmallSegment * kSmallSegment;
     void* p = nullptr;
-    if (cudaMalloc(&p, segment_size) != cudaSuccess) {
-      cudaSetDevice(previous);
-      return 0;
-    }
+    if (cudaMalloc(&p, segment_size) != cudaSuccess) return 0;
     print_line("expect deviceMalloc api=cudaMalloc device=%d size_bytes=%zu addr=0x%llx", device,
                segment_size, static_cast<unsigned long long>(uint64_t(p)));
     Segment s;
-    s.device = device;
     s.base = uint64_t(p);
     s.size = segment_size;
     s.stream = stream;
@@ -232,13 +248,11 @@ uint64_t StandInAllocator::malloc(int device, size_t size, uint64_t stream) {
     s.blocks[s.base] = Block{s.base, segment_size, 0, false, false, {}};
     d.segments.push_back(std::move(s));
     d.reserved += segment_size;
-    d.reserved_peak = std::max(d.reserved_peak, d.reserved);
     segment = &d.segments.back();
     block = &segment->blocks.begin()->second;
     trace(TraceEntry::SEGMENT_ALLOC, device, segment->base, segment_size, stream);
     note_state(device, d);
   }
-  cudaSetDevice(previous);
   if (block->size - rounded >= kBlockRound) {
     const uint64_t rest = block->addr + rounded;
     segment->blocks[rest] = Block{rest, block->size - rounded, 0, false, false, {}};
@@ -248,8 +262,7 @@ uint64_t StandInAllocator::malloc(int device, size_t size, uint64_t stream) {
   block->requested = size;
   d.requested += size;
   d.allocated += block->size;
-  d.requested_peak = std::max(d.requested_peak, d.requested);
-  d.allocated_peak = std::max(d.allocated_peak, d.allocated);
+  d.note_peaks();
   trace(TraceEntry::ALLOC, device, block->addr, size, stream);
   if (tracking()) {
     print_line("expect poolMalloc device=%d size_bytes=%zu addr=0x%llx stream=0x%llx", device, size,
@@ -274,8 +287,7 @@ Block* StandInAllocator::find_block(uint64_t addr, Segment** segment, int* devic
 }
 
 // The block goes back to its segment, merged with free neighbours.
-void StandInAllocator::complete_free(int device, Segment& s, Block& b) {
-  (void)device;
+void StandInAllocator::complete_free(Segment& s, Block& b) {
   b.pending = false;
   b.requested = 0;
   b.other_streams.clear();
@@ -310,34 +322,31 @@ bool StandInAllocator::free(uint64_t addr) {
   }
   Segment* s = nullptr;
   int device = -1;
-  for (DeviceState& d : devices_) d.mutex.lock();
-  Block* b = find_block(addr, &s, &device);
-  for (DeviceState& d : devices_) d.mutex.unlock();
+  Block* b = nullptr;
+  {
+    const AllDevicesLock all(devices_);
+    b = find_block(addr, &s, &device);
+  }
   if (!b) return false;
   DeviceState& d = devices_[device];
   std::lock_guard<std::recursive_mutex> lock(d.mutex);
-  const size_t requested = b->requested;
+  // Used on another stream: taken back only when that stream is done (synchronize()).
+  const bool pending = !b->other_streams.empty();
   b->allocated = false;
-  d.requested -= requested;
+  d.requested -= b->requested;
   d.allocated -= b->size;
-  trace(TraceEntry::FREE_REQUESTED, device, addr, requested, s->stream);
-  if (!b->other_streams.empty()) {
-    b->pending = true;
-    if (tracking()) {
-      print_line("expect poolFree device=%d addr=0x%llx size_bytes=%zu pending=1 stream=0x%llx",
-                 device, static_cast<unsigned long long>(addr), requested,
-                 static_cast<unsigned long long>(s->stream));
-    }
-    b->requested = requested;  // for FREE_COMPLETED
-    return true;
-  }
-  trace(TraceEntry::FREE_COMPLETED, device, addr, requested, s->stream);
+  trace(TraceEntry::FREE_REQUESTED, device, addr, b->requested, s->stream);
+  if (!pending) trace(TraceEntry::FREE_COMPLETED, device, addr, b->requested, s->stream);
   if (tracking()) {
-    print_line("expect poolFree device=%d addr=0x%llx size_bytes=%zu pending=0 stream=0x%llx",
-               device, static_cast<unsigned long long>(addr), requested,
+    print_line("expect poolFree device=%d addr=0x%llx size_bytes=%zu pending=%d stream=0x%llx",
+               device, static_cast<unsigned long long>(addr), b->requested, int(pending),
                static_cast<unsigned long long>(s->stream));
   }
-  complete_free(device, *s, *b);
+  if (pending) {
+    b->pending = true;  // its requested size stays, for FREE_COMPLETED
+  } else {
+    complete_free(*s, *b);
+  }
   return true;
 }
 
@@ -345,10 +354,9 @@ bool StandInAllocator::record_stream(uint64_t addr, uint64_t stream) {
   if (async_blocks_.count(addr)) return true;  // the async backend's streams order its frees
   Segment* s = nullptr;
   int device = -1;
-  for (DeviceState& d : devices_) d.mutex.lock();
+  const AllDevicesLock lock(devices_);
   Block* b = find_block(addr, &s, &device);
   if (b && stream != s->stream) b->other_streams.push_back(stream);
-  for (DeviceState& d : devices_) d.mutex.unlock();
   return b != nullptr;
 }
 
@@ -372,7 +380,7 @@ void StandInAllocator::synchronize() {
                      device, static_cast<unsigned long long>(addr), it->second.requested,
                      static_cast<unsigned long long>(s.stream));
         }
-        complete_free(device, s, it->second);
+        complete_free(s, it->second);
       }
     }
   }
@@ -390,12 +398,12 @@ void StandInAllocator::empty_cache() {
         ++i;
         continue;
       }
-      const int previous = current_device();
-      cudaSetDevice(device);
       print_line("expect deviceFree api=cudaFree device=%d addr=0x%llx", device,
                  static_cast<unsigned long long>(s.base));
-      cudaFree(reinterpret_cast<void*>(s.base));
-      cudaSetDevice(previous);
+      {
+        const DeviceGuard guard(device);
+        cudaFree(reinterpret_cast<void*>(s.base));
+      }
       d.reserved -= s.size;
       trace(TraceEntry::SEGMENT_FREE, device, s.base, s.size, s.stream);
       note_state(device, d);
@@ -490,11 +498,9 @@ C10_CUDA_API void standin_stats(int device, uint64_t* out) {
   g_standin.stats(device, out);
 }
 C10_CUDA_API uint64_t standin_stream_create(int device) {
-  const int previous = current_device();
-  cudaSetDevice(device);
+  const DeviceGuard guard(device);
   cudaStream_t s = nullptr;
   cudaStreamCreate(&s);
-  cudaSetDevice(previous);
   return uint64_t(s);
 }
 C10_CUDA_API int standin_set_device(int device) {
