@@ -260,6 +260,42 @@ TEST_F(TorchPoolTracker, EveryBlockAndSegmentIsOneRowWithTheTorch21And29And214He
   }
 }
 
+// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: a segment is an address range mapped a
+// page at a time (cuMemCreate, cuMemMap through driver entry points), the tracker hears
+// SEGMENT_MAP and, when empty_cache() unmaps the free pages, SEGMENT_UNMAP. Each page is one
+// HAL row, each block and pool state one PTA row, and the report's pool figures are the
+// allocator's.
+TEST_F(TorchPoolTracker, ExpandableSegmentsArePagesMappedAndUnmappedWithTheirPoolStates) {
+  const std::string db = dir.file("expandable.db");
+  const TorchRun run =
+      record("2.9", "train.py", db, {"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"});
+  EXPECT_EQ(run.mode, "tracker") << run.rec.result.err;
+  expect_recorded(run.rec, {"deviceMalloc", "deviceFree"});
+  expect_pool_rows(run.rec);
+  size_t maps = 0, unmaps = 0;
+  for (const Expected& e : run.rec.expected) {
+    if (e.event == "deviceMalloc") {
+      EXPECT_EQ(e.fields.at("api"), "cuMemMap");
+      ++maps;
+    }
+    unmaps += e.event == "deviceFree" && e.fields.at("api") == "cuMemUnmap";
+  }
+  // Device 0: a small-block range per stream and a large one (a 20 MiB page); device 1: a
+  // small one. Every page goes back at empty_cache().
+  EXPECT_EQ(maps, 4u) << run.rec.result.out;
+  EXPECT_EQ(unmaps, maps) << run.rec.result.out;
+
+  const ReportedPool got = reported_pool(dir, db);
+  const PoolFigures want = simulate_pool(run.rec, "0");
+  EXPECT_EQ(got.source, "blocks");
+  EXPECT_EQ(got.allocated_peak, want.allocated_peak);
+  EXPECT_EQ(got.reserved_peak, want.reserved_peak);
+  EXPECT_EQ(got.reserved_peak, (2 + 2 + 20) << 20);
+  EXPECT_EQ(got.active_peak, want.active_peak);
+  EXPECT_EQ(got.pending_frees, 1);
+  EXPECT_EQ(got.allocated_final, 0);
+}
+
 // memtap run --stacks python: a pool block carries the Python stack of the code that asked
 // for it, as a host block does, because the tracker records on the allocating thread. The
 // frames are innermost first: the stand-in's torch/cuda.py, then train.py at the line of

@@ -12,7 +12,15 @@
 //     block was used on another stream (then at the next synchronize()), SEGMENT_FREE when
 //     empty_cache() gives an unused segment back;
 //   - with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync there is no pool: each block is a
-//     cudaMallocAsync, and attaching a tracker throws, as PyTorch's async backend does.
+//     cudaMallocAsync, and attaching a tracker throws, as PyTorch's async backend does;
+//   - with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True a segment is a reserved address
+//     range (1 1/8 of the device's memory) per stream and pool, mapped page by page (2 MiB
+//     pages for small blocks, 20 MiB for large) through driver entry points obtained with
+//     cudaGetDriverEntryPointByVersion: every page's cuMemCreate first, then each cuMemMap
+//     and one cuMemSetAccess; a cuMemCreate that runs out releases that call's pages and the
+//     request fails. Trackers get one SEGMENT_MAP per range mapped, and SEGMENT_UNMAP when
+//     empty_cache() unmaps the free pages at the segment's end (PyTorch unmaps free pages
+//     anywhere in it; the stand-in only trims the end, which is what its tests need).
 //
 // What memtap must record of each call is printed on stdout, in the words of
 // tests/programs/cuda_pool_prog.c ("expect EVENT key=value ... pid= tid="): the segments'
@@ -22,11 +30,8 @@
 // The C functions at the end are what the stand-in `torch` package (torch/cuda.py) calls.
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,28 +42,19 @@
 #include <string>
 #include <vector>
 
+#include "tests/fake_torch/expect_line.h"
+
 namespace {
 
 constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kBlockRound = 512;
 constexpr size_t kSmallSize = kMiB;
 constexpr size_t kSmallSegment = 2 * kMiB;
+constexpr size_t kLargePage = 20 * kMiB;  // an expandable segment's page in the large pool
 constexpr int kMaxDevices = 8;
 
-void print_line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-void print_line(const char* fmt, ...) {
-  char line[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  n += snprintf(line + n, sizeof line - size_t(n), " pid=%d tid=%ld\n", int(getpid()),
-                long(syscall(SYS_gettid)));
-  // One write per line: the Python program's own prints go to the same descriptor.
-  if (write(1, line, size_t(n)) < 0) abort();
-}
-
 using c10::cuda::CUDACachingAllocator::TraceEntry;
+using standin::print_line;
 
 struct Block {
   uint64_t addr = 0;
@@ -71,10 +67,16 @@ struct Block {
 
 struct Segment {
   uint64_t base = 0;
-  size_t size = 0;
+  size_t size = 0;  // an expandable segment's: what is mapped, from base on
   uint64_t stream = 0;
   bool small = false;
   std::map<uint64_t, Block> blocks;  // by address, covering the segment
+  // Expandable segments only: the address range reserved, its page size, and the mapped
+  // pages' physical handles in address order.
+  size_t reserved = 0;
+  size_t page = 0;
+  std::vector<CUmemGenericAllocationHandle> handles;
+  bool expandable() const { return reserved != 0; }
 };
 
 struct DeviceState {
@@ -107,6 +109,58 @@ struct DeviceGuard {
 bool async_backend() {
   const char* conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
   return conf && strstr(conf, "backend:cudaMallocAsync");
+}
+
+// PyTorch 2.1 brought expandable segments.
+bool expandable_segments() {
+  const char* conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+  return MEMTAP_STANDIN_TORCH >= 201 && conf && strstr(conf, "expandable_segments:True");
+}
+
+// The driver's virtual-memory functions, as PyTorch's c10::cuda::DriverAPI gets them.
+struct DriverApi {
+  PFN_cuMemAddressReserve_v10020 address_reserve = nullptr;
+  PFN_cuMemCreate_v10020 create = nullptr;
+  PFN_cuMemRelease_v10020 release = nullptr;
+  PFN_cuMemMap_v10020 map = nullptr;
+  PFN_cuMemUnmap_v10020 unmap = nullptr;
+  PFN_cuMemSetAccess_v10020 set_access = nullptr;
+};
+
+template <typename Fn>
+void entry_point(const char* symbol, Fn* out) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &status) !=
+          cudaSuccess ||
+      status != cudaDriverEntryPointSuccess || !fn) {
+    fprintf(stderr, "stand-in torch: no driver entry point %s\n", symbol);
+    abort();
+  }
+  *out = reinterpret_cast<Fn>(fn);
+}
+
+const DriverApi& driver_api() {
+  static const DriverApi api = [] {
+    DriverApi a;
+    entry_point("cuMemAddressReserve", &a.address_reserve);
+    entry_point("cuMemCreate", &a.create);
+    entry_point("cuMemRelease", &a.release);
+    entry_point("cuMemMap", &a.map);
+    entry_point("cuMemUnmap", &a.unmap);
+    entry_point("cuMemSetAccess", &a.set_access);
+    return a;
+  }();
+  return api;
+}
+
+CUmemAllocationProp device_memory(int device) {
+  CUmemAllocationProp prop;
+  memset(&prop, 0, sizeof prop);
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  return prop;
 }
 
 // Every device's lock, for what spans them all (a tracker's attaching, a block found by
@@ -166,6 +220,9 @@ class StandInAllocator final : public c10::cuda::CUDACachingAllocator::CUDAAlloc
     }
   }
   Block* find_block(uint64_t addr, Segment** segment, int* device);
+  bool grow_expandable(int device, uint64_t stream, bool small, size_t rounded, Segment** segment,
+                       Block** block);
+  void trim_expandable(int device, Segment& s);
   void complete_free(Segment& s, Block& b);
 
   DeviceState devices_[kMaxDevices];
@@ -233,11 +290,16 @@ uint64_t StandInAllocator::malloc(int device, size_t size, uint64_t stream) {
       }
     }
   }
-  if (!block) {
+  if (!block && expandable_segments()) {
+    if (!grow_expandable(device, stream, small, rounded, &segment, &block)) return 0;
+  } else if (!block) {
     const size_t segment_size =
         small ? kSmallSegment : (rounded + kSmallSegment - 1) / kSmallSegment * kSmallSegment;
     void* p = nullptr;
-    if (cudaMalloc(&p, segment_size) != cudaSuccess) return 0;
+    if (cudaMalloc(&p, segment_size) != cudaSuccess) {
+      print_line("expect deviceOom api=cudaMalloc device=%d size_bytes=%zu", device, segment_size);
+      return 0;
+    }
     print_line("expect deviceMalloc api=cudaMalloc device=%d size_bytes=%zu addr=0x%llx", device,
                segment_size, static_cast<unsigned long long>(uint64_t(p)));
     Segment s;
@@ -270,6 +332,126 @@ uint64_t StandInAllocator::malloc(int device, size_t size, uint64_t stream) {
                static_cast<unsigned long long>(stream));
   }
   return block->addr;
+}
+
+// The free block at the end of a segment, if its last block is one.
+Block* free_tail(Segment& s) {
+  if (s.blocks.empty()) return nullptr;
+  Block& last = s.blocks.rbegin()->second;
+  return last.allocated || last.pending ? nullptr : &last;
+}
+
+// What an expandable segment can still give at its end: its free tail and what is unmapped.
+size_t room(Segment& s) {
+  const Block* tail = free_tail(s);
+  return (tail ? tail->size : 0) + s.reserved - s.size;
+}
+
+// Maps, at the end of this stream's and pool's expandable segment (a new one if none has
+// room), the pages a block of `rounded` bytes needs beyond the segment's free tail, which
+// then holds it. False when the device runs out.
+bool StandInAllocator::grow_expandable(int device, uint64_t stream, bool small, size_t rounded,
+                                       Segment** segment, Block** block) {
+  DeviceState& d = devices_[device];
+  const DriverApi& api = driver_api();
+  Segment* s = nullptr;
+  for (Segment& c : d.segments) {
+    if (c.expandable() && c.stream == stream && c.small == small && room(c) >= rounded) {
+      s = &c;
+      break;
+    }
+  }
+  if (!s) {
+    size_t free = 0, total = 0;
+    cudaMemGetInfo(&free, &total);
+    Segment fresh;
+    fresh.stream = stream;
+    fresh.small = small;
+    fresh.page = small ? kSmallSegment : kLargePage;
+    fresh.reserved = (total + total / 8 + fresh.page - 1) / fresh.page * fresh.page;
+    CUdeviceptr base = 0;
+    if (api.address_reserve(&base, fresh.reserved, 0, 0, 0) != CUDA_SUCCESS) return false;
+    fresh.base = base;
+    d.segments.push_back(std::move(fresh));
+    s = &d.segments.back();
+  }
+  const Block* tail = free_tail(*s);
+  const size_t missing = rounded - (tail ? tail->size : 0);
+  const size_t size = std::min((missing + s->page - 1) / s->page * s->page, s->reserved - s->size);
+  const CUmemAllocationProp prop = device_memory(device);
+  std::vector<CUmemGenericAllocationHandle> created;
+  for (size_t done = 0; done < size; done += s->page) {
+    CUmemGenericAllocationHandle handle = 0;
+    if (api.create(&handle, s->page, &prop, 0) != CUDA_SUCCESS) {
+      print_line("expect deviceOom api=cuMemCreate device=%d size_bytes=%zu via=entry_point",
+                 device, s->page);
+      for (const CUmemGenericAllocationHandle h : created) api.release(h);
+      return false;
+    }
+    created.push_back(handle);
+  }
+  const uint64_t at = s->base + s->size;
+  for (size_t i = 0; i < created.size(); ++i) {
+    const uint64_t page = at + i * s->page;
+    api.map(page, s->page, 0, created[i], 0);
+    print_line(
+        "expect deviceMalloc api=cuMemMap device=%d size_bytes=%zu addr=0x%llx via=entry_point",
+        device, s->page, static_cast<unsigned long long>(page));
+  }
+  CUmemAccessDesc access;
+  memset(&access, 0, sizeof access);
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  api.set_access(at, size, &access, 1);
+  s->handles.insert(s->handles.end(), created.begin(), created.end());
+  s->size += size;
+  d.reserved += size;
+  if (Block* t = free_tail(*s)) {
+    t->size += size;
+  } else {
+    s->blocks[at] = Block{at, size, 0, false, false, {}};
+  }
+#if MEMTAP_STANDIN_TORCH >= 201
+  trace(TraceEntry::SEGMENT_MAP, device, at, size, stream);
+#endif
+  note_state(device, d);
+  Block* grown = free_tail(*s);
+  if (grown->size < rounded) return false;  // the whole range mapped, still too small
+  *segment = s;
+  *block = grown;
+  return true;
+}
+
+// Unmaps the whole pages of an expandable segment's free tail.
+void StandInAllocator::trim_expandable(int device, Segment& s) {
+  Block* tail = free_tail(s);
+  if (!tail) return;
+  const uint64_t from = s.base + (tail->addr - s.base + s.page - 1) / s.page * s.page;
+  const size_t size = s.base + s.size - from;
+  if (size == 0) return;
+  const DriverApi& api = driver_api();
+  const size_t first = (from - s.base) / s.page;
+  for (size_t i = first; i < s.handles.size(); ++i) {
+    const uint64_t page = s.base + i * s.page;
+    print_line(
+        "expect deviceFree api=cuMemUnmap device=%d addr=0x%llx size_bytes=%zu via=entry_point",
+        device, static_cast<unsigned long long>(page), s.page);
+    api.unmap(page, s.page);
+    api.release(s.handles[i]);
+  }
+  s.handles.resize(first);
+  s.size -= size;
+  DeviceState& d = devices_[device];
+  d.reserved -= size;
+  if (from == tail->addr) {
+    s.blocks.erase(from);
+  } else {
+    tail->size -= size;
+  }
+#if MEMTAP_STANDIN_TORCH >= 201
+  trace(TraceEntry::SEGMENT_UNMAP, device, from, size, s.stream);
+#endif
+  note_state(device, d);
 }
 
 Block* StandInAllocator::find_block(uint64_t addr, Segment** segment, int* device) {
@@ -393,6 +575,12 @@ void StandInAllocator::empty_cache() {
     std::lock_guard<std::recursive_mutex> lock(d.mutex);
     for (size_t i = 0; i < d.segments.size();) {
       Segment& s = d.segments[i];
+      if (s.expandable()) {
+        const DeviceGuard guard(device);
+        trim_expandable(device, s);
+        ++i;
+        continue;
+      }
       const Block& only = s.blocks.begin()->second;
       if (s.blocks.size() != 1 || only.allocated || only.pending) {
         ++i;
@@ -432,11 +620,13 @@ std::string StandInAllocator::snapshot() {
     DeviceState& d = devices_[device];
     std::lock_guard<std::recursive_mutex> lock(d.mutex);
     for (const Segment& s : d.segments) {
+      if (s.blocks.empty()) continue;  // an expandable segment with nothing mapped
       if (out.size() > 1) out += ",";
       out += "{\"device\":" + std::to_string(device) + ",\"address\":" + std::to_string(s.base) +
              ",\"total_size\":" + std::to_string(s.size) +
              ",\"stream\":" + std::to_string(s.stream) + ",\"segment_type\":\"" +
-             (s.small ? "small" : "large") + "\",\"blocks\":[";
+             (s.small ? "small" : "large") +
+             "\",\"is_expandable\":" + (s.expandable() ? "true" : "false") + ",\"blocks\":[";
       bool first = true;
       for (const auto& [addr, b] : s.blocks) {
         out += first ? "" : ",";

@@ -2,7 +2,8 @@
 # GPU memory on a real GPU: a few CUDA training steps under `memtap run`, checked against
 # PyTorch's own figures (check_recording.py), with the caching allocator's default
 # segments and with expandable segments. Needs an NVIDIA GPU and a CUDA build of PyTorch;
-# skips with a message (exit 0) where there is none.
+# skips with a message (exit 0) where there is none. The test suite runs it unchanged on the
+# stand-in torch and CUDA (tests/e2e/gpu_smoke_test.cpp).
 #
 #   tests/gpu/smoke.sh [BUILD_DIR]        (default: build)
 #   MEMTAP_SMOKE_PYTHON=/path/to/python   (default: python3)

@@ -1,6 +1,7 @@
 """torch.cuda of the stand-in torch (tests/fake_torch/): lazy initialisation with queued
-calls, streams, the caching allocator's raw interface, its statistics and snapshot, as in
-PyTorch, plus record_stream() on a raw pointer (PyTorch has it on tensors).
+calls, streams and the current stream, the caching allocator's raw interface, its statistics
+and snapshot, mem_get_info, as in PyTorch, plus record_stream() on a raw pointer (PyTorch has
+it on tensors).
 """
 import ctypes
 import json
@@ -16,6 +17,9 @@ _lib.standin_stream_create.restype = ctypes.c_uint64
 _lib.standin_stats.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint64)]
 _lib.standin_snapshot.restype = ctypes.c_size_t
 _lib.standin_snapshot.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_lib.standin_launch.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64]
+_lib.standin_mem_get_info.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint64),
+                                      ctypes.POINTER(ctypes.c_uint64)]
 
 _initialized = False
 _queued_calls = []
@@ -66,11 +70,72 @@ def set_device(device):
         raise RuntimeError("invalid device %r" % (device,))
 
 
+def _device_index(device):
+    """A device argument as PyTorch takes it (None, an index, "cuda:1", a torch.device)."""
+    if device is None:
+        return current_device()
+    if isinstance(device, int):
+        return device
+    device = torch.device(device)
+    return current_device() if device.index is None else device.index
+
+
 class Stream:
     def __init__(self, device=None):
         init()
-        self.device = current_device() if device is None else int(device)
+        self.device = _device_index(device)
         self.cuda_stream = _lib.standin_stream_create(self.device)
+
+    @classmethod
+    def _default(cls, device):
+        s = cls.__new__(cls)
+        s.device, s.cuda_stream = device, 0
+        return s
+
+
+_current_streams = {}  # device index -> the Stream set by `with stream(...)`
+
+
+def default_stream(device=None):
+    return Stream._default(_device_index(device))
+
+
+def current_stream(device=None):
+    index = _device_index(device)
+    return _current_streams.get(index) or Stream._default(index)
+
+
+class stream:
+    """`with torch.cuda.stream(s):` makes s its device's current stream."""
+
+    def __init__(self, s):
+        self.stream = s
+
+    def __enter__(self):
+        if self.stream is not None:
+            self.previous = _current_streams.get(self.stream.device)
+            _current_streams[self.stream.device] = self.stream
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is not None:
+            if self.previous is None:
+                _current_streams.pop(self.stream.device, None)
+            else:
+                _current_streams[self.stream.device] = self.previous
+
+
+def _sleep(cycles):
+    """A kernel that keeps the current stream busy (it only launches here)."""
+    torch._tensor._launch("spin", None)
+
+
+def mem_get_info(device=None):
+    init()
+    free, total = ctypes.c_uint64(), ctypes.c_uint64()
+    if _lib.standin_mem_get_info(_device_index(device), free, total) != 0:
+        raise RuntimeError("CUDA error: invalid device ordinal")
+    return free.value, total.value
 
 
 def _stream_handle(stream):
@@ -81,11 +146,16 @@ def _stream_handle(stream):
 
 def caching_allocator_alloc(size, device=None, stream=None):
     init()
-    device = current_device() if device is None else int(device)
+    device = _device_index(device)
     ptr = _lib.standin_malloc(device, int(size), _stream_handle(stream))
     if ptr == 0:
         raise OutOfMemoryError("CUDA out of memory. Tried to allocate %d bytes" % size)
     return ptr
+
+
+def _alloc(size, device):
+    """A tensor's block: on the device's current stream, as PyTorch allocates it."""
+    return caching_allocator_alloc(size, device, current_stream(device))
 
 
 def caching_allocator_delete(mem_ptr):
@@ -108,7 +178,7 @@ def empty_cache():
 
 
 def memory_stats(device=None):
-    device = current_device() if device is None else int(device)
+    device = _device_index(device)
     v = (ctypes.c_uint64 * 6)()
     _lib.standin_stats(device, v)
     return {
@@ -116,6 +186,22 @@ def memory_stats(device=None):
         "allocated_bytes.all.current": v[2], "allocated_bytes.all.peak": v[3],
         "reserved_bytes.all.current": v[4], "reserved_bytes.all.peak": v[5],
     }
+
+
+def memory_allocated(device=None):
+    return memory_stats(device)["allocated_bytes.all.current"]
+
+
+def max_memory_allocated(device=None):
+    return memory_stats(device)["allocated_bytes.all.peak"]
+
+
+def memory_reserved(device=None):
+    return memory_stats(device)["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device=None):
+    return memory_stats(device)["reserved_bytes.all.peak"]
 
 
 def memory_snapshot():
