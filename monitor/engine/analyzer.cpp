@@ -204,8 +204,9 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
                               clamp_to_int64(f.end_bytes)});
   }
 
-  // When the curves rose furthest apart comes from the timeline; the largest free gap
-  // there, where segments are known, from the pool.
+  // When the curves stood furthest apart as memory was asked for comes from the timeline;
+  // the largest free gap, where segments are known, from the pool at its own worst moment
+  // (report.h says both).
   if (s.fragmentation.worst_ts_ns != kUnknown) {
     d.fragmentation.worst_ns = s.fragmentation.worst_ts_ns;
     d.fragmentation.reserved = s.fragmentation.worst_reserved_bytes;
@@ -214,6 +215,7 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
     const blocks::FragmentationResult pool = blocks.fragmentation(pid, device);
     if (pool.worst.found && pool.worst.largest_free_gap >= 0) {
       d.fragmentation.largest_free_gap = pool.worst.largest_free_gap;
+      d.fragmentation.largest_free_gap_ns = pool.worst.ts_ns;
     }
   }
 

@@ -81,13 +81,22 @@ struct StepSummary {
   int64_t end_bytes = 0;
 };
 
+// The widest gap between Reserved and Allocated when memory was asked for (worst_ns, with
+// the two curves then), and, where segments are known, the pool's largest free gap at its own
+// worst moment (largest_free_gap_ns: the most free bytes a single request could not use when
+// the pool had to grow or a step began), which may be another instant.
 struct FragmentationSection {
   int64_t worst_ns = kUnknown;
   int64_t reserved = kUnknown;
   int64_t allocated = kUnknown;
   int64_t largest_free_gap = kUnknown;
   int64_t final_gap = kUnknown;  // reserved - allocated at the end
+  int64_t largest_free_gap_ns = kUnknown;
 };
+
+// "largest free gap 128.0 MiB", with " (at +1.250 s)" when measured at another instant than
+// worst_ns (as printed: to the millisecond); "" when unknown.
+std::string largest_free_gap_text(const FragmentationSection& f, int64_t start_ns);
 
 struct InefficientBlock {
   std::string category;  // lazy_used, delayed_free, long_idle

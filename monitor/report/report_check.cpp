@@ -233,9 +233,7 @@ void check_device(const Report& r, const DeviceReport& d, const Thresholds& t, C
       std::string text = "fragmentation " + pct_text(pct) + at_text(f.worst_ns, d.start_ns) +
                          " (reserved " + bytes_text(double(f.reserved)) + ", allocated " +
                          bytes_text(double(f.allocated));
-      if (f.largest_free_gap != kUnknown) {
-        text += ", largest free gap " + bytes_text(double(f.largest_free_gap));
-      }
+      if (f.largest_free_gap != kUnknown) text += ", " + largest_free_gap_text(f, d.start_ns);
       add("max-fragmentation",
           text + ") is above --max-fragmentation " + limit_pct_text(*t.max_fragmentation_pct));
     }

@@ -206,11 +206,11 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     fprintf(out, "    Fragmentation: none (nothing reserved beyond what was allocated)\n");
   } else if (f.worst_ns != kUnknown) {
     fprintf(out,
-            "    Fragmentation: worst at %s: reserved %s, allocated %s, largest free gap %s; "
-            "at the end %s unused\n",
+            "    Fragmentation: worst at %s: reserved %s, allocated %s, %s; at the end %s unused\n",
             time_text(f.worst_ns, d.start_ns).c_str(), bytes_text(double(f.reserved)).c_str(),
             bytes_text(double(f.allocated)).c_str(),
-            f.largest_free_gap == kUnknown ? "?" : bytes_text(double(f.largest_free_gap)).c_str(),
+            f.largest_free_gap == kUnknown ? "largest free gap ?"
+                                           : largest_free_gap_text(f, d.start_ns).c_str(),
             bytes_text(double(f.final_gap)).c_str());
   }
   const InefficientSection& in = d.inefficient;
@@ -322,6 +322,17 @@ void process_counts_text(const RecordedProcess& p, FILE* out) {
 }
 
 }  // namespace
+
+std::string largest_free_gap_text(const FragmentationSection& f, int64_t start_ns) {
+  if (f.largest_free_gap == kUnknown) return "";
+  std::string out = "largest free gap " + bytes_text(double(f.largest_free_gap));
+  // Another instant, as far as the reader can tell (the same millisecond reads as the same).
+  const std::string at = time_text(f.largest_free_gap_ns, start_ns);
+  if (f.largest_free_gap_ns != kUnknown && at != time_text(f.worst_ns, start_ns)) {
+    out += " (at " + at + ")";
+  }
+  return out;
+}
 
 void live_input_text(const LiveInput& input, const char* prefix, FILE* out) {
   if (input.rejected_messages != 0) {
@@ -549,6 +560,7 @@ std::string report_json(const Report& r) {
     optional_int(j, "reserved", d.fragmentation.reserved);
     optional_int(j, "allocated", d.fragmentation.allocated);
     optional_int(j, "largest_free_gap", d.fragmentation.largest_free_gap);
+    optional_int(j, "largest_free_gap_ns", d.fragmentation.largest_free_gap_ns);
     optional_int(j, "final_gap", d.fragmentation.final_gap);
     j.end_object();
     const InefficientSection& in = d.inefficient;

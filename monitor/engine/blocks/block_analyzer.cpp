@@ -80,7 +80,9 @@ void drop_pending(DeviceState& d, uint64_t addr) {
   if (!d.pending.empty()) d.pending.take(addr, &lost);
 }
 
-void evaluate_fragmentation(AnalyzerState& s, DeviceState& d, int64_t ts_ns) {
+// asked: the moment memory is asked for (the pool is about to grow, a step begins), which
+// alone may be the worst (pool_state.h); a segment given back is not.
+void evaluate_fragmentation(AnalyzerState& s, DeviceState& d, int64_t ts_ns, bool asked) {
   if (!d.is_host() && !d.pta_seen) return;  // no pool yet
   FragmentationTracker& f = d.fragmentation;
   const uint64_t live = pool_live_blocks(d);
@@ -92,7 +94,7 @@ void evaluate_fragmentation(AnalyzerState& s, DeviceState& d, int64_t ts_ns) {
   ps.ts_ns = ts_ns;
   ++f.evaluations;
   f.pool_events_since = 0;
-  consider_moment(f, moment_of(ps));
+  consider_moment(f, moment_of(ps), asked);
 }
 
 // A block allocated inside an operator or range: its uses, with what its end needs to
@@ -155,7 +157,10 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
   DeviceState& d = device_of(s, e.pid, e.device);
   const uint8_t slot = layer_slot(e.layer, e.is_mmap);
   // Fragmentation is sampled just before the pool changes shape (pool_state.h).
-  if (is_segment_change(d, e, slot)) evaluate_fragmentation(s, d, e.ts_ns);
+  if (is_segment_change(d, e, slot)) {
+    // A PTA block whose Attr total moved says the pool grew or shrank before it.
+    evaluate_fragmentation(s, d, e.ts_ns, e.layer != Layer::kPta || e.pool_total > d.pool_total);
+  }
   if (is_pool_slot(d, slot)) ++d.fragmentation.pool_events_since;
   if (e.layer == Layer::kPta) {
     d.pta_seen = true;
@@ -228,7 +233,9 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
 void on_free(AnalyzerState& s, const MemEvent& e) {
   DeviceState& d = device_of(s, e.pid, e.device);
   const uint8_t slot = layer_slot(e.layer, e.is_mmap);
-  if (is_segment_change(d, e, slot)) evaluate_fragmentation(s, d, e.ts_ns);
+  if (is_segment_change(d, e, slot)) {
+    evaluate_fragmentation(s, d, e.ts_ns, e.layer == Layer::kPta && e.pool_total > d.pool_total);
+  }
   if (is_pool_slot(d, slot)) ++d.fragmentation.pool_events_since;
   if (e.layer == Layer::kPta && e.pool_total >= 0) d.pool_total = e.pool_total;
   LayerState& layer = d.layers[slot];
@@ -268,7 +275,7 @@ void on_pool_snapshot(AnalyzerState& s, const MemEvent& e) {
   if (e.snap_reserved < 0) return;
   DeviceState& d = device_of(s, e.pid, e.device);
   if (e.snap_reserved == d.pool_total) return;
-  evaluate_fragmentation(s, d, e.ts_ns);
+  evaluate_fragmentation(s, d, e.ts_ns, e.snap_reserved > d.pool_total);
   d.pool_total = e.snap_reserved;
 }
 
@@ -382,7 +389,7 @@ void on_step(AnalyzerState& s, const MemEvent& e) {
       record_step_boundary(a.steps, a.live, p.steps, e.ts_ns);
       a.live.step_peak_bytes = a.live.live_bytes;  // the new step's peak starts here
     }
-    evaluate_fragmentation(s, d, e.ts_ns);
+    evaluate_fragmentation(s, d, e.ts_ns, true);
   }
 }
 

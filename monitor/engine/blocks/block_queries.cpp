@@ -112,9 +112,11 @@ FragmentationResult BlockAnalyzer::fragmentation(uint32_t pid, int32_t device) c
   now.ts_ns = s_->now_ns;
   r.source = now.source;
   r.now = moment_of(now);
-  // The present counts among the moments seen, without changing the tracker.
+  // The present counts among the moments seen, without changing the tracker; it asks for
+  // nothing, so it is never the worst (a finished program's pool, every block freed and
+  // every segment kept, would always be).
   FragmentationTracker t = d->fragmentation;
-  consider_moment(t, r.now);
+  consider_moment(t, r.now, false);
   r.evaluations = t.evaluations;
   r.skipped_evaluations = t.skipped;
   r.worst = t.worst;

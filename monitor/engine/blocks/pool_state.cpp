@@ -162,9 +162,9 @@ FragmentationMoment moment_of(const PoolState& s) {
   return m;
 }
 
-void consider_moment(FragmentationTracker& t, const FragmentationMoment& m) {
+void consider_moment(FragmentationTracker& t, const FragmentationMoment& m, bool asked) {
   if (!m.found) return;
-  if (m.largest_free_gap >= 0) {
+  if (asked && m.largest_free_gap >= 0) {
     const uint64_t stranded = m.free_bytes - uint64_t(m.largest_free_gap);
     const uint64_t worst =
         t.worst.found ? t.worst.free_bytes - uint64_t(t.worst.largest_free_gap) : 0;

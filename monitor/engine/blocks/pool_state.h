@@ -105,7 +105,7 @@ FragmentationMoment moment_of(const PoolState& s);
 
 // The worst moments seen. The pool is evaluated just before each segment change (a segment
 // allocated or freed, a new pool_total: the moment the allocator found no room, or gave
-// memory back), at each STEP and when asked; an evaluation costs O(n log n) in live blocks,
+// memory back), at each STEP and when a query asks; an evaluation costs O(n log n) in live blocks,
 // so one is skipped when fewer than live/amortization pool events happened since the last
 // (keeping the cost amortised O(log n) per event); skipped ones are counted.
 struct FragmentationTracker {
@@ -116,7 +116,9 @@ struct FragmentationTracker {
   FragmentationMoment most_free;   // most reserved - allocated
 };
 
-void consider_moment(FragmentationTracker& t, const FragmentationMoment& m);
+// asked: memory was being asked for then (the pool about to grow, a step beginning), the
+// only moments `worst` is taken from; every moment counts for most_free.
+void consider_moment(FragmentationTracker& t, const FragmentationMoment& m, bool asked);
 
 struct FragmentationResult {
   uint32_t pid = 0;
@@ -125,8 +127,9 @@ struct FragmentationResult {
   uint64_t evaluations = 0;
   uint64_t skipped_evaluations = 0;
   // "Worst": the most free bytes stranded outside the largest gap (free - largest gap),
-  // i.e. the most memory the pool held that a single request could not use; ties keep the
-  // earliest. Found only where segments are known.
+  // i.e. the most memory the pool held that a single request could not use, at a moment
+  // memory was asked for (consider_moment); ties keep the earliest. Found only where
+  // segments are known.
   FragmentationMoment worst;
   FragmentationMoment most_free;  // the most reserved - allocated
   FragmentationMoment now;

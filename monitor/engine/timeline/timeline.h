@@ -96,7 +96,11 @@ struct ScopeId {
 };
 
 struct FragmentationSummary {
-  // The first moment the gap was at its largest, and the two curves then.
+  // The first moment the gap was at its largest when memory was asked for (a block of those
+  // Allocated counts, or a pool sample at a step), and the two curves then. A free is never
+  // that moment: the gap a program's teardown leaves in a pool that keeps its segments is
+  // not fragmentation anything suffered from; nor a segment, which the pool takes just
+  // before the block that needs it.
   int64_t worst_ts_ns = kUnknown;
   int64_t worst_reserved_bytes = 0;
   int64_t worst_allocated_bytes = 0;
@@ -191,7 +195,9 @@ class Timeline {
   void add_device_capacity(uint32_t pid, int32_t device, int64_t bytes);
   void apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free);
   void apply_group(SeriesId id, int64_t ts, int64_t size, bool is_free, bool* clamped);
-  void update_curves(Scope& s, int64_t ts);
+  // asked: the event asked for memory (FragmentationSummary), the moments fragmentation's
+  // worst is taken from.
+  void update_curves(Scope& s, int64_t ts, bool asked);
   void restart_allocated(Scope& s, int64_t before);
   void add_pending(Scope& s, uint64_t addr, int64_t size);
   void complete_pending(Scope& s, const MemEvent& e);

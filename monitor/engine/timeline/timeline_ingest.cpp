@@ -103,7 +103,14 @@ void Timeline::add(const MemEvent* events, size_t count) {
     } else {
       apply_block(s, e, ts, e.kind == MemEventKind::kFree);
     }
-    update_curves(s, ts);
+    // Reserved memory left unallocated costs something when memory is asked for: a block
+    // of those Allocated counts, or a pool sample at a step. Not a free (a program's
+    // teardown frees every block its pool keeps segments for), nor a segment (the pool
+    // takes it just before the block that needs it).
+    const bool asked = is_pool_snapshot(e) || (e.kind == MemEventKind::kMalloc &&
+                                               block_class(layer_slot(e.layer, e.is_mmap)) ==
+                                                   allocated_class(s.totals, s.host));
+    update_curves(s, ts, asked);
   }
 }
 
@@ -246,15 +253,15 @@ void Timeline::restart_allocated(Scope& s, int64_t before) {
   if (reserved.empty() || reserved.window().first_index() != 0) return;
   auto allocated = std::make_unique<Series>(config_.curve_limits);
   auto gap = std::make_unique<Series>(config_.curve_limits);
-  FragmentationSummary f = s.fragmentation;
-  f.worst_gap_bytes = -1;
   allocated->append(reserved.first_ts_ns(), before);
   for (size_t i = 0; i < reserved.window().size(); ++i) {
     const CurvePoint& p = reserved.window().at(i);
-    const int64_t g = std::max<int64_t>(0, p.value_bytes - before);
-    append_if_changed(*gap, p.ts_ns, g);
-    if (g > f.worst_gap_bytes) f = {p.ts_ns, p.value_bytes, before, g, 0};
+    append_if_changed(*gap, p.ts_ns, std::max<int64_t>(0, p.value_bytes - before));
   }
+  // In the rewritten history nothing Allocated counts was asked for (FragmentationSummary):
+  // the worst moment is still to come, this very event at the latest (a gap of 0 too).
+  FragmentationSummary f;
+  f.worst_gap_bytes = -1;
   f.final_gap_bytes = gap->value();
   s.fragmentation = f;
   series_[s.curve_ids[kStoredAllocated]] = std::move(allocated);
@@ -300,7 +307,7 @@ void Timeline::apply_group(SeriesId id, int64_t ts, int64_t size, bool is_free, 
   append_if_changed(series, ts, value);
 }
 
-void Timeline::update_curves(Scope& s, int64_t ts) {
+void Timeline::update_curves(Scope& s, int64_t ts, bool asked) {
   const CurveValues v = derive_curves(s.totals, s.host);
   append_if_changed(*s.curves[kStoredAllocated], ts, v.allocated);
   append_if_changed(*s.curves[kStoredReserved], ts, v.reserved);
@@ -308,7 +315,7 @@ void Timeline::update_curves(Scope& s, int64_t ts) {
   append_if_changed(*s.curves[kStoredApp], ts, v.app_reserved);
   append_if_changed(*s.curves[kStoredGap], ts, v.fragmentation);
   FragmentationSummary& f = s.fragmentation;
-  if (v.fragmentation > f.worst_gap_bytes) {
+  if (asked && v.fragmentation > f.worst_gap_bytes) {
     f.worst_ts_ns = ts;
     f.worst_reserved_bytes = v.reserved;
     f.worst_allocated_bytes = v.allocated;

@@ -150,6 +150,20 @@ TEST(ReportCheck, FragmentationIsTheUnusedShareOfReservedAtTheWorstMoment) {
             "free gap 8.0 MiB) is above --max-fragmentation 25.5%");
 }
 
+// The pool's largest free gap, measured at another instant than the curves' widest gap,
+// says when.
+TEST(ReportCheck, ALargestFreeGapOfAnotherMomentSaysWhen) {
+  DeviceReport d = device(10, 0);
+  d.fragmentation = {2'000'000'000, 100 * kMiB, 60 * kMiB, 8 * kMiB, 0, 2'500'000'000};
+  Thresholds t;
+  t.max_fragmentation_pct = 25.5;
+  const CheckResult result = check_report(one_device(d), nullptr, t);
+  ASSERT_EQ(result.violations.size(), 1u);
+  EXPECT_EQ(result.violations[0].text,
+            "fragmentation 40.0% at +1.000 s (reserved 100.0 MiB, allocated 60.0 MiB, largest "
+            "free gap 8.0 MiB (at +1.500 s)) is above --max-fragmentation 25.5%");
+}
+
 TEST(ReportCheck, AnOomNamesTheFailedRequestAndTheLargestLiveBlocksOwner) {
   DeviceReport d = device(10, 0);
   Thresholds t;

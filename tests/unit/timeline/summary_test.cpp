@@ -181,21 +181,50 @@ TEST(TimeToOom, NoScopeOrTooLittleDataIsNoData) {
   EXPECT_EQ(t.time_to_oom(kPid, kHostDevice).status, OomStatus::kNoData);
 }
 
-TEST(TimelineFragmentation, WorstMomentIsTheFirstTimeTheGapPeaked) {
+// A training process's end: its tensors are freed one by one and the caching pool keeps its
+// segment, so the gap ends as wide as the segment. Nothing was asked for meanwhile: the worst
+// moment is the widest gap when a block was asked for.
+TEST(TimelineFragmentation, AProgramsTeardownIsNotItsWorstMoment) {
+  constexpr uint64_t kSeg = 0x7f0000000000;
+  Timeline t;
+  feed(t, {
+              malloc_at(10, kPid, 0, Layer::kHal, kSeg, 8 * MiB),
+              pta(MemEventKind::kMalloc, 20, kPid, 0, kSeg, 4 * MiB, 4 * MiB, 8 * MiB),
+              pta(MemEventKind::kMalloc, 30, kPid, 0, kSeg + 4 * MiB, 3 * MiB, 7 * MiB, 8 * MiB),
+              pta(MemEventKind::kFree, 40, kPid, 0, kSeg + 4 * MiB, 3 * MiB, 4 * MiB, 8 * MiB),
+              pta(MemEventKind::kMalloc, 50, kPid, 0, kSeg + 4 * MiB, 2 * MiB, 6 * MiB, 8 * MiB),
+              pta(MemEventKind::kFree, 60, kPid, 0, kSeg, 4 * MiB, 2 * MiB, 8 * MiB),
+              pta(MemEventKind::kFree, 70, kPid, 0, kSeg + 4 * MiB, 2 * MiB, 0, 8 * MiB),
+          });
+  FragmentationSummary f = t.summary(kPid, 0).fragmentation;
+  // The gaps when blocks were asked for: 4 MiB at 20, 1 MiB at 30, 2 MiB at 50. Not the
+  // segment's arrival at 10, just before its first block.
+  EXPECT_EQ(f.worst_ts_ns, 20);
+  EXPECT_EQ(f.worst_reserved_bytes, 8 * MiB);
+  EXPECT_EQ(f.worst_allocated_bytes, 4 * MiB);
+  EXPECT_EQ(f.worst_gap_bytes, 4 * MiB);
+  EXPECT_EQ(f.final_gap_bytes, 8 * MiB);
+}
+
+// The worst moment is the first allocation that found the gap at its widest; the mappings
+// that widened it asked nothing of the heap.
+TEST(TimelineFragmentation, WorstMomentIsTheFirstAllocationAtTheWidestGap) {
   Timeline t;
   feed(t, {
               malloc_at(10, kPid, kHostDevice, Layer::kHost, 0x10, 1000),
-              mmap_at(20, kPid, 0x7000, 8192, false),  // gap 8192
-              malloc_at(30, kPid, kHostDevice, Layer::kHost, 0x20, 5000),
-              mmap_at(40, kPid, 0x9000, 4096, false),  // gap 12288: worst
-              mmap_at(50, kPid, 0x9000, 4096, true),   // 8192
-              mmap_at(60, kPid, 0xb000, 4096, false),  // 12288 again: not the first
+              mmap_at(20, kPid, 0x7000, 8192, false),                      // gap 8192
+              malloc_at(30, kPid, kHostDevice, Layer::kHost, 0x20, 5000),  // asked at 8192
+              mmap_at(40, kPid, 0x9000, 4096, false),                      // gap 12288
+              malloc_at(45, kPid, kHostDevice, Layer::kHost, 0x30, 100),   // asked at 12288: worst
+              mmap_at(50, kPid, 0x9000, 4096, true),                       // 8192
+              mmap_at(60, kPid, 0xb000, 4096, false),                      // 12288 again
+              malloc_at(65, kPid, kHostDevice, Layer::kHost, 0x40, 100),   // not the first
               free_at(70, kPid, kHostDevice, Layer::kHost, 0x20, 5000),
           });
   FragmentationSummary f = t.summary(kPid, kHostDevice).fragmentation;
-  EXPECT_EQ(f.worst_ts_ns, 40);
-  EXPECT_EQ(f.worst_reserved_bytes, 6000 + 12288);
-  EXPECT_EQ(f.worst_allocated_bytes, 6000);
+  EXPECT_EQ(f.worst_ts_ns, 45);
+  EXPECT_EQ(f.worst_reserved_bytes, 6100 + 12288);
+  EXPECT_EQ(f.worst_allocated_bytes, 6100);
   EXPECT_EQ(f.worst_gap_bytes, 12288);
   EXPECT_EQ(f.final_gap_bytes, 12288);
   SeriesId gap = t.find({kPid, kHostDevice, Curve::kFragmentation});
