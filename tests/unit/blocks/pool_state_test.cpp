@@ -257,6 +257,43 @@ TEST(Fragmentation, TheWorstMomentIsTheOneBeforeTheNewSegment) {
   EXPECT_EQ(f.most_free.ts_ns, 11);
 }
 
+// The same pool, then the end of a run: every block freed, the second segment given back,
+// the first kept. Just before the segment goes, and at the end, more free bytes lie outside
+// the largest gap than before t=8, but nothing was being asked for: t=8 stays the worst.
+TEST(Fragmentation, ASegmentGivenBackAndThePresentAreNeverTheWorst) {
+  Script s;
+  s.device = 0;
+  const uint64_t seg1 = 0x100000000, seg2 = 0x200000000;
+  s.layer = Layer::kHal;
+  s.malloc(1, seg1, kMiB);
+  s.layer = Layer::kPta;
+  for (int i = 0; i < 4; ++i)
+    s.malloc(2 + i, seg1 + i * 256 * kKiB, 256 * kKiB).pool_total = int64_t(kMiB);
+  s.free(6, seg1 + 256 * kKiB).pool_total = int64_t(kMiB);
+  s.free(7, seg1 + 768 * kKiB).pool_total = int64_t(kMiB);
+  s.layer = Layer::kHal;
+  s.malloc(8, seg2, kMiB);
+  s.layer = Layer::kPta;
+  s.malloc(9, seg2, 512 * kKiB).pool_total = int64_t(2 * kMiB);
+  s.free(10, seg1).pool_total = int64_t(2 * kMiB);
+  s.free(11, seg1 + 512 * kKiB).pool_total = int64_t(2 * kMiB);
+  s.free(12, seg2).pool_total = int64_t(2 * kMiB);
+  s.layer = Layer::kHal;
+  s.free(13, seg2);  // empty_cache: 2 MiB free in two 1 MiB gaps just before
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+
+  const FragmentationResult f = a.fragmentation(100, 0);
+  EXPECT_EQ(f.evaluations, 3u);  // before t=8, t=9 and t=13
+  ASSERT_TRUE(f.worst.found);
+  EXPECT_EQ(f.worst.ts_ns, 8);
+  EXPECT_EQ(f.worst.free_bytes, 512 * kKiB);
+  EXPECT_EQ(f.worst.largest_free_gap, int64_t(256 * kKiB));
+  // The moment before the segment went had the most free bytes, and counts for that.
+  EXPECT_EQ(f.most_free.ts_ns, 13);
+  EXPECT_EQ(f.most_free.free_bytes, 2 * kMiB);
+}
+
 TEST(Fragmentation, EvaluationsRightAfterOneAreSkippedWhenThePoolIsLarge) {
   Script s;
   s.device = 0;
