@@ -34,6 +34,12 @@ void add_peak(const DeviceReport& d, std::vector<Finding>* out) {
   f.kind = FindingKind::kPeak;
   f.title = "Peak: " + bytes_text(double(d.peak.bytes)) + " allocated";
   std::string owners = entries_text("by owner", d.peak.by_owner, 3);
+  // Named owners beside memory that has none: how much has none, lest the named ones read
+  // as the whole peak.
+  for (const BreakdownEntry& e : d.peak.by_owner) {
+    if (owners.empty() || !e.key.empty() || e.share < 0.01) continue;
+    owners += "; " + bytes_text(double(e.bytes)) + " (" + percent_text(e.share) + ") has no owner";
+  }
   // A block without a stack is grouped under its name (keys.h): "by stack cudaMalloc" would
   // call an API a stack. Such entries are named as operators instead.
   std::vector<BreakdownEntry> real_stacks;

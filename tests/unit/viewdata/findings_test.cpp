@@ -153,6 +153,30 @@ TEST(Findings, ThePeakNamesABlockWithoutAStackByItsOperator) {
   EXPECT_EQ(host.front().detail.find("by stack"), std::string::npos) << host.front().detail;
 }
 
+// Most of a peak held by no owner: the owners it names do not read as the whole of it.
+TEST(Findings, ThePeakSaysHowMuchHasNoOwnerBesideTheOwnersItNames) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096, "batch");
+  b.malloc(2, 0x10000, 61440);
+  const std::string path = dir.file("owners.db");
+  b.write(path);
+  const std::vector<Finding> f = findings_of(path, b.pid());
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f.front().kind, FindingKind::kPeak);
+  EXPECT_EQ(f.front().detail, "by owner batch 4.0 KiB (6.2%); 60.0 KiB (93.8%) has no owner")
+      << f.front().detail;
+
+  // Without any owner there is nothing to set it beside.
+  test::RecordingBuilder plain;
+  plain.malloc(1, 0x10000, 61440);
+  const std::string plain_path = dir.file("plain.db");
+  plain.write(plain_path);
+  const std::vector<Finding> g = findings_of(plain_path, plain.pid());
+  ASSERT_FALSE(g.empty());
+  EXPECT_EQ(g.front().detail.find("no owner"), std::string::npos) << g.front().detail;
+}
+
 TEST(Findings, ACleanRunSaysSo) {
   test::TempDir dir;
   test::RecordingBuilder b;
