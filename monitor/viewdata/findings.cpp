@@ -199,9 +199,11 @@ void add_ooms_that_happened(const DeviceReport& d, std::vector<Finding>* out) {
       f.detail = "no block of the process was live on the device";
     } else {
       const OomBlockEntry& top = o.top.front();
-      f.detail = "largest live then: " + bytes_text(double(top.size_bytes)) + " " +
-                 key_text(top.owner.empty() ? top.name : top.owner) + " (of " +
-                 std::to_string(o.top.size()) + " listed)";
+      // A block with neither owner nor name (a pool block outside memtap.owner) is its size.
+      const std::string& key = top.owner.empty() ? top.name : top.owner;
+      f.detail = "largest live then: " + bytes_text(double(top.size_bytes)) +
+                 (key.empty() ? "" : " " + key_text(key)) + " (of " + std::to_string(o.top.size()) +
+                 " listed)";
       if (!top.owner.empty()) f.block_filter = filter_text(top.owner);
     }
     f.t_ns = o.ts_ns;

@@ -212,6 +212,20 @@ TEST(Findings, AnOomNamesTheCallAndTheLargestBlockLiveThen) {
   EXPECT_EQ(oom->detail, "largest live then: 2.0 MiB weights (of 2 listed)");
   ASSERT_TRUE(oom->block_filter.has_value());
   EXPECT_EQ(*oom->block_filter, "weights");
+
+  // A block of no owner and no name is said by its size alone, not "(none)".
+  test::RecordingBuilder b2;
+  b2.malloc(1, 0x1000, 4096);
+  const std::string path2 = dir.file("oom2.db");
+  b2.write(path2);
+  test::DeviceRows unnamed(b2, 1);
+  unnamed.malloc(5, "HAL", 0x7f2000000000, 4 << 20, "");
+  unnamed.oom(6, "cudaMalloc", 8 << 20, "HAL");
+  unnamed.append_to(path2);
+  const std::vector<Finding> g = findings_of(path2, b2.pid(), 1);
+  const Finding* oom1 = find(g, FindingKind::kOom, "Out of memory");
+  ASSERT_NE(oom1, nullptr);
+  EXPECT_EQ(oom1->detail, "largest live then: 4.0 MiB (of 1 listed)");
 }
 
 TEST(Findings, NoneForAScopeWithoutEvents) {
