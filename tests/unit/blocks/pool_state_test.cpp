@@ -215,25 +215,34 @@ TEST(PoolState, APastInstantIsReplayed) {
   EXPECT_EQ(at40.unsegmented_blocks, 2u);
 }
 
+constexpr uint64_t kSeg1 = 0x100000000, kSeg2 = 0x200000000;
+
 // One 1 MiB segment with four 256 KiB blocks; the 2nd and 4th are freed (256 KiB of the
-// 512 KiB free stranded); the pool then takes a second segment: that is the worst moment.
-TEST(Fragmentation, TheWorstMomentIsTheOneBeforeTheNewSegment) {
+// 512 KiB free stranded); at t=8 the pool takes a second 1 MiB segment. The next event is
+// the caller's, on layer PTA.
+Script pool_that_grows_past_a_stranded_gap() {
   Script s;
   s.device = 0;
-  const uint64_t seg1 = 0x100000000, seg2 = 0x200000000;
   s.layer = Layer::kHal;
-  s.malloc(1, seg1, kMiB);
+  s.malloc(1, kSeg1, kMiB);
   s.layer = Layer::kPta;
   for (int i = 0; i < 4; ++i)
-    s.malloc(2 + i, seg1 + i * 256 * kKiB, 256 * kKiB).pool_total = int64_t(kMiB);
-  s.free(6, seg1 + 256 * kKiB).pool_total = int64_t(kMiB);
-  s.free(7, seg1 + 768 * kKiB).pool_total = int64_t(kMiB);
+    s.malloc(2 + i, kSeg1 + i * 256 * kKiB, 256 * kKiB).pool_total = int64_t(kMiB);
+  s.free(6, kSeg1 + 256 * kKiB).pool_total = int64_t(kMiB);
+  s.free(7, kSeg1 + 768 * kKiB).pool_total = int64_t(kMiB);
   s.layer = Layer::kHal;
-  s.malloc(8, seg2, kMiB);
+  s.malloc(8, kSeg2, kMiB);
   s.layer = Layer::kPta;
-  s.malloc(9, seg2, kMiB).pool_total = int64_t(2 * kMiB);
-  s.free(10, seg1).pool_total = int64_t(2 * kMiB);
-  s.free(11, seg1 + 512 * kKiB).pool_total = int64_t(2 * kMiB);
+  return s;
+}
+
+// The pool of pool_that_grows_past_a_stranded_gap: the moment before its second segment is
+// the worst.
+TEST(Fragmentation, TheWorstMomentIsTheOneBeforeTheNewSegment) {
+  Script s = pool_that_grows_past_a_stranded_gap();
+  s.malloc(9, kSeg2, kMiB).pool_total = int64_t(2 * kMiB);
+  s.free(10, kSeg1).pool_total = int64_t(2 * kMiB);
+  s.free(11, kSeg1 + 512 * kKiB).pool_total = int64_t(2 * kMiB);
   BlockAnalyzer a(s.strings);
   s.feed(a);
 
@@ -261,25 +270,13 @@ TEST(Fragmentation, TheWorstMomentIsTheOneBeforeTheNewSegment) {
 // the first kept. Just before the segment goes, and at the end, more free bytes lie outside
 // the largest gap than before t=8, but nothing was being asked for: t=8 stays the worst.
 TEST(Fragmentation, ASegmentGivenBackAndThePresentAreNeverTheWorst) {
-  Script s;
-  s.device = 0;
-  const uint64_t seg1 = 0x100000000, seg2 = 0x200000000;
+  Script s = pool_that_grows_past_a_stranded_gap();
+  s.malloc(9, kSeg2, 512 * kKiB).pool_total = int64_t(2 * kMiB);
+  s.free(10, kSeg1).pool_total = int64_t(2 * kMiB);
+  s.free(11, kSeg1 + 512 * kKiB).pool_total = int64_t(2 * kMiB);
+  s.free(12, kSeg2).pool_total = int64_t(2 * kMiB);
   s.layer = Layer::kHal;
-  s.malloc(1, seg1, kMiB);
-  s.layer = Layer::kPta;
-  for (int i = 0; i < 4; ++i)
-    s.malloc(2 + i, seg1 + i * 256 * kKiB, 256 * kKiB).pool_total = int64_t(kMiB);
-  s.free(6, seg1 + 256 * kKiB).pool_total = int64_t(kMiB);
-  s.free(7, seg1 + 768 * kKiB).pool_total = int64_t(kMiB);
-  s.layer = Layer::kHal;
-  s.malloc(8, seg2, kMiB);
-  s.layer = Layer::kPta;
-  s.malloc(9, seg2, 512 * kKiB).pool_total = int64_t(2 * kMiB);
-  s.free(10, seg1).pool_total = int64_t(2 * kMiB);
-  s.free(11, seg1 + 512 * kKiB).pool_total = int64_t(2 * kMiB);
-  s.free(12, seg2).pool_total = int64_t(2 * kMiB);
-  s.layer = Layer::kHal;
-  s.free(13, seg2);  // empty_cache: 2 MiB free in two 1 MiB gaps just before
+  s.free(13, kSeg2);  // empty_cache: 2 MiB free in two 1 MiB gaps just before
   BlockAnalyzer a(s.strings);
   s.feed(a);
 

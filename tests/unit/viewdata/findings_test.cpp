@@ -193,39 +193,41 @@ TEST(Findings, ACleanRunSaysSo) {
   EXPECT_EQ(f[1].t_ns, 0);
 }
 
-TEST(Findings, AnOomNamesTheCallAndTheLargestBlockLiveThen) {
-  test::TempDir dir;
+// A recording of one host block and, on `device`, two HAL blocks (`first_owner`'s 2 MiB and
+// 1 MiB of "activations") live when a cudaMalloc of 8 MiB fails: the OOM finding.
+const Finding* oom_finding(const test::TempDir& dir, const std::string& name, int32_t device,
+                           const std::string& first_owner, std::vector<Finding>* f,
+                           int64_t* oom_ns) {
   test::RecordingBuilder b;
   b.malloc(1, 0x1000, 4096);
-  const std::string path = dir.file("oom.db");
+  const std::string path = dir.file(name);
   b.write(path);
-  test::DeviceRows d(b, 0);
-  d.malloc(2, "HAL", 0x7f0000000000, 2 << 20, "weights");
+  test::DeviceRows d(b, device);
+  d.malloc(2, "HAL", 0x7f0000000000, 2 << 20, first_owner);
   d.malloc(3, "HAL", 0x7f1000000000, 1 << 20, "activations");
   d.oom(4, "cudaMalloc", 8 << 20, "HAL");
   d.append_to(path);
-  const std::vector<Finding> f = findings_of(path, b.pid(), 0);
-  const Finding* oom = find(f, FindingKind::kOom, "Out of memory: cudaMalloc asked 8.0 MiB");
+  *f = findings_of(path, b.pid(), device);
+  *oom_ns = b.at(4);
+  return find(*f, FindingKind::kOom, "Out of memory: cudaMalloc asked 8.0 MiB");
+}
+
+TEST(Findings, AnOomNamesTheCallAndTheLargestBlockLiveThen) {
+  test::TempDir dir;
+  std::vector<Finding> f;
+  int64_t oom_ns = 0;
+  const Finding* oom = oom_finding(dir, "oom.db", 0, "weights", &f, &oom_ns);
   ASSERT_NE(oom, nullptr);
-  EXPECT_EQ(oom->t_ns, b.at(4));
+  EXPECT_EQ(oom->t_ns, oom_ns);
   EXPECT_EQ(oom->bytes, 8 << 20);
   EXPECT_EQ(oom->detail, "largest live then: 2.0 MiB weights (of 2 listed)");
   ASSERT_TRUE(oom->block_filter.has_value());
   EXPECT_EQ(*oom->block_filter, "weights");
 
   // A block of no owner and no name is said by its size alone, not "(none)".
-  test::RecordingBuilder b2;
-  b2.malloc(1, 0x1000, 4096);
-  const std::string path2 = dir.file("oom2.db");
-  b2.write(path2);
-  test::DeviceRows unnamed(b2, 1);
-  unnamed.malloc(5, "HAL", 0x7f2000000000, 4 << 20, "");
-  unnamed.oom(6, "cudaMalloc", 8 << 20, "HAL");
-  unnamed.append_to(path2);
-  const std::vector<Finding> g = findings_of(path2, b2.pid(), 1);
-  const Finding* oom1 = find(g, FindingKind::kOom, "Out of memory");
-  ASSERT_NE(oom1, nullptr);
-  EXPECT_EQ(oom1->detail, "largest live then: 4.0 MiB (of 1 listed)");
+  const Finding* unnamed = oom_finding(dir, "unnamed.db", 1, "", &f, &oom_ns);
+  ASSERT_NE(unnamed, nullptr);
+  EXPECT_EQ(unnamed->detail, "largest live then: 2.0 MiB (of 2 listed)");
 }
 
 TEST(Findings, NoneForAScopeWithoutEvents) {
