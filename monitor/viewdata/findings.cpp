@@ -166,10 +166,9 @@ void add_oom(const DeviceReport& d, std::vector<Finding>* out) {
   if (!o.sustained_growth) return;
   Finding f;
   f.kind = FindingKind::kOom;
-  char buf[64];
   if (o.seconds_to_oom >= 0) {
-    snprintf(buf, sizeof buf, "%.0f s", o.seconds_to_oom);
-    f.title = std::string("Time to OOM: ") + buf;
+    // As the report says it: "2.9 ms", "3 min 20 s", "1 h 02 min" (a billion seconds at most).
+    f.title = "Time to OOM: " + duration_text(int64_t(std::min(o.seconds_to_oom, 1e9) * 1e9));
     f.detail = "at +" + bytes_text(o.growth_bytes_per_s) + "/s (capacity " +
                bytes_text(double(o.capacity_bytes)) + ")";
   } else {

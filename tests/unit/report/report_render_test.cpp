@@ -46,6 +46,26 @@ std::string text_of(const Report& r) {
   return s;
 }
 
+// The time to OOM in the units a person reads: not "0 s" for milliseconds, nor a count of
+// seconds for hours.
+TEST(ReportText, TimeToOomIsADurationForPeople) {
+  Report r = sample_report();
+  OomSection& o = r.devices[0].oom;
+  o.sustained_growth = true;
+  o.growth_bytes_per_s = 1 << 20;
+  o.capacity_bytes = int64_t(4) << 30;
+  const std::pair<double, const char*> cases[] = {
+      {0.0029, "Time to OOM: 2.9 ms at +1.0 MiB/s (capacity 4.0 GiB)"},
+      {200, "Time to OOM: 3 min 20 s at +1.0 MiB/s (capacity 4.0 GiB)"},
+      {3720, "Time to OOM: 1 h 02 min at +1.0 MiB/s (capacity 4.0 GiB)"},
+  };
+  for (const auto& [seconds, line] : cases) {
+    o.seconds_to_oom = seconds;
+    const std::string text = text_of(r);
+    EXPECT_NE(text.find(line), std::string::npos) << text;
+  }
+}
+
 TEST(JsonWriter, EscapesAndPlacesCommas) {
   JsonWriter j;
   j.begin_object().key("a").value("x\"y\n").key("b").begin_array().value(int64_t(1)).value(2.5);
