@@ -54,6 +54,23 @@ blocks::PoolSource source_of(BlockQueries& q, const PoolRequest& r, bool pta_liv
                                              : blocks::PoolSource::kNoPool;
 }
 
+// Contiguous virtual-memory mappings as one segment (pool_state.h): the pages of an
+// expandable segment. The first page stands for it (its id, its time).
+std::vector<PoolItem> merge_mapped_pages(std::vector<PoolItem> pages) {
+  std::vector<PoolItem> out;
+  out.reserve(pages.size());
+  for (PoolItem& p : pages) {
+    PoolItem* last = out.empty() ? nullptr : &out.back();
+    if (last && blocks::is_mapping_api(p.name) && blocks::is_mapping_api(last->name) &&
+        last->addr + last->size_bytes == p.addr) {
+      last->size_bytes += p.size_bytes;
+    } else {
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
 void sweep(PoolData& d, std::vector<PoolItem> segs, std::vector<PoolItem> pool_blocks) {
   // Each block to the last segment starting at or before it, if it starts inside it; a
   // block that runs on into the next segments, where they are contiguous (an expandable
@@ -156,7 +173,12 @@ PoolData compute_pool(BlockQueries& q, const PoolRequest& r) {
   if (d.source != blocks::PoolSource::kNoPool) {
     BlockSet segs = q.largest(seg_filter, r.max_segments);
     d.segments_live = segs.matching_blocks;
-    if (!segs.blocks.empty()) sweep(d, items(std::move(segs.blocks)), std::move(pool_blocks));
+    if (!segs.blocks.empty()) {
+      const size_t pages = segs.blocks.size();
+      std::vector<PoolItem> merged = merge_mapped_pages(items(std::move(segs.blocks)));
+      d.segments_live -= std::min<uint64_t>(d.segments_live, pages - merged.size());
+      sweep(d, std::move(merged), std::move(pool_blocks));
+    }
     if (d.source == blocks::PoolSource::kHostMappings) {
       auto empty = [](const PoolSegmentData& s) { return s.blocks.empty(); };
       for (const PoolSegmentData& s : d.segments) {

@@ -190,6 +190,7 @@ void on_malloc(AnalyzerState& s, const MemEvent& e) {
   // blocks name it, so breakdowns and diffs by name say which operator holds what.
   const uint32_t name = e.name == 0 && th && !th->ops.empty() ? th->ops.back().name : e.name;
   b.name_key = d.keys.key(kByName, name_tag(name));
+  b.mapping = e.layer == Layer::kHal && e.name != 0 && is_mapping_api(s.strings.get(e.name));
   if (b.owner_key == d.owner_prefix_list.size())
     d.owner_prefix_list.push_back(owner_prefix_list(s.owner_prefixes, s.strings, e.owner));
 

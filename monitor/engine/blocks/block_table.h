@@ -38,6 +38,9 @@ struct LiveBlock {
   uint32_t name_key = 0;
   uint8_t account = kNoAccount;
   bool has_uses = false;  // the table holds a BlockUses for it
+  // A driver block that is a virtual-memory mapping (HAL, cuMemMap): contiguous ones are
+  // the pages of one expandable segment, which the pool takes as one (pool_state.h).
+  bool mapping = false;
 };
 
 // A PTA block whose FREE said free_pending (another stream still used it): out of the

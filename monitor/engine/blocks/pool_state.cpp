@@ -17,9 +17,16 @@ struct Located {
   int64_t pending_free_ns = kNoTime;  // pending: its FREE; kNoTime: allocated
 };
 
+// A segment of the pool: one driver block, or a run of contiguous mappings (the pages of
+// an expandable segment, each its own cuMemMap), described by its first.
+struct Segment {
+  uint64_t addr;
+  uint64_t size_bytes;
+  const LiveBlock* first;
+};
+
 // A block, or the part of it that lies in one segment: a block can run on into the next
-// segment where segments are contiguous (the pages of an expandable segment, each its own
-// cuMemMap).
+// segment where segments are contiguous.
 struct Placed {
   size_t segment;
   Located b;
@@ -32,13 +39,24 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
                              const FlatMap<PendingBlock>* pending, const KeyIndex& keys,
                              int64_t pool_total, PoolSource segment_source, bool with_blocks) {
   PoolState s;
-  std::vector<Located> segs;
+  std::vector<Located> blocks_of_segments;
   if (segments)
     segments->for_each_block([&](uint64_t addr, const LiveBlock& b) {
-      segs.push_back({addr, &b});
+      blocks_of_segments.push_back({addr, &b});
     });
-  std::sort(segs.begin(), segs.end(),
+  std::sort(blocks_of_segments.begin(), blocks_of_segments.end(),
             [](const Located& a, const Located& b) { return a.addr < b.addr; });
+  std::vector<Segment> segs;
+  segs.reserve(blocks_of_segments.size());
+  for (const Located& b : blocks_of_segments) {
+    Segment* last = segs.empty() ? nullptr : &segs.back();
+    if (last && b.block->mapping && last->first->mapping &&
+        saturating_add(last->addr, last->size_bytes) == b.addr) {
+      last->size_bytes = saturating_add(last->size_bytes, b.block->size_bytes);
+    } else {
+      segs.push_back({b.addr, b.block->size_bytes, b.block});
+    }
+  }
 
   uint64_t all_block_bytes = 0, all_pending_bytes = 0;
   std::vector<Placed> placed;
@@ -46,15 +64,15 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
     // The last segment starting at or before the block; the block is inside if it starts
     // before that segment's end.
     auto it = std::upper_bound(segs.begin(), segs.end(), block.addr,
-                               [](uint64_t a, const Located& seg) { return a < seg.addr; });
+                               [](uint64_t a, const Segment& seg) { return a < seg.addr; });
     if (it != segs.begin()) {
-      const Located& seg = *(it - 1);
-      if (block.addr - seg.addr < seg.block->size_bytes) {
+      const Segment& seg = *(it - 1);
+      if (block.addr - seg.addr < seg.size_bytes) {
         size_t i = size_t(it - 1 - segs.begin());
         placed.push_back({i, block, block.addr});
         const uint64_t block_end = saturating_add(block.addr, block.block->size_bytes);
         for (++i; i < segs.size() && segs[i].addr < block_end &&
-                  segs[i].addr == saturating_add(segs[i - 1].addr, segs[i - 1].block->size_bytes);
+                  segs[i].addr == saturating_add(segs[i - 1].addr, segs[i - 1].size_bytes);
              ++i) {
           placed.push_back({i, block, segs[i].addr});
         }
@@ -85,13 +103,13 @@ PoolState compute_pool_state(const BlockTable* segments, const BlockTable* block
   size_t p = 0;
   s.segments.reserve(segs.size());
   for (size_t i = 0; i < segs.size(); ++i) {
-    const LiveBlock& sb = *segs[i].block;
+    const LiveBlock& sb = *segs[i].first;
     PoolSegment seg;
     seg.addr = segs[i].addr;
-    seg.size_bytes = sb.size_bytes;
+    seg.size_bytes = segs[i].size_bytes;
     seg.alloc_ts_ns = sb.alloc_ts_ns;
     seg.allocation_id = sb.allocation_id;
-    const uint64_t end = saturating_add(seg.addr, sb.size_bytes);
+    const uint64_t end = saturating_add(seg.addr, seg.size_bytes);
     uint64_t cursor = seg.addr;
     for (; p < placed.size() && placed[p].segment == i; ++p) {
       const uint64_t addr = placed[p].start;

@@ -5,7 +5,10 @@
 //  - host: anonymous mappings (HOST, is_mmap) are the segments, heap blocks whose start
 //    lies inside a mapping belong to it; other heap blocks are "unsegmented";
 //  - a device with PTA blocks: HAL blocks (driver allocations) are the segments and PTA
-//    blocks inside them (by address range) are the blocks. Reserved is the PTA events'
+//    blocks inside them (by address range) are the blocks. Contiguous virtual-memory
+//    mappings (is_mapping_api) are one segment: the pages of an expandable segment, which
+//    PyTorch maps one cuMemMap at a time into one reserved range and carves blocks from
+//    across (free bytes in adjacent pages are one gap). Reserved is the PTA events'
 //    pool_total (Attr "total") when they carry it, else the segments' sizes;
 //  - a device with PTA blocks and pool_total but no HAL blocks: reserved and allocated are
 //    known, where the free bytes lie is not (largest_free_gap and fragmentation are -1);
@@ -22,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "monitor/engine/blocks/block_table.h"
@@ -48,6 +52,12 @@ struct PoolBlock {
   bool pending = false;       // active_pending_free (above)
   int64_t free_ns = kNoTime;  // pending: when its FREE came
 };
+
+// Whether a driver allocation API maps virtual memory (its blocks are pages that contiguous
+// neighbours extend), as the HAL rows name it.
+inline bool is_mapping_api(std::string_view api) {
+  return api == "cuMemMap";
+}
 
 struct PoolSegment {
   uint64_t addr = 0;

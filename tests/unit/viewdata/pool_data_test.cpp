@@ -167,6 +167,57 @@ TEST(PoolData, ABlockAcrossTheContiguousPagesOfAnExpandableSegmentCountsInEach) 
   EXPECT_EQ(engine.segments[1].block_list[0].size_bytes, 2 * kMiB);
 }
 
+// The same pages as PyTorch's recordings name them (cuMemMap): one segment, as PyTorch's
+// expandable segment is one reserved range it carves blocks from across pages. Free bytes on
+// both sides of a page boundary are one gap; a mapping further on, or a cudaMalloc right
+// after a mapping, is a segment of its own. The window and the engine agree.
+TEST(PoolData, TheContiguousMappedPagesOfAnExpandableSegmentAreOneSegment) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::DeviceRows d(b);
+  for (int page = 0; page < 3; ++page)
+    d.malloc(1, "HAL", kSeg0 + page * 2 * kMiB, 2 * kMiB, "", "cuMemMap");
+  d.malloc(1, "HAL", kSeg0 + 6 * kMiB, 2 * kMiB, "", "cudaMalloc");  // right after: its own
+  d.malloc(1, "HAL", kSeg0 + 10 * kMiB, 2 * kMiB, "", "cuMemMap");   // further on: its own
+  d.malloc(2, "PTA", kSeg0, kMiB, "weights");                        // page 1's first MiB
+  d.malloc(2, "PTA", kSeg0 + 5 * kMiB, kMiB, "activations");         // page 3's second MiB
+  d.malloc(3, "PTA", kSeg0 + 10 * kMiB, kMiB, "weights");
+  b.step(4, 1);
+  const std::string path = dir.file("expandable.db");
+  b.write(path);
+  d.append_to(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  PoolRequest r;
+  r.pid = b.pid();
+  r.device = 0;
+  r.at_ns = b.at(4);
+  const PoolData got = pool(*source, r);
+  ASSERT_EQ(got.segments.size(), 3u);
+  EXPECT_EQ(got.segments_live, 3u);
+  EXPECT_EQ(got.segments[0].segment.addr, kSeg0);
+  EXPECT_EQ(got.segments[0].segment.size_bytes, 6 * kMiB);
+  EXPECT_EQ(got.segments[0].blocks.size(), 2u);
+  EXPECT_EQ(got.segments[0].free_bytes, 4 * kMiB);
+  EXPECT_EQ(got.segments[0].largest_free_gap, 4 * kMiB);    // 1 MiB of page 1, all 2, 1 of 3
+  EXPECT_EQ(got.segments[1].segment.size_bytes, 2 * kMiB);  // the cudaMalloc
+  EXPECT_EQ(got.segments[2].segment.addr, kSeg0 + 10 * kMiB);
+  EXPECT_EQ(got.largest_free_gap, 4 * kMiB);
+
+  const blocks::PoolState engine = test::engine_query(*source, [&](const viewdata::EngineView& e) {
+    return e.analyzer.blocks().pool_state(b.pid(), 0);
+  });
+  ASSERT_EQ(engine.segments.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(engine.segments[i].addr, got.segments[i].segment.addr) << i;
+    EXPECT_EQ(engine.segments[i].size_bytes, got.segments[i].segment.size_bytes) << i;
+    EXPECT_EQ(engine.segments[i].free_bytes, got.segments[i].free_bytes) << i;
+    EXPECT_EQ(engine.segments[i].largest_free_gap, got.segments[i].largest_free_gap) << i;
+  }
+  EXPECT_EQ(engine.largest_free_gap, int64_t(4 * kMiB));
+  EXPECT_DOUBLE_EQ(engine.fragmentation, got.fragmentation);
+}
+
 TEST(PoolData, AHostHeapHasNoSegmentsAndListsItsLargestBlocks) {
   test::TempDir dir;
   test::RecordingBuilder b;
