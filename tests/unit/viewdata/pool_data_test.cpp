@@ -118,6 +118,30 @@ TEST(PoolData, AtTheEndTheFiguresAreTheEnginesPool) {
   EXPECT_DOUBLE_EQ(d.fragmentation, engine.fragmentation);
 }
 
+// b's and d's recording with a step at 4 ms, opened, and device 0's pool the window draws
+// then.
+struct LoadedPool {
+  std::unique_ptr<viewdata::DataSource> source;
+  PoolData pool;
+};
+
+LoadedPool device_pool_at_4ms(const test::TempDir& dir, test::RecordingBuilder& b,
+                              test::DeviceRows& d) {
+  b.step(4, 1);
+  const std::string path = dir.file("expandable.db");
+  b.write(path);
+  d.append_to(path);
+  LoadedPool out;
+  out.source = test::open_loaded(path);
+  if (!out.source) return out;
+  PoolRequest r;
+  r.pid = b.pid();
+  r.device = 0;
+  r.at_ns = b.at(4);
+  out.pool = pool(*out.source, r);
+  return out;
+}
+
 // PyTorch's expandable segments map their pages one cuMemMap at a time, each a HAL block of
 // its own, and a block runs on from one page into the next: its bytes count in each page it
 // covers, in the window's pool and in the engine's alike. A segment that merely follows
@@ -131,17 +155,10 @@ TEST(PoolData, ABlockAcrossTheContiguousPagesOfAnExpandableSegmentCountsInEach) 
   d.malloc(1, "HAL", kSeg0 + 8 * kMiB, 2 * kMiB);             // a segment further on
   d.malloc(2, "PTA", kSeg0 + kMiB, 3 * kMiB, "activations");  // the last MiB of page 1, all of 2
   d.malloc(3, "PTA", kSeg0 + 8 * kMiB, kMiB, "weights");
-  b.step(4, 1);
-  const std::string path = dir.file("expandable.db");
-  b.write(path);
-  d.append_to(path);
-  auto source = test::open_loaded(path);
-  ASSERT_NE(source, nullptr);
-  PoolRequest r;
-  r.pid = b.pid();
-  r.device = 0;
-  r.at_ns = b.at(4);
-  const PoolData got = pool(*source, r);
+  const LoadedPool loaded = device_pool_at_4ms(dir, b, d);
+  ASSERT_NE(loaded.source, nullptr);
+  const PoolData& got = loaded.pool;
+  viewdata::DataSource* source = loaded.source.get();
   ASSERT_EQ(got.segments.size(), 3u);
   EXPECT_EQ(got.segments[0].allocated_bytes, kMiB);
   EXPECT_EQ(got.segments[0].free_bytes, kMiB);
@@ -182,17 +199,10 @@ TEST(PoolData, TheContiguousMappedPagesOfAnExpandableSegmentAreOneSegment) {
   d.malloc(2, "PTA", kSeg0, kMiB, "weights");                        // page 1's first MiB
   d.malloc(2, "PTA", kSeg0 + 5 * kMiB, kMiB, "activations");         // page 3's second MiB
   d.malloc(3, "PTA", kSeg0 + 10 * kMiB, kMiB, "weights");
-  b.step(4, 1);
-  const std::string path = dir.file("expandable.db");
-  b.write(path);
-  d.append_to(path);
-  auto source = test::open_loaded(path);
-  ASSERT_NE(source, nullptr);
-  PoolRequest r;
-  r.pid = b.pid();
-  r.device = 0;
-  r.at_ns = b.at(4);
-  const PoolData got = pool(*source, r);
+  const LoadedPool loaded = device_pool_at_4ms(dir, b, d);
+  ASSERT_NE(loaded.source, nullptr);
+  const PoolData& got = loaded.pool;
+  viewdata::DataSource* source = loaded.source.get();
   ASSERT_EQ(got.segments.size(), 3u);
   EXPECT_EQ(got.segments_live, 3u);
   EXPECT_EQ(got.segments[0].segment.addr, kSeg0);
