@@ -77,6 +77,7 @@ TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
   connect(process_, &QComboBox::activated, this, [this] { fillDevices(); });
   connect(device_, &QComboBox::activated, this, [this] {
     if (device_->currentIndex() < 0) return;
+    device_chosen_ = true;
     state_->setScope(uint32_t(process_->currentData().toUInt()), device_->currentData().toInt());
   });
   connect(group_by_, &QComboBox::activated, this,
@@ -208,6 +209,7 @@ void TopBar::relabelProcesses() {
 }
 
 void TopBar::preferDevice(int32_t device) {
+  device_chosen_ = true;
   has_preferred_device_ = true;
   preferred_device_ = device;
   applyPreferredDevice();
@@ -229,10 +231,12 @@ void TopBar::applyPreferredDevice() {
 
 void TopBar::fillDevices() {
   const uint32_t pid = process_->currentData().toUInt();
-  const int32_t current = state_->pid() == pid ? state_->device() : kHostDevice;
+  int32_t current = state_->pid() == pid ? state_->device() : kHostDevice;
   device_->clear();
   for (const viewdata::ScopeEntry& s : scopes_) {
     if (s.pid != pid) continue;
+    // Nobody chose: from the host to the process's first GPU (top_bar.h), once.
+    if (!device_chosen_ && current == kHostDevice && s.device >= 0) current = s.device;
     device_->addItem(
         s.device == kHostDevice ? QStringLiteral("cpu") : QStringLiteral("GPU %1").arg(s.device),
         s.device);

@@ -25,7 +25,9 @@ class TopBar : public QWidget {
   // The refresh tick: the status line, and the selectors when processes or devices came.
   void refresh(const viewdata::SourceStatus& status);
   // Selects `device` (kHostDevice or a GPU ordinal) as soon as a process has it: the
-  // current process if it does, else the first that does (--device).
+  // current process if it does, else the first that does (--device). Without it, and until
+  // someone picks one in the Device box, a process is shown on its first GPU once it has
+  // one: a training run is watched for its GPU memory, not for the interpreter's heap.
   void preferDevice(int32_t device);
   // A device asked for with preferDevice that no process has shown yet.
   bool preferredDevicePending() const { return has_preferred_device_; }
@@ -59,6 +61,9 @@ class TopBar : public QWidget {
   std::pair<size_t, int> labelled_{0, 0};  // processes known and items when last labelled
   bool has_preferred_device_ = false;
   int32_t preferred_device_ = 0;
+  // Someone chose a device (the Device box, --device): until then a process's GPU, as soon
+  // as it has one, is shown rather than its host memory (fillDevices).
+  bool device_chosen_ = false;
 };
 
 }  // namespace memtap::gui

@@ -154,6 +154,38 @@ TEST(CurvesPanel, APreferredDeviceSelectsTheProcessThatHasIt) {
   EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 5 << 20);
 }
 
+// A GPU training run opens on its GPU, not on the interpreter's heap beside it; once
+// someone picks the host in the Device box, the window leaves it there.
+TEST(CurvesPanel, AProcessWithAGpuOpensOnItUntilSomeoneChoosesADevice) {
+  test::TempDir dir;
+  test::RecordingBuilder b(100);
+  b.malloc(1, 0x1000, 1000);
+  b.device_malloc(2, 0x7f0000000000, 5 << 20, 1);
+  b.device_malloc(3, 0x7f1000000000, 3 << 20, 2);
+  const std::string path = dir.file("gpu.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  QComboBox* device = w.window->topBar()->deviceBox();
+  EXPECT_EQ(device->currentText(), "GPU 1");  // its first GPU
+  EXPECT_EQ(w.window->state()->device(), 1);
+  EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 5 << 20);
+
+  const int host = device->findText("cpu");
+  ASSERT_GE(host, 0);
+  device->setCurrentIndex(host);
+  emit device->activated(host);
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->state()->device(), kHostDevice);
+  EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 1000);
+  // The devices listed again (a process picked, new scopes): the choice stands.
+  QComboBox* process = w.window->topBar()->processBox();
+  emit process->activated(process->currentIndex());
+  test::settle(*w.window);
+  EXPECT_EQ(device->currentText(), "cpu");
+  EXPECT_EQ(w.window->state()->device(), kHostDevice);
+}
+
 // --device 1 --at peak on a recording small enough to be loaded before the window is made:
 // the cursor goes to GPU 1's Allocated peak. main.cpp connected --at to sourceDone after
 // the window's first refresh had already emitted it, so nothing moved; and asked before
@@ -191,6 +223,8 @@ TEST(CurvesPanel, TheNoteNamesTheCurvesThatAreOneLine) {
   b.write(path);
   auto w = test::open_window(path);
   ASSERT_TRUE(w.window);
+  w.window->preferDevice(kHostDevice);  // --device cpu
+  test::settle(*w.window);
   EXPECT_EQ(w.window->state()->device(), kHostDevice);
   EXPECT_FALSE(w.window->curves()->chart()->noteText().contains(" = "))
       << w.window->curves()->chart()->noteText().toStdString();
