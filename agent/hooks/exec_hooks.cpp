@@ -9,11 +9,21 @@
 // itself, with their memory, as it would be without memtap. A vfork() child (it shares the
 // parent's memory) and a fork() child without a sender of its own exec unflushed.
 //
+// close_range and closefrom too: a program that closes every descriptor (Python's
+// subprocess in a fork() child between preexec_fn and exec, daemons) would close ZeroMQ's
+// under the sender's threads, and ZeroMQ aborts the process on a descriptor that is gone
+// (under load, half of Python's subprocess.run(preexec_fn=...) children died so). The
+// sender steps out first, flushing and closing its socket as before an exec, and comes back
+// on a new socket once they are closed, as after a failed exec. Closing one descriptor at a
+// time (close() in a loop) is not caught.
+//
 // glibc's exec functions call execve internally, not through these symbols, so one call
 // flushes once. execl, execlp and execle become execv, execvp and execve here; their
 // arguments are gathered on the stack, as glibc's own execl does (never the allocator: a
 // vfork() child shares the parent's heap, and exec may be called from a signal handler).
+#include <dlfcn.h>
 #include <errno.h>
+#include <linux/close_range.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -149,4 +159,46 @@ MEMTAP_HOOK int execle(const char* path, const char* arg, ...) {
   va_end(fill);
   va_end(count);
   return rc;
+}
+
+namespace {
+
+// libc's `name`, found on first use (several threads may look at once: they find the same).
+// No function-local static: its guard would need libstdc++, which the agent does not link.
+void* next_function(void** slot, const char* name) {
+  void* f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (!f) {
+    f = dlsym(RTLD_NEXT, name);
+    __atomic_store_n(slot, f, __ATOMIC_RELEASE);
+  }
+  return f;
+}
+
+void* g_close_range;  // libc's close_range and closefrom (next_function)
+void* g_closefrom;
+
+}  // namespace
+
+MEMTAP_HOOK int close_range(unsigned int first, unsigned int last, int flags) {
+  using CloseRange = int (*)(unsigned int, unsigned int, int);
+  const auto real = reinterpret_cast<CloseRange>(next_function(&g_close_range, "close_range"));
+  auto call = [&] {
+    return real ? real(first, last, flags) : int(syscall(SYS_close_range, first, last, flags));
+  };
+  // Marked close-on-exec, nothing is closed now: the exec hook flushes when it comes.
+  if (flags & CLOSE_RANGE_CLOEXEC) return call();
+  return flushed(call);
+}
+
+MEMTAP_HOOK void closefrom(int lowfd) {
+  using CloseFrom = void (*)(int);
+  const auto real = reinterpret_cast<CloseFrom>(next_function(&g_closefrom, "closefrom"));
+  flushed([&] {
+    if (real) {
+      real(lowfd);
+    } else {
+      syscall(SYS_close_range, unsigned(lowfd < 0 ? 0 : lowfd), ~0U, 0);
+    }
+    return 0;
+  });
 }
