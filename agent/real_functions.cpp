@@ -76,6 +76,8 @@ bool resolve_real_functions() {
   lookup(r.execvpe, "execvpe");
   lookup(r.fexecve, "fexecve");
   lookup(r.execveat, "execveat");
+  lookup(r.close_range, "close_range");
+  lookup(r.closefrom, "closefrom");
   lookup(r.dlclose, "dlclose");
   // Threads racing here compute the same pointers; the last copy wins harmlessly.
   memcpy(&g_real, &r, sizeof r);

@@ -47,6 +47,8 @@ struct RealFunctions {
   int (*execvpe)(const char*, char* const[], char* const[]);
   int (*fexecve)(int, char* const[], char* const[]);
   int (*execveat)(int, const char*, char* const[], char* const[], int);  // glibc >= 2.34
+  int (*close_range)(unsigned int, unsigned int, int);                   // glibc >= 2.34
+  void (*closefrom)(int);                                                // glibc >= 2.34
   int (*dlclose)(void*);                                                 // hooks/dlclose_hook.cpp
 };
 

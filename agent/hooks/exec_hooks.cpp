@@ -21,7 +21,6 @@
 // flushes once. execl, execlp and execle become execv, execvp and execve here; their
 // arguments are gathered on the stack, as glibc's own execl does (never the allocator: a
 // vfork() child shares the parent's heap, and exec may be called from a signal handler).
-#include <dlfcn.h>
 #include <errno.h>
 #include <linux/close_range.h>
 #include <sys/syscall.h>
@@ -161,29 +160,10 @@ MEMTAP_HOOK int execle(const char* path, const char* arg, ...) {
   return rc;
 }
 
-namespace {
-
-// libc's `name`, found on first use (several threads may look at once: they find the same).
-// No function-local static: its guard would need libstdc++, which the agent does not link.
-void* next_function(void** slot, const char* name) {
-  void* f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-  if (!f) {
-    f = dlsym(RTLD_NEXT, name);
-    __atomic_store_n(slot, f, __ATOMIC_RELEASE);
-  }
-  return f;
-}
-
-void* g_close_range;  // libc's close_range and closefrom (next_function)
-void* g_closefrom;
-
-}  // namespace
-
 MEMTAP_HOOK int close_range(unsigned int first, unsigned int last, int flags) {
-  using CloseRange = int (*)(unsigned int, unsigned int, int);
-  const auto real = reinterpret_cast<CloseRange>(next_function(&g_close_range, "close_range"));
   auto call = [&] {
-    return real ? real(first, last, flags) : int(syscall(SYS_close_range, first, last, flags));
+    if (auto real = real_function(g_real.close_range)) return real(first, last, flags);
+    return int(syscall(SYS_close_range, first, last, flags));
   };
   // Marked close-on-exec, nothing is closed now: the exec hook flushes when it comes.
   if (flags & CLOSE_RANGE_CLOEXEC) return call();
@@ -191,10 +171,8 @@ MEMTAP_HOOK int close_range(unsigned int first, unsigned int last, int flags) {
 }
 
 MEMTAP_HOOK void closefrom(int lowfd) {
-  using CloseFrom = void (*)(int);
-  const auto real = reinterpret_cast<CloseFrom>(next_function(&g_closefrom, "closefrom"));
   flushed([&] {
-    if (real) {
+    if (auto real = real_function(g_real.closefrom)) {
       real(lowfd);
     } else {
       syscall(SYS_close_range, unsigned(lowfd < 0 ? 0 : lowfd), ~0U, 0);
