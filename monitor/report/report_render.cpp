@@ -1,7 +1,6 @@
 // See report_render.h.
 #include "monitor/report/report_render.h"
 
-#include <algorithm>
 #include <ctime>
 #include <string>
 
@@ -237,7 +236,7 @@ void device_text_section(const DeviceReport& d, FILE* out) {
   const OomSection& o = d.oom;
   if (o.sustained_growth && o.seconds_to_oom >= 0) {
     fprintf(out, "    Time to OOM: %s at +%s/s (capacity %s)\n",
-            duration_text(int64_t(std::min(o.seconds_to_oom, 1e9) * 1e9)).c_str(),
+            seconds_duration_text(o.seconds_to_oom).c_str(),
             bytes_text(o.growth_bytes_per_s).c_str(), bytes_text(double(o.capacity_bytes)).c_str());
   } else if (o.sustained_growth) {
     fprintf(out, "    Growth: +%s/s, sustained (capacity unknown)\n",

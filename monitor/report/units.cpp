@@ -1,6 +1,7 @@
 // See units.h.
 #include "monitor/report/units.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "monitor/model/mem_event.h"
@@ -76,6 +77,10 @@ std::string duration_text(int64_t ns) {
     snprintf(buf, sizeof buf, "%s%lld h %02lld min", sign, m / 60, m % 60);
   }
   return buf;
+}
+
+std::string seconds_duration_text(double seconds) {
+  return duration_text(int64_t(std::min(seconds, 1e9) * 1e9));
 }
 
 }  // namespace memtap

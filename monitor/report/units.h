@@ -26,4 +26,8 @@ std::string key_text(const std::string& key);
 // A duration for people: "850 ns", "12.3 µs", "4.5 ms", "2.250 s", "3 min 20 s", "1 h 02 min".
 std::string duration_text(int64_t ns);
 
+// The same for seconds from a forecast (time to OOM): a billion seconds at most, so that
+// the nanoseconds fit.
+std::string seconds_duration_text(double seconds);
+
 }  // namespace memtap

@@ -36,9 +36,12 @@ void add_peak(const DeviceReport& d, std::vector<Finding>* out) {
   std::string owners = entries_text("by owner", d.peak.by_owner, 3);
   // Named owners beside memory that has none: how much has none, lest the named ones read
   // as the whole peak.
-  for (const BreakdownEntry& e : d.peak.by_owner) {
-    if (owners.empty() || !e.key.empty() || e.share < 0.01) continue;
-    owners += "; " + bytes_text(double(e.bytes)) + " (" + percent_text(e.share) + ") has no owner";
+  if (!owners.empty()) {
+    for (const BreakdownEntry& e : d.peak.by_owner) {
+      if (!e.key.empty() || e.share < 0.01) continue;
+      owners +=
+          "; " + bytes_text(double(e.bytes)) + " (" + percent_text(e.share) + ") has no owner";
+    }
   }
   // A block without a stack is grouped under its name (keys.h): "by stack cudaMalloc" would
   // call an API a stack. Such entries are named as operators instead.
@@ -167,8 +170,8 @@ void add_oom(const DeviceReport& d, std::vector<Finding>* out) {
   Finding f;
   f.kind = FindingKind::kOom;
   if (o.seconds_to_oom >= 0) {
-    // As the report says it: "2.9 ms", "3 min 20 s", "1 h 02 min" (a billion seconds at most).
-    f.title = "Time to OOM: " + duration_text(int64_t(std::min(o.seconds_to_oom, 1e9) * 1e9));
+    // As the report says it: "2.9 ms", "3 min 20 s", "1 h 02 min".
+    f.title = "Time to OOM: " + seconds_duration_text(o.seconds_to_oom);
     f.detail = "at +" + bytes_text(o.growth_bytes_per_s) + "/s (capacity " +
                bytes_text(double(o.capacity_bytes)) + ")";
   } else {
