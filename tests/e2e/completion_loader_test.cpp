@@ -24,9 +24,7 @@ TEST(CompletionLoader, BashCompletionLoadsTheInstalledFileAndCompletesACommand) 
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string prefix = dir.file("prefix");
-  ProcessSpec install =
-      spec_in(dir, {CMAKE_COMMAND, "--install", MEMTAP_BUILD_DIR, "--prefix", prefix});
-  const ProcessResult inst = run_process(install, kProcessTimeout);
+  const ProcessResult inst = install_build(dir, prefix);
   ASSERT_TRUE(inst.exited && inst.exit_code == 0) << describe(inst) << inst.err;
 
   // The loader's entry point: __load_completion (bash-completion 2.x, kept as an alias in

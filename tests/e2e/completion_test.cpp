@@ -138,8 +138,7 @@ TEST(Completion, InstallPutsItWhereBashCompletionLooks) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string prefix = dir.file("prefix");
-  const ProcessResult inst =
-      run_in(dir, {CMAKE_COMMAND, "--install", MEMTAP_BUILD_DIR, "--prefix", prefix});
+  const ProcessResult inst = install_build(dir, prefix);
   ASSERT_TRUE(inst.exited && inst.exit_code == 0) << describe(inst) << inst.err;
   // bash-completion loads completions/<command> from each of $XDG_DATA_DIRS.
   const std::string installed = prefix + "/share/bash-completion/completions/memtap";

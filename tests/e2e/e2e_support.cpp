@@ -55,6 +55,12 @@ ProcessSpec spec_in(const TempDir& dir, std::vector<std::string> argv) {
   return spec;
 }
 
+ProcessResult install_build(const TempDir& dir, const std::string& prefix) {
+  return run_process(
+      spec_in(dir, {CMAKE_COMMAND, "--install", MEMTAP_BUILD_DIR, "--prefix", prefix}),
+      kProcessTimeout);
+}
+
 ProcessSpec preloaded_spec(const TempDir& dir, std::vector<std::string> argv,
                            const std::string& endpoint) {
   ProcessSpec spec = spec_in(dir, std::move(argv));

@@ -52,6 +52,10 @@ class TempDir {
 // seen), and no LD_PRELOAD or MEMTAP_* from the caller's environment.
 ProcessSpec spec_in(const TempDir& dir, std::vector<std::string> argv);
 
+// `cmake --install` of this build into `prefix` (the tests of what is installed); the
+// caller checks that it exited 0.
+ProcessResult install_build(const TempDir& dir, const std::string& prefix);
+
 // spec_in plus the agent preloaded by hand, streaming to `endpoint`.
 ProcessSpec preloaded_spec(const TempDir& dir, std::vector<std::string> argv,
                            const std::string& endpoint);

@@ -247,9 +247,7 @@ TEST(PythonApi, InstalledMemtapFindsItsPythonPackage) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string prefix = dir.file("prefix");
-  ProcessResult inst =
-      run_process(spec_in(dir, {CMAKE_COMMAND, "--install", MEMTAP_BUILD_DIR, "--prefix", prefix}),
-                  kProcessTimeout);
+  ProcessResult inst = install_build(dir, prefix);
   ASSERT_TRUE(inst.exited && inst.exit_code == 0) << describe(inst) << inst.err;
   ProcessResult r = run_process(
       spec_in(dir, {prefix + "/bin/memtap", "run", "-o", dir.file("i.db"), "--", kPython, "-c",

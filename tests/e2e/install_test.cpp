@@ -32,9 +32,7 @@ TEST(Install, InstalledMemtapFindsItsAgentAndRecords) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string prefix = dir.file("prefix");
-  ProcessResult inst =
-      run_process(spec_in(dir, {CMAKE_COMMAND, "--install", MEMTAP_BUILD_DIR, "--prefix", prefix}),
-                  kProcessTimeout);
+  ProcessResult inst = install_build(dir, prefix);
   ASSERT_TRUE(inst.exited && inst.exit_code == 0) << describe(inst) << inst.err;
 
   expect_records_the_allocation_pattern(dir, prefix + "/bin/memtap");

@@ -202,9 +202,7 @@ namespace {
 
 TEST_F(Window, InstalledBesideMemtapAndOpensARecording) {
   const std::string prefix = dir.file("prefix");
-  const ProcessResult inst =
-      run_process(spec_in(dir, {CMAKE_COMMAND, "--install", MEMTAP_BUILD_DIR, "--prefix", prefix}),
-                  kProcessTimeout);
+  const ProcessResult inst = install_build(dir, prefix);
   ASSERT_TRUE(inst.exited && inst.exit_code == 0) << describe(inst) << inst.err;
   const std::string db = record_pattern(dir);
   const std::string png = dir.file("installed.png");
