@@ -4,7 +4,8 @@
 // sender had not drained yet (up to MEMTAP_DRAIN_INTERVAL_US of events) was lost with it.
 // Before the real call the sender drains every buffer, sends it and closes its socket with
 // linger, so that ZeroMQ has written everything (agent_before_exec). If exec returns (it
-// failed), the same sender goes on over a new socket and errno is the one exec set. Other
+// failed), the same sender goes on over a new socket, opened once there is something to send
+// (a PATH search's next exec finds nothing to flush), and errno is the one exec set. Other
 // threads keep allocating meanwhile: what they record after that last drain is lost by exec
 // itself, with their memory, as it would be without memtap. A vfork() child (it shares the
 // parent's memory) and a fork() child without a sender of its own exec unflushed.

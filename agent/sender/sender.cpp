@@ -64,14 +64,19 @@ struct Sender {
   void* watch = nullptr;        // PAIR end of zmq_socket_monitor: connected / disconnected
   struct stat sock_fd_stat {};  // of the socket's ZMQ_FD, when it was opened
   int sock_fd = -1;
-  bool connected = false;          // a monitor is connected right now
-  uint64_t pending_events = 0;     // records in `pending` when it is a batch
-  uint64_t dropped_in_sender = 0;  // records of batches discarded at a reconnection
+  std::atomic<bool> sock_open{false};  // sock_fd is set: published by the thread that opened it
+  bool connected = false;              // a monitor is connected right now
+  uint64_t pending_events = 0;         // records in `pending` when it is a batch
+  uint64_t dropped_in_sender = 0;      // records of batches discarded at a reconnection
   std::thread thread;
   std::atomic<bool> stop_requested{false};
   int32_t end = 0, end_code = 0;  // Bye's, from memtap_sender_stop (before stop_requested)
   bool exec_flush = false;        // the stop is exec's: no Bye, and the thread may start again
   bool reopened = false;  // after a failed exec, until ZeroMQ takes a message on the new socket
+  // After a failed exec: the thread opens a socket only once there is something to send
+  // (see wait_for_something_to_send). Read by the thread, and by the caller after a join.
+  bool deferred = false;
+  uint64_t dropped_at_exec = 0;  // total_dropped when the last exec flush closed the socket
   std::atomic<bool> running{false};
   bool closed = false;  // a crash flush closed the socket on the sender thread
   // Events ZeroMQ took, over every connection so far: Bye.eventsSent, and each Hello's
@@ -469,25 +474,33 @@ std::string open_socket(Sender* s) {
       fstat(s->sock_fd, &s->sock_fd_stat) != 0) {
     s->sock_fd = -1;
   }
+  s->sock_open.store(true, std::memory_order_release);
   if (zmq_connect(s->sock, s->endpoint.c_str()) != 0) {
     std::string error = "cannot connect to '" + s->endpoint + "': " + zmq_strerror(errno);
     zmq_socket_monitor(s->sock, nullptr, 0);
     zmq_close(s->watch);
     zmq_close(s->sock);
     zmq_ctx_term(s->ctx);
+    s->ctx = s->sock = s->watch = nullptr;
+    s->sock_fd = -1;
+    s->sock_open.store(false, std::memory_order_relaxed);
     return error;
   }
   return {};
 }
 
 void close_socket(Sender& s) {
+  s.closed = true;
+  if (!s.sock) return;  // never opened since a failed exec (Sender::deferred)
+  s.sock_open.store(false, std::memory_order_relaxed);
   zmq_socket_monitor(s.sock, nullptr, 0);
   int no_linger = 0;
   zmq_setsockopt(s.watch, ZMQ_LINGER, &no_linger, sizeof no_linger);
   zmq_close(s.watch);
   zmq_close(s.sock);
   zmq_ctx_term(s.ctx);  // waits for the linger: what ZeroMQ holds goes out here
-  s.closed = true;
+  s.ctx = s.sock = s.watch = nullptr;
+  s.sock_fd = -1;
 }
 
 // The pause between drains; a crash handler's call for the final flush cuts it short.
@@ -535,6 +548,34 @@ void step_back_after_hello(int nice) {
   step_back(0, nice);
 }
 
+// Whether the records or the loss count have moved since the last exec flush: what a new
+// socket would be opened for. A text interned since then is named by no record yet.
+bool something_to_send(Sender& s) {
+  return unread_slots(s.config.registry) != 0 || total_dropped(s) != s.dropped_at_exec;
+}
+
+// After a failed exec (or a close_range that closed every descriptor), the thread waits for
+// a reason to connect again, rather than connect at once: a program that tries exec in each
+// directory of PATH (Python's subprocess, execvp-like loops) then pays one flush, not a
+// connection, a drain and a linger per directory (a fork()ed Python child with preexec_fn
+// took 131 ms instead of 25 ms under load). A reason: records or losses to send, a dlclose
+// waiting for a module scan, a crash, or kMaxDeferMs gone by (the live view's memory samples
+// and heartbeats). False when the thread was asked to stop first: no socket was opened.
+bool wait_for_something_to_send(Sender& s) {
+  constexpr uint64_t kMaxDeferMs = 1000;
+  const uint64_t until = monotonic_ns() + kMaxDeferMs * 1'000'000;
+  ModuleScanWords* scan = s.config.module_scan;
+  while (!s.stop_requested.load(std::memory_order_acquire)) {
+    if (crash_requested(s) || something_to_send(s) || monotonic_ns() >= until) return true;
+    if (scan && scan->requested.load(std::memory_order_acquire) !=
+                    scan->done.load(std::memory_order_acquire)) {
+      return true;
+    }
+    wait_interval(s);
+  }
+  return false;
+}
+
 void run(Sender* s, std::promise<std::string>* opened) {
   // Named, so that a user looking at their training process's threads (top -H, py-spy)
   // sees which one is memtap's.
@@ -551,7 +592,17 @@ void run(Sender* s, std::promise<std::string>* opened) {
   // its first rows then out of time order (many processes starting at once did so in most
   // runs beside a parallel build).
   bool stepped_back = s->config.sender_nice <= 0;
-  {
+  if (s->deferred) {
+    opened->set_value({});  // `opened` is gone once this returns
+    if (!wait_for_something_to_send(*s)) return;
+    s->deferred = false;
+    if (std::string error = open_socket(s); !error.empty()) {
+      // It opened before, so this is rare (out of descriptors): said once, as a refusal is.
+      s->refused = true;
+      if (s->config.refused) s->config.refused(error.c_str());
+      return;
+    }
+  } else {
     std::string error = open_socket(s);
     bool ok = error.empty();
     opened->set_value(std::move(error));  // `opened` is gone once this returns
@@ -644,6 +695,19 @@ void stop_and_flush_on_caller(Sender* s) {
   if (s->config.crash_flush) raw_futex_wake_all(&s->config.crash_flush->requested);
   s->thread.join();
   if (s->closed) return;  // a crash flush ran on the thread meanwhile
+  if (!s->sock) {
+    // Stopped while it waited to open again after a failed exec. Before another exec with
+    // nothing new, there is nothing to open it for; otherwise it opens here.
+    if (s->refused || (s->exec_flush && !something_to_send(*s))) {
+      s->closed = true;
+      return;
+    }
+    s->deferred = false;
+    if (!open_socket(s).empty()) {
+      s->closed = true;
+      return;
+    }
+  }
   int linger = final_flush(*s, s->config.flush_timeout_ms);
   zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
 }
@@ -723,7 +787,10 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(int32_t
   memtap::Sender* s = g_sender;
   if (!s) return -1;
   if (phase == kMemtapExecBefore) {
-    if (!memtap::descriptors_intact(*s) || !s->running.exchange(false)) return 0;
+    // No socket (waiting to open again after a failed exec): no descriptor of ZeroMQ's to
+    // lose. The thread may open one meanwhile; it is stopped below before it is looked at.
+    if (s->sock_open.load(std::memory_order_acquire) && !memtap::descriptors_intact(*s)) return 0;
+    if (!s->running.exchange(false)) return 0;
     s->exec_flush = true;
     memtap::stop_and_flush_on_caller(s);
     // A message ZeroMQ did not take is given up, as at a disconnection: its sequence number
@@ -733,6 +800,7 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(int32_t
     s->pending = {};
     s->pending_events = 0;
     if (!s->closed) memtap::close_socket(*s);  // linger: what ZeroMQ took is written here
+    s->dropped_at_exec = memtap::total_dropped(*s);
     return 1;
   }
   // exec failed: the same instance goes on, on a new socket. Its first message says so, so
@@ -743,6 +811,7 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(int32_t
   s->closed = false;
   s->exec_flush = false;
   s->reopened = true;
+  s->deferred = true;
   s->stop_requested.store(false, std::memory_order_relaxed);
   if (!memtap::start_thread(s).empty()) return -1;
   s->running = true;

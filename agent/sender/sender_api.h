@@ -105,7 +105,9 @@ typedef void (*memtap_sender_stop_fn)(int32_t end, int32_t code);
 // with linger, so that ZeroMQ has written everything when it returns; no Bye (the new
 // image's Hello ends this instance at the monitor). Returns 1 then, 0 when the sender was
 // not running. kMemtapExecFailed, after exec returned: the same sender goes on (same
-// instance, sequence continuing) on a new socket; 0, or -1 if it could not.
+// instance, sequence continuing) on a new socket, opened once there is something to send
+// (another exec at once, as in a PATH search, then finds nothing to flush); 0, or -1 if it
+// could not.
 constexpr int32_t kMemtapExecBefore = 0;
 constexpr int32_t kMemtapExecFailed = 1;
 typedef int (*memtap_sender_exec_fn)(int32_t phase);

@@ -9,9 +9,11 @@
 #include <regex>
 #include <string>
 #include <vector>
+#include <zmq.hpp>
 
 #include "tests/e2e/db_query.h"
 #include "tests/e2e/e2e_support.h"
+#include "tests/e2e/wire_forgery.h"
 
 namespace memtap::e2e {
 namespace {
@@ -104,6 +106,54 @@ void ProcessEnd::expect_exec_flushed(const std::string& mode) {
     EXPECT_EQ(row[2].text, "0") << "events dropped";
     EXPECT_EQ(row[3].text, "0") << "messages lost";
   }
+}
+
+// A PATH search, as Python's subprocess makes in a fork() child: execve in 20 directories
+// that do not exist, then in the program's own. The first exec flushes everything; after a
+// failed one the sender opens a new connection only once there is something to send, so
+// the next exec finds nothing to flush. Counted at a PULL socket of the test's own: one
+// connection per image, not one per directory tried (22 before the change, each with its
+// drain, linger and handshake), and both images' blocks in the recording.
+TEST_F(ProcessEnd, APathSearchConnectsOncePerImageNotOncePerDirectory) {
+  expect_exec_flushed("exec-search");
+
+  const std::string endpoint = "ipc://" + dir.file("search.sock");
+  zmq::context_t ctx;
+  zmq::socket_t pull(ctx, zmq::socket_type::pull);
+  pull.set(zmq::sockopt::rcvhwm, 0);
+  pull.bind(endpoint);
+  ASSERT_EQ(zmq_socket_monitor(pull.handle(), "inproc://search-watch", ZMQ_EVENT_ACCEPTED), 0);
+  zmq::socket_t watch(ctx, zmq::socket_type::pair);
+  watch.connect("inproc://search-watch");
+  std::string error;
+  std::unique_ptr<Process> proc =
+      Process::start(preloaded_spec(dir, {kProcessEnd, "exec-search", "10"}, endpoint), &error);
+  ASSERT_TRUE(proc) << error;
+  int accepted = 0;
+  auto count_accepted = [&] {
+    zmq::message_t event, address;
+    while (watch.recv(event, zmq::recv_flags::dontwait)) {
+      (void)watch.recv(address);  // each event is followed by the peer's address
+      ++accepted;
+    }
+  };
+  bool bye = false;
+  const auto deadline = std::chrono::steady_clock::now() + kProcessTimeout;
+  while (!bye && std::chrono::steady_clock::now() < deadline) {
+    zmq::pollitem_t items[2] = {{pull.handle(), 0, ZMQ_POLLIN, 0},
+                                {watch.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, 2, std::chrono::milliseconds(100));
+    count_accepted();
+    zmq::message_t msg;
+    while (pull.recv(msg, zmq::recv_flags::dontwait)) {
+      if (read_header(msg.data(), msg.size()).body == 'y') bye = true;
+    }
+  }
+  const ProcessResult r = proc->wait(kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  ASSERT_TRUE(bye) << "the new image said Bye";
+  count_accepted();
+  EXPECT_EQ(accepted, 2) << "connections: one for each image";
 }
 
 // The same sender goes on after exec returns: same instance (one row), the sequence going

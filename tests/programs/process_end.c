@@ -7,6 +7,9 @@
  *   runs beside it), then allocates N blocks, block i of kFirstSize + 2*i bytes, kept; then:
  *   exec       execl()s itself in mode `image`
  *   exec-lp    the same with execlp(), exec-le with execle() and the environment it has
+ *   exec-search  stops the thread, then searches as Python's subprocess does: execve() in
+ *              kSearchMisses directories that do not exist, one after the other, then in the
+ *              program's own (mode `image`)
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
@@ -30,6 +33,7 @@
 #define kAfterSize 40011
 #define kImageSize 50011
 #define kChurnRounds 20000
+#define kSearchMisses 20
 
 static const char kMissing[] = "/nonexistent/memtap-test-no-such-program";
 
@@ -98,6 +102,19 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "exec-le") == 0) {
     extern char** environ;
     execle(argv[0], argv[0], "image", argv[2], (char*)NULL, environ);
+    return 6;
+  }
+  if (strcmp(mode, "exec-search") == 0) {
+    atomic_store(&g_stop, 1);
+    pthread_join(thread, NULL);
+    extern char** environ;
+    char* const image_argv[] = {argv[0], "image", argv[2], NULL};
+    char path[64];
+    for (int i = 0; i < kSearchMisses; ++i) {
+      snprintf(path, sizeof path, "/nonexistent/memtap-test-dir-%d/program", i);
+      execve(path, image_argv, environ);
+    }
+    execve(argv[0], image_argv, environ);
     return 6;
   }
   if (strcmp(mode, "exec-fail") == 0) {
