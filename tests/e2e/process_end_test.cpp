@@ -182,6 +182,30 @@ TEST_F(ProcessEnd, AFailedExecGoesOnRecording) {
             0);
 }
 
+// Failed execs one after the other, with blocks allocated and freed before each: every
+// exec flushes, and the sender connects again after each. A program thread has ended
+// first, so glibc's stack cache holds a stack: ZeroMQ's threads, started again at each
+// connection, took it, and glibc freed the program's heap chunks into the sender's heap
+// (agent/sender/thread_stacks.cpp). Once the program's heap shrank under them, the program
+// died of SIGSEGV, in every run.
+TEST_F(ProcessEnd, FailedExecsOneAfterAnotherKeepTheProgramWhole) {
+  const std::string db = dir.file("fail-loop.db");
+  ProcessResult r = run(db, {kProcessEnd, "exec-fail-loop", std::to_string(kBlocks)});
+  ASSERT_TRUE(r.exited) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.out << "\nstderr:\n" << r.err;
+  const long long pid = pid_of(r);
+  ASSERT_NE(pid, 0) << r.out;
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(blocks(*q, pid, kAfterSize), kBlocks) << "stderr:\n" << r.err;
+  const DbRows rows = sessions(*q, pid);
+  ASSERT_EQ(rows.rows.size(), 1u) << r.err;
+  EXPECT_EQ(rows.rows[0][0].text, "exit code 0");
+  EXPECT_EQ(rows.rows[0][2].text, "0") << "events dropped";
+  EXPECT_EQ(rows.rows[0][3].text, "0") << "messages lost";
+}
+
 // SIGKILL: no Bye. The recording, memtap run's summary and the report say "no final flush",
 // with how long after its last event memtap run saw it die.
 TEST_F(ProcessEnd, SigkillIsSaidToLeaveNoFinalFlush) {

@@ -10,6 +10,9 @@
  *   exec-search  stops the thread, then searches as Python's subprocess does: execve() in
  *              kSearchMisses directories that do not exist, one after the other, then in the
  *              program's own (mode `image`)
+ *   exec-fail-loop  (no first set) stops the thread, then kFailRounds times: allocates its
+ *              share of N blocks of kAfterSize + 2*i bytes, frees them, and execve()s a path
+ *              that does not exist; returns 0
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
@@ -34,6 +37,7 @@
 #define kImageSize 50011
 #define kChurnRounds 20000
 #define kSearchMisses 20
+#define kFailRounds 60
 
 static const char kMissing[] = "/nonexistent/memtap-test-no-such-program";
 
@@ -89,6 +93,23 @@ int main(int argc, char** argv) {
   pthread_t thread;
   if (pthread_create(&thread, NULL, churn, NULL) != 0) return 5;
   while (!atomic_load(&g_churning)) {
+  }
+  if (strcmp(mode, "exec-fail-loop") == 0) {
+    /* No first set: the heap stays small, so that giving memory back trims it. */
+    atomic_store(&g_stop, 1);
+    pthread_join(thread, NULL);
+    extern char** environ;
+    char* const missing_argv[] = {(char*)kMissing, NULL};
+    void* round_blocks[64];
+    for (int round = 0; round < kFailRounds; ++round) {
+      const int first = n * round / kFailRounds, last = n * (round + 1) / kFailRounds;
+      for (int i = first; i < last && i - first < 64; ++i) {
+        if (!(round_blocks[i - first] = malloc((size_t)(kAfterSize + 2 * i)))) return 4;
+      }
+      for (int i = first; i < last && i - first < 64; ++i) free(round_blocks[i - first]);
+      execve(kMissing, missing_argv, environ);
+    }
+    return 0;
   }
   allocate(n, kFirstSize);
   if (strcmp(mode, "exec") == 0) {

@@ -1,0 +1,138 @@
+// Every thread of the sender's namespace (the sender thread, ZeroMQ's I/O thread and reaper)
+// runs on a stack mapped here, never on one from glibc's cache of exited threads' stacks.
+//
+// Why: glibc (2.36, Debian 12's) keeps one cache of stacks for the whole process, in the
+// dynamic linker, shared by every copy of libc; and pthread_create, when it reuses a cached
+// stack, frees the dynamic TLS blocks its previous thread left with its own libc's free.
+// Those blocks come from the dynamic linker, which allocates with the program's malloc. The
+// sender's libc (dlmopen gives the namespace a copy) so took chunks of the program's heap
+// into its own and handed them out again, to ZeroMQ: both heaps then used the same memory.
+// Seen as a SIGSEGV of the traced program after a few dozen failed execs with allocations
+// in between (each reconnect starts ZeroMQ's threads again), and possible wherever the
+// namespace starts a thread after other threads have ended: in a fork() child of a
+// multithreaded program, every thread of the parent but the forking one leaves its stack to
+// the cache. A thread on a stack of its own takes nothing from the cache, and when it ends
+// glibc hands its TLS back to the dynamic linker, whose free is the right one.
+//
+// libmemtap_sender.so comes first in its namespace's lookup scope, so these pthread_create
+// and pthread_join are the ones libzmq and libstdc++ there call.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace {
+
+using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+using JoinFn = int (*)(pthread_t, void**);
+
+struct OwnStack {
+  pthread_t thread;
+  void* mapping;  // nullptr: a free entry
+  size_t bytes;   // the whole mapping, guard page included
+};
+
+// The stacks of joinable threads not joined yet, unmapped by the join. A handful at a time
+// (three per sender); a thread that finds the table full keeps its stack for good.
+// Process-wide state of this namespace: pthread_create and pthread_join are free functions.
+constexpr size_t kMaxStacks = 32;
+OwnStack g_stacks[kMaxStacks];
+pthread_mutex_t g_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+CreateFn real_create() {
+  static const CreateFn f = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+  return f;
+}
+
+JoinFn real_join() {
+  static const JoinFn f = reinterpret_cast<JoinFn>(dlsym(RTLD_NEXT, "pthread_join"));
+  return f;
+}
+
+void remember(pthread_t thread, void* mapping, size_t bytes) {
+  pthread_mutex_lock(&g_stacks_lock);
+  for (OwnStack& s : g_stacks) {
+    if (!s.mapping) {
+      s = {thread, mapping, bytes};
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_stacks_lock);
+}
+
+// The joined thread's stack, taken out of the table; {nullptr, 0} if it has none there.
+OwnStack forget(pthread_t thread) {
+  OwnStack found{};
+  pthread_mutex_lock(&g_stacks_lock);
+  for (OwnStack& s : g_stacks) {
+    if (s.mapping && pthread_equal(s.thread, thread)) {
+      found = s;
+      s = {};
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_stacks_lock);
+  return found;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
+                                                                     const pthread_attr_t* attr,
+                                                                     void* (*start)(void*),
+                                                                     void* arg) {
+  const CreateFn create = real_create();
+  if (!create) return EAGAIN;
+  // A copy of the caller's attributes (glibc's are plain data plus a pointer to extensions
+  // that the copy shares and never frees), or the namespace's defaults.
+  pthread_attr_t own;
+  if (attr) {
+    void* given = nullptr;
+    size_t given_bytes = 0;
+    if (pthread_attr_getstack(attr, &given, &given_bytes) == 0 && given) {
+      return create(thread, attr, start, arg);  // a stack of the caller's own already
+    }
+    memcpy(&own, attr, sizeof own);
+  } else if (pthread_getattr_default_np(&own) != 0) {
+    pthread_attr_init(&own);
+  }
+  size_t bytes = 0;
+  pthread_attr_getstacksize(&own, &bytes);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  bytes = (bytes + page - 1) / page * page;
+  // Untouched pages cost nothing (MAP_NORESERVE); a guard page below, as glibc's own.
+  void* mapping = mmap(nullptr, bytes + page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  int rc = EAGAIN;
+  if (mapping != MAP_FAILED) {
+    mprotect(mapping, page, PROT_NONE);
+    pthread_attr_setstack(&own, static_cast<char*>(mapping) + page, bytes);
+    rc = create(thread, &own, start, arg);
+  }
+  int detach = PTHREAD_CREATE_JOINABLE;
+  pthread_attr_getdetachstate(&own, &detach);
+  if (!attr) pthread_attr_destroy(&own);
+  if (mapping == MAP_FAILED) return rc;
+  if (rc != 0) {
+    munmap(mapping, bytes + page);
+  } else if (detach == PTHREAD_CREATE_JOINABLE) {
+    remember(*thread, mapping, bytes + page);
+  }
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thread,
+                                                                   void** result) {
+  const JoinFn join = real_join();
+  if (!join) return EINVAL;
+  const int rc = join(thread, result);
+  // Joined: the kernel has cleared the thread's id word, so nothing runs on the stack now.
+  if (rc == 0) {
+    const OwnStack s = forget(thread);
+    if (s.mapping) munmap(s.mapping, s.bytes);
+  }
+  return rc;
+}
