@@ -207,6 +207,7 @@ void start_sender(uint32_t forked_from_pid) {
     c.curve_secret_key = g_settings.agent_secret_key;
   }
   c.refused = refused_by_monitor;
+  c.sender_fds = &g_agent.sender_fds;
   // The modules only name C stacks' addresses: without C stacks the sender never lists them
   // (listing takes the loader's lock, and needs the flag below).
   const bool c_stacks = stack_settings_from_env().c;
@@ -320,6 +321,8 @@ void agent_after_fork_parent(uint32_t child_pid, uint64_t fork_ts_ns) {
 void agent_after_fork_child(uint32_t parent_pid) {
   if (!g_agent.sender_stop || g_agent.stopped.load()) return;  // the parent was not streaming
   BusyScope busy;
+  // The parent's namespace's descriptors are dead copies here, the program's to close.
+  g_agent.sender_fds.clear_all();
   registry_reset_after_fork(&g_agent.registry, raw_getpid());
   // The child keeps its parent's string ids; its new sender sends every text again.
   string_log_after_fork_child();

@@ -22,6 +22,7 @@ struct AgentState {
   std::atomic<bool> stopped{false};   // the final flush has run (exit, _exit)
   memtap_sender_stop_fn sender_stop = nullptr;  // of the current sender's namespace
   memtap_sender_exec_fn sender_exec = nullptr;  // likewise
+  SenderFds sender_fds;  // the descriptors the sender's namespace holds (the close() hook)
 };
 
 extern AgentState g_agent;

@@ -78,6 +78,7 @@ bool resolve_real_functions() {
   lookup(r.execveat, "execveat");
   lookup(r.close_range, "close_range");
   lookup(r.closefrom, "closefrom");
+  lookup(r.close, "close");
   lookup(r.dlclose, "dlclose");
   // Threads racing here compute the same pointers; the last copy wins harmlessly.
   memcpy(&g_real, &r, sizeof r);

@@ -49,7 +49,8 @@ struct RealFunctions {
   int (*execveat)(int, const char*, char* const[], char* const[], int);  // glibc >= 2.34
   int (*close_range)(unsigned int, unsigned int, int);                   // glibc >= 2.34
   void (*closefrom)(int);                                                // glibc >= 2.34
-  int (*dlclose)(void*);                                                 // hooks/dlclose_hook.cpp
+  int (*close)(int);
+  int (*dlclose)(void*);  // hooks/dlclose_hook.cpp
 };
 
 // Process-wide: the hooks of every thread call through it. Filled once by

@@ -15,14 +15,17 @@
 // under the sender's threads, and ZeroMQ aborts the process on a descriptor that is gone
 // (under load, half of Python's subprocess.run(preexec_fn=...) children died so). The
 // sender steps out first, flushing and closing its socket as before an exec, and comes back
-// on a new socket once they are closed, as after a failed exec. Closing one descriptor at a
-// time (close() in a loop) is not caught.
+// on a new socket once they are closed, as after a failed exec. close() too, for a program
+// that closes one descriptor at a time: the sender's namespace marks the descriptors it holds
+// (agent/sender/sender_fds.cpp), and closing one of those steps the sender out the same way.
+// Any other descriptor costs close() one bit test.
 //
 // glibc's exec functions call execve internally, not through these symbols, so one call
 // flushes once. execl, execlp and execle become execv, execvp and execve here; their
 // arguments are gathered on the stack, as glibc's own execl does (never the allocator: a
 // vfork() child shares the parent's heap, and exec may be called from a signal handler).
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/close_range.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -180,4 +183,21 @@ MEMTAP_HOOK void closefrom(int lowfd) {
     }
     return 0;
   });
+}
+
+MEMTAP_HOOK int close(int fd) {
+  auto call = [&] {
+    if (auto real = real_function(g_real.close)) return real(fd);
+    return int(syscall(SYS_close, fd));
+  };
+  if (__builtin_expect(!g_agent.sender_fds.holds(fd), 1)) return call();
+  // One of ZeroMQ's: the sender steps out, and ZeroMQ closes its descriptors, this one with
+  // them. Still open after, it was not the sender's to close (in a vfork() child the sender
+  // is the parent's, and stays): closed here.
+  int rc = 0;
+  flushed([&] {
+    if (syscall(SYS_fcntl, fd, F_GETFD) != -1) rc = call();
+    return 0;
+  });
+  return rc;
 }

@@ -33,14 +33,42 @@ struct ModuleScanWords {
   std::atomic<uint32_t> done{0};  // futex word: the dlclose waits on it
 };
 
+// The descriptors the sender's namespace holds open (ZeroMQ's sockets, eventfds and epoll
+// instances), one bit each, for the agent's close() hook (agent/hooks/exec_hooks.cpp): a
+// program that closes descriptors one at a time (a loop before exec, a daemon) would pull
+// them from under ZeroMQ's threads, and ZeroMQ aborts the process on a descriptor that is
+// gone. agent/sender/sender_fds.cpp sets and clears the bits as the namespace opens and
+// closes them. Descriptors from kSenderFdLimit up are not tracked.
+constexpr int kSenderFdLimit = 4096;
+struct SenderFds {
+  std::atomic<uint64_t> words[kSenderFdLimit / 64]{};
+
+  bool holds(int fd) const {
+    return unsigned(fd) < unsigned(kSenderFdLimit) &&
+           ((words[fd >> 6].load(std::memory_order_relaxed) >> (fd & 63)) & 1) != 0;
+  }
+  void set(int fd, bool held) {
+    if (unsigned(fd) >= unsigned(kSenderFdLimit)) return;
+    const uint64_t bit = uint64_t{1} << (fd & 63);
+    if (held) {
+      words[fd >> 6].fetch_or(bit, std::memory_order_relaxed);
+    } else {
+      words[fd >> 6].fetch_and(~bit, std::memory_order_relaxed);
+    }
+  }
+  void clear_all() {
+    for (auto& w : words) w.store(0, std::memory_order_relaxed);
+  }
+};
+
 }  // namespace memtap
 
 extern "C" {
 
 // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end;
 // 13: memtap_sender_exec; 14: CURVE keys, refused; 15: instance_secret; 16: iterate_modules,
-// module_scan; 17: hold_ms
-constexpr uint32_t kSenderAbiVersion = 17;
+// module_scan; 17: hold_ms; 18: sender_fds
+constexpr uint32_t kSenderAbiVersion = 18;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -93,6 +121,8 @@ struct MemtapSenderConfig {
   // The longest the sender leaves records in the buffers while the program's threads fill
   // every core (drain_hold.h); 0: it drains every round.
   uint32_t hold_ms;
+  // Where the namespace marks the descriptors it holds (the agent's); nullptr: nowhere.
+  memtap::SenderFds* sender_fds;
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

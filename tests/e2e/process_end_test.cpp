@@ -206,6 +206,34 @@ TEST_F(ProcessEnd, FailedExecsOneAfterAnotherKeepTheProgramWhole) {
   EXPECT_EQ(rows.rows[0][3].text, "0") << "messages lost";
 }
 
+// A fork() child that closes every descriptor one at a time with close() before exec (a
+// daemon, an older Python's subprocess), ZeroMQ's among them: the first of ZeroMQ's it
+// reaches steps the sender out as before an exec (agent/sender/sender_fds.cpp marks them),
+// so the child neither dies of ZeroMQ's abort nor loses what it recorded (the slow drain
+// leaves the flush the only way out for its blocks), and the image it becomes is recorded.
+TEST_F(ProcessEnd, AChildClosingEveryDescriptorOneByOneIsRecordedWhole) {
+  const std::string db = dir.file("close-loop.db");
+  ProcessResult r = run(db, {kProcessEnd, "fork-close-loop", std::to_string(kBlocks)});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  long long child = 0;
+  const size_t at = r.out.find("child=");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  child = std::stoll(r.out.substr(at + 6));
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(blocks(*q, child, kAfterSize), kBlocks) << "stderr:\n" << r.err;
+  EXPECT_EQ(blocks(*q, child, kImageSize), kBlocks) << "stderr:\n" << r.err;
+  const DbRows rows = sessions(*q, child);
+  ASSERT_EQ(rows.rows.size(), 2u) << r.err;
+  EXPECT_EQ(rows.rows[0][0].text, "exec");
+  EXPECT_EQ(rows.rows[1][0].text, "exit code 0");
+  for (const auto& row : rows.rows) {
+    EXPECT_EQ(row[2].text, "0") << "events dropped";
+    EXPECT_EQ(row[3].text, "0") << "messages lost";
+  }
+}
+
 // SIGKILL: no Bye. The recording, memtap run's summary and the report say "no final flush",
 // with how long after its last event memtap run saw it die.
 TEST_F(ProcessEnd, SigkillIsSaidToLeaveNoFinalFlush) {

@@ -13,6 +13,10 @@
  *   exec-fail-loop  (no first set) stops the thread, then kFailRounds times: allocates its
  *              share of N blocks of kAfterSize + 2*i bytes, frees them, and execve()s a path
  *              that does not exist; returns 0
+ *   fork-close-loop  fork()s; the child says "child=<pid>", allocates N blocks of
+ *              kAfterSize + 2*i bytes, closes every descriptor from 3 up one by one with
+ *              close(), as a daemon or an older Python does, and execv()s itself in mode
+ *              `image`; the parent returns the child's exit code
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
@@ -30,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define kFirstSize 30011
@@ -137,6 +143,27 @@ int main(int argc, char** argv) {
     }
     execve(argv[0], image_argv, environ);
     return 6;
+  }
+  if (strcmp(mode, "fork-close-loop") == 0) {
+    atomic_store(&g_stop, 1);
+    pthread_join(thread, NULL);
+    const pid_t child = fork();
+    if (child < 0) return 7;
+    if (child == 0) {
+      snprintf(line, sizeof line, "child=%d\n", (int)getpid());
+      say(line);
+      allocate(n, kAfterSize);
+      struct rlimit limit;
+      const int top = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536
+                          ? (int)limit.rlim_cur
+                          : 65536;
+      for (int fd = 3; fd < top; ++fd) close(fd);
+      execv(argv[0], (char* const[]){argv[0], "image", argv[2], NULL});
+      _exit(6);
+    }
+    int status = 0;
+    if (waitpid(child, &status, 0) != child) return 8;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 9;
   }
   if (strcmp(mode, "exec-fail") == 0) {
     const int ok = exec_missing();
