@@ -34,6 +34,7 @@
 #include "agent/sender/sender_api.h"
 #include "agent/sender/sender_fds.h"
 #include "agent/sender/string_drain.h"
+#include "agent/sender/thread_stacks.h"
 #include "agent/sender/tsc_converter.h"
 #include "agent/sender/wire_encoder.h"
 #include "common/clock.h"
@@ -761,6 +762,7 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_start(
   }
   s->config.curve_server_key = s->config.curve_public_key = s->config.curve_secret_key = nullptr;
 
+  resolve_thread_functions();
   mark_sender_fds_in(config->sender_fds);
   if (s->config.clock_is_tsc) s->tsc.add_anchor();
   s->sampler = std::make_unique<MemorySampler>(config->rss_interval_ms);

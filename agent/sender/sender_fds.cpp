@@ -6,10 +6,10 @@
 // not pass through them, and is closed before the call that opened it returns.
 #include "agent/sender/sender_fds.h"
 
-#include <dlfcn.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,11 +20,6 @@ namespace {
 // Set once, before the sender opens anything (memtap_sender_start); the namespace's
 // process-wide state, as the functions below are free functions of its libc's interface.
 SenderFds* g_marks = nullptr;
-
-template <typename Fn>
-Fn next(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
 
 int marked(int fd) {
   if (fd >= 0 && g_marks) g_marks->set(fd, true);
@@ -49,68 +44,52 @@ void mark_sender_fds_in(SenderFds* marks) {
 
 using memtap::marked;
 using memtap::marked_pair;
-using memtap::next;
 
 #define MEMTAP_NAMESPACE_CALL extern "C" __attribute__((visibility("default")))
 
+// Straight to the kernel, as glibc's own do (less their cancellation points, which ZeroMQ
+// never uses): looking the libc functions up (dlsym) would take the loader's lock from
+// the sender's threads, which the program's libc, believing its process single-threaded,
+// releases without waking a waiter (a hang at exit under load, seen).
 MEMTAP_NAMESPACE_CALL int socket(int domain, int type, int protocol) {
-  static const auto real = next<int (*)(int, int, int)>("socket");
-  if (!real) return errno = ENOSYS, -1;
-  return marked(real(domain, type, protocol));
+  return marked(int(syscall(SYS_socket, domain, type, protocol)));
 }
 
 MEMTAP_NAMESPACE_CALL int socketpair(int domain, int type, int protocol, int fds[2]) {
-  static const auto real = next<int (*)(int, int, int, int*)>("socketpair");
-  if (!real) return errno = ENOSYS, -1;
-  return marked_pair(real(domain, type, protocol, fds), fds);
+  return marked_pair(int(syscall(SYS_socketpair, domain, type, protocol, fds)), fds);
 }
 
 MEMTAP_NAMESPACE_CALL int accept(int fd, sockaddr* addr, socklen_t* len) {
-  static const auto real = next<int (*)(int, sockaddr*, socklen_t*)>("accept");
-  if (!real) return errno = ENOSYS, -1;
-  return marked(real(fd, addr, len));
+  return marked(int(syscall(SYS_accept4, fd, addr, len, 0)));
 }
 
 MEMTAP_NAMESPACE_CALL int accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
-  static const auto real = next<int (*)(int, sockaddr*, socklen_t*, int)>("accept4");
-  if (!real) return errno = ENOSYS, -1;
-  return marked(real(fd, addr, len, flags));
+  return marked(int(syscall(SYS_accept4, fd, addr, len, flags)));
 }
 
 MEMTAP_NAMESPACE_CALL int eventfd(unsigned int initval, int flags) {
-  static const auto real = next<int (*)(unsigned int, int)>("eventfd");
-  if (!real) return errno = ENOSYS, -1;
-  return marked(real(initval, flags));
+  return marked(int(syscall(SYS_eventfd2, initval, flags)));
 }
 
 MEMTAP_NAMESPACE_CALL int epoll_create(int size) {
-  static const auto real = next<int (*)(int)>("epoll_create");
-  if (!real) return errno = ENOSYS, -1;
-  return marked(real(size));
+  if (size <= 0) return errno = EINVAL, -1;
+  return marked(int(syscall(SYS_epoll_create1, 0)));
 }
 
 MEMTAP_NAMESPACE_CALL int epoll_create1(int flags) {
-  static const auto real = next<int (*)(int)>("epoll_create1");
-  if (!real) return errno = ENOSYS, -1;
-  return marked(real(flags));
+  return marked(int(syscall(SYS_epoll_create1, flags)));
 }
 
 MEMTAP_NAMESPACE_CALL int pipe(int fds[2]) {
-  static const auto real = next<int (*)(int*)>("pipe");
-  if (!real) return errno = ENOSYS, -1;
-  return marked_pair(real(fds), fds);
+  return marked_pair(int(syscall(SYS_pipe2, fds, 0)), fds);
 }
 
 MEMTAP_NAMESPACE_CALL int pipe2(int fds[2], int flags) {
-  static const auto real = next<int (*)(int*, int)>("pipe2");
-  if (!real) return errno = ENOSYS, -1;
-  return marked_pair(real(fds, flags), fds);
+  return marked_pair(int(syscall(SYS_pipe2, fds, flags)), fds);
 }
 
 MEMTAP_NAMESPACE_CALL int close(int fd) {
-  static const auto real = next<int (*)(int)>("close");
   // Unmarked first: once closed, the number may be the program's at once.
   if (memtap::g_marks) memtap::g_marks->set(fd, false);
-  if (!real) return errno = ENOSYS, -1;
-  return real(fd);
+  return int(syscall(SYS_close, fd));
 }

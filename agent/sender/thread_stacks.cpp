@@ -16,6 +16,8 @@
 //
 // libmemtap_sender.so comes first in its namespace's lookup scope, so these pthread_create
 // and pthread_join are the ones libzmq and libstdc++ there call.
+#include "agent/sender/thread_stacks.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -42,14 +44,18 @@ constexpr size_t kMaxStacks = 32;
 OwnStack g_stacks[kMaxStacks];
 pthread_mutex_t g_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 
-CreateFn real_create() {
-  static const CreateFn f = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
-  return f;
-}
+// libc's own, found by resolve_thread_functions before the namespace has a thread: looked
+// up later, from one of its threads, dlsym would take the loader's lock, which the
+// program's libc, believing its process single-threaded, releases without waking a
+// waiter (a hang at exit under load, seen).
+CreateFn g_real_create = nullptr;
+JoinFn g_real_join = nullptr;
 
+CreateFn real_create() {
+  return g_real_create;
+}
 JoinFn real_join() {
-  static const JoinFn f = reinterpret_cast<JoinFn>(dlsym(RTLD_NEXT, "pthread_join"));
-  return f;
+  return g_real_join;
 }
 
 void remember(pthread_t thread, void* mapping, size_t bytes) {
@@ -79,6 +85,16 @@ OwnStack forget(pthread_t thread) {
 }
 
 }  // namespace
+
+namespace memtap {
+
+void resolve_thread_functions() {
+  if (!g_real_create)
+    g_real_create = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+  if (!g_real_join) g_real_join = reinterpret_cast<JoinFn>(dlsym(RTLD_NEXT, "pthread_join"));
+}
+
+}  // namespace memtap
 
 extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
                                                                      const pthread_attr_t* attr,
