@@ -208,21 +208,24 @@ void start_sender(uint32_t forked_from_pid) {
   }
   c.refused = refused_by_monitor;
   c.sender_fds = &g_agent.sender_fds;
-  // The modules only name C stacks' addresses: without C stacks the sender never lists them
-  // (listing takes the loader's lock, and needs the flag below).
+  // The modules only name C stacks' addresses: without C stacks the sender never lists them.
   const bool c_stacks = stack_settings_from_env().c;
   c.iterate_modules = c_stacks ? iterate_program_modules : nullptr;
   c.module_scan = &g_module_scan;
   // A fork() child records from the fork on: its Hello's time is its start.
   c.trace_start = forked_from_pid ? 0 : g_trace_start;
-  // The process has a thread from now on that this (the program's) libc did not create: the
+  // The process has threads from now on that this (the program's) libc did not create: the
   // sender's libc did. Left believing it is single-threaded, libc takes its locks with plain
-  // stores, so a lock the sender shares (the loader's, in dl_iterate_phdr for the modules)
-  // was released without waking the sender waiting on it: seen as a hang at exit in a
-  // dlopen/dlclose loop. A fork() child's libc believes it again, and comes here again. Only
-  // then: a program that believes itself single-threaded keeps its cheaper paths (libstdc++'s
-  // reference counts without atomics) where the sender shares no lock with it.
-  if (c_stacks) __libc_single_threaded = 0;
+  // stores and its malloc takes no lock at all, and the sender's threads do share both: the
+  // loader's lock (dl_iterate_phdr for the modules, dlsym: a lock released without waking
+  // the sender waiting on it, seen as hangs at exit), and the program's malloc, which the
+  // loader calls for the TLS of every thread the sender's namespace starts and of every
+  // module there a thread first touches (a heap raced from two threads unlocked). So it
+  // learns what glibc would have told it had it made the threads itself; a fork() child's
+  // libc believes itself single-threaded again, and comes here again. The price, for a
+  // program that never starts a thread of its own, is a lock in each malloc and atomic
+  // reference counts (storm and hot path within the benchmarks' noise).
+  __libc_single_threaded = 0;
   char error[512];
   g_agent.sender_stop = load_and_start_sender(c, &g_agent.sender_exec, error, sizeof error);
   if (!g_agent.sender_stop) {

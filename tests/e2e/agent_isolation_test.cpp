@@ -102,6 +102,33 @@ TEST(AgentIsolation, NeedsNothingButLibc) {
          "sender, in its own link namespace";
 }
 
+// A program that never starts a thread of its own has the sender's threads in it all the
+// same (their libc is another copy), and its libc must know: believing its process
+// single-threaded, it takes no lock in malloc, which the loader calls from the sender's
+// threads (their TLS), and releases its locks without waking a waiter (the loader's: the
+// sender hung at exit beside busy cores). Python without threads: 1 alone, 0 under the agent,
+// C stacks or not.
+TEST(AgentIsolation, TheProgramsLibcKnowsItIsNotSingleThreadedAnyMore) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string script =
+      "import ctypes\n"
+      "print(ctypes.c_byte.in_dll(ctypes.CDLL(None), '__libc_single_threaded').value)\n";
+  ProcessResult alone =
+      run_process(spec_in(dir, {"/usr/bin/python3", "-c", script}), kProcessTimeout);
+  ASSERT_TRUE(alone.exited && alone.exit_code == 0) << describe(alone) << alone.err;
+  EXPECT_EQ(alone.out, "1\n");
+  for (const std::string stacks : {"", "c"}) {
+    const std::string db = dir.file("single" + stacks + ".db");
+    ProcessSpec spec =
+        spec_in(dir, {kMemtapBin, "run", "-o", db, "--", "/usr/bin/python3", "-c", script});
+    if (!stacks.empty()) spec.env_set.push_back("MEMTAP_STACKS=" + stacks);
+    ProcessResult traced = run_process(spec, kProcessTimeout);
+    ASSERT_TRUE(traced.exited && traced.exit_code == 0) << describe(traced) << traced.err;
+    EXPECT_EQ(traced.out, "0\n") << "MEMTAP_STACKS=" << stacks;
+  }
+}
+
 // The application loads the system libzmq itself and round-trips 1000 messages through
 // it while the agent's own copy streams to the monitor; its blocks are still recorded.
 TEST(AgentIsolation, ProgramWithItsOwnZeroMqRunsAndIsRecorded) {
