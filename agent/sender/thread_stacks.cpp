@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace {
@@ -108,7 +109,10 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   if (attr) {
     void* given = nullptr;
     size_t given_bytes = 0;
-    if (pthread_attr_getstack(attr, &given, &given_bytes) == 0 && given) {
+    // glibc gives the lowest address, the top set less the size: with no top set (nullptr),
+    // 0 - size, which is not nullptr once a size is.
+    if (pthread_attr_getstack(attr, &given, &given_bytes) == 0 &&
+        reinterpret_cast<uintptr_t>(given) + given_bytes != 0) {
       return create(thread, attr, start, arg);  // a stack of the caller's own already
     }
     memcpy(&own, attr, sizeof own);
