@@ -52,13 +52,6 @@ pthread_mutex_t g_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 CreateFn g_real_create = nullptr;
 JoinFn g_real_join = nullptr;
 
-CreateFn real_create() {
-  return g_real_create;
-}
-JoinFn real_join() {
-  return g_real_join;
-}
-
 void remember(pthread_t thread, void* mapping, size_t bytes) {
   pthread_mutex_lock(&g_stacks_lock);
   for (OwnStack& s : g_stacks) {
@@ -101,7 +94,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
                                                                      const pthread_attr_t* attr,
                                                                      void* (*start)(void*),
                                                                      void* arg) {
-  const CreateFn create = real_create();
+  const CreateFn create = g_real_create;
   if (!create) return EAGAIN;
   // A copy of the caller's attributes (glibc's are plain data plus a pointer to extensions
   // that the copy shares and never frees), or the namespace's defaults.
@@ -146,7 +139,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
 
 extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thread,
                                                                    void** result) {
-  const JoinFn join = real_join();
+  const JoinFn join = g_real_join;
   if (!join) return EINVAL;
   const int rc = join(thread, result);
   // Joined: the kernel has cleared the thread's id word, so nothing runs on the stack now.
