@@ -9,7 +9,6 @@
 // connected and its queue has room. When it is not, we simply stop draining: records stay
 // in the per-thread buffers, which are bounded (MEMTAP_BUFFER_MB); past the bound the
 // hooks drop and count, and the count travels in the next batch.
-#include <dirent.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -31,16 +30,15 @@
 #include "agent/sender/drain_hold.h"
 #include "agent/sender/memory_sampler.h"
 #include "agent/sender/module_scan.h"
+#include "agent/sender/namespace_threads.h"
 #include "agent/sender/sender_api.h"
 #include "agent/sender/sender_fds.h"
 #include "agent/sender/string_drain.h"
-#include "agent/sender/thread_stacks.h"
 #include "agent/sender/tsc_converter.h"
 #include "agent/sender/wire_encoder.h"
 #include "common/clock.h"
 #include "common/connection_token.h"
 #include "common/process_end.h"
-#include "common/thread_nice.h"
 
 namespace memtap {
 namespace {
@@ -424,7 +422,7 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
 
 // ZeroMQ's context, the PUSH socket and its connection watch. Called on the sender thread,
 // before Hello: ZeroMQ starts its I/O thread and reaper here, which step back with the
-// sender once Hello is out (step_back_after_hello). Created on the program's thread and left
+// sender once Hello is out (step_back_namespace_threads). Created on the program's thread and left
 // there, the I/O thread ran at nice 0 and took a seventh of a core from a two-thread
 // allocation storm, copying batches into the socket. Returns an error text, empty on success.
 std::string open_socket(Sender* s) {
@@ -439,9 +437,9 @@ std::string open_socket(Sender* s) {
     }
   }
   s->ctx = zmq_ctx_new();
-  // Its threads start with the first socket, named "<this thread's id>/ZMQbg/...": told
-  // apart from those of a ZeroMQ the program uses itself, they step back with this thread
-  // (step_back_after_hello).
+  // Its threads start with the first socket, named "<this thread's id>/ZMQbg/...", so that
+  // a user looking at the program's threads (top -H) tells them from those of a ZeroMQ the
+  // program uses itself.
   if (s->ctx) zmq_ctx_set(s->ctx, ZMQ_THREAD_NAME_PREFIX, int(raw_gettid()));
   s->sock = s->ctx ? zmq_socket(s->ctx, ZMQ_PUSH) : nullptr;
   if (!s->sock) return std::string("cannot create ZeroMQ socket: ") + zmq_strerror(errno);
@@ -524,30 +522,6 @@ void block_process_signals() {
   sigfillset(&set);
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&set, sig);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
-// This thread and its ZeroMQ threads behind the program (MEMTAP_SENDER_NICE), once Hello is
-// out (see run). The ZeroMQ threads first and this thread last: whoever sees the sender
-// stepped back then finds its ZeroMQ threads behind the program too (the other order left a
-// window with the reaper still at nice 0, which
-// MemtapRun.TheSenderThreadStepsBackInsideTheProgram caught).
-void step_back_after_hello(int nice) {
-  const std::string prefix = std::to_string(raw_gettid()) + "/ZMQbg/";
-  if (DIR* tasks = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(tasks)) {
-      if (e->d_name[0] == '.') continue;
-      char comm[32] = {};
-      const std::string path = std::string("/proc/self/task/") + e->d_name + "/comm";
-      if (FILE* f = fopen(path.c_str(), "r")) {
-        if (fgets(comm, sizeof comm, f) && strncmp(comm, prefix.c_str(), prefix.size()) == 0) {
-          step_back(pid_t(atoi(e->d_name)), nice);
-        }
-        fclose(f);
-      }
-    }
-    closedir(tasks);
-  }
-  step_back(0, nice);
 }
 
 // Whether the records or the loss count have moved since the last exec flush: what a new
@@ -667,7 +641,8 @@ void run(Sender* s, std::promise<std::string>* opened) {
     }
     reclaim_dead_buffers(s->config.registry);
     if (!stepped_back && s->hello_sent) {
-      step_back_after_hello(s->config.sender_nice);
+      // This thread and ZeroMQ's behind the program (MEMTAP_SENDER_NICE), once Hello is out.
+      step_back_namespace_threads(s->config.sender_nice);
       stepped_back = true;
     }
     previous_cycle_start = cycle_start;
@@ -718,6 +693,7 @@ void stop_and_flush_on_caller(Sender* s) {
 std::string start_thread(Sender* s) {
   std::promise<std::string> opened;
   std::future<std::string> result = opened.get_future();
+  keep_creators_nice();  // until this thread's Hello is out
   s->thread = std::thread(run, s, &opened);
   std::string error = result.get();
   if (!error.empty()) s->thread.join();

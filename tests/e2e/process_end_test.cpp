@@ -192,7 +192,7 @@ TEST_F(ProcessEnd, AFailedExecGoesOnRecording) {
 // exec flushes, and the sender connects again after each. A program thread has ended
 // first, so glibc's stack cache holds a stack: ZeroMQ's threads, started again at each
 // connection, took it, and glibc freed the program's heap chunks into the sender's heap
-// (agent/sender/thread_stacks.cpp). Once the program's heap shrank under them, the program
+// (agent/sender/namespace_threads.cpp). Once the program's heap shrank under them, the program
 // died of SIGSEGV, in every run.
 TEST_F(ProcessEnd, FailedExecsOneAfterAnotherKeepTheProgramWhole) {
   const std::string db = dir.file("fail-loop.db");

@@ -184,18 +184,21 @@ TEST_F(MemtapRun, MonitorThreadsPaceThemselvesOnlyWhileTheProgramRuns) {
 
 // Inside the program, memtap's sender thread steps back too (nice 19; the program's own
 // threads keep theirs), once its Hello is out, and so do the ZeroMQ threads it starts, which
-// copy every batch into the socket (named after the sender's thread id, so that a ZeroMQ
-// of the program's own is left alone). The script waits (bounded) for the thread to start
-// and step back.
+// copy every batch into the socket (named after the sender's thread id, so that a user tells
+// them from a ZeroMQ of the program's own). The script waits (bounded) for the sender to step
+// back and for both ZeroMQ threads to have named themselves, which each does once it runs:
+// one that had not run yet when the sender stepped back must step back as it begins.
 TEST_F(MemtapRun, TheSenderThreadStepsBackInsideTheProgram) {
   const std::string script =
-      "i=0; while [ $i -lt 200 ]; do for t in /proc/$$/task/*; do "
+      "i=0; while [ $i -lt 400 ]; do back=; io=; reaper=; for t in /proc/$$/task/*; do "
       "set -- $(cut -d' ' -f2,19 $t/stat); "
-      "if [ \"$1\" = '(memtap-sender)' ] && [ \"$2\" = 19 ]; then "
+      "if [ \"$1\" = '(memtap-sender)' ] && [ \"$2\" = 19 ]; then back=1; fi; "
+      "case $1 in *'/ZMQbg/I'*) io=1;; *'/ZMQbg/R'*) reaper=1;; esac; done; "
+      "if [ \"$back$io$reaper\" = 111 ]; then "
       "echo sender stepped back; echo program $(cut -d' ' -f19 /proc/$$/stat); "
       "for z in /proc/$$/task/*; do set -- $(cut -d' ' -f2,19 $z/stat); "
       "case $1 in *'/ZMQbg/'*) echo zmq ${1#*/} $2;; esac; done; exit 0; fi; "
-      "done; i=$((i+1)); done; "
+      "i=$((i+1)); done; "
       "for t in /proc/$$/task/*; do echo $(cut -d' ' -f2,19 $t/stat); done; exit 1";
   ProcessResult r = run(dir.file("sender_nice.db"), {"/bin/sh", "-c", script});
   ASSERT_TRUE(r.exited) << describe(r) << r.err;
