@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@ namespace {
 
 const std::string kCudaProgram = MEMTAP_TEST_CUDA_POOL;
 const std::string kFakeCudaDir = MEMTAP_FAKE_CUDA_LIB_DIR;
+const std::string kCudaProbe = MEMTAP_TEST_CUDA_PROBE;
 
 Recording run_scenarios(const TempDir& dir, const std::vector<std::string>& scenarios,
                         int devices = 1, std::vector<std::string> options = {}) {
@@ -218,6 +221,62 @@ TEST(Cuda, APoolOnTheSecondDeviceIsThatDevicesAndWaitsForItsStream) {
     if (r.event_type == "PTA") {
       EXPECT_EQ(r.device, "1") << r.event << " " << r.ptr;
     }
+  }
+}
+
+// The agent defines every CUDA function it hooks. A program without CUDA that asks whether it
+// is there (a lookup by name: RTLD_DEFAULT, RTLD_NEXT, or its own handle, which is what
+// Python's ctypes.CDLL(None) looks in) must hear no under memtap as without it, with a dlerror()
+// text naming the function: otherwise it takes its CUDA path and fails in our hook.
+std::map<std::string, std::string> probe_cuda(const TempDir& dir,
+                                              const std::vector<std::string>& load) {
+  std::vector<std::string> cmd = {kMemtapBin, "run", "-o", dir.file("probe.db"), "--", kCudaProbe};
+  cmd.insert(cmd.end(), load.begin(), load.end());
+  ProcessResult r = run_process(spec_in(dir, cmd), kProcessTimeout);
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\n" << r.err;
+  std::map<std::string, std::string> answers;  // "phase route name" -> "found" or the error
+  for (const std::string& line : split_lines(r.out)) {
+    std::istringstream fields(line);
+    std::string phase, route, name, answer;
+    fields >> phase >> route >> name;
+    std::getline(fields >> std::ws, answer);
+    answers[phase + " " + route + " " + name] = answer;
+  }
+  return answers;
+}
+
+const std::vector<std::string> kProbedHooks = {
+    "cudaMalloc",    "cudaLaunchKernel",    "__cudaLaunchKernel", "cudaGetDriverEntryPoint",
+    "cuMemAlloc_v2", "cuGetProcAddress_v2", "cuLaunchKernel"};
+
+TEST(Cuda, AProgramWithoutCudaFindsNoCudaFunctionUnderMemtap) {
+  TempDir dir;
+  const std::map<std::string, std::string> answers = probe_cuda(dir, {});
+  ASSERT_EQ(answers.size(), 27u);  // 9 names, 3 routes
+  for (const std::string& route : {"default", "next", "self"}) {
+    for (const std::string& name : kProbedHooks) {
+      const std::string answer = answers.at("before " + route + " " + name);
+      EXPECT_EQ(answer.rfind("absent ", 0), 0u) << route << " " << name << ": " << answer;
+      EXPECT_NE(answer.find(name), std::string::npos) << route << " " << name << ": " << answer;
+    }
+    EXPECT_EQ(answers.at("before " + route + " malloc"), "found");
+  }
+}
+
+// Once the runtime is loaded, the same lookups find it (our hooks, which call it), whether it
+// came in with RTLD_GLOBAL or, like a Python extension's dependency, RTLD_LOCAL.
+TEST(Cuda, LookupsFindCudaOnceItIsLoaded) {
+  TempDir dir;
+  std::map<std::string, std::string> answers = probe_cuda(dir, {kFakeCudaDir + "/libcudart.so.13"});
+  for (const std::string& route : {"default", "next", "self"}) {
+    for (const std::string& name : {"cudaMalloc", "cudaLaunchKernel", "cudaDeviceSynchronize"}) {
+      EXPECT_EQ(answers["after " + route + " " + name], "found") << route << " " << name;
+    }
+  }
+  answers = probe_cuda(dir, {kFakeCudaDir + "/libcuda.so.1", "local"});
+  for (const std::string& name : {"cuMemAlloc_v2", "cuLaunchKernel"}) {
+    EXPECT_EQ(answers["after default " + name], "found") << name;
+    EXPECT_EQ(answers["before default " + name].rfind("absent ", 0), 0u) << name;
   }
 }
 
