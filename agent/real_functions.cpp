@@ -79,6 +79,8 @@ bool resolve_real_functions() {
   lookup(r.close_range, "close_range");
   lookup(r.closefrom, "closefrom");
   lookup(r.close, "close");
+  lookup(r.dup2, "dup2");
+  lookup(r.dup3, "dup3");
   lookup(r.dlclose, "dlclose");
   // Threads racing here compute the same pointers; the last copy wins harmlessly.
   memcpy(&g_real, &r, sizeof r);

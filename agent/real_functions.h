@@ -50,6 +50,8 @@ struct RealFunctions {
   int (*close_range)(unsigned int, unsigned int, int);                   // glibc >= 2.34
   void (*closefrom)(int);                                                // glibc >= 2.34
   int (*close)(int);
+  int (*dup2)(int, int);
+  int (*dup3)(int, int, int);
   int (*dlclose)(void*);  // hooks/dlclose_hook.cpp
 };
 

@@ -18,7 +18,8 @@
 // on a new socket once they are closed, as after a failed exec. close() too, for a program
 // that closes one descriptor at a time: the sender's namespace marks the descriptors it holds
 // (agent/sender/sender_fds.cpp), and closing one of those steps the sender out the same way.
-// Any other descriptor costs close() one bit test.
+// dup2 and dup3 onto one of them too, which close it as they replace it (a shell's
+// `exec 5>file`). Any other descriptor costs these one bit test.
 //
 // glibc's exec functions call execve internally, not through these symbols, so one call
 // flushes once. execl, execlp and execle become execv, execvp and execve here; their
@@ -200,4 +201,28 @@ MEMTAP_HOOK int close(int fd) {
     return 0;
   });
   return rc;
+}
+
+// dup2 and dup3 close `to` first, when it is open: onto one of ZeroMQ's, the sender steps out
+// as for close(), and the new descriptor takes the number once ZeroMQ has let it go.
+template <typename Dup>
+int dup_onto(int to, Dup dup) {
+  if (__builtin_expect(!g_agent.sender_fds.holds(to), 1)) return dup();
+  return flushed(dup);
+}
+
+MEMTAP_HOOK int dup2(int from, int to) {
+  return dup_onto(to, [&] {
+    if (auto real = real_function(g_real.dup2)) return real(from, to);
+    // The kernel's dup3 refuses from == to, which dup2 answers with `to` if it is open.
+    if (from == to) return syscall(SYS_fcntl, from, F_GETFD) == -1 ? -1 : to;
+    return int(syscall(SYS_dup3, from, to, 0));
+  });
+}
+
+MEMTAP_HOOK int dup3(int from, int to, int flags) {
+  return dup_onto(to, [&] {
+    if (auto real = real_function(g_real.dup3)) return real(from, to, flags);
+    return int(syscall(SYS_dup3, from, to, flags));
+  });
 }

@@ -2,6 +2,7 @@
 #include "agent/sender/memory_sampler.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,21 +11,42 @@
 #include <fstream>
 #include <string>
 
+#include "agent/sender/fd_floor.h"
+
 namespace memtap {
 
 MemorySampler::MemorySampler(uint32_t interval_ms)
     : interval_ns_(uint64_t(interval_ms) * 1000000), page_bytes_(uint64_t(sysconf(_SC_PAGESIZE))) {
-  // Kept open: a sample is then one pread, not an open/read/close.
-  if (interval_ms != 0) statm_fd_ = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  // Kept open: a sample is then an fstat and a pread, not an open/read/close, whose moment
+  // at the lowest free number a program's dup2 onto that number could take.
+  if (interval_ms != 0) open_statm();
 }
 
 MemorySampler::~MemorySampler() {
-  if (statm_fd_ >= 0) close(statm_fd_);
+  if (statm_is_ours()) close(statm_fd_);
+}
+
+void MemorySampler::open_statm() {
+  statm_fd_ = moved_above_program_fds(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+  struct stat st;
+  if (statm_fd_ >= 0 && fstat(statm_fd_, &st) == 0) {
+    statm_dev_ = uint64_t(st.st_dev);
+    statm_ino_ = uint64_t(st.st_ino);
+  }
+}
+
+bool MemorySampler::statm_is_ours() {
+  struct stat st;
+  return statm_fd_ >= 0 && fstat(statm_fd_, &st) == 0 && uint64_t(st.st_dev) == statm_dev_ &&
+         uint64_t(st.st_ino) == statm_ino_;
 }
 
 bool MemorySampler::sample_if_due(uint64_t now_ns, bool force, uint32_t pid, DrainResult* out) {
-  if (statm_fd_ < 0 || (!force && now_ns < next_ns_)) return false;
+  if (interval_ns_ == 0 || (!force && now_ns < next_ns_)) return false;
   next_ns_ = now_ns + interval_ns_;
+  // The number is the program's now: left to it, never closed here.
+  if (!statm_is_ours()) open_statm();
+  if (statm_fd_ < 0) return false;
   char buf[128];
   ssize_t n = pread(statm_fd_, buf, sizeof buf - 1, 0);
   if (n <= 0) return false;

@@ -24,9 +24,15 @@ class MemorySampler {
   static uint64_t memory_total_bytes();
 
  private:
+  // /proc/self/statm, opened above the program's descriptors; reopened when the number no
+  // longer names it (the program closed it, or replaced it with dup2).
+  bool statm_is_ours();
+  void open_statm();
+
   uint64_t interval_ns_;
   uint64_t next_ns_ = 0;
   int statm_fd_ = -1;
+  uint64_t statm_dev_ = 0, statm_ino_ = 0;
   uint64_t page_bytes_;
 };
 

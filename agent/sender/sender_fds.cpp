@@ -1,9 +1,10 @@
-// The descriptors the sender's namespace opens and closes, marked in the agent's SenderFds
-// (sender_api.h) for its close() hook. libmemtap_sender.so comes first in its namespace's
-// lookup scope, so these are the socket, eventfd, epoll_create, pipe and close that libzmq
-// calls there; the program's own calls never come here (they bind to its libc, or to the
-// agent's hooks). What the namespace's libc opens inside itself (a resolver's socket) does
-// not pass through them, and is closed before the call that opened it returns.
+// The descriptors the sender's namespace opens and closes: moved above the program's
+// (fd_floor.h), and marked in the agent's SenderFds (sender_api.h) for its close(), dup2 and
+// dup3 hooks. libmemtap_sender.so comes first in its namespace's lookup scope, so these are
+// the socket, eventfd, epoll_create, pipe and close that libzmq calls there; the program's own
+// calls never come here (they bind to its libc, or to the agent's hooks). What the
+// namespace's libc opens inside itself (a resolver's socket) does not pass through them, and
+// is closed before the call that opened it returns.
 #include "agent/sender/sender_fds.h"
 
 #include <sys/epoll.h>
@@ -14,6 +15,8 @@
 
 #include <cerrno>
 
+#include "agent/sender/fd_floor.h"
+
 namespace memtap {
 namespace {
 
@@ -22,14 +25,15 @@ namespace {
 SenderFds* g_marks = nullptr;
 
 int marked(int fd) {
+  fd = moved_above_program_fds(fd);
   if (fd >= 0 && g_marks) g_marks->set(fd, true);
   return fd;
 }
 
-int marked_pair(int rc, const int fds[2]) {
+int marked_pair(int rc, int fds[2]) {
   if (rc == 0) {
-    marked(fds[0]);
-    marked(fds[1]);
+    fds[0] = marked(fds[0]);
+    fds[1] = marked(fds[1]);
   }
   return rc;
 }

@@ -48,9 +48,9 @@ TEST(AgentIsolation, ExportsOnlyTheHooksAndTheMemtapAbi) {
       "memalign", "valloc", "pvalloc", "mmap",    "mmap64",       "munmap",         "mremap",
       "fork",     "_exit",  "_Exit",   "dlsym",   "dlvsym",       "dlclose"};
   // agent/hooks/exec_hooks.cpp: the flush before exec, and before closing every descriptor.
-  const std::set<std::string> exec_hooks = {"execve",   "execv",       "execvp",    "execvpe",
-                                            "execl",    "execlp",      "execle",    "fexecve",
-                                            "execveat", "close_range", "closefrom", "close"};
+  const std::set<std::string> exec_hooks = {
+      "execve",  "execv",    "execvp",      "execvpe",   "execl", "execlp", "execle",
+      "fexecve", "execveat", "close_range", "closefrom", "close", "dup2",   "dup3"};
   // agent/hooks/signal_hooks.cpp: the program's own signal dispositions.
   const std::set<std::string> signal_hooks = {"sigaction", "signal",      "bsd_signal",
                                               "ssignal",   "sysv_signal", "__sysv_signal",

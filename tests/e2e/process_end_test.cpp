@@ -236,6 +236,58 @@ TEST_F(ProcessEnd, AChildClosingEveryDescriptorOneByOneIsRecordedWhole) {
   }
 }
 
+// A program that puts its own files at descriptor numbers it chooses, with dup2, as a shell's
+// `exec 5>log` does, over memtap's: ZeroMQ's descriptors step the sender out as close() does
+// (it comes back on new ones), and the memory sampler's stops being read. Each was the
+// program's death (ZeroMQ's abort, "Bad file descriptor (src/signaler.cpp:345)") or its file
+// read as the resident set (one page, the file's second number).
+TEST_F(ProcessEnd, AProgramThatDupsOverMemtapsDescriptorsIsRecordedWhole) {
+  const std::string db = dir.file("dup-over.db");
+  ProcessResult r = run(db, {kProcessEnd, "dup-over", std::to_string(kBlocks)});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  const long long pid = pid_of(r);
+  int replaced = 0;
+  const size_t at = r.out.find("replaced=");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  replaced = std::stoi(r.out.substr(at + 9));
+  EXPECT_GE(replaced, 2) << "memtap's socket and the sampler's file at least";
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(blocks(*q, pid, kFirstSize), kBlocks) << "stderr:\n" << r.err;
+  EXPECT_EQ(blocks(*q, pid, kAfterSize), kBlocks) << "stderr:\n" << r.err;
+  expect_one_whole_session(*q, pid, r.err);
+  // The last sample, taken in the final flush, after every dup2: the process's resident set.
+  const int64_t last_rss = q->scalar_int(
+      "SELECT CAST(json_extract(Attr, '$.app_reserved') AS INTEGER) FROM memscope_dump WHERE Event "
+      "= "
+      "'SNAPSHOT' AND \"Process Id\" = " +
+      std::to_string(pid) + " ORDER BY \"Timestamp(ns)\" DESC LIMIT 1");
+  EXPECT_GT(last_rss, 1 << 20);
+}
+
+// A shell script that opens its own descriptors by number (`exec 3>file`), the most common
+// way to meet the case above, runs to its end under memtap, and finds the descriptor numbers
+// it finds without memtap: memtap's live above the numbers programs name
+// (agent/sender/fd_floor.h), so bash's next free one from 10 up is the same, at the start
+// as later.
+TEST_F(ProcessEnd, AShellScriptOpeningDescriptorsByNumberRunsToItsEnd) {
+  const std::string script =
+      "exec {w}</dev/null; echo first=$w; for n in 3 4 5 6 7 8 9; do eval \"exec $n>" +
+      dir.file("fd") +
+      "$n\"; done; echo written >&9; exec {v}</dev/null; echo next=$v; "
+      "x=$(head -c 200000 /dev/zero | tr '\\0' a); echo ${#x}; cat " +
+      dir.file("fd9");
+  ProcessResult plain = run_process(spec_in(dir, {"/bin/bash", "-c", script}), kProcessTimeout);
+  ASSERT_TRUE(plain.exited && plain.exit_code == 0) << describe(plain) << plain.err;
+  ASSERT_NE(plain.out.find("\n200000\nwritten\n"), std::string::npos) << plain.out;
+  const std::string db = dir.file("shell-fds.db");
+  ProcessResult r = run(db, {"/bin/bash", "-c", script});
+  ASSERT_TRUE(r.exited) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out) << r.err;
+}
+
 // SIGKILL: no Bye. The recording, memtap run's summary and the report say "no final flush",
 // with how long after its last event memtap run saw it die.
 TEST_F(ProcessEnd, SigkillIsSaidToLeaveNoFinalFlush) {

@@ -17,6 +17,10 @@
  *              kAfterSize + 2*i bytes, closes every descriptor from 3 up one by one with
  *              close(), as a daemon or an older Python does, and execv()s itself in mode
  *              `image`; the parent returns the child's exit code
+ *   dup-over   writes a file that reads as a /proc/self/statm of one resident page, dup2()s
+ *              it onto every descriptor from 3 up that is open and not its own (memtap's,
+ *              as a shell's `exec 5>log` takes a number), says "replaced=<count>", allocates
+ *              N blocks of kAfterSize + 2*i bytes and returns 0
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
@@ -27,6 +31,7 @@
  * error the failed exec left), each with one write(2).
  */
 #define _GNU_SOURCE /* strerrorname_np */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -130,6 +135,32 @@ int main(int argc, char** argv) {
     extern char** environ;
     execle(argv[0], argv[0], "image", argv[2], (char*)NULL, environ);
     return 6;
+  }
+  if (strcmp(mode, "dup-over") == 0) {
+    char path[] = "/tmp/memtap-dup-over-XXXXXX";
+    const int file = mkstemp(path);
+    if (file < 0) return 7;
+    unlink(path);
+    static const char kOnePage[] = "1 1 0 0 0 0 0\n";
+    if (write(file, kOnePage, sizeof kOnePage - 1) != (ssize_t)(sizeof kOnePage - 1)) return 7;
+    /* Read whole before any is replaced: the listing's own descriptor is among them. */
+    int open_fds[1024], count = 0;
+    DIR* listing = opendir("/proc/self/fd");
+    if (!listing) return 7;
+    for (struct dirent* e; (e = readdir(listing)) && count < 1024;) {
+      if (e->d_name[0] != '.') open_fds[count++] = atoi(e->d_name);
+    }
+    closedir(listing);
+    int replaced = 0;
+    for (int i = 0; i < count; ++i) {
+      if (open_fds[i] < 3 || open_fds[i] == file) continue;
+      if (dup2(file, open_fds[i]) != open_fds[i]) return 8;
+      ++replaced;
+    }
+    snprintf(line, sizeof line, "replaced=%d\n", replaced);
+    say(line);
+    allocate(n, kAfterSize);
+    return 0;
   }
   if (strcmp(mode, "exec-search") == 0) {
     atomic_store(&g_stop, 1);
