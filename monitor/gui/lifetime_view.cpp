@@ -146,19 +146,27 @@ void LifetimeGraph::paintEvent(QPaintEvent*) {
   }
 
   // Collapsed address gaps: a grey band with a zig-zag, so no one reads it as contiguous.
+  // One too thin for a zig-zag is a dashed line, and one within a few pixels of the last
+  // line only a notch in the axis: dashed lines stacked read as data (a PyTorch pool's
+  // hundreds of gaps drew grey stripes).
   auto y_px = [&](double v) { return plot.bottom() - v * plot.height(); };
   const auto& spans = data_.axis.spans;
+  double last_line = -1e9;
   for (size_t i = 1; i < spans.size(); ++i) {
     const double top = y_px(spans[i].y0), bottom = y_px(spans[i - 1].y1);
-    p.fillRect(QRectF(plot.left() - 6, top, plot.width() + 6, bottom - top),
-               QColor(0xf3, 0xf3, 0xf3));
-    p.setPen(QPen(QColor(0x99, 0x99, 0x99), 1));
     const double mid = (top + bottom) / 2, amp = (bottom - top) / 2 - 0.5;
+    p.setPen(QPen(QColor(0x99, 0x99, 0x99), 1));
     if (amp < 1.5) {
-      p.setPen(QPen(QColor(0x99, 0x99, 0x99), 1, Qt::DashLine));
-      p.drawLine(QPointF(plot.left() - 6, mid), QPointF(plot.right(), mid));
+      const bool crowded = std::abs(last_line - mid) < 4;
+      if (!crowded) {
+        p.setPen(QPen(QColor(0x99, 0x99, 0x99), 1, Qt::DashLine));
+        last_line = mid;
+      }
+      p.drawLine(QPointF(plot.left() - 6, mid), QPointF(crowded ? plot.left() : plot.right(), mid));
       continue;
     }
+    p.fillRect(QRectF(plot.left() - 6, top, plot.width() + 6, bottom - top),
+               QColor(0xf3, 0xf3, 0xf3));
     QPainterPath zig;
     zig.moveTo(plot.left() - 6, mid);
     for (double x = plot.left() - 6, k = 0; x < plot.right(); x += 6, ++k)

@@ -17,16 +17,25 @@ AddressAxis compress_addresses(std::vector<std::pair<uint64_t, uint64_t>> interv
     iv.second = iv.first + size < iv.first ? UINT64_MAX : iv.first + size;
   }
   std::sort(intervals.begin(), intervals.end());
-  for (const auto& [lo, hi] : intervals) {
-    if (!axis.spans.empty()) {
-      AddressSpan& last = axis.spans.back();
-      if (lo <= last.hi || lo - last.hi <= options.keep_gap_bytes) {
-        last.hi = std::max(last.hi, hi);
-        continue;
+  auto merge = [&](uint64_t keep_gap_bytes) {
+    axis.spans.clear();
+    for (const auto& [lo, hi] : intervals) {
+      if (!axis.spans.empty()) {
+        AddressSpan& last = axis.spans.back();
+        if (lo <= last.hi || lo - last.hi <= keep_gap_bytes) {
+          last.hi = std::max(last.hi, hi);
+          continue;
+        }
       }
+      axis.spans.push_back({lo, hi, 0, 0});
     }
-    axis.spans.push_back({lo, hi, 0, 0});
-  }
+  };
+  // The bytes covered first: a GPU pool's segments lie a few MiB apart over tens of GiB,
+  // and collapsing each of those gaps gave 800 spans, the axis mostly gap markers.
+  merge(0);
+  double covered = 0;
+  for (const AddressSpan& s : axis.spans) covered += double(s.hi - s.lo);
+  merge(std::max(options.keep_gap_bytes, uint64_from_double(covered * options.gap_share)));
   if (axis.spans.empty()) return axis;
 
   const size_t n = axis.spans.size();

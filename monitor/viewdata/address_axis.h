@@ -31,7 +31,9 @@ struct AddressAxis {
 };
 
 struct AddressAxisOptions {
-  // Gaps up to this many bytes stay on the axis (drawn to scale); larger ones collapse.
+  // Gaps up to this many bytes stay on the axis (drawn to scale), and so do gaps up to
+  // gap_share of the bytes the intervals cover: such a gap drawn to scale takes no more
+  // height than a collapsed one would. Larger ones collapse.
   uint64_t keep_gap_bytes = 1 << 20;
   // The height of each collapsed gap, as a part of the axis (all gaps together: at most
   // max_gaps_share).

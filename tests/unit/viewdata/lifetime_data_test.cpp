@@ -119,6 +119,27 @@ TEST(AddressAxis, CompressionKeepsTheOrderAndCollapsesGaps) {
   EXPECT_TRUE(compress_addresses({}).spans.empty());
 }
 
+// A GPU pool's segments: 2 MiB apart here and there over 40 GiB (PyTorch's caching allocator
+// on a real device), with a 3 GiB hole. Each small gap drawn to scale takes less height than a
+// collapsed one would, so they stay: one span below the hole, one above, not hundreds (which
+// drew the axis as a stack of gap markers).
+TEST(AddressAxis, SmallGapsBetweenAPoolsSegmentsStayToScale) {
+  std::vector<std::pair<uint64_t, uint64_t>> segments;
+  uint64_t at = 0x7f0000000000;
+  for (int i = 0; i < 400; ++i) {
+    segments.push_back({at, 100ull << 20});
+    at += (100ull << 20) + (i % 3 == 0 ? 2ull << 20 : 0);
+    if (i == 199) at += 3ull << 30;
+  }
+  const AddressAxis axis = compress_addresses(segments);
+  ASSERT_EQ(axis.spans.size(), 2u);
+  EXPECT_EQ(axis.spans[0].lo, 0x7f0000000000u);
+  EXPECT_EQ(axis.spans[1].hi, segments.back().first + (100ull << 20));
+  // Within a span the axis is linear: the middle segment of the lower half halfway up it.
+  const double mid = axis.y_of(segments[100].first);
+  EXPECT_NEAR((mid - axis.spans[0].y0) / (axis.spans[0].y1 - axis.spans[0].y0), 0.5, 0.01);
+}
+
 // The top of a span of nearly 2^64 bytes: y's share of the span rounds to 1, and the share
 // of the bytes to 2^64, which no uint64 holds (converting it was undefined; x86 gave 0).
 // The answer is the span's last byte.
