@@ -34,6 +34,7 @@
 #include <cstring>
 
 #include "agent/agent_state.h"
+#include "agent/async_signals.h"
 #include "agent/crash_flush.h"
 #include "agent/event_buffer_writer.h"
 #include "agent/event_clock.h"
@@ -227,7 +228,10 @@ void start_sender(uint32_t forked_from_pid) {
   // reference counts (storm and hot path within the benchmarks' noise).
   __libc_single_threaded = 0;
   char error[512];
-  g_agent.sender_stop = load_and_start_sender(c, &g_agent.sender_exec, error, sizeof error);
+  {
+    AsyncSignalsHeld held;  // until the sender runs
+    g_agent.sender_stop = load_and_start_sender(c, &g_agent.sender_exec, error, sizeof error);
+  }
   if (!g_agent.sender_stop) {
     // Nothing would ever drain the buffers: stop recording rather than fill memory.
     g_agent.recording.store(false, std::memory_order_relaxed);
@@ -292,10 +296,20 @@ void agent_stop(ProcessEnd end, int32_t code) {
   // A vfork() child shares our memory but is another process: it must not touch the
   // parent's sender.
   if (g_agent.registry.pid != 0 && raw_getpid() != g_agent.registry.pid) return;
-  if (g_agent.stopped.exchange(true)) return;
+  // The process is ending: an asynchronous signal taken on this thread from here on (a
+  // pool's SIGTERM to a worker in _exit) comes too late to end it first, and is left blocked
+  // (not restored: exit ends the process). One taken on another thread waits for the flush
+  // (wait_for_final_flush).
+  hold_async_signals();
+  if (g_agent.stopped.exchange(true)) {
+    wait_for_final_flush();  // a fatal signal's, on another thread
+    return;
+  }
   BusyScope busy;
+  final_flush_begin();
   if (g_agent.sender_stop) g_agent.sender_stop(int32_t(end), code);
   g_agent.recording.store(false, std::memory_order_relaxed);
+  final_flush_end();
 }
 
 bool agent_before_exec() {

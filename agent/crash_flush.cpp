@@ -19,11 +19,12 @@
 // It touches only atomics and makes only async-signal-safe calls (raw syscalls, sigaction,
 // pthread_sigmask, clock_gettime): no allocation, no lock the signalled thread might hold,
 // no ZeroMQ; the sender's ZeroMQ and libc are private to its namespace, so a crash inside
-// the program's malloc does not stop it. It does not wait on the sender thread itself
+// the program's malloc does not stop it. It does not flush on the sender thread itself
 // (which blocks the process-directed signals, so a kill goes to a program thread), in a
-// vfork() or fork() child that has not got a sender of its own, while not recording, or for
-// a second signal (on any thread) while the first one's flush runs or after exit's flush
-// began.
+// vfork() or fork() child that has not got a sender of its own, or while not recording. A
+// signal that comes while another flush runs (a first signal's, or exit's, on another
+// thread) waits for that flush to finish before the default action, and exit waits likewise
+// for a signal's flush (final_flush_begin and kin): neither cuts the other short.
 //
 // Limits, on purpose:
 // - What bypasses libc's exported functions bypasses us: the raw rt_sigaction syscall (Go's
@@ -62,6 +63,10 @@ constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, S
 
 uint32_t g_deadline_ms = 0;
 std::atomic<uint32_t> g_sender_tid{0};
+// The thread that runs the final flush (0: none yet), and whether it has finished (a futex
+// word).
+std::atomic<uint32_t> g_final_tid{0};
+std::atomic<uint32_t> g_final_done{0};
 
 // Whether this signal may wait for the flush; claims it if so.
 bool claim_flush() {
@@ -136,7 +141,13 @@ void on_signal(int sig, siginfo_t* info, void* context) {
     return;
   }
   // Every signal we take ends the process by default.
-  if (claim_flush()) flush_and_wait(sig);
+  if (claim_flush()) {
+    final_flush_begin();
+    flush_and_wait(sig);
+    final_flush_end();
+  } else {
+    wait_for_final_flush();
+  }
   default_action(sig, info);
   errno = saved_errno;
 }
@@ -155,7 +166,34 @@ void crash_flush_set_sender_thread(uint32_t tid) {
   g_sender_tid.store(tid, std::memory_order_relaxed);
 }
 
+void final_flush_begin() {
+  g_final_tid.store(raw_gettid(), std::memory_order_release);
+}
+
+void final_flush_end() {
+  g_final_done.store(1, std::memory_order_release);
+  raw_futex_wake_all(&g_final_done);
+}
+
+void wait_for_final_flush() {
+  // A vfork() child shares our memory: the flush it would wait for is not its process's.
+  if (g_agent.registry.pid == 0 || raw_getpid() != g_agent.registry.pid) return;
+  // No final flush claimed (not recording, say): nothing to wait for. Once claimed, its
+  // thread is named at once, so an unnamed one is another thread's about to begin.
+  if (!g_agent.stopped.load(std::memory_order_acquire)) return;
+  if (g_final_tid.load(std::memory_order_acquire) == raw_gettid()) return;
+  if (raw_gettid() == g_sender_tid.load(std::memory_order_relaxed)) return;
+  const uint64_t deadline = monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u;
+  while (g_final_done.load(std::memory_order_acquire) == 0) {
+    const uint64_t now = monotonic_ns();
+    if (now >= deadline) break;
+    raw_futex_wait(&g_final_done, 0, deadline - now);
+  }
+}
+
 void crash_flush_after_fork_child() {
+  g_final_tid.store(0, std::memory_order_relaxed);
+  g_final_done.store(0, std::memory_order_relaxed);
   g_crash_flush.requested.store(0, std::memory_order_relaxed);
   g_crash_flush.signal.store(0, std::memory_order_relaxed);
   g_crash_flush.done.store(0, std::memory_order_relaxed);

@@ -24,4 +24,15 @@ void crash_flush_set_sender_thread(uint32_t tid);
 // In a fork() child, before its own sender starts: the parent's words are not its own.
 void crash_flush_after_fork_child();
 
+// The final flush is exit's (agent_stop) or a fatal signal's, whichever claims
+// g_agent.stopped first; the one that comes second waits for it (up to the deadline above)
+// before the process ends, rather than cut it short: a pool's SIGTERM to a worker in the
+// middle of _exit's flush killed it there, its last events and Bye lost, and an _exit on one
+// thread while another thread's signal flushed ended the process under that flush.
+// exit's flush calls these around itself, on the exiting thread.
+void final_flush_begin();
+void final_flush_end();
+// For the one that came second; returns at once on the thread that flushes.
+void wait_for_final_flush();
+
 }  // namespace memtap

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "agent/agent_state.h"
+#include "agent/async_signals.h"
 #include "agent/event_buffer_writer.h"
 #include "agent/event_clock.h"
 #include "agent/raw_syscalls.h"
@@ -202,6 +203,9 @@ MEMTAP_HOOK pid_t fork(void) {
   if (!ready()) return pid_t(syscall(SYS_fork));
   uint32_t parent = raw_getpid();
   uint64_t ts = event_clock_now();
+  // From before the fork: the child inherits the mask, and its sender starts in
+  // agent_after_fork_child. Restored in both once this returns.
+  AsyncSignalsHeld held;
   pid_t pid = g_real.fork();
   if (pid > 0) {
     agent_after_fork_parent(uint32_t(pid), ts);

@@ -288,6 +288,54 @@ TEST_F(ProcessEnd, AShellScriptOpeningDescriptorsByNumberRunsToItsEnd) {
   EXPECT_EQ(r.out, plain.out) << r.err;
 }
 
+// A child sent SIGTERM right after its fork, while its agent is still starting the child's
+// sender (a pool terminating a worker it has just started): the signal waits until that
+// sender runs, which then flushes, so each child is in the recording, ended by the signal.
+// Taken at once, it found no sender to flush and the child vanished from the recording.
+TEST_F(ProcessEnd, AChildTerminatedRightAfterItsForkIsRecorded) {
+  const std::string db = dir.file("fork-term.db");
+  ProcessResult r = run(db, {kProcessEnd, "fork-term", std::to_string(kBlocks)});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  int children = 0;
+  for (const std::string& line : split_lines(r.out)) {
+    if (line.rfind("child=", 0) != 0) continue;
+    ++children;
+    const long long child = std::stoll(line.substr(6));
+    const DbRows rows = sessions(*q, child);
+    ASSERT_EQ(rows.rows.size(), 1u) << "child " << child << "\n" << r.err;
+    EXPECT_EQ(rows.rows[0][0].text, "signal SIGTERM") << child;
+    EXPECT_EQ(rows.rows[0][2].text, "0") << "events dropped";
+  }
+  EXPECT_EQ(children, 4) << r.out;
+}
+
+// A child that calls _exit while its parent sends it SIGTERM (a pool terminating a worker
+// that is leaving anyway), taken on another thread of the child: whichever flush begins
+// first, _exit's or the signal's, the other waits for it, so every block and the Bye reach
+// the recording. Before, the signal during _exit's flush ended the child inside it, and an
+// _exit during the signal's flush did the same ("no final flush", the last events lost).
+TEST_F(ProcessEnd, ASigtermDuringTheExitFlushLetsItFinish) {
+  const std::string db = dir.file("exit-term.db");
+  ProcessResult r = run(db, {kProcessEnd, "exit-term", std::to_string(kBlocks)});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  const size_t at = r.out.find("child=");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const long long child = std::stoll(r.out.substr(at + 6));
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(blocks(*q, child, kAfterSize), kBlocks) << "stderr:\n" << r.err;
+  const DbRows rows = sessions(*q, child);
+  ASSERT_EQ(rows.rows.size(), 1u) << r.err;
+  // _exit's flush first, or the signal's.
+  EXPECT_TRUE(rows.rows[0][0].text == "exit code 0" || rows.rows[0][0].text == "signal SIGTERM")
+      << rows.rows[0][0].text;
+  EXPECT_EQ(rows.rows[0][2].text, "0") << "events dropped";
+}
+
 // SIGKILL: no Bye. The recording, memtap run's summary and the report say "no final flush",
 // with how long after its last event memtap run saw it die.
 TEST_F(ProcessEnd, SigkillIsSaidToLeaveNoFinalFlush) {

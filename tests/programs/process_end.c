@@ -21,6 +21,18 @@
  *              it onto every descriptor from 3 up that is open and not its own (memtap's,
  *              as a shell's `exec 5>log` takes a number), says "replaced=<count>", allocates
  *              N blocks of kAfterSize + 2*i bytes and returns 0
+ *   fork-term  (no first set) stops the thread, then kForkTerms times: fork()s and sends
+ *              the child SIGTERM at once, as a pool terminating a worker it has just
+ *              started; says "child=<pid>" for each, and returns 0 when each ended by that
+ *              signal (9 otherwise). A child that runs its code allocates N blocks of
+ *              kAfterSize + 2*i bytes and waits for the signal
+ *   exit-term  (no first set) stops the thread, fork()s; the child says "child=<pid>",
+ *              blocks SIGTERM but in a second thread that waits for it, mallocs and frees
+ *              kExitChurn small blocks (the flush at its exit has work to do), allocates N
+ *              blocks of kAfterSize + 2*i bytes, tells the parent through a pipe and calls
+ *              _exit(0); the parent sends it SIGTERM as soon as it hears, as a pool
+ *              terminating a worker that is leaving anyway, and returns 0 when the child
+ *              ended by either (9 otherwise)
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
@@ -49,6 +61,8 @@
 #define kChurnRounds 20000
 #define kSearchMisses 20
 #define kFailRounds 60
+#define kForkTerms 4
+#define kExitChurn 300000
 
 static const char kMissing[] = "/nonexistent/memtap-test-no-such-program";
 
@@ -74,6 +88,17 @@ static void allocate(int n, int first_size) {
   for (int i = 0; i < n; ++i) {
     if (!malloc((size_t)(first_size + 2 * i))) exit(4);
   }
+}
+
+/* exit-term's second thread: takes the SIGTERM the main thread blocks. */
+static void* wait_for_term(void* arg) {
+  (void)arg;
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+  for (;;) pause();
+  return NULL;
 }
 
 /* Execs the missing path: says how it failed, true if with ENOENT. */
@@ -121,6 +146,66 @@ int main(int argc, char** argv) {
       execve(kMissing, missing_argv, environ);
     }
     return 0;
+  }
+  if (strcmp(mode, "fork-term") == 0) {
+    atomic_store(&g_stop, 1);
+    pthread_join(thread, NULL);
+    pid_t children[kForkTerms];
+    for (int i = 0; i < kForkTerms; ++i) {
+      children[i] = fork();
+      if (children[i] < 0) return 7;
+      if (children[i] == 0) {
+        allocate(n, kAfterSize);
+        for (;;) pause();
+      }
+      kill(children[i], SIGTERM);
+      snprintf(line, sizeof line, "child=%d\n", (int)children[i]);
+      say(line);
+    }
+    int all_termed = 1;
+    for (int i = 0; i < kForkTerms; ++i) {
+      int status = 0;
+      if (waitpid(children[i], &status, 0) != children[i] || !WIFSIGNALED(status) ||
+          WTERMSIG(status) != SIGTERM) {
+        all_termed = 0;
+      }
+    }
+    return all_termed ? 0 : 9;
+  }
+  if (strcmp(mode, "exit-term") == 0) {
+    atomic_store(&g_stop, 1);
+    pthread_join(thread, NULL);
+    int leaving[2];
+    if (pipe(leaving) != 0) return 7;
+    const pid_t child = fork();
+    if (child < 0) return 7;
+    if (child == 0) {
+      snprintf(line, sizeof line, "child=%d\n", (int)getpid());
+      say(line);
+      /* SIGTERM goes to the waiting thread, the one thread that takes it. */
+      sigset_t term;
+      sigemptyset(&term);
+      sigaddset(&term, SIGTERM);
+      pthread_sigmask(SIG_BLOCK, &term, NULL);
+      pthread_t waiting;
+      if (pthread_create(&waiting, NULL, wait_for_term, NULL) != 0) _exit(8);
+      for (int i = 0; i < kExitChurn; ++i) {
+        void* volatile p = malloc(24);
+        free(p);
+      }
+      allocate(n, kAfterSize);
+      const char now = 1;
+      if (write(leaving[1], &now, 1) != 1) _exit(8);
+      _exit(0);
+    }
+    char heard = 0;
+    if (read(leaving[0], &heard, 1) != 1) return 7;
+    kill(child, SIGTERM);
+    int status = 0;
+    if (waitpid(child, &status, 0) != child) return 7;
+    const int exited = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    const int termed = WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM;
+    return exited || termed ? 0 : 9;
   }
   allocate(n, kFirstSize);
   if (strcmp(mode, "exec") == 0) {
