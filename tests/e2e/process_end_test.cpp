@@ -69,6 +69,14 @@ class ProcessEnd : public ::testing::Test {
     return rows;
   }
 
+  // The program's blocks before and after the way of ending under test (kFirstSize and
+  // kAfterSize), each recorded once, in one whole session of pid's.
+  static void expect_both_sets_whole(const DbQuery& q, long long pid, const std::string& err) {
+    EXPECT_EQ(blocks(q, pid, kFirstSize), kBlocks) << "stderr:\n" << err;
+    EXPECT_EQ(blocks(q, pid, kAfterSize), kBlocks) << "stderr:\n" << err;
+    expect_one_whole_session(q, pid, err);
+  }
+
   // pid has one session, which ended "exit code 0" with nothing dropped or lost.
   static void expect_one_whole_session(const DbQuery& q, long long pid, const std::string& err) {
     const DbRows rows = sessions(q, pid);
@@ -178,9 +186,7 @@ TEST_F(ProcessEnd, AFailedExecGoesOnRecording) {
   std::string error;
   std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
   ASSERT_TRUE(q) << error;
-  EXPECT_EQ(blocks(*q, pid, kFirstSize), kBlocks) << "stderr:\n" << r.err;
-  EXPECT_EQ(blocks(*q, pid, kAfterSize), kBlocks) << "stderr:\n" << r.err;
-  expect_one_whole_session(*q, pid, r.err);
+  expect_both_sets_whole(*q, pid, r.err);
   EXPECT_EQ(
       q->scalar_int("SELECT reconnects FROM memtap_session WHERE pid = " + std::to_string(pid)), 0);
   EXPECT_EQ(q->scalar_int(
@@ -254,9 +260,7 @@ TEST_F(ProcessEnd, AProgramThatDupsOverMemtapsDescriptorsIsRecordedWhole) {
   std::string error;
   std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
   ASSERT_TRUE(q) << error;
-  EXPECT_EQ(blocks(*q, pid, kFirstSize), kBlocks) << "stderr:\n" << r.err;
-  EXPECT_EQ(blocks(*q, pid, kAfterSize), kBlocks) << "stderr:\n" << r.err;
-  expect_one_whole_session(*q, pid, r.err);
+  expect_both_sets_whole(*q, pid, r.err);
   // The last sample, taken in the final flush, after every dup2: the process's resident set.
   const int64_t last_rss = q->scalar_int(
       "SELECT CAST(json_extract(Attr, '$.app_reserved') AS INTEGER) FROM memscope_dump WHERE Event "
