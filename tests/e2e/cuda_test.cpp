@@ -253,7 +253,7 @@ TEST(Cuda, AProgramWithoutCudaFindsNoCudaFunctionUnderMemtap) {
   TempDir dir;
   const std::map<std::string, std::string> answers = probe_cuda(dir, {});
   ASSERT_EQ(answers.size(), 27u);  // 9 names, 3 routes
-  for (const std::string& route : {"default", "next", "self"}) {
+  for (const std::string route : {"default", "next", "self"}) {
     for (const std::string& name : kProbedHooks) {
       const std::string answer = answers.at("before " + route + " " + name);
       EXPECT_EQ(answer.rfind("absent ", 0), 0u) << route << " " << name << ": " << answer;
@@ -268,13 +268,13 @@ TEST(Cuda, AProgramWithoutCudaFindsNoCudaFunctionUnderMemtap) {
 TEST(Cuda, LookupsFindCudaOnceItIsLoaded) {
   TempDir dir;
   std::map<std::string, std::string> answers = probe_cuda(dir, {kFakeCudaDir + "/libcudart.so.13"});
-  for (const std::string& route : {"default", "next", "self"}) {
-    for (const std::string& name : {"cudaMalloc", "cudaLaunchKernel", "cudaDeviceSynchronize"}) {
+  for (const std::string route : {"default", "next", "self"}) {
+    for (const std::string name : {"cudaMalloc", "cudaLaunchKernel", "cudaDeviceSynchronize"}) {
       EXPECT_EQ(answers["after " + route + " " + name], "found") << route << " " << name;
     }
   }
   answers = probe_cuda(dir, {kFakeCudaDir + "/libcuda.so.1", "local"});
-  for (const std::string& name : {"cuMemAlloc_v2", "cuLaunchKernel"}) {
+  for (const std::string name : {"cuMemAlloc_v2", "cuLaunchKernel"}) {
     EXPECT_EQ(answers["after default " + name], "found") << name;
     EXPECT_EQ(answers["before default " + name].rfind("absent ", 0), 0u) << name;
   }
