@@ -79,16 +79,21 @@ bool claim_flush() {
   return !g_agent.stopped.exchange(true);
 }
 
+// Until `word` is no longer 0, or the deadline a fatal signal may wait has passed.
+void wait_until_set(std::atomic<uint32_t>* word) {
+  const uint64_t deadline = monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u;
+  while (word->load(std::memory_order_acquire) == 0) {
+    const uint64_t now = monotonic_ns();
+    if (now >= deadline) break;
+    raw_futex_wait(word, 0, deadline - now);
+  }
+}
+
 void flush_and_wait(int sig) {
   g_crash_flush.signal.store(sig, std::memory_order_relaxed);
   g_crash_flush.requested.store(1, std::memory_order_release);
   raw_futex_wake_all(&g_crash_flush.requested);
-  const uint64_t deadline = monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u;
-  while (g_crash_flush.done.load(std::memory_order_acquire) == 0) {
-    const uint64_t now = monotonic_ns();
-    if (now >= deadline) break;
-    raw_futex_wait(&g_crash_flush.done, 0, deadline - now);
-  }
+  wait_until_set(&g_crash_flush.done);
   // Nothing drains the buffers any more, whatever the program does next.
   g_agent.recording.store(false, std::memory_order_relaxed);
 }
@@ -183,12 +188,7 @@ void wait_for_final_flush() {
   if (!g_agent.stopped.load(std::memory_order_acquire)) return;
   if (g_final_tid.load(std::memory_order_acquire) == raw_gettid()) return;
   if (raw_gettid() == g_sender_tid.load(std::memory_order_relaxed)) return;
-  const uint64_t deadline = monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u;
-  while (g_final_done.load(std::memory_order_acquire) == 0) {
-    const uint64_t now = monotonic_ns();
-    if (now >= deadline) break;
-    raw_futex_wait(&g_final_done, 0, deadline - now);
-  }
+  wait_until_set(&g_final_done);
 }
 
 void crash_flush_after_fork_child() {
