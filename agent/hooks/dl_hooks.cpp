@@ -96,25 +96,29 @@ __attribute__((visibility("hidden"), used)) void memtap_resolve_libc_dl() {
                    __ATOMIC_RELEASE);
 }
 
-// A handle's lookup that finds one of our hooks (the program's own handle, dlopen(NULL), whose
-// scope is the global one) fails as the lookups above do when CUDA is not loaded.
-__attribute__((visibility("hidden"), used)) void* memtap_dlsym_on_handle(void* handle,
-                                                                         const char* symbol) {
-  void* found = memtap_libc_dlsym(handle, symbol);
+namespace {
+
+// What a handle's lookup of `symbol` returns, given what glibc `found`: nothing where that is
+// one of our hooks hidden as above (the program's own handle, dlopen(NULL), whose scope is the
+// global one), else the driver's wrapper or `found` itself.
+void* on_handle_result(const char* symbol, void* found) {
   if (found && cuda_library(symbol) && in_agent(found) && memtap_hides_cuda_symbol(symbol)) {
     return nullptr;
   }
   return memtap::wrap_driver_symbol(symbol, found);
 }
 
+}  // namespace
+
+__attribute__((visibility("hidden"), used)) void* memtap_dlsym_on_handle(void* handle,
+                                                                         const char* symbol) {
+  return on_handle_result(symbol, memtap_libc_dlsym(handle, symbol));
+}
+
 __attribute__((visibility("hidden"), used)) void* memtap_dlvsym_on_handle(void* handle,
                                                                           const char* symbol,
                                                                           const char* version) {
-  void* found = memtap_libc_dlvsym(handle, symbol, version);
-  if (found && cuda_library(symbol) && in_agent(found) && memtap_hides_cuda_symbol(symbol)) {
-    return nullptr;
-  }
-  return memtap::wrap_driver_symbol(symbol, found);
+  return on_handle_result(symbol, memtap_libc_dlvsym(handle, symbol, version));
 }
 
 }  // extern "C"
