@@ -43,6 +43,12 @@ class ProcessEnd : public ::testing::Test {
     return sscanf(r.out.c_str(), "pid=%lld", &pid) == 1 ? pid : 0;
   }
 
+  // The first "child=<pid>" line's pid; 0 if there is none.
+  static long long child_of(const ProcessResult& r) {
+    const size_t at = r.out.find("child=");
+    return at == std::string::npos ? 0 : std::stoll(r.out.substr(at + 6));
+  }
+
   // How many of the set of blocks starting at `first_size` the recording has for `pid`,
   // each once (-1 if some came twice).
   static int64_t blocks(const DbQuery& q, long long pid, int first_size) {
@@ -223,10 +229,8 @@ TEST_F(ProcessEnd, AChildClosingEveryDescriptorOneByOneIsRecordedWhole) {
   const std::string db = dir.file("close-loop.db");
   ProcessResult r = run(db, {kProcessEnd, "fork-close-loop", std::to_string(kBlocks)});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
-  long long child = 0;
-  const size_t at = r.out.find("child=");
-  ASSERT_NE(at, std::string::npos) << r.out;
-  child = std::stoll(r.out.substr(at + 6));
+  const long long child = child_of(r);
+  ASSERT_NE(child, 0) << r.out;
   std::string error;
   std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
   ASSERT_TRUE(q) << error;
@@ -325,9 +329,8 @@ TEST_F(ProcessEnd, ASigtermDuringTheExitFlushLetsItFinish) {
   const std::string db = dir.file("exit-term.db");
   ProcessResult r = run(db, {kProcessEnd, "exit-term", std::to_string(kBlocks)});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
-  const size_t at = r.out.find("child=");
-  ASSERT_NE(at, std::string::npos) << r.out;
-  const long long child = std::stoll(r.out.substr(at + 6));
+  const long long child = child_of(r);
+  ASSERT_NE(child, 0) << r.out;
   std::string error;
   std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
   ASSERT_TRUE(q) << error;
