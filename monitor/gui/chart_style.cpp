@@ -96,21 +96,27 @@ int time_label_decimals(double step_s) {
 namespace {
 
 // Buckets narrower than this many pixel columns are drawn as their extreme then their last
-// value (two points); wider ones as a step (four): at two or three pixels the step's flat
-// top cannot be told from the slope. Zoomed out a bucket is 1-3 pixels wide.
-constexpr int64_t kStepColumns = 4;
+// value (two points); wider ones as the steps of their first point, extremes and last point
+// (up to four): at two or three pixels those steps cannot be told from the slope. Zoomed out
+// a bucket is 1-3 pixels wide. The same width makes refine_curves read a bucket's points.
+constexpr int64_t kStepColumns = viewdata::kWideBucketColumns;
 
-// The outline of an envelope along its max (or min), then the points after it. Buckets
-// that end within `column_ns` of where they start are merged into one column of that width
-// (its extreme, then its last value), and buckets narrower than kStepColumns columns are
-// drawn the same way: two points where each bucket drawn as a step takes four. Laying out
-// and stroking the points is most of a redraw's time in Qt Charts (zoomed out, 24,000
-// points in 10 series took 20 ms of a 35 ms redraw).
+// The outline of an envelope along its max (or min), then the points after it. A bucket
+// kStepColumns columns wide or more is drawn as its steps (timeline::bucket_steps), the
+// same for both outlines: there is no band over it. Buckets count points, so a wide one is
+// a quiet stretch, and its max (or min) drawn over all of it would show a value held long
+// after it was gone (a pool's slabs unmapped at its start read as still reserved), until
+// refine_curves replaces it with its points. Buckets that end within `column_ns` of where
+// they start are merged into one column of that width (its extreme, then its last value),
+// and buckets narrower than kStepColumns columns are drawn the same way: two points.
+// Laying out and stroking the points is most of a redraw's time in Qt Charts (zoomed out,
+// 24,000 points in 10 series took 20 ms of a 35 ms redraw).
 QList<QPointF> outline(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns,
                        double unit, bool upper, int64_t column_ns) {
   QList<QPointF> out;
   auto x = [origin_ns](int64_t t) { return double(t - origin_ns) / 1e9; };
   auto to = [&](int64_t t, double y) {
+    if (!out.isEmpty() && out.back().y() == y) return;  // the level holds on
     if (!out.isEmpty() && out.back().x() != x(t)) out.append(QPointF(x(t), out.back().y()));
     out.append(QPointF(x(t), y));
   };
@@ -122,10 +128,9 @@ QList<QPointF> outline(const viewdata::CurveLine& line, int64_t origin_ns, int64
   for (size_t i = 0; i < env.size();) {
     const timeline::EnvelopeBucket& b = env[i];
     if (b.t_last_ns - b.t_first_ns >= column_ns * kStepColumns) {
-      const double edge = double(edge_of(b)) / unit;
-      to(b.t_first_ns, edge);
-      if (b.t_last_ns > b.t_first_ns) out.append(QPointF(x(b.t_last_ns), edge));
-      to(b.t_last_ns, double(b.last_bytes) / unit);
+      const timeline::BucketSteps steps = timeline::bucket_steps(b);
+      for (int k = 0; k < steps.count; ++k)
+        to(steps.steps[k].ts_ns, double(steps.steps[k].value_bytes) / unit);
       ++i;
       continue;
     }

@@ -38,15 +38,16 @@ int time_label_decimals(double step_s);
 int time_axis_decimals(double span_s);
 
 // The line as a step line in chart coordinates (x: seconds since origin_ns, y: bytes /
-// unit), held until `end_ns`. Over an envelope's part it follows the buckets' max: each
-// bucket spans [its first point, its last point] at its max, then its last value holds
-// until the next bucket (no point lies between two buckets). Buckets narrower than
-// `column_ns` (a pixel of the chart; 0: none) are drawn per column of that width: the
-// column's max, then its last value; so are buckets only a few columns wide.
+// unit), held until `end_ns`. Over an envelope's part each bucket is the steps of its
+// first point, its extremes and its last point, each at its time (timeline::bucket_steps),
+// then its last value holds until the next bucket (no point lies between two buckets).
+// Buckets narrower than `column_ns` (a pixel of the chart; 0: none) are drawn per column of
+// that width: the column's max, then its last value; so are buckets only a few columns wide.
 QList<QPointF> step_points(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns,
                            double unit, int64_t column_ns = 0);
-// An envelope's band: the same shape along the buckets' max (upper) and min (lower); between
-// buckets both are the last value, so the band is only as wide as the values really were.
+// An envelope's band: the same shape along the columns' max (upper) and min (lower); between
+// buckets both are the last value, and over a bucket a few columns wide or more both are
+// its steps, so the band is only as wide as the values really were.
 void envelope_band(const viewdata::CurveLine& line, int64_t origin_ns, int64_t end_ns, double unit,
                    int64_t column_ns, QList<QPointF>* upper, QList<QPointF>* lower);
 

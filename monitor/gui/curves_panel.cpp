@@ -51,8 +51,12 @@ uint64_t overview_signature(const viewdata::CurvesData& data, int64_t origin, in
     for (const timeline::EnvelopeBucket& b : l.envelope) {
       mix(uint64_t(b.t_first_ns));
       mix(uint64_t(b.t_last_ns));
+      mix(uint64_t(b.min_bytes));
       mix(uint64_t(b.max_bytes));
       mix(uint64_t(b.last_bytes));
+      mix(uint64_t(b.first_bytes));
+      mix(uint64_t(b.t_min_ns));
+      mix(uint64_t(b.t_max_ns));
     }
     for (const timeline::CurvePoint& p : l.points) {
       mix(uint64_t(p.ts_ns));
@@ -704,7 +708,9 @@ void CurvesPanel::ask() {
         if (again) {
           ask();
         } else if (generation == generation_ && viewdata::needs_detail(data) &&
-                   !state_->following()) {
+                   (!state_->following() || client_->source().status().loaded)) {
+          // Not while following a run: its range moves ten times a second. A recording
+          // read whole stands still, even at the range it opened on.
           askDetail(data);
         }
       });
@@ -729,6 +735,7 @@ void CurvesPanel::askDetail(const viewdata::CurvesData& coarse) {
         detail_in_flight_ = false;
         if (generation == generation_) {
           chart_->show(fine);
+          overview_->show(fine);
         } else if (!pacer_.inFlight()) {
           ask();  // the range moved while the recording was read: refine the new one
         }

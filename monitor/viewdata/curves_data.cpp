@@ -133,8 +133,9 @@ int64_t value_of(const CurveLine& line, int64_t t) {
   if (!line.envelope.empty()) {
     auto it = std::upper_bound(line.envelope.begin(), line.envelope.end(), t,
                                [](int64_t v, const EnvelopeBucket& b) { return v < b.t_first_ns; });
-    return it == line.envelope.begin() ? line.envelope.front().last_bytes
-                                       : std::prev(it)->last_bytes;
+    // Before the first bucket: its first value, which holds from t0.
+    return it == line.envelope.begin() ? line.envelope.front().first_bytes
+                                       : bucket_value_at(*std::prev(it), t);
   }
   return 0;
 }
@@ -177,7 +178,9 @@ bool same_line(const CurveLine& a, const CurveLine& b) {
   };
   const auto same_bucket = [](const EnvelopeBucket& p, const EnvelopeBucket& q) {
     return p.t_first_ns == q.t_first_ns && p.t_last_ns == q.t_last_ns &&
-           p.min_bytes == q.min_bytes && p.max_bytes == q.max_bytes && p.last_bytes == q.last_bytes;
+           p.min_bytes == q.min_bytes && p.max_bytes == q.max_bytes &&
+           p.last_bytes == q.last_bytes && p.first_bytes == q.first_bytes &&
+           p.t_min_ns == q.t_min_ns && p.t_max_ns == q.t_max_ns;
   };
   return std::equal(a.points.begin(), a.points.end(), b.points.begin(), b.points.end(),
                     same_point) &&
@@ -213,6 +216,8 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
   out.t0_ns = r.t1_ns > r.t0_ns ? r.t0_ns : summary.first_ts_ns;
   out.t1_ns = r.t1_ns > r.t0_ns ? r.t1_ns : summary.last_ts_ns;
   const size_t max_points = std::max<size_t>(r.max_points, 2);
+  out.columns = max_points;
+  out.scope_events = summary.events;
 
   const std::vector<SeriesInfo> overall = tl.series(r.pid, r.device, GroupBy::kOverall);
   if (r.group_by == GroupBy::kOverall) {
@@ -244,6 +249,7 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
   }
 
   if (r.overview_points != 0) {
+    out.overview_columns = r.overview_points;
     for (const SeriesInfo& s : overall) {
       if (s.key.curve != timeline::Curve::kAllocated && s.key.curve != timeline::Curve::kReserved) {
         continue;
@@ -252,6 +258,7 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
       const timeline::Series& series = tl.data(s.id);
       CurveLine line;
       line.name = timeline::curve_name(s.key.curve);
+      line.key = s.key;
       line.total_points = series.points();
       if (!series.empty()) {
         CurveQuery q = series.query(summary.first_ts_ns, summary.last_ts_ns, r.overview_points);
@@ -266,15 +273,80 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
   return out;
 }
 
+bool is_wide_bucket(int64_t t0_ns, int64_t t1_ns, size_t columns, const EnvelopeBucket& b) {
+  if (columns == 0 || t1_ns <= t0_ns) return false;
+  const double column_ns = (double(t1_ns) - double(t0_ns)) / double(columns);
+  return double(b.t_last_ns) - double(b.t_first_ns) >= double(kWideBucketColumns) * column_ns;
+}
+
 bool needs_detail(const CurvesData& data, uint64_t max_points) {
+  auto any_wide = [](const CurveLine& l, int64_t t0, int64_t t1, size_t columns) {
+    return std::any_of(l.envelope.begin(), l.envelope.end(),
+                       [&](const EnvelopeBucket& b) { return is_wide_bucket(t0, t1, columns, b); });
+  };
   for (const CurveLine& l : data.lines) {
-    if (!l.envelope.empty() && l.envelope_points <= max_points) return true;
+    if (l.envelope.empty() || l.key.pid != data.pid) continue;
+    if (l.envelope_points <= max_points) return true;
+    if (any_wide(l, data.t0_ns, data.t1_ns, data.columns)) return true;
+  }
+  for (const CurveLine& l : data.overview) {
+    if (l.key.pid == data.pid &&
+        any_wide(l, data.session_first_ns, data.session_last_ns, data.overview_columns))
+      return true;
   }
   return false;
 }
 
+namespace {
+
+// The spans of an envelope's wide buckets, each from just before its first point: the
+// point in force at the span's start is then the one before the bucket, and the bucket's
+// own first point is in the span.
+// Two buckets can meet at one time (points at the same nanosecond): a span then begins
+// where the one before it ended.
+std::vector<SeriesSpan> wide_spans(const std::vector<EnvelopeBucket>& envelope, int64_t t0_ns,
+                                   int64_t t1_ns, size_t columns) {
+  std::vector<SeriesSpan> spans;
+  for (const EnvelopeBucket& b : envelope) {
+    if (!is_wide_bucket(t0_ns, t1_ns, columns, b)) continue;
+    const int64_t from =
+        spans.empty() ? b.t_first_ns - 1 : std::max(b.t_first_ns - 1, spans.back().t1_ns);
+    spans.push_back({from, b.t_last_ns});
+  }
+  return spans;
+}
+
+// `envelope` with its wide buckets (by the same test as wide_spans) replaced by the points
+// found for each, as buckets of one point each (the chart merges them per pixel column). A
+// bucket whose points did not come back as it stood for them stays.
+std::vector<EnvelopeBucket> with_points(const std::vector<EnvelopeBucket>& envelope, int64_t t0_ns,
+                                        int64_t t1_ns, size_t columns,
+                                        const std::vector<std::vector<CurvePoint>>& found) {
+  std::vector<EnvelopeBucket> out;
+  size_t span = 0;
+  for (const EnvelopeBucket& b : envelope) {
+    if (span == found.size() || !is_wide_bucket(t0_ns, t1_ns, columns, b)) {
+      out.push_back(b);
+      continue;
+    }
+    const std::vector<CurvePoint>& points = found[span++];
+    size_t first = 0;  // past the point in force before the bucket
+    while (first < points.size() && points[first].ts_ns < b.t_first_ns) ++first;
+    if (first == points.size() || points[first].ts_ns != b.t_first_ns ||
+        points.back().ts_ns != b.t_last_ns) {
+      out.push_back(b);
+      continue;
+    }
+    for (size_t i = first; i < points.size(); ++i)
+      out.push_back(timeline::bucket_of_point(points[i].ts_ns, points[i].value_bytes));
+  }
+  return out;
+}
+
+}  // namespace
+
 CurvesData refine_curves(const std::string& recording_path, CurvesData data, size_t max_points,
-                         uint64_t max_envelope_points) {
+                         uint64_t max_envelope_points, uint64_t max_wide_events) {
   // Owner groups are ids in the live engine's string table: the replay finds them by label.
   std::unordered_map<uint64_t, std::string> owners;
   for (const CurveLine& l : data.lines) {
@@ -288,19 +360,64 @@ CurvesData refine_curves(const std::string& recording_path, CurvesData data, siz
     auto it = owners.find(owner);
     return it == owners.end() ? std::string() : it->second;
   };
+  // What to ask of the one replay: each line's whole range when its envelope stands for
+  // few points, else its wide buckets' spans, and the overview's wide buckets'.
+  struct Ask {
+    CurveLine* line;
+    bool whole;
+    int64_t t0_ns, t1_ns;  // the range and columns its wide buckets were found in
+    size_t columns;
+  };
+  std::vector<Ask> asks;
+  std::vector<SeriesSpans> requests;
   for (CurveLine& line : data.lines) {
     // The "(N others)" line is a sum of several series: it has no key of its own.
-    if (line.envelope.empty() || line.key.pid != data.pid ||
-        line.envelope_points > max_envelope_points) {
+    if (line.envelope.empty() || line.key.pid != data.pid) continue;
+    if (line.envelope_points <= max_envelope_points) {
+      requests.push_back({line.key, {{data.t0_ns, data.t1_ns}}, 0});
+      asks.push_back({&line, true, data.t0_ns, data.t1_ns, data.columns});
       continue;
     }
-    std::vector<CurvePoint> points;
-    std::string error;
-    if (!read_series_detail(recording_path, line.key, data.t0_ns, data.t1_ns, options, &points,
-                            &error)) {
+    std::vector<SeriesSpan> spans = wide_spans(line.envelope, data.t0_ns, data.t1_ns, data.columns);
+    if (spans.empty()) continue;
+    requests.push_back({line.key, std::move(spans), kWideBucketPoints});
+    asks.push_back({&line, false, data.t0_ns, data.t1_ns, data.columns});
+  }
+  for (CurveLine& line : data.overview) {
+    if (line.envelope.empty() || line.key.pid != data.pid) continue;
+    std::vector<SeriesSpan> spans = wide_spans(line.envelope, data.session_first_ns,
+                                               data.session_last_ns, data.overview_columns);
+    if (spans.empty()) continue;
+    requests.push_back({line.key, std::move(spans), kWideBucketPoints});
+    asks.push_back(
+        {&line, false, data.session_first_ns, data.session_last_ns, data.overview_columns});
+  }
+  // Whole ranges are asked for by a zoom, and are worth their replay; wide buckets alone,
+  // only when the replay is short.
+  const bool any_whole =
+      std::any_of(asks.begin(), asks.end(), [](const Ask& a) { return a.whole; });
+  int64_t read_until = data.session_first_ns;
+  for (const SeriesSpans& r : requests) read_until = std::max(read_until, r.spans.back().t1_ns);
+  const double share = data.session_last_ns > data.session_first_ns
+                           ? std::min(1.0, double(read_until - data.session_first_ns) /
+                                               double(data.session_last_ns - data.session_first_ns))
+                           : 1.0;
+  if (!any_whole && double(data.scope_events) * share > double(max_wide_events)) return data;
+  std::vector<SpansAnswer> answers;
+  std::string error;
+  if (requests.empty() || !read_series_spans(recording_path, requests, options, &answers, &error)) {
+    return data;
+  }
+  for (size_t i = 0; i < asks.size(); ++i) {
+    if (!answers[i].ok) continue;
+    CurveLine& line = *asks[i].line;
+    if (!asks[i].whole) {
+      line.envelope = with_points(line.envelope, asks[i].t0_ns, asks[i].t1_ns, asks[i].columns,
+                                  answers[i].points);
       continue;
     }
-    CurveQuery q = timeline::downsample_points(std::move(points), std::max<size_t>(max_points, 2));
+    CurveQuery q = timeline::downsample_points(std::move(answers[i].points.front()),
+                                               std::max<size_t>(max_points, 2));
     line.envelope.clear();
     line.points = std::move(q.points);
     line.resolution = q.resolution;

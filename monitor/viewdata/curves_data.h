@@ -52,9 +52,12 @@ struct CurvesData {
   int64_t session_last_ns = 0;
   int64_t t0_ns = 0;  // the range the lines cover
   int64_t t1_ns = 0;
+  size_t columns = 0;                 // the request's max_points: about a pixel column each
+  uint64_t scope_events = 0;          // the scope's events in all (ScopeSummary::events)
   std::vector<CurveLine> lines;       // Overall: Allocated, Reserved, Active, App Reserved (+ F.)
   size_t hidden_groups = 0;           // Group By: groups beyond max_groups, summed in "other"
   std::vector<CurveLine> overview;    // whole session: Allocated and Reserved
+  size_t overview_columns = 0;        // the request's overview_points
   int64_t capacity_bytes = kUnknown;  // what the device has (host: MemTotal or the cgroup)
   // A framework layer (PTA, PTA_WORKSPACE, ATB, MINDSPORE) has blocks in this scope, or its
   // pool's figures were sampled (pool SNAPSHOTs): its pool is what Allocated and Reserved
@@ -66,10 +69,18 @@ struct CurvesData {
 // On the engine's thread. A scope with no events gives empty lines.
 CurvesData compute_curves(const EngineView& engine, const CurvesRequest& request);
 
+// An envelope bucket this many columns wide or more is a quiet stretch (buckets count
+// points): the chart draws it as its steps (first point, extremes, last point), and
+// refine_curves reads its points back from the recording.
+constexpr int64_t kWideBucketColumns = 4;
+bool is_wide_bucket(int64_t t0_ns, int64_t t1_ns, size_t columns,
+                    const timeline::EnvelopeBucket& b);
+
 // Whether some line's older part is only an envelope (the engine's window no longer holds
-// it) standing for at most `max_points` points: zoomed in that far, refine_curves reads every
-// point back from the recording. A wider range stays an envelope: its points would not fit
-// the pixels anyway, and reading them back costs a replay of the file.
+// it) standing for at most `max_points` points, or some line or overview line has wide
+// buckets: zoomed in that far, refine_curves reads every point back from the recording;
+// zoomed out, the points of the wide buckets. A wider range stays an envelope: its points would not
+// fit the pixels anyway, and reading them back costs a replay of the file.
 constexpr uint64_t kDetailPoints = 32768;
 bool needs_detail(const CurvesData& data, uint64_t max_points = kDetailPoints);
 
@@ -77,10 +88,18 @@ bool needs_detail(const CurvesData& data, uint64_t max_points = kDetailPoints);
 // at `recording_path` (store/detail/store_detail_source.h: the process's events up to the
 // range's end replayed; about a second per million events, so this runs on the store's
 // thread, never the engine's), sampled to `max_points` a line. A line whose envelope stands
-// for more than `max_envelope_points`, or whose points cannot be read (the file gone), keeps
-// its envelope.
+// for more than `max_envelope_points` keeps it, but its wide buckets are replaced by their
+// points (at most kWideBucketPoints in all, else they stay), and so are the overview's. One
+// replay serves them all. The wide buckets alone start no replay that would read more
+// than about `max_wide_events` events (the scope's events spread evenly over its time, up
+// to the last wide bucket's end: 2-4 s on the VM), since the store's thread answers the
+// event table and the flame chart in turn: a larger recording shows their steps until a
+// zoom. A line whose points cannot be read (the file gone) keeps its envelope.
+constexpr size_t kWideBucketPoints = size_t(1) << 20;
+constexpr uint64_t kWideBucketEvents = 4'000'000;
 CurvesData refine_curves(const std::string& recording_path, CurvesData data, size_t max_points,
-                         uint64_t max_envelope_points = kDetailPoints);
+                         uint64_t max_envelope_points = kDetailPoints,
+                         uint64_t max_wide_events = kWideBucketEvents);
 
 // Lines with the same points (and envelope) over the range, which the chart draws one over
 // the other so that only the last shows: groups of two or more indexes into data.lines, in

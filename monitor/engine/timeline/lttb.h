@@ -20,4 +20,13 @@ namespace memtap::timeline {
 // first and the last.
 std::vector<size_t> lttb(std::span<const double> x, std::span<const double> y, size_t max_points);
 
+// The same choice over buckets of equal x span (time) instead of equal count; an empty one
+// keeps nothing, so there can be fewer than max_points. A memory curve is a step line whose
+// points come in bursts: in equal-count buckets, one bucket of a quiet stretch can span
+// many pixels and keep one point of it, so a drop inside it was drawn where the next kept
+// point was (a pool unmapped at +1.43 s shown held until +1.55 s). In buckets of a pixel,
+// a quiet stretch keeps each of its points and a drop lands within a pixel of its time.
+std::vector<size_t> lttb_by_time(std::span<const double> x, std::span<const double> y,
+                                 size_t max_points);
+
 }  // namespace memtap::timeline

@@ -17,7 +17,7 @@ SeriesLimits sanitized(SeriesLimits l) {
 }
 
 EnvelopeBucket point_bucket(const CurvePoint& p) {
-  return {p.ts_ns, p.ts_ns, p.value_bytes, p.value_bytes, p.value_bytes};
+  return bucket_of_point(p.ts_ns, p.value_bytes);
 }
 
 // Last bucket number in [first, end) whose t_first_ns <= t, or `first` if none.
@@ -241,7 +241,7 @@ CurveQuery downsample_points(std::vector<CurvePoint> points, size_t max_points) 
     x[i] = double(points[i].ts_ns - base);
     y[i] = double(points[i].value_bytes);
   }
-  std::vector<size_t> kept = lttb(x, y, max_points);
+  std::vector<size_t> kept = lttb_by_time(x, y, max_points);
   q.resolution = Resolution::kLttb;
   q.points.reserve(kept.size());
   for (size_t i : kept) q.points.push_back(points[i]);

@@ -3,7 +3,7 @@
 // at bucket resolution (MinMaxPyramid), with the queries a chart needs.
 //
 // Memory per series, whatever the session's length: at most bound_bytes(limits) =
-// window_points * 16 + levels * (level_buckets * 40 + 96) + sizeof(Series) (112) bytes.
+// window_points * 16 + levels * (level_buckets * 64 + 120) + sizeof(Series) (112) bytes.
 #pragma once
 
 #include <cstddef>
@@ -116,8 +116,9 @@ class Series {
   CurvePoint peak_;
 };
 
-// kFull with the points when they are at most max_points, else kLttb with max_points of
-// them (the first and last kept).
+// kFull with the points when they are at most max_points, else kLttb with at most
+// max_points of them (lttb_by_time: the first and last kept, then one a 1/max_points of the
+// time they span, where there are any).
 CurveQuery downsample_points(std::vector<CurvePoint> points, size_t max_points);
 
 // The value in force at each of `count` evenly spaced times from t0 to t1 (both included),

@@ -8,10 +8,10 @@
 // Bounded memory for an unbounded session. Each series keeps its newest points at full
 // resolution and all of its history as a min/max pyramid (series.h), so its memory is at
 // most Series::bound_bytes(limits), whatever the session's length. With the defaults below:
-//   a curve series  4,687,088 bytes: 262,144 points * 16 + 12 levels * (1,024 buckets * 40
-//                   + 96) + 112
-//   a group series    234,544 bytes:   8,192 points * 16 + 10 levels * (256 buckets * 40
-//                   + 96) + 112
+//   a curve series  4,982,288 bytes: 262,144 points * 16 + 12 levels * (1,024 buckets * 64
+//                   + 120) + 112
+//   a group series    296,224 bytes:   8,192 points * 16 + 10 levels * (256 buckets * 64
+//                   + 120) + 112
 // A process on a device has 4 curve series (Active shares Allocated's until a framework
 // block's free is pending, then 5), one series per layer it uses, and one per owner and per
 // stream, at most max_groups of each per kind of block (more share one overflow series).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <span>
 #include <utility>
@@ -46,13 +47,13 @@ bool may_restart(const SeriesKey& key) {
 }
 
 // Copies the points of one series of the replay out of its window as they come, keeping
-// those a window query over [t0, t1] would return. Called after every chunk of at most
-// the window's capacity in events (an event adds at most one point to a series), so no
-// point leaves the window before it is seen.
+// those window queries over each of the spans would return. Called after every chunk of
+// at most the window's capacity in events (an event adds at most one point to a series),
+// so no point leaves the window before it is seen.
 class Harvest {
  public:
-  Harvest(SeriesKey key, int64_t t0_ns, int64_t t1_ns, size_t max_points)
-      : key_(key), t0_(t0_ns), t1_(t1_ns), max_points_(max_points) {}
+  Harvest(SeriesKey key, std::vector<SeriesSpan> spans, size_t max_points)
+      : key_(key), spans_(std::move(spans)), max_points_(max_points), found_(spans_.size()) {}
 
   void set_group(uint64_t group) { key_.group = group; }
 
@@ -72,51 +73,66 @@ class Harvest {
       // New, or rewritten by restart_allocated: a whole new Series, history included,
       // made while the old one still lived (so never at the old one's address).
       seen_ = &series;
-      in_force_.reset();
-      points_.clear();
+      last_.reset();
+      span_ = 0;
+      taken_ = 0;
+      for (std::vector<CurvePoint>& f : found_) f.clear();
       next_ = window.first_index();
       if (next_ != 0) return fail("the replay lost points of the series");
     }
     if (next_ < window.first_index()) return fail("the replay lost points of the series");
     for (; next_ < window.pushed(); ++next_) {
       const CurvePoint& p = window.at_index(next_);
-      if (p.ts_ns <= t0_) {
-        in_force_ = p;
-      } else if (p.ts_ns <= t1_) {
-        if (points_.size() >= max_points_) {
-          return fail("more than " + std::to_string(max_points_) + " points in the range");
-        }
-        points_.push_back(p);
+      // Points come in time order: the spans p is past are complete, and each next one
+      // begins with the point in force at its start.
+      while (span_ < spans_.size() && p.ts_ns > spans_[span_].t1_ns) {
+        if (++span_ < spans_.size() && last_ && !add(*last_)) return false;
       }
+      last_ = p;
+      if (span_ == spans_.size()) continue;
+      std::vector<CurvePoint>& f = found_[span_];
+      if (p.ts_ns <= spans_[span_].t0_ns) {
+        if (!f.empty()) {
+          f.back() = p;  // the point in force at t0 so far
+          continue;
+        }
+      }
+      if (!add(p)) return false;
     }
     return true;
   }
 
   bool failed() const { return !problem_.empty(); }
   const std::string& problem() const { return problem_; }
-  bool found() const { return in_force_ || !points_.empty(); }
-
-  void result(std::vector<CurvePoint>* out) {
-    out->clear();
-    out->reserve(points_.size() + 1);
-    if (in_force_) out->push_back(*in_force_);
-    out->insert(out->end(), points_.begin(), points_.end());
-  }
+  bool found(size_t span) const { return !found_[span].empty(); }
+  std::vector<std::vector<CurvePoint>> take_result() { return std::move(found_); }
 
  private:
+  bool add(const CurvePoint& p) {
+    if (taken_ >= max_points_) {
+      return fail("more than " + std::to_string(max_points_) + " points in the range");
+    }
+    ++taken_;
+    found_[span_].push_back(p);
+    return true;
+  }
+
   bool fail(std::string problem) {
     problem_ = std::move(problem);
     return false;
   }
 
   SeriesKey key_;
-  int64_t t0_, t1_;
+  std::vector<SeriesSpan> spans_;
   size_t max_points_;
   SeriesId id_ = timeline::kNoSeries;
   const Series* seen_ = nullptr;
   uint64_t next_ = 0;
-  std::optional<CurvePoint> in_force_;
-  std::vector<CurvePoint> points_;
+  size_t span_ = 0;  // the first span not yet complete
+  size_t taken_ = 0;
+  std::optional<CurvePoint> last_;
+  std::vector<std::vector<CurvePoint>>
+      found_;  // a span's: the point in force at t0, then those after
   std::string problem_;
 };
 
@@ -134,59 +150,90 @@ bool restart_still_possible(const Timeline& replay, const SeriesKey& key) {
 
 }  // namespace
 
-bool read_series_detail(const std::string& path, const SeriesKey& key, int64_t t0_ns, int64_t t1_ns,
-                        const StoreDetailOptions& options, std::vector<CurvePoint>* out,
-                        std::string* error) {
-  out->clear();
-  if (t1_ns < t0_ns) {
-    *error = path + ": empty range: t1 " + std::to_string(t1_ns) + " is before t0 " +
-             std::to_string(t0_ns);
-    return false;
-  }
-  // Owner groups are ids in the live timeline's strings: find the label, and its id in
+bool read_series_spans(const std::string& path, const std::vector<SeriesSpans>& requests,
+                       const StoreDetailOptions& options, std::vector<SpansAnswer>* answers,
+                       std::string* error) {
+  answers->assign(requests.size(), SpansAnswer{});
+  if (requests.empty()) return true;
+  const SeriesKey& scope = requests.front().key;
+  int64_t t1_ns = std::numeric_limits<int64_t>::min();
+  bool look_ahead = false;
+  // Owner groups are ids in the live timeline's strings: the label of each, and its id in
   // the replay's strings once those exist.
-  std::string owner_label;
-  const bool translate_owner =
-      key.group_by == GroupBy::kOwner && key.group != 0 && key.group != timeline::kOverflowGroup;
-  if (translate_owner) {
-    if (options.owner_label) owner_label = options.owner_label(key.group);
-    if (owner_label.empty()) {
-      *error = path + ": no label for owner " + std::to_string(key.group) +
-               " (StoreDetailOptions::owner_label)";
+  std::vector<std::string> owner_labels(requests.size());
+  std::vector<Harvest> harvests;
+  harvests.reserve(requests.size());
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const SeriesSpans& q = requests[r];
+    if (q.key.pid != scope.pid || q.key.device != scope.device) {
+      *error = path + ": request " + std::to_string(r) +
+               ": expected the first one's process and device (one replay serves one scope)";
       return false;
     }
+    if (q.spans.empty()) {
+      *error = path + ": request " + std::to_string(r) + ": expected at least one span";
+      return false;
+    }
+    for (size_t i = 0; i < q.spans.size(); ++i) {
+      const SeriesSpan& span = q.spans[i];
+      if (span.t1_ns < span.t0_ns || (i > 0 && span.t0_ns < q.spans[i - 1].t1_ns)) {
+        *error = path + ": request " + std::to_string(r) + ", span " + std::to_string(i) + " (" +
+                 std::to_string(span.t0_ns) + ".." + std::to_string(span.t1_ns) +
+                 "): expected t0 <= t1, and after the span before it";
+        return false;
+      }
+    }
+    t1_ns = std::max(t1_ns, q.spans.back().t1_ns);
+    look_ahead = look_ahead || may_restart(q.key);
+    if (q.key.group_by == GroupBy::kOwner && q.key.group != 0 &&
+        q.key.group != timeline::kOverflowGroup) {
+      if (options.owner_label) owner_labels[r] = options.owner_label(q.key.group);
+      if (owner_labels[r].empty()) {
+        *error = path + ": no label for owner " + std::to_string(q.key.group) +
+                 " (StoreDetailOptions::owner_label)";
+        return false;
+      }
+    }
+    harvests.emplace_back(q.key, q.spans, q.max_points != 0 ? q.max_points : options.max_points);
   }
 
-  const bool look_ahead = may_restart(key);
   RecordingFilter filter;
-  filter.pid = key.pid;
+  filter.pid = scope.pid;
   filter.skip_names_and_stacks = true;  // the timeline reads neither
   if (!look_ahead) filter.max_ts_ns = t1_ns;
 
   Timeline replay(options.config);
-  Harvest harvest(key, t0_ns, t1_ns, options.max_points);
   const size_t chunk = std::max<size_t>(1, std::min(options.config.curve_limits.window_points,
                                                     options.config.group_limits.window_points));
   std::vector<MemEvent> scope_events;
   Recording recording;
   bool first_batch = true;
   auto on_batch = [&](std::span<const MemEvent> batch) {
-    if (first_batch && translate_owner) {
+    if (first_batch) {
       // Interning a label the file has not shown yet is harmless: the reader asks the
       // same table and gets the same id when the label comes.
-      harvest.set_group(recording.strings.intern(owner_label));
+      for (size_t r = 0; r < requests.size(); ++r) {
+        if (!owner_labels[r].empty())
+          harvests[r].set_group(recording.strings.intern(owner_labels[r]));
+      }
     }
     first_batch = false;
     scope_events.clear();
     for (const MemEvent& e : batch) {
-      if (in_scope(e, key)) scope_events.push_back(e);
+      if (in_scope(e, scope)) scope_events.push_back(e);
     }
     for (size_t at = 0; at < scope_events.size(); at += chunk) {
       const size_t count = std::min(chunk, scope_events.size() - at);
       replay.add(scope_events.data() + at, count);
-      if (!harvest.take(replay)) return false;
-      if (scope_events[at + count - 1].ts_ns > t1_ns && !restart_still_possible(replay, key)) {
-        return false;  // past t1, and nothing later can change the answer
+      bool going = false, may_change = false;
+      for (size_t r = 0; r < requests.size(); ++r) {
+        if (harvests[r].failed() || !harvests[r].take(replay)) continue;
+        going = true;
+        may_change = may_change || restart_still_possible(replay, requests[r].key);
+      }
+      if (!going) return false;  // every answer failed
+      if (scope_events[at + count - 1].ts_ns > t1_ns && !may_change) {
+        return false;  // past t1, and nothing later can change the answers
       }
     }
     return true;
@@ -197,16 +244,38 @@ bool read_series_detail(const std::string& path, const SeriesKey& key, int64_t t
                               error)) {
     return false;
   }
-  if (harvest.failed()) {
-    *error = read_path + ": " + harvest.problem();
+  for (size_t r = 0; r < requests.size(); ++r) {
+    SpansAnswer& a = (*answers)[r];
+    if (harvests[r].failed()) {
+      a.error = read_path + ": " + harvests[r].problem();
+    } else if (!harvests[r].found(requests[r].spans.size() - 1)) {
+      a.error = read_path + ": process " + std::to_string(scope.pid) +
+                " has no such series at or before " +
+                std::to_string(requests[r].spans.back().t1_ns);
+    } else {
+      a.ok = true;
+      a.points = harvests[r].take_result();
+    }
+  }
+  return true;
+}
+
+bool read_series_detail(const std::string& path, const SeriesKey& key, int64_t t0_ns, int64_t t1_ns,
+                        const StoreDetailOptions& options, std::vector<CurvePoint>* out,
+                        std::string* error) {
+  out->clear();
+  if (t1_ns < t0_ns) {
+    *error = path + ": empty range: t1 " + std::to_string(t1_ns) + " is before t0 " +
+             std::to_string(t0_ns);
     return false;
   }
-  if (!harvest.found()) {
-    *error = read_path + ": process " + std::to_string(key.pid) +
-             " has no such series at or before " + std::to_string(t1_ns);
+  std::vector<SpansAnswer> answers;
+  if (!read_series_spans(path, {{key, {{t0_ns, t1_ns}}}}, options, &answers, error)) return false;
+  if (!answers.front().ok) {
+    *error = answers.front().error;
     return false;
   }
-  harvest.result(out);
+  *out = std::move(answers.front().points.front());
   return true;
 }
 

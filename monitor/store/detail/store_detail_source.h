@@ -84,6 +84,37 @@ bool read_series_detail(const std::string& path, const timeline::SeriesKey& key,
                         int64_t t1_ns, const StoreDetailOptions& options,
                         std::vector<timeline::CurvePoint>* out, std::string* error);
 
+// A stretch of time whose points read_series_spans returns: the one in force at t0_ns,
+// then those in (t0_ns, t1_ns].
+struct SeriesSpan {
+  int64_t t0_ns = 0;
+  int64_t t1_ns = 0;
+};
+
+// Spans of one series, in time order and not overlapping.
+struct SeriesSpans {
+  timeline::SeriesKey key;
+  std::vector<SeriesSpan> spans;
+  size_t max_points = 0;  // 0: options.max_points
+};
+
+struct SpansAnswer {
+  bool ok = false;
+  std::string error;                                      // when not ok: one line, naming the file
+  std::vector<std::vector<timeline::CurvePoint>> points;  // each span's
+};
+
+// read_series_detail for several series of one process and device, several spans each, in
+// one replay (up to the last span's end): the chart asks this way for the points behind its
+// envelopes' widest buckets, a few hundred points each, for its lines and its overview.
+// (*answers)[r] answers requests[r]: not ok as read_series_detail would fail (its last span
+// empty; more than its max_points in its spans together), and a span with no point at
+// or before its end is empty. False with *error only when the file cannot be read or the
+// requests are malformed.
+bool read_series_spans(const std::string& path, const std::vector<SeriesSpans>& requests,
+                       const StoreDetailOptions& options, std::vector<SpansAnswer>* answers,
+                       std::string* error);
+
 // read_series_detail as a Timeline::DetailSource for the recording at `recording_path`
 // (or `<recording_path>.partial` while the run is writing it). Never throws: any failure,
 // memory included, is a false, and the timeline's pyramid answers.

@@ -1,20 +1,39 @@
-// How a curve becomes chart points: exact points as steps, an envelope as its buckets' max
-// (and min for the band), buckets narrower than a pixel merged per pixel column.
+// How a curve becomes chart points: exact points as steps; an envelope's buckets as the steps
+// of their first point, extremes and last point, or, narrower than a few pixels, merged per
+// pixel column as its max (and min for the band).
 #include "monitor/gui/chart_style.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace memtap {
 namespace {
 
+// A bucket whose first point is its max and whose min comes at its last point.
 timeline::EnvelopeBucket bucket(int64_t first, int64_t last, int64_t min, int64_t max,
                                 int64_t last_bytes) {
-  return {first, last, min, max, last_bytes};
+  return {first, last, min, max, last_bytes, max, last, first};
+}
+
+// A bucket with each of its four points given: first, min, max and last (time, value).
+timeline::EnvelopeBucket m4(std::pair<int64_t, int64_t> first, std::pair<int64_t, int64_t> min,
+                            std::pair<int64_t, int64_t> max, std::pair<int64_t, int64_t> last) {
+  timeline::EnvelopeBucket b;
+  b.t_first_ns = first.first;
+  b.first_bytes = first.second;
+  b.t_min_ns = min.first;
+  b.min_bytes = min.second;
+  b.t_max_ns = max.first;
+  b.max_bytes = max.second;
+  b.t_last_ns = last.first;
+  b.last_bytes = last.second;
+  return b;
 }
 
 std::vector<std::pair<double, double>> xy(const QList<QPointF>& points) {
   std::vector<std::pair<double, double>> out;
-  for (const QPointF& p : points) out.emplace_back(p.x() * 1e9, p.y());  // x back in ns
+  for (const QPointF& p : points) out.emplace_back(std::round(p.x() * 1e9), p.y());  // x in ns
   return out;
 }
 
@@ -27,12 +46,19 @@ TEST(ChartStyle, ExactPointsAreSteps) {
             (Points{{100, 5}, {300, 5}, {300, 2}, {400, 2}}));
 }
 
-TEST(ChartStyle, AWideBucketIsItsMaxThenItsLastValue) {
+TEST(ChartStyle, AWideBucketIsTheStepsOfItsFirstPointExtremesAndLastPoint) {
   viewdata::CurveLine line;
-  line.envelope = {bucket(100, 300, 1, 9, 4), bucket(500, 700, 2, 6, 3)};
-  EXPECT_EQ(
-      xy(gui::step_points(line, 0, 800, 1, 50)),
-      (Points{{100, 9}, {300, 9}, {300, 4}, {500, 4}, {500, 6}, {700, 6}, {700, 3}, {800, 3}}));
+  // A drop at 120 followed by a quiet stretch to 300, then a rise to a peak at 650.
+  line.envelope = {m4({100, 9}, {120, 1}, {100, 9}, {300, 1}),
+                   m4({500, 2}, {500, 2}, {650, 6}, {700, 3})};
+  const Points expected{{100, 9}, {120, 9}, {120, 1}, {500, 1}, {500, 2},
+                        {650, 2}, {650, 6}, {700, 6}, {700, 3}, {800, 3}};
+  EXPECT_EQ(xy(gui::step_points(line, 0, 800, 1, 50)), expected);
+  // No band over a wide bucket: both of its edges are the steps.
+  QList<QPointF> hi, lo;
+  gui::envelope_band(line, 0, 800, 1, 50, &hi, &lo);
+  EXPECT_EQ(xy(hi), expected);
+  EXPECT_EQ(xy(lo), expected);
 }
 
 TEST(ChartStyle, ABucketAFewColumnsWideIsItsMaxThenItsLastValue) {

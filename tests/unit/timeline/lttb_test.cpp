@@ -1,5 +1,6 @@
 // lttb() on its own: a hand-worked input, the spike it must keep, the edges of its
-// contract (0, 1, 2 points; max_points 0 to 3; more buckets than points), and its speed.
+// contract (0, 1, 2 points; max_points 0 to 3; more buckets than points), and its speed;
+// lttb_by_time's buckets of equal time on a burst and a quiet stretch.
 #include "monitor/engine/timeline/lttb.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +86,51 @@ TEST(Lttb, MaxPointsTwoIsTheEndpointsAndThreeAddsTheBiggestTriangle) {
   EXPECT_EQ(lttb(x, y, 3), (std::vector<size_t>{0, 4, 9}));
   EXPECT_TRUE(lttb(x, y, 0).empty());
   EXPECT_EQ(lttb(x, y, 1), (std::vector<size_t>{0}));
+}
+
+// A step curve in a burst and a quiet stretch: 10,000 points in the first 1% of the time,
+// a drop to 0 at 1 s, then 10 points 10 s apart. In 102 equal-count buckets the quiet
+// stretch shares one bucket with the burst's end; in equal-time buckets each quiet point is
+// a bucket of its own, and the drop is kept within a bucket (1 s) of its time.
+TEST(Lttb, ByTimeKeepsAQuietStretchAndItsDrop) {
+  std::vector<double> x, y;
+  for (int i = 0; i < 10000; ++i) {
+    x.push_back(i * 1e-4);  // 0 .. 1 s
+    y.push_back(500);
+  }
+  for (int i = 0; i < 10; ++i) {
+    x.push_back(1.0 + i * 10.0);
+    y.push_back(i == 0 ? 0 : 1 + i);
+  }
+  const std::vector<size_t> by_count = lttb(x, y, 102);
+  size_t quiet_by_count = 0;
+  for (size_t k : by_count) quiet_by_count += k >= 10000;
+  EXPECT_LT(quiet_by_count, 10u);  // what the chart lost
+
+  const std::vector<size_t> kept = lttb_by_time(x, y, 102);
+  EXPECT_LE(kept.size(), 102u);
+  EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end()));
+  EXPECT_EQ(kept.front(), 0u);
+  EXPECT_EQ(kept.back(), x.size() - 1);
+  for (size_t k = 10000; k < x.size(); ++k)
+    EXPECT_NE(std::find(kept.begin(), kept.end(), k), kept.end()) << "quiet point " << k;
+}
+
+TEST(Lttb, ByTimeWithEvenlySpacedPointsIsOnePointPerBucket) {
+  const size_t n = 1000, m = 10;
+  std::vector<double> x = iota_x(n), y = iota_x(n);
+  std::vector<size_t> kept = lttb_by_time(x, y, m);
+  ASSERT_EQ(kept.size(), m);
+  EXPECT_EQ(kept.front(), 0u);
+  EXPECT_EQ(kept.back(), n - 1);
+  for (size_t i = 1; i + 1 < m; ++i) {
+    // Bucket i-1 spans x in [(i-1) * 999/8, i * 999/8), inner points only.
+    EXPECT_GE(double(kept[i]), double(i - 1) * 999.0 / 8) << i;
+    EXPECT_LT(double(kept[i]), double(i) * 999.0 / 8) << i;
+  }
+  std::vector<double> same(5, 3.0), v = {1, 9, 2, 8, 3};
+  EXPECT_EQ(lttb_by_time(same, v, 4).size(), 3u);  // no time: one bucket
+  EXPECT_EQ(lttb_by_time(same, v, 2), (std::vector<size_t>{0, 4}));
 }
 
 TEST(Lttb, Throughput10MillionPointsTo2000) {

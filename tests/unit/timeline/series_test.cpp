@@ -149,6 +149,35 @@ TEST(TimelineSeries, AWideBucketIsSplitWhereFinerLevelsHoldIt) {
   EXPECT_EQ(lowest, 0);
 }
 
+// Level 0's buckets cannot be split: 256 points of a quiet stretch can span much of a
+// chart (the fragmentation example's pool unmapped in 25 ms, then 100 ms with ~200 events
+// in one bucket, drawn as still reserved). The bucket keeps when its extremes came.
+TEST(TimelineSeries, ABucketKeepsWhenItsValueDroppedInsideIt) {
+  Series s(SeriesLimits{8, PyramidLimits{8, 4, 1}});
+  int64_t t = 0;
+  for (int i = 0; i < 3; ++i) s.append(t += 10, 480);
+  const int64_t drop = t += 10;
+  s.append(drop, 100);
+  for (int i = 0; i < 4; ++i) s.append(t += 1000, 100);  // quiet: the bucket ends at 4050
+  for (int i = 0; i < 16; ++i) s.append(t += 10, 50);    // busy: the window rolls past
+  ASSERT_FALSE(s.window_covers(0));
+  const std::vector<EnvelopeBucket> env = s.envelope(0, drop + 100, 4, WideBuckets::kKeep);
+  ASSERT_FALSE(env.empty());
+  const EnvelopeBucket& b = env.front();
+  ASSERT_EQ(b.t_first_ns, 10);
+  ASSERT_EQ(b.t_last_ns, drop + 4000);
+  EXPECT_EQ(b.first_bytes, 480);
+  EXPECT_EQ(b.t_max_ns, 10);
+  EXPECT_EQ(b.t_min_ns, drop);
+  EXPECT_EQ(bucket_value_at(b, drop - 1), 480);
+  EXPECT_EQ(bucket_value_at(b, drop), 100);
+  EXPECT_EQ(bucket_value_at(b, drop + 2000), 100);
+  const BucketSteps steps = bucket_steps(b);
+  ASSERT_EQ(steps.count, 3);  // the first point is the max
+  EXPECT_EQ(steps.steps[1].ts_ns, drop);
+  EXPECT_EQ(steps.steps[2].value_bytes, 100);
+}
+
 TEST(TimelineSeries, PeakIsTheFirstMomentOfTheHighestValueEvenAfterTheWindowRolled) {
   Series s(tiny());
   for (int i = 0; i < 500; ++i) s.append(i, i == 40 || i == 90 ? 777 : 1);
@@ -160,8 +189,8 @@ TEST(TimelineSeries, PeakIsTheFirstMomentOfTheHighestValueEvenAfterTheWindowRoll
 // Every envelope, for many ranges and sizes, against a scan of all points: the buckets cover
 // consecutive runs of points, none skipped, from the run holding the point in force at t0
 // to the run holding the last point at or before t1 (a coarse bucket may reach past either
-// end, never stop short); each bucket's min/max/last are exactly those of its run; and
-// there are no more buckets than asked.
+// end, never stop short); there are no more buckets than asked; each bucket's first value,
+// min and max with the time each was first reached, and last value are those of its run.
 TEST(TimelineSeries, EnvelopeMatchesBruteForceOnRandomRangesAtEveryStage) {
   std::mt19937_64 rng(7);
   auto index_after = [](const std::vector<CurvePoint>& all, int64_t t) {
@@ -205,14 +234,18 @@ TEST(TimelineSeries, EnvelopeMatchesBruteForceOnRandomRangesAtEveryStage) {
         for (const EnvelopeBucket& bucket : env) {
           ASSERT_LT(i, all.size());
           ASSERT_EQ(all[i].ts_ns, bucket.t_first_ns) << "gap or overlap before a bucket";
-          int64_t lo = INT64_MAX, hi = INT64_MIN;
+          ASSERT_EQ(bucket.first_bytes, all[i].value_bytes);
+          int64_t lo = INT64_MAX, hi = INT64_MIN, t_lo = 0, t_hi = 0;
           while (i < all.size() && all[i].ts_ns <= bucket.t_last_ns) {
-            lo = std::min(lo, all[i].value_bytes);
-            hi = std::max(hi, all[i].value_bytes);
+            if (all[i].value_bytes < lo) lo = all[i].value_bytes, t_lo = all[i].ts_ns;
+            if (all[i].value_bytes > hi) hi = all[i].value_bytes, t_hi = all[i].ts_ns;
             ++i;
           }
           ASSERT_EQ(bucket.min_bytes, lo);
           ASSERT_EQ(bucket.max_bytes, hi);
+          // Each extreme at the time it was first reached.
+          ASSERT_EQ(bucket.t_min_ns, t_lo);
+          ASSERT_EQ(bucket.t_max_ns, t_hi);
           ASSERT_EQ(bucket.last_bytes, all[i - 1].value_bytes);
         }
         ASSERT_GE(i, end) << "points before t1 after the last bucket";

@@ -404,6 +404,53 @@ TEST(StoreDetailSource, OldRangesOfALongStreamComeBackAtFullResolution) {
   }
 }
 
+// The chart's wide buckets: several series, several spans each (two meeting at one time),
+// one replay; each span's answer is what read_series_detail gives for it alone, and one
+// request over its limit fails alone.
+TEST(StoreDetailSource, SpansOfSeveralSeriesComeFromOneReplay) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_20260101000000.db");
+  write_db(path, host_rows(60'000, 4242));
+  Timelines t(path);
+  const std::vector<SeriesInfo> curves = t.live.series(4242, kHostDevice, GroupBy::kOverall);
+  ASSERT_GE(curves.size(), 2u);
+  const std::vector<SeriesSpan> spans = {{ts_of(t.rec, 100), ts_of(t.rec, 400)},
+                                         {ts_of(t.rec, 400), ts_of(t.rec, 900)},
+                                         {ts_of(t.rec, 30'000), ts_of(t.rec, 30'050)}};
+  std::vector<SeriesSpans> requests = {
+      {curves[0].key, spans, 0}, {curves[1].key, {spans[2]}, 0}, {curves[1].key, {spans[0]}, 10}};
+  std::vector<SpansAnswer> answers;
+  std::string error;
+  ASSERT_TRUE(read_series_spans(path, requests, t.options(), &answers, &error)) << error;
+  ASSERT_EQ(answers.size(), 3u);
+  for (size_t r = 0; r < 2; ++r) {
+    ASSERT_TRUE(answers[r].ok) << answers[r].error;
+    ASSERT_EQ(answers[r].points.size(), requests[r].spans.size());
+    for (size_t i = 0; i < requests[r].spans.size(); ++i) {
+      std::vector<CurvePoint> alone;
+      const SeriesSpan& span = requests[r].spans[i];
+      ASSERT_TRUE(read_series_detail(path, requests[r].key, span.t0_ns, span.t1_ns, t.options(),
+                                     &alone, &error))
+          << error;
+      SCOPED_TRACE("request " + std::to_string(r) + " span " + std::to_string(i));
+      Timelines::expect_points(answers[r].points[i], alone);
+    }
+  }
+  EXPECT_FALSE(answers[2].ok);
+  EXPECT_NE(answers[2].error.find("more than 10 points"), std::string::npos) << answers[2].error;
+
+  // Spans out of order, and another process in the same replay, are refused.
+  EXPECT_FALSE(read_series_spans(path, {{curves[0].key, {spans[1], spans[0]}, 0}}, t.options(),
+                                 &answers, &error));
+  EXPECT_NE(error.find("after the span before it"), std::string::npos) << error;
+  timeline::SeriesKey other = curves[0].key;
+  other.pid = 4243;
+  EXPECT_FALSE(read_series_spans(path, {{curves[0].key, {spans[0]}, 0}, {other, {spans[0]}, 0}},
+                                 t.options(), &answers, &error));
+  EXPECT_NE(error.find("process and device"), std::string::npos) << error;
+}
+
 TEST(StoreDetailSource, MicrosecondFilesAreBoundedInTheirOwnUnit) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());

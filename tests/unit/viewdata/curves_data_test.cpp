@@ -221,5 +221,57 @@ TEST(CurvesData, OlderThanTheWindowTheRecordingGivesEveryPoint) {
   EXPECT_EQ(viewdata::values_at(fine, b.at(105.001))[0], 10501 * 16);
 }
 
+// A quiet stretch older than the window: the pyramid's buckets count points, so a few
+// events over 800 ms sit in one bucket with the busy times around them, and its steps (first
+// point, extremes, last point) put the 10 MiB freed at 200 ms as held until the bucket's end.
+// The recording holds the bucket's points: refine_curves puts them in its place.
+TEST(CurvesData, AQuietStretchOlderThanTheWindowIsDrawnFromItsPoints) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  uint64_t addr = 0x10000;
+  for (int i = 0; i < 100000; ++i) b.malloc(i * 0.001, addr += 64, 16);  // 0-100 ms
+  for (int i = 0; i < 10; ++i)
+    b.malloc(100 + i * 0.01, 0x7f0000000000 + uint64_t(i) * 0x200000, 1 << 20);
+  for (int i = 0; i < 10; ++i) b.free(200 + i * 0.01, 0x7f0000000000 + uint64_t(i) * 0x200000);
+  for (int i = 0; i < 100; ++i) b.malloc(204 + i * 8.0, addr += 64, 16);        // 204-996 ms, quiet
+  for (int i = 0; i < 300000; ++i) b.malloc(1000 + i * 0.001, addr += 64, 16);  // past the window
+  const std::string path = dir.file("quiet.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  viewdata::CurvesRequest r;
+  r.pid = b.pid();
+  r.max_points = 1000;  // the whole session, 1.3 ms a column
+  const viewdata::CurvesData coarse = test::engine_query(
+      *source, [&](const viewdata::EngineView& e) { return compute_curves(e, r); });
+  const CurveLine* before = line_named(coarse, "Allocated");
+  ASSERT_NE(before, nullptr);
+  ASSERT_FALSE(before->envelope.empty());
+  ASSERT_GT(before->envelope_points, viewdata::kDetailPoints);  // no whole refinement
+  const int64_t at_500ms = 100000 * 16 + 38 * 16;               // the quiet mallocs at 204..500 ms
+  ASSERT_GT(viewdata::values_at(coarse, b.at(500))[0], 10 << 20) << "the bucket was not wide";
+  ASSERT_TRUE(viewdata::needs_detail(coarse));
+  // The wide buckets end near 1 s of 1.3: about 310,000 of the 400,110 events to replay.
+  const viewdata::CurvesData over_budget =
+      viewdata::refine_curves(path, coarse, 1000, viewdata::kDetailPoints, 300'000);
+  EXPECT_GT(viewdata::values_at(over_budget, b.at(500))[0], 10 << 20) << "replayed anyway";
+
+  const viewdata::CurvesData fine =
+      viewdata::refine_curves(path, coarse, 1000, viewdata::kDetailPoints, 320'000);
+  const CurveLine* after = line_named(fine, "Allocated");
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(viewdata::values_at(fine, b.at(199))[0], 100000 * 16 + (10 << 20));
+  EXPECT_EQ(viewdata::values_at(fine, b.at(500))[0], at_500ms);
+  EXPECT_EQ(viewdata::values_at(fine, b.at(996.5))[0], 100100 * 16);
+  EXPECT_FALSE(viewdata::needs_detail(fine));
+  EXPECT_EQ(after->peak_bytes, before->peak_bytes);
+  // The overview below the chart, from the same replay.
+  CurvesData overview;
+  overview.lines = fine.overview;
+  ASSERT_FALSE(overview.lines.empty());
+  EXPECT_EQ(overview.lines[0].name, "Allocated");
+  EXPECT_EQ(viewdata::values_at(overview, b.at(500))[0], at_500ms);
+}
+
 }  // namespace
 }  // namespace memtap
