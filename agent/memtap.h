@@ -82,6 +82,14 @@ void memtap_pool_peaks(int device, uint64_t max_allocated_bytes, uint64_t max_re
  * stacks are off or the interpreter lacks what the agent needs. */
 int memtap_python_stacks_thread_start(int skip_frames);
 
+/* memtap's own frames out of the recorded Python stacks. `code` is a code object (a
+ * PyObject*). Kind 1: its frames are left out with every frame they call (memtap's
+ * TorchDispatchMode runs each operator, so the allocation happens under it); kind 2: its
+ * frames are left out where they directly call one of kind 1 (a framework's plumbing around
+ * the mode). At most 8 code objects. Call it with the GIL held (ctypes.PyDLL, as the Python
+ * package does: memtap._stacks.hide()). Returns 1 when noted, 0 when Python stacks are off. */
+int memtap_python_stacks_hide(void* code, int kind);
+
 #ifdef __cplusplus
 }
 #endif

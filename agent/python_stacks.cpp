@@ -90,11 +90,19 @@ class SpinLock {
 
 // ---- Code objects -> "file", "function" (process-wide) ----------------------------------
 
+// What a code object's frames are to the recorded stacks (memtap_python_stacks_hide).
+enum HideKind : uint8_t {
+  kShown = 0,
+  kHiddenWithCallees = 1,  // memtap's own: left out, with every frame it calls
+  kHiddenAround = 2,       // plumbing: left out when it directly calls a hidden frame
+};
+
 struct CodeInfo {
   const char* file;
   const char* function;
   uint32_t file_len;
   uint32_t function_len;
+  uint8_t hide;  // a HideKind; read and written with __atomic builtins
 };
 
 constexpr uint32_t kCodeSlots = 1u << 16;  // a power of two; at most 3/4 used
@@ -114,7 +122,24 @@ uint32_t g_code_count = 0;
 char* g_arena = nullptr;
 size_t g_arena_left = 0;
 SpinLock g_code_lock;
-const CodeInfo kUnknownCode = {"?", "?", 1, 1};
+const CodeInfo kUnknownCode = {"?", "?", 1, 1, kShown};
+
+// Code objects memtap_python_stacks_hide named, under g_code_lock (they keep a reference);
+// g_hidden_count lets a capture skip the search when there are none.
+constexpr int kMaxHidden = 8;
+struct HiddenCode {
+  PyObject* code;
+  uint8_t kind;
+};
+HiddenCode g_hidden[kMaxHidden];
+std::atomic<int> g_hidden_count{0};
+
+uint8_t hidden_kind(PyObject* code) {
+  const int n = g_hidden_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i)
+    if (g_hidden[i].code == code) return g_hidden[i].kind;
+  return kShown;
+}
 
 uint32_t pointer_slot(const void* p) {
   uint64_t h = reinterpret_cast<uintptr_t>(p) * 0x9e3779b97f4a7c15ull;
@@ -181,6 +206,7 @@ const CodeInfo* code_info(PyObject* code) {
     if (made) {
       made->file = code_text(code, "co_filename", &made->file_len);
       made->function = code_text(code, "co_name", &made->function_len);
+      made->hide = hidden_kind(code);
       g_api.err_restore(nullptr, nullptr, nullptr);  // a failed lookup's error, if any
       g_api.incref(code);
       uint32_t i = pointer_slot(code);
@@ -312,6 +338,24 @@ void seed_frames(PyThreadStacks* s, int skip) {
   }
 }
 
+// How many of the outermost frames are the program's: those outside the outermost frame
+// memtap hides with its callees, less the plumbing that directly called it. (memtap's
+// TorchDispatchMode runs every operator, so under --torch-ops each allocation's innermost
+// frames were torch/_ops.py's __call__, memtap's __torch_dispatch__ and torch's mode
+// helper, and the report's "from" line named torch, not the program's line.)
+uint32_t program_frames(const ShadowFrame* frames, uint32_t n) {
+  if (g_hidden_count.load(std::memory_order_relaxed) == 0) return n;
+  auto kind = [frames](uint32_t i) {
+    return __atomic_load_n(&frames[i].code->hide, __ATOMIC_RELAXED);
+  };
+  for (uint32_t i = 0; i < n; ++i) {
+    if (kind(i) != kHiddenWithCallees) continue;
+    while (i > 0 && kind(i - 1) == kHiddenAround) --i;
+    return i;
+  }
+  return n;
+}
+
 uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v;
   h *= 0x9e3779b97f4a7c15ull;
@@ -345,7 +389,8 @@ uint32_t python_stack_capture() {
       g_live[s->live_index].load(std::memory_order_acquire) == 0) {
     return 0;
   }
-  uint32_t n = s->depth < kMaxDepth ? s->depth : kMaxDepth;
+  uint32_t n = program_frames(s->frames, s->depth < kMaxDepth ? s->depth : kMaxDepth);
+  if (n == 0) return 0;
   // Lines are read once, into the hash and (for a new stack) the text.
   int* lines = s->lines;
   uint64_t h = 0xcbf29ce484222325ull ^ n;
@@ -382,6 +427,33 @@ uint32_t python_stack_capture() {
 }  // namespace memtap
 
 using namespace memtap;
+
+extern "C" __attribute__((visibility("default"))) int memtap_python_stacks_hide(void* code,
+                                                                                int kind) {
+  if (!g_stack_settings.python || !hooks_record() || !code) return 0;
+  if (kind != kHiddenWithCallees && kind != kHiddenAround) return 0;
+  BusyScope busy;
+  if (!resolve_api()) return 0;
+  pthread_once(&g_init_once, init_once);
+  if (!g_key_ok) return 0;
+  auto* object = static_cast<PyObject*>(code);
+  g_code_lock.lock();
+  const int n = g_hidden_count.load(std::memory_order_relaxed);
+  bool noted = hidden_kind(object) != kShown;
+  if (!noted && n < kMaxHidden) {
+    g_api.incref(object);
+    g_hidden[n] = {object, uint8_t(kind)};
+    g_hidden_count.store(n + 1, std::memory_order_release);
+    noted = true;
+  }
+  g_code_lock.unlock();
+  if (!noted) return 0;
+  // Its frames may have run already: their CodeInfo is marked now.
+  const CodeInfo* info = code_info(object);
+  if (info == &kUnknownCode) return 0;
+  __atomic_store_n(&const_cast<CodeInfo*>(info)->hide, uint8_t(kind), __ATOMIC_RELAXED);
+  return 1;
+}
 
 extern "C" __attribute__((visibility("default"))) int memtap_python_stacks_thread_start(
     int skip_frames) {

@@ -21,6 +21,11 @@
 // without Python headers and works with the interpreter that runs (3.9 and later; the
 // functions used are in the stable ABI or the limited API of those versions).
 //
+// memtap's own frames stay out: memtap_python_stacks_hide() names code objects whose
+// frames a capture leaves out, with the frames they call (memtap's TorchDispatchMode, which
+// runs every operator under --torch-ops) or only where they call such a frame (torch's
+// plumbing around it). A capture then keeps the frames outside the outermost hidden one.
+//
 // When the profile function is removed (sys.setprofile / threading.setprofile by another
 // profiler, the thread state cleared at thread exit or interpreter shutdown), a destructor
 // on the object passed to PyEval_SetProfile marks the thread's shadow stack dead, and the

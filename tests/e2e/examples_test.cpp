@@ -316,6 +316,40 @@ TEST(Examples, TrainLeakNamesTheLeakAndItsLine) {
   EXPECT_EQ(db_q->scalar_int("SELECT COUNT(*) FROM memtap_session WHERE events_dropped != 0"), 0);
 }
 
+// With --torch-ops memtap's TorchDispatchMode runs every operator: its frames, torch's
+// around it and torch/_ops.py's __call__ inside it are memtap's doing, and stay out of the
+// stacks, whose innermost line is still the program's.
+TEST(Examples, TrainLeakUnderTorchOpsNamesTheSameLine) {
+  SKIP_WITHOUT_TORCH();
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string script = kExamples + "/train_leak.py";
+  const std::string db = dir.file("leak.db");
+  ProcessResult r = memtap(dir, {"run", "-o", db, "--stacks", "python", "--torch-ops", "--",
+                                 kPython, script, "--steps", "3"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  const int line = line_of(script, "_debug_history.append(");
+  ASSERT_GT(line, 0);
+  const std::string frame = script + "(" + std::to_string(line) + "): remember";
+  std::string error;
+  std::unique_ptr<DbQuery> db_q = DbQuery::open(db, &error);
+  ASSERT_TRUE(db_q) << error;
+  const std::string leaking =
+      "FROM memscope_dump WHERE Event = 'MALLOC' AND " + attr("size") + " = '41943040'";
+  ASSERT_EQ(db_q->scalar_int("SELECT COUNT(*) " + leaking), 3);
+  EXPECT_EQ(db_q->scalar_int("SELECT COUNT(*) " + leaking + " AND \"Call Stack(Python)\" LIKE " +
+                             q(frame + "\n%")),
+            3)
+      << "innermost frame first: the line that allocates";
+  // The operators were watched (their rows are there), and no stack names the machinery:
+  // memtap's mode, torch's helper mode around it (both __torch_dispatch__).
+  EXPECT_GT(db_q->scalar_int("SELECT COUNT(*) FROM memscope_dump WHERE Event = 'OP_LAUNCH'"), 0);
+  EXPECT_EQ(db_q->scalar_int("SELECT COUNT(*) FROM memscope_dump WHERE \"Call Stack(Python)\" "
+                             "LIKE '%__torch_dispatch__%' OR \"Call Stack(Python)\" LIKE "
+                             "'%memtap/torch.py%'"),
+            0);
+}
+
 // examples/train_fragmentation.py: the pool's slabs keep Reserved far above Allocated;
 // with --torch-ops its operators are OP_LAUNCH rows and name the memory they allocate.
 TEST(Examples, TrainFragmentationReservesFarMoreThanItUses) {

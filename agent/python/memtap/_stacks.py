@@ -50,3 +50,18 @@ def enable():
         return False
     threading.setprofile(_start_in_new_thread)
     return True
+
+
+def hide(code, kind):
+    """Leaves frames of `code` out of the recorded Python stacks (agent/memtap.h,
+    memtap_python_stacks_hide): kind 1 with every frame they call, kind 2 only where they
+    directly call a frame of kind 1. Returns True when the agent noted it."""
+    if os.environ.get("MEMTAP_DISABLE") == "1":
+        return False
+    try:
+        fn = ctypes.PyDLL(None).memtap_python_stacks_hide
+    except (OSError, AttributeError):
+        return False  # no agent, or one without it
+    fn.argtypes = [ctypes.py_object, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return bool(fn(code, kind))

@@ -64,7 +64,23 @@ def _make_mode_class():
             if stack and stack[-1] is self:
                 self.__exit__(None, None, None)
 
+    _hide_dispatch_frames(WatchOps)
     return WatchOps
+
+
+def _hide_dispatch_frames(mode_class):
+    # The operator runs under the mode: its frames (and torch/_ops.py's __call__ inside
+    # them) are memtap's doing, and would be every stack's innermost lines. Torch 1.13 calls
+    # a mode through a helper mode of its own; later versions call it from C++.
+    from memtap import _stacks
+
+    _stacks.hide(mode_class.__torch_dispatch__.__code__, 1)
+    try:
+        from torch.utils._python_dispatch import _TorchDispatchStackMode
+
+        _stacks.hide(_TorchDispatchStackMode.__torch_dispatch__.__code__, 2)
+    except (ImportError, AttributeError):
+        pass
 
 
 def watch_ops():
