@@ -127,8 +127,6 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   }
   // A PyTorch snapshot without time_us: its time axis is an order, not seconds.
   if (status.synthetic_time) parts << tr("times made up (no time_us)");
-  if (status.live)
-    parts << tr("view %1 behind").arg(QString::fromStdString(duration_text(status.lag_ns)));
   // The block views read the window's block index, which may fall behind a live flood and
   // drop events (never from the recording): say so, as for the agents' drops.
   const viewdata::BlockIndexStatus blocks = client_->source().blocks().status();
@@ -138,12 +136,28 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     parts << tr("block views miss %1 events")
                  .arg(QLocale().toString(qulonglong(blocks.events_dropped)));
   }
+  // Shown while they fit, the last to go first; the whole line is the tooltip. (At 1600
+  // pixels, the end of a flood's line read "recording 302", cut in the middle.)
+  QStringList extras;
+  if (status.live) {
+    extras
+        << (status.lag_ns < 1'000'000
+                ? tr("view up to date")
+                : tr("view %1 behind").arg(QString::fromStdString(duration_text(status.lag_ns))));
+  }
   if (status.recording_bytes != 0) {
-    parts << tr("recording %1")
-                 .arg(QString::fromStdString(bytes_text(double(status.recording_bytes))));
+    extras << tr("recording %1")
+                  .arg(QString::fromStdString(bytes_text(double(status.recording_bytes))));
+  }
+  const QString separator = QStringLiteral("  ·  ");
+  QString text = parts.join(separator);
+  const QString whole = (parts + extras).join(separator);
+  for (const QString& extra : extras) {
+    const QString longer = text + separator + extra;
+    if (status_->fontMetrics().horizontalAdvance(longer) > status_->width()) break;
+    text = longer;
   }
   // Only what changed: each of these repaints (and re-lays out) the bar.
-  const QString text = parts.join(QStringLiteral("  ·  "));
   if (status_->text() != text) status_->setText(text);
   // At the right edge while it fits; when it does not, its start (the state, the events and
   // the drops) shows and the end is cut, not the other way round.
@@ -157,7 +171,11 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
                             ? QStringLiteral("color: #b00020")
                             : QString();
   if (status_->styleSheet() != style) status_->setStyleSheet(style);
-  const QString tip = QString::fromStdString(status.warning);
+  QString tip = text != whole ? whole : QString();
+  if (!status.warning.empty()) {
+    if (!tip.isEmpty()) tip += '\n';
+    tip += QString::fromStdString(status.warning);
+  }
   if (status_->toolTip() != tip) status_->setToolTip(tip);
   const bool can_follow = status.live || !status.loaded;
   if (live_->isEnabled() != can_follow) live_->setEnabled(can_follow);

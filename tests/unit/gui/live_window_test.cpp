@@ -122,6 +122,19 @@ TEST(LiveWindow, TheStatusSaysTheRecordingIsBeingWrittenOnceNothingArrives) {
   EXPECT_TRUE(text.startsWith(QLocale().toString(qulonglong(4374516)).prepend("writing: ")))
       << text.toStdString();
   EXPECT_FALSE(text.contains("events/s")) << "a stale rate: " << text.toStdString();
+  // What does not fit is left out whole, not cut in the middle, and the tooltip has it.
+  EXPECT_TRUE(text.endsWith("0 dropped")) << text.toStdString();
+  EXPECT_TRUE(bar->statusLabel()->toolTip().contains("view up to date  ·  recording 331.0 MiB"))
+      << bar->statusLabel()->toolTip().toStdString();
+  // With room for it, it is there.
+  w.window->resize(2400, 500);
+  QApplication::processEvents();
+  bar->refresh(status);
+  EXPECT_TRUE(bar->statusLabel()->text().endsWith("recording 331.0 MiB"))
+      << bar->statusLabel()->text().toStdString();
+  w.window->resize(700, 500);
+  QApplication::processEvents();
+  bar->refresh(status);
   EXPECT_TRUE(bar->statusLabel()->alignment() & Qt::AlignLeft) << "too long for the bar";
 
   status.rows_to_write = 0;
