@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/clock.h"
 #include "common/cpu_share.h"
 
 namespace memtap {
@@ -37,6 +38,7 @@ void AnalysisThread::add_rows(const DumpRow* rows, size_t count) {
     producer_waiting_.store(true, std::memory_order_relaxed);
     progress_.wait(lock, room);
     producer_waiting_.store(false, std::memory_order_relaxed);
+    last_wait_end_ns_.store(int64_t(realtime_ns()), std::memory_order_relaxed);
   }
   const bool was_empty = queue_.empty();
   queued_rows_ += count;
@@ -98,6 +100,19 @@ void AnalysisThread::serve_queries(std::unique_lock<std::mutex>& lock) {
 uint64_t AnalysisThread::rows_analysed() const {
   std::lock_guard lock(mutex_);
   return rows_analysed_;
+}
+
+int64_t AnalysisThread::lag_ns(int64_t newest_received_ns, int64_t now_ns,
+                               bool more_to_come) const {
+  const int64_t analysed = analysed_until_ns();
+  if (analysed == 0) return 0;
+  int64_t lag = std::max<int64_t>(0, newest_received_ns - analysed);
+  const bool held_back =
+      more_to_come &&
+      (producer_waiting() ||
+       now_ns - last_wait_end_ns_.load(std::memory_order_relaxed) < kHeldBackMemoryNs);
+  if (held_back) lag = std::max(lag, now_ns - analysed);
+  return lag;
 }
 
 size_t AnalysisThread::rows_waiting() const {

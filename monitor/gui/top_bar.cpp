@@ -2,6 +2,7 @@
 #include "monitor/gui/top_bar.h"
 
 #include <QHBoxLayout>
+#include <limits>
 #include <set>
 
 #include "monitor/report/units.h"
@@ -74,7 +75,10 @@ TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
   layout->addWidget(status_, 1);
   showFollowing(state_->following());
 
-  connect(process_, &QComboBox::activated, this, [this] { fillDevices(); });
+  connect(process_, &QComboBox::activated, this, [this] {
+    process_chosen_ = true;
+    fillDevices();
+  });
   connect(device_, &QComboBox::activated, this, [this] {
     if (device_->currentIndex() < 0) return;
     device_chosen_ = true;
@@ -211,6 +215,7 @@ void TopBar::setScopes(const std::vector<viewdata::ScopeEntry>& scopes) {
   process_->setCurrentIndex(index >= 0 ? index : 0);
   fillDevices();
   applyPreferredDevice();
+  applyDefaultProcess();
 }
 
 void TopBar::relabelProcesses() {
@@ -224,10 +229,27 @@ void TopBar::relabelProcesses() {
     const QString label = process_label(process_->itemData(i).toUInt(), last_status_);
     if (process_->itemText(i) != label) process_->setItemText(i, label);
   }
+  applyDefaultProcess();
+}
+
+void TopBar::applyDefaultProcess() {
+  if (process_chosen_ || has_preferred_device_ || process_->count() == 0) return;
+  int best = -1, best_rank = std::numeric_limits<int>::max();
+  for (const viewdata::ProcessEntry& p : last_status_.processes) {
+    if (p.rank < 0 || p.rank >= best_rank) continue;
+    const int index = process_->findData(p.pid);
+    if (index < 0) continue;
+    best = index;
+    best_rank = p.rank;
+  }
+  if (best < 0 || best == process_->currentIndex()) return;
+  process_->setCurrentIndex(best);
+  fillDevices();
 }
 
 void TopBar::preferDevice(int32_t device) {
   device_chosen_ = true;
+  process_chosen_ = true;  // the process that has the device
   has_preferred_device_ = true;
   preferred_device_ = device;
   applyPreferredDevice();

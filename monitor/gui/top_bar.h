@@ -44,6 +44,10 @@ class TopBar : public QWidget {
   void relabelProcesses();
   void fillDevices();
   void applyPreferredDevice();
+  // Until someone picks a process (the box, or preferDevice), the lowest rank of a
+  // distributed run, not its launcher (torchrun, a script that starts the ranks), which
+  // holds a few MiB of interpreter; without ranks, the first process.
+  void applyDefaultProcess();
   void showFollowing(bool on);
 
   ViewState* state_;
@@ -64,6 +68,7 @@ class TopBar : public QWidget {
   // Someone chose a device (the Device box, --device): until then a process's GPU, as soon
   // as it has one, is shown rather than its host memory (fillDevices).
   bool device_chosen_ = false;
+  bool process_chosen_ = false;
 };
 
 }  // namespace memtap::gui

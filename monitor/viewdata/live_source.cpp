@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/clock.h"
 #include "monitor/live/live_support.h"
 #include "monitor/report/report_render.h"
 #include "monitor/viewdata/block_index.h"
@@ -81,7 +82,10 @@ class LiveSource final : public DataSource {
     // The analyses' progress moves between the receiving thread's updates.
     const int64_t analysed = rec_ptr_->analysis().analysed_until_ns();
     if (analysed != 0) s.last_ns = std::max(s.last_ns, analysed);
-    s.lag_ns = std::max<int64_t>(0, newest_received_ns_ - analysed);
+    const bool more_to_come = std::any_of(s.processes.begin(), s.processes.end(),
+                                          [](const ProcessEntry& p) { return p.running; });
+    s.lag_ns =
+        rec_ptr_->analysis().lag_ns(newest_received_ns_, int64_t(realtime_ns()), more_to_come);
     s.events = rec_ptr_->analysis().rows_analysed();
     if (s.writing && !finished_) s.rows_to_write = rec_ptr_->backlog();
     return s;

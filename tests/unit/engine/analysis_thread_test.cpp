@@ -150,5 +150,33 @@ TEST(AnalysisThread, DoesNotPaceItselfWhileTheProducerWaitsForRoom) {
   EXPECT_EQ(threaded.rows_analysed(), 30u);
 }
 
+// While the receiving waits on the analyses for room, the programs' newer events wait
+// unreceived: the lag is then measured against the clock, not the newest event received,
+// unless every program has ended.
+TEST(AnalysisThread, WhileTheReceivingWaitsTheLagRunsToTheClock) {
+  const std::vector<DumpRow> rows = training_rows();
+  AnalysisThread threaded(AnalyzerOptions{}, 10);
+  EXPECT_EQ(threaded.lag_ns(123, 456, true), 0) << "nothing analysed yet";
+  threaded.add_rows(rows.data(), 10);
+  threaded.drained();
+  const int64_t analysed = threaded.analysed_until_ns();
+  ASSERT_NE(analysed, 0);
+  // Not held back: behind the newest event received only.
+  EXPECT_EQ(threaded.lag_ns(analysed + 5'000'000, analysed + 9'000'000'000, true), 5'000'000);
+  int64_t held = -1, ended = -1;
+  threaded.post([&](const Analyzer&, const StringTable&) {
+    while (!threaded.producer_waiting()) {
+    }
+    held = threaded.lag_ns(analysed + 5'000'000, analysed + 9'000'000'000, true);
+    // Every program said Bye: all they sent was received, nothing waits elsewhere.
+    ended = threaded.lag_ns(analysed + 5'000'000, analysed + 9'000'000'000, false);
+  });
+  threaded.add_rows(rows.data() + 10, 10);  // fills the queue
+  threaded.add_rows(rows.data() + 20, 10);  // waits until those ten are analysed
+  EXPECT_EQ(held, 9'000'000'000);
+  EXPECT_EQ(ended, 5'000'000);
+  threaded.drained();
+}
+
 }  // namespace
 }  // namespace memtap

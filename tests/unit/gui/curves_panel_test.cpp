@@ -132,6 +132,39 @@ TEST(CurvesPanel, SelectingAProcessShowsItsCurves) {
   EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "cpu");
 }
 
+// A distributed run's launcher (torchrun, or a script that starts the ranks) comes first
+// and holds a few MiB of interpreter: the window opens on rank 0, until someone picks.
+TEST(CurvesPanel, ADistributedRunOpensOnRankZeroNotItsLauncher) {
+  test::TempDir dir;
+  test::RecordingBuilder b(100);
+  b.malloc(1, 0x1000, 1000);
+  b.use_pid(200);
+  b.malloc(2, 0x9000, 7000);
+  b.use_pid(300);
+  b.malloc(3, 0x5000, 5000);
+  b.set_rank(100, -1);
+  b.set_rank(200, 1);
+  b.set_rank(300, 0);
+  const std::string path = dir.file("launched.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  QComboBox* process = w.window->topBar()->processBox();
+  ASSERT_EQ(process->count(), 3);
+  EXPECT_EQ(w.window->state()->pid(), 300u);
+  EXPECT_EQ(process->currentText(), "rank 0/3 · pid 300 @ testhost");
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 5000);
+
+  // A choice stands: the launcher, picked, stays picked.
+  process->setCurrentIndex(0);
+  emit process->activated(0);
+  w.window->refresh();
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->state()->pid(), 100u);
+  EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 1000);
+}
+
 TEST(CurvesPanel, APreferredDeviceSelectsTheProcessThatHasIt) {
   test::TempDir dir;
   test::RecordingBuilder b(100);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,10 @@ class RecordingBuilder {
 
   int64_t start_ns() const { return start_ns_; }
   uint32_t pid() const { return pid_; }
+  // The rank a process's Hello gives (-1: none); by default the processes are ranks in the
+  // order they came, when there are several.
+  void set_rank(uint32_t pid, int32_t rank) { ranks_[pid] = rank; }
+
   // The rows that follow belong to process `pid` (a second rank, say), which starts then.
   void use_pid(uint32_t pid) {
     pid_ = pid;
@@ -168,6 +173,7 @@ class RecordingBuilder {
       p.hostname = "testhost";
       p.command_line = {"test_program"};
       p.rank = pids_.size() > 1 ? int32_t(processes.size() - 1) : -1;
+      if (auto it = ranks_.find(pid); it != ranks_.end()) p.rank = it->second;
       p.world_size = pids_.size() > 1 ? int32_t(pids_.size()) : -1;
       p.start_ns = start_ns_;
       p.end_ns = at(last_ms_);
@@ -240,7 +246,8 @@ class RecordingBuilder {
   int64_t start_ns_;
   double last_ms_ = 0;
   uint64_t allocations_ = 0;
-  std::vector<uint32_t> pids_;  // every process, in the order they started
+  std::vector<uint32_t> pids_;         // every process, in the order they started
+  std::map<uint32_t, int32_t> ranks_;  // set_rank's
   std::vector<DumpRow> rows_;
   std::vector<std::string> strings_;
   std::vector<std::pair<uint64_t, std::pair<uint64_t, uint64_t>>> live_;  // addr -> (id, size)
