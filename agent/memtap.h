@@ -86,7 +86,8 @@ int memtap_python_stacks_thread_start(int skip_frames);
  * PyObject*). Kind 1: its frames are left out with every frame they call (memtap's
  * TorchDispatchMode runs each operator, so the allocation happens under it); kind 2: its
  * frames are left out where they directly call one of kind 1 (a framework's plumbing around
- * the mode). At most 8 code objects. Call it with the GIL held (ctypes.PyDLL, as the Python
+ * the mode); kind 3: its frames alone are left out (a wrapper of memtap's around the
+ * program's code, as the one around torch's import). At most 8 code objects. Call it with the GIL held (ctypes.PyDLL, as the Python
  * package does: memtap._stacks.hide()). Returns 1 when noted, 0 when Python stacks are off. */
 int memtap_python_stacks_hide(void* code, int kind);
 

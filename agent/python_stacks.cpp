@@ -95,6 +95,7 @@ enum HideKind : uint8_t {
   kShown = 0,
   kHiddenWithCallees = 1,  // memtap's own: left out, with every frame it calls
   kHiddenAround = 2,       // plumbing: left out when it directly calls a hidden frame
+  kHiddenSelf = 3,         // a wrapper of memtap's: left out, the frames it calls kept
 };
 
 struct CodeInfo {
@@ -405,8 +406,10 @@ uint32_t python_stack_capture() {
 
   char* out = s->text;
   char* end = s->text + kTextBytes;
+  const bool any_hidden = g_hidden_count.load(std::memory_order_relaxed) != 0;
   for (uint32_t i = n; i-- > 0;) {
     const CodeInfo* c = s->frames[i].code;
+    if (any_hidden && __atomic_load_n(&c->hide, __ATOMIC_RELAXED) == kHiddenSelf) continue;
     size_t line_bytes = c->file_len + c->function_len + 16;
     if (size_t(end - out) < line_bytes) break;  // the outermost frames that do not fit
     if (out != s->text) *out++ = '\n';
@@ -431,7 +434,7 @@ using namespace memtap;
 extern "C" __attribute__((visibility("default"))) int memtap_python_stacks_hide(void* code,
                                                                                 int kind) {
   if (!g_stack_settings.python || !hooks_record() || !code) return 0;
-  if (kind != kHiddenWithCallees && kind != kHiddenAround) return 0;
+  if (kind != kHiddenWithCallees && kind != kHiddenAround && kind != kHiddenSelf) return 0;
   BusyScope busy;
   if (!resolve_api()) return 0;
   pthread_once(&g_init_once, init_once);

@@ -74,6 +74,13 @@ class _OnTorchImport:
 
         # The loader is torch's own instance (one per module): shadow its method there.
         loader.exec_module = exec_then_watch
+        # Every allocation of the import would show this frame of memtap's in its stack.
+        try:
+            from memtap import _stacks
+
+            _stacks.hide(exec_then_watch.__code__, 3)
+        except Exception:  # noqa: BLE001 - never break the traced program
+            pass
         return spec
 
 

@@ -342,11 +342,16 @@ TEST(Examples, TrainLeakUnderTorchOpsNamesTheSameLine) {
             3)
       << "innermost frame first: the line that allocates";
   // The operators were watched (their rows are there), and no stack names the machinery:
-  // memtap's mode, torch's helper mode around it (both __torch_dispatch__).
+  // memtap's mode, torch's helper mode around it (both __torch_dispatch__), memtap's hook
+  // around torch's import (sitecustomize.py), whose allocations keep their other frames.
   EXPECT_GT(db_q->scalar_int("SELECT COUNT(*) FROM memscope_dump WHERE Event = 'OP_LAUNCH'"), 0);
   EXPECT_EQ(db_q->scalar_int("SELECT COUNT(*) FROM memscope_dump WHERE \"Call Stack(Python)\" "
                              "LIKE '%__torch_dispatch__%' OR \"Call Stack(Python)\" LIKE "
-                             "'%memtap/torch.py%'"),
+                             "'%memtap/torch.py%' OR \"Call Stack(Python)\" LIKE "
+                             "'%sitecustomize.py%'"),
+            0);
+  EXPECT_GT(db_q->scalar_int("SELECT COUNT(*) FROM memscope_dump WHERE \"Call Stack(Python)\" "
+                             "LIKE '%torch/__init__.py(%): <module>%'"),
             0);
 }
 

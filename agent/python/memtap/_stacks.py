@@ -55,7 +55,7 @@ def enable():
 def hide(code, kind):
     """Leaves frames of `code` out of the recorded Python stacks (agent/memtap.h,
     memtap_python_stacks_hide): kind 1 with every frame they call, kind 2 only where they
-    directly call a frame of kind 1. Returns True when the agent noted it."""
+    directly call a frame of kind 1, kind 3 alone. Returns True when the agent noted it."""
     if os.environ.get("MEMTAP_DISABLE") == "1":
         return False
     try:
