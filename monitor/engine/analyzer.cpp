@@ -238,10 +238,16 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
 
   const timeline::OomForecast oom = timeline.time_to_oom(pid, device);
   d.oom.sustained_growth = oom.status == timeline::OomStatus::kForecast ||
-                           oom.status == timeline::OomStatus::kNoCapacity;
+                           oom.status == timeline::OomStatus::kNoCapacity ||
+                           oom.status == timeline::OomStatus::kTooEarly;
   d.oom.growth_bytes_per_s = oom.slope_bytes_per_s;
   d.oom.capacity_bytes = oom.capacity_bytes;
   if (oom.status == timeline::OomStatus::kForecast) d.oom.seconds_to_oom = oom.seconds_to_oom;
+  if (oom.status == timeline::OomStatus::kTooEarly) {
+    d.oom.too_early = true;
+    d.oom.seconds_at_rate = oom.seconds_at_rate;
+  }
+  d.oom.recorded_s = double(saturating_sub(d.end_ns, d.start_ns)) * 1e-9;
 
   const blocks::OomResult ooms = blocks.ooms(pid, device);
   d.oom_count = ooms.count;

@@ -129,6 +129,11 @@ struct OomSection {
   double growth_bytes_per_s = 0;
   int64_t capacity_bytes = kUnknown;
   double seconds_to_oom = -1;  // only with sustained growth and a known capacity
+  // Sustained growth whose capacity lies further ahead than a forecast may reach from the
+  // time recorded (OomOptions::max_extrapolation): when it would come at this rate.
+  bool too_early = false;
+  double seconds_at_rate = -1;
+  double recorded_s = 0;  // the scope's span, what "too early" compares with
 };
 
 // A block live on the device when an allocation failed (an OOM_TOP_ALLOC row).

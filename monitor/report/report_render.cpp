@@ -238,6 +238,13 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     fprintf(out, "    Time to OOM: %s at +%s/s (capacity %s)\n",
             seconds_duration_text(o.seconds_to_oom).c_str(),
             bytes_text(o.growth_bytes_per_s).c_str(), bytes_text(double(o.capacity_bytes)).c_str());
+  } else if (o.sustained_growth && o.too_early) {
+    fprintf(out,
+            "    Time to OOM: too early to tell (+%s/s over %s recorded; capacity %s would take "
+            "%s at that rate)\n",
+            bytes_text(o.growth_bytes_per_s).c_str(), seconds_duration_text(o.recorded_s).c_str(),
+            bytes_text(double(o.capacity_bytes)).c_str(),
+            seconds_duration_text(o.seconds_at_rate).c_str());
   } else if (o.sustained_growth) {
     fprintf(out, "    Growth: +%s/s, sustained (capacity unknown)\n",
             bytes_text(o.growth_bytes_per_s).c_str());
@@ -597,6 +604,12 @@ std::string report_json(const Report& r) {
     j.key("seconds_to_oom");
     if (d.oom.seconds_to_oom >= 0)
       j.value(d.oom.seconds_to_oom);
+    else
+      j.null();
+    j.key("too_early").value(d.oom.too_early);
+    j.key("seconds_at_rate");
+    if (d.oom.seconds_at_rate >= 0)
+      j.value(d.oom.seconds_at_rate);
     else
       j.null();
     j.end_object();

@@ -166,7 +166,8 @@ void add_inefficient(const DeviceReport& d, std::vector<Finding>* out) {
 
 void add_oom(const DeviceReport& d, std::vector<Finding>* out) {
   const OomSection& o = d.oom;
-  if (!o.sustained_growth) return;
+  // Too early: a run's first seconds grow steadily; the report says how fast.
+  if (!o.sustained_growth || o.too_early) return;
   Finding f;
   f.kind = FindingKind::kOom;
   if (o.seconds_to_oom >= 0) {

@@ -43,13 +43,15 @@ const char* to_string(OomStatus status) {
       return "sustained growth, capacity unknown";
     case OomStatus::kForecast:
       return "sustained growth";
+    case OomStatus::kTooEarly:
+      return "sustained growth, too early to forecast";
   }
   return "?";
 }
 
 OomForecast forecast_oom(std::span<const double> values, int64_t window_start_ns,
                          int64_t window_end_ns, int64_t current_bytes, int64_t capacity_bytes,
-                         double min_r2) {
+                         double min_r2, double max_ahead_s) {
   OomForecast f;
   f.window_start_ns = window_start_ns;
   f.window_end_ns = window_end_ns;
@@ -74,8 +76,13 @@ OomForecast forecast_oom(std::span<const double> values, int64_t window_start_ns
     f.status = OomStatus::kNoCapacity;
     return f;
   }
+  f.seconds_at_rate = std::max(0.0, double(capacity_bytes - current_bytes) / fit.slope);
+  if (max_ahead_s > 0 && f.seconds_at_rate > max_ahead_s) {
+    f.status = OomStatus::kTooEarly;
+    return f;
+  }
   f.status = OomStatus::kForecast;
-  f.seconds_to_oom = std::max(0.0, double(capacity_bytes - current_bytes) / fit.slope);
+  f.seconds_to_oom = f.seconds_at_rate;
   return f;
 }
 

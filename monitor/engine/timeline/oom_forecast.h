@@ -24,7 +24,11 @@ struct OomOptions {
   double window_fraction = 0.1;            // the last 10% of the session...
   int64_t min_window_ns = 60'000'000'000;  // ...but at least the last 60 s (or all of it)
   double min_r2 = 0.8;                     // a fit this good, or no forecast
-  uint32_t samples = 512;                  // evenly spaced samples of the curve in the window
+  // A forecast reaches at most this many times the session's length ahead: the first
+  // seconds of every run grow steadily (imports, the model's weights), and a straight line
+  // from 0.3 s of them said "Time to OOM: 1 min 20 s" in every live window.
+  double max_extrapolation = 10;
+  uint32_t samples = 512;  // evenly spaced samples of the curve in the window
 };
 
 enum class OomStatus : uint8_t {
@@ -32,6 +36,8 @@ enum class OomStatus : uint8_t {
   kNoSustainedGrowth,  // flat, falling, or not steady enough
   kNoCapacity,         // sustained growth, but the capacity is unknown
   kForecast,           // seconds_to_oom holds the forecast
+  kTooEarly,           // sustained growth, but capacity is further ahead than the data allow
+                       // a forecast to reach (seconds_at_rate says how far)
 };
 
 const char* to_string(OomStatus status);  // "no sustained growth", ...
@@ -44,13 +50,15 @@ struct OomForecast {
   double r2 = 0;
   int64_t current_bytes = 0;
   int64_t capacity_bytes = kUnknown;
-  double seconds_to_oom = -1;  // kForecast only; 0 when the curve is already at capacity
+  double seconds_to_oom = -1;   // kForecast only; 0 when the curve is already at capacity
+  double seconds_at_rate = -1;  // kForecast and kTooEarly: capacity at this rate, in seconds
 };
 
 // The forecast from `values` sampled at evenly spaced times over [window_start_ns,
-// window_end_ns], the curve's newest value and the capacity (kUnknown if not known).
+// window_end_ns], the curve's newest value and the capacity (kUnknown if not known); no
+// further ahead than `max_ahead_s` (<= 0: any distance).
 OomForecast forecast_oom(std::span<const double> values, int64_t window_start_ns,
                          int64_t window_end_ns, int64_t current_bytes, int64_t capacity_bytes,
-                         double min_r2);
+                         double min_r2, double max_ahead_s = 0);
 
 }  // namespace memtap::timeline

@@ -174,7 +174,8 @@ OomForecast Timeline::time_to_oom(uint32_t pid, int32_t device, const OomOptions
   // buckets: sampling evenly in time keeps a burst of events from outweighing the rest.
   CurveQuery q = points(id, start, end, std::numeric_limits<size_t>::max(), WideBuckets::kKeep);
   std::vector<double> samples = sample_step(q, start, end, options.samples);
-  return forecast_oom(samples, start, end, app.value(), capacity_of(*s), options.min_r2);
+  return forecast_oom(samples, start, end, app.value(), capacity_of(*s), options.min_r2,
+                      options.max_extrapolation * double(span) * 1e-9);
 }
 
 TimelineStats Timeline::stats() const {

@@ -66,6 +66,28 @@ TEST(ReportText, TimeToOomIsADurationForPeople) {
   }
 }
 
+// Growth over a run's first seconds (imports, weights) is steady: the report gives its rate
+// and where it would lead, not a time to OOM, and the JSON says it is too early.
+TEST(ReportText, GrowthTooShortToForecastSaysSo) {
+  Report r = sample_report();
+  OomSection& o = r.devices[0].oom;
+  o.sustained_growth = true;
+  o.growth_bytes_per_s = 300 << 20;
+  o.capacity_bytes = int64_t(24) << 30;
+  o.too_early = true;
+  o.seconds_at_rate = 80;
+  o.recorded_s = 0.3;
+  const std::string text = text_of(r);
+  EXPECT_NE(text.find("Time to OOM: too early to tell (+300.0 MiB/s over 300.0 ms recorded; "
+                      "capacity 24.0 GiB would take 1 min 20 s at that rate)"),
+            std::string::npos)
+      << text;
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find(R"("seconds_to_oom":null,"too_early":true,"seconds_at_rate":80)"),
+            std::string::npos)
+      << json;
+}
+
 TEST(JsonWriter, EscapesAndPlacesCommas) {
   JsonWriter j;
   j.begin_object().key("a").value("x\"y\n").key("b").begin_array().value(int64_t(1)).value(2.5);

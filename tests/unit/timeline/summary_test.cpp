@@ -55,6 +55,24 @@ TEST(TimeToOom, SteadyLeakGivesTheSecondsUntilCapacity) {
   EXPECT_EQ(f.window_end_ns - f.window_start_ns, 60 * kSecond);
 }
 
+// A run's first second grows steadily (imports, the model's weights): a straight line
+// through it would reach capacity 1,000 times further ahead than it saw. Too early.
+TEST(TimeToOom, OneSecondOfGrowthIsTooEarlyForAForecastMinutesAhead) {
+  Timeline t;
+  t.set_capacity(kPid, kHostDevice, GiB);
+  rss_samples(t, 1, [](double s) { return 100 * MiB + int64_t(s * double(MiB)); });
+  OomForecast f = t.time_to_oom(kPid, kHostDevice);
+  ASSERT_EQ(f.status, OomStatus::kTooEarly) << to_string(f.status);
+  EXPECT_LT(f.seconds_to_oom, 0);
+  EXPECT_NEAR(f.seconds_at_rate, 923.0, 1.0);  // from 101 MiB at 1 MiB/s
+  EXPECT_NEAR(f.slope_bytes_per_s, double(MiB), 0.01 * double(MiB));
+  // Within ten times what was seen, it is a forecast.
+  t.set_capacity(kPid, kHostDevice, 105 * MiB);
+  f = t.time_to_oom(kPid, kHostDevice);
+  ASSERT_EQ(f.status, OomStatus::kForecast) << to_string(f.status);
+  EXPECT_NEAR(f.seconds_to_oom, 4.0, 0.1);
+}
+
 // Samples near both ends of int64 (a file's times are anything): the span and the window
 // saturate instead of overflowing (the sanitizer builds of this test stop on that), and the
 // window ends at the last sample.
