@@ -363,7 +363,8 @@ void PoolView::show(viewdata::PoolData d) {
                   .arg(bytes_q(d.pending_bytes), locale.toString(qulonglong(d.pending_blocks)));
     QString text =
         tr("%1 at %2: %3 segments, %4. Reserved %5 · Allocated %6%7 · Free %8 · "
-           "largest free gap %9 · fragmentation %10.")
+           "largest free gap %9 · fragmentation %10 (the free bytes outside that gap: no "
+           "request larger than it fits without a new segment).")
             .arg(where, at, locale.toString(qulonglong(d.segments_live)), QString::fromLatin1(kind),
                  bytes_q(d.reserved_bytes), bytes_q(d.allocated_bytes), pending,
                  bytes_q(d.free_bytes), bytes_q(d.largest_free_gap))
