@@ -243,7 +243,7 @@ void LifetimeGraph::paintEvent(QPaintEvent*) {
                QString::number(v, 'f', decimals));
   }
   p.drawText(QRectF(plot.left(), plot.bottom() + 5 + fm.height(), plot.width(), fm.height()),
-             Qt::AlignRight, tr("time since start (s)"));
+             Qt::AlignRight, tr("Time since start (s)"));  // as the curves say it
 
   // The legend: what the colours mean.
   double x = plot.left();
