@@ -398,10 +398,11 @@ CurvesData refine_curves(const std::string& recording_path, CurvesData data, siz
       std::any_of(asks.begin(), asks.end(), [](const Ask& a) { return a.whole; });
   int64_t read_until = data.session_first_ns;
   for (const SeriesSpans& r : requests) read_until = std::max(read_until, r.spans.back().t1_ns);
-  const double share = data.session_last_ns > data.session_first_ns
-                           ? std::min(1.0, double(read_until - data.session_first_ns) /
-                                               double(data.session_last_ns - data.session_first_ns))
-                           : 1.0;
+  // In doubles: a file's times are anything int64 holds.
+  const double span = double(data.session_last_ns) - double(data.session_first_ns);
+  const double share =
+      span > 0 ? std::clamp((double(read_until) - double(data.session_first_ns)) / span, 0.0, 1.0)
+               : 1.0;
   if (!any_whole && double(data.scope_events) * share > double(max_wide_events)) return data;
   std::vector<SpansAnswer> answers;
   std::string error;

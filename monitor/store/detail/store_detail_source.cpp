@@ -131,8 +131,8 @@ class Harvest {
   size_t span_ = 0;  // the first span not yet complete
   size_t taken_ = 0;
   std::optional<CurvePoint> last_;
-  std::vector<std::vector<CurvePoint>>
-      found_;  // a span's: the point in force at t0, then those after
+  // Each span's points: the one in force at its t0, then those after.
+  std::vector<std::vector<CurvePoint>> found_;
   std::string problem_;
 };
 
