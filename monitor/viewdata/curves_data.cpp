@@ -309,8 +309,9 @@ std::vector<SeriesSpan> wide_spans(const std::vector<EnvelopeBucket>& envelope, 
   std::vector<SeriesSpan> spans;
   for (const EnvelopeBucket& b : envelope) {
     if (!is_wide_bucket(t0_ns, t1_ns, columns, b)) continue;
-    const int64_t from =
-        spans.empty() ? b.t_first_ns - 1 : std::max(b.t_first_ns - 1, spans.back().t1_ns);
+    const int64_t from = spans.empty()
+                             ? saturating_sub(b.t_first_ns, 1)
+                             : std::max(saturating_sub(b.t_first_ns, 1), spans.back().t1_ns);
     spans.push_back({from, b.t_last_ns});
   }
   return spans;
