@@ -419,6 +419,7 @@ uint32_t python_stack_capture() {
     out = put_text(out, end, "): ", 3);
     out = put_text(out, end, c->function, c->function_len);
   }
+  if (out == s->text) return 0;  // every frame was one memtap leaves out
   uint32_t id = string_log_intern(s->text, size_t(out - s->text));
   if (id != 0) {
     slot.hash = h;
