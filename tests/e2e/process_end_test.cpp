@@ -343,6 +343,23 @@ TEST_F(ProcessEnd, ASigtermDuringTheExitFlushLetsItFinish) {
   EXPECT_EQ(rows.rows[0][2].text, "0") << "events dropped";
 }
 
+// The same SIGTERM while the flush before an exec runs: the exec's flush is not cut, so the
+// child's blocks are all recorded, whether the signal then ends it or its image runs.
+TEST_F(ProcessEnd, ASigtermDuringTheExecFlushLetsItFinish) {
+  const std::string db = dir.file("exec-term.db");
+  ProcessResult r = run(db, {kProcessEnd, "exec-term", std::to_string(kBlocks)});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  const long long child = child_of(r);
+  ASSERT_NE(child, 0) << r.out;
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(blocks(*q, child, kAfterSize), kBlocks) << "stderr:\n" << r.err;
+  for (const auto& row : sessions(*q, child).rows) {
+    EXPECT_EQ(row[2].text, "0") << "events dropped";
+  }
+}
+
 // SIGKILL: no Bye. The recording, memtap run's summary and the report say "no final flush",
 // with how long after its last event memtap run saw it die.
 TEST_F(ProcessEnd, SigkillIsSaidToLeaveNoFinalFlush) {

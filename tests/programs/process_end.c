@@ -33,6 +33,10 @@
  *              _exit(0); the parent sends it SIGTERM as soon as it hears, as a pool
  *              terminating a worker that is leaving anyway, and returns 0 when the child
  *              ended by either (9 otherwise)
+ *   exec-term  as exit-term, but with one thread, which execl()s itself as `image` where
+ *              exit-term's calls _exit(0): the parent's SIGTERM comes to it while the exec's
+ *              flush runs; returns
+ *              0 when the child ended by exit code 0 (the image ran) or SIGTERM (9 otherwise)
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
@@ -172,7 +176,8 @@ int main(int argc, char** argv) {
     }
     return all_termed ? 0 : 9;
   }
-  if (strcmp(mode, "exit-term") == 0) {
+  if (strcmp(mode, "exit-term") == 0 || strcmp(mode, "exec-term") == 0) {
+    const int by_exec = strcmp(mode, "exec-term") == 0;
     atomic_store(&g_stop, 1);
     pthread_join(thread, NULL);
     int leaving[2];
@@ -182,13 +187,16 @@ int main(int argc, char** argv) {
     if (child == 0) {
       snprintf(line, sizeof line, "child=%d\n", (int)getpid());
       say(line);
-      /* SIGTERM goes to the waiting thread, the one thread that takes it. */
-      sigset_t term;
-      sigemptyset(&term);
-      sigaddset(&term, SIGTERM);
-      pthread_sigmask(SIG_BLOCK, &term, NULL);
-      pthread_t waiting;
-      if (pthread_create(&waiting, NULL, wait_for_term, NULL) != 0) _exit(8);
+      /* exit-term: SIGTERM goes to the waiting thread, the one thread that takes it;
+       * exec-term: to the one thread there is, the one that flushes. */
+      if (!by_exec) {
+        sigset_t term;
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &term, NULL);
+        pthread_t waiting;
+        if (pthread_create(&waiting, NULL, wait_for_term, NULL) != 0) _exit(8);
+      }
       for (int i = 0; i < kExitChurn; ++i) {
         void* volatile p = malloc(24);
         free(p);
@@ -196,6 +204,10 @@ int main(int argc, char** argv) {
       allocate(n, kAfterSize);
       const char now = 1;
       if (write(leaving[1], &now, 1) != 1) _exit(8);
+      if (by_exec) {
+        execl(argv[0], argv[0], "image", argv[2], (char*)NULL);
+        _exit(6);
+      }
       _exit(0);
     }
     char heard = 0;
