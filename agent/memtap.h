@@ -87,8 +87,9 @@ int memtap_python_stacks_thread_start(int skip_frames);
  * TorchDispatchMode runs each operator, so the allocation happens under it); kind 2: its
  * frames are left out where they directly call one of kind 1 (a framework's plumbing around
  * the mode); kind 3: its frames alone are left out (a wrapper of memtap's around the
- * program's code, as the one around torch's import). At most 8 code objects. Call it with the GIL held (ctypes.PyDLL, as the Python
- * package does: memtap._stacks.hide()). Returns 1 when noted, 0 when Python stacks are off. */
+ * program's code, as the one around torch's import). At most 8 code objects. Call it with
+ * the GIL held (ctypes.PyDLL, as the Python package does: memtap._stacks.hide()). Returns 1
+ * when noted, 0 when Python stacks are off. */
 int memtap_python_stacks_hide(void* code, int kind);
 
 #ifdef __cplusplus
