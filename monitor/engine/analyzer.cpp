@@ -247,7 +247,6 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
     d.oom.too_early = true;
     d.oom.seconds_at_rate = oom.seconds_at_rate;
   }
-  d.oom.recorded_s = double(saturating_sub(d.end_ns, d.start_ns)) * 1e-9;
 
   const blocks::OomResult ooms = blocks.ooms(pid, device);
   d.oom_count = ooms.count;

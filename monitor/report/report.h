@@ -133,7 +133,6 @@ struct OomSection {
   // time recorded (OomOptions::max_extrapolation): when it would come at this rate.
   bool too_early = false;
   double seconds_at_rate = -1;
-  double recorded_s = 0;  // the scope's span, what "too early" compares with
 };
 
 // A block live on the device when an allocation failed (an OOM_TOP_ALLOC row).

@@ -242,7 +242,8 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     fprintf(out,
             "    Time to OOM: too early to tell (+%s/s over %s recorded; capacity %s would take "
             "%s at that rate)\n",
-            bytes_text(o.growth_bytes_per_s).c_str(), seconds_duration_text(o.recorded_s).c_str(),
+            bytes_text(o.growth_bytes_per_s).c_str(),
+            seconds_duration_text((double(d.end_ns) - double(d.start_ns)) * 1e-9).c_str(),
             bytes_text(double(o.capacity_bytes)).c_str(),
             seconds_duration_text(o.seconds_at_rate).c_str());
   } else if (o.sustained_growth) {
@@ -272,6 +273,15 @@ void optional_int(JsonWriter& j, const char* name, int64_t v) {
     j.null();
   else
     j.value(v);
+}
+
+// Seconds, or null where the figure does not apply (a negative value).
+void optional_seconds(JsonWriter& j, const char* name, double seconds) {
+  j.key(name);
+  if (seconds >= 0)
+    j.value(seconds);
+  else
+    j.null();
 }
 
 // A curve's or a layer's object: its name under `label_key`, its peak and where it ended.
@@ -601,17 +611,9 @@ std::string report_json(const Report& r) {
     j.key("sustained_growth").value(d.oom.sustained_growth);
     j.key("growth_bytes_per_s").value(d.oom.growth_bytes_per_s);
     optional_int(j, "capacity_bytes", d.oom.capacity_bytes);
-    j.key("seconds_to_oom");
-    if (d.oom.seconds_to_oom >= 0)
-      j.value(d.oom.seconds_to_oom);
-    else
-      j.null();
+    optional_seconds(j, "seconds_to_oom", d.oom.seconds_to_oom);
     j.key("too_early").value(d.oom.too_early);
-    j.key("seconds_at_rate");
-    if (d.oom.seconds_at_rate >= 0)
-      j.value(d.oom.seconds_at_rate);
-    else
-      j.null();
+    optional_seconds(j, "seconds_at_rate", d.oom.seconds_at_rate);
     j.end_object();
     j.key("oom_count").value(d.oom_count);
     j.key("ooms").begin_array();

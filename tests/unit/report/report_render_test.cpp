@@ -76,7 +76,7 @@ TEST(ReportText, GrowthTooShortToForecastSaysSo) {
   o.capacity_bytes = int64_t(24) << 30;
   o.too_early = true;
   o.seconds_at_rate = 80;
-  o.recorded_s = 0.3;
+  r.devices[0].end_ns = r.devices[0].start_ns + 300'000'000;  // 0.3 s recorded
   const std::string text = text_of(r);
   EXPECT_NE(text.find("Time to OOM: too early to tell (+300.0 MiB/s over 300.0 ms recorded; "
                       "capacity 24.0 GiB would take 1 min 20 s at that rate)"),
