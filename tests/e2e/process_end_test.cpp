@@ -96,6 +96,11 @@ class ProcessEnd : public ::testing::Test {
   // recorded, each image in a row of its own, the first ended by "exec".
   void expect_exec_flushed(const std::string& mode);
 
+  // `mode` (exit-term, exec-term) forks a child that a SIGTERM reaches while a flush runs:
+  // the run ends well, and every block of the child's (kAfterSize) is recorded, nothing
+  // dropped in any of its sessions, which *rows gets for the test's own checks.
+  void expect_child_whole_despite_sigterm(const std::string& mode, DbRows* rows);
+
   TempDir dir;
 };
 
@@ -326,28 +331,24 @@ TEST_F(ProcessEnd, AChildTerminatedRightAfterItsForkIsRecorded) {
 // the recording. Before, the signal during _exit's flush ended the child inside it, and an
 // _exit during the signal's flush did the same ("no final flush", the last events lost).
 TEST_F(ProcessEnd, ASigtermDuringTheExitFlushLetsItFinish) {
-  const std::string db = dir.file("exit-term.db");
-  ProcessResult r = run(db, {kProcessEnd, "exit-term", std::to_string(kBlocks)});
-  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
-  const long long child = child_of(r);
-  ASSERT_NE(child, 0) << r.out;
-  std::string error;
-  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
-  ASSERT_TRUE(q) << error;
-  EXPECT_EQ(blocks(*q, child, kAfterSize), kBlocks) << "stderr:\n" << r.err;
-  const DbRows rows = sessions(*q, child);
-  ASSERT_EQ(rows.rows.size(), 1u) << r.err;
+  DbRows rows;
+  ASSERT_NO_FATAL_FAILURE(expect_child_whole_despite_sigterm("exit-term", &rows));
+  ASSERT_EQ(rows.rows.size(), 1u);
   // _exit's flush first, or the signal's.
   EXPECT_TRUE(rows.rows[0][0].text == "exit code 0" || rows.rows[0][0].text == "signal SIGTERM")
       << rows.rows[0][0].text;
-  EXPECT_EQ(rows.rows[0][2].text, "0") << "events dropped";
 }
 
 // The same SIGTERM while the flush before an exec runs: the exec's flush is not cut, so the
 // child's blocks are all recorded, whether the signal then ends it or its image runs.
 TEST_F(ProcessEnd, ASigtermDuringTheExecFlushLetsItFinish) {
-  const std::string db = dir.file("exec-term.db");
-  ProcessResult r = run(db, {kProcessEnd, "exec-term", std::to_string(kBlocks)});
+  DbRows rows;
+  expect_child_whole_despite_sigterm("exec-term", &rows);
+}
+
+void ProcessEnd::expect_child_whole_despite_sigterm(const std::string& mode, DbRows* rows) {
+  const std::string db = dir.file(mode + ".db");
+  ProcessResult r = run(db, {kProcessEnd, mode, std::to_string(kBlocks)});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
   const long long child = child_of(r);
   ASSERT_NE(child, 0) << r.out;
@@ -355,9 +356,8 @@ TEST_F(ProcessEnd, ASigtermDuringTheExecFlushLetsItFinish) {
   std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
   ASSERT_TRUE(q) << error;
   EXPECT_EQ(blocks(*q, child, kAfterSize), kBlocks) << "stderr:\n" << r.err;
-  for (const auto& row : sessions(*q, child).rows) {
-    EXPECT_EQ(row[2].text, "0") << "events dropped";
-  }
+  *rows = sessions(*q, child);
+  for (const auto& row : rows->rows) EXPECT_EQ(row[2].text, "0") << "events dropped";
 }
 
 // SIGKILL: no Bye. The recording, memtap run's summary and the report say "no final flush",
