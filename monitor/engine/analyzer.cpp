@@ -141,6 +141,7 @@ struct Analyzer::Impl {
   timeline::Timeline timeline;
   blocks::BlockAnalyzer blocks;
   uint64_t events = 0;
+  int64_t first_ts_ns = kUnknown;  // the session's first event (DeviceReport::origin_ns)
 
   Impl(const StringTable* s, AnalyzerOptions o)
       : strings(s), options(o), blocks(*s, block_options(o)) {
@@ -161,6 +162,7 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
   const timeline::ScopeSummary s = timeline.summary(pid, device);
   d.start_ns = s.first_ts_ns;
   d.end_ns = s.last_ts_ns;
+  d.origin_ns = first_ts_ns != kUnknown ? first_ts_ns : s.first_ts_ns;
   d.allocations = s.mallocs;
   d.frees = s.frees;
   for (timeline::Curve c : {timeline::Curve::kAllocated, timeline::Curve::kReserved,
@@ -272,6 +274,9 @@ void Analyzer::add(const MemEvent* events, size_t count) {
     impl_->blocks.add(events, count);
   }
   impl_->events += count;
+  // Events come in time order, so a batch's first is its oldest.
+  if (count != 0 && (impl_->first_ts_ns == kUnknown || events[0].ts_ns < impl_->first_ts_ns))
+    impl_->first_ts_ns = events[0].ts_ns;
 }
 
 uint64_t Analyzer::events() const {

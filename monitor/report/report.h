@@ -96,7 +96,7 @@ struct FragmentationSection {
 
 // "largest free gap 128.0 MiB", with " (at +1.250 s)" when measured at another instant than
 // worst_ns (as printed: to the millisecond); "" when unknown.
-std::string largest_free_gap_text(const FragmentationSection& f, int64_t start_ns);
+std::string largest_free_gap_text(const FragmentationSection& f, int64_t origin_ns);
 
 struct InefficientBlock {
   std::string category;  // lazy_used, delayed_free, long_idle
@@ -180,7 +180,11 @@ struct PoolSection {
 struct DeviceReport {
   uint32_t pid = 0;
   int32_t device = kHostDevice;
-  int64_t start_ns = kUnknown, end_ns = kUnknown;
+  int64_t start_ns = kUnknown, end_ns = kUnknown;  // its first and last event
+  // What its times ("+1.234 s") count from: the session's first event, whichever process and
+  // device it came from, as the window's time axis does; so a GPU peak reads the same
+  // "+s" in the report, in `memtap check` and in the window, and beside the host's.
+  int64_t origin_ns = kUnknown;
   uint64_t allocations = 0, frees = 0;
   int64_t bytes_allocated = 0;
   std::vector<CurveSummary> curves;

@@ -36,9 +36,9 @@ std::string limit_pct_text(double pct) {
   return buf;
 }
 
-std::string at_text(int64_t ts_ns, int64_t start_ns) {
-  if (ts_ns == kUnknown || start_ns == kUnknown || ts_ns < start_ns) return "";
-  return " at +" + duration_text(ts_ns - start_ns);
+std::string at_text(int64_t ts_ns, int64_t origin_ns) {
+  if (ts_ns == kUnknown || origin_ns == kUnknown || ts_ns < origin_ns) return "";
+  return " at +" + duration_text(ts_ns - origin_ns);
 }
 
 // A breakdown entry for the line: "owner leaks_mem (240.0 MiB, 78% of the peak)".
@@ -121,7 +121,7 @@ std::string oom_text(const DeviceReport& d) {
   std::string text = std::to_string(d.oom_count) + (d.oom_count == 1 ? " OOM" : " OOMs");
   if (d.ooms.empty()) return text;
   const OomEntry& o = d.ooms.front();
-  text += (d.oom_count == 1 ? "" : ", the first") + at_text(o.ts_ns, d.start_ns) + ": " +
+  text += (d.oom_count == 1 ? "" : ", the first") + at_text(o.ts_ns, d.origin_ns) + ": " +
           key_text(o.api) + " of " + bytes_text(double(o.requested_bytes)) + " failed";
   if (o.top.empty()) return text + "; no live block recorded then";
   const OomBlockEntry& b = o.top.front();  // largest first
@@ -193,9 +193,9 @@ void check_device(const Report& r, const DeviceReport& d, const Thresholds& t, C
     out->violations.push_back({check, where, std::move(text)});
   };
   if (t.max_peak_bytes && d.peak.bytes != kUnknown && d.peak.bytes > *t.max_peak_bytes) {
-    add("max-peak", "peak " + bytes_text(double(d.peak.bytes)) + at_text(d.peak.ts_ns, d.start_ns) +
-                        " is above --max-peak " + bytes_text(double(*t.max_peak_bytes)) + "; " +
-                        peak_responsible(d));
+    add("max-peak", "peak " + bytes_text(double(d.peak.bytes)) +
+                        at_text(d.peak.ts_ns, d.origin_ns) + " is above --max-peak " +
+                        bytes_text(double(*t.max_peak_bytes)) + "; " + peak_responsible(d));
   }
   if (t.max_leak_per_step_bytes && d.leaks.steps > 0) {
     double worst = 0;
@@ -230,10 +230,10 @@ void check_device(const Report& r, const DeviceReport& d, const Thresholds& t, C
   if (t.max_fragmentation_pct && f.worst_ns != kUnknown && f.reserved > 0) {
     const double pct = std::max(0.0, double(f.reserved - f.allocated) / double(f.reserved) * 100);
     if (pct > *t.max_fragmentation_pct) {
-      std::string text = "fragmentation " + pct_text(pct) + at_text(f.worst_ns, d.start_ns) +
+      std::string text = "fragmentation " + pct_text(pct) + at_text(f.worst_ns, d.origin_ns) +
                          " (reserved " + bytes_text(double(f.reserved)) + ", allocated " +
                          bytes_text(double(f.allocated));
-      if (f.largest_free_gap != kUnknown) text += ", " + largest_free_gap_text(f, d.start_ns);
+      if (f.largest_free_gap != kUnknown) text += ", " + largest_free_gap_text(f, d.origin_ns);
       add("max-fragmentation",
           text + ") is above --max-fragmentation " + limit_pct_text(*t.max_fragmentation_pct));
     }

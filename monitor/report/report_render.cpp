@@ -11,11 +11,11 @@ namespace memtap {
 namespace {
 
 // Seconds since the session began, or the wall-clock time when no start is known.
-std::string time_text(int64_t ts_ns, int64_t start_ns) {
+std::string time_text(int64_t ts_ns, int64_t origin_ns) {
   if (ts_ns == kUnknown) return "?";
   char buf[64];
-  if (start_ns != kUnknown && ts_ns >= start_ns) {
-    snprintf(buf, sizeof buf, "+%.3f s", double(ts_ns - start_ns) / 1e9);
+  if (origin_ns != kUnknown && ts_ns >= origin_ns) {
+    snprintf(buf, sizeof buf, "+%.3f s", double(ts_ns - origin_ns) / 1e9);
     return buf;
   }
   time_t secs = time_t(ts_ns / 1000000000);
@@ -77,9 +77,9 @@ std::string stack_text(const std::string& python, const std::string& c) {
   return key_text(python.empty() ? c : python);
 }
 
-void oom_text(const OomEntry& o, int64_t start_ns, FILE* out) {
+void oom_text(const OomEntry& o, int64_t origin_ns, FILE* out) {
   fprintf(out, "    OOM at %s: %s asked %s (thread %u, stream %llu)\n",
-          time_text(o.ts_ns, start_ns).c_str(), key_text(o.api).c_str(),
+          time_text(o.ts_ns, origin_ns).c_str(), key_text(o.api).c_str(),
           bytes_text(double(o.requested_bytes)).c_str(), o.tid, (unsigned long long)o.stream);
   if (!o.stack_python.empty() || !o.stack_c.empty())
     fprintf(out, "      called from %s\n", stack_text(o.stack_python, o.stack_c).c_str());
@@ -98,9 +98,9 @@ void oom_text(const OomEntry& o, int64_t start_ns, FILE* out) {
 
 // A curve's or a layer's line: its peak, when, and where it ended.
 void peak_final_line(const char* prefix, const std::string& label, int64_t peak_ns,
-                     int64_t peak_bytes, int64_t final_bytes, int64_t start_ns, FILE* out) {
+                     int64_t peak_bytes, int64_t final_bytes, int64_t origin_ns, FILE* out) {
   fprintf(out, "    %s%-13s peak %10s at %-12s final %s\n", prefix, label.c_str(),
-          bytes_text(double(peak_bytes)).c_str(), time_text(peak_ns, start_ns).c_str(),
+          bytes_text(double(peak_bytes)).c_str(), time_text(peak_ns, origin_ns).c_str(),
           bytes_text(double(final_bytes)).c_str());
 }
 
@@ -155,23 +155,23 @@ void device_text_section(const DeviceReport& d, FILE* out) {
           (unsigned long long)d.frees, bytes_text(double(d.bytes_allocated)).c_str());
   for (const CurveSummary& c : d.curves) {
     if (c.peak_bytes == kUnknown) continue;
-    peak_final_line("", c.name, c.peak_ns, c.peak_bytes, c.final_bytes, d.start_ns, out);
+    peak_final_line("", c.name, c.peak_ns, c.peak_bytes, c.final_bytes, d.origin_ns, out);
   }
   // On a device, which layers the curves are made of: HAL is what the CUDA runtime and
   // driver gave the process, a framework layer (PTA) what its blocks hold of that.
   for (const LayerSummary& l : d.layers) {
     if (d.device < 0 || l.peak_bytes == kUnknown) continue;
-    peak_final_line("Layer ", l.layer, l.peak_ns, l.peak_bytes, l.final_bytes, d.start_ns, out);
+    peak_final_line("Layer ", l.layer, l.peak_ns, l.peak_bytes, l.final_bytes, d.origin_ns, out);
   }
   pool_text(d, out);
-  for (const OomEntry& o : d.ooms) oom_text(o, d.start_ns, out);
+  for (const OomEntry& o : d.ooms) oom_text(o, d.origin_ns, out);
   if (d.oom_count > d.ooms.size()) {
     fprintf(out, "    ... %llu more OOMs on this device\n",
             (unsigned long long)(d.oom_count - d.ooms.size()));
   }
   if (d.peak.bytes != kUnknown) {
     fprintf(out, "    Peak: %s at %s\n", bytes_text(double(d.peak.bytes)).c_str(),
-            time_text(d.peak.ts_ns, d.start_ns).c_str());
+            time_text(d.peak.ts_ns, d.origin_ns).c_str());
     owners_or_stacks_text(out, d.peak.by_owner, d.peak.by_stack);
     breakdown_text(out, "name", d.peak.by_name);
   }
@@ -207,10 +207,10 @@ void device_text_section(const DeviceReport& d, FILE* out) {
   } else if (f.worst_ns != kUnknown) {
     fprintf(out,
             "    Fragmentation: worst at %s: reserved %s, allocated %s, %s; at the end %s unused\n",
-            time_text(f.worst_ns, d.start_ns).c_str(), bytes_text(double(f.reserved)).c_str(),
+            time_text(f.worst_ns, d.origin_ns).c_str(), bytes_text(double(f.reserved)).c_str(),
             bytes_text(double(f.allocated)).c_str(),
             f.largest_free_gap == kUnknown ? "largest free gap ?"
-                                           : largest_free_gap_text(f, d.start_ns).c_str(),
+                                           : largest_free_gap_text(f, d.origin_ns).c_str(),
             bytes_text(double(f.final_gap)).c_str());
   }
   const InefficientSection& in = d.inefficient;
@@ -341,12 +341,12 @@ void process_counts_text(const RecordedProcess& p, FILE* out) {
 
 }  // namespace
 
-std::string largest_free_gap_text(const FragmentationSection& f, int64_t start_ns) {
+std::string largest_free_gap_text(const FragmentationSection& f, int64_t origin_ns) {
   if (f.largest_free_gap == kUnknown) return "";
   std::string out = "largest free gap " + bytes_text(double(f.largest_free_gap));
   // Another instant, as far as the reader can tell (the same millisecond reads as the same).
-  const std::string at = time_text(f.largest_free_gap_ns, start_ns);
-  if (f.largest_free_gap_ns != kUnknown && at != time_text(f.worst_ns, start_ns)) {
+  const std::string at = time_text(f.largest_free_gap_ns, origin_ns);
+  if (f.largest_free_gap_ns != kUnknown && at != time_text(f.worst_ns, origin_ns)) {
     out += " (at " + at + ")";
   }
   return out;
@@ -524,6 +524,7 @@ std::string report_json(const Report& r) {
     j.begin_object();
     j.key("pid").value(d.pid).key("device").value(device_text(d.device));
     optional_int(j, "start_ns", d.start_ns);
+    optional_int(j, "origin_ns", d.origin_ns);
     optional_int(j, "end_ns", d.end_ns);
     j.key("allocations").value(d.allocations).key("frees").value(d.frees);
     j.key("bytes_allocated").value(d.bytes_allocated);

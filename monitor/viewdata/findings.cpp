@@ -115,7 +115,7 @@ void add_fragmentation(const DeviceReport& d, std::vector<Finding>* out) {
             " reserved but not allocated";
   f.detail = "at worst: reserved " + bytes_text(double(g.reserved)) + ", allocated " +
              bytes_text(double(g.allocated));
-  if (g.largest_free_gap != kUnknown) f.detail += ", " + largest_free_gap_text(g, d.start_ns);
+  if (g.largest_free_gap != kUnknown) f.detail += ", " + largest_free_gap_text(g, d.origin_ns);
   f.detail += "; " + bytes_text(double(g.final_gap)) + " unused at the end";
   f.t_ns = g.worst_ns;
   f.bytes = g.reserved - g.allocated;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -273,7 +274,14 @@ TEST(Export, MsMemScopesCsvsImportToDatabasesThatReportTheSame) {
     EXPECT_EQ(r.err.find("MindStudio Insight imports only"), std::string::npos) << r.err;
     const bool old_style = name.find("smoke") != std::string::npos;
     EXPECT_EQ(r.err.find("left out 2 events") != std::string::npos, old_style) << name << r.err;
-    EXPECT_EQ(devices_of(report_json(dir, db)), devices_of(report_json(dir, entry.path()))) << name;
+    // What the old file's times count from is its first row, "acl init", which the import
+    // leaves out (said above): the database's count from its first allocation instead.
+    auto same_but_origin = [&](std::string json) {
+      return old_style ? std::regex_replace(json, std::regex("\"origin_ns\":[0-9]+,"), "") : json;
+    };
+    EXPECT_EQ(same_but_origin(devices_of(report_json(dir, db))),
+              same_but_origin(devices_of(report_json(dir, entry.path()))))
+        << name;
     std::string error;
     auto q = DbQuery::open(db, &error);
     ASSERT_TRUE(q) << error;

@@ -15,6 +15,7 @@ DeviceReport device(uint32_t pid, int32_t id) {
   d.pid = pid;
   d.device = id;
   d.start_ns = 1'000'000'000;
+  d.origin_ns = d.start_ns;
   d.end_ns = 5'000'000'000;
   return d;
 }
