@@ -94,6 +94,21 @@ void pair_device_free(DeviceTables& tables, DeviceLayer layer, const RowStamp& s
 void pair_pool_malloc(DeviceTables& tables, const RowStamp& stamp, const DeviceCall& call,
                       const AllocContext& context, PairingOutput& out);
 
+// How soon after its free_requested a block's free_completed, next on the same thread, must
+// come to be taken as the same free call's (the pool took the block back at once). Order
+// alone cannot tell: PyTorch completes a block freed while another stream used it in the
+// thread's next allocator call (process_events at its next malloc), so a pending free and its
+// late completion can be next to each other as an immediate one's are. Time tells only
+// roughly: one free call makes both within a few microseconds, but not always. PyTorch's own
+// snapshots of single-stream programs have them up to 346 us apart (a stack gathered per
+// entry), and a program beside busy cores is preempted between them for a scheduler slice
+// (the stand-in GPU smoke run beside one busy loop: 1 run in 4 had such a free at 20 us).
+// Taken for pending, each says "waited for another stream" of a program with one stream.
+// The price of 10 ms: a real pending free whose completion is the thread's very next event
+// (no kernel launch, no malloc between) within 10 ms shows as immediate, a blip of Active
+// that short lost.
+constexpr int64_t kPoolFreeFoldNs = 10'000'000;
+
 // A PTA FREE row with the live block's size, id, owner and device, and that device's used
 // and total after it; size 0, id 0 and the call's device when no PTA block is live there
 // (counted in unmatched_frees). `completed`: the pool took the block back at once (its

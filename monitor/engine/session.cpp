@@ -278,13 +278,9 @@ size_t next_pool_record(const std::vector<WireEvent>& events, size_t from) {
   return from;
 }
 
-// How soon after its poolFree a completion must come to be the same free call's. The order
-// alone cannot tell: PyTorch completes a block freed while another stream used it in the
-// thread's next allocator call (process_events at its next malloc), so a pending free and
-// its late completion can be next to each other in the thread's events as an immediate one
-// are. Inside one free call the two are a microsecond or two apart; a completion that took
-// longer is shown pending that long, invisible on any curve.
-constexpr uint64_t kSameCallNs = 20'000;
+// How soon after its poolFree a completion must come to be the same free call's
+// (device_pairing.h says why this long).
+constexpr uint64_t kSameCallNs = uint64_t(kPoolFreeFoldNs);
 
 bool completes(const WireEvent& next, uint64_t addr, uint64_t free_ts_ns) {
   return next.kind == EventKind::kPoolFreeCompleted && next.addr == addr &&

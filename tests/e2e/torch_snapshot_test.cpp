@@ -48,7 +48,7 @@ TEST_F(TorchSnapshot, ReportOfASnapshotFile) {
   const std::string file = kSnapshots + "MAGMA27-a2__memory_snapshot.pickle";
   ProcessResult text = memtap({"report", file});
   ASSERT_TRUE(text.exited && text.exit_code == 0) << describe(text) << text.err;
-  EXPECT_NE(text.out.find("memtap report: " + file + " (torch_snapshot), 3893 events"),
+  EXPECT_NE(text.out.find("memtap report: " + file + " (torch_snapshot), 3889 events"),
             std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("  snapshot: 5163 trace entries, times from its time_us; 229 blocks and "
@@ -56,7 +56,8 @@ TEST_F(TorchSnapshot, ReportOfASnapshotFile) {
                           "trace'), 2 of those blocks freed in it\n"),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find("4 frees waited for another stream"), std::string::npos) << text.out;
+  // One stream: its slow frees (up to 121 us) are still one call's.
+  EXPECT_NE(text.out.find("; no free waited for another stream\n"), std::string::npos) << text.out;
 
   ProcessResult report = memtap({"report", "--json", file});
   ASSERT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
@@ -76,7 +77,7 @@ TEST_F(TorchSnapshot, ReportOfASnapshotFile) {
   // active_allocated at the dump.
   EXPECT_EQ(v[6].integer, 14180941824);
   EXPECT_EQ(v[7].integer, 1373919236);
-  EXPECT_EQ(v[8].integer, 4);
+  EXPECT_EQ(v[8].integer, 0);
 }
 
 TEST_F(TorchSnapshot, Torch20SnapshotSaysItsTimesAreMadeUp) {

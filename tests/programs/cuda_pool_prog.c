@@ -1008,11 +1008,11 @@ enum { kPoolThreads = 4, kPoolRounds = 25 };
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pool_block* pool_waiting; /* a pending block, completed by the next allocation */
 
-/* The other stream's kernel that used the waiting block runs 200 us more; then the pool
- * takes the block back. */
+/* The other stream's kernel that used the waiting block runs 12 ms more (past memtap's 10 ms
+ * window for a completion that is one free call's); then the pool takes the block back. */
 static void pool_complete_waiting(void) {
   if (!pool_waiting) return;
-  const struct timespec kernel = {0, 200 * 1000};
+  const struct timespec kernel = {0, 12 * 1000 * 1000};
   nanosleep(&kernel, NULL);
   pool_free_completed(pool_waiting, 1);
   pool_waiting = NULL;

@@ -71,7 +71,7 @@ def figures(snap):
                 pending.add(e["addr"])
                 nxt = trace[i + 1] if i + 1 < len(trace) else None
                 if (nxt and nxt["action"] == "free_completed" and nxt["addr"] == e["addr"] and
-                        (synthetic or nxt["time_us"] - e["time_us"] <= 20)):
+                        (synthetic or nxt["time_us"] - e["time_us"] <= 10000)):
                     d["folded"] += 1
             elif action == "free_completed":
                 if e["addr"] in pending:

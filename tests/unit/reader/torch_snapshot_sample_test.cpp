@@ -156,17 +156,19 @@ TEST_F(TorchSnapshotSamples, LegacyAndBareListLayouts) {
   for (const MemEvent& e : list.events) EXPECT_EQ(e.device, 1);
 }
 
-// A snapshot with frees that waited for another stream: each is a FREE free_pending, then
-// its FREE_COMPLETED; the others fold into their FREE.
-TEST_F(TorchSnapshotSamples, PendingFreesStayActive) {
+// A program of one stream: every free_completed is the entry right after its free_requested,
+// four of them 43-121 us later (PyTorch gathered a stack for each entry). All fold into
+// their FREE: none waited for another stream (at a 20 us window four did, and the report
+// said so of a program with one stream).
+TEST_F(TorchSnapshotSamples, AOneStreamProgramsSlowFreesStillFold) {
   const Recording rec = read_ok(test::kTorchSnapshotDir + "MAGMA27-a2__memory_snapshot.pickle");
   size_t pending = 0, completed = 0;
   for (const MemEvent& e : rec.events) {
     pending += e.kind == MemEventKind::kFree && e.free_pending;
     completed += e.kind == MemEventKind::kFreeCompleted;
   }
-  EXPECT_EQ(pending, 4u);
-  EXPECT_EQ(completed, 4u);
+  EXPECT_EQ(pending, 0u);
+  EXPECT_EQ(completed, 0u);
 }
 
 void expect_same_events(const Recording& a, const Recording& b) {

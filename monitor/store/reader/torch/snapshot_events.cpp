@@ -26,9 +26,8 @@ namespace {
 using pickle::Document;
 
 // A free_completed right after its free_requested within this folds into it, as the live
-// session folds a poolFreeCompleted (docs/design-notes.md, monitor/engine "Pool blocks of a live
-// agent").
-constexpr int64_t kFoldNs = 20000;
+// session folds a poolFreeCompleted (device_pairing.h says why this long).
+constexpr int64_t kFoldNs = kPoolFreeFoldNs;
 // Made-up times: 1 ms apart, from 1 s after the epoch (a time of 0 means "none yet" to the
 // window's status, and a snapshot's whole trace must not read as no events), the dump one
 // step after the last entry: a trace of one entry, or none, still spans a time the window

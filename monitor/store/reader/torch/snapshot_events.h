@@ -7,7 +7,7 @@
 //   alloc                       PTA MALLOC of the bytes asked for, as PyTorch's trace gives
 //                               a block's size (owner: user_metadata; name: compile_context)
 //   free_requested              PTA FREE; with the free_completed of the same block right
-//   + free_completed            after it (within 20 us) one FREE, else FREE free_pending and
+//   + free_completed            after it (within 10 ms) one FREE, else FREE free_pending and
 //                               a FREE_COMPLETED later: Active vs Allocated
 //   segment_alloc / _map        HAL MALLOC (cudaMalloc / cuMemMap) of the range: the pool's
 //   segment_free / _unmap       segments, its PTA blocks inside them; a release of part of
