@@ -255,15 +255,10 @@ void BreakdownView::ask() {
       [this](viewdata::BreakdownData d) {
         const bool again = pacer_.done();
         const QString when = state_->timeText(d.t_ns);
-        if (d.bytes == 0) {
-          header_->setText(tr("Live at %1: nothing").arg(when));
-        } else {
-          header_->setText(tr("Live at %1: %2 in %3 blocks")
-                               .arg(when, QString::fromStdString(bytes_text(double(d.bytes))),
-                                    QLocale().toString(qulonglong(d.blocks))));
-        }
+        header_->setText(
+            QString::fromStdString(viewdata::breakdown_heading(d, when.toStdString())));
         const size_t boxes = viewdata::breakdown_boxes(d);
-        map_->setData(std::move(d), tr("No blocks live at %1").arg(when));
+        map_->setData(std::move(d), tr("Nothing allocated at %1").arg(when));
         emit drawn(int(boxes));
         if (again) ask();
       });

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <map>
 
+#include "monitor/engine/blocks/basis.h"
 #include "monitor/engine/timeline/timeline.h"
+#include "monitor/report/units.h"
 #include "monitor/viewdata/findings.h"
 #include "monitor/viewdata/labels.h"
 
@@ -41,6 +43,13 @@ void sort_and_fold(std::vector<BreakdownNode>& nodes, uint64_t total, const Brea
   nodes.push_back(std::move(other));
 }
 
+// Whether a group's blocks are Allocated (basis.h): the host's heap and pinned buffers; on a
+// device its pool's blocks where it has any live, else every layer.
+bool allocated(const BlockGroup& g, int32_t device, bool pool_live) {
+  if (device != kHostDevice && !pool_live) return true;
+  return blocks::account_of(device, g.layer, g.is_mmap) == blocks::kPrimaryAccount;
+}
+
 size_t count(const std::vector<BreakdownNode>& nodes) {
   size_t n = nodes.size();
   for (const BreakdownNode& c : nodes) n += count(c.children);
@@ -49,12 +58,17 @@ size_t count(const std::vector<BreakdownNode>& nodes) {
 
 }  // namespace
 
-BreakdownData breakdown_tree(const std::vector<BlockGroup>& groups, const BreakdownLimits& limits) {
+BreakdownData breakdown_tree(const std::vector<BlockGroup>& groups, int32_t device,
+                             const BreakdownLimits& limits) {
   BreakdownData d;
+  d.device = device;
+  const bool pool_live = std::any_of(groups.begin(), groups.end(),
+                                     [](const BlockGroup& g) { return g.layer == Layer::kPta; });
   // layer -> owner -> stack; the index's groups are already one per (layer, owner, stack).
   std::map<std::pair<int, bool>, std::map<std::string, std::vector<const BlockGroup*>>> tree;
   for (const BlockGroup& g : groups) {
     tree[{int(g.layer), g.is_mmap}][g.owner].push_back(&g);
+    if (!allocated(g, device, pool_live)) continue;
     d.bytes += g.bytes;
     d.blocks += g.blocks;
   }
@@ -90,14 +104,17 @@ BreakdownData breakdown_tree(const std::vector<BlockGroup>& groups, const Breakd
       layer.blocks += owner.blocks;
       layer.children.push_back(std::move(owner));
     }
-    d.layers.push_back(std::move(layer));
+    const BlockGroup& first = *owners.begin()->second.front();
+    (allocated(first, device, pool_live) ? d.layers : d.beside).push_back(std::move(layer));
   }
   // Layers are few (HOST, HOST mmap, PTA, ...): never folded.
-  std::sort(d.layers.begin(), d.layers.end(),
-            [](const BreakdownNode& a, const BreakdownNode& b) { return a.bytes > b.bytes; });
-  for (BreakdownNode& layer : d.layers) {
-    layer.share = d.bytes ? double(layer.bytes) / double(d.bytes) : 0;
-    sort_and_fold(layer.children, d.bytes, limits);
+  for (std::vector<BreakdownNode>* layers : {&d.layers, &d.beside}) {
+    std::sort(layers->begin(), layers->end(),
+              [](const BreakdownNode& a, const BreakdownNode& b) { return a.bytes > b.bytes; });
+    for (BreakdownNode& layer : *layers) {
+      layer.share = d.bytes ? double(layer.bytes) / double(d.bytes) : 0;
+      sort_and_fold(layer.children, d.bytes, limits);
+    }
   }
   return d;
 }
@@ -108,9 +125,8 @@ BreakdownData compute_breakdown(BlockQueries& blocks, uint32_t pid, int32_t devi
   filter.pid = pid;
   filter.device = device;
   filter.t0_ns = filter.t1_ns = t_ns;
-  BreakdownData d = breakdown_tree(blocks.live_groups(filter), limits);
+  BreakdownData d = breakdown_tree(blocks.live_groups(filter), device, limits);
   d.pid = pid;
-  d.device = device;
   d.t_ns = t_ns;
   return d;
 }
@@ -120,6 +136,23 @@ int64_t allocated_peak_ns(const EngineView& engine, uint32_t pid, int32_t device
   if (s.events == 0) return 0;
   const int64_t t = s.peak[size_t(timeline::Curve::kAllocated)].ts_ns;
   return t == kUnknown ? 0 : t;
+}
+
+std::string breakdown_heading(const BreakdownData& data, const std::string& when) {
+  std::string text = "Allocated at " + when + ": ";
+  if (data.bytes == 0) {
+    text += "nothing";
+  } else {
+    std::string blocks = std::to_string(data.blocks);
+    for (size_t i = blocks.size(); i > 3; i -= 3) blocks.insert(i - 3, ",");
+    text += bytes_text(double(data.bytes)) + " in " + blocks +
+            (data.blocks == 1 ? " block" : " blocks");
+  }
+  for (size_t i = 0; i < data.beside.size(); ++i) {
+    text += i == 0 ? "; beside it: " : ", ";
+    text += data.beside[i].label + " " + bytes_text(double(data.beside[i].bytes));
+  }
+  return text;
 }
 
 size_t breakdown_boxes(const BreakdownData& data) {

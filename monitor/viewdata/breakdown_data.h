@@ -2,6 +2,13 @@
 // (BlockQueries::live_groups), as a tree with each node's bytes, blocks and share of the
 // whole. Small children are folded into one "other (N smaller)" node per parent, so the
 // number of boxes the treemap draws stays bounded whatever the session.
+//
+// The whole is what the curves call Allocated, the blocks the report's peak breaks down
+// (monitor/engine/blocks/basis.h): on the host the heap and pinned buffers, on a device with
+// a framework pool its blocks (PTA). The other layers live then are told beside it: a pool's
+// segments (HAL) hold its blocks, so adding the two counted every tensor twice (108 GiB at
+// the peak of a snapshot whose pool held 51 GiB in 57 GiB of segments), and every share
+// came out halved against the report's.
 #pragma once
 
 #include <cstddef>
@@ -40,13 +47,17 @@ struct BreakdownData {
   uint32_t pid = 0;
   int32_t device = kHostDevice;
   int64_t t_ns = 0;
-  uint64_t bytes = 0;  // everything live at t
+  uint64_t bytes = 0;  // Allocated at t: what `layers` hold
   uint64_t blocks = 0;
   std::vector<BreakdownNode> layers;  // most bytes first
+  // The other layers live at t (a pool's HAL segments, the host's mappings), most bytes
+  // first, their shares of `bytes`; not part of the whole.
+  std::vector<BreakdownNode> beside;
 };
 
-// The tree of `groups` (live_groups' answer): every byte of them is in it exactly once.
-BreakdownData breakdown_tree(const std::vector<BlockGroup>& groups,
+// The tree of `groups` (live_groups' answer) of a scope on `device`: every byte of them is
+// in it exactly once, in `layers` or `beside`.
+BreakdownData breakdown_tree(const std::vector<BlockGroup>& groups, int32_t device,
                              const BreakdownLimits& limits = {});
 
 // The breakdown of (pid, device) at t_ns, on the block index's thread.
@@ -57,6 +68,10 @@ BreakdownData compute_breakdown(BlockQueries& blocks, uint32_t pid, int32_t devi
 // "Allocated peak"), on the engine's thread; 0 while it has no event of that scope. The
 // breakdown's "At peak" and memtap-gui --at peak both go there.
 int64_t allocated_peak_ns(const EngineView& engine, uint32_t pid, int32_t device);
+
+// The view's heading: "Allocated at +1.250 s: 51.0 GiB in 2,100 blocks; beside it: HAL
+// 56.9 GiB", `when` being the instant as the views write it.
+std::string breakdown_heading(const BreakdownData& data, const std::string& when);
 
 // Boxes drawn (nodes at every level, "other" included): what the limits bound.
 size_t breakdown_boxes(const BreakdownData& data);

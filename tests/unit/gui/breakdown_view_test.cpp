@@ -38,7 +38,7 @@ TEST(BreakdownView, ShowsWhatIsLiveAtTheCursorInLabelledBoxes) {
   test::settle(*w.window);
   gui::BreakdownView* view = w.window->breakdown();
   ASSERT_TRUE(test::wait_for([&] { return view->map()->data().t_ns == b.at(53); }, "the tree"));
-  EXPECT_EQ(view->header()->text().toStdString(), "Live at +0.053 s: 1.1 MiB in 7 blocks");
+  EXPECT_EQ(view->header()->text().toStdString(), "Allocated at +0.053 s: 1.1 MiB in 7 blocks");
   const auto* host = box_labelled(*view->map(), "HOST");
   ASSERT_NE(host, nullptr);
   EXPECT_TRUE(host->labelled);
@@ -100,7 +100,7 @@ TEST(BreakdownView, AtPeakAskedBeforeTheProcessIsChosenWaitsForIt) {
                              "the cursor at the peak"));
 }
 
-TEST(BreakdownView, AnInstantWithNothingLiveSaysSo) {
+TEST(BreakdownView, AnInstantWithNothingAllocatedSaysSo) {
   test::TempDir dir;
   test::RecordingBuilder b;
   auto w = test::open_window(leak_path(dir, &b));
@@ -111,7 +111,9 @@ TEST(BreakdownView, AnInstantWithNothingLiveSaysSo) {
   gui::BreakdownMap* map = w.window->breakdown()->map();
   ASSERT_TRUE(test::wait_for([&] { return map->data().t_ns == b.at(5); }, "the tree"));
   EXPECT_TRUE(map->boxes().empty());
-  EXPECT_EQ(map->emptyText(), QStringLiteral("No blocks live at +0.005 s"));
+  EXPECT_EQ(map->emptyText(), QStringLiteral("Nothing allocated at +0.005 s"));
+  EXPECT_EQ(w.window->breakdown()->header()->text().toStdString(),
+            "Allocated at +0.005 s: nothing");
 }
 
 }  // namespace

@@ -92,18 +92,18 @@ TEST(BreakdownData, SmallAndManyChildrenFoldIntoOther) {
                         "frame" + std::to_string(s), uint64_t(1000 + o * 100 + s), 1});
     }
   }
-  groups.push_back({Layer::kHost, true, "", "", 50'000'000, 2});  // one big HOST mmap group
+  groups.push_back({Layer::kHostPinned, false, "", "", 50'000'000, 2});  // one big group
   viewdata::BreakdownLimits limits;
   limits.max_children = 6;
   limits.min_share = 0;  // only the count folds here
-  const BreakdownData d = viewdata::breakdown_tree(groups, limits);
+  const BreakdownData d = viewdata::breakdown_tree(groups, kHostDevice, limits);
   uint64_t total = 0;
   for (const auto& g : groups) total += g.bytes;
   EXPECT_EQ(d.bytes, total);
   EXPECT_EQ(sum(d.layers), total);
   expect_sums(d.layers);
   ASSERT_EQ(d.layers.size(), 2u);
-  EXPECT_EQ(d.layers[0].label, "HOST mmap");
+  EXPECT_EQ(d.layers[0].label, "HOST_PINNED");
   EXPECT_EQ(d.layers[0].children[0].label, "(no owner)");
   EXPECT_EQ(d.layers[0].children[0].children[0].label, "(no stack)");
   const BreakdownNode& host = d.layers[1];
@@ -122,10 +122,50 @@ TEST(BreakdownData, OneLeftOverIsShownAsItself) {
     groups.push_back({Layer::kHost, false, "o" + std::to_string(o), "", 1000, 1});
   viewdata::BreakdownLimits limits;
   limits.max_children = 4;
-  const BreakdownData d = viewdata::breakdown_tree(groups, limits);
+  const BreakdownData d = viewdata::breakdown_tree(groups, kHostDevice, limits);
   ASSERT_EQ(d.layers.size(), 1u);
   EXPECT_EQ(d.layers[0].children.size(), 4u);
   for (const BreakdownNode& n : d.layers[0].children) EXPECT_EQ(n.folded, 0u);
+}
+
+// The whole is Allocated, as the curves and the report's peak count it: a pool's blocks
+// (PTA) on a device, not the segments (HAL) that hold them, which are told beside it; the
+// host's heap and pinned buffers, its mappings beside.
+TEST(BreakdownData, TheWholeIsAllocatedAndTheOtherLayersAreBesideIt) {
+  constexpr uint64_t kMiB = 1 << 20;
+  const std::vector<viewdata::BlockGroup> device_groups = {
+      {Layer::kHal, false, "", "", 64 * kMiB, 2},  // two segments
+      {Layer::kPta, false, "model", "", 40 * kMiB, 10},
+      {Layer::kPta, false, "", "", 8 * kMiB, 4},
+  };
+  const BreakdownData d = viewdata::breakdown_tree(device_groups, 0);
+  EXPECT_EQ(d.bytes, 48 * kMiB) << "not 112 MiB: the segments hold the blocks";
+  EXPECT_EQ(d.blocks, 14u);
+  ASSERT_EQ(d.layers.size(), 1u);
+  EXPECT_EQ(d.layers[0].label, "PTA");
+  EXPECT_NEAR(d.layers[0].children[0].share, 40.0 / 48.0, 1e-9);  // "model", as the report says
+  ASSERT_EQ(d.beside.size(), 1u);
+  EXPECT_EQ(d.beside[0].label, "HAL");
+  EXPECT_EQ(d.beside[0].bytes, 64 * kMiB);
+  EXPECT_EQ(viewdata::breakdown_heading(d, "+1.250 s"),
+            "Allocated at +1.250 s: 48.0 MiB in 14 blocks; beside it: HAL 64.0 MiB");
+
+  // A device without a pool: its driver's blocks are what it holds.
+  const BreakdownData driver = viewdata::breakdown_tree({device_groups[0]}, 0);
+  EXPECT_EQ(driver.bytes, 64 * kMiB);
+  EXPECT_TRUE(driver.beside.empty());
+
+  const std::vector<viewdata::BlockGroup> host_groups = {
+      {Layer::kHost, false, "", "", 3 * kMiB, 1234},
+      {Layer::kHost, true, "", "", 35 * kMiB, 3},  // mappings: Reserved, not Allocated
+  };
+  const BreakdownData host = viewdata::breakdown_tree(host_groups, kHostDevice);
+  EXPECT_EQ(host.bytes, 3 * kMiB);
+  EXPECT_EQ(viewdata::breakdown_heading(host, "+2.000 s"),
+            "Allocated at +2.000 s: 3.0 MiB in 1,234 blocks; beside it: HOST mmap 35.0 MiB");
+  EXPECT_EQ(viewdata::breakdown_heading(viewdata::breakdown_tree({host_groups[1]}, kHostDevice),
+                                        "+0.000 s"),
+            "Allocated at +0.000 s: nothing; beside it: HOST mmap 35.0 MiB");
 }
 
 TEST(TreemapLayout, RectanglesTileTheAreaInProportion) {
