@@ -316,7 +316,8 @@ std::vector<std::string> incomplete_recording(const Report& report) {
     out.push_back(text);
   }
   if (report.rows_skipped != 0) {
-    out.push_back(std::to_string(report.rows_skipped) + " rows not understood (skipped)");
+    out.push_back(std::to_string(report.rows_skipped) +
+                  (report.rows_skipped == 1 ? " row" : " rows") + " not understood (skipped)");
   }
   if (report.live_input.rejected_messages != 0) {
     out.push_back("the live monitor rejected " +

@@ -424,7 +424,8 @@ void report_text(const Report& r, FILE* out) {
   fprintf(out, "memtap report: %s (%s), %llu events", r.source.c_str(), r.format.c_str(),
           (unsigned long long)r.events);
   if (r.rows_skipped)
-    fprintf(out, ", %llu rows not understood", (unsigned long long)r.rows_skipped);
+    fprintf(out, ", %llu row%s not understood", (unsigned long long)r.rows_skipped,
+            r.rows_skipped == 1 ? "" : "s");
   fprintf(out, "\n");
   const RecordingStop& stop = r.stopped;
   if (!stop.reason.empty()) {

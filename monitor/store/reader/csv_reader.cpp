@@ -96,7 +96,15 @@ CsvReader::Next CsvReader::next(std::vector<std::string_view>* fields, std::stri
     record_line_ = line_;
     line_ += size_t(std::count(buffer_.data() + record_begin, buffer_.data() + next_begin, '\n'));
     begin_ = next_begin;
-    if (in_quotes) malformed_ = "a quoted field is still open at the end of the file";
+    unterminated_ = scan >= end_;
+    if (in_quotes) {
+      // Every line after the opening quote went into this record: say how many were lost.
+      const bool newline_last = buffer_[next_begin - 1] == '\n';
+      const uint64_t lines = line_ - record_line_ + (newline_last ? 0 : 1);
+      malformed_ = "a quoted field opened here is still open at the end of the file (" +
+                   std::to_string(lines) + (lines == 1 ? " line" : " lines") +
+                   " read as this one row)";
+    }
 
     size_t content_begin = record_begin;
     size_t content_end = scan;

@@ -33,6 +33,9 @@ class CsvReader {
   uint64_t record_line() const { return record_line_; }
   // What was wrong with the last record's quoting, or "".
   const std::string& malformed() const { return malformed_; }
+  // Whether the last record ended with the file rather than a newline: the last line of a
+  // file that was cut short (a copy interrupted, a disk filled) has no newline.
+  bool unterminated() const { return unterminated_; }
 
  private:
   CsvReader(int fd, size_t chunk_bytes) : fd_(fd), chunk_bytes_(chunk_bytes) {}
@@ -49,6 +52,7 @@ class CsvReader {
   bool at_start_ = true;
   uint64_t line_ = 1;  // line of buffer_[begin_]
   uint64_t record_line_ = 0;
+  bool unterminated_ = false;
   std::string malformed_;
 };
 

@@ -29,6 +29,11 @@ bool for_each_csv_row(
       problem =
           std::to_string(fields.size()) + " fields where the header has " + std::to_string(columns);
       ok = false;
+    } else if (fields.size() < columns && csv->unterminated()) {
+      // The file ends inside this row: its last field is a cut number or text.
+      problem = "the file ends inside this row (" + std::to_string(fields.size()) + " of " +
+                std::to_string(columns) + " fields, no newline): cut short?";
+      ok = false;
     } else {
       fields.resize(columns);  // missing trailing fields read as empty
       ok = decode(fields, &problem);

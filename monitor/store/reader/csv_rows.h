@@ -14,8 +14,9 @@
 namespace memtap::reader {
 
 // Calls `decode(fields, &problem)` for every record after the header; a record whose
-// quoting is broken, that has more fields than the header, or that `decode` refuses, is
-// skipped as "line N: <problem>". Missing trailing fields read as empty. False with
+// quoting is broken, that has more fields than the header, that the end of the file cuts
+// (fewer fields and no newline), or that `decode` refuses, is skipped as "line N:
+// <problem>". Otherwise missing trailing fields read as empty. False with
 // *error ("<path>: cannot read: ...") only when the file cannot be read.
 bool for_each_csv_row(
     CsvReader* csv, const CsvHeader& header, const std::string& path, RowProblems* problems,

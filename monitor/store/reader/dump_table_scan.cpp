@@ -80,7 +80,8 @@ bool plan_dump_query(const std::string& path, sqlite3* db, const std::string& ta
   std::vector<std::string> columns;
   std::vector<std::string> types;
   if (!table_columns(path, db, table, &columns, error, &types)) return false;
-  for (DumpColumn required : {kColEvent, kColTimestamp}) {
+  // Attr holds every block's size: without it each figure would read 0 B, not an error.
+  for (DumpColumn required : {kColEvent, kColTimestamp, kColAttr}) {
     if (find_column(columns, kColumnNames[required]) < 0) {
       *error = path + ": table " + table + " has no column \"" + kColumnNames[required] +
                "\" (its columns: " + join_names(columns) + ")";

@@ -8,7 +8,8 @@ namespace memtap::reader {
 
 bool read_msmemscope_csv(CsvReader* csv, const CsvHeader& header, const std::string& path,
                          Recording* out, RowProblems* problems, std::string* error) {
-  for (const char* required : {"Event", "Timestamp(ns)"}) {
+  // Attr holds every block's size: without it each figure would read 0 B, not an error.
+  for (const char* required : {"Event", "Timestamp(ns)", "Attr"}) {
     if (header.find(required) < 0) {
       *error = missing_column_error(path, "msMemScope CSV", required, header);
       return false;

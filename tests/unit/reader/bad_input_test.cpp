@@ -174,6 +174,18 @@ TEST(BadInput, DumpTableWithoutTimestamps) {
                                   "columns: ID, Event, Ptr)");
 }
 
+// Attr holds the sizes: a table without it would report every figure as 0 B.
+TEST(BadInput, DumpTableWithoutAttr) {
+  TempDir dir;
+  const std::string path = dir.file("memscope_dump_8.db");
+  exec_sql(path,
+           "CREATE TABLE memscope_dump (ID INTEGER, Event TEXT, \"Timestamp(ns)\" INTEGER, "
+           "Ptr TEXT, Attrs TEXT);");
+  EXPECT_EQ(read_error(path), path +
+                                  ": table memscope_dump has no column \"Attr\" (its "
+                                  "columns: ID, Event, Timestamp(ns), Ptr, Attrs)");
+}
+
 TEST(BadInput, CsvHeadersWithoutARequiredColumn) {
   TempDir dir;
   const std::string dump = dir.file("memscope_dump_1.csv");
@@ -196,7 +208,7 @@ TEST(BadInput, CsvHeadersWithoutARequiredColumn) {
 TEST(BadInput, NoRowReadable) {
   TempDir dir;
   const std::string csv = dir.file("memscope_dump_2.csv");
-  write_file(csv, "Event,Timestamp(ns)\nMALLOC,x\nFREE,y\n");
+  write_file(csv, "Event,Timestamp(ns),Attr\nMALLOC,x,\nFREE,y,\n");
   EXPECT_EQ(read_error(csv), csv +
                                  ": none of the 2 rows could be read; the first, line 2: "
                                  "Timestamp(ns) 'x' is not a number");

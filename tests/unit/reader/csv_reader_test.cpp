@@ -16,6 +16,7 @@ struct Record {
   std::vector<std::string> fields;
   uint64_t line;
   std::string malformed;
+  bool unterminated = false;
 };
 
 std::vector<Record> read_all(const std::string& text) {
@@ -29,7 +30,10 @@ std::vector<Record> read_all(const std::string& text) {
   std::vector<std::string_view> fields;
   if (csv == nullptr) return records;
   while (csv->next(&fields, &error) == CsvReader::Next::kRecord) {
-    records.push_back({{fields.begin(), fields.end()}, csv->record_line(), csv->malformed()});
+    records.push_back({{fields.begin(), fields.end()},
+                       csv->record_line(),
+                       csv->malformed(),
+                       csv->unterminated()});
   }
   return records;
 }
@@ -71,8 +75,25 @@ TEST(CsvReader, RecordsLargerThanOneReadArriveWhole) {
 TEST(CsvReader, AnOpenQuoteAtTheEndIsReportedNotLost) {
   const auto records = read_all("a,b\n1,\"never closed\n");
   ASSERT_EQ(records.size(), 2u);
-  EXPECT_EQ(records[1].malformed, "a quoted field is still open at the end of the file");
+  EXPECT_EQ(records[1].malformed,
+            "a quoted field opened here is still open at the end of the file (1 line read as "
+            "this one row)");
   EXPECT_EQ(records[0].malformed, "");
+  // A stray quote takes every later line with it: the message says how many.
+  const auto swallowed = read_all("a,b\n1,\"stray\n2,x\n3,y\n4,z");
+  ASSERT_EQ(swallowed.size(), 2u);
+  EXPECT_EQ(swallowed[1].malformed,
+            "a quoted field opened here is still open at the end of the file (4 lines read as "
+            "this one row)");
+}
+
+// The last line of a file cut short has no newline; the reader says so.
+TEST(CsvReader, SaysWhetherTheLastRecordEndedWithTheFile) {
+  const auto cut = read_all("a,b\n1,2\n3");
+  ASSERT_EQ(cut.size(), 3u);
+  EXPECT_FALSE(cut[1].unterminated);
+  EXPECT_TRUE(cut[2].unterminated);
+  EXPECT_FALSE(read_all("a,b\n1,2\n").back().unterminated);
 }
 
 TEST(CsvReader, MissingFileIsAnError) {

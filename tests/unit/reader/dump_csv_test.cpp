@@ -91,6 +91,19 @@ TEST(DumpCsv, BadLinesAreSkippedByLineNumber) {
             extra + ": 1 of 2 rows skipped; the first, line 3: 13 fields where the header has 12");
 }
 
+// Without Attr no block has a size: every figure would read 0 B, so the file is refused.
+TEST(DumpCsv, AHeaderWithoutAttrIsAnError) {
+  TempDir dir;
+  const std::string path = dir.file("no_attr.csv");
+  test::write_file(path,
+                   "ID,Event,Event Type,Timestamp(ns),Ptr,Attrs\n"
+                   "1,MALLOC,HAL,1746006014361575000,0x10,{size:1}\n");
+  EXPECT_EQ(test::read_error(path),
+            path +
+                ": line 1: msMemScope CSV header has no column 'Attr' (header: "
+                "'ID,Event,Event Type,Timestamp(ns),Ptr,Attrs')");
+}
+
 // Found by tests/fuzz/memscope_csv_fuzzer: in a file of microseconds, a later time of 17
 // digits times 1000 overflowed int64 (undefined behaviour; a wrapped, negative time).
 TEST(DumpCsv, MicrosecondTimeTooLargeForNanosecondsIsASkippedRow) {

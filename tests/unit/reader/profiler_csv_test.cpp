@@ -114,6 +114,24 @@ TEST(OperatorMemoryCsv, BadValuesAreNamedByColumn) {
 // Found while writing profiler_csv_fuzzer (which reports it under UBSan; its seeds hold the
 // file): the release time of a row without one is its allocation time plus its duration,
 // and that sum overflowed int64 for times each of which was in range.
+// A copy cut short ends inside a row: its release time "16951153" read as a number put a
+// FREE in 1970 and its missing device made a host block, 53 years before the rest.
+TEST(OperatorMemoryCsv, ARowTheEndOfTheFileCutsIsSkippedAndSaid) {
+  TempDir dir;
+  const std::string path = dir.file("operator_memory_cut.csv");
+  test::write_file(path,
+                   "Name,Size(KB),Allocation Time(us),Release Time(us),Device Type\n"
+                   "a,1,1695115378753782.8,1695115378753887.5,NPU:0\n"
+                   "b,1344,1695115378759192.8,16951153");
+  const Recording rec = read_ok(path);
+  EXPECT_EQ(rec.rows_skipped, 1u);
+  EXPECT_EQ(rec.warning, path +
+                             ": 1 of 2 rows skipped; the first, line 3: the file ends inside "
+                             "this row (4 of 5 fields, no newline): cut short?");
+  ASSERT_EQ(rec.events.size(), 2u);  // row a's MALLOC and FREE
+  for (const MemEvent& e : rec.events) EXPECT_EQ(e.device, 0);
+}
+
 TEST(OperatorMemoryCsv, ReleaseTimeBeyondInt64IsASkippedRow) {
   TempDir dir;
   const std::string path = dir.file("operator_memory_far.csv");
