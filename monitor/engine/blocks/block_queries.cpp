@@ -120,6 +120,11 @@ FragmentationResult BlockAnalyzer::fragmentation(uint32_t pid, int32_t device) c
   r.evaluations = t.evaluations;
   r.skipped_evaluations = t.skipped;
   r.worst = t.worst;
+  // No moment that asked for memory was looked at with its blocks in place (the looks are
+  // amortised over the pool's events: a snapshot's blocks before its trace all come at
+  // once, and none came due): the present's gaps are the ones known, and the report says
+  // when they were measured.
+  if (!r.worst.found && r.now.found && r.now.largest_free_gap >= 0) r.worst = r.now;
   r.most_free = t.most_free;
   return r;
 }

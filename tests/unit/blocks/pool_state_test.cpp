@@ -308,5 +308,25 @@ TEST(Fragmentation, EvaluationsRightAfterOneAreSkippedWhenThePoolIsLarge) {
   EXPECT_EQ(f.skipped_evaluations, 1u);
 }
 
+// A pool whose blocks all came in one burst with no look due (a snapshot's blocks before its
+// trace: a segment, then its blocks, then nothing asks for memory): no moment that asked for
+// memory was looked at with the blocks in place, so the worst is the present, whose gaps are
+// the ones known (the report said "largest free gap ?" of such a snapshot).
+TEST(Fragmentation, WithNoMomentLookedAtThePresentsGapsStandIn) {
+  Script s;
+  s.device = 0;
+  s.layer = Layer::kHal;
+  s.malloc(1, kSeg1, 17 * kMiB);
+  s.layer = Layer::kPta;
+  for (int i = 0; i < 16; ++i) s.malloc(2, kSeg1 + i * kMiB, kMiB).pool_total = int64_t(17 * kMiB);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  const FragmentationResult f = a.fragmentation(100, 0);
+  ASSERT_TRUE(f.worst.found);
+  EXPECT_EQ(f.worst.ts_ns, f.now.ts_ns);
+  EXPECT_EQ(f.worst.free_bytes, kMiB);
+  EXPECT_EQ(f.worst.largest_free_gap, int64_t(kMiB));
+}
+
 }  // namespace
 }  // namespace memtap::blocks::test
