@@ -2,6 +2,7 @@
 #include "monitor/cli/command_line.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace memtap {
 
@@ -85,6 +86,14 @@ int usage_error(const std::string& command, const std::string& message) {
   fprintf(stderr, "memtap %s: %s\nsee memtap %s --help\n", command.c_str(), message.c_str(),
           command.c_str());
   return 2;
+}
+
+bool parse_count(const std::string& text, size_t* out) {
+  char* end = nullptr;
+  const unsigned long long v = strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != 0 || v == 0) return false;
+  *out = size_t(v);
+  return true;
 }
 
 int parse_command_line(CLI::App* app, const std::vector<std::string>& args,

@@ -30,6 +30,10 @@ int parse_command_line(CLI::App* app, const std::vector<std::string>& args,
 // --help"); returns 2, the exit code of a usage error.
 int usage_error(const std::string& command, const std::string& message);
 
+// A count of entries: a whole number above 0 ("0" would empty every list, and the report's
+// verdicts read from them: a leak read as "nothing live at the end").
+bool parse_count(const std::string& text, size_t* out);
+
 // An option `name` with one value, which `take` checks and keeps: false with *error (the whole
 // message, naming the option and the value) refuses it as a usage error. `value_name` is what the
 // help shows for the value (SIZE, MS, DIR).

@@ -21,14 +21,6 @@ namespace {
 // taken for new.
 constexpr size_t kDiffListed = 200;
 
-bool parse_count(const std::string& text, size_t* out) {
-  char* end = nullptr;
-  const unsigned long long v = strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || *end != 0 || v == 0) return false;
-  *out = size_t(v);
-  return true;
-}
-
 }  // namespace
 
 int diff_command(const std::vector<std::string>& args) {

@@ -37,14 +37,9 @@ void add_report_options(CLI::App* app, ReportOptions* report, bool with_top) {
     add_checked_option(
         app, "--top", "N",
         [options](const std::string& v, std::string* error) {
-          char* end = nullptr;
-          const unsigned long long n = strtoull(v.c_str(), &end, 10);
-          if (v.empty() || v[0] == '-' || *end != 0) {
-            *error = "--top: expected a number of entries, got '" + v + "'";
-            return false;
-          }
-          options->top_entries = size_t(n);
-          return true;
+          if (parse_count(v, &options->top_entries)) return true;
+          *error = "--top: expected a number of entries above 0, got '" + v + "'";
+          return false;
         },
         "entries per breakdown and list (10)");
   }

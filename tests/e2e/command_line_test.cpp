@@ -95,7 +95,8 @@ TEST(CommandLine, MistakesAreOneLineAndThePointerToHelp) {
   } cases[] = {
       {{"report", "--bogus", db}, "unknown option '--bogus'"},
       {{"report", db, "--top"}, "--top needs a value"},
-      {{"report", db, "--top", "many"}, "--top: expected a number of entries, got 'many'"},
+      {{"report", db, "--top", "many"}, "--top: expected a number of entries above 0, got 'many'"},
+      {{"report", db, "--top", "0"}, "--top: expected a number of entries above 0, got '0'"},
       {{"report", db, "--lazy-used-ms", "soon"},
        "--lazy-used-ms: expected milliseconds, got 'soon'"},
       {{"report", db, "--long-idle-ms", "1e300"},
