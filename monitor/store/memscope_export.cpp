@@ -95,7 +95,13 @@ bool copy(sqlite3* db, const std::string& in, std::string* error) {
   }
   bool has_meta = false;
   for (const auto& [name, create] : session) has_meta |= name == "memtap_meta";
-  if (!has_meta) sql += "CREATE TABLE memtap_meta (key TEXT PRIMARY KEY, value TEXT);";
+  // A file without memtap_meta (msMemScope's own) reads as finished; its copy must too,
+  // where memtap_meta without `complete` means a recording its monitor did not finish.
+  if (!has_meta) {
+    sql +=
+        "CREATE TABLE memtap_meta (key TEXT PRIMARY KEY, value TEXT);"
+        "INSERT INTO memtap_meta VALUES ('complete', '1');";
+  }
   sql += "INSERT OR REPLACE INTO memtap_meta VALUES ('exported_from', " + quoted(in) + ");";
   if (!sqlite_exec(db, sql.c_str(), &reason) || !build_memscope_indexes(db, &reason) ||
       !sqlite_exec(db, "COMMIT", &reason)) {

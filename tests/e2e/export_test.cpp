@@ -299,6 +299,20 @@ TEST(Export, MsMemScopesCsvsImportToDatabasesThatReportTheSame) {
 // operator_memory.csv of a GPU pool: torch_npu's header, one row per PTA block (the blocks
 // Allocated counts), the pending free's active release after its release, and read back the
 // same Allocated curve and Reserved peak; on the host, its heap blocks.
+// msMemScope's own database has no memtap_meta, and reads as finished; its copy must too (it
+// read as a recording whose monitor stopped, with advice to 'memtap recover' it that failed).
+TEST(Export, ACopyOfMsMemScopesDatabaseIsAsFinishedAsItIs) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string in = kSamples + "/msinsight__memscope_dump_20260527062213.db";
+  const std::string out = dir.file("memscope_dump_20260527062214.db");
+  expect_exported(dir, {in, "-o", out});
+  const ProcessResult r = memtap(dir, {"report", out});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\n" << r.err;
+  EXPECT_EQ(r.out.find("not finished"), std::string::npos) << r.out;
+  EXPECT_EQ(devices_of(report_json(dir, out)), devices_of(report_json(dir, in)));
+}
+
 TEST(Export, OperatorMemoryOfAPoolRecordingReadsBackToItsCurves) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
