@@ -104,6 +104,28 @@ void add_leaks(const DeviceReport& d, std::vector<Finding>* out) {
     f.view = "blocks";
     out->push_back(std::move(f));
   }
+  // Without step markers there is no leak to tell by steps: what was never freed is what
+  // the report gives ("live at the end, growth ... over the session"), unless the growth
+  // toward OOM says it (add_oom). The panel said "Nothing wrong found: no growing live
+  // memory" of a program whose curve climbed and that kept 0.9 MiB to its end.
+  const CurveSummary* allocated = find_curve(d, "Allocated");
+  const bool oom_says_it = d.oom.sustained_growth && !d.oom.too_early;
+  if (l.steps > 0 || oom_says_it || !allocated || allocated->final_bytes <= 0) return;
+  Finding f;
+  f.kind = FindingKind::kLeak;
+  f.title = "Live at the end: " + bytes_text(double(allocated->final_bytes)) + " never freed";
+  f.detail = "no step markers to tell a leak by";
+  if (l.trend_bytes_per_s > 0)
+    f.detail += "; growth +" + bytes_text(l.trend_bytes_per_s) + "/s over the session";
+  if (!l.alive_at_end.empty() && !l.alive_at_end.front().key.empty()) {
+    const BreakdownEntry& top = l.alive_at_end.front();
+    f.detail += "; most from " + key_text(top.key) + " (" + bytes_text(double(top.bytes)) + ")";
+    f.block_filter = filter_text(top.key);
+  }
+  f.t_ns = d.end_ns;
+  f.bytes = allocated->final_bytes;
+  f.view = "blocks";
+  out->push_back(std::move(f));
 }
 
 void add_fragmentation(const DeviceReport& d, std::vector<Finding>* out) {

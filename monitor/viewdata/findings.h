@@ -17,7 +17,8 @@ namespace memtap::viewdata {
 
 enum class FindingKind : uint8_t {
   kPeak,           // the Allocated peak and what held it
-  kLeak,           // an owner or stack that grows step after step
+  kLeak,           // an owner or stack that grows step after step; without steps, what
+                   // was never freed
   kFragmentation,  // reserved far above allocated
   kInefficient,    // lazy_used / delayed_free / long_idle blocks (the worst one)
   kOom,            // an allocation that failed for lack of device memory, or sustained

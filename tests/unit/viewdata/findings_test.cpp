@@ -193,6 +193,30 @@ TEST(Findings, ACleanRunSaysSo) {
   EXPECT_EQ(f[1].t_ns, 0);
 }
 
+// Without step markers, what was never freed is a finding, as the report's "live at the end"
+// line: not "Nothing wrong found: no growing live memory" of a curve that climbed.
+TEST(Findings, WithoutStepsWhatWasNeverFreedIsSaid) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 2 << 20, "cache");
+  b.malloc(2, 0x400000, 8 << 20, "batch");
+  b.malloc(3, 0x2000, 4096, "weights");
+  b.free(4, 0x400000);  // no growth toward OOM: the curve fell
+  const std::string path = dir.file("kept.db");
+  b.write(path);
+  const std::vector<Finding> f = findings_of(path, b.pid());
+  const Finding* kept = find(f, FindingKind::kLeak, "Live at the end: 2.0 MiB never freed");
+  EXPECT_EQ(find(f, FindingKind::kOom, ""), nullptr);
+  std::string titles;
+  for (const Finding& x : f) titles += x.title + " | " + x.detail + "\n";
+  ASSERT_NE(kept, nullptr) << titles;
+  EXPECT_NE(kept->detail.find("no step markers to tell a leak by; growth +"), std::string::npos)
+      << kept->detail;
+  EXPECT_EQ(kept->t_ns, b.at(4));
+  EXPECT_EQ(kept->bytes, (2 << 20) + 4096);
+  EXPECT_EQ(find(f, FindingKind::kClean, ""), nullptr);
+}
+
 // A recording of one host block and, on `device`, two HAL blocks (`first_owner`'s 2 MiB and
 // 1 MiB of "activations") live when a cudaMalloc of 8 MiB fails: the OOM finding.
 const Finding* oom_finding(const test::TempDir& dir, const std::string& name, int32_t device,
