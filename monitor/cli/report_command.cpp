@@ -79,8 +79,8 @@ void add_report_options(CLI::App* app, ReportOptions* report, bool with_top) {
         options->capacity_bytes = int64_t(mb * 1048576);
         return true;
       },
-      "the device's memory, for the time to OOM, when the recording does not say it or says "
-      "it wrong");
+      "the memory of every device (the host too), for the time to OOM, in place of what the "
+      "recording says (when it says nothing, or wrong)");
 }
 
 Report recording_report(const Analyzer& analyzer, const Recording& rec, const std::string& path) {

@@ -145,7 +145,7 @@ struct Analyzer::Impl {
 
   Impl(const StringTable* s, AnalyzerOptions o)
       : strings(s), options(o), blocks(*s, block_options(o)) {
-    if (o.capacity_bytes != kUnknown) timeline.set_host_capacity(o.capacity_bytes);
+    if (o.capacity_bytes != kUnknown) timeline.set_capacity_for_all(o.capacity_bytes);
   }
 
   DeviceReport device_report(uint32_t pid, int32_t device) const;

@@ -28,7 +28,7 @@ struct AnalyzerOptions {
   int64_t lazy_used_ns = 100'000'000;  // allocated this long before first use
   int64_t delayed_free_ns = 100'000'000;
   int64_t long_idle_ns = 1'000'000'000;
-  int64_t capacity_bytes = kUnknown;  // overrides what the recording says (time to OOM)
+  int64_t capacity_bytes = kUnknown;  // every scope's, over what the recording says (OOM)
 };
 
 class Analyzer {

@@ -162,10 +162,12 @@ class Timeline {
   // and a device's START_TRACE for its capacity.
   void add(const MemEvent* events, size_t count);
 
-  // The capacity time_to_oom measures against. Precedence: set_capacity for the scope, the
-  // newest SNAPSHOT total or device START_TRACE total (a GPU's, from cuMemGetInfo), then
-  // (host scopes) set_host_capacity; see host_capacity.h.
+  // The capacity time_to_oom measures against. Precedence: set_capacity for the scope,
+  // set_capacity_for_all (the user's --capacity-mb, for a recording that does not say it or
+  // says it wrong), the newest SNAPSHOT total or device START_TRACE total (a GPU's, from
+  // cuMemGetInfo), then (host scopes) set_host_capacity; see host_capacity.h.
   void set_capacity(uint32_t pid, int32_t device, int64_t bytes);
+  void set_capacity_for_all(int64_t bytes);
   void set_host_capacity(int64_t bytes);
   void set_detail_source(DetailSource source);
 
@@ -216,6 +218,7 @@ class Timeline {
   // Device capacities given before the device's first block made its scope.
   std::map<std::pair<uint32_t, int32_t>, int64_t> waiting_capacity_;
   int64_t host_capacity_ = kUnknown;
+  int64_t capacity_for_all_ = kUnknown;
   DetailSource detail_source_;
   uint64_t events_ = 0;
 };

@@ -28,6 +28,10 @@ void Timeline::set_capacity(uint32_t pid, int32_t device, int64_t bytes) {
   capacity_overrides_[{pid, device}] = bytes;
 }
 
+void Timeline::set_capacity_for_all(int64_t bytes) {
+  capacity_for_all_ = bytes;
+}
+
 void Timeline::set_host_capacity(int64_t bytes) {
   host_capacity_ = bytes;
 }
@@ -126,6 +130,7 @@ CurveQuery Timeline::points(SeriesId id, int64_t t0_ns, int64_t t1_ns, size_t ma
 int64_t Timeline::capacity_of(const Scope& s) const {
   auto it = capacity_overrides_.find({s.pid, s.device});
   if (it != capacity_overrides_.end()) return it->second;
+  if (capacity_for_all_ != kUnknown) return capacity_for_all_;
   if (s.reported_capacity_bytes > 0) return s.reported_capacity_bytes;
   return s.host ? host_capacity_ : kUnknown;
 }

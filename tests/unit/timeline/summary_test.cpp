@@ -153,7 +153,11 @@ TEST(TimeToOom, DeviceCapacityComesFromSnapshotsAndLeakFromDriverBytes) {
   EXPECT_NEAR(f.slope_bytes_per_s, 10.0 * double(MiB), 0.01 * double(MiB));
   EXPECT_NEAR(f.seconds_to_oom, (16384.0 - 2000.0) / 10.0, 1.0);
   EXPECT_EQ(t.summary(kPid, 0).capacity_bytes, 16 * GiB);
-  // The caller's capacity wins over the recording's.
+  // The user's one capacity for every scope (memtap report --capacity-mb) wins over the
+  // recording's; the caller's for this scope wins over both.
+  t.set_capacity_for_all(8 * GiB);
+  EXPECT_EQ(t.summary(kPid, 0).capacity_bytes, 8 * GiB);
+  EXPECT_NEAR(t.time_to_oom(kPid, 0).seconds_to_oom, (8192.0 - 2000.0) / 10.0, 1.0);
   t.set_capacity(kPid, 0, 4 * GiB);
   EXPECT_NEAR(t.time_to_oom(kPid, 0).seconds_to_oom, (4096.0 - 2000.0) / 10.0, 1.0);
 }
