@@ -178,8 +178,20 @@ DeviceReport Analyzer::Impl::device_report(uint32_t pid, int32_t device) const {
   }
   d.layers = layers(timeline, pid, device);
   d.pool = pool_section(d, s);
+  const bool pool_blocks = d.pool.source == "blocks";
+  if (pool_blocks) d.allocations = d.frees = 0;
   for (const blocks::LayerTotals& layer : blocks.lifetimes(pid, device).layers) {
-    d.bytes_allocated = saturating_add(d.bytes_allocated, clamp_to_int64(layer.alloc_bytes));
+    const int64_t bytes = clamp_to_int64(layer.alloc_bytes);
+    if (!pool_blocks) {
+      d.bytes_allocated = saturating_add(d.bytes_allocated, bytes);
+    } else if (layer.layer == Layer::kPta) {
+      d.allocations += layer.allocs;
+      d.frees += layer.frees;
+      d.bytes_allocated = saturating_add(d.bytes_allocated, bytes);
+    } else {
+      d.driver_allocations += layer.allocs;
+      d.driver_bytes_allocated = saturating_add(d.driver_bytes_allocated, bytes);
+    }
   }
 
   const blocks::PeakResult peak = blocks.peak(pid, device);

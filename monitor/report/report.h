@@ -185,8 +185,15 @@ struct DeviceReport {
   // device it came from, as the window's time axis does; so a GPU peak reads the same
   // "+s" in the report, in `memtap check` and in the window, and beside the host's.
   int64_t origin_ns = kUnknown;
+  // What was allocated over the session: on a device whose framework pool reported its
+  // blocks (pool.source "blocks"), those blocks; else every layer's.
   uint64_t allocations = 0, frees = 0;
   int64_t bytes_allocated = 0;
+  // On a pool's device, the driver's allocations (HAL) that hold the blocks: counted apart,
+  // as adding them counted every tensor twice (a snapshot's "69.3 GiB allocated" was 13.2 GiB
+  // of segments and 56.1 GiB of blocks inside them).
+  uint64_t driver_allocations = 0;
+  int64_t driver_bytes_allocated = 0;
   std::vector<CurveSummary> curves;
   std::vector<LayerSummary> layers;  // each layer the device's blocks came from
   PoolSection pool;

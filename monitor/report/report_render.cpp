@@ -150,9 +150,15 @@ void pool_text(const DeviceReport& d, FILE* out) {
 }
 
 void device_text_section(const DeviceReport& d, FILE* out) {
-  fprintf(out, "\n  pid %u, %s: %llu allocations, %llu frees, %s allocated\n", d.pid,
+  fprintf(out, "\n  pid %u, %s: %llu allocations, %llu frees, %s allocated", d.pid,
           device_text(d.device).c_str(), (unsigned long long)d.allocations,
           (unsigned long long)d.frees, bytes_text(double(d.bytes_allocated)).c_str());
+  if (d.pool.source == "blocks") {
+    fprintf(out, " by the pool's blocks (PTA), in %llu of the driver's (HAL, %s)",
+            (unsigned long long)d.driver_allocations,
+            bytes_text(double(d.driver_bytes_allocated)).c_str());
+  }
+  fprintf(out, "\n");
   for (const CurveSummary& c : d.curves) {
     if (c.peak_bytes == kUnknown) continue;
     peak_final_line("", c.name, c.peak_ns, c.peak_bytes, c.final_bytes, d.origin_ns, out);
@@ -529,6 +535,8 @@ std::string report_json(const Report& r) {
     optional_int(j, "end_ns", d.end_ns);
     j.key("allocations").value(d.allocations).key("frees").value(d.frees);
     j.key("bytes_allocated").value(d.bytes_allocated);
+    j.key("driver_allocations").value(d.driver_allocations);
+    j.key("driver_bytes_allocated").value(d.driver_bytes_allocated);
     j.key("curves").begin_array();
     for (const CurveSummary& c : d.curves) {
       peak_final_json(j, "name", c.name, c.peak_ns, c.peak_bytes, c.final_bytes);

@@ -149,6 +149,24 @@ TEST_F(PoolReportTest, ADeviceWithOnlySamplesSaysSo) {
   EXPECT_EQ(device(kHostDevice).pool.source, "");
 }
 
+// The pool's blocks are what the device allocated; its segment (HAL) holds them and is
+// counted apart, not added (which counted every block twice). A device with only samples of
+// its pool has the driver's blocks alone.
+TEST_F(PoolReportTest, AllocatedIsThePoolsBlocksAndTheSegmentsAreCountedApart) {
+  const DeviceReport& d = device(0);
+  EXPECT_EQ(d.allocations, 3u);
+  EXPECT_EQ(d.frees, 2u);
+  EXPECT_EQ(d.bytes_allocated, int64_t(1792 * KiB));
+  EXPECT_EQ(d.driver_allocations, 1u);
+  EXPECT_EQ(d.driver_bytes_allocated, int64_t(2 * MiB));
+  EXPECT_NE(text_of(report).find("pid 31, device 0: 3 allocations, 2 frees, 1.8 MiB allocated by "
+                                 "the pool's blocks (PTA), in 1 of the driver's (HAL, 2.0 MiB)\n"),
+            std::string::npos)
+      << text_of(report);
+  EXPECT_EQ(device(1).bytes_allocated, int64_t(8 * MiB));
+  EXPECT_EQ(device(1).driver_allocations, 0u);
+}
+
 TEST_F(PoolReportTest, TextAndJsonSayIt) {
   const std::string text = text_of(report);
   EXPECT_NE(text.find("Pool: the framework's blocks (PTA): Allocated, Reserved and Active are its; "
