@@ -47,6 +47,16 @@ QColor span_color(const viewdata::FlameFunction& f) {
   return base.darker(100 + int(stable_hash(f.function) % 4) * 6);
 }
 
+// The boxes' labels: the widget's font, smaller where a row is too low for a whole line
+// (descenders and underscores included) inside a box's border.
+QFont label_font(QFont font, int row_h) {
+  const double room = row_h - 3;  // the box is a pixel lower than the row, and edged
+  while (QFontMetricsF(font).height() > room && font.pointSizeF() > 5) {
+    font.setPointSizeF(font.pointSizeF() - 0.5);
+  }
+  return font;
+}
+
 QString function_name(const viewdata::FlameData& d, const viewdata::FlameSpan& s) {
   return s.function < d.functions.size() ? QString::fromStdString(d.functions[s.function].function)
                                          : QString();
@@ -180,7 +190,6 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
   // What is left of the area under the ticks: boxes are hit where they show only.
   const QRectF body(0, kTickHeight, width(), height() - kTickHeight);
 
-  const QFontMetrics fm = p.fontMetrics();
   p.setClipRect(QRect(0, kTickHeight, width(), height() - kTickHeight));
   QFont small = font();
   small.setPointSizeF(small.pointSizeF() * 0.85);
@@ -197,7 +206,9 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
     p.drawText(QRect(left, label_top, right - left, kBandLabel), Qt::AlignLeft | Qt::AlignVCenter,
                label);
   }
-  p.setFont(font());
+  const QFont labels = label_font(font(), row_h);
+  p.setFont(labels);
+  const QFontMetricsF fm(labels);
 
   p.setClipRect(QRect(left, kTickHeight, right - left + 1, height() - kTickHeight));
   size_t band = 0;
@@ -224,9 +235,14 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
     }
     if (box.width() > 28 && row_h >= 12) {
       p.setPen(searching_ && !match ? QColor(0xaa, 0xaa, 0xaa) : QColor(0x11, 0x11, 0x11));
-      const QRectF text = box.adjusted(3, 0, -3, 0);
-      p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter,
-                 fm.elidedText(function_name(data_, s), Qt::ElideRight, int(text.width())));
+      // Centred inside the border by the font's whole height, not by Qt's AlignVCenter,
+      // which put the baseline on the bottom edge: "_find_and_load" read "find and load",
+      // its underscores under the row below.
+      const QRectF text = box.adjusted(3, 1, -3, -1);
+      const double baseline =
+          std::round(text.top() + (text.height() - fm.height()) / 2 + fm.ascent());
+      p.drawText(QPointF(text.left(), baseline),
+                 fm.elidedText(function_name(data_, s), Qt::ElideRight, text.width()));
     }
     drawn_.push_back({box.intersected(body), i});
     ++boxes_drawn_;

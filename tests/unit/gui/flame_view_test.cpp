@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QImage>
 #include <QScrollBar>
 #include <QTest>
 #include <QWheelEvent>
@@ -177,6 +178,56 @@ TEST(FlameView, AllocationStacksMakeTheChartWithoutATrace) {
   EXPECT_TRUE(flame->sourceText().contains("2 allocations")) << flame->sourceText().toStdString();
   flame->canvas()->grab();
   EXPECT_EQ(flame->canvas()->boxesDrawn(), 3);
+}
+
+// Pixels of text in the rectangle (x0, top) - (x1, bottom) of `image` inside a box filled
+// with `fill`: the labels are near black, a box light, its edges a shade darker.
+int text_pixels(const QImage& image, QRgb fill, int x0, int x1, int top, int bottom) {
+  int n = 0;
+  for (int y = top; y <= bottom; ++y)
+    for (int x = x0; x <= x1; ++x) n += qGray(image.pixel(x, y)) < qGray(fill) - 60;
+  return n;
+}
+
+// A box's label lies inside the box's edges, descenders included: a function named by
+// underscores alone shows them, at a shallow stack's row height and at the smallest one (a
+// deep stack). With the baseline on the box's bottom edge, "_find_and_load" read "find and
+// load": its underscores fell on the edge and under the row below.
+TEST(FlameView, ALabelsUnderscoresShowInsideItsBox) {
+  for (const int height : {400, 150}) {
+    gui::ViewState state;
+    gui::FlameCanvas canvas(&state);
+    canvas.resize(600, height);
+    viewdata::FlameData d;
+    d.pid = 1;
+    d.t0_ns = 0;
+    d.t1_ns = 1000;
+    d.source = viewdata::FlameSource::kTrace;
+    d.threads = {1};
+    d.functions = {{"a.py", 1, "________"}, {"a.py", 2, "inner"}};
+    for (int depth = 0; depth < 8; ++depth) {
+      viewdata::FlameSpan span;
+      span.end_ns = 1000;
+      span.thread_id = 1;
+      span.depth = depth;
+      span.function = depth % 2;  // each underscored box has a box under it
+      d.spans.push_back(span);
+    }
+    canvas.setData(d);
+    const QImage image = canvas.grab().toImage();
+    const QPoint centre = canvas.centreOf(0);
+    ASSERT_GE(centre.y(), 0) << height;
+    // The box's edges: up and down from its centre, right of its label, to the edge's colour.
+    const int x = canvas.axis().second - 10;
+    const QRgb fill = image.pixel(x, centre.y());
+    int top = centre.y(), bottom = centre.y();
+    while (top > 0 && image.pixel(x, top - 1) == fill) --top;
+    while (bottom + 1 < image.height() && image.pixel(x, bottom + 1) == fill) ++bottom;
+    ASSERT_GE(bottom - top, 8) << height << ": the inside of a box";
+    const int left = canvas.axis().first;
+    EXPECT_GT(text_pixels(image, fill, left + 3, left + 120, top, bottom), 8)
+        << height << ": no underscore inside the box's edges, rows " << top << " to " << bottom;
+  }
 }
 
 TEST(FlameView, AStackDeeperThanTheChartScrollsToItsDeepestFrame) {
