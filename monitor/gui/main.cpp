@@ -39,6 +39,16 @@ bool save_screenshot(MainWindow& window, const WindowCommand& o) {
   return true;
 }
 
+// What --device and --at asked for that the recording lacks, a line each on stderr; true
+// if anything was missing. Asked once the window has settled: a replay's devices and end
+// are known then, and a window shown or a picture taken without them would silently show
+// another device or the last instant.
+bool say_what_is_missing(const MainWindow& window, const WindowCommand& o) {
+  const QStringList missing = window.missingRequests(QString::fromStdString(o.file));
+  for (const QString& line : missing) fprintf(stderr, "%s: %s\n", prefix(o), qPrintable(line));
+  return !missing.isEmpty();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,6 +97,7 @@ int main(int argc, char** argv) {
   MemtapApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("memtap"));
   bool shot_ok = true;
+  bool missing = false;  // --device or --at asked for what the recording lacks (--screenshot)
   {
     MainWindow window(source.get());
     window.resize(w.width, w.height);
@@ -123,6 +134,16 @@ int main(int argc, char** argv) {
     });
     stop_poll.start(100);
 
+    // --device or --at asked for what the recording lacks: an open window says so and stays
+    // (a --screenshot run says so in the shooter, and takes no picture).
+    QTimer checker;
+    QObject::connect(&checker, &QTimer::timeout, [&] {
+      if (!window.settled()) return;
+      checker.stop();
+      say_what_is_missing(window, o);
+    });
+    if (!shot && o.mode == WindowMode::kReplay) checker.start(100);
+
     QTimer shooter;
     QElapsedTimer since_start, due_since;
     since_start.start();
@@ -133,6 +154,12 @@ int main(int argc, char** argv) {
         if (o.mode == WindowMode::kReplay) {
           // Once everything is loaded, indexed and drawn.
           if (!window.settled()) return;
+          if (say_what_is_missing(window, o)) {
+            missing = true;  // no picture of another device or instant than asked for
+            taken = true;
+            app.quit();
+            return;
+          }
         } else {
           // Live: --screenshot-after into the run (or its end, if it ends sooner), with the
           // answers to the last refresh drawn (waiting for them at most a second).
@@ -175,6 +202,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "memtap monitor: %s\n", status.error.c_str());
     return 1;
   }
+  if (missing) return 2;
   if (!shot_ok) return 1;
   if (o.mode == WindowMode::kRun) return status.exit_code >= 0 ? status.exit_code : 0;
   return 0;

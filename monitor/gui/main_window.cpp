@@ -5,6 +5,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 #include <memory>
+#include <set>
 
 #include "monitor/gui/block_table_view.h"
 #include "monitor/gui/breakdown_view.h"
@@ -16,6 +17,7 @@
 #include "monitor/gui/peak_cursor.h"
 #include "monitor/gui/pool_view.h"
 #include "monitor/gui/top_bar.h"
+#include "monitor/report/units.h"
 
 namespace memtap::gui {
 
@@ -102,6 +104,31 @@ bool MainWindow::settled() const {
   return b.queued_events == 0;
 }
 
+QStringList MainWindow::missingRequests(const QString& file) const {
+  QStringList missing;
+  if (last_.live || !done_) return missing;
+  const auto device_name = [](int32_t d) {
+    return d == kHostDevice ? QStringLiteral("cpu") : QString::number(d);
+  };
+  // The top bar found no process with the device once the recording's scopes were listed.
+  if (top_bar_->preferredDevicePending()) {
+    std::set<int32_t> devices;
+    for (const viewdata::ScopeEntry& s : top_bar_->scopes()) devices.insert(s.device);
+    QStringList names;
+    for (int32_t d : devices) names << device_name(d);
+    missing << tr("%1: no device %2 in the recording (its devices: %3)")
+                   .arg(file, device_name(top_bar_->preferredDevice()),
+                        names.isEmpty() ? tr("none") : names.join(QStringLiteral(", ")));
+  }
+  const int64_t length_ns = state_->sessionEnd() - state_->origin();
+  if (at_ns_ > length_ns) {
+    missing << tr("%1: --at %2 is past the recording's end (%3 after its start)")
+                   .arg(file, QString::fromStdString(duration_text(at_ns_)),
+                        QString::fromStdString(duration_text(length_ns)));
+  }
+  return missing;
+}
+
 void MainWindow::preferDevice(int32_t device) {
   top_bar_->preferDevice(device);
 }
@@ -123,6 +150,7 @@ void MainWindow::setCursorAtPeak() {
 }
 
 void MainWindow::cursorOnceLoaded(bool at_peak, int64_t since_start_ns) {
+  at_ns_ = at_peak ? -1 : since_start_ns;
   auto apply = [this, at_peak, since_start_ns] {
     if (at_peak) {
       setCursorAtPeak();

@@ -6,6 +6,7 @@
 
 #include <QDockWidget>
 #include <QMainWindow>
+#include <QStringList>
 #include <QTabWidget>
 #include <QTimer>
 #include <string>
@@ -56,6 +57,11 @@ class MainWindow : public QMainWindow {
   // The same once the source has loaded (--at): at once if it already has, which a small
   // recording has by the time the window is made (its first refresh saw it loaded).
   void cursorOnceLoaded(bool at_peak, int64_t since_start_ns);
+  // What --device (preferDevice) and --at (cursorOnceLoaded) asked for that a replayed
+  // recording lacks, once settled(): a line each after the recording's name `file`, in
+  // memtap check's words ("x.db: no device 5 in the recording (its devices: cpu, 0)");
+  // empty when it has all, and while live (a device can still come).
+  QStringList missingRequests(const QString& file) const;
   // Everything the source has is loaded, indexed and drawn: no question is waiting.
   bool settled() const;
   // The source finished loading or recording (sourceDone was emitted).
@@ -83,6 +89,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* findings_dock_;
   QTimer timer_;
   bool done_ = false;
+  int64_t at_ns_ = -1;       // cursorOnceLoaded's instant since the start (-1: none, or the peak)
   int quiet_refreshes_ = 0;  // refreshes since anything changed (settled() wants two)
   viewdata::SourceStatus last_;
 };

@@ -29,8 +29,11 @@ class TopBar : public QWidget {
   // someone picks one in the Device box, a process is shown on its first GPU once it has
   // one: a training run is watched for its GPU memory, not for the interpreter's heap.
   void preferDevice(int32_t device);
-  // A device asked for with preferDevice that no process has shown yet.
+  // A device asked for with preferDevice that no process has shown yet, and which.
   bool preferredDevicePending() const { return has_preferred_device_; }
+  int32_t preferredDevice() const { return preferred_device_; }
+  // Every process's devices, as last listed.
+  const std::vector<viewdata::ScopeEntry>& scopes() const { return scopes_; }
 
   // For tests: the selectors.
   QComboBox* processBox() { return process_; }

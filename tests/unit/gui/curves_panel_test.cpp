@@ -246,6 +246,35 @@ TEST(CurvesPanel, AtPeakOnAPreferredDeviceGoesToThatDevicesPeak) {
   EXPECT_EQ(window.state()->device(), 1);
 }
 
+// --device 5 of a recording that has the host and GPU 0, and --at past its end: the window
+// showed GPU 0 and the last instant without a word. It names what is missing and what the
+// recording has (main.cpp says it on stderr, and a --screenshot run exits with 2).
+TEST(CurvesPanel, ADeviceOrInstantTheRecordingLacksIsSaidWithWhatItHas) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 1000);
+  b.device_malloc(3, 0x7f0000000000, 5 << 20, 0);
+  b.malloc(10, 0x2000, 100);
+  const std::string path = dir.file("gpu.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  EXPECT_TRUE(w.window->missingRequests("gpu.db").isEmpty());
+
+  w.window->preferDevice(0);                                   // --device 0
+  w.window->cursorOnceLoaded(false, b.at(10) - b.start_ns());  // --at 10ms: the end
+  test::settle(*w.window);
+  EXPECT_TRUE(w.window->missingRequests("gpu.db").isEmpty())
+      << w.window->missingRequests("gpu.db").join('\n').toStdString();
+
+  w.window->preferDevice(5);                         // --device 5
+  w.window->cursorOnceLoaded(false, 2'000'000'000);  // --at 2s
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->missingRequests("gpu.db").join('\n').toStdString(),
+            "gpu.db: no device 5 in the recording (its devices: cpu, 0)\n"
+            "gpu.db: --at 2.000 s is past the recording's end (10.0 ms after its start)");
+}
+
 // A GPU without a framework pool draws its four curves as one line: the note says so, and
 // says nothing on the host, whose curves differ.
 TEST(CurvesPanel, TheNoteNamesTheCurvesThatAreOneLine) {
