@@ -174,7 +174,8 @@ void LifetimeGraph::paintEvent(QPaintEvent*) {
     p.drawPath(zig);
   }
 
-  // Blocks, largest first so the small ones lie on top.
+  // Blocks in the data's order (lifetime_data.h): the driver's segments first, then the
+  // blocks inside them; each largest first, so that the small ones lie on top.
   p.setRenderHint(QPainter::Antialiasing, false);
   int64_t selected = state_->selectedBlock();
   int selected_index = -1;

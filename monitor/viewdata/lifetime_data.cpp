@@ -37,6 +37,11 @@ LifetimeData compute_lifetime(BlockQueries& q, const LifetimeRequest& r) {
   d.matching_blocks = set.matching_blocks;
   d.matching_bytes = set.matching_bytes;
   for (BlockRow& b : d.blocks) drop_stacks(b);
+  // The driver's blocks (HAL) under the others, whatever their sizes and ids: a framework
+  // pool's blocks lie inside its HAL segments, and a block as large as its segment ranked
+  // before the segment (an earlier id, as a snapshot has them) had the segment hide it.
+  std::stable_partition(d.blocks.begin(), d.blocks.end(),
+                        [](const BlockRow& b) { return b.layer == Layer::kHal; });
 
   if (r.selected >= 0) {
     d.selected = q.find(r.selected);

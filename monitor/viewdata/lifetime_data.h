@@ -37,8 +37,11 @@ struct LifetimeData {
   int32_t device = kHostDevice;
   int64_t t0_ns = 0;
   int64_t t1_ns = 0;
-  // The blocks drawn, largest first (the selected one last if it was added). Without their
-  // stacks: the detail panel asks for the one clicked (BlockQueries::find).
+  // The blocks drawn, in the order they are drawn: the driver's (HAL) first, then the
+  // others, so that the framework's blocks lie on top of the segments around them; each
+  // largest first, so that small blocks lie on top of large ones (the selected one last if
+  // it was added). Without their stacks: the detail panel asks for the one clicked
+  // (BlockQueries::find).
   std::vector<BlockRow> blocks;
   uint64_t matching_blocks = 0;  // blocks live in the range, all of them
   uint64_t matching_bytes = 0;

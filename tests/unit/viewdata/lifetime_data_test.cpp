@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "monitor/viewdata/block_detail.h"
 #include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/device_rows.h"
 #include "tests/unit/viewdata/recording_builder.h"
 #include "tests/unit/viewdata/source_support.h"
 
@@ -91,6 +94,40 @@ TEST(LifetimeData, BoundedToTheLargestWithTheCountOfAll) {
   EXPECT_TRUE(outside.blocks.empty());
   ASSERT_TRUE(outside.selected.has_value());
   EXPECT_EQ(outside.selected->size_bytes, 16u);
+}
+
+// The graph draws the blocks in their order: the driver's segments (HAL) first, so that the
+// framework's blocks (PTA) inside them lie on top, each largest first. A block as large as
+// its segment and listed before it (as a PyTorch snapshot lists them) came first by size and
+// id, and the segment drawn over it hid it.
+TEST(LifetimeData, TheDriversSegmentsComeFirstAndTheBlocksInsideThemOnTop) {
+  constexpr uint64_t kMiB = 1 << 20;
+  constexpr uint64_t kSeg0 = 0x7f0000000000, kSeg1 = 0x7f0000800000;
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::DeviceRows d(b);
+  b.malloc(0.5, 0x1000, 100);
+  d.malloc(1, "PTA", kSeg0, 2 * kMiB, "weights");  // the whole segment, before it
+  d.malloc(1, "HAL", kSeg0, 2 * kMiB);
+  d.malloc(2, "HAL", kSeg1, 4 * kMiB);
+  d.malloc(3, "PTA", kSeg1, kMiB, "activations");
+  const std::string path = dir.file("device.db");
+  b.write(path);
+  d.append_to(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  LifetimeRequest r;
+  r.pid = b.pid();
+  r.device = 0;
+  r.t0_ns = b.at(0);
+  r.t1_ns = b.at(10);
+  const LifetimeData data = lifetime(*source, r);
+  std::vector<std::pair<Layer, uint64_t>> order;
+  for (const auto& block : data.blocks) order.emplace_back(block.layer, block.size_bytes);
+  EXPECT_EQ(order, (std::vector<std::pair<Layer, uint64_t>>{{Layer::kHal, 4 * kMiB},
+                                                            {Layer::kHal, 2 * kMiB},
+                                                            {Layer::kPta, 2 * kMiB},
+                                                            {Layer::kPta, kMiB}}));
 }
 
 TEST(AddressAxis, CompressionKeepsTheOrderAndCollapsesGaps) {
