@@ -5,6 +5,7 @@
 #include <QLocale>
 #include <QVBoxLayout>
 
+#include "monitor/gui/count_text.h"
 #include "monitor/report/units.h"
 #include "monitor/viewdata/labels.h"
 
@@ -152,7 +153,6 @@ void BlockTableView::fetch(size_t offset, size_t count, uint64_t generation) {
 }
 
 void BlockTableView::showStatus() {
-  const QLocale locale;
   QString text;
   if (!model()->error().isEmpty()) {
     text = model()->error();
@@ -165,10 +165,10 @@ void BlockTableView::showStatus() {
                : tr("No blocks match the filter");
   } else {
     text = filterBar()->onlyRange() && state_->t1() > state_->t0()
-               ? tr("%1 blocks live in %2 … %3")
-                     .arg(locale.toString(qulonglong(model()->totalRows())),
+               ? tr("%1 live in %2 … %3")
+                     .arg(count_text(model()->totalRows(), "block", "blocks"),
                           state_->timeText(state_->t0()), state_->timeText(state_->t1()))
-               : tr("%1 blocks").arg(locale.toString(qulonglong(model()->totalRows())));
+               : count_text(model()->totalRows(), "block", "blocks");
   }
   filterBar()->status()->setText(text);
 }

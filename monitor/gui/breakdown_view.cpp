@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "monitor/gui/chart_style.h"
+#include "monitor/gui/count_text.h"
 #include "monitor/gui/peak_cursor.h"
 #include "monitor/report/units.h"
 #include "monitor/viewdata/treemap_layout.h"
@@ -93,10 +94,10 @@ void BreakdownMap::place(const std::vector<viewdata::BreakdownNode>& nodes, cons
     const QColor base = n.level == Level::kLayer ? layer_color(n.layer, n.is_mmap) : parent_color;
     b.color = shade(base, n.level, i, n.folded != 0);
     const QString here = path.isEmpty() ? b.label : path + QStringLiteral(" › ") + b.label;
-    b.tip = QStringLiteral("%1\n%2 (%3%) in %4 blocks")
+    b.tip = QStringLiteral("%1\n%2 (%3%) in %4")
                 .arg(here, QString::fromStdString(bytes_text(double(n.bytes))))
                 .arg(n.share * 100, 0, 'f', 1)
-                .arg(QLocale().toString(qulonglong(n.blocks)));
+                .arg(count_text(n.blocks, "block", "blocks"));
     if (n.level == Level::kStack && n.full != n.label) {
       b.tip += QStringLiteral("\n\n") + QString::fromStdString(n.full);
     }

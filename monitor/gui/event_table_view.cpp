@@ -4,6 +4,7 @@
 #include <QLocale>
 #include <QVBoxLayout>
 
+#include "monitor/gui/count_text.h"
 #include "monitor/report/units.h"
 #include "monitor/store/memscope_format.h"
 #include "monitor/viewdata/event_pages.h"
@@ -156,7 +157,6 @@ void EventTableView::fetch(size_t offset, size_t count, uint64_t generation, boo
 }
 
 void EventTableView::showStatus() {
-  const QLocale locale;
   const bool range = filterBar()->onlyRange() && state_->t1() > state_->t0();
   QString text;
   if (!model()->error().isEmpty()) {
@@ -166,8 +166,8 @@ void EventTableView::showStatus() {
                        .arg(state_->timeText(state_->t0()), state_->timeText(state_->t1()))
                  : tr("No events match the filter");
   } else {
-    const QString n = locale.toString(qulonglong(model()->totalRows()));
-    text = range ? tr("%1 events in range").arg(n) : tr("%1 events").arg(n);
+    const QString n = count_text(model()->totalRows(), "event", "events");
+    text = range ? tr("%1 in range").arg(n) : n;
   }
   filterBar()->status()->setText(text);
 }

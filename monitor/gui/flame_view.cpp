@@ -5,6 +5,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "monitor/gui/count_text.h"
 #include "monitor/viewdata/flame_reader.h"
 
 namespace memtap::gui {
@@ -14,11 +15,6 @@ namespace {
 // Boxes a redraw reads at most: a chart a few thousand pixels wide and tens of rows deep
 // shows no more distinguishable boxes than that.
 constexpr size_t kMaxSpans = 4000;
-
-// "1 match", "2 matches".
-QString count_text(uint64_t n, const char* one, const char* many) {
-  return QStringLiteral("%1 %2").arg(n).arg(QString::fromLatin1(n == 1 ? one : many));
-}
 
 }  // namespace
 

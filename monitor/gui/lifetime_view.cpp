@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "monitor/gui/chart_style.h"
+#include "monitor/gui/count_text.h"
 #include "monitor/report/units.h"
 #include "monitor/viewdata/block_detail.h"
 #include "monitor/viewdata/labels.h"
@@ -358,8 +359,8 @@ void LifetimeView::ask() {
                                    QString::fromStdString(bytes_text(double(d.matching_bytes))),
                                    range));
         } else {
-          count_->setText(tr("%1 blocks (%2) live in %3")
-                              .arg(locale.toString(qulonglong(d.matching_blocks)),
+          count_->setText(tr("%1 (%2) live in %3")
+                              .arg(count_text(d.matching_blocks, "block", "blocks"),
                                    QString::fromStdString(bytes_text(double(d.matching_bytes))),
                                    range));
         }

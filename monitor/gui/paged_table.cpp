@@ -9,6 +9,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "monitor/gui/count_text.h"
+
 namespace memtap::gui {
 
 PagedTable::PagedTable(QStringList headers, const QString& text_hint, QWidget* parent)
@@ -125,7 +127,7 @@ void PagedTable::copySelection() {
   int skipped = 0;
   QGuiApplication::clipboard()->setText(model_->copyText(rows, &skipped));
   const int copied = int(rows.size()) - skipped;
-  QString note = tr("Copied %L1 rows").arg(copied);
+  QString note = tr("Copied %1").arg(count_text(uint64_t(copied), "row", "rows"));
   if (skipped > 0) note += tr(" (%L1 not loaded: scroll through them first)").arg(skipped);
   bar_->status()->setToolTip(note);
 }

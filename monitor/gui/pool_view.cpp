@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "monitor/gui/chart_style.h"
+#include "monitor/gui/count_text.h"
 #include "monitor/report/units.h"
 #include "monitor/viewdata/labels.h"
 
@@ -39,22 +40,22 @@ QString percent(double f) {
 constexpr double kMargin = 8;
 constexpr double kBarHeight = 24;
 
-QString segment_header(const viewdata::PoolSegmentData& s) {
+}  // namespace
+
+QString poolSegmentHeader(const viewdata::PoolSegmentData& s) {
   const QString pending =
       s.pending_bytes == 0
           ? QString()
           : QObject::tr(" · Active, free pending %1").arg(bytes_q(s.pending_bytes));
   return QObject::tr(
-             "%1  %2 %3 · %4 blocks · Allocated %5%6 · Free %7 · largest free gap %8 · "
+             "%1  %2 %3 · %4 · Allocated %5%6 · Free %7 · largest free gap %8 · "
              "fragmentation %9")
       .arg(hex_text(s.segment.addr), bytes_q(s.segment.size_bytes),
-           QString::fromLatin1(viewdata::layer_label(s.segment.layer, s.segment.is_mmap)))
-      .arg(s.blocks.size())
+           QString::fromLatin1(viewdata::layer_label(s.segment.layer, s.segment.is_mmap)),
+           count_text(s.blocks.size(), "block", "blocks"))
       .arg(bytes_q(s.allocated_bytes), pending, bytes_q(s.free_bytes), bytes_q(s.largest_free_gap),
            percent(s.fragmentation));
 }
-
-}  // namespace
 
 QColor state_color(viewdata::PoolBlockState state) {
   switch (state) {
@@ -195,7 +196,7 @@ void PoolCanvas::paintEvent(QPaintEvent* event) {
     font.setBold(s.segment.id == selected);
     p.setFont(font);
     p.drawText(header.adjusted(int(kMargin), 0, -4, 0), Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(segment_header(s), Qt::ElideRight, header.width() - 12));
+               fm.elidedText(poolSegmentHeader(s), Qt::ElideRight, header.width() - 12));
     font.setBold(false);
     p.setFont(font);
 
@@ -316,8 +317,8 @@ void PoolView::show(viewdata::PoolData d) {
   const QString at = state_->timeText(d.at_ns);
   const QString where = d.device < 0 ? tr("Process %1").arg(d.pid)
                                      : tr("Device %1 of process %2").arg(d.device).arg(d.pid);
-  const QString live = tr("%1 blocks, %2 live.")
-                           .arg(locale.toString(qulonglong(d.live_blocks)), bytes_q(d.live_bytes));
+  const QString live =
+      tr("%1, %2 live.").arg(count_text(d.live_blocks, "block", "blocks"), bytes_q(d.live_bytes));
   list_->clear();
   if (d.segments.empty()) {
     if (d.live_blocks == 0) {
@@ -359,15 +360,15 @@ void PoolView::show(viewdata::PoolData d) {
     const QString pending =
         d.pending_blocks == 0
             ? QString()
-            : tr(" · Active, free pending %1 (%2 blocks)")
-                  .arg(bytes_q(d.pending_bytes), locale.toString(qulonglong(d.pending_blocks)));
+            : tr(" · Active, free pending %1 (%2)")
+                  .arg(bytes_q(d.pending_bytes), count_text(d.pending_blocks, "block", "blocks"));
     QString text =
-        tr("%1 at %2: %3 segments, %4. Reserved %5 · Allocated %6%7 · Free %8 · "
+        tr("%1 at %2: %3, %4. Reserved %5 · Allocated %6%7 · Free %8 · "
            "largest free gap %9 · fragmentation %10 (the free bytes outside that gap: no "
            "request larger than it fits without a new segment).")
-            .arg(where, at, locale.toString(qulonglong(d.segments_live)), QString::fromLatin1(kind),
-                 bytes_q(d.reserved_bytes), bytes_q(d.allocated_bytes), pending,
-                 bytes_q(d.free_bytes), bytes_q(d.largest_free_gap))
+            .arg(where, at, count_text(d.segments_live, "segment", "segments"),
+                 QString::fromLatin1(kind), bytes_q(d.reserved_bytes), bytes_q(d.allocated_bytes),
+                 pending, bytes_q(d.free_bytes), bytes_q(d.largest_free_gap))
             .arg(percent(d.fragmentation));
     if (d.empty_mappings > 0)
       text +=
@@ -377,11 +378,14 @@ void PoolView::show(viewdata::PoolData d) {
       text += tr(" Drawing the %1 largest segments.")
                   .arg(locale.toString(qulonglong(d.segments.size())));
     if (d.blocks_truncated) text += tr(" Figures from the largest blocks only (too many to read).");
-    if (d.unsegmented_blocks > 0)
-      text +=
-          tr(d.blocks_truncated ? " Of the blocks read, %1 (%2) lie outside every segment."
-                                : " %1 blocks (%2) lie outside every segment.")
-              .arg(locale.toString(qulonglong(d.unsegmented_blocks)), bytes_q(d.unsegmented_bytes));
+    if (d.unsegmented_blocks > 0) {
+      const bool one = d.unsegmented_blocks == 1;
+      text += (d.blocks_truncated ? tr(" Of the blocks read, %1 (%2) %3 outside every segment.")
+                                        .arg(QLocale().toString(qulonglong(d.unsegmented_blocks)))
+                                  : tr(" %1 (%2) %3 outside every segment.")
+                                        .arg(count_text(d.unsegmented_blocks, "block", "blocks")))
+                  .arg(bytes_q(d.unsegmented_bytes), one ? tr("lies") : tr("lie"));
+    }
     summary_->setText(text);
     legend_->setText(poolLegend(d));
     list_->hide();

@@ -29,6 +29,8 @@ namespace memtap::gui {
 // `d` can show (rich text).
 QColor state_color(viewdata::PoolBlockState state);
 QString poolLegend(const viewdata::PoolData& d);
+// A segment's header line: its address, size and layer, its blocks, how it is used.
+QString poolSegmentHeader(const viewdata::PoolSegmentData& s);
 
 class PoolCanvas : public QWidget {
   Q_OBJECT

@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include "monitor/gui/count_text.h"
 #include "monitor/report/units.h"
 
 namespace memtap::gui {
@@ -110,8 +111,7 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   } else if (status.writing) {
     // Nothing more arrives (the rate would be stale); SQLite may still be seconds behind.
     parts << (status.rows_to_write != 0
-                  ? tr("writing: %1 rows to go")
-                        .arg(QLocale().toString(qulonglong(status.rows_to_write)))
+                  ? tr("writing: %1 to go").arg(count_text(status.rows_to_write, "row", "rows"))
                   : tr("completing the recording"));
   } else if (status.live) {
     parts << tr("%1 events/s").arg(QLocale().toString(qlonglong(status.events_per_s)));
@@ -119,7 +119,7 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     parts << (status.exit_code >= 0 ? tr("finished (exit code %1)").arg(status.exit_code)
                                     : tr("loaded"));
   }
-  parts << tr("%1 events").arg(QLocale().toString(qulonglong(status.events)));
+  parts << count_text(status.events, "event", "events");
   parts << tr("%1 dropped").arg(QLocale().toString(qulonglong(status.events_dropped)));
   // Said in the bar, not only in its tooltip: the data ends where the recording stopped or
   // was cut (its monitor killed). After the counts, which must show however narrow the
@@ -137,8 +137,7 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   if (!blocks.error.empty()) {
     parts << tr("block index failed: %1").arg(QString::fromStdString(blocks.error));
   } else if (blocks.events_dropped != 0) {
-    parts << tr("block views miss %1 events")
-                 .arg(QLocale().toString(qulonglong(blocks.events_dropped)));
+    parts << tr("block views miss %1").arg(count_text(blocks.events_dropped, "event", "events"));
   }
   // Shown while they fit, the last to go first; the whole line is the tooltip. (At 1600
   // pixels, the end of a flood's line read "recording 302", cut in the middle.)

@@ -252,7 +252,8 @@ class ReplaySource final : public DataSource {
            : snapshot.trace_entries == 0 ? ", without a trace: its times are made up"
                                          : ", without time_us: its entries are 1 ms apart") +
           "; " + std::to_string(snapshot.blocks_before_trace) +
-          " blocks were there before its trace began (owner '" + kBeforeTraceOwner + "')";
+          (snapshot.blocks_before_trace == 1 ? " block was" : " blocks were") +
+          " there before its trace began (owner '" + kBeforeTraceOwner + "')";
     }
     status_.events_dropped = rec_.rows_skipped;
     for (const RecordedProcess& p : rec_.processes) {

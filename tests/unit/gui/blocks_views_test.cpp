@@ -90,6 +90,20 @@ TEST(PoolView, AClickOnABlockSelectsItAndTheLifetimeGraphShowsIt) {
   EXPECT_TRUE(detail.contains("train.py(40): step")) << detail.toStdString();
 }
 
+// A segment that holds one block says "1 block", not "1 blocks"; the other "2 blocks".
+TEST(PoolView, ASegmentsHeaderCountsItsBlocksInWords) {
+  DeviceWindow dw("pool");
+  ASSERT_TRUE(dw.w.window);
+  const viewdata::PoolData& d = dw.w.window->pool()->canvas()->data();
+  ASSERT_EQ(d.segments.size(), 2u);
+  ASSERT_EQ(d.segments[0].blocks.size(), 2u);
+  ASSERT_EQ(d.segments[1].blocks.size(), 1u);
+  EXPECT_TRUE(gui::poolSegmentHeader(d.segments[0]).contains(" · 2 blocks · "))
+      << gui::poolSegmentHeader(d.segments[0]).toStdString();
+  EXPECT_TRUE(gui::poolSegmentHeader(d.segments[1]).contains(" · 1 block · "))
+      << gui::poolSegmentHeader(d.segments[1]).toStdString();
+}
+
 TEST(PoolView, ASegmentsHeaderSelectsTheSegment) {
   DeviceWindow dw("pool");
   ASSERT_TRUE(dw.w.window);
