@@ -177,6 +177,35 @@ TEST(Findings, ThePeakSaysHowMuchHasNoOwnerBesideTheOwnersItNames) {
   EXPECT_EQ(g.front().detail.find("no owner"), std::string::npos) << g.front().detail;
 }
 
+// The same beside the operators or stacks it names: "by operator aten::mul 65.0 KiB (0.1%)"
+// alone read as the cause of a peak 99.8% of which had no operator.
+TEST(Findings, ThePeakSaysHowMuchHasNoOperatorOrStackBesideThoseItNames) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::DeviceRows d(b);
+  b.malloc(1, 0x1000, 4096, "", "train.py(3): step");
+  b.malloc(2, 0x10000, 61440);
+  d.malloc(3, "PTA", 0x7f0000000000, 64 * 1024, "", "aten::mul");
+  d.malloc(4, "PTA", 0x7f0000100000, 63 << 20);
+  const std::string path = dir.file("ops.db");
+  b.write(path);
+  d.append_to(path);
+
+  const std::vector<Finding> gpu = findings_of(path, b.pid(), 0);
+  ASSERT_FALSE(gpu.empty());
+  EXPECT_EQ(gpu.front().kind, FindingKind::kPeak);
+  EXPECT_EQ(gpu.front().detail,
+            "by operator aten::mul 64.0 KiB (0.1%); 63.0 MiB (99.9%) has no operator")
+      << gpu.front().detail;
+
+  const std::vector<Finding> host = findings_of(path, b.pid());
+  ASSERT_FALSE(host.empty());
+  EXPECT_EQ(host.front().kind, FindingKind::kPeak);
+  EXPECT_EQ(host.front().detail,
+            "by stack train.py(3): step 4.0 KiB (6.2%); 60.0 KiB (93.8%) has no stack")
+      << host.front().detail;
+}
+
 TEST(Findings, ACleanRunSaysSo) {
   test::TempDir dir;
   test::RecordingBuilder b;
