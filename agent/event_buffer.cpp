@@ -2,6 +2,8 @@
 // moving to a new chunk, and resetting after fork(). See event_buffer.h.
 #include <pthread.h>
 
+#include <algorithm>
+
 #include "agent/alt_stack.h"
 #include "agent/event_buffer_writer.h"
 #include "agent/raw_syscalls.h"
@@ -155,6 +157,11 @@ ThreadBuffer* write_record(BufferRegistry* reg, bool lossless, ThreadBuffer* b, 
       reg->dropped_no_buffer.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
+    // The thread's first record: the time its attach took may have let the sender's bound
+    // pass its timestamp. Later is right for a malloc (the block was the thread's before)
+    // and for a free recorded before the real one; a moved realloc's free, recorded after,
+    // could in principle then follow another thread's malloc of that address by a cycle.
+    ts_ns = std::max(ts_ns, reg->sender_cycle_clock.load(std::memory_order_relaxed));
   }
   // The chain runs on across chunks, so a narrow slot computed here stays right after a
   // move to the next chunk.

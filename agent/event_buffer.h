@@ -82,6 +82,12 @@ struct BufferRegistry {
   std::atomic<uint32_t> child_count{0};  // fork() children, for Bye
   uint32_t child_pids[kMaxChildPids] = {};
   uint32_t pid = 0;
+  // When the sender's newest drain cycle began, in the records' clock (TSC or ns): a thread's
+  // first record, timestamped before its buffer was attached, is stamped no earlier (see
+  // write_record). The sender tells the monitor nothing older than its previous cycle's
+  // start will come; attaching a buffer (claiming one, or mapping a chunk) among 64 new
+  // threads on two cores took up to 7 ms, and those first records came late.
+  std::atomic<uint64_t> sender_cycle_clock{0};
 };
 
 }  // namespace memtap

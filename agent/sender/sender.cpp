@@ -601,6 +601,8 @@ void run(Sender* s, std::promise<std::string>* opened) {
   uint64_t previous_cycle_start = monotonic_ns();
   while (!s->stop_requested.load(std::memory_order_acquire) && !crash_requested(*s)) {
     uint64_t cycle_start = monotonic_ns();
+    s->config.registry->sender_cycle_clock.store(s->config.clock_is_tsc ? read_tsc() : cycle_start,
+                                                 std::memory_order_relaxed);
     watch_connection(*s);
     // A record timestamped before the previous cycle began and still unpublished would
     // have to have been preempted for a whole cycle between its timestamp and its store.

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -342,6 +343,26 @@ TEST(EventBuffer, AnExitedThreadsBufferIsTheNextThreadsOnceDrained) {
   out.clear();
   ASSERT_EQ(drain_buffers(&reg, SIZE_MAX, &out), 1u);
   EXPECT_EQ(out.records[0].kind, uint16_t(EventKind::kFree));
+}
+
+// A thread's first record was timestamped before its buffer was attached; the sender may have
+// begun a cycle meanwhile and told the monitor nothing older would come (64 new threads on
+// two cores: up to 7 ms, and those first records came late). It is stamped no earlier than
+// the sender's newest cycle; the thread's later records keep their own times.
+TEST(EventBuffer, AThreadsFirstRecordIsNoOlderThanTheSendersCycle) {
+  BufferRegistry reg;
+  reg.sender_cycle_clock.store(5000);
+  std::thread([&] {
+    record_event(&reg, false, EventKind::kMalloc, 64, 8, 1000);
+    record_event(&reg, false, EventKind::kFree, 64, 0, 6000);
+  }).join();
+  std::thread([&] { record_event(&reg, false, EventKind::kMalloc, 128, 8, 7000); }).join();
+  DrainResult out;
+  ASSERT_EQ(drain_buffers(&reg, SIZE_MAX, &out), 3u);
+  std::vector<uint64_t> times;
+  for (const EventRecord& r : out.records) times.push_back(r.ts_ns);
+  std::sort(times.begin(), times.end());
+  EXPECT_EQ(times, (std::vector<uint64_t>{5000, 6000, 7000}));
 }
 
 // Lossless, a thread whose only chunk is full while other threads' chunks hold the byte
