@@ -13,6 +13,7 @@
 #include "monitor/cli/commands.h"
 #include "monitor/live/program_run.h"
 #include "monitor/report/report_check.h"
+#include "monitor/report/units.h"
 #include "monitor/store/reader/text_values.h"
 
 namespace memtap {
@@ -131,10 +132,6 @@ bool check_thresholds(const CheckOptions* o, std::string* error) {
   return error->empty();
 }
 
-std::string device_name(int32_t device) {
-  return device == kHostDevice ? "cpu" : std::to_string(device);
-}
-
 }  // namespace
 
 int check_command(const std::vector<std::string>& args) {
@@ -169,12 +166,13 @@ int check_command(const std::vector<std::string>& args) {
   if (t.device && !has_checked_device(report, t)) {
     std::string has;
     for (const DeviceReport& d : report.devices) {
-      const std::string name = device_name(d.device);
+      const std::string name = device_option_text(d.device);
       if (has.find(" " + name + ",") == std::string::npos) has += " " + name + ",";
     }
     if (!has.empty()) has.pop_back();
     fprintf(stderr, "memtap check: %s: no device %s in the recording (its devices:%s)\n",
-            o.file.c_str(), device_name(*t.device).c_str(), has.empty() ? " none" : has.c_str());
+            o.file.c_str(), device_option_text(*t.device).c_str(),
+            has.empty() ? " none" : has.c_str());
     return 2;
   }
 

@@ -107,9 +107,7 @@ bool MainWindow::settled() const {
 QStringList MainWindow::missingRequests(const QString& file) const {
   QStringList missing;
   if (last_.live || !done_) return missing;
-  const auto device_name = [](int32_t d) {
-    return d == kHostDevice ? QStringLiteral("cpu") : QString::number(d);
-  };
+  const auto device_name = [](int32_t d) { return QString::fromStdString(device_option_text(d)); };
   // The top bar found no process with the device once the recording's scopes were listed.
   if (top_bar_->preferredDevicePending()) {
     std::set<int32_t> devices;

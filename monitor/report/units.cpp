@@ -49,6 +49,10 @@ std::string device_text(int32_t device) {
   return "device " + std::to_string(device);
 }
 
+std::string device_option_text(int32_t device) {
+  return device == kHostDevice ? "cpu" : std::to_string(device);
+}
+
 std::string key_text(const std::string& key) {
   if (key.empty()) return "(none)";
   // Stacks are several lines: the innermost frame names them well enough in one line.

@@ -19,6 +19,9 @@ const char* bytes_unit_name(int unit);
 // "host" for the host ("cpu" in the recording), "no device", "device N".
 std::string device_text(int32_t device);
 
+// A device as --device takes it (memtap check, memtap monitor): "cpu", "0", "1", ...
+std::string device_option_text(int32_t device);
+
 // A stack or other multi-line key by its first line, with " ..." when there are more;
 // "(none)" for "".
 std::string key_text(const std::string& key);
