@@ -94,6 +94,17 @@ void add_peak(const DeviceReport& d, std::vector<Finding>* out) {
   out->push_back(std::move(f));
 }
 
+// Without steps: the stack that holds most of what was still live at the end, in the
+// finding's words and as the block table's filter.
+void point_at_most_live(const LeakSection& l, Finding* f) {
+  if (l.alive_at_end.empty() || l.alive_at_end.front().key.empty()) return;
+  const BreakdownEntry& top = l.alive_at_end.front();
+  f->detail += "; most still live at the end: stack " + key_text(top.key) + " " +
+               bytes_text(double(top.bytes));
+  f->block_filter = filter_text(top.key);
+  f->view = "blocks";
+}
+
 void add_leaks(const DeviceReport& d, std::vector<Finding>* out) {
   const LeakSection& l = d.leaks;
   // As the report: a growing owner names the stacks that hold it, and the stack suspects
@@ -134,11 +145,7 @@ void add_leaks(const DeviceReport& d, std::vector<Finding>* out) {
   f.detail = "no step markers to tell a leak by";
   if (l.trend_bytes_per_s > 0)
     f.detail += "; growth +" + bytes_text(l.trend_bytes_per_s) + "/s over the session";
-  if (!l.alive_at_end.empty() && !l.alive_at_end.front().key.empty()) {
-    const BreakdownEntry& top = l.alive_at_end.front();
-    f.detail += "; most from " + key_text(top.key) + " (" + bytes_text(double(top.bytes)) + ")";
-    f.block_filter = filter_text(top.key);
-  }
+  point_at_most_live(l, &f);
   f.t_ns = d.end_ns;
   f.bytes = allocated->final_bytes;
   f.view = "blocks";
@@ -219,14 +226,7 @@ void add_oom(const DeviceReport& d, std::vector<Finding>* out) {
     f.detail = "the capacity is unknown, so no time to OOM";
   }
   // Without steps, what is still live at the end is where the growth went.
-  if (d.leaks.steps == 0 && !d.leaks.alive_at_end.empty() &&
-      !d.leaks.alive_at_end.front().key.empty()) {
-    const BreakdownEntry& top = d.leaks.alive_at_end.front();
-    f.detail += "; most still live at the end: stack " + key_text(top.key) + " " +
-                bytes_text(double(top.bytes));
-    f.block_filter = filter_text(top.key);
-    f.view = "blocks";
-  }
+  if (d.leaks.steps == 0) point_at_most_live(d.leaks, &f);
   f.t_ns = d.end_ns;
   out->push_back(std::move(f));
 }
