@@ -3,7 +3,7 @@
 // still on the hybrid layout). The capacity for the host's time to OOM.
 //
 // The timeline never calls this itself: the caller reads it once and hands it over
-// (Timeline::set_host_capacity), so that tests and replays of another machine's recording
+// (Timeline::set_capacity), so that tests and replays of another machine's recording
 // are not at the mercy of the machine they run on.
 #pragma once
 

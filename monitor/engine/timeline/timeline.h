@@ -164,11 +164,10 @@ class Timeline {
 
   // The capacity time_to_oom measures against. Precedence: set_capacity for the scope,
   // set_capacity_for_all (the user's --capacity-mb, for a recording that does not say it or
-  // says it wrong), the newest SNAPSHOT total or device START_TRACE total (a GPU's, from
-  // cuMemGetInfo), then (host scopes) set_host_capacity; see host_capacity.h.
+  // says it wrong), then the newest SNAPSHOT total or device START_TRACE total (the host's
+  // from the agent's samples, a GPU's from cuMemGetInfo).
   void set_capacity(uint32_t pid, int32_t device, int64_t bytes);
   void set_capacity_for_all(int64_t bytes);
-  void set_host_capacity(int64_t bytes);
   void set_detail_source(DetailSource source);
 
   std::vector<ScopeId> scopes() const;  // in order of first event
@@ -217,7 +216,6 @@ class Timeline {
   std::map<std::pair<uint32_t, int32_t>, int64_t> capacity_overrides_;
   // Device capacities given before the device's first block made its scope.
   std::map<std::pair<uint32_t, int32_t>, int64_t> waiting_capacity_;
-  int64_t host_capacity_ = kUnknown;
   int64_t capacity_for_all_ = kUnknown;
   DetailSource detail_source_;
   uint64_t events_ = 0;

@@ -32,10 +32,6 @@ void Timeline::set_capacity_for_all(int64_t bytes) {
   capacity_for_all_ = bytes;
 }
 
-void Timeline::set_host_capacity(int64_t bytes) {
-  host_capacity_ = bytes;
-}
-
 void Timeline::set_detail_source(DetailSource source) {
   detail_source_ = std::move(source);
 }
@@ -132,7 +128,7 @@ int64_t Timeline::capacity_of(const Scope& s) const {
   if (it != capacity_overrides_.end()) return it->second;
   if (capacity_for_all_ != kUnknown) return capacity_for_all_;
   if (s.reported_capacity_bytes > 0) return s.reported_capacity_bytes;
-  return s.host ? host_capacity_ : kUnknown;
+  return kUnknown;
 }
 
 ScopeSummary Timeline::summary(uint32_t pid, int32_t device) const {

@@ -169,7 +169,7 @@ TEST(TimeToOom, UnknownCapacityStillReportsTheGrowth) {
   EXPECT_EQ(f.status, OomStatus::kNoCapacity);
   EXPECT_NEAR(f.slope_bytes_per_s, double(MiB), 0.001 * double(MiB));
   EXPECT_LT(f.seconds_to_oom, 0);
-  t.set_host_capacity(GiB);  // what host_capacity_bytes() would read
+  t.set_capacity_for_all(GiB);  // what --capacity-mb 1024 gives
   EXPECT_EQ(t.time_to_oom(kPid, kHostDevice).status, OomStatus::kForecast);
 }
 
