@@ -161,8 +161,14 @@ ThreadBuffer* write_record(BufferRegistry* reg, bool lossless, ThreadBuffer* b, 
     // pass its timestamp. Later is right for a malloc (the block was the thread's before)
     // and for a free recorded before the real one; a moved realloc's free, recorded after,
     // could in principle then follow another thread's malloc of that address by a cycle.
-    ts_ns = std::max(ts_ns, reg->sender_cycle_clock.load(std::memory_order_relaxed));
+    b->attach_floor = reg->sender_cycle_clock.load(std::memory_order_relaxed);
   }
+  // Also every later record stamped before the attach: the sender's bound may have passed
+  // it as well, and a pool event's block must not go back before its stream record (the
+  // monitor would begin a new run between them and give the block another stream). Here
+  // only: a narrow slot never goes back in time, so such a record always comes this way;
+  // records that go back for other reasons (a nested hook's outer call) keep their stamp.
+  ts_ns = std::max(ts_ns, b->attach_floor);
   // The chain runs on across chunks, so a narrow slot computed here stays right after a
   // move to the next chunk.
   const uint64_t narrow = tag == 0 ? narrow_slot(kind, addr, size_bytes, ts_ns, b->write_chain) : 0;

@@ -45,6 +45,10 @@ struct ThreadBuffer {
   EventChunk* write_chunk;
   uint32_t write_pos;
   SlotChain write_chain;  // the last record written (agent/event_slot.h)
+  // The sender's cycle clock when this thread attached: a record of the thread stamped
+  // before it (taken before the attach, as a pool event's block record shares its stream
+  // record's time) is stamped this, as the first record was (write_record).
+  uint64_t attach_floor;
   // Sender thread only.
   alignas(64) EventChunk* read_chunk;
   uint32_t read_pos;

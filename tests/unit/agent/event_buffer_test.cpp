@@ -363,6 +363,22 @@ TEST(EventBuffer, AThreadsFirstRecordIsNoOlderThanTheSendersCycle) {
   for (const EventRecord& r : out.records) times.push_back(r.ts_ns);
   std::sort(times.begin(), times.end());
   EXPECT_EQ(times, (std::vector<uint64_t>{5000, 6000, 7000}));
+
+  // A pool event is two records at one time (its stream, then its block): when the first is
+  // a thread's first record, the block takes its stamp too, so the thread's clock does not go
+  // back (the monitor would have begun a new run there and given the block another stream).
+  // A later record that goes back but not before the attach keeps its own time.
+  std::thread([&] {
+    record_device_event(&reg, false, EventKind::kDeviceStream, 0, 7, 0, 2000, 0);
+    record_device_event(&reg, false, EventKind::kPoolMalloc, 0, 0x1000, 64, 2000, 0);
+    record_event(&reg, false, EventKind::kMalloc, 256, 8, 9000);
+    record_event(&reg, false, EventKind::kMalloc, 512, 8, 8000);
+  }).join();
+  out.clear();
+  ASSERT_EQ(drain_buffers(&reg, SIZE_MAX, &out), 4u);
+  times.clear();
+  for (const EventRecord& r : out.records) times.push_back(r.ts_ns);
+  EXPECT_EQ(times, (std::vector<uint64_t>{5000, 5000, 9000, 8000}));
 }
 
 // Lossless, a thread whose only chunk is full while other threads' chunks hold the byte
