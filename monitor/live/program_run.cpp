@@ -11,6 +11,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +69,8 @@ bool parse_size(const std::string& text, uint64_t* bytes) {
   if (end == begin || errno != 0 || !(value >= 0) || !isdigit((unsigned char)text[0])) {
     return false;
   }
+  // "12.97 GiB" as memtap report prints it, as well as "12.97GiB".
+  if (*end == ' ') ++end;
   std::string unit(end);
   for (char& c : unit) c = char(tolower((unsigned char)c));
   double scale = 0;
@@ -76,9 +79,9 @@ bool parse_size(const std::string& text, uint64_t* bytes) {
   if (unit == "m" || unit == "mib") scale = 1024.0 * 1024;
   if (unit == "g" || unit == "gib") scale = 1024.0 * 1024 * 1024;
   if (scale == 0 || value * scale > 1e18) return false;
-  double b = value * scale;
-  if (b != double(uint64_t(b))) return false;  // a fraction of a byte
-  *bytes = uint64_t(b);
+  // Bytes are whole; a figure in a larger unit, as a report rounds it, is the nearest byte.
+  if (scale == 1 && value != std::floor(value)) return false;
+  *bytes = uint64_t(std::llround(value * scale));
   return true;
 }
 

@@ -41,7 +41,8 @@ struct RunOptions {
 // "python", "c", "python,c" (either order): what --stacks takes.
 bool valid_stacks(const std::string& list);
 
-// "1048576", "512KiB", "1MiB", "1.5GiB" (K, M, G and any case accepted) -> bytes.
+// "1048576", "512KiB", "1MiB", "1.5GiB", "12.97 GiB" (K, M, G and any case accepted) -> bytes,
+// the nearest byte to a fraction of a larger unit; a fraction of a byte is refused.
 bool parse_size(const std::string& text, uint64_t* bytes);
 
 // The program as execvp would find it, or "" if it would not.

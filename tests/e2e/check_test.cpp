@@ -113,6 +113,9 @@ TEST_F(Check, PeakHoldsOrNamesTheOwnerThatHoldsMostOfIt) {
       << line;
   // Plain bytes, as --stack-min-size takes them.
   check(dir, db, {"--max-peak", std::to_string(20 << 20)}, 1);
+  // A figure as a report prints it (a fraction of a larger unit, a space before the unit).
+  check(dir, db, {"--max-peak", "0.97GiB"}, 0);
+  check(dir, db, {"--max-peak", "19.99 MiB"}, 1);
 }
 
 TEST_F(Check, LeakPerStepNamesTheSuspect) {
