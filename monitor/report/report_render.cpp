@@ -127,11 +127,13 @@ void pool_text(const DeviceReport& d, FILE* out) {
     return;
   }
   if (p.source == "samples") {
+    // The peak section comes only with blocks: a profiler's memory_record has none.
     fprintf(out,
             "    Pool: only samples of its figures (%llu pool SNAPSHOTs, such as "
             "torch.cuda.memory_stats() at each step), no blocks: Allocated and Reserved follow "
-            "the samples, Active is Allocated, the peak below is of the driver's blocks (HAL)\n",
-            (unsigned long long)p.snapshots);
+            "the samples, Active is Allocated%s\n",
+            (unsigned long long)p.snapshots,
+            d.allocations > 0 ? ", the peak below is of the driver's blocks (HAL)" : "");
     pool_peaks_text(p, out);
     return;
   }
@@ -203,8 +205,13 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     // Everything was freed: a trend over the session would only say how fast it was.
     fprintf(out, "    Leaks: no step markers; nothing live at the end\n");
   } else {
-    fprintf(out, "    Leaks: no step markers; live at the end, growth %s/s over the session\n",
-            bytes_text(l.trend_bytes_per_s).c_str());
+    // A growth only when live bytes rose, as the window's finding says it: a falling slope
+    // (a snapshot's trace that frees more than it allocates) is no news about a leak.
+    std::string growth;
+    if (l.trend_bytes_per_s > 0) {
+      growth = ", growth +" + bytes_text(l.trend_bytes_per_s) + "/s over the session";
+    }
+    fprintf(out, "    Leaks: no step markers; live at the end%s\n", growth.c_str());
     owners_or_stacks_text(out, l.alive_at_end_by_owner, l.alive_at_end);
   }
   const FragmentationSection& f = d.fragmentation;

@@ -148,7 +148,7 @@ TEST(ReportRender, TextNamesTheLeakAndSaysWhatIsUnknown) {
       << text;
 }
 
-// Without steps the leak line lists what is live at the end with the session's trend; when
+// Without steps the leak line lists what is live at the end with the session's growth; when
 // nothing is, it says so rather than print a trend of memory that was all freed.
 TEST(ReportRender, WithoutStepsTheLeakLineSaysWhatIsLiveAtTheEnd) {
   Report r = sample_report();
@@ -163,11 +163,40 @@ TEST(ReportRender, WithoutStepsTheLeakLineSaysWhatIsLiveAtTheEnd) {
   l.trend_bytes_per_s = 1048576.0;
   l.alive_at_end_by_owner.push_back({"cache", 2097152, 2, 1.0});
   text = text_of(r);
-  EXPECT_NE(text.find("Leaks: no step markers; live at the end, growth 1.0 MiB/s over the "
+  EXPECT_NE(text.find("Leaks: no step markers; live at the end, growth +1.0 MiB/s over the "
                       "session\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("cache"), std::string::npos) << text;
+
+  // Live bytes fell over the session (a snapshot's trace that frees more than it allocates):
+  // what is live at the end, and no "growth" below zero.
+  l.trend_bytes_per_s = -43701403648.0;
+  text = text_of(r);
+  EXPECT_NE(text.find("    Leaks: no step markers; live at the end\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("at the end, growth"), std::string::npos) << text;
+}
+
+// A device known only by samples of its pool's figures (a profiler's memory_record) has no
+// peak section: the pool line points at none, as it does at the driver's blocks' when some
+// were recorded.
+TEST(ReportRender, APoolOfSamplesOnlyPointsAtAPeakSectionOnlyWhenThereIsOne) {
+  Report r = sample_report();
+  DeviceReport& d = r.devices[0];
+  d.device = 0;
+  d.pool.source = "samples";
+  d.pool.snapshots = 3;
+  d.allocations = 0;
+  std::string text = text_of(r);
+  EXPECT_NE(text.find("no blocks: Allocated and Reserved follow the samples, Active is "
+                      "Allocated\n"),
+            std::string::npos)
+      << text;
+  d.allocations = 2;
+  text = text_of(r);
+  EXPECT_NE(text.find("Active is Allocated, the peak below is of the driver's blocks (HAL)\n"),
+            std::string::npos)
+      << text;
 }
 
 // Each owner is followed by the stacks that hold its bytes, in text and in --json; the
