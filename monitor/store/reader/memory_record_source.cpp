@@ -43,6 +43,9 @@ bool read_memory_record_csv(CsvReader* csv, const CsvHeader& header, const std::
     const std::string_view name = trim(fields[component]);
     event.name = interner.intern(name);
     event.layer = layer_from_text(name);
+    // APP: what the whole process holds on the device, the App Reserved curve (MindStudio
+    // Insight draws it above the pool's). Its Total Allocated is empty.
+    if (name == "APP") event.snap_app_reserved = event.snap_reserved;
     out->events.push_back(event);
     return true;
   };

@@ -5,6 +5,7 @@
 // Total Allocated(KB),Total Reserved(KB),Device`. Each row is a kSnapshot event named by
 // its component (APP, PTA, GE, PTA+GE, ...) with snap_allocated / snap_reserved in bytes
 // (an empty figure is kUnknown); the layer is the component's where it names one (PTA).
+// APP's Total Reserved is also snap_app_reserved: the whole process on the device.
 #pragma once
 
 #include <string>

@@ -171,7 +171,9 @@ TEST(MemoryRecordCsv, RowsBecomeSnapshotsInBytes) {
   EXPECT_EQ(rec.strings.get(app.name), "APP");
   EXPECT_EQ(app.snap_allocated, kUnknown);
   EXPECT_EQ(app.snap_reserved, int64_t(10750.375 * (1 << 20)));
+  EXPECT_EQ(app.snap_app_reserved, int64_t(10750.375 * (1 << 20)));  // the App Reserved curve
   EXPECT_EQ(app.layer, Layer::kOther);
+  EXPECT_EQ(pta.snap_app_reserved, kUnknown);
 }
 
 }  // namespace
