@@ -124,7 +124,10 @@ FragmentationResult BlockAnalyzer::fragmentation(uint32_t pid, int32_t device) c
   // amortised over the pool's events: a snapshot's blocks before its trace all come at
   // once, and none came due): the present's gaps are the ones known, and the report says
   // when they were measured.
-  if (!r.worst.found && r.now.found && r.now.largest_free_gap >= 0) r.worst = r.now;
+  // So too when the moments looked at found no free byte: the gaps came after them.
+  if ((!r.worst.found || r.worst.free_bytes == 0) && r.now.found && r.now.largest_free_gap >= 0) {
+    r.worst = r.now;
+  }
   r.most_free = t.most_free;
   return r;
 }

@@ -328,5 +328,31 @@ TEST(Fragmentation, WithNoMomentLookedAtThePresentsGapsStandIn) {
   EXPECT_EQ(f.worst.largest_free_gap, int64_t(kMiB));
 }
 
+// The only moments looked at found the pool full (the first segment's block, then the pool
+// growing), and the blocks that leave gaps came with no look due (LLM-inference's OOM
+// snapshot: the report said "reserved 11.0 GiB, allocated 11.0 GiB, largest free gap 0 B; at
+// the end 4.3 MiB unused", where its largest inactive block is 1.98 MiB). A worst without a
+// free byte says nothing of the gaps: the present's stand in.
+TEST(Fragmentation, AWorstWithoutFreeBytesGivesWayToThePresentsGaps) {
+  Script s;
+  s.device = 0;
+  s.layer = Layer::kHal;
+  s.malloc(1, kSeg1, kMiB);
+  s.layer = Layer::kPta;
+  s.malloc(2, kSeg1, kMiB).pool_total = int64_t(kMiB);
+  s.layer = Layer::kHal;
+  s.malloc(3, kSeg2, 2 * kMiB);
+  s.layer = Layer::kPta;
+  s.malloc(4, kSeg2, 512 * kKiB).pool_total = int64_t(3 * kMiB);
+  s.malloc(5, kSeg2 + kMiB, 512 * kKiB).pool_total = int64_t(3 * kMiB);
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  const FragmentationResult f = a.fragmentation(100, 0);
+  ASSERT_TRUE(f.worst.found);
+  EXPECT_EQ(f.worst.ts_ns, f.now.ts_ns);
+  EXPECT_EQ(f.worst.free_bytes, kMiB);
+  EXPECT_EQ(f.worst.largest_free_gap, int64_t(512 * kKiB));
+}
+
 }  // namespace
 }  // namespace memtap::blocks::test
