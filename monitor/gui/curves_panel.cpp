@@ -290,7 +290,8 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
   }
   QString note;
   if (data_.lines.empty() || data_.session_first_ns == 0) {
-    note = tr("No memory events for this process and device yet");
+    note = more_may_come_ ? tr("No memory events for this process and device yet")
+                          : tr("No memory events for this process and device in this recording");
   } else if (data_.hidden_groups != 0) {
     note = tr("The %1 largest groups are drawn; %2 more are summed in one line")
                .arg(data_.lines.size() - 1)
@@ -686,7 +687,14 @@ void CurvesPanel::dataArrived() {
 
 void CurvesPanel::ask() {
   scheduled_ = false;
-  if (state_->sessionEnd() <= state_->origin()) return;
+  if (state_->sessionEnd() <= state_->origin()) {
+    // No event at all: a finished recording says so over the axes, for good.
+    if (!viewdata::more_may_come(client_->status())) {
+      chart_->setMoreMayCome(false);
+      chart_->show(viewdata::CurvesData{});
+    }
+    return;
+  }
   if (!pacer_.start()) return;  // asked again when the answer is back
   viewdata::CurvesRequest r;
   r.pid = state_->pid();
@@ -702,6 +710,7 @@ void CurvesPanel::ask() {
       this, [r](const viewdata::EngineView& e) { return viewdata::compute_curves(e, r); },
       [this, generation](viewdata::CurvesData data) {
         const bool again = pacer_.done();
+        chart_->setMoreMayCome(viewdata::more_may_come(client_->status()));
         chart_->show(data);
         overview_->show(data);
         emit drawn(int(data.lines.size()));

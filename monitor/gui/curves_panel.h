@@ -42,6 +42,9 @@ class CurvesChart : public QChartView {
   CurvesChart(ViewState* state, QWidget* parent = nullptr);
   void show(const viewdata::CurvesData& data);
   const viewdata::CurvesData& data() const { return data_; }
+  // Whether more events may still come (viewdata::more_may_come): a scope without any says
+  // "yet" only then. Set before show().
+  void setMoreMayCome(bool more) { more_may_come_ = more; }
   // For tests: the visible series' names, in the legend's order.
   QStringList seriesNames() const;
   QStringList legendNames() const;  // the legend's visible entries, in order
@@ -68,6 +71,7 @@ class CurvesChart : public QChartView {
   QValueAxis* x_;
   QValueAxis* y_;
   viewdata::CurvesData data_;
+  bool more_may_come_ = true;
   double unit_ = 1;
   struct Drawn {
     std::string name;

@@ -94,7 +94,13 @@ void FindingsView::request() {
 
 void FindingsView::ask() {
   scheduled_ = false;
-  if (!state_->hasScope()) return;  // no process chosen yet
+  if (!state_->hasScope()) {  // no process chosen yet, or none to choose
+    const viewdata::SourceStatus status = client_->status();
+    if (!viewdata::more_may_come(status) && status.events == 0) {
+      empty_->setText(tr("The recording has no memory events: nothing to find"));
+    }
+    return;
+  }
   if (state_->loading()) {
     empty_->setText(state_->loadingText());
     return;

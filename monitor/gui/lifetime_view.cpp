@@ -325,7 +325,9 @@ void LifetimeView::request() {
 void LifetimeView::ask() {
   scheduled_ = false;
   if (state_->sessionEnd() <= state_->origin() && state_->t1() == 0) {
-    graph_->setMessage(tr("No blocks yet: the recording has no events so far."));
+    graph_->setMessage(viewdata::more_may_come(client_->status())
+                           ? tr("No blocks yet: the recording has no events so far.")
+                           : tr("No blocks: the recording has no events."));
     return;
   }
   if (state_->loading()) {

@@ -290,7 +290,9 @@ void PoolView::request() {
 void PoolView::ask() {
   scheduled_ = false;
   if (state_->cursor() == 0) {
-    summary_->setText(tr("No events yet: the pool shows once there are blocks."));
+    summary_->setText(viewdata::more_may_come(client_->status())
+                          ? tr("No events yet: the pool shows once there are blocks.")
+                          : tr("No pool to show: the recording has no events."));
     return;
   }
   if (state_->loading()) {

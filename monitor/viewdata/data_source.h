@@ -85,6 +85,13 @@ struct SourceStatus {
   int64_t recorded_until_ns = 0;
 };
 
+// Whether more events may still come: from running processes, or from a file still being
+// read. A view with nothing to show says "yet" only then; a finished recording that holds
+// nothing for it says so for good.
+inline bool more_may_come(const SourceStatus& s) {
+  return s.live || !s.loaded;
+}
+
 class DataSource {
  public:
   virtual ~DataSource() = default;

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <QTest>
+#include <fstream>
 
+#include "monitor/gui/curves_panel.h"
+#include "monitor/gui/findings_view.h"
 #include "monitor/gui/lifetime_view.h"
 #include "monitor/gui/pool_view.h"
 #include "tests/unit/gui/gui_support.h"
@@ -247,6 +250,34 @@ TEST(LifetimeView, ARangeWithoutBlocksSaysSo) {
   gui::LifetimeGraph* graph = w.window->lifetime()->graph();
   EXPECT_TRUE(graph->data().blocks.empty());
   EXPECT_TRUE(graph->message().startsWith("No blocks live")) << graph->message().toStdString();
+}
+
+// A finished recording without events (a PyTorch snapshot of an empty pool: pickle
+// protocol 2 of {'segments': [], 'device_traces': []}) says so for good: "yet" had the user
+// wait for events that never come.
+TEST(LifetimeView, AFinishedRecordingWithoutEventsSaysSoWithoutYet) {
+  test::TempDir dir;
+  const std::string path = dir.file("empty.pickle");
+  {
+    static const char kEmpty[] =
+        "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02X\r\x00\x00\x00device_tracesq"
+        "\x03]q\x04u.";
+    std::ofstream(path, std::ios::binary).write(kEmpty, sizeof kEmpty - 1);
+  }
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  ASSERT_TRUE(test::wait_for([&] { return w.window->client()->status().loaded; }, "loaded"));
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->lifetime()->graph()->message(),
+            QStringLiteral("No blocks: the recording has no events."));
+  EXPECT_EQ(w.window->curves()->chart()->noteText(),
+            QStringLiteral("No memory events for this process and device in this recording"));
+  EXPECT_EQ(w.window->findings()->emptyText(),
+            QStringLiteral("The recording has no memory events: nothing to find"));
+  w.window->showView("pool");
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->pool()->summaryText(),
+            QStringLiteral("No pool to show: the recording has no events."));
 }
 
 }  // namespace
