@@ -263,10 +263,17 @@ std::vector<double> sample_step(const CurveQuery& query, int64_t t0_ns, int64_t 
     return double(buckets ? query.envelope[i].last_bytes : query.points[i].value_bytes);
   };
   size_t i = 0;  // the item in force
+  // In unsigned arithmetic: a range across the whole of int64 (a recording's made-up or
+  // hostile times) overflows a signed span, and its last sample rounded up past INT64_MAX
+  // as a double.
+  const uint64_t span = uint64_t(t1_ns) - uint64_t(t0_ns);
   for (size_t s = 0; s < count; ++s) {
-    int64_t t = count == 1
-                    ? t1_ns
-                    : t0_ns + int64_t((double(t1_ns - t0_ns) * double(s)) / double(count - 1));
+    uint64_t offset = span;
+    if (count != 1 && s + 1 != count) {
+      const double at = double(span) * double(s) / double(count - 1);
+      offset = at < double(span) ? uint64_t(at) : span;
+    }
+    const int64_t t = int64_t(uint64_t(t0_ns) + offset);
     while (i + 1 < n && start(i + 1) <= t) ++i;
     values.push_back(value(i));
   }
