@@ -193,7 +193,9 @@ std::string_view BatchEncoder::encode(const MessageHeader& h, const DrainResult&
   }
   size_t words = 1 + 64 + drained.threads.size() * 8 + drained.records.size() * 5 + text_words;
   words = std::min<size_t>(words, size_t{1} << 28);
-  if (b->words.size() < words) b->words.assign(words, capnp::word{});
+  // A new vector of zeroed words, not assign(): Cap'n Proto disallows copying a word when
+  // the compiler is clang (capnp/common.h), as the sanitizer builds' is.
+  if (b->words.size() < words) b->words = std::vector<capnp::word>(words);
   auto& builder = b->builder.emplace(kj::arrayPtr(b->words.data() + 1, b->words.size() - 1));
   auto batch = start(builder, h).getBody().initBatch();
   batch.setDroppedSoFar(dropped_so_far);
