@@ -25,8 +25,9 @@ packages=(
   heaptrack                                 # the benchmark's point of comparison
   clang-format                              # the test suite checks formatting
   patchelf                                  # scripts/gpu-bundle.sh (and its test)
-  clang-14 libclang-rt-14-dev               # the fuzz targets (scripts/fuzz.sh): libFuzzer
-                                            #   and its ASan/UBSan runtimes come with clang
+  clang-14 libclang-rt-14-dev               # the fuzz targets and the sanitizer builds
+                                            #   (scripts/fuzz.sh, sanitize.sh): libFuzzer
+                                            #   and the ASan/UBSan/TSan runtimes
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
