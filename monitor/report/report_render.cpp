@@ -205,12 +205,9 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     // Everything was freed: a trend over the session would only say how fast it was.
     fprintf(out, "    Leaks: no step markers; nothing live at the end\n");
   } else {
-    // A growth only when live bytes rose, as the window's finding says it: a falling slope
-    // (a snapshot's trace that frees more than it allocates) is no news about a leak.
-    std::string growth;
-    if (l.trend_bytes_per_s > 0) {
-      growth = ", growth +" + bytes_text(l.trend_bytes_per_s) + "/s over the session";
-    }
+    // A growth only when live bytes rose (a snapshot's trace may free more than it allocates).
+    std::string growth = session_growth_text(l.trend_bytes_per_s);
+    if (!growth.empty()) growth = ", " + growth;
     fprintf(out, "    Leaks: no step markers; live at the end%s\n", growth.c_str());
     owners_or_stacks_text(out, l.alive_at_end_by_owner, l.alive_at_end);
   }

@@ -87,4 +87,9 @@ std::string seconds_duration_text(double seconds) {
   return duration_text(int64_t(std::min(seconds, 1e9) * 1e9));
 }
 
+std::string session_growth_text(double bytes_per_s) {
+  if (!(bytes_per_s > 0)) return "";
+  return "growth +" + bytes_text(bytes_per_s) + "/s over the session";
+}
+
 }  // namespace memtap

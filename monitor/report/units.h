@@ -33,4 +33,9 @@ std::string duration_text(int64_t ns);
 // the nanoseconds fit.
 std::string seconds_duration_text(double seconds);
 
+// "growth +1.0 MiB/s over the session" when live bytes rose over it (a slope above 0), ""
+// otherwise: a falling slope is no news about a leak. The report's leak line and the
+// window's finding both say it so.
+std::string session_growth_text(double bytes_per_s);
+
 }  // namespace memtap

@@ -143,8 +143,8 @@ void add_leaks(const DeviceReport& d, std::vector<Finding>* out) {
   f.kind = FindingKind::kLeak;
   f.title = "Live at the end: " + bytes_text(double(allocated->final_bytes)) + " never freed";
   f.detail = "no step markers to tell a leak by";
-  if (l.trend_bytes_per_s > 0)
-    f.detail += "; growth +" + bytes_text(l.trend_bytes_per_s) + "/s over the session";
+  if (const std::string growth = session_growth_text(l.trend_bytes_per_s); !growth.empty())
+    f.detail += "; " + growth;
   point_at_most_live(l, &f);
   f.t_ns = d.end_ns;
   f.bytes = allocated->final_bytes;
