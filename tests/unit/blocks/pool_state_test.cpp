@@ -217,6 +217,14 @@ TEST(PoolState, APastInstantIsReplayed) {
 
 constexpr uint64_t kSeg1 = 0x100000000, kSeg2 = 0x200000000;
 
+// The script's pool as the fragmentation query sees it after the last event (pid 100,
+// device 0).
+FragmentationResult fragmentation_after(Script& s) {
+  BlockAnalyzer a(s.strings);
+  s.feed(a);
+  return a.fragmentation(100, 0);
+}
+
 // One 1 MiB segment with four 256 KiB blocks; the 2nd and 4th are freed (256 KiB of the
 // 512 KiB free stranded); at t=8 the pool takes a second 1 MiB segment. The next event is
 // the caller's, on layer PTA.
@@ -243,10 +251,8 @@ TEST(Fragmentation, TheWorstMomentIsTheOneBeforeTheNewSegment) {
   s.malloc(9, kSeg2, kMiB).pool_total = int64_t(2 * kMiB);
   s.free(10, kSeg1).pool_total = int64_t(2 * kMiB);
   s.free(11, kSeg1 + 512 * kKiB).pool_total = int64_t(2 * kMiB);
-  BlockAnalyzer a(s.strings);
-  s.feed(a);
 
-  const FragmentationResult f = a.fragmentation(100, 0);
+  const FragmentationResult f = fragmentation_after(s);
   EXPECT_EQ(f.source, PoolSource::kDeviceSegments);
   EXPECT_EQ(f.evaluations, 2u);  // before t=8 (new segment) and t=9 (new pool_total)
   EXPECT_EQ(f.skipped_evaluations, 0u);
@@ -277,10 +283,8 @@ TEST(Fragmentation, ASegmentGivenBackAndThePresentAreNeverTheWorst) {
   s.free(12, kSeg2).pool_total = int64_t(2 * kMiB);
   s.layer = Layer::kHal;
   s.free(13, kSeg2);  // empty_cache: 2 MiB free in two 1 MiB gaps just before
-  BlockAnalyzer a(s.strings);
-  s.feed(a);
 
-  const FragmentationResult f = a.fragmentation(100, 0);
+  const FragmentationResult f = fragmentation_after(s);
   EXPECT_EQ(f.evaluations, 3u);  // before t=8, t=9 and t=13
   ASSERT_TRUE(f.worst.found);
   EXPECT_EQ(f.worst.ts_ns, 8);
@@ -301,9 +305,7 @@ TEST(Fragmentation, EvaluationsRightAfterOneAreSkippedWhenThePoolIsLarge) {
   s.layer = Layer::kHal;
   s.malloc(100, 0x200000000, kMiB);  // evaluated: 41 pool events since none
   s.malloc(101, 0x300000000, kMiB);  // 1 event x 16 < 42 live: skipped
-  BlockAnalyzer a(s.strings);
-  s.feed(a);
-  const FragmentationResult f = a.fragmentation(100, 0);
+  const FragmentationResult f = fragmentation_after(s);
   EXPECT_EQ(f.evaluations, 1u);
   EXPECT_EQ(f.skipped_evaluations, 1u);
 }
@@ -319,9 +321,7 @@ TEST(Fragmentation, WithNoMomentLookedAtThePresentsGapsStandIn) {
   s.malloc(1, kSeg1, 17 * kMiB);
   s.layer = Layer::kPta;
   for (int i = 0; i < 16; ++i) s.malloc(2, kSeg1 + i * kMiB, kMiB).pool_total = int64_t(17 * kMiB);
-  BlockAnalyzer a(s.strings);
-  s.feed(a);
-  const FragmentationResult f = a.fragmentation(100, 0);
+  const FragmentationResult f = fragmentation_after(s);
   ASSERT_TRUE(f.worst.found);
   EXPECT_EQ(f.worst.ts_ns, f.now.ts_ns);
   EXPECT_EQ(f.worst.free_bytes, kMiB);
@@ -345,9 +345,7 @@ TEST(Fragmentation, AWorstWithoutFreeBytesGivesWayToThePresentsGaps) {
   s.layer = Layer::kPta;
   s.malloc(4, kSeg2, 512 * kKiB).pool_total = int64_t(3 * kMiB);
   s.malloc(5, kSeg2 + kMiB, 512 * kKiB).pool_total = int64_t(3 * kMiB);
-  BlockAnalyzer a(s.strings);
-  s.feed(a);
-  const FragmentationResult f = a.fragmentation(100, 0);
+  const FragmentationResult f = fragmentation_after(s);
   ASSERT_TRUE(f.worst.found);
   EXPECT_EQ(f.worst.ts_ns, f.now.ts_ns);
   EXPECT_EQ(f.worst.free_bytes, kMiB);
