@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# The libFuzzer targets of tests/fuzz: builds them with clang into build-fuzz/ (only the wire
-# decoder, the engine's session and the recording readers, all under ASan+UBSan), writes the
-# seeds that follow the current formats, and runs each target.
+# The libFuzzer targets of tests/fuzz (the wire decoder, the engine's session and the
+# recording readers): builds them with clang under ASan+UBSan into build-asan/, the build
+# scripts/sanitize.sh runs the unit tests in (so after it only the targets are compiled),
+# writes the seeds that follow the current formats, and runs each target.
 #
 #   scripts/fuzz.sh                      the test suite's short run: every target, a fixed
 #                                        number of inputs from a fixed seed, a fresh corpus
 #   scripts/fuzz.sh --time 3600 [TARGET...] [-- LIBFUZZER ARGS...]
 #                                        a long run: each target (all by default) for that
-#                                        many seconds, its corpus kept in build-fuzz/corpus/
+#                                        many seconds, its corpus kept in build-asan/corpus/
 #
 # Targets: wire_message, memscope_db, memscope_csv, profiler_csv, attr, torch_snapshot. A
-# finding stops the target and leaves the input in build-fuzz/artifacts/ (crash-*, leak-*,
+# finding stops the target and leaves the input in build-asan/artifacts/ (crash-*, leak-*,
 # timeout-*, oom-*);
-# `build-fuzz/fuzz/<target>_fuzzer FILE` runs it again. Seeds: tests/fuzz/seeds/<target>/
+# `build-asan/fuzz/<target>_fuzzer FILE` runs it again. Seeds: tests/fuzz/seeds/<target>/
 # (hand-made, and the reproducers of bugs found), make_fuzz_seeds' output, and the sample
 # files of ../shared/data/msmemscope and the small ones of ../shared/data/torch_snapshots
 # where the workspace has them.
@@ -21,7 +22,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build_dir=${MEMTAP_FUZZ_BUILD_DIR:-$root/build-fuzz}
+build_dir=${MEMTAP_FUZZ_BUILD_DIR:-$root/build-asan}
 samples=$root/../shared/data/msmemscope
 snapshots=$root/../shared/data/torch_snapshots
 all_targets=(wire_message memscope_db memscope_csv profiler_csv attr torch_snapshot)
@@ -56,23 +57,12 @@ while (($# > 0)); do
 done
 ((${#targets[@]} > 0)) || targets=("${all_targets[@]}")
 
-for tool in clang-14 clang++-14; do
-  command -v "$tool" >/dev/null || {
-    echo "fuzz.sh: $tool not found (scripts/install-deps.sh installs clang and libFuzzer)" >&2
-    exit 1
-  }
-done
-
-werror=OFF
-case ${CI:-} in
-  '' | 0 | false | FALSE | False) ;;
-  *) werror=ON ;;
-esac
-# -O1 -g1 as in scripts/sanitize.sh: the compiler is most of the cost, line tables are
-# enough for the reports.
-CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build_dir" -DMEMTAP_FUZZ=ON -DMEMTAP_BUILD_GUI=OFF \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" \
-  -DMEMTAP_WERROR=$werror >/dev/null
+# shellcheck source=scripts/clang-build.sh
+source "$root/scripts/clang-build.sh"
+clang_build_tools_present fuzz.sh || exit 1
+# The ASan build of scripts/sanitize.sh, configured alike: after it, only the targets are left
+# to compile.
+configure_clang_build "$build_dir" address,undefined -DMEMTAP_FUZZ=ON
 cmake --build "$build_dir" -j "${MEMTAP_JOBS:-$(nproc)}" --target fuzzers
 
 seeds=$build_dir/seeds

@@ -18,34 +18,18 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-for tool in clang-14 clang++-14; do
-  command -v "$tool" >/dev/null || {
-    echo "sanitize.sh: $tool not found (scripts/install-deps.sh installs clang)" >&2
-    exit 1
-  }
-done
-werror=OFF
-case ${CI:-} in
-  '' | 0 | false | FALSE | False) ;;
-  *) werror=ON ;;
-esac
+# shellcheck source=scripts/clang-build.sh
+source "$root/scripts/clang-build.sh"
+clang_build_tools_present sanitize.sh || exit 1
 
 run_sanitized() {
   local name=$1 sanitizer=$2 filter=$3
   shift 3
   local dir=$root/build-$name
-  # -O1 -g1: sanitizer builds cost most of the suite's time in the compiler; line tables are
-  # enough for the reports. clang, as scripts/fuzz.sh: it compiles the same files under
-  # ASan+UBSan in half the time gcc takes (the engine, the store and its readers: 174 s of
-  # compiler time against 359 s on a 2-core machine). A folder an earlier gcc build left is
-  # removed: cmake would keep its compiler, or drop the options with its cache.
-  if [[ -f $dir/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++-14$' "$dir/CMakeCache.txt"; then
-    rm -rf "$dir"
-  fi
-  cmake -S "$root" -B "$dir" -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-    -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DMEMTAP_WERROR=$werror \
-    -DMEMTAP_SANITIZE="$sanitizer" >/dev/null
+  # The ASan build carries the fuzz targets too (scripts/fuzz.sh builds and runs them there).
+  local extra=()
+  [[ $name == asan ]] && extra=(-DMEMTAP_FUZZ=ON)
+  configure_clang_build "$dir" "$sanitizer" "${extra[@]}"
   cmake --build "$dir" -j "$(nproc)" --target "$@"
   for test in "$@"; do
     echo "== $name: $test"
