@@ -14,7 +14,6 @@
 #include "monitor/live/program_run.h"
 #include "monitor/report/report_check.h"
 #include "monitor/report/units.h"
-#include "monitor/store/reader/text_values.h"
 
 namespace memtap {
 namespace {
@@ -104,8 +103,8 @@ void add_check_options(CLI::App* app, CheckOptions* o, std::vector<std::string>*
       app, "--device", "cpu|N",
       [&t](const std::string& v, std::string* error) {
         int32_t device = kNoDevice;
-        if (!reader::parse_device(v, &device) || device == kNoDevice) {
-          *error = "--device '" + v + "': expected cpu or a GPU number (0, 1, ...)";
+        if (!parse_device_option(v, &device)) {
+          *error = "--device '" + v + "': " + kDeviceOptionExpected;
           return false;
         }
         t.device = device;

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "monitor/model/mem_event.h"
+#include "monitor/store/reader/text_values.h"
+
 namespace memtap {
 
 namespace {
@@ -93,6 +96,13 @@ bool parse_count(const std::string& text, size_t* out) {
   const unsigned long long v = strtoull(text.c_str(), &end, 10);
   if (text.empty() || text[0] == '-' || *end != 0 || v == 0) return false;
   *out = size_t(v);
+  return true;
+}
+
+bool parse_device_option(const std::string& text, int32_t* device) {
+  int32_t parsed = kNoDevice;
+  if (!reader::parse_device(text, &parsed) || parsed == kNoDevice) return false;
+  *device = parsed;
   return true;
 }
 

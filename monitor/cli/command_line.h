@@ -6,6 +6,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ int usage_error(const std::string& command, const std::string& message);
 // A count of entries: a whole number above 0 ("0" would empty every list, and the report's
 // verdicts read from them: a leak read as "nothing live at the end").
 bool parse_count(const std::string& text, size_t* out);
+
+// A --device value: "cpu" or "host" for the host's memory, N for device N, as a recording's
+// Device Id column names them (and "npu:0", "cuda:0" as the profilers' files do). "N/A", no
+// device, is not one a view or a check can be about.
+bool parse_device_option(const std::string& text, int32_t* device);
+inline constexpr const char* kDeviceOptionExpected = "expected cpu or a device number (0, 1, ...)";
 
 // An option `name` with one value, which `take` checks and keeps: false with *error (the whole
 // message, naming the option and the value) refuses it as a usage error. `value_name` is what the

@@ -202,18 +202,16 @@ void add_window_options(CLI::App* app, WindowOptions* o, bool with_at,
   option(
       "--device", "cpu|N",
       [o](const std::string& v, std::string* error) {
-        char* end = nullptr;
-        const long n = v == "cpu" ? kHostDevice : strtol(v.c_str(), &end, 10);
-        if (v != "cpu" &&
-            (v.empty() || !isdigit(static_cast<unsigned char>(v[0])) || *end != 0 || n > 65535)) {
-          *error = "--device '" + v + "': expected cpu or a GPU number (0, 1, ...)";
+        int32_t device = kNoDevice;
+        if (!parse_device_option(v, &device)) {
+          *error = "--device '" + v + "': " + kDeviceOptionExpected;
           return false;
         }
         o->device_given = true;
-        o->device = int32_t(n);
+        o->device = device;
         return true;
       },
-      "the device shown: the host's memory or GPU N (the first process that has it)");
+      "the device shown: the host's memory or device N (the first process that has it)");
   if (with_at) {
     option(
         "--at", "TIME",

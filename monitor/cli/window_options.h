@@ -32,7 +32,7 @@ struct WindowOptions {
   int width = 1600;                    // --size WxH
   int height = 1000;
   std::string view = "curves";  // --view: the view in front
-  bool device_given = false;    // --device: kHostDevice ("cpu") or a GPU ordinal
+  bool device_given = false;    // --device: kHostDevice ("cpu", "host") or a device number
   int32_t device = 0;
   bool at_peak = false;  // --at peak
   int64_t at_ns = -1;    // --at TIME since the start; -1: not given

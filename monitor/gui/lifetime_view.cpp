@@ -69,7 +69,7 @@ QRectF LifetimeGraph::plotArea() const {
   const QFontMetrics fm = fontMetrics();
   // Digits are a font's widest hex characters.
   const double left = fm.horizontalAdvance(QStringLiteral("0x000000000000")) + 16;
-  const double top = fm.height() + 10;  // the legend
+  const double top = fm.height() + 14;  // the legend, and the address axis's title
   const double bottom = 2 * fm.height() + 10;
   return QRectF(left, top, std::max(10.0, width() - left - 12),
                 std::max(10.0, height() - top - bottom));
@@ -221,6 +221,9 @@ void LifetimeGraph::paintEvent(QPaintEvent*) {
     p.drawText(QRectF(0, y - fm.height() / 2.0, plot.left() - 6, fm.height()),
                Qt::AlignRight | Qt::AlignVCenter, hex_text(addr));
   };
+  // Its title above it, level with the legend, as the time axis has its own below.
+  p.drawText(QRectF(4, 3, plot.left() - 10, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+             tr("Address"));
   for (const viewdata::AddressSpan& s : spans) {
     label(y_px(s.y0), s.lo);
     label(y_px(s.y1), s.hi);

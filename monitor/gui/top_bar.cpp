@@ -48,7 +48,8 @@ TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
   process_->setToolTip(tr("Process (rank and host where known)"));
   process_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   device_ = new QComboBox(this);
-  device_->setToolTip(tr("Device: the host's memory, or a GPU"));
+  device_->setToolTip(
+      tr("Device: the host's memory, or an accelerator's (GPU, NPU) by its number"));
   group_by_ = new QComboBox(this);
   group_by_->addItem(tr("Overall"), int(timeline::GroupBy::kOverall));
   group_by_->addItem(tr("Layer / Component"), int(timeline::GroupBy::kLayer));
@@ -276,9 +277,8 @@ void TopBar::fillDevices() {
     if (s.pid != pid) continue;
     // Nobody chose: from the host to the process's first GPU (top_bar.h), once.
     if (!device_chosen_ && current == kHostDevice && s.device >= 0) current = s.device;
-    device_->addItem(
-        s.device == kHostDevice ? QStringLiteral("cpu") : QStringLiteral("GPU %1").arg(s.device),
-        s.device);
+    // As the report names it: the recordings are of GPUs and of NPUs alike.
+    device_->addItem(QString::fromStdString(device_text(s.device)), s.device);
   }
   const int index = device_->findData(current);
   device_->setCurrentIndex(index >= 0 ? index : 0);

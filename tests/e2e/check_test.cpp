@@ -298,7 +298,7 @@ TEST_F(Check, UsageErrorsExitTwoWithOneLineSayingWhat) {
       {{"check", db, "--baseline", db, "--no-oom"},
        "memtap check: --baseline needs --max-peak-increase PCT"},
       {{"check", db, "--device", "gpu", "--no-oom"},
-       "memtap check: --device 'gpu': expected cpu or a GPU number (0, 1, ...)"},
+       "memtap check: --device 'gpu': expected cpu or a device number (0, 1, ...)"},
       {{"check", db, "--max-peak", "1GiB", "--max-peak", "2GiB"},
        "memtap check: --max-peak given twice"},
       {{"check", db, db, "--no-oom"}, "memtap check: one recording at a time"},

@@ -73,6 +73,22 @@ TEST(WindowCommandLine, DefaultsAndTheHostDevice) {
   EXPECT_TRUE(p.command.window.at_peak);
 }
 
+// --device takes a device as recordings name it: msMemScope's Device Id ("cpu", older files
+// "host", "0") and the NPU profilers' "npu:1"; "N/A", no device, has no memory to show.
+TEST(WindowCommandLine, TheDeviceAsARecordingNamesIt) {
+  for (const auto& [text, device] : std::vector<std::pair<std::string, int32_t>>{
+           {"cpu", kHostDevice}, {"host", kHostDevice}, {"0", 0}, {"3", 3}, {"npu:1", 1}}) {
+    const Parsed p = parse({"--device", text, "run.db"});
+    ASSERT_EQ(p.code, -1) << text << ": " << p.err;
+    EXPECT_TRUE(p.command.window.device_given) << text;
+    EXPECT_EQ(p.command.window.device, device) << text;
+  }
+  for (const std::string text : {"N/A", "-1", "gpu", "1.5", ""}) {
+    expect_mistake({"a.db", "--device", text}, "monitor",
+                   "--device '" + text + "': expected cpu or a device number (0, 1, ...)");
+  }
+}
+
 TEST(WindowCommandLine, ALiveSessionOnAnEndpoint) {
   const Parsed p = parse({"--listen", "ipc:///tmp/m.sock", "-o", "live.db", "--compact", "--keys",
                           "keys", "--max-processes", "8", "--screenshot-after", "1500ms"});
@@ -105,7 +121,7 @@ TEST(WindowCommandLine, MistakesAreSaidAsEveryCommandSaysThem) {
                  "--view 'graph': expected one of curves, lifetime, pool, breakdown, flame, "
                  "blocks, events, findings");
   expect_mistake({"a.db", "--device", "gpu0"}, "monitor",
-                 "--device 'gpu0': expected cpu or a GPU number (0, 1, ...)");
+                 "--device 'gpu0': expected cpu or a device number (0, 1, ...)");
   expect_mistake({"a.db", "--at", "-1s"}, "monitor",
                  "--at '-1s': expected a time since the start (12.5s, 1500ms) or peak");
   expect_mistake({"a.db", "--screenshot-after", "soon"}, "monitor",

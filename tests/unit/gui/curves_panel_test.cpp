@@ -129,7 +129,7 @@ TEST(CurvesPanel, SelectingAProcessShowsItsCurves) {
   test::settle(*w.window);
   EXPECT_EQ(w.window->state()->pid(), 200u);
   EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 7000);
-  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "cpu");
+  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "host");
 }
 
 // A distributed run's launcher (torchrun, or a script that starts the ranks) comes first
@@ -177,13 +177,13 @@ TEST(CurvesPanel, APreferredDeviceSelectsTheProcessThatHasIt) {
   auto w = test::open_window(path);
   ASSERT_TRUE(w.window);
   EXPECT_EQ(w.window->state()->pid(), 100u);
-  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "cpu");
+  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "host");
 
   w.window->preferDevice(1);  // --device 1
   test::settle(*w.window);
   EXPECT_EQ(w.window->state()->pid(), 200u);
   EXPECT_EQ(w.window->state()->device(), 1);
-  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "GPU 1");
+  EXPECT_EQ(w.window->topBar()->deviceBox()->currentText(), "device 1");
   EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 5 << 20);
 }
 
@@ -200,11 +200,11 @@ TEST(CurvesPanel, AProcessWithAGpuOpensOnItUntilSomeoneChoosesADevice) {
   auto w = test::open_window(path);
   ASSERT_TRUE(w.window);
   QComboBox* device = w.window->topBar()->deviceBox();
-  EXPECT_EQ(device->currentText(), "GPU 1");  // its first GPU
+  EXPECT_EQ(device->currentText(), "device 1");  // its first GPU
   EXPECT_EQ(w.window->state()->device(), 1);
   EXPECT_EQ(w.window->curves()->chart()->data().lines[0].peak_bytes, 5 << 20);
 
-  const int host = device->findText("cpu");
+  const int host = device->findText("host");
   ASSERT_GE(host, 0);
   device->setCurrentIndex(host);
   emit device->activated(host);
@@ -215,7 +215,7 @@ TEST(CurvesPanel, AProcessWithAGpuOpensOnItUntilSomeoneChoosesADevice) {
   QComboBox* process = w.window->topBar()->processBox();
   emit process->activated(process->currentIndex());
   test::settle(*w.window);
-  EXPECT_EQ(device->currentText(), "cpu");
+  EXPECT_EQ(device->currentText(), "host");
   EXPECT_EQ(w.window->state()->device(), kHostDevice);
 }
 

@@ -103,14 +103,14 @@ TEST(Tables, TheTopBarsDeviceChoosesTheEventsRows) {
   ASSERT_TRUE(w.window);
   gui::EventTableView* events = w.window->eventTable();
   QComboBox* device = w.window->topBar()->deviceBox();
-  EXPECT_EQ(device->currentText(), "GPU 0");  // the process's GPU, until someone chooses
-  const int host = device->findText("cpu");
+  EXPECT_EQ(device->currentText(), "device 0");  // the process's GPU, until someone chooses
+  const int host = device->findText("host");
   device->setCurrentIndex(host);
   emit device->activated(host);
   test::settle(*w.window);
   EXPECT_EQ(events->model()->totalRows(), 300u + 5u);  // heap, steps, START/STOP_TRACE
 
-  const int gpu = device->findText("GPU 0");
+  const int gpu = device->findText("device 0");
   ASSERT_GE(gpu, 0);
   device->setCurrentIndex(gpu);
   emit device->activated(gpu);
