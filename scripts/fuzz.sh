@@ -59,6 +59,8 @@ done
 
 # shellcheck source=scripts/clang-build.sh
 source "$root/scripts/clang-build.sh"
+# shellcheck source=scripts/parallel.sh
+source "$root/scripts/parallel.sh"
 clang_build_tools_present fuzz.sh || exit 1
 # The ASan build of scripts/sanitize.sh, configured alike: after it, only the targets are left
 # to compile.
@@ -103,8 +105,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 artifacts=$build_dir/artifacts
 mkdir -p "$artifacts"
-failed=()
-for target in "${targets[@]}"; do
+# One target's run; its summary (or, for a finding, its log's tail) in $build_dir/$target.result.
+fuzz_target() {
+  local target=$1 corpus limits dirs dir start inputs
   if ((seconds > 0)); then
     corpus=$build_dir/corpus/$target  # kept: a long run goes on from the last one's corpus
     limits=(-max_total_time="$seconds")
@@ -118,7 +121,6 @@ for target in "${targets[@]}"; do
   for dir in "$seeds/$target" "$root/tests/fuzz/seeds/$target"; do
     [[ -d $dir ]] && dirs+=("$dir")
   done
-  echo "== fuzz: $target"
   start=$SECONDS
   # The first directory takes the new inputs; the seed directories are only read.
   if "$build_dir/fuzz/${target}_fuzzer" "${limits[@]}" -max_len="${max_len[$target]}" \
@@ -129,13 +131,31 @@ for target in "${targets[@]}"; do
     # missing, which must not end the script under pipefail before the other targets run.
     inputs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build_dir/$target.log" | tail -n 1)
     [[ -n $inputs ]] || inputs=$(sed -n 's/^#\([0-9]*\): cov.*/\1/p' "$build_dir/$target.log" | tail -n 1)
-    echo "   ok: ${inputs:-?} inputs in $((SECONDS - start)) s"
+    echo "   ok: ${inputs:-?} inputs in $((SECONDS - start)) s" >"$build_dir/$target.result"
   else
-    tail -n 60 "$build_dir/$target.log"
-    echo "fuzz.sh: $target found a problem; the input is in $artifacts/ (log: $build_dir/$target.log)" >&2
-    failed+=("$target")
+    {
+      tail -n 60 "$build_dir/$target.log"
+      echo "fuzz.sh: $target found a problem; the input is in $artifacts/ (log: $build_dir/$target.log)"
+    } >"$build_dir/$target.result"
+    return 1
   fi
-done
+}
+
+report_target() {
+  echo "== fuzz: $1"
+  if (($2 == 0)); then
+    cat "$build_dir/$1.result"
+  else
+    cat "$build_dir/$1.result" >&2
+    failed+=("$1")
+  fi
+}
+# The short run goes as many targets at a time as there are cores (scripts/parallel.sh); a
+# long run one after the other, as it says.
+jobs=1
+((seconds > 0)) || jobs=$(nproc)
+failed=()
+run_in_parallel "$jobs" fuzz_target report_target "${targets[@]}" || true
 if ((${#failed[@]} > 0)); then
   echo "fuzz.sh: failed: ${failed[*]}" >&2
   exit 1

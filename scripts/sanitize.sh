@@ -20,6 +20,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=scripts/clang-build.sh
 source "$root/scripts/clang-build.sh"
+# shellcheck source=scripts/parallel.sh
+source "$root/scripts/parallel.sh"
 clang_build_tools_present sanitize.sh || exit 1
 
 run_sanitized() {
@@ -31,18 +33,32 @@ run_sanitized() {
   [[ $name == asan ]] && extra=(-DMEMTAP_FUZZ=ON)
   configure_clang_build "$dir" "$sanitizer" "${extra[@]}"
   cmake --build "$dir" -j "$(nproc)" --target "$@"
-  for test in "$@"; do
-    echo "== $name: $test"
-    "$dir/tests/$test" --gtest_filter="$filter" --gtest_brief=1
-  done
+  run_tests "$name" "$dir" "$filter" "$@"
+}
+
+# The test executables as many at a time as there are cores (scripts/parallel.sh), each one's
+# output printed whole when it ends; fails when any failed, after all have run.
+run_tests() {
+  local name=$1 dir=$2 filter=$3
+  shift 3
+  start_test() {
+    "$dir/tests/$1" --gtest_filter="$filter" --gtest_brief=1 >"$dir/tests/$1.sanitize.log" 2>&1
+  }
+  report_test() {
+    echo "== $name: $1"
+    cat "$dir/tests/$1.sanitize.log"
+    (($2 == 0)) || echo "sanitize.sh: $name: $1 failed (exit $2)" >&2
+  }
+  run_in_parallel "$(nproc)" start_test report_test "$@"
 }
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1 suppressions=$root/scripts/tsan.supp"
-run_sanitized asan address,undefined '-*Throughput*:*ReadSpeed*:*FortyBytes*:MemtapRecording.ReadsBackEveryRow' engine_session_test \
-  store_writer_test timeline_test blocks_test report_render_test reader_test store_detail_test \
-  memtap_event_buffer_test viewdata_test
-run_sanitized tsan thread '-*Throughput*:*DiskFull*:*FortyBytes*:*SignalHandler*:*ReusedDescriptor*' store_writer_test memtap_string_log_test \
-  analysis_thread_test memtap_event_buffer_test memtap_wire_encoder_test viewdata_test \
-  transport_test
+# The longest first, so that the last to end is a short one.
+run_sanitized asan address,undefined '-*Throughput*:*ReadSpeed*:*FortyBytes*:MemtapRecording.ReadsBackEveryRow' viewdata_test \
+  reader_test engine_session_test store_writer_test timeline_test blocks_test report_render_test \
+  store_detail_test memtap_event_buffer_test
+run_sanitized tsan thread '-*Throughput*:*DiskFull*:*FortyBytes*:*SignalHandler*:*ReusedDescriptor*' viewdata_test \
+  store_writer_test analysis_thread_test memtap_string_log_test memtap_event_buffer_test \
+  memtap_wire_encoder_test transport_test
