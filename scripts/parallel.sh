@@ -12,20 +12,22 @@ run_in_parallel() {
   local jobs=$1 start=$2 report=$3
   shift 3
   local -A item_of=()
-  local item pid ended status any_failed=0
-  for item in "$@" ''; do
-    # The empty item last: then every started one is waited for.
-    while ((${#item_of[@]} > 0)) && { [[ -z $item ]] || ((${#item_of[@]} >= jobs)); }; do
-      status=0
-      wait -n -p pid || status=$?
-      ended=${item_of[$pid]}
-      unset "item_of[$pid]"
-      "$report" "$ended" "$status"
-      ((status == 0)) || any_failed=1
-    done
-    [[ -z $item ]] && break
+  local item any_failed=0
+  for item in "$@"; do
+    while ((${#item_of[@]} >= jobs)); do parallel_reap_one "$report" || any_failed=1; done
     "$start" "$item" &
     item_of[$!]=$item
   done
+  while ((${#item_of[@]} > 0)); do parallel_reap_one "$report" || any_failed=1; done
   return "$any_failed"
+}
+
+# Waits for one of run_in_parallel's commands (its item_of), reports it, and returns its status.
+parallel_reap_one() {
+  local report=$1 pid ended status=0
+  wait -n -p pid || status=$?
+  ended=${item_of[$pid]}
+  unset "item_of[$pid]"
+  "$report" "$ended" "$status"
+  return "$status"
 }
