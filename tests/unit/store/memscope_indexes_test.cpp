@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "tests/unit/sanitized_build.h"
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -13,18 +15,10 @@
 namespace memtap {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define MEMTAP_SANITIZED_ALLOCATOR 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define MEMTAP_SANITIZED_ALLOCATOR 1
-#endif
-#endif
-
 // gtest runs tests on the main thread, whose arena grows with brk: a block of the size an
 // index sort uses comes from it while the SortHeap lives, and from mmap otherwise.
 TEST(SortHeap, LargeBlocksComeFromTheHeapWhileItLivesAndFromMmapAfter) {
-#if !defined(__GLIBC__) || defined(MEMTAP_SANITIZED_ALLOCATOR)
+#if !defined(__GLIBC__) || defined(MEMTAP_SANITIZED_BUILD)
   GTEST_SKIP() << "glibc's own allocator only";
 #else
   constexpr size_t kBlock = 48u << 20;  // past glibc's largest dynamic mmap threshold

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "monitor/engine/timeline/timeline.h"
+#include "tests/unit/sanitized_build.h"
 #include "tests/unit/timeline/timeline_events.h"
 
 namespace memtap::timeline {
@@ -16,7 +17,7 @@ namespace {
 
 using namespace testing_events;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(MEMTAP_SANITIZED_BUILD)
 constexpr uint64_t kScale = 10;  // sanitizers run ~10x slower; the window still rolls
 #else
 constexpr uint64_t kScale = 1;
