@@ -160,7 +160,8 @@ TEST(BatchEncoder, ModulesDecodeToTheirPathsRangesAndBuildIds) {
 TEST(BatchEncoder, AReusedBufferCarriesNothingIntoTheNextBatch) {
   BatchEncoder enc;
   DrainResult big = two_threads();
-  std::vector<StringText> strings = {{1, "a long text that the next batch must not show", 46}};
+  const char kText[] = "a long text that the next batch must not show";
+  std::vector<StringText> strings = {{1, kText, sizeof kText - 1}};
   enc.encode({1, 1, 1}, big, strings, 5, 10);
   DrainResult small;
   small.records.push_back(record(50, EventKind::kMmap, 0x1000, 4096));
