@@ -14,7 +14,9 @@
 # test of a connection on a reused descriptor: its senders are forked children that start
 # ZeroMQ's threads, which TSan forbids after a fork of a multi-threaded process. So is the
 # reader's test that records with `memtap run`: this build has no memtap (the reader's
-# CMakeLists.txt says why).
+# CMakeLists.txt says why). Under TSan, so are the curves' tests of ranges older than the
+# engine's window: 300,000-400,000 rows through the loader, 32 s of the stage's 43 s there,
+# for threads that the other viewdata tests run through with fewer.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -57,8 +59,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS="halt_on_error=1 suppressions=$root/scripts/tsan.supp"
 # The longest first, so that the last to end is a short one.
 run_sanitized asan address,undefined '-*Throughput*:*ReadSpeed*:*FortyBytes*:MemtapRecording.ReadsBackEveryRow' viewdata_test \
-  reader_test engine_session_test store_writer_test timeline_test blocks_test report_render_test \
-  store_detail_test memtap_event_buffer_test
-run_sanitized tsan thread '-*Throughput*:*DiskFull*:*FortyBytes*:*SignalHandler*:*ReusedDescriptor*' viewdata_test \
-  store_writer_test analysis_thread_test memtap_string_log_test memtap_event_buffer_test \
-  memtap_wire_encoder_test transport_test
+  store_detail_test reader_test store_writer_test timeline_test engine_session_test \
+  memtap_event_buffer_test blocks_test report_render_test
+run_sanitized tsan thread '-*Throughput*:*DiskFull*:*FortyBytes*:*SignalHandler*:*ReusedDescriptor*:CurvesData.*OlderThanTheWindow*' \
+  viewdata_test store_writer_test analysis_thread_test memtap_string_log_test \
+  memtap_event_buffer_test memtap_wire_encoder_test transport_test
