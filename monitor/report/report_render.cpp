@@ -1,6 +1,7 @@
 // See report_render.h.
 #include "monitor/report/report_render.h"
 
+#include <algorithm>
 #include <ctime>
 #include <string>
 
@@ -165,10 +166,16 @@ void device_text_section(const DeviceReport& d, FILE* out) {
     if (c.peak_bytes == kUnknown) continue;
     peak_final_line("", c.name, c.peak_ns, c.peak_bytes, c.final_bytes, d.origin_ns, out);
   }
-  // On a device, which layers the curves are made of: HAL is what the CUDA runtime and
-  // driver gave the process, a framework layer (PTA) what its blocks hold of that.
+  // Which layers the curves are made of. On a device: HAL is what the CUDA runtime and
+  // driver gave the process, a framework layer (PTA) what its blocks hold of that. On the
+  // host only where pinned memory (HOST_PINNED, or HAL in older msMemScope files) is there
+  // beside the heap and its mappings, which the curves' names already say.
+  const bool host_layers_differ =
+      std::any_of(d.layers.begin(), d.layers.end(), [](const LayerSummary& l) {
+        return l.layer != layer_name(Layer::kHost) && l.layer != layer_name(Layer::kHost, true);
+      });
   for (const LayerSummary& l : d.layers) {
-    if (d.device < 0 || l.peak_bytes == kUnknown) continue;
+    if ((d.device < 0 && !host_layers_differ) || l.peak_bytes == kUnknown) continue;
     peak_final_line("Layer ", l.layer, l.peak_ns, l.peak_bytes, l.final_bytes, d.origin_ns, out);
   }
   pool_text(d, out);

@@ -218,6 +218,52 @@ TEST(Report, LowMemoryReadingReportsTheSame) {
   }
 }
 
+// Page-locked host memory is the host's Allocated in either spelling msMemScope has used:
+// HOST_PINNED on "cpu" (the msinsight database) and, in its 2025 files, HAL on "host" for
+// the same blocks (the smoke CSV). The host's section then says which layers its curves
+// are made of; a HAL FREE of no device that matched nothing frees none of them.
+TEST(Report, PinnedHostMemoryOfEitherSpellingIsTheHostsAllocated) {
+  const std::string data = std::string(MEMTAP_SHARED_DATA_DIR) + "/msmemscope/";
+  if (!std::filesystem::is_directory(data)) GTEST_SKIP() << data << " is absent";
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  // The lines of the report's section that begins with `heading`.
+  auto section = [&](const std::string& file, const std::string& heading) {
+    ProcessResult r = memtap(dir, {"report", data + file});
+    EXPECT_TRUE(r.exited && r.exit_code == 0) << file << describe(r) << r.err;
+    std::vector<std::string> lines;
+    bool in = false;
+    for (const std::string& line : split_lines(r.out)) {
+      if (line.rfind(heading, 0) == 0)
+        in = true;
+      else if (in && line.empty())
+        break;
+      if (in) lines.push_back(line);
+    }
+    EXPECT_FALSE(lines.empty()) << "no section " << heading << " in\n" << r.out;
+    return lines;
+  };
+  auto has_line = [](const std::vector<std::string>& lines, const std::string& start) {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& l) { return l.rfind(start, 0) == 0; });
+  };
+  const std::vector<std::string> old_csv =
+      section("msmemscope__test_smoke_testfile_csvfile_memscope_dump_20250428113810.csv",
+              "  pid 2523740, host:");
+  EXPECT_TRUE(has_line(old_csv, "    Allocated     peak   10.8 MiB")) << old_csv.size();
+  EXPECT_TRUE(has_line(old_csv, "    Layer HAL           peak   10.8 MiB"));
+  EXPECT_TRUE(has_line(old_csv, "    Peak: 10.8 MiB"));
+  const std::vector<std::string> other =
+      section("msmemscope__test_smoke_testfile_csvfile_memscope_dump_20250428113810.csv",
+              "  pid 2523738, host:");
+  EXPECT_TRUE(has_line(other, "    Allocated     peak    4.0 KiB at +9.586 s     final 4.0 KiB"));
+  EXPECT_TRUE(has_line(other, "    Leaks: no step markers; live at the end"));
+  const std::vector<std::string> db =
+      section("msinsight__memscope_dump_20260527062213.db", "  pid 1116991, host:");
+  EXPECT_TRUE(has_line(db, "    Allocated     peak   21.6 MiB"));
+  EXPECT_TRUE(has_line(db, "    Layer HOST_PINNED   peak   21.6 MiB"));
+}
+
 TEST(Report, BrokenFilesGiveOneLineNamingTheFile) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());

@@ -16,7 +16,7 @@
 namespace memtap::blocks {
 
 enum class Basis : uint8_t {
-  kHostHeap,   // device kHostDevice: layers HOST (not is_mmap) and HOST_PINNED
+  kHostHeap,   // device kHostDevice: layers HOST (not is_mmap), HOST_PINNED and HAL
   kPta,        // a device with PTA blocks: the PTA layer
   kAllLayers,  // a device without PTA blocks: every layer's live bytes
 };
@@ -27,10 +27,11 @@ constexpr int kAccounts = 2;
 
 // The account a block of this kind belongs to; kNoAccount (0xFF) for none.
 inline uint8_t account_of(int32_t device, Layer layer, bool is_mmap) {
-  // Host: the heap and pinned host buffers (msMemScope's HOST_PINNED, on device "cpu").
+  // Host: the heap and pinned host buffers (msMemScope's HOST_PINNED on device "cpu", and
+  // its 2025 files' HAL on device "host": timeline/curve_rules.h).
   if (device == kHostDevice) {
-    return (layer == Layer::kHost || layer == Layer::kHostPinned) && !is_mmap ? kPrimaryAccount
-                                                                              : 0xFF;
+    const bool pinned = layer == Layer::kHostPinned || layer == Layer::kHal;
+    return (layer == Layer::kHost && !is_mmap) || pinned ? kPrimaryAccount : 0xFF;
   }
   return layer == Layer::kPta ? kPrimaryAccount : kSecondaryAccount;
 }

@@ -29,8 +29,11 @@ CurveValues derive_curves(const ScopeTotals& t, bool host) {
   }
   const int hal = int(Layer::kHal);
   // Host memory in use: the heap and page-locked (pinned) host buffers, which msMemScope
-  // records on device "cpu" as HOST_PINNED.
-  const int64_t host_live = saturating_add(live[int(Layer::kHost)], live[int(Layer::kHostPinned)]);
+  // records on device "cpu" as HOST_PINNED, and its older files as HAL on "host".
+  const int64_t host_live =
+      host ? saturating_add(saturating_add(live[int(Layer::kHost)], live[int(Layer::kHostPinned)]),
+                            live[hal])
+           : 0;
 
   if (framework)
     v.allocated = framework_live;

@@ -6,7 +6,9 @@
 //                 PTA_WORKSPACE, ATB, MINDSPORE) once the scope has any; before that, on a
 //                 device that has had pool samples (below) the newest sample's allocated,
 //                 else on a device the live HAL bytes, on the host the live heap and
-//                 pinned bytes (HOST not mmap, HOST_PINNED).
+//                 pinned bytes (HOST not mmap, HOST_PINNED, and HAL: msMemScope's 2025
+//                 files record page-locked host memory as HAL on device `host`, where
+//                 newer ones write HOST_PINNED on `cpu` for the same blocks).
 //   Reserved      what the pool holds: the framework layers' pool_total (Attr "total") where
 //                 they report it (a framework layer that never does counts its live bytes);
 //                 without any, on the host heap + anonymous mappings, on a device the live
@@ -69,9 +71,10 @@ inline bool is_framework_slot(int slot) {
 enum class BlockClass : uint8_t { kFramework, kDriver, kHostHeap, kNone };
 constexpr int kBlockClasses = 3;  // the classes before kNone
 
-inline BlockClass block_class(int slot) {
+// `host`: the scope is the host's, where the driver's blocks are pinned host memory (above).
+inline BlockClass block_class(int slot, bool host) {
   if (is_framework_slot(slot)) return BlockClass::kFramework;
-  if (slot == int(Layer::kHal)) return BlockClass::kDriver;
+  if (slot == int(Layer::kHal)) return host ? BlockClass::kHostHeap : BlockClass::kDriver;
   if (slot == int(Layer::kHost) || slot == int(Layer::kHostPinned)) return BlockClass::kHostHeap;
   return BlockClass::kNone;
 }

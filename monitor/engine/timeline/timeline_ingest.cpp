@@ -107,9 +107,10 @@ void Timeline::add(const MemEvent* events, size_t count) {
     // of those Allocated counts, or a pool sample at a step. Not a free (a program's
     // teardown frees every block its pool keeps segments for), nor a segment (the pool
     // takes it just before the block that needs it).
-    const bool asked = is_pool_snapshot(e) || (e.kind == MemEventKind::kMalloc &&
-                                               block_class(layer_slot(e.layer, e.is_mmap)) ==
-                                                   allocated_class(s.totals, s.host));
+    const bool asked =
+        is_pool_snapshot(e) ||
+        (e.kind == MemEventKind::kMalloc &&
+         block_class(layer_slot(e.layer, e.is_mmap), s.host) == allocated_class(s.totals, s.host));
     update_curves(s, ts, asked);
   }
 }
@@ -129,6 +130,16 @@ void Timeline::apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free
   const int64_t size = e.size_bytes > uint64_t(std::numeric_limits<int64_t>::max())
                            ? std::numeric_limits<int64_t>::max()
                            : int64_t(e.size_bytes);
+  if (s.host && slot == int(Layer::kHal)) {
+    uint64_t seen_size = 0;
+    if (!is_free) {
+      s.host_driver_blocks.put(e.addr, uint64_t(size));
+    } else if (!s.host_driver_blocks.take(e.addr, &seen_size)) {
+      ++s.frees;
+      ++s.clamped_frees;  // as a FREE of more than is live: it changes no curve
+      return;
+    }
+  }
   bool clamped = false;
   int64_t& live = s.totals.live_bytes[slot];
   if (!is_free) {
@@ -162,7 +173,7 @@ void Timeline::apply_block(Scope& s, const MemEvent& e, int64_t ts, bool is_free
   }
   if (slot == int(Layer::kPta) && e.pool_used >= 0 && e.pool_used != live) ++s.pool_used_mismatches;
 
-  const BlockClass blocks = block_class(slot);
+  const BlockClass blocks = block_class(slot, s.host);
   if (blocks != BlockClass::kNone) {
     const int c = int(blocks);
     SeriesId owner = kNoSeries, stream = kNoSeries;

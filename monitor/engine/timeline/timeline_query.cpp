@@ -190,7 +190,8 @@ TimelineStats Timeline::stats() const {
                      (sizeof(std::pair<std::pair<uint32_t, int32_t>, int64_t>) + 32);
   for (const auto& s : scopes_) {
     fixed += sizeof(Scope) + s->label_pairs.pairs.capacity() * sizeof(uint64_t) +
-             s->label_pairs.numbers.memory_bytes() + s->pending.memory_bytes();
+             s->label_pairs.numbers.memory_bytes() + s->pending.memory_bytes() +
+             s->host_driver_blocks.memory_bytes();
     for (int c = 0; c < kBlockClasses; ++c)
       fixed += s->labelled[c].memory_bytes() + s->owners[c].series_by_group.memory_bytes() +
                s->streams[c].series_by_group.memory_bytes();

@@ -89,6 +89,11 @@ struct Scope {
   // Framework blocks whose FREE said free_pending, by address: their size, until their
   // FREE_COMPLETED (ScopeTotals::pending_bytes is the sum).
   FlatMap<uint64_t> pending;
+  // On the host, the driver's (HAL) blocks by address: their size. Only older msMemScope
+  // files have them there, pinned host memory (curve_rules.h), and their FREEs say N/A, so
+  // one may free a device block the file never showed: only a FREE of a block seen here
+  // takes bytes away.
+  FlatMap<uint64_t> host_driver_blocks;
   std::array<SeriesId, kLayerSlots> layer_series{};
   std::array<GroupIndex, kBlockClasses> owners, streams;
   // Live blocks whose MALLOC carried an owner or a stream, by address: FREE rows do not

@@ -110,7 +110,7 @@ class BlockPairing {
                                                ? timeline::BlockClass::kFramework
                                            : row.device < 0 ? timeline::BlockClass::kHostHeap
                                                             : timeline::BlockClass::kDriver;
-      if (timeline::block_class(row.slot) == counted) out.push_back(&row);
+      if (timeline::block_class(row.slot, row.device < 0) == counted) out.push_back(&row);
     }
     std::stable_sort(out.begin(), out.end(), [](const BlockRow* a, const BlockRow* b) {
       return first_ns(*a) < first_ns(*b);

@@ -238,6 +238,35 @@ TEST(TimelineCurves, DriverOnlyDeviceCountsHalBytesEverywhere) {
   EXPECT_EQ(group(t, 1, GroupBy::kOwner, 0), expected);
 }
 
+// Page-locked host memory is host memory in use: HOST_PINNED on "cpu", and in msMemScope's
+// 2025 files HAL on "host" for the same blocks (the msinsight and smoke samples share them).
+TEST(TimelineCurves, PinnedHostMemoryOfEitherSpellingIsAllocatedOnTheHost) {
+  Timeline t;
+  feed(t, {malloc_at(10, kPid, kHostDevice, Layer::kHost, 0x1000, 100),
+           malloc_at(20, kPid, kHostDevice, Layer::kHostPinned, 0x12c0'8000'0000, 3000),
+           malloc_at(30, kPid, kHostDevice, Layer::kHal, 0x12c0'9000'0000, 5000),
+           free_at(40, kPid, kHostDevice, Layer::kHal, 0x12c0'9000'0000, 5000)});
+  const Points expected = {{10, 100}, {20, 3100}, {30, 8100}, {40, 3100}};
+  EXPECT_EQ(curve(t, kHostDevice, Curve::kAllocated), expected);
+  EXPECT_EQ(curve(t, kHostDevice, Curve::kReserved), expected);
+  EXPECT_EQ(group(t, kHostDevice, GroupBy::kLayer, uint64_t(Layer::kHal)),
+            (Points{{30, 5000}, {40, 0}}));
+  // Group By Owner splits what Allocated counts, the driver's host blocks included.
+  EXPECT_EQ(group(t, kHostDevice, GroupBy::kOwner, 0, BlockClass::kHostHeap), expected);
+  // On a device HAL stays the driver's device memory.
+  feed(t, {malloc_at(50, kPid, 0, Layer::kHal, 0x12c0'a000'0000, 7000)});
+  EXPECT_EQ(curve(t, kHostDevice, Curve::kAllocated), expected);
+  EXPECT_EQ(curve(t, 0, Curve::kAllocated), (Points{{50, 7000}}));
+  // A HAL FREE of no device (as those files write it) or of the host that freed no block
+  // seen there frees no pinned bytes: it is counted as a FREE of more than was live.
+  EXPECT_EQ(t.summary(kPid, kHostDevice).clamped_frees, 0u);
+  feed(t, {free_at(60, kPid, kNoDevice, Layer::kHal, 0x12c1'0000'0000, 32768),
+           free_at(70, kPid, kHostDevice, Layer::kHal, 0x12c1'0000'0000, 32768)});
+  EXPECT_EQ(curve(t, kHostDevice, Curve::kAllocated), expected);
+  EXPECT_EQ(t.summary(kPid, kHostDevice).clamped_frees, 2u);
+  EXPECT_EQ(t.summary(kPid, kHostDevice).frees, 3u);
+}
+
 TEST(TimelineCurves, FreeOfMoreThanIsLiveClampsAtZeroAndIsCounted) {
   Timeline t;
   feed(t, {free_at(1, kPid, kHostDevice, Layer::kHost, 0x10, 100),  // MALLOC never seen
