@@ -264,6 +264,25 @@ TEST(Report, PinnedHostMemoryOfEitherSpellingIsTheHostsAllocated) {
   EXPECT_TRUE(has_line(db, "    Layer HOST_PINNED   peak   21.6 MiB"));
 }
 
+// A torch_npu profile's memory_record.csv samples the caching allocator (PTA) and the graph
+// engine (GE) apart: the device's Reserved is both pools, 8664 + 242 MiB at the end of the
+// MindStudio Insight sample, in the curves and in the fragmentation alike.
+TEST(Report, ATorchNpuProfileCountsTheGraphEnginesPoolWithPtas) {
+  const std::string file =
+      std::string(MEMTAP_SHARED_DATA_DIR) + "/msmemscope/msinsight__test_rank_0__memory_record.csv";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " is absent";
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  ProcessResult r = memtap(dir, {"report", file});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  EXPECT_NE(r.out.find("    Reserved      peak    8.7 GiB at +0.326 s     final 8.7 GiB\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    Fragmentation: worst at +0.351 s: reserved 8.7 GiB, allocated 4.5 GiB"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Report, BrokenFilesGiveOneLineNamingTheFile) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());

@@ -11,6 +11,7 @@
 #include "monitor/engine/blocks/keys.h"
 #include "monitor/engine/blocks/ooms.h"
 #include "monitor/engine/flat_map.h"
+#include "monitor/engine/pool_samples.h"
 
 namespace memtap::blocks {
 
@@ -49,6 +50,7 @@ struct DeviceState {
   std::array<Account, kAccounts> accounts;
   bool pta_seen = false;
   int64_t pool_total = kUnknown;  // the latest PTA event's pool_total or pool SNAPSHOT's reserved
+  PoolSamples pool_samples;       // the pool SNAPSHOTs, by component (their reserved summed)
   FlatMap<PendingBlock> pending;  // PTA blocks whose free is pending, by address
   FragmentationTracker fragmentation;
 

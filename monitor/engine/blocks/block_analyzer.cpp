@@ -273,11 +273,13 @@ void on_free_completed(AnalyzerState& s, const MemEvent& e) {
 // A device pool's SNAPSHOT: its reserved is the pool's total from now on, as a PTA event's
 // Attr total (curve_rules.h); a new total is a segment change.
 void on_pool_snapshot(AnalyzerState& s, const MemEvent& e) {
-  if (e.snap_reserved < 0) return;
   DeviceState& d = device_of(s, e.pid, e.device);
-  if (e.snap_reserved == d.pool_total) return;
-  evaluate_fragmentation(s, d, e.ts_ns, e.snap_reserved > d.pool_total);
-  d.pool_total = e.snap_reserved;
+  // Per component, as the curves add them up (pool_samples.h).
+  int64_t allocated = kUnknown, reserved = kUnknown;
+  d.pool_samples.add(e, &allocated, &reserved);
+  if (reserved < 0 || reserved == d.pool_total) return;
+  evaluate_fragmentation(s, d, e.ts_ns, reserved > d.pool_total);
+  d.pool_total = reserved;
 }
 
 // The uses of the block an ACCESS names (its start address, in the framework pool first),

@@ -230,16 +230,21 @@ void Timeline::complete_pending(Scope& s, const MemEvent& e) {
 // Allocated as a first framework block does, but at its own value: the samples come at the
 // end of each step, and the pool already held its weights before the first (0 there
 // would make the time before it the worst fragmentation of the run).
+//
+// A device whose pool samples come per component (a torch_npu profile's PTA and GE) has
+// the sum of their newest figures (pool_samples.h).
 void Timeline::apply_pool_sample(Scope& s, const MemEvent& e) {
   const int slot = int(Layer::kPta);
-  if (e.snap_reserved >= 0) {
-    s.totals.pool_total_bytes[slot] = e.snap_reserved;
+  int64_t allocated = kUnknown, reserved = kUnknown;
+  s.pool_samples.add(e, &allocated, &reserved);
+  if (reserved >= 0) {
+    s.totals.pool_total_bytes[slot] = reserved;
     s.totals.pool_total_slots |= uint16_t(1u << slot);
   }
-  if (e.snap_allocated < 0 || (s.totals.seen_slots & kFrameworkSlots) != 0) return;
+  if (allocated < 0 || (s.totals.seen_slots & kFrameworkSlots) != 0) return;
   const bool first = s.totals.pool_sample_allocated == kUnknown;
-  s.totals.pool_sample_allocated = e.snap_allocated;
-  if (first) restart_allocated(s, e.snap_allocated);
+  s.totals.pool_sample_allocated = allocated;
+  if (first) restart_allocated(s, allocated);
 }
 
 // Active gets a series of its own, a copy of Allocated's so far (they were equal until now).

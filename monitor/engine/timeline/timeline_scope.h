@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "monitor/engine/flat_map.h"
+#include "monitor/engine/pool_samples.h"
 #include "monitor/engine/timeline/curve_rules.h"
 #include "monitor/engine/timeline/timeline.h"
 
@@ -94,6 +95,7 @@ struct Scope {
   // one may free a device block the file never showed: only a FREE of a block seen here
   // takes bytes away.
   FlatMap<uint64_t> host_driver_blocks;
+  PoolSamples pool_samples;  // the device's pool SNAPSHOTs, by component
   std::array<SeriesId, kLayerSlots> layer_series{};
   std::array<GroupIndex, kBlockClasses> owners, streams;
   // Live blocks whose MALLOC carried an owner or a stream, by address: FREE rows do not

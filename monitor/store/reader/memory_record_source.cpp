@@ -42,10 +42,18 @@ bool read_memory_record_csv(CsvReader* csv, const CsvHeader& header, const std::
     }
     const std::string_view name = trim(fields[component]);
     event.name = interner.intern(name);
-    event.layer = layer_from_text(name);
     // APP: what the whole process holds on the device, the App Reserved curve (MindStudio
-    // Insight draws it above the pool's). Its Total Allocated is empty.
-    if (name == "APP") event.snap_app_reserved = event.snap_reserved;
+    // Insight draws it above the pool's); its Total Allocated is empty. A sum of components
+    // (PTA+GE) is another row: the engine adds up the components' newest figures
+    // (monitor/engine/pool_samples.h), and these rows come only when PTA's change. A
+    // component that names a layer (PTA; HAL and HOST in memtap's exports) is that layer's;
+    // any other (GE, the graph engine's memory) is a pool of the framework's, as PTA is.
+    event.layer = layer_from_text(name);
+    if (name == "APP") {
+      event.snap_app_reserved = event.snap_reserved;
+    } else if (event.layer == Layer::kOther && name.find('+') == std::string_view::npos) {
+      event.layer = Layer::kPta;
+    }
     out->events.push_back(event);
     return true;
   };

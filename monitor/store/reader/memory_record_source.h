@@ -4,8 +4,11 @@
 // [Total Active(MB),Stream Ptr,]Device Type`, CANN `Device_id,Component,Timestamp(us),
 // Total Allocated(KB),Total Reserved(KB),Device`. Each row is a kSnapshot event named by
 // its component (APP, PTA, GE, PTA+GE, ...) with snap_allocated / snap_reserved in bytes
-// (an empty figure is kUnknown); the layer is the component's where it names one (PTA).
-// APP's Total Reserved is also snap_app_reserved: the whole process on the device.
+// (an empty figure is kUnknown). A component that names a layer is that layer's (PTA, and
+// HAL or HOST in memtap's own exports); any other but APP and sums (PTA+GE), such as GE,
+// is a framework pool too, layer PTA: a device's PTA rows are its pool samples, which
+// monitor/engine/pool_samples.h adds up by component. APP's Total Reserved is also
+// snap_app_reserved: the whole process on the device.
 #pragma once
 
 #include <string>

@@ -2,6 +2,7 @@
 // (negative sizes, empty releases, durations instead of release times) and memory_record.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "monitor/store/reader/operator_memory_source.h"
@@ -174,6 +175,28 @@ TEST(MemoryRecordCsv, RowsBecomeSnapshotsInBytes) {
   EXPECT_EQ(app.snap_app_reserved, int64_t(10750.375 * (1 << 20)));  // the App Reserved curve
   EXPECT_EQ(app.layer, Layer::kOther);
   EXPECT_EQ(pta.snap_app_reserved, kUnknown);
+}
+
+// A component's own pool (PTA, GE) is a device pool sample; APP and a sum (PTA+GE) are not.
+TEST(MemoryRecordCsv, EachComponentsPoolIsAPoolSampleAndTheirSumIsNot) {
+  TempDir dir;
+  const std::string path = dir.file("memory_record.csv");
+  test::write_file(path,
+                   "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Device Type\n"
+                   "APP,1695115378653323.5,,11224.375,NPU:0\n"
+                   "PTA,1695115378714622.8,4599.74072265625,8664.0,NPU:0\n"
+                   "PTA+GE,1695115378714622.8,4599.74072265625,8664.0,NPU:0\n"
+                   "GE,1695115378979271.0,0.25,242.0,NPU:0\n");
+  const Recording rec = read_ok(path);
+  ASSERT_EQ(rec.events.size(), 4u);
+  std::map<std::string, Layer> layers;
+  for (const MemEvent& e : rec.events) layers[std::string(rec.strings.get(e.name))] = e.layer;
+  EXPECT_EQ(layers["APP"], Layer::kOther);
+  EXPECT_EQ(layers["PTA"], Layer::kPta);
+  EXPECT_EQ(layers["PTA+GE"], Layer::kOther);
+  EXPECT_EQ(layers["GE"], Layer::kPta);
+  EXPECT_EQ(rec.events.back().snap_reserved, int64_t(242) << 20);
+  EXPECT_EQ(rec.events.back().device, 0);
 }
 
 }  // namespace

@@ -177,6 +177,29 @@ TEST(PoolCurves, WithoutPoolBlocksTheSamplesAreThePool) {
             (Points{{1, 3 * MiB}, {3, 5 * MiB}, {5, 2 * MiB}, {6, 1 * MiB}}));
 }
 
+// A torch_npu profile samples each component's pool on its own (memory_record.csv: PTA,
+// then GE at other times): the device's pool is the sum of each one's newest figures.
+TEST(PoolCurves, SamplesOfSeveralComponentsAddUp) {
+  constexpr uint32_t kPtaName = 1, kGeName = 2;
+  auto sample = [](int64_t ts, uint32_t name, int64_t allocated, int64_t reserved) {
+    MemEvent e = pool_snapshot_at(ts, kPid, kDev, allocated, reserved);
+    e.name = name;
+    return e;
+  };
+  Timeline t;
+  feed(t, {
+              sample(1, kPtaName, 4 * MiB, 8 * MiB),
+              sample(2, kPtaName, 5 * MiB, 8 * MiB),
+              sample(3, kGeName, 1 * MiB, 2 * MiB),
+              sample(4, kGeName, 0, 2 * MiB),
+              sample(5, kPtaName, 6 * MiB, 10 * MiB),
+          });
+  EXPECT_EQ(curve(t, Curve::kAllocated),
+            (Points{{1, 4 * MiB}, {2, 5 * MiB}, {3, 6 * MiB}, {4, 5 * MiB}, {5, 6 * MiB}}));
+  EXPECT_EQ(curve(t, Curve::kReserved), (Points{{1, 8 * MiB}, {3, 10 * MiB}, {5, 12 * MiB}}));
+  EXPECT_EQ(t.summary(kPid, kDev).pool_snapshots, 5u);
+}
+
 TEST(PoolCurves, AHostOrNonPoolSnapshotIsNoPoolSample) {
   Timeline t;
   MemEvent other = pool_snapshot_at(2, kPid, kDev, 5 * MiB, 9 * MiB);
