@@ -16,31 +16,23 @@ clang_build_tools_present() {
 }
 
 configure_clang_build() {
-  local root dir=$1 sanitizer=$2 werror=OFF level=-O1
+  local root dir=$1 sanitizer=$2 werror=OFF
   shift 2
-  # TSan at -O0: its build is the unit tests' threads and what they run, nothing timed and
-  # no fuzzer. Built from scratch in 145 s against 201 s with everything at -O1 (2 cores),
-  # for 4 s more of running the tests. ASan keeps -O1: its build carries the fuzz targets,
-  # whose short runs count inputs.
-  if [[ $sanitizer == thread ]]; then
-    level=-O0
-  fi
   root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   case ${CI:-} in
     '' | 0 | false | FALSE | False) ;;
     *) werror=ON ;;
   esac
-  # -g1, and -O1 but for TSan (above): sanitizer builds cost most of the suite's time in the
-  # compiler; line tables are enough for the reports. clang: it compiles the same files
-  # under ASan+UBSan in half the time gcc takes (the engine, the store and its readers:
-  # 174 s of compiler time against 359 s on a 2-core machine), and libFuzzer comes with it.
-  # A folder an earlier gcc build left is removed: cmake would keep its compiler, or drop
-  # the options with its cache.
+  # -O1 -g1: sanitizer builds cost most of the suite's time in the compiler; line tables are
+  # enough for the reports. clang: it compiles the same files under ASan+UBSan in half the
+  # time gcc takes (the engine, the store and its readers: 174 s of compiler time against
+  # 359 s on a 2-core machine), and libFuzzer comes with it. A folder an earlier gcc build
+  # left is removed: cmake would keep its compiler, or drop the options with its cache.
   if [[ -f $dir/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++-14$' "$dir/CMakeCache.txt"; then
     rm -rf "$dir"
   fi
   cmake -S "$root" -B "$dir" -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="$level -g1" \
-    -DCMAKE_C_FLAGS_DEBUG="$level -g1" -DMEMTAP_WERROR=$werror \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DMEMTAP_WERROR=$werror \
     -DMEMTAP_SANITIZE="$sanitizer" "$@" >/dev/null
 }
