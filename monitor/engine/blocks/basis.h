@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "monitor/engine/timeline/curve_rules.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap::blocks {
@@ -27,11 +28,12 @@ constexpr int kAccounts = 2;
 
 // The account a block of this kind belongs to; kNoAccount (0xFF) for none.
 inline uint8_t account_of(int32_t device, Layer layer, bool is_mmap) {
-  // Host: the heap and pinned host buffers (msMemScope's HOST_PINNED on device "cpu", and
-  // its 2025 files' HAL on device "host": timeline/curve_rules.h).
+  // Host: the blocks the host's Allocated curve counts (timeline/curve_rules.h's
+  // block_class): the heap without mappings and pinned host buffers, in either spelling.
   if (device == kHostDevice) {
-    const bool pinned = layer == Layer::kHostPinned || layer == Layer::kHal;
-    return (layer == Layer::kHost && !is_mmap) || pinned ? kPrimaryAccount : 0xFF;
+    const int slot = timeline::layer_slot(layer, is_mmap);
+    return timeline::block_class(slot, true) == timeline::BlockClass::kHostHeap ? kPrimaryAccount
+                                                                                : 0xFF;
   }
   return layer == Layer::kPta ? kPrimaryAccount : kSecondaryAccount;
 }

@@ -21,19 +21,15 @@ CurveValues derive_curves(const ScopeTotals& t, bool host) {
   CurveValues v;
   const bool framework = (t.seen_slots & kFrameworkSlots) != 0;
   int64_t framework_live = 0, framework_reserved = 0;
+  int64_t host_live = 0;  // kHostHeapSlots: the heap and pinned host buffers
   for (int slot = 0; slot < kLayerSlots; ++slot) {
+    if (host && ((kHostHeapSlots >> slot) & 1u)) host_live = saturating_add(host_live, live[slot]);
     if (!is_framework_slot(slot)) continue;
     framework_live += live[slot];
     framework_reserved +=
         ((t.pool_total_slots >> slot) & 1u) ? t.pool_total_bytes[slot] : live[slot];
   }
   const int hal = int(Layer::kHal);
-  // Host memory in use: the heap and page-locked (pinned) host buffers, which msMemScope
-  // records on device "cpu" as HOST_PINNED, and its older files as HAL on "host".
-  const int64_t host_live =
-      host ? saturating_add(saturating_add(live[int(Layer::kHost)], live[int(Layer::kHostPinned)]),
-                            live[hal])
-           : 0;
 
   if (framework)
     v.allocated = framework_live;

@@ -67,6 +67,12 @@ inline bool is_framework_slot(int slot) {
   return (kFrameworkSlots >> slot) & 1u;
 }
 
+// The host's memory in use (its Allocated before any framework block): the heap without
+// mappings and page-locked host buffers, HOST_PINNED, or HAL as msMemScope's 2025 files
+// spell those on device `host` (above).
+constexpr uint16_t kHostHeapSlots =
+    (1u << int(Layer::kHost)) | (1u << int(Layer::kHostPinned)) | (1u << int(Layer::kHal));
+
 // Which blocks Allocated counts, and so which blocks Group By Owner and Stream split.
 enum class BlockClass : uint8_t { kFramework, kDriver, kHostHeap, kNone };
 constexpr int kBlockClasses = 3;  // the classes before kNone
@@ -74,7 +80,8 @@ constexpr int kBlockClasses = 3;  // the classes before kNone
 // `host`: the scope is the host's, where the driver's blocks are pinned host memory (above).
 inline BlockClass block_class(int slot, bool host) {
   if (is_framework_slot(slot)) return BlockClass::kFramework;
-  if (slot == int(Layer::kHal)) return host ? BlockClass::kHostHeap : BlockClass::kDriver;
+  if (host && ((kHostHeapSlots >> slot) & 1u)) return BlockClass::kHostHeap;
+  if (slot == int(Layer::kHal)) return BlockClass::kDriver;
   if (slot == int(Layer::kHost) || slot == int(Layer::kHostPinned)) return BlockClass::kHostHeap;
   return BlockClass::kNone;
 }
