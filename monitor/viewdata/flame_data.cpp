@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <climits>
 #include <iterator>
 #include <map>
@@ -45,25 +44,6 @@ void order_spans(FlameData* data) {
 }
 
 }  // namespace
-
-FlameFunction parse_func_info(std::string_view text) {
-  FlameFunction f;
-  // "file(line): function": the last "): " ends the line number, since file names may
-  // hold parentheses and function names (lambdas: "<lambda>") do not hold "): ".
-  const size_t close = text.rfind("): ");
-  const size_t open = close == std::string_view::npos ? close : text.rfind('(', close);
-  int line = 0;
-  if (open != std::string_view::npos &&
-      std::from_chars(text.data() + open + 1, text.data() + close, line).ptr ==
-          text.data() + close) {
-    f.file = std::string(text.substr(0, open));
-    f.line = line;
-    f.function = std::string(text.substr(close + 3));
-  } else {
-    f.function = std::string(text);
-  }
-  return f;
-}
 
 std::vector<int> thread_depths(const FlameData& data) {
   std::vector<int> depths(data.threads.size(), 0);

@@ -16,19 +16,20 @@
 #include <utility>
 #include <vector>
 
+#include "monitor/model/python_frame.h"
+
 namespace memtap::viewdata {
 
-// One function: a FuncInfo line "file(line): function" split. For trace slices `line` is the
-// one the slice names; for allocation stacks it is 0 here (the line is the span's, a call
-// site that changes as the caller runs, so it does not split the caller's span).
-struct FlameFunction {
-  std::string file;
-  int line = 0;
-  std::string function;
-};
+// One function: a FuncInfo line "file(line): function" split (monitor/model/python_frame.h).
+// For trace slices `line` is the one the slice names; for allocation stacks it is 0 here (the
+// line is the span's, a call site that changes as the caller runs, so it does not split the
+// caller's span).
+using FlameFunction = PythonFrame;
 
 // "file(12): function" -> {file, 12, function}; a line that does not parse is all function.
-FlameFunction parse_func_info(std::string_view text);
+inline FlameFunction parse_func_info(std::string_view text) {
+  return parse_python_frame(text);
+}
 
 struct FlameSpan {
   int64_t start_ns = 0;
