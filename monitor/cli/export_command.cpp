@@ -33,9 +33,10 @@ int export_command(const std::vector<std::string>& args) {
   CLI::App app;
   describe_command(&app, "export", "memtap export [options] FILE",
                    "Write any file report reads in a format other tools read.");
-  add_file_and_output(&app, &in, &out, "the recording",
-                      "where to write (default: ./memscope_dump_<YYYYmmddHHMMSS>.db or .csv, "
-                      "./operator_memory_<time>.csv, ./memory_record_<time>.csv)");
+  add_file_and_output(
+      &app, &in, &out, "the recording",
+      "where to write (default: ./memscope_dump_<YYYYmmddHHMMSS>.db or .csv, "
+      "./operator_memory_<time>.csv, ./memory_record_<time>.csv, ./snapshot_<time>.pickle)");
   add_checked_option(
       &app, "--format", "F",
       [&format](const std::string& v, std::string* error) {
@@ -50,7 +51,8 @@ int export_command(const std::vector<std::string>& args) {
       "msmemscope-db (the default): msMemScope's own memscope_dump table, which MindStudio "
       "Insight opens (a memtap recording, --compact too, is copied); msmemscope-csv: msMemScope's "
       "CSV export; operator-memory, memory-record: torch_npu's operator_memory.csv (a block per "
-      "row) and memory_record.csv (the totals over time), one process each");
+      "row) and memory_record.csv (the totals over time), one process each; torch-snapshot: a "
+      "PyTorch memory snapshot of one process's GPU memory, for https://pytorch.org/memory_viz");
   add_checked_option(
       &app, "--pid", "PID",
       [&options](const std::string& v, std::string* error) {
@@ -62,7 +64,8 @@ int export_command(const std::vector<std::string>& args) {
         options.pid = pid;
         return true;
       },
-      "the process, for operator-memory and memory-record when the recording has several");
+      "the process, for operator-memory, memory-record and torch-snapshot when the recording has "
+      "several");
   if (const int code = parse_command_line(&app, args); code >= 0) return code;
   if (in.empty()) return usage_error("export", "no recording given");
   if (out.empty()) out = default_export_path(format);

@@ -34,6 +34,8 @@ std::string default_export_path(ExportFormat format) {
       return "./operator_memory_" + time + ".csv";
     case ExportFormat::kMemoryRecord:
       return "./memory_record_" + time + ".csv";
+    case ExportFormat::kTorchSnapshot:
+      return "./snapshot_" + time + ".pickle";
   }
   return db;
 }
@@ -59,11 +61,27 @@ void print_export_written(const char* command, const std::string& out, ExportFor
       fprintf(stderr, "%s: wrote %s (torch_npu's memory_record.csv, %s)\n", command, out.c_str(),
               rows("row").c_str());
       break;
+    case ExportFormat::kTorchSnapshot:
+      fprintf(
+          stderr,
+          "%s: wrote %s (a PyTorch memory snapshot, %s; open it at "
+          "https://pytorch.org/memory_viz)\n",
+          command, out.c_str(),
+          (std::to_string(summary.rows) + (summary.rows == 1 ? " trace entry" : " trace entries"))
+              .c_str());
+      break;
+  }
+  for (const std::string& note : summary.notes) {
+    fprintf(stderr, "%s: note: %s\n", command, note.c_str());
   }
   if (!summary.unread_rows.empty()) {
     fprintf(stderr, "%s: note: %s\n", command, summary.unread_rows.c_str());
   }
-  if (summary.left_out > 0) {
+  if (summary.left_out > 0 && format == ExportFormat::kTorchSnapshot) {
+    fprintf(stderr,
+            "%s: note: left out %llu event%s of host memory, which a snapshot has no place for\n",
+            command, (unsigned long long)summary.left_out, summary.left_out == 1 ? "" : "s");
+  } else if (summary.left_out > 0) {
     fprintf(stderr,
             "%s: note: left out %llu event%s that msMemScope's rows, as memtap writes them, have "
             "no place for (%s)\n",

@@ -27,6 +27,7 @@ const std::string kCudaProgram = MEMTAP_TEST_CUDA_POOL;
 const std::string kFakeCudaDir = MEMTAP_FAKE_CUDA_LIB_DIR;
 const std::string kSamples = std::string(MEMTAP_SHARED_DATA_DIR) + "/msmemscope";
 constexpr const char* kPython = "/usr/bin/python3";
+const std::string kMemoryVizCheck = MEMTAP_MEMORY_VIZ_CHECK;
 
 ProcessResult memtap(const TempDir& dir, std::vector<std::string> args) {
   args.insert(args.begin(), kMemtapBin);
@@ -84,6 +85,22 @@ std::string json_part(const std::string& json, const std::string& path) {
     return "";
   }
   return rows.rows[0][0].text;
+}
+
+// memory_viz_check.py's reading of a snapshot as PyTorch's memory viewer reads it: its JSON
+// summary, or "" after a failure naming the problem.
+std::string memory_viz_summary(const TempDir& dir, const std::string& snapshot) {
+  ProcessSpec spec = spec_in(dir, {kPython, kMemoryVizCheck, snapshot});
+  spec.env_unset.push_back("PYTHONPATH");
+  const ProcessResult r = run_process(spec, kProcessTimeout);
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << snapshot << ": " << describe(r) << "\n" << r.err;
+  return r.exited && r.exit_code == 0 ? r.out : "";
+}
+
+// A number in memory_viz_check's summary at `path` ("$.actions.alloc"); -1 if absent.
+int64_t summary_count(const std::string& json, const std::string& path) {
+  const std::string text = json_part(json, path);
+  return text.empty() ? -1 : std::stoll(text);
 }
 
 // One device of a report, by its label ("host", "device 0") and, if given, its process:
@@ -508,6 +525,8 @@ TEST(Export, MistakesAreOneLineAndLeaveNothingBehind) {
   expect_refused({"import", db, "-o", out}, 2, {db, "memtap export"});
   expect_refused({"export", db, "--format", "msmemscope-csv", "--pid", "1", "-o", out}, 1,
                  {db, "no events of process 1"});
+  expect_refused({"export", db, "--format", "torch-snapshot", "-o", dir.file("out.pickle")}, 1,
+                 {db, "no accelerator memory to export"});
   const ProcessResult same = memtap(dir, {"export", db, "--format", "msmemscope-csv", "-o", db});
   EXPECT_TRUE(same.exited && same.exit_code == 1) << describe(same);
   EXPECT_NE(same.err.find("would replace the input"), std::string::npos) << same.err;
@@ -516,7 +535,8 @@ TEST(Export, MistakesAreOneLineAndLeaveNothingBehind) {
 
 // Every PyTorch snapshot sample imported into a database and exported to msMemScope's CSV:
 // both report what the pickle itself reports (the curves, the pool, the peak and what was
-// live at the end, by owner, operator and stack).
+// live at the end, by owner, operator and stack). Exported to a snapshot again, it reports
+// the same memory figures, device by device, and PyTorch's viewer can draw every step of it.
 TEST(Export, PyTorchSnapshotsImportAndExportReportingTheSame) {
   const std::string snapshots = std::string(MEMTAP_SHARED_DATA_DIR) + "/torch_snapshots";
   if (!std::filesystem::is_directory(snapshots)) GTEST_SKIP() << snapshots << " is absent";
@@ -542,9 +562,64 @@ TEST(Export, PyTorchSnapshotsImportAndExportReportingTheSame) {
     EXPECT_EQ(json_part(db_json, "$.torch_snapshot"), facts) << "imported into " << db;
     expect_exported(dir, {entry.path().string(), "--format", "msmemscope-csv", "-o", csv});
     EXPECT_EQ(devices_of(report_json(dir, csv)), want) << "exported to " << csv;
+    // And back to a snapshot, which PyTorch's viewer can draw at every step of its trace.
+    const std::string again = dir.file(name + ".again.pickle");
+    expect_exported(dir, {entry.path().string(), "--format", "torch-snapshot", "-o", again});
+    // Its memory figures, device by device: times a file without time_us had made up are
+    // written, and annotations are not, so the times and scopes may differ.
+    const std::string again_json = report_json(dir, again);
+    std::string error;
+    auto q = DbQuery::open(":memory:", &error);
+    DbRows labels;
+    ASSERT_TRUE(q && q->query("SELECT json_extract(value, '$.device') FROM "
+                              "json_each(json_extract(?1, '$.devices'))",
+                              {pickle_json}, &labels, &error))
+        << error;
+    for (const auto& label : labels.rows) {
+      const std::string device = label[0].text;
+      EXPECT_EQ(device_figures(again_json, device), device_figures(pickle_json, device))
+          << device << " exported to " << again;
+    }
+    EXPECT_NE(memory_viz_summary(dir, again), "") << again;
   }
   EXPECT_EQ(samples, 13);
   EXPECT_GE(with_events, 10) << "most samples hold blocks";
+}
+
+// A recording of the reporting pool (cudaMalloc'd segments, an expandable segment mapped page
+// by page, blocks on two streams, a free pending on another stream, an out-of-memory) as a
+// PyTorch snapshot: every recorded block, segment and OOM is a trace entry, PyTorch's viewer
+// finds every block inside a segment at every step, and the file reports the device's
+// curves as the recording does.
+TEST(Export, APoolRecordingAsATorchSnapshotOpensInPyTorchsViewer) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string db = dir.file("pool.db"), out = dir.file("snapshot.pickle");
+  record(dir, db, {kCudaProgram, "caching"});
+  expect_exported(dir, {db, "--format", "torch-snapshot", "-o", out});
+  const std::string summary = memory_viz_summary(dir, out);
+  ASSERT_NE(summary, "");
+  const auto rows = [&](const std::string& where) {
+    return scalar(db, "SELECT count(*) FROM memscope_dump WHERE \"Device Id\" = '0' AND " + where);
+  };
+  EXPECT_EQ(summary_count(summary, "$.actions.alloc"),
+            rows("Event = 'MALLOC' AND \"Event Type\" = 'PTA'"));
+  EXPECT_EQ(summary_count(summary, "$.actions.free_requested"),
+            rows("Event = 'FREE' AND \"Event Type\" = 'PTA'"));
+  EXPECT_GT(summary_count(summary, "$.actions.segment_map"), 0) << "the expandable segment";
+  EXPECT_EQ(summary_count(summary, "$.actions.segment_alloc") +
+                summary_count(summary, "$.actions.segment_map"),
+            rows("Event = 'MALLOC' AND \"Event Type\" = 'HAL'"));
+  EXPECT_EQ(summary_count(summary, "$.actions.oom"),
+            rows("Event = 'OOM_DETAIL' AND \"Event Type\" = 'OOM_TRIGGER'"));
+  EXPECT_GE(summary_count(summary, "$.actions.oom"), 1);
+  EXPECT_EQ(summary_count(summary, "$.devices[0]"), 0);
+
+  auto want = device_figures(report_json(dir, db), "device 0");
+  auto got = device_figures(report_json(dir, out), "device 0");
+  for (const char* figure : {"Allocated peak", "Allocated final", "Active peak", "Active final"}) {
+    EXPECT_EQ(got[figure], want[figure]) << figure;
+  }
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ _memtap() {
       return
       ;;
     --format)
-      COMPREPLY=($(compgen -W "msmemscope-db msmemscope-csv operator-memory memory-record" -- "$cur"))
+      COMPREPLY=($(compgen -W "msmemscope-db msmemscope-csv operator-memory memory-record torch-snapshot" -- "$cur"))
       return
       ;;
     --view)

@@ -10,6 +10,7 @@
 #include "monitor/store/export/memory_record_export.h"
 #include "monitor/store/export/operator_memory_export.h"
 #include "monitor/store/export/partial_output.h"
+#include "monitor/store/export/torch_snapshot_export.h"
 #include "monitor/store/memscope_export.h"
 
 namespace memtap {
@@ -19,11 +20,12 @@ std::optional<ExportFormat> parse_export_format(std::string_view name) {
   if (name == "msmemscope-csv") return ExportFormat::kMsmemscopeCsv;
   if (name == "operator-memory") return ExportFormat::kOperatorMemory;
   if (name == "memory-record") return ExportFormat::kMemoryRecord;
+  if (name == "torch-snapshot") return ExportFormat::kTorchSnapshot;
   return std::nullopt;
 }
 
 const char* export_format_names() {
-  return "msmemscope-db, msmemscope-csv, operator-memory, memory-record";
+  return "msmemscope-db, msmemscope-csv, operator-memory, memory-record, torch-snapshot";
 }
 
 const char* export_format_name(ExportFormat format) {
@@ -36,6 +38,8 @@ const char* export_format_name(ExportFormat format) {
       return "operator-memory";
     case ExportFormat::kMemoryRecord:
       return "memory-record";
+    case ExportFormat::kTorchSnapshot:
+      return "torch-snapshot";
   }
   return "?";
 }
@@ -80,6 +84,9 @@ bool export_recording(const std::string& in, ExportFormat format, const std::str
       break;
     case ExportFormat::kMemoryRecord:
       written = export_memory_record(in, output.partial_path(), options, summary, error);
+      break;
+    case ExportFormat::kTorchSnapshot:
+      written = export_torch_snapshot(in, output.partial_path(), options, summary, error);
       break;
   }
   return written && output.commit(error);

@@ -12,6 +12,8 @@
 //                     (operator_memory_export.h)
 //   memory-record     CANN / torch_npu memory_record.csv: pool totals over time
 //                     (memory_record_export.h)
+//   torch-snapshot    the pickle torch.cuda.memory._dump_snapshot() writes, which PyTorch's
+//                     memory viewer opens (torch_snapshot_export.h)
 //
 // Conventions of each: ../shared/DESIGN.md §6 and docs/design-notes.md, monitor/store/export.
 // `memtap import FILE -o OUT.db` is the msmemscope-db export of a file that is not a database (a
@@ -23,12 +25,19 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace memtap {
 
 struct ReadProgress;  // monitor/store/reader/read_progress.h
 
-enum class ExportFormat { kMsmemscopeDb, kMsmemscopeCsv, kOperatorMemory, kMemoryRecord };
+enum class ExportFormat {
+  kMsmemscopeDb,
+  kMsmemscopeCsv,
+  kOperatorMemory,
+  kMemoryRecord,
+  kTorchSnapshot,
+};
 
 // "msmemscope-db" -> kMsmemscopeDb, ...; nullopt for any other name.
 std::optional<ExportFormat> parse_export_format(std::string_view name);
@@ -55,6 +64,8 @@ struct ExportSummary {
   // The reader's line about rows of the input it could not read (they are not in the
   // output): Recording::warning; "" if none.
   std::string unread_rows;
+  // What else the command should tell of the file it wrote, a line each.
+  std::vector<std::string> notes;
 };
 
 // Whether `path` is an SQLite database (by its first bytes, as the reader tells formats):

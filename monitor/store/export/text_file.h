@@ -1,6 +1,7 @@
-// A text file written through a large buffer, for the CSV exports: writes never fail on
-// their own, the first error is kept and close() reports it with the file's name (a full
-// disk is found at the latest when the last bytes go out).
+// A file written through a large buffer, for the CSV exports and the snapshot's pickle
+// (bytes as given): writes never fail on their own, the first error is kept and close()
+// reports it with the file's name (a full disk is found at the latest when the last bytes go
+// out).
 #pragma once
 
 #include <cstdio>
