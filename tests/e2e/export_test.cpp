@@ -622,5 +622,44 @@ TEST(Export, APoolRecordingAsATorchSnapshotOpensInPyTorchsViewer) {
   }
 }
 
+// Numbers no GPU has, from a file: a device beyond what a snapshot's list of traces holds is
+// one line of error; a block ending past 2^64 is left out and said, and the rest is written,
+// in one segment spanning the blocks (the file names no driver blocks).
+TEST(Export, ATorchSnapshotRefusesADeviceNoSnapshotListsAndSaysWhatItLeftOut) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string header =
+      "ID,Event,Event Type,Name,Timestamp(ns),Process Id,Thread Id,Device Id,Ptr,Attr,"
+      "Call Stack(Python),Call Stack(C)\n";
+  const auto row = [](int id, const std::string& device, const std::string& ptr, int size) {
+    return std::to_string(id) + ",MALLOC,PTA,N/A," + std::to_string(1764753084425691000 + id) +
+           ",7,7," + device + "," + ptr + ",\"{allocation_id:" + std::to_string(id) +
+           ",addr:" + ptr + ",size:" + std::to_string(size) + "}\",,\n";
+  };
+  const std::string far = dir.file("far_device.csv"), wrap = dir.file("wrapping.csv");
+  std::ofstream(far) << header << row(1, "0", "0x000012c041400000", 1024)
+                     << row(2, "3000000", "0x000012c041400000", 1024);
+  std::ofstream(wrap) << header << row(1, "0", "0xffffffffffffff00", 4096)
+                      << row(2, "0", "0x000012c041400000", 1024);
+  const std::string out = dir.file("snapshot.pickle");
+  const ProcessResult refused =
+      memtap(dir, {"export", far, "--format", "torch-snapshot", "-o", out});
+  EXPECT_TRUE(refused.exited && refused.exit_code == 1) << describe(refused);
+  EXPECT_EQ(split_lines(refused.err).size(), 1u) << refused.err;
+  EXPECT_NE(refused.err.find(far + ": device 3000000 is beyond what a snapshot lists"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(out)) << "nothing left behind";
+
+  const ProcessResult r = memtap(dir, {"export", wrap, "--format", "torch-snapshot", "-o", out});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  EXPECT_NE(r.err.find("left out 1 block whose address and size end past 2^64"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("one segment spans them all"), std::string::npos) << r.err;
+  const std::string summary = memory_viz_summary(dir, out);
+  EXPECT_EQ(summary_count(summary, "$.actions.alloc"), 1);
+  EXPECT_EQ(summary_count(summary, "$.segments"), 1);
+}
+
 }  // namespace
 }  // namespace memtap::e2e

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # GPU memory on a real GPU: a few CUDA training steps under `memtap run`, checked against
 # PyTorch's own figures (check_recording.py), with the caching allocator's default
-# segments and with expandable segments. Needs an NVIDIA GPU and a CUDA build of PyTorch;
+# segments and with expandable segments; each recording then exported as a PyTorch snapshot
+# that PyTorch's memory viewer can draw (tests/e2e/memory_viz_check.py, which also runs this
+# torch's own torch.cuda._memory_viz over it). Needs an NVIDIA GPU and a CUDA build of PyTorch;
 # skips with a message (exit 0) where there is none. The test suite runs it unchanged on the
 # stand-in torch and CUDA (tests/e2e/gpu_smoke_test.cpp).
 #
@@ -33,5 +35,7 @@ for conf in "" "expandable_segments:True"; do
   "$python" "$here/check_recording.py" "$out/$name.db" "$out/$name.json"
   "$memtap" report "$out/$name.db" > "$out/$name.report.txt"
   grep -A12 "device 0:" "$out/$name.report.txt"
+  "$memtap" export "$out/$name.db" --format torch-snapshot -o "$out/$name.pickle"
+  "$python" "$here/../e2e/memory_viz_check.py" "$out/$name.pickle"
 done
 echo "tests/gpu/smoke.sh: passed (recordings in $out)"

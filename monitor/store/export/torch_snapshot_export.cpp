@@ -493,6 +493,7 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
   std::set<uint32_t> device_pids;
   uint64_t host_events = 0;
   uint64_t annotations = 0;   // marks and ranges: not written (see the header)
+  uint64_t impossible = 0;    // blocks ending past 2^64
   uint32_t cu_mem_map = 0;    // the string id of "cuMemMap" once the recording has it
   uint32_t before_trace = 0;  // ... and of kBeforeTraceOwner
   const bool read = stream_export_input(
@@ -515,6 +516,12 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
             continue;
           }
           if (e.device < 0 || (!block && e.kind != MemEventKind::kOom)) continue;
+          // A block that would end past 2^64 (a file's made-up numbers) has no place in a
+          // segment: left out, and said.
+          if (block && e.addr + e.size_bytes < e.addr) {
+            ++impossible;
+            continue;
+          }
           device_pids.insert(e.pid);
           DeviceEntries& d = devices[e.device];
           if (d.entries.empty()) d.first_ns = e.ts_ns;
@@ -678,6 +685,12 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
     summary->notes.push_back(std::to_string(overlapping) +
                              " blocks live at the end overlap one before them (a FREE the "
                              "recording lost) and are not among the segments' blocks");
+  }
+  if (impossible > 0) {
+    summary->notes.push_back("left out " + std::to_string(impossible) +
+                             (impossible == 1 ? " block whose address and size end"
+                                              : " blocks whose addresses and sizes end") +
+                             " past 2^64");
   }
   if (annotations > 0) {
     summary->notes.push_back("left out " + std::to_string(annotations) +
