@@ -17,6 +17,7 @@
 
 #include "monitor/engine/analyzer.h"
 #include "monitor/model/mem_event.h"
+#include "monitor/store/export/torch_snapshot_export.h"
 #include "monitor/store/reader/recording_reader.h"
 
 namespace memtap::fuzz {
@@ -153,6 +154,17 @@ inline void read_both_ways(const std::string& path) {
          std::to_string(held.events.size()) + " against " + std::to_string(streamed_events));
   }
   if (held_ok) analyse(held);
+}
+
+// `memtap export FILE --format torch-snapshot` of the input, written to /dev/null: whatever
+// devices, addresses and sizes a file names, the export either writes or fails with one
+// line naming the file.
+inline void export_as_snapshot(const std::string& path) {
+  ExportSummary summary;
+  std::string error;
+  if (!export_torch_snapshot(path, "/dev/null", ExportOptions{}, &summary, &error)) {
+    check_message(path, "a torch-snapshot export's error", error);
+  }
 }
 
 }  // namespace memtap::fuzz

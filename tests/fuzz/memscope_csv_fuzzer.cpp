@@ -16,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = fuzz::input_path("memscope_csv", ".csv");
   fuzz::write_input(path, data, size);
   fuzz::read_both_ways(path);
+  fuzz::export_as_snapshot(path);
   fuzz::read_with(path, reader::read_msmemscope_csv);
   return 0;
 }

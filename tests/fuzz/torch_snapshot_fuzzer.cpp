@@ -25,5 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = fuzz::input_path("torch_snapshot", ".pickle");
   fuzz::write_input(path, data, size);
   fuzz::read_both_ways(path);
+  fuzz::export_as_snapshot(path);
   return 0;
 }

@@ -557,7 +557,8 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
             if (e.kind == MemEventKind::kMalloc) {
               const bool mapped = e.name != 0 && e.name == cu_mem_map;
               entry.action = mapped ? Action::kSegmentMap : Action::kSegmentAlloc;
-              if (auto [it, added] = d.driver_live.try_emplace(e.addr, e.size_bytes, mapped);
+              if (auto [it, added] = d.driver_live.try_emplace(
+                      e.addr, DeviceEntries::Driver{e.size_bytes, mapped});
                   !added) {
                 d.driver_live_bytes -= it->second.size;  // its FREE was lost
                 it->second = {e.size_bytes, mapped};
