@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Benchmark: `memtap report` and `memtap import` of PyTorch memory snapshots, wall time, CPU
-# time and peak memory
+# Benchmark: `memtap report`, `memtap import` and `memtap export --format torch-snapshot` (the
+# file written back as a snapshot) of PyTorch memory snapshots, wall time, CPU time and peak
+# memory
 # (/usr/bin/time -v's elapsed time, user + system time and maximum resident set). The CPU
 # time is the figure to compare on a shared machine: a busy neighbour stretches the wall
 # time, not the work.
@@ -16,6 +17,7 @@
 #   RESULT snapshot_1m_report_s=X  snapshot_1m_cpu_s=C  snapshot_1m_rss_mb=Y  snapshot_1m_file_mb=Z
 #   and the same for import: snapshot_sample_import_s, snapshot_sample_import_cpu_s,
 #   snapshot_sample_import_rss_mb, snapshot_1m_import_s, ... (into a database, then removed)
+#   and for export: snapshot_1m_export_s, snapshot_1m_export_cpu_s, ... (then removed)
 # Environment: MEMTAP_BUILD_DIR (default build/), SNAPSHOT_ENTRIES (default 1000000),
 # SNAPSHOT_REPS.
 set -euo pipefail
@@ -38,17 +40,20 @@ trap 'rm -rf "$work"' EXIT
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# measure NAME FILE [import]: reps runs of `memtap report FILE` (or `memtap import FILE`);
-# RESULT lines with the medians.
+# measure NAME FILE [import|export]: reps runs of `memtap report FILE` (or `memtap import
+# FILE`, `memtap export FILE --format torch-snapshot`); RESULT lines with the medians.
 measure() {
   local name=$1 file=$2 command=${3:-report} times=() cpus=() rss=()
   local args=(report "$file") tag=$name cpu_key=${name}_cpu rss_key=${name}_rss
   if [[ $command == import ]]; then
     args=(import "$file" -o "$work/imported.db")
     tag="$name import" cpu_key=${name}_import_cpu rss_key=${name}_import_rss
+  elif [[ $command == export ]]; then
+    args=(export "$file" --format torch-snapshot -o "$work/exported.pickle")
+    tag="$name export" cpu_key=${name}_export_cpu rss_key=${name}_export_rss
   fi
   for run in $(seq "$reps"); do
-    rm -f "$work/imported.db"
+    rm -f "$work/imported.db" "$work/exported.pickle"
     /usr/bin/time -v "$memtap" "${args[@]}" >"$work/out" 2>"$work/time" ||
       { cat "$work/time" >&2; exit 1; }
     local s kb
@@ -77,5 +82,6 @@ else
 fi
 measure 1m "$big"
 measure 1m "$big" import
+measure 1m "$big" export
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 echo "RESULT snapshot_1m_file_mb=$(( $(stat -c %s "$big") / 1048576 ))"
