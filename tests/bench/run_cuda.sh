@@ -37,7 +37,8 @@
 # First a check run under `memtap run` counts the device rows the program made (that the hooks
 # did record in the runs measured). Prints figures; fails only when a run fails.
 #   tests/bench/run_cuda.sh [BUILD_DIR]
-# Environment: CUDA_ROUNDS (11), CUDA_MMAP_ROUNDS (9), CUDA_BUSY_ROUNDS (5; 0: no busy run),
+# Environment: CUDA_ROUNDS (11), CUDA_MMAP_ROUNDS (9; 0: no mmap run), CUDA_BUSY_ROUNDS (5; 0: no
+# busy run),
 # CUDA_REPS (5), CUDA_ITERATIONS (200000), CUDA_MMAP_ITERATIONS (20000).
 # Ends with `RESULT name=value` lines for tests/bench/run: cuda_CASE_added_ns (cheap; CASE
 # malloc_free, async, driver_alloc, launch, driver_launch) and _range, cuda_alloc_added_ns (the
@@ -254,15 +255,17 @@ echo "== cheap stand-in (device memory from an arena): $rounds rounds, plain and
 series cheap "$rounds"
 summarise cheap "$rounds" wall cuda_
 
-echo
-echo "== mmap stand-in (tests/fake_cuda alone: mmap/munmap per block): $mmap_rounds rounds"
-series mmap "$mmap_rounds"
-summarise mmap "$mmap_rounds" wall cuda_mmap_
-plain_pair=$(awk '/^RESULT/ { for (i = 2; i <= NF; i++) if ($i ~ /^cuda_malloc_free_ns_per_call=/) {
-  sub(/.*=/, "", $i); print $i } }' "$work"/mmap.plain.* | sort -g | awk '{ v[NR] = $1 }
-  END { print NR ? v[int((NR + 1) / 2)] : "n/a" }')
-echo "(a plain cudaMalloc or cudaFree there: $plain_pair ns, median)"
-echo "RESULT cuda_mmap_malloc_free_plain_ns=$plain_pair" >>"$work/results"
+if ((mmap_rounds > 0)); then
+  echo
+  echo "== mmap stand-in (tests/fake_cuda alone: mmap/munmap per block): $mmap_rounds rounds"
+  series mmap "$mmap_rounds"
+  summarise mmap "$mmap_rounds" wall cuda_mmap_
+  plain_pair=$(awk '/^RESULT/ { for (i = 2; i <= NF; i++) if ($i ~ /^cuda_malloc_free_ns_per_call=/) {
+    sub(/.*=/, "", $i); print $i } }' "$work"/mmap.plain.* | sort -g | awk '{ v[NR] = $1 }
+    END { print NR ? v[int((NR + 1) / 2)] : "n/a" }')
+  echo "(a plain cudaMalloc or cudaFree there: $plain_pair ns, median)"
+  echo "RESULT cuda_mmap_malloc_free_plain_ns=$plain_pair" >>"$work/results"
+fi
 
 if ((busy_rounds > 0)); then
   echo
