@@ -620,6 +620,19 @@ TEST(Export, APoolRecordingAsATorchSnapshotOpensInPyTorchsViewer) {
   for (const char* figure : {"Allocated peak", "Allocated final", "Active peak", "Active final"}) {
     EXPECT_EQ(got[figure], want[figure]) << figure;
   }
+
+  // Without -o: snapshot_<YYYYmmddHHMMSS>.pickle in the current directory.
+  ProcessSpec spec = spec_in(dir, {kMemtapBin, "export", db, "--format", "torch-snapshot"});
+  spec.cwd = dir.path();
+  const ProcessResult r = run_process(spec, kProcessTimeout);
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  int named = 0;
+  for (const std::string& name : dir.entries()) {
+    if (!name.starts_with("snapshot_")) continue;
+    ++named;
+    EXPECT_TRUE(std::regex_match(name, std::regex("snapshot_[0-9]{14}\\.pickle"))) << name;
+  }
+  EXPECT_EQ(named, 1);
 }
 
 // Numbers no GPU has, from a file: a device beyond what a snapshot's list of traces holds is
