@@ -536,7 +536,8 @@ TEST(Export, MistakesAreOneLineAndLeaveNothingBehind) {
 // Every PyTorch snapshot sample imported into a database and exported to msMemScope's CSV:
 // both report what the pickle itself reports (the curves, the pool, the peak and what was
 // live at the end, by owner, operator and stack). Exported to a snapshot again, it reports
-// the same memory figures, device by device, and PyTorch's viewer can draw every step of it.
+// the same memory figures and scopes (its annotations), device by device, and PyTorch's
+// viewer can draw every step of it.
 TEST(Export, PyTorchSnapshotsImportAndExportReportingTheSame) {
   const std::string snapshots = std::string(MEMTAP_SHARED_DATA_DIR) + "/torch_snapshots";
   if (!std::filesystem::is_directory(snapshots)) GTEST_SKIP() << snapshots << " is absent";
@@ -575,9 +576,13 @@ TEST(Export, PyTorchSnapshotsImportAndExportReportingTheSame) {
                               "json_each(json_extract(?1, '$.devices'))",
                               {pickle_json}, &labels, &error))
         << error;
-    for (const auto& label : labels.rows) {
-      const std::string device = label[0].text;
+    for (size_t i = 0; i < labels.rows.size(); ++i) {
+      const std::string device = labels.rows[i][0].text;
       EXPECT_EQ(device_figures(again_json, device), device_figures(pickle_json, device))
+          << device << " exported to " << again;
+      // The annotations' ranges (and the pool from before the trace) as the same scopes.
+      const std::string scopes = "$.devices[" + std::to_string(i) + "].scopes";
+      EXPECT_EQ(json_part(again_json, scopes), json_part(pickle_json, scopes))
           << device << " exported to " << again;
     }
     EXPECT_NE(memory_viz_summary(dir, again), "") << again;

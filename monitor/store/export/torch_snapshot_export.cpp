@@ -260,6 +260,15 @@ std::vector<Entry> driver_blocks_as_tensors(const std::vector<Entry>& in) {
   return out;
 }
 
+// A mark or a range's start or end, as PyTorch's external_annotations hold them.
+struct Annotation {
+  uint32_t pid = 0;
+  int32_t device = 0;
+  int64_t ts_ns = 0;
+  uint32_t name = 0;
+  const char* stage = "MARK";  // START, END; MARK for a mark (PyTorch writes only ranges)
+};
+
 // One segment of the file: a live segment, or mapped ones that follow each other merged as
 // PyTorch shows an expandable segment.
 struct OutSegment {
@@ -414,6 +423,24 @@ class SnapshotWriter {
     return overlapping;
   }
 
+  void annotations(const std::vector<Annotation>& list) {
+    pickle_.key("external_annotations");
+    pickle_.begin_list();
+    for (const Annotation& a : list) {
+      pickle_.begin_dict();
+      pickle_.key("stage");
+      pickle_.str(a.stage);
+      pickle_.key("name");
+      pickle_.str(strings_.get(a.name));
+      pickle_.key("device");
+      pickle_.integer(a.device);
+      pickle_.key("time_us");
+      pickle_.integer(a.ts_ns / 1000);
+      pickle_.end_dict();
+    }
+    pickle_.end_list();
+  }
+
   void finish() {
     pickle_.end_dict();
     pickle_.finish();
@@ -492,10 +519,10 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
   std::map<int32_t, DeviceEntries> devices;
   std::set<uint32_t> device_pids;
   uint64_t host_events = 0;
-  uint64_t annotations = 0;   // marks and ranges: not written (see the header)
-  uint64_t impossible = 0;    // blocks ending past 2^64
-  uint32_t cu_mem_map = 0;    // the string id of "cuMemMap" once the recording has it
-  uint32_t before_trace = 0;  // ... and of kBeforeTraceOwner
+  std::vector<Annotation> annotations;  // marks and ranges: external_annotations
+  uint64_t impossible = 0;              // blocks ending past 2^64
+  uint32_t cu_mem_map = 0;              // the string id of "cuMemMap" once the recording has it
+  uint32_t before_trace = 0;            // ... and of kBeforeTraceOwner
   const bool read = stream_export_input(
       in, options.pid, &rec,
       [&](std::span<const MemEvent> batch) {
@@ -512,7 +539,10 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
           }
           if (e.kind == MemEventKind::kMark || e.kind == MemEventKind::kRangeStart ||
               e.kind == MemEventKind::kRangeEnd) {
-            ++annotations;
+            annotations.push_back({e.pid, e.device >= 0 ? e.device : 0, e.ts_ns, e.name,
+                                   e.kind == MemEventKind::kRangeStart ? "START"
+                                   : e.kind == MemEventKind::kRangeEnd ? "END"
+                                                                       : "MARK"});
             continue;
           }
           if (e.device < 0 || (!block && e.kind != MemEventKind::kOom)) continue;
@@ -681,6 +711,12 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
       overlapping += out.segment(device, s, pool.blocks);
   }
   out.end_segments();
+  // The annotations of the process whose memory this is (a program's other processes may
+  // have made some too).
+  std::erase_if(annotations, [&](const Annotation& a) {
+    return !device_pids.empty() && a.pid != *device_pids.begin();
+  });
+  out.annotations(annotations);
   out.finish();
   if (overlapping > 0) {
     summary->notes.push_back(std::to_string(overlapping) +
@@ -692,10 +728,6 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
                              (impossible == 1 ? " block whose address and size end"
                                               : " blocks whose addresses and sizes end") +
                              " past 2^64");
-  }
-  if (annotations > 0) {
-    summary->notes.push_back("left out " + std::to_string(annotations) +
-                             " marks and range ends, which this export does not write");
   }
   if (host_events > 0) {
     summary->left_out = host_events;

@@ -14,6 +14,7 @@
 //   OOM_TRIGGER                                             oom (size asked, device_free)
 //   call stacks, owner, operator                            frames, user_metadata,
 //                                                           compile_context
+//   MSTX marks, Range_start / Range_end                     external_annotations
 //   what is live at the end                                 segments, each tiled by its
 //                                                           blocks (active_allocated,
 //                                                           active_pending_free, inactive)
@@ -26,8 +27,9 @@
 // gets one segment spanning all its blocks, present from before the trace, and the summary
 // says so. Times are time_us (microseconds since the epoch); device_free of an oom is the
 // device's capacity (START_TRACE total) less what the process held from the driver then, 0
-// where the capacity is unknown. Host memory has no place in the format and is left out;
-// marks and ranges (PyTorch's annotations) are left out too, and said so.
+// where the capacity is unknown. Marks and ranges are external_annotations (stage START,
+// END; MARK for a mark, which PyTorch itself never writes). Host memory has no place in the
+// format and is left out, and said so.
 //
 // A snapshot's pool from before its trace (memtap reads it as blocks and segments of owner
 // kBeforeTraceOwner at the trace's first instant) goes back into the pool, not the trace, so
