@@ -72,4 +72,22 @@ bool DbQuery::has_table(const std::string& name) const {
          !rows.rows.empty();
 }
 
+std::string memtap_session_text(const DbQuery& q) {
+  DbRows rows;
+  std::string error;
+  if (!q.query("SELECT pid, forked_from_pid, bye_received, events_received, events_dropped, "
+               "events_lost, messages_lost, late_events, stalls, unmatched_frees, ended_by "
+               "FROM memtap_session",
+               {}, &rows, &error)) {
+    return "memtap_session: " + error + "\n";
+  }
+  std::string out;
+  for (const auto& row : rows.rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      out += rows.columns[i] + "=" + row[i].text + (i + 1 < row.size() ? " " : "\n");
+    }
+  }
+  return out;
+}
+
 }  // namespace memtap::e2e

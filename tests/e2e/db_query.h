@@ -48,4 +48,10 @@ class DbQuery {
   sqlite3* db_;
 };
 
+// Each process's memtap_session row, a line each (pid, forked_from_pid, bye_received, events
+// received, dropped and lost, messages lost, late events, stalls, unmatched frees, how it
+// ended): what tells an agent's drop from a loss on the way or in the monitor, for a failed
+// check's message.
+std::string memtap_session_text(const DbQuery& q);
+
 }  // namespace memtap::e2e

@@ -104,24 +104,6 @@ TEST(PythonWorkload, ThreadAndForkedChildAreRecorded) {
 // comes from torch's CPU allocator (posix_memalign) and must be recorded with its size.
 constexpr uint64_t kTensorBytes = 10000019;
 
-// Each process's memtap_session row, a line each, for a failure's message.
-std::string sessions_text(const DbQuery& q) {
-  DbRows rows;
-  std::string error;
-  if (!q.query("SELECT pid, forked_from_pid, bye_received, events_received, events_dropped, "
-               "events_lost, messages_lost, late_events, stalls, unmatched_frees, ended_by "
-               "FROM memtap_session",
-               {}, &rows, &error)) {
-    return "memtap_session: " + error + "\n";
-  }
-  std::string out;
-  for (const auto& row : rows.rows) {
-    for (size_t i = 0; i < row.size(); ++i) {
-      out += rows.columns[i] + "=" + row[i].text + (i + 1 < row.size() ? " " : "\n");
-    }
-  }
-  return out;
-}
 constexpr const char* kTorchScript = R"(
 import os, torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -168,7 +150,7 @@ TEST(PythonWorkload, TorchTrainingWithDataLoaderWorkers) {
   // the same load): the interpreter's session lacked the tensor's rows and had 22 unpaired
   // FREEs. What each process's session says, and memtap's own summary, are what tell a
   // drop in the agent from a loss on the way or in the monitor.
-  const std::string why = sessions_text(*q) + "memtap's stderr:\n" + r.err;
+  const std::string why = memtap_session_text(*q) + "memtap's stderr:\n" + r.err;
   EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session WHERE bye_received != 1 OR "
                           "events_dropped != 0"),
             0)
