@@ -1,6 +1,6 @@
-// One line of a `Call Stack(Python)` column, `file(line): function`, taken apart: the flame
-// chart names its spans by it, and the torch-snapshot export writes it as PyTorch's frame
-// dicts ({filename, line, name}).
+// The lines of a call-stack column, and one line of `Call Stack(Python)`, `file(line):
+// function`, taken apart: the flame chart names its spans by it, and the torch-snapshot
+// export writes it as PyTorch's frame dicts ({filename, line, name}).
 #pragma once
 
 #include <charconv>
@@ -33,6 +33,20 @@ inline PythonFrame parse_python_frame(std::string_view text) {
     f.function = std::string(text);
   }
   return f;
+}
+
+// Calls fn(line) for each frame of a stack's text, innermost first: one frame a line, a
+// trailing '\r' dropped, empty lines skipped.
+template <typename Fn>
+void for_each_stack_line(std::string_view text, Fn&& fn) {
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) fn(line);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
 }
 
 }  // namespace memtap

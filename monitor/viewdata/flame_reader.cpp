@@ -125,18 +125,10 @@ int64_t FlameReader::stack_id(const std::string& text) {
   const auto [it, added] = stack_ids_.emplace(text, int64_t(stacks_.size()));
   if (!added) return it->second;
   std::vector<std::pair<uint32_t, int>> frames;
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + begin, end - begin);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (!line.empty()) {
-      const FlameFunction f = parse_func_info(line);
-      frames.push_back({function_id(f), f.line});
-    }
-    begin = end + 1;
-  }
+  for_each_stack_line(text, [&](std::string_view line) {
+    const FlameFunction f = parse_func_info(line);
+    frames.push_back({function_id(f), f.line});
+  });
   std::reverse(frames.begin(), frames.end());  // outermost first
   stacks_.push_back(std::move(frames));
   return it->second;

@@ -457,11 +457,11 @@ class SnapshotWriter {
       return;
     }
     pickle_.begin_list();
-    for_each_line(python, [&](std::string_view line) {
+    for_each_stack_line(strings_.get(python), [&](std::string_view line) {
       const PythonFrame f = parse_python_frame(line);
       frame(f.file, f.line, f.function);
     });
-    for_each_line(c, [&](std::string_view line) {
+    for_each_stack_line(strings_.get(c), [&](std::string_view line) {
       const size_t open = line.find('(');
       const size_t close = line.rfind(')');
       if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
@@ -483,20 +483,6 @@ class SnapshotWriter {
     pickle_.key("name");
     pickle_.str(name);
     pickle_.end_dict();
-  }
-
-  template <typename Fn>
-  void for_each_line(uint32_t id, Fn fn) {
-    if (id == 0) return;
-    std::string_view text = strings_.get(id);
-    while (!text.empty()) {
-      const size_t nl = text.find('\n');
-      std::string_view line = text.substr(0, nl);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (!line.empty()) fn(line);
-      if (nl == std::string_view::npos) break;
-      text.remove_prefix(nl + 1);
-    }
   }
 
   PickleWriter pickle_;
