@@ -77,11 +77,7 @@ void print_export_written(const char* command, const std::string& out, ExportFor
   if (!summary.unread_rows.empty()) {
     fprintf(stderr, "%s: note: %s\n", command, summary.unread_rows.c_str());
   }
-  if (summary.left_out > 0 && format == ExportFormat::kTorchSnapshot) {
-    fprintf(stderr,
-            "%s: note: left out %llu event%s of host memory, which a snapshot has no place for\n",
-            command, (unsigned long long)summary.left_out, summary.left_out == 1 ? "" : "s");
-  } else if (summary.left_out > 0) {
+  if (summary.left_out > 0) {
     fprintf(stderr,
             "%s: note: left out %llu event%s that msMemScope's rows, as memtap writes them, have "
             "no place for (%s)\n",

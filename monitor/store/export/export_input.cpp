@@ -22,7 +22,7 @@ bool stream_export_input(const std::string& path, std::optional<uint32_t> pid, R
 void OneProcess::note(const MemEvent& event) {
   if (event.kind == MemEventKind::kMalloc || event.kind == MemEventKind::kFree ||
       event.kind == MemEventKind::kSnapshot) {
-    pids_.insert(event.pid);
+    note_pid(event.pid);
   }
 }
 

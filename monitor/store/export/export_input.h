@@ -23,10 +23,16 @@ bool stream_export_input(const std::string& path, std::optional<uint32_t> pid, R
                          ReadProgress* progress = nullptr);
 
 // For the formats with no process column: the processes with memory events (MALLOC, FREE,
-// SNAPSHOT) seen so far, and the error for more than one.
+// SNAPSHOT) seen so far, and the error for more than one. A format that counts other events
+// as memory (torch-snapshot: a device's blocks and OOMs) notes their processes itself.
 class OneProcess {
  public:
   void note(const MemEvent& event);
+  void note_pid(uint32_t pid) { pids_.insert(pid); }
+  // The one process noted, if exactly one was.
+  std::optional<uint32_t> pid() const {
+    return pids_.size() == 1 ? std::optional<uint32_t>(*pids_.begin()) : std::nullopt;
+  }
   // True with one process or none; else false with *error: "<path>: operator-memory holds
   // one process's memory and this recording has memory of 2 processes (pids 10, 11): choose
   // one with --pid".

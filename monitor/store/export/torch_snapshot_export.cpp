@@ -7,7 +7,6 @@
 #include <iterator>
 #include <map>
 #include <memory>
-#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -490,12 +489,6 @@ class SnapshotWriter {
   std::unordered_map<uint64_t, uint32_t> memo_;
 };
 
-std::string pid_list(const std::set<uint32_t>& pids) {
-  std::string out;
-  for (uint32_t pid : pids) out += (out.empty() ? "" : ", ") + std::to_string(pid);
-  return out;
-}
-
 }  // namespace
 
 bool export_torch_snapshot(const std::string& in, const std::string& partial,
@@ -503,7 +496,7 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
                            std::string* error) {
   Recording rec;
   std::map<int32_t, DeviceEntries> devices;
-  std::set<uint32_t> device_pids;
+  OneProcess device_process;  // the processes with device memory
   uint64_t host_events = 0;
   std::vector<Annotation> annotations;  // marks and ranges: external_annotations
   uint64_t impossible = 0;              // blocks ending past 2^64
@@ -538,7 +531,7 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
             ++impossible;
             continue;
           }
-          device_pids.insert(e.pid);
+          device_process.note_pid(e.pid);
           DeviceEntries& d = devices[e.device];
           if (d.entries.empty()) d.first_ns = e.ts_ns;
           Entry entry;
@@ -619,14 +612,7 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
       },
       error, options.progress);
   if (!read) return false;
-  if (device_pids.size() > 1) {
-    *error = in +
-             ": torch-snapshot holds one process's memory and this recording has device "
-             "memory of " +
-             std::to_string(device_pids.size()) + " processes (pids " + pid_list(device_pids) +
-             "): choose one with --pid";
-    return false;
-  }
+  if (!device_process.check(in, "torch-snapshot", error)) return false;
   bool any = false;
   for (const auto& [device, d] : devices) any = any || !d.entries.empty();
   // Nothing at all (an empty snapshot) is written as an empty snapshot; host memory alone
@@ -699,9 +685,9 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
   out.end_segments();
   // The annotations of the process whose memory this is (a program's other processes may
   // have made some too).
-  std::erase_if(annotations, [&](const Annotation& a) {
-    return !device_pids.empty() && a.pid != *device_pids.begin();
-  });
+  if (const std::optional<uint32_t> pid = device_process.pid()) {
+    std::erase_if(annotations, [&](const Annotation& a) { return a.pid != *pid; });
+  }
   out.annotations(annotations);
   out.finish();
   if (overlapping > 0) {
@@ -716,8 +702,9 @@ bool export_torch_snapshot(const std::string& in, const std::string& partial,
                              " past 2^64");
   }
   if (host_events > 0) {
-    summary->left_out = host_events;
-    summary->left_out_what = std::to_string(host_events) + " of host memory";
+    summary->notes.push_back("left out " + std::to_string(host_events) + " event" +
+                             (host_events == 1 ? "" : "s") +
+                             " of host memory, which a snapshot has no place for");
   }
   summary->unread_rows = rec.warning;
   return file->close(error);
