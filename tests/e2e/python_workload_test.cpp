@@ -103,7 +103,6 @@ TEST(PythonWorkload, ThreadAndForkedChildAreRecorded) {
 // whose two workers are fork()ed children, as users run it. The tensor of a distinctive size
 // comes from torch's CPU allocator (posix_memalign) and must be recorded with its size.
 constexpr uint64_t kTensorBytes = 10000019;
-
 constexpr const char* kTorchScript = R"(
 import os, torch
 from torch.utils.data import DataLoader, TensorDataset

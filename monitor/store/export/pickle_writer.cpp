@@ -74,12 +74,12 @@ void PickleWriter::end_list() {
   end_dict();
 }
 
-void PickleWriter::pair_begin() {
+void PickleWriter::begin_pair() {
   before_value();  // the tuple is one item of the enclosing container's batch
   open_.push_back({Kind::kPair, 0});
 }
 
-void PickleWriter::pair_end() {
+void PickleWriter::end_pair() {
   open_.pop_back();
   put(kTuple2);
 }

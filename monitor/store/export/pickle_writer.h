@@ -32,8 +32,8 @@ class PickleWriter {
   void begin_list();
   void end_list();
   // A tuple of the two values written between these.
-  void pair_begin();
-  void pair_end();
+  void begin_pair();
+  void end_pair();
 
   void str(std::string_view text);  // UTF-8 as given
   void integer(int64_t value);

@@ -385,10 +385,10 @@ class SnapshotWriter {
     pickle_.key("segment_type");
     pickle_.str(s.size > (uint64_t{1} << 20) ? "large" : "small");
     pickle_.key("segment_pool_id");
-    pickle_.pair_begin();
+    pickle_.begin_pair();
     pickle_.unsigned_integer(0);
     pickle_.unsigned_integer(0);
-    pickle_.pair_end();
+    pickle_.end_pair();
     pickle_.key("is_expandable");
     pickle_.boolean(s.expandable);
     pickle_.key("frames");

@@ -124,10 +124,10 @@ TEST_F(PickleWriterTest, TextContainersPastABatchATupleAndTheMemoReadBack) {
   w.begin_dict();
   for (int i = 0; i < 2500; ++i) {
     w.key("k" + std::to_string(i));
-    w.pair_begin();
+    w.begin_pair();
     w.integer(i);
     w.boolean(i % 2 == 0);
-    w.pair_end();
+    w.end_pair();
   }
   w.end_dict();
   w.key("kept");
