@@ -566,8 +566,8 @@ TEST(Export, PyTorchSnapshotsImportAndExportReportingTheSame) {
     // And back to a snapshot, which PyTorch's viewer can draw at every step of its trace.
     const std::string again = dir.file(name + ".again.pickle");
     expect_exported(dir, {entry.path().string(), "--format", "torch-snapshot", "-o", again});
-    // Its memory figures, device by device: times a file without time_us had made up are
-    // written, and annotations are not, so the times and scopes may differ.
+    // Its memory figures and scopes, device by device, not its times: those a file without
+    // time_us had made up are written down, and read back as the file's.
     const std::string again_json = report_json(dir, again);
     std::string error;
     auto q = DbQuery::open(":memory:", &error);
