@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <sys/single_threaded.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -162,6 +163,14 @@ void refused_by_monitor(const char* why) {
   warn(line);
 }
 
+// MemtapSenderConfig::warn: from the exiting thread, or from the sender thread after a
+// crash, where the crashed thread may hold stderr's lock: one write(2), no stdio.
+void warn_without_stdio(const char* what) {
+  char line[512];
+  const int n = snprintf(line, sizeof line, "memtap agent (pid %u): %s\n", raw_getpid(), what);
+  if (n > 0) syscall(SYS_write, 2, line, std::min<size_t>(size_t(n), sizeof line - 1));
+}
+
 // MemtapSenderConfig::iterate_modules. A function of the agent's, so that glibc, which lists
 // the namespace its caller lies in, lists the program's objects: the sender calls it from its
 // own namespace. Not a tail call: glibc looks at its return address, which must lie here.
@@ -209,6 +218,7 @@ void start_sender(uint32_t forked_from_pid) {
   }
   c.refused = refused_by_monitor;
   c.sender_fds = &g_agent.sender_fds;
+  c.warn = warn_without_stdio;
   // The modules only name C stacks' addresses: without C stacks the sender never lists them.
   const bool c_stacks = stack_settings_from_env().c;
   c.iterate_modules = c_stacks ? iterate_program_modules : nullptr;

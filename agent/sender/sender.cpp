@@ -51,6 +51,9 @@ constexpr size_t kMaxStringBytesPerBatch = size_t{4} << 20;
 // Modules found and not sent yet, at most; past it the oldest go (their stacks' frames then
 // show as "??").
 constexpr size_t kMaxUnsentModules = 8192;
+// Of the final flush's time, at most a quarter and at most this is kept for the Bye and the
+// batches ZeroMQ holds to reach the monitor (final_flush).
+constexpr uint32_t kByeReserveMs = 2000;
 
 // One sender per process (per namespace, and a fork() child gets a fresh namespace).
 // Global because the agent reaches it only through plain C calls.
@@ -294,13 +297,21 @@ uint64_t batch_watermark(Sender& s, uint64_t bound) {
 // `final`: the last round before Bye, which also takes a last memory sample.
 bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeout_ms,
                     bool final = false) {
-  if (!send_hello(s, timeout_ms) || !flush_pending(s, timeout_ms)) return false;
+  // timeout_ms bounds the whole round, not each wait in it: the final flush keeps a part of
+  // its time for the Bye, which a round of many batches, each waiting its full timeout,
+  // overran (ZeroMQ's linger was then 0, and what it held was lost with the Bye).
+  const uint64_t deadline_ns = monotonic_ns() + uint64_t(timeout_ms) * 1'000'000;
+  auto left_ms = [&]() -> int {
+    const uint64_t now = monotonic_ns();
+    return now >= deadline_ns ? 0 : int((deadline_ns - now + 999'999) / 1'000'000);
+  };
+  if (!send_hello(s, left_ms()) || !flush_pending(s, left_ms())) return false;
   uint64_t bound = watermark_ns;
   uint64_t previous_drain_ns = 0;
   for (;;) {
     // Each encode below needs a buffer ZeroMQ is not holding; without one the records wait
     // in the agent's buffers, as when ZeroMQ itself would not take more.
-    if (!s.batches.wait_for_room(timeout_ms)) return false;
+    if (!s.batches.wait_for_room(left_ms())) return false;
     s.drained.clear();
     s.strings.clear();
     if (!read_new_strings(s.config.strings, &s.string_cursor, kMaxStringBytesPerBatch,
@@ -313,7 +324,7 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
                            s.events_sent.load(std::memory_order_relaxed), s.modules);
       s.modules.clear();
       s.pending_events = 0;
-      if (!flush_pending(s, timeout_ms)) return false;
+      if (!flush_pending(s, left_ms())) return false;
       continue;
     }
     if (previous_drain_ns != 0) bound = std::max(bound, previous_drain_ns);
@@ -353,7 +364,7 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
     s.modules.clear();
     s.pending_events = n;
     s.events_sent.fetch_add(n, std::memory_order_relaxed);
-    if (!flush_pending(s, timeout_ms)) return false;
+    if (!flush_pending(s, left_ms())) return false;
     if (complete) return true;
     send_empty = true;  // the next batch owes the watermark, even with no records
   }
@@ -380,6 +391,38 @@ bool crash_requested(const Sender& s) {
          s.config.crash_flush->requested.load(std::memory_order_acquire) != 0;
 }
 
+// The final flush ran out of time: the batch ZeroMQ did not take and every record still in
+// the buffers will not be sent. They are counted as dropped (Bye.droppedSoFar), so the
+// recording says how many went, and the program's stderr says why.
+void give_up_unsent(Sender& s, uint32_t timeout_ms) {
+  const uint64_t before = s.dropped_in_sender;
+  s.dropped_in_sender += s.pending_events;
+  s.events_sent.fetch_sub(s.pending_events, std::memory_order_relaxed);
+  s.pending = {};
+  s.pending_events = 0;
+  for (;;) {
+    s.drained.clear();
+    const size_t n = drain_buffers(s.config.registry, kMaxRecordsPerBatch, &s.drained);
+    s.dropped_in_sender += n;
+    if (n < kMaxRecordsPerBatch) break;
+  }
+  s.drained.clear();
+  if (s.config.warn) {
+    char line[200];
+    const unsigned long long left = s.dropped_in_sender - before;
+    if (s.connected) {
+      snprintf(line, sizeof line,
+               "the monitor did not take the last events in time (MEMTAP_FLUSH_TIMEOUT_MS=%u): "
+               "%llu events not sent, counted as dropped",
+               timeout_ms, left);
+    } else {
+      snprintf(line, sizeof line, "the monitor went away before the last events: %llu not sent",
+               left);
+    }
+    s.config.warn(line);
+  }
+}
+
 // Returns the milliseconds left before the deadline, for ZeroMQ's linger: messages it
 // has accepted are written to the socket by its I/O thread during zmq_ctx_term.
 int final_flush(Sender& s, uint32_t timeout_ms) {
@@ -398,9 +441,15 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
                  : std::min<int>(remaining_ms(), int(s.config.connect_timeout_ms));
   if (!wait_connected(s, wait)) return 0;
   if (!send_hello(s, std::max(1, remaining_ms()))) return 0;
-  // Everything published until now: nothing older can follow, so the watermark is now.
-  if (!drain_and_send(s, monotonic_ns(), false, std::max(1, remaining_ms()), true)) {
-    return remaining_ms();
+  // Everything published until now: nothing older can follow, so the watermark is now. A
+  // part of the time is kept for the Bye and ZeroMQ's linger: when the monitor cannot take
+  // everything in time, what is left is given up and counted, and the Bye says how much.
+  // Without it the records still buffered went silently (a training script's whole loop
+  // beside busy cores: the recording said "0 dropped", and "no final flush").
+  const int reserve_ms = int(std::min<uint32_t>(timeout_ms / 4, kByeReserveMs));
+  if (!drain_and_send(s, monotonic_ns(), false, std::max(1, remaining_ms() - reserve_ms), true)) {
+    if (s.exec_flush && !crash_requested(s)) return remaining_ms();
+    give_up_unsent(s, timeout_ms);
   }
   // Before exec the new image's Hello tells the monitor this instance is over; a Bye would
   // have to be taken back if exec failed.

@@ -67,8 +67,8 @@ extern "C" {
 
 // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end;
 // 13: memtap_sender_exec; 14: CURVE keys, refused; 15: instance_secret; 16: iterate_modules,
-// module_scan; 17: hold_ms; 18: sender_fds
-constexpr uint32_t kSenderAbiVersion = 18;
+// module_scan; 17: hold_ms; 18: sender_fds; 19: warn
+constexpr uint32_t kSenderAbiVersion = 19;
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -123,6 +123,9 @@ struct MemtapSenderConfig {
   uint32_t hold_ms;
   // Where the namespace marks the descriptors it holds (the agent's); nullptr: nowhere.
   memtap::SenderFds* sender_fds;
+  // Writes one line to the program's stderr, as the agent's own messages go (the final
+  // flush that gives events up says so). nullptr: nothing is said.
+  void (*warn)(const char* what);
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.

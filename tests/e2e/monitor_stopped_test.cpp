@@ -104,6 +104,50 @@ TEST_F(MonitorStopped, TheProgramGoesOnAndWhatDoesNotFitIsCounted) {
   EXPECT_LE(q->scalar_int("SELECT unmatched_frees FROM memtap_session"), dropped);
 }
 
+// The program exits while the monitor is stopped: the final flush cannot send, and gives
+// up before its time (MEMTAP_FLUSH_TIMEOUT_MS) is over, keeping a part of it for the Bye.
+// The program says so on stderr, and once the monitor reads again the Bye counts every
+// event left behind: the recording says how many went, and that the program exited.
+// (Before, the buffered events went silently: "0 dropped", and "no final flush".)
+TEST_F(MonitorStopped, AnExitItCannotWaitForCountsWhatItLeft) {
+  start({"MEMTAP_FLUSH_TIMEOUT_MS=4000"});
+  // The monitor has heard of the program (its first block is in the file the recorder is
+  // writing: the writer commits at least every second) before it stops: the Bye can then
+  // only be this connection's.
+  ASSERT_TRUE(poll_until(
+      [&] {
+        std::string error;
+        std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &error);
+        return partial && partial->scalar_int(
+                              "SELECT COUNT(*) FROM memscope_dump WHERE Event "
+                              "= 'MALLOC' AND Attr LIKE '%\"size\":\"100\"%'") > 0;
+      },
+      kProcessTimeout));
+  ASSERT_TRUE(recorder->signal(SIGSTOP));
+  ask("churn " + std::to_string(kChurn) + " 64\n", "ok 100\nok 100\n");
+  program->close_stdin();
+  const bool gave_up = program->wait_for_output(
+      [](const std::string&, const std::string& err) {
+        return err.find("counted as dropped") != std::string::npos;
+      },
+      kProcessTimeout);
+  ASSERT_TRUE(recorder->signal(SIGCONT));
+  ASSERT_TRUE(gave_up) << "stderr:\n" << program->err();
+  EXPECT_NE(program->err().find("MEMTAP_FLUSH_TIMEOUT_MS=4000"), std::string::npos)
+      << program->err();
+  std::unique_ptr<DbQuery> q = finish();
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->scalar_int("SELECT bye_received FROM memtap_session"), 1);
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session WHERE ended_by = 'exit code 0'"), 1)
+      << memtap_session_text(*q);
+  const int64_t dropped = q->scalar_int("SELECT events_dropped FROM memtap_session");
+  const int64_t blocks = churned_blocks(*q);
+  EXPECT_GT(dropped, 0);
+  EXPECT_GE(blocks + dropped, kChurn) << blocks << " blocks, " << dropped << " dropped";
+  EXPECT_EQ(q->scalar_int("SELECT events_lost FROM memtap_session"), 0)
+      << "what the agent handed over, the monitor received";
+}
+
 // Lossless: the program waits for the monitor rather than drop; once it goes on, every
 // event is there.
 TEST_F(MonitorStopped, LosslessWaitsAndLosesNothing) {
