@@ -552,13 +552,22 @@ void close_socket(Sender& s) {
   s.sock_fd = -1;
 }
 
-// The pause between drains; a crash handler's call for the final flush cuts it short.
+// The pause between drains; a crash handler's call for the final flush cuts it short, and so
+// does a stop. It waits in slices of at most 10 ms: a stop changes no futex word, so a wake-up
+// that came before the wait began was lost, and an exiting program whose sender had just gone
+// to sleep waited a whole interval (a minute with MEMTAP_DRAIN_INTERVAL_US=60000000).
 void wait_interval(const Sender& s) {
-  if (!s.config.crash_flush) {
-    std::this_thread::sleep_for(std::chrono::microseconds(s.config.drain_interval_us));
-    return;
+  constexpr uint64_t kSliceNs = 10'000'000;
+  const uint64_t until = monotonic_ns() + uint64_t(s.config.drain_interval_us) * 1000;
+  for (uint64_t now = monotonic_ns(); now < until; now = monotonic_ns()) {
+    if (s.stop_requested.load(std::memory_order_acquire) || crash_requested(s)) return;
+    const uint64_t slice = std::min(kSliceNs, until - now);
+    if (s.config.crash_flush) {
+      raw_futex_wait(&s.config.crash_flush->requested, 0, slice);
+    } else {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(slice));
+    }
   }
-  raw_futex_wait(&s.config.crash_flush->requested, 0, uint64_t(s.config.drain_interval_us) * 1000);
 }
 
 // Signals sent to the process (kill, a scheduler's SIGTERM) go to a thread that does not
@@ -643,7 +652,7 @@ void run(Sender* s, std::promise<std::string>* opened) {
   // rate then comes from a baseline of milliseconds, not from a guess. (A thread started
   // again after a failed exec has its anchors.)
   if (!s->reopened) {
-    std::this_thread::sleep_for(std::chrono::microseconds(s->config.drain_interval_us));
+    wait_interval(*s);  // a stop cuts it short: the final flush converts with what it has
     if (s->config.clock_is_tsc) s->tsc.add_anchor();
   }
   uint64_t cycle = 0, last_sent_cycle = 0;

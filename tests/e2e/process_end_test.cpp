@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <regex>
 #include <string>
 #include <vector>
@@ -103,6 +104,30 @@ class ProcessEnd : public ::testing::Test {
 
   TempDir dir;
 };
+
+// A program that ends while its sender sleeps between drains does not wait out the
+// interval: the stop cuts the sleep short, the first one (the clock's second anchor) too.
+// With a minute's interval a short program took a minute and a second to exit.
+TEST_F(ProcessEnd, AnExitDoesNotWaitOutTheDrainInterval) {
+  const std::string db = dir.file("interval.db");
+  ProcessSpec spec = spec_in(dir, {kMemtapBin, "run", "-o", db, "--", kAllocPattern});
+  spec.env_set.push_back("MEMTAP_DRAIN_INTERVAL_US=60000000");
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r = run_process(spec, std::chrono::seconds(120));
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  EXPECT_LT(took, std::chrono::seconds(30)) << "the interval is a minute";
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session WHERE bye_received = 1 AND "
+                          "ended_by = 'exit code 0' AND events_dropped = 0"),
+            q->scalar_int("SELECT COUNT(*) FROM memtap_session"))
+      << memtap_session_text(*q);
+  EXPECT_GT(q->scalar_int("SELECT events_received FROM memtap_session WHERE forked_from_pid = 0"),
+            200)
+      << "the pattern's blocks, sent by the final flush";
+}
 
 // execl, execlp and execle (which the agent turns into execv, execvp and execve) alike.
 TEST_F(ProcessEnd, ExecSendsWhatWasRecordedBeforeIt) {
