@@ -48,7 +48,9 @@ void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
               (unsigned long long)p.late_events);
     }
     if (p.ended_by.rfind("no final flush", 0) == 0) {
-      fprintf(out, "memtap: pid %u: %s (killed, or still running when the recording ended)\n",
+      fprintf(out,
+              "memtap: pid %u: %s (killed, its final flush cut short, or still running when "
+              "the recording ended): its last events are missing\n",
               p.pid, p.ended_by.c_str());
     }
   }
