@@ -94,8 +94,12 @@ uint64_t env_u64(const char* name, uint64_t fallback) {
   return *end ? fallback : n;
 }
 
+// One write(2), no stdio: the sender calls it too (MemtapSenderConfig::warn, refused), from
+// its own thread and, after a crash, while the crashed thread may hold stderr's lock.
 void warn(const char* what) {
-  fprintf(stderr, "memtap agent (pid %u): %s\n", raw_getpid(), what);
+  char line[1024];
+  const int n = snprintf(line, sizeof line, "memtap agent (pid %u): %s\n", raw_getpid(), what);
+  if (n > 0) syscall(SYS_write, 2, line, std::min<size_t>(size_t(n), sizeof line - 1));
 }
 
 // Reads the key in `dir`/`name` into `key` (kZ85KeyChars + 1 bytes). A secret key's file
@@ -163,14 +167,6 @@ void refused_by_monitor(const char* why) {
   warn(line);
 }
 
-// MemtapSenderConfig::warn: from the exiting thread, or from the sender thread after a
-// crash, where the crashed thread may hold stderr's lock: one write(2), no stdio.
-void warn_without_stdio(const char* what) {
-  char line[512];
-  const int n = snprintf(line, sizeof line, "memtap agent (pid %u): %s\n", raw_getpid(), what);
-  if (n > 0) syscall(SYS_write, 2, line, std::min<size_t>(size_t(n), sizeof line - 1));
-}
-
 // MemtapSenderConfig::iterate_modules. A function of the agent's, so that glibc, which lists
 // the namespace its caller lies in, lists the program's objects: the sender calls it from its
 // own namespace. Not a tail call: glibc looks at its return address, which must lie here.
@@ -218,7 +214,7 @@ void start_sender(uint32_t forked_from_pid) {
   }
   c.refused = refused_by_monitor;
   c.sender_fds = &g_agent.sender_fds;
-  c.warn = warn_without_stdio;
+  c.warn = warn;
   // The modules only name C stacks' addresses: without C stacks the sender never lists them.
   const bool c_stacks = stack_settings_from_env().c;
   c.iterate_modules = c_stacks ? iterate_program_modules : nullptr;

@@ -135,6 +135,25 @@ void refused(Sender& s, bool key_refused) {
   if (s.config.refused) s.config.refused(why);
 }
 
+using Clock = std::chrono::steady_clock;
+
+// The milliseconds from now until `deadline`, 0 once it has passed: each wait of a bounded
+// operation takes what is left of the operation's time.
+int ms_until(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return int(std::max<int64_t>(0, left.count()));
+}
+
+// The message ZeroMQ did not take is not sent: at a disconnection and before an exec (its
+// sequence number belonged to that connection), and at the final flush's deadline. A batch's
+// records are counted as dropped.
+void give_up_pending(Sender& s) {
+  s.dropped_in_sender += s.pending_events;
+  s.events_sent.fetch_sub(s.pending_events, std::memory_order_relaxed);
+  s.pending = {};
+  s.pending_events = 0;
+}
+
 // Applies the connection events ZeroMQ reported since the last call.
 void watch_connection(Sender& s) {
   for (;;) {
@@ -166,10 +185,7 @@ void watch_connection(Sender& s) {
       // ZMQ_IMMEDIATE nothing is sent until then. A batch ZeroMQ would not take is given
       // up and counted, since its sequence number belonged to the old connection.
       s.connected = false;
-      s.dropped_in_sender += s.pending_events;
-      s.events_sent.fetch_sub(s.pending_events, std::memory_order_relaxed);
-      s.pending = {};
-      s.pending_events = 0;
+      give_up_pending(s);
       s.hello_sent = false;
       s.sequence = 0;
       s.watermark_sent = 0;
@@ -210,13 +226,11 @@ bool flush_pending(Sender& s, int timeout_ms) {
     watch_connection(s);
     if (s.pending.empty()) return false;
   }
-  using Clock = std::chrono::steady_clock;
-  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (send_pending(s) < 0) {
     watch_connection(s);
     if (s.pending.empty()) return false;  // a reconnection discarded it
-    int left =
-        int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+    const int left = ms_until(deadline);
     if (left <= 0 || !s.connected) return false;
     zmq_pollitem_t items[2] = {{s.sock, 0, ZMQ_POLLOUT, 0}, {s.watch, 0, ZMQ_POLLIN, 0}};
     if (zmq_poll(items, 2, left) < 0 && errno != EINTR) return false;
@@ -237,12 +251,10 @@ uint64_t total_dropped(const Sender& s) {
 
 // Waits up to timeout_ms for a monitor to be connected.
 bool wait_connected(Sender& s, int timeout_ms) {
-  using Clock = std::chrono::steady_clock;
-  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (watch_connection(s); !s.connected; watch_connection(s)) {
     if (s.refused) return false;
-    int left =
-        int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+    const int left = ms_until(deadline);
     if (left <= 0) return false;
     zmq_pollitem_t item{s.watch, 0, ZMQ_POLLIN, 0};
     if (zmq_poll(&item, 1, left) < 0 && errno != EINTR) return false;
@@ -300,11 +312,8 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
   // timeout_ms bounds the whole round, not each wait in it: the final flush keeps a part of
   // its time for the Bye, which a round of many batches, each waiting its full timeout,
   // overran (ZeroMQ's linger was then 0, and what it held was lost with the Bye).
-  const uint64_t deadline_ns = monotonic_ns() + uint64_t(timeout_ms) * 1'000'000;
-  auto left_ms = [&]() -> int {
-    const uint64_t now = monotonic_ns();
-    return now >= deadline_ns ? 0 : int((deadline_ns - now + 999'999) / 1'000'000);
-  };
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto left_ms = [&] { return ms_until(deadline); };
   if (!send_hello(s, left_ms()) || !flush_pending(s, left_ms())) return false;
   uint64_t bound = watermark_ns;
   uint64_t previous_drain_ns = 0;
@@ -396,10 +405,7 @@ bool crash_requested(const Sender& s) {
 // recording says how many went, and the program's stderr says why.
 void give_up_unsent(Sender& s, uint32_t timeout_ms) {
   const uint64_t before = s.dropped_in_sender;
-  s.dropped_in_sender += s.pending_events;
-  s.events_sent.fetch_sub(s.pending_events, std::memory_order_relaxed);
-  s.pending = {};
-  s.pending_events = 0;
+  give_up_pending(s);
   for (;;) {
     s.drained.clear();
     const size_t n = drain_buffers(s.config.registry, kMaxRecordsPerBatch, &s.drained);
@@ -426,12 +432,8 @@ void give_up_unsent(Sender& s, uint32_t timeout_ms) {
 // Returns the milliseconds left before the deadline, for ZeroMQ's linger: messages it
 // has accepted are written to the socket by its I/O thread during zmq_ctx_term.
 int final_flush(Sender& s, uint32_t timeout_ms) {
-  using Clock = std::chrono::steady_clock;
-  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  auto remaining_ms = [&] {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    return int(std::max<int64_t>(0, left.count()));
-  };
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto remaining_ms = [&] { return ms_until(deadline); };
   // No monitor connected now (never reached, or gone): wait a little for the connection
   // (a short program may end before ZeroMQ has connected, a restarted monitor may be
   // coming back), not at all if its IPC socket does not even exist.
@@ -835,10 +837,7 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(int32_t
     memtap::stop_and_flush_on_caller(s);
     // A message ZeroMQ did not take is given up, as at a disconnection: its sequence number
     // goes to the next message, on the next socket if exec fails.
-    s->dropped_in_sender += s->pending_events;
-    s->events_sent.fetch_sub(s->pending_events, std::memory_order_relaxed);
-    s->pending = {};
-    s->pending_events = 0;
+    memtap::give_up_pending(*s);
     if (!s->closed) memtap::close_socket(*s);  // linger: what ZeroMQ took is written here
     s->dropped_at_exec = memtap::total_dropped(*s);
     return 1;
