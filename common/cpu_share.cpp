@@ -13,16 +13,9 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/clock.h"
+
 namespace memtap {
-namespace {
-
-uint64_t clock_ns(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
-
-}  // namespace
 
 // The runnable count of /proc/loadavg ("0.50 0.40 0.30 3/412 9876": 3), or -1.
 int machine_runnable_threads() {
@@ -198,12 +191,11 @@ void CpuPacer::pace(const std::atomic<bool>* waited_on_flag) {
     if (waited_on_flag == nullptr || !waited_on_flag->load(std::memory_order_relaxed)) {
       return false;
     }
-    waited_on(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID));
+    waited_on(monotonic_ns(), thread_cpu_ns());
     return true;
   };
   if (waited_on_now()) return;
-  int64_t wait =
-      owed_wait_ns(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID), busy_probe());
+  int64_t wait = owed_wait_ns(monotonic_ns(), thread_cpu_ns(), busy_probe());
   // In steps, so that a lifted limit, a larger share or a thread waiting on this one is seen
   // soon; the cores are not asked again (sleeping threads leave them as they were).
   constexpr int64_t kMaxStepNs = 50'000'000;
@@ -213,8 +205,7 @@ void CpuPacer::pace(const std::atomic<bool>* waited_on_flag) {
     timespec ts{time_t(step / 1000000000), long(step % 1000000000)};
     nanosleep(&ts, nullptr);
     ++waits_;
-    wait = owed_wait_ns(clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_THREAD_CPUTIME_ID),
-                        [] { return true; });
+    wait = owed_wait_ns(monotonic_ns(), thread_cpu_ns(), [] { return true; });
   }
 }
 
