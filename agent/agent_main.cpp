@@ -324,12 +324,22 @@ bool agent_before_exec() {
   if (g_agent.registry.pid == 0 || raw_getpid() != g_agent.registry.pid) return false;
   if (!g_agent.sender_exec || tl_agent_busy != 0 || g_agent.stopped.load()) return false;
   BusyScope busy;
-  return g_agent.sender_exec(kMemtapExecBefore) == 1;
+  // A signal taken on this thread waits until the flush is done, as at exit (agent_stop):
+  // its handler would ask the sender thread for a flush, and once the flush has stopped that
+  // thread nobody answers; the flush it interrupted was then cut short (a pool's SIGTERM to a
+  // worker that execs: "no final flush", its last events lost). Taken once the mask is back,
+  // the signal ends the process with everything sent.
+  AsyncSignalsHeld held;
+  const bool flushed = g_agent.sender_exec(kMemtapExecBefore) == 1;
+  g_agent.exec_flushed.store(flushed, std::memory_order_release);
+  return flushed;
 }
 
 void agent_after_failed_exec() {
   BusyScope busy;
-  if (g_agent.sender_exec(kMemtapExecFailed) == 0) return;
+  const bool resumed = g_agent.sender_exec(kMemtapExecFailed) == 0;
+  g_agent.exec_flushed.store(false, std::memory_order_release);
+  if (resumed) return;
   g_agent.recording.store(false, std::memory_order_relaxed);
   warn("cannot reopen the connection after a failed exec; memory events are no longer recorded");
 }

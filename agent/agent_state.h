@@ -20,6 +20,9 @@ struct AgentState {
   std::atomic<bool> recording{true};  // false: hooks pass straight through
   bool lossless = false;              // MEMTAP_LOSSLESS=1: the application waits, never drops
   std::atomic<bool> stopped{false};   // the final flush has run (exit, _exit)
+  // The flush before an exec has run and the sender is stopped until exec returns (it
+  // failed): a fatal signal meanwhile has no flush left to ask for.
+  std::atomic<bool> exec_flushed{false};
   memtap_sender_stop_fn sender_stop = nullptr;  // of the current sender's namespace
   memtap_sender_exec_fn sender_exec = nullptr;  // likewise
   SenderFds sender_fds;  // the descriptors the sender's namespace holds (the close() hook)

@@ -74,6 +74,8 @@ bool claim_flush() {
   // sender starts: neither may touch the parent's sender or its flags.
   if (g_agent.registry.pid == 0 || raw_getpid() != g_agent.registry.pid) return false;
   if (!g_agent.sender_stop || !g_agent.recording.load(std::memory_order_relaxed)) return false;
+  // Before an exec, flushed: what the signal would flush is sent, and the sender stopped.
+  if (g_agent.exec_flushed.load(std::memory_order_acquire)) return false;
   if (raw_gettid() == g_sender_tid.load(std::memory_order_relaxed)) return false;
   // The first fatal signal flushes; exit's flush, once begun, is not asked twice.
   return !g_agent.stopped.exchange(true);
