@@ -1,8 +1,8 @@
-// Every thread of the sender's namespace (the sender thread, ZeroMQ's I/O thread and reaper)
-// runs on a stack mapped here, never on one from glibc's cache of exited threads' stacks,
-// and begins in a function of ours that notes its thread id.
+// Every thread of the sender's namespace (the sender thread, its catch-up thread, ZeroMQ's
+// I/O thread and reaper) runs on a stack mapped here, never on one from glibc's cache of
+// exited threads' stacks.
 //
-// Stacks. Why: glibc (2.36, Debian 12's) keeps one cache of stacks for the whole process, in the
+// Why: glibc (2.36, Debian 12's) keeps one cache of stacks for the whole process, in the
 // dynamic linker, shared by every copy of libc; and pthread_create, when it reuses a cached
 // stack, frees the dynamic TLS blocks its previous thread left with its own libc's free.
 // Those blocks come from the dynamic linker, which allocates with the program's malloc. The
@@ -14,12 +14,6 @@
 // multithreaded program, every thread of the parent but the forking one leaves its stack to
 // the cache. A thread on a stack of its own takes nothing from the cache, and when it ends
 // glibc hands its TLS back to the dynamic linker, whose free is the right one.
-//
-// Thread ids. The sender steps back behind the program once its Hello is out, and ZeroMQ's
-// threads with it (step_back_namespace_threads). It found them by their names before, which
-// each gives itself once it runs: a reaper not running yet when the sender looked stayed at
-// nice 0 (MemtapRun.TheSenderThreadStepsBackInsideTheProgram, 1 to 3 runs in 100 beside
-// busy loops). Now a thread that begins after the step back steps itself back.
 //
 // libmemtap_sender.so comes first in its namespace's lookup scope, so these pthread_create
 // and pthread_join are the ones libzmq and libstdc++ there call.
@@ -34,9 +28,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "agent/raw_syscalls.h"
-#include "common/thread_nice.h"
-
 namespace {
 
 using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
@@ -49,7 +40,7 @@ struct OwnStack {
 };
 
 // The stacks of joinable threads not joined yet, unmapped by the join. A handful at a time
-// (three per sender); a thread that finds the table full keeps its stack for good.
+// (four per sender); a thread that finds the table full keeps its stack for good.
 // Process-wide state of this namespace: pthread_create and pthread_join are free functions.
 constexpr size_t kMaxStacks = 32;
 OwnStack g_stacks[kMaxStacks];
@@ -61,74 +52,6 @@ pthread_mutex_t g_stacks_lock = PTHREAD_MUTEX_INITIALIZER;
 // waiter (a hang at exit under load, seen).
 CreateFn g_real_create = nullptr;
 JoinFn g_real_join = nullptr;
-
-// A thread of the namespace from its pthread_create to its end: what its first function is
-// given, then its id. Taken from a table rather than the heap, like the stacks: a handful at
-// a time; past the table's end a thread starts plainly and keeps its creator's nice value.
-struct Running {
-  void* (*start)(void*);
-  void* arg;
-  pid_t tid;  // 0 until the thread runs
-  bool used;
-};
-constexpr size_t kMaxRunning = 32;
-Running g_running[kMaxRunning];
-// Where threads of the namespace stand once the sender has stepped back; 0: at their
-// creator's. Both under the lock, which orders a thread's start against the step back: either
-// the step back finds its id, or the thread finds the value.
-int g_nice = 0;
-pthread_mutex_t g_running_lock = PTHREAD_MUTEX_INITIALIZER;
-
-Running* take_running(void* (*start)(void*), void* arg) {
-  Running* taken = nullptr;
-  pthread_mutex_lock(&g_running_lock);
-  for (Running& r : g_running) {
-    if (!r.used) {
-      r = {start, arg, 0, true};
-      taken = &r;
-      break;
-    }
-  }
-  pthread_mutex_unlock(&g_running_lock);
-  return taken;
-}
-
-void give_back(Running* r) {
-  pthread_mutex_lock(&g_running_lock);
-  *r = {};
-  pthread_mutex_unlock(&g_running_lock);
-}
-
-// The entry is freed when the thread ends, by returning or by pthread_exit (whose unwinding
-// runs this destructor): a thread id kept past its thread's end could name a thread of the
-// program's later.
-struct LeaveRunning {
-  Running* r;
-  ~LeaveRunning() { give_back(r); }
-};
-
-void* begin_thread(void* entry) {
-  Running* r = static_cast<Running*>(entry);
-  pthread_mutex_lock(&g_running_lock);
-  r->tid = pid_t(memtap::raw_gettid());
-  const int nice = g_nice;
-  void* (*start)(void*) = r->start;
-  void* arg = r->arg;
-  pthread_mutex_unlock(&g_running_lock);
-  LeaveRunning leave{r};
-  if (nice > 0) memtap::step_back(0, nice);
-  return start(arg);
-}
-
-// libc's pthread_create, through begin_thread where the table has room.
-int create_noted(CreateFn create, pthread_t* thread, const pthread_attr_t* attr,
-                 void* (*start)(void*), void* arg) {
-  Running* r = take_running(start, arg);
-  if (!r) return create(thread, attr, start, arg);
-  const int rc = create(thread, attr, begin_thread, r);
-  if (rc != 0) give_back(r);
-  return rc;
-}
 
 void remember(pthread_t thread, void* mapping, size_t bytes) {
   pthread_mutex_lock(&g_stacks_lock);
@@ -166,26 +89,6 @@ void resolve_thread_functions() {
   if (!g_real_join) g_real_join = reinterpret_cast<JoinFn>(dlsym(RTLD_NEXT, "pthread_join"));
 }
 
-void step_back_namespace_threads(int nice) {
-  const pid_t self = pid_t(raw_gettid());
-  pthread_mutex_lock(&g_running_lock);
-  g_nice = nice;
-  // Under the lock: a thread frees its entry before it ends, so each id here names a thread
-  // of ours that is still there.
-  for (const Running& r : g_running) {
-    if (r.used && r.tid != 0 && r.tid != self) step_back(r.tid, nice);
-  }
-  pthread_mutex_unlock(&g_running_lock);
-  // The caller last: whoever sees it stepped back finds the others behind the program too.
-  step_back(0, nice);
-}
-
-void keep_creators_nice() {
-  pthread_mutex_lock(&g_running_lock);
-  g_nice = 0;
-  pthread_mutex_unlock(&g_running_lock);
-}
-
 }  // namespace memtap
 
 extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
@@ -204,7 +107,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
     // 0 - size, which is not nullptr once a size is.
     if (pthread_attr_getstack(attr, &given, &given_bytes) == 0 &&
         reinterpret_cast<uintptr_t>(given) + given_bytes != 0) {
-      return create_noted(create, thread, attr, start, arg);  // a stack of the caller's own
+      return create(thread, attr, start, arg);  // a stack of the caller's own
     }
     memcpy(&own, attr, sizeof own);
   } else if (pthread_getattr_default_np(&own) != 0) {
@@ -221,7 +124,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   if (mapping != MAP_FAILED) {
     mprotect(mapping, page, PROT_NONE);
     pthread_attr_setstack(&own, static_cast<char*>(mapping) + page, bytes);
-    rc = create_noted(create, thread, &own, start, arg);
+    rc = create(thread, &own, start, arg);
   }
   int detach = PTHREAD_CREATE_JOINABLE;
   pthread_attr_getdetachstate(&own, &detach);

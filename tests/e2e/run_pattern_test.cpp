@@ -183,35 +183,39 @@ TEST_F(MemtapRun, MonitorThreadsPaceThemselvesOnlyWhileTheProgramRuns) {
 }
 
 // Inside the program, memtap's sender thread steps back too (nice 19; the program's own
-// threads keep theirs), once its Hello is out, and so do the ZeroMQ threads it starts, which
-// copy every batch into the socket (named after the sender's thread id, so that a user tells
-// them from a ZeroMQ of the program's own). The script waits (bounded) for the sender to step
-// back and for both ZeroMQ threads to have named themselves, which each does once it runs:
-// one that had not run yet when the sender stepped back must step back as it begins.
+// threads keep theirs), once its Hello is out. Its catch-up thread, which takes the rounds
+// over when the sender falls behind, keeps the program's nice value, and so do the ZeroMQ
+// threads the sender starts (named after the sender's thread id, so that a user tells them
+// from a ZeroMQ of the program's own), whose I/O thread writes every batch into the socket:
+// behind the program, it held the catch-up thread back with it. The script waits (bounded)
+// for the sender to step back and for the other three to have named themselves, which each
+// does once it runs.
 TEST_F(MemtapRun, TheSenderThreadStepsBackInsideTheProgram) {
   const std::string script =
-      "i=0; while [ $i -lt 400 ]; do back=; io=; reaper=; for t in /proc/$$/task/*; do "
+      "i=0; while [ $i -lt 400 ]; do back=; io=; reaper=; catchup=; for t in /proc/$$/task/*; do "
       "set -- $(cut -d' ' -f2,19 $t/stat); "
       "if [ \"$1\" = '(memtap-sender)' ] && [ \"$2\" = 19 ]; then back=1; fi; "
-      "case $1 in *'/ZMQbg/I'*) io=1;; *'/ZMQbg/R'*) reaper=1;; esac; done; "
-      "if [ \"$back$io$reaper\" = 111 ]; then "
+      "case $1 in *'/ZMQbg/I'*) io=1;; *'/ZMQbg/R'*) reaper=1;; '(memtap-catchup)') catchup=1;; "
+      "esac; done; "
+      "if [ \"$back$io$reaper$catchup\" = 1111 ]; then "
       "echo sender stepped back; echo program $(cut -d' ' -f19 /proc/$$/stat); "
       "for z in /proc/$$/task/*; do set -- $(cut -d' ' -f2,19 $z/stat); "
-      "case $1 in *'/ZMQbg/'*) echo zmq ${1#*/} $2;; esac; done; exit 0; fi; "
+      "case $1 in *'/ZMQbg/'*) echo zmq ${1#*/} $2;; '(memtap-catchup)') echo catchup $2;; "
+      "esac; done; exit 0; fi; "
       "i=$((i+1)); done; "
       "for t in /proc/$$/task/*; do echo $(cut -d' ' -f2,19 $t/stat); done; exit 1";
   ProcessResult r = run(dir.file("sender_nice.db"), {"/bin/sh", "-c", script});
   ASSERT_TRUE(r.exited) << describe(r) << r.err;
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("sender stepped back\nprogram 0\n"), std::string::npos) << r.out;
-  // ZeroMQ's I/O thread and reaper: both started by the sender, both behind the program.
-  // (Thread names keep 15 characters, the sender's thread id first: "IO/0" and "Reaper"
-  // may be cut short.)
+  EXPECT_NE(r.out.find("catchup 0\n"), std::string::npos) << r.out;
+  // ZeroMQ's I/O thread and reaper, both started by the sender. (Thread names keep 15
+  // characters, the sender's thread id first: "IO/0" and "Reaper" may be cut short.)
   EXPECT_NE(r.out.find("zmq ZMQbg/I"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("zmq ZMQbg/R"), std::string::npos) << r.out;
   for (const std::string& line : split_lines(r.out)) {
     if (line.rfind("zmq ", 0) == 0) {
-      EXPECT_EQ(line.substr(line.size() - 4), ") 19") << line;
+      EXPECT_EQ(line.substr(line.size() - 3), ") 0") << line;
     }
   }
 }

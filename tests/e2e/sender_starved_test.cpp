@@ -1,0 +1,167 @@
+// A sender thread that gets no CPU. It runs behind the program (nice 19), so beside other
+// busy processes it gets about 1.5 % of a core, and a PyTorch rank's sender fell more than
+// 10 s behind. The agent's catch-up thread, at the program's priority, then takes the rounds
+// over. Here the sender thread is frozen outright (ptrace stops that one thread, as a machine
+// that never schedules it would): events the program makes meanwhile must still reach the
+// recording while the program runs, and none may be lost or late.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <linux/futex.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/e2e/db_query.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace memtap::e2e {
+namespace {
+
+const std::string kStreamer = MEMTAP_TEST_STREAMER;
+constexpr long kChurn = 200000;  // 400 K events, made while the sender thread is frozen
+
+// The id of the thread of `pid` named `name`, or 0.
+pid_t thread_named(pid_t pid, const std::string& name) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = opendir(tasks.c_str());
+  if (!dir) return 0;
+  pid_t found = 0;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(tasks + "/" + e->d_name + "/comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) found = pid_t(std::stol(e->d_name));
+  }
+  closedir(dir);
+  return found;
+}
+
+// One thread of a child process, stopped with ptrace (the rest of the process runs on) at its
+// wait between rounds: a futex wait with a timeout on a word that holds 0, which no lock of
+// the sender's is (a thread stopped while it held one would stop the catch-up thread too,
+// as no real scheduler does for long). Resumed when this goes.
+class FrozenThread {
+ public:
+  FrozenThread(pid_t pid, pid_t tid) : pid_(pid), tid_(tid) {}
+  ~FrozenThread() { thaw(); }
+
+  // An empty text once the thread is stopped at its wait; else what went wrong.
+  std::string freeze() {
+    if (ptrace(PTRACE_SEIZE, tid_, nullptr, nullptr) != 0) {
+      return std::string("PTRACE_SEIZE: ") + strerror(errno);
+    }
+    seized_ = true;
+    std::string last;
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      if (ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr) != 0) {
+        return std::string("PTRACE_INTERRUPT: ") + strerror(errno);
+      }
+      int status = 0;
+      if (waitpid(tid_, &status, __WALL) != tid_) return std::string("waitpid: ") + strerror(errno);
+      last = syscall_line();
+      if (at_interval_wait(last)) return {};
+      // Stopped elsewhere (a round, a lock): on again, and stopped again.
+      if (ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) {
+        return std::string("PTRACE_CONT: ") + strerror(errno);
+      }
+    }
+    return "never stopped at its wait between rounds; last: " + last;
+  }
+
+  void thaw() {
+    if (seized_) ptrace(PTRACE_DETACH, tid_, nullptr, nullptr);
+    seized_ = false;
+  }
+
+ private:
+  std::string syscall_line() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(tid_) +
+                     "/syscall");
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }
+
+  // "nr uaddr op val timeout ...": futex(word, FUTEX_WAIT_PRIVATE, 0, &timeout).
+  static bool at_interval_wait(const std::string& line) {
+    std::istringstream fields(line);
+    long nr = -1;
+    std::string uaddr, op, val, timeout;
+    fields >> nr >> uaddr >> op >> val >> timeout;
+    return nr == SYS_futex &&
+           std::stoul(op.empty() ? "0" : op, nullptr, 16) == FUTEX_WAIT_PRIVATE && val == "0x0" &&
+           !timeout.empty() && timeout != "0x0";
+  }
+
+  pid_t pid_, tid_;
+  bool seized_ = false;
+};
+
+TEST(SenderStarved, TheCatchUpThreadSendsWhatTheProgramMakesMeanwhile) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string endpoint = "ipc://" + dir.file("m.sock");
+  const std::string db = dir.file("starved.db");
+  std::unique_ptr<Process> recorder = start_recorder(dir, endpoint, db);
+  ASSERT_TRUE(recorder);
+  ProcessSpec spec = preloaded_spec(dir, {kStreamer}, endpoint);
+  spec.pipe_stdin = true;
+  std::string error;
+  std::unique_ptr<Process> program = Process::start(spec, &error);
+  ASSERT_TRUE(program) << error;
+  auto ask = [&](const std::string& command, const std::string& out_after) {
+    return program->write_stdin(command) &&
+           program->wait_for_output(
+               [&](const std::string& out, const std::string&) { return out == out_after; },
+               kProcessTimeout);
+  };
+  auto blocks_of = [](const DbQuery& q, int size) {
+    return q.scalar_int(
+        "SELECT COUNT(*) FROM memscope_dump WHERE Event = 'MALLOC' AND "
+        "CAST(json_extract(Attr, '$.size') AS INTEGER) = " +
+        std::to_string(size));
+  };
+  auto in_partial = [&](int size, int64_t count) {
+    std::string open_error;
+    std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &open_error);
+    return partial && blocks_of(*partial, size) >= count;
+  };
+  ASSERT_TRUE(ask("alloc 1 100\n", "ok 100\n")) << program->err();
+  // The sender thread has stepped back (its Hello is out), and its rounds reach the file.
+  ASSERT_TRUE(poll_until([&] { return in_partial(100, 1); }, kProcessTimeout));
+  const pid_t sender = thread_named(program->pid(), "memtap-sender");
+  ASSERT_NE(sender, 0);
+  ASSERT_NE(thread_named(program->pid(), "memtap-catchup"), 0);
+
+  FrozenThread frozen(program->pid(), sender);
+  const std::string freeze_error = frozen.freeze();
+  ASSERT_EQ(freeze_error, "") << "cannot stop the sender thread alone";
+  ASSERT_TRUE(ask("churn " + std::to_string(kChurn) + " 64\n", "ok 100\nok 100\n"))
+      << program->err();
+  const bool arrived = poll_until([&] { return in_partial(64, kChurn); }, kProcessTimeout);
+  frozen.thaw();
+  EXPECT_TRUE(arrived) << "the churn did not reach the recording while the sender was frozen";
+
+  program->close_stdin();
+  ProcessResult r = program->wait(kProcessTimeout);
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  ProcessResult stopped = stop_recorder(*recorder);
+  EXPECT_TRUE(stopped.exited) << describe(stopped) << stopped.err;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  EXPECT_EQ(blocks_of(*q, 64), kChurn);
+  EXPECT_EQ(q->scalar_int("SELECT bye_received FROM memtap_session"), 1) << memtap_session_text(*q);
+  EXPECT_EQ(q->scalar_int("SELECT events_dropped + events_lost + late_events + unmatched_frees "
+                          "FROM memtap_session"),
+            0)
+      << memtap_session_text(*q);
+}
+
+}  // namespace
+}  // namespace memtap::e2e
