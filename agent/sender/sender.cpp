@@ -122,11 +122,11 @@ struct Sender {
   std::mutex rounds;
   uint64_t cycle = 0, last_sent_cycle = 0;
   uint64_t previous_cycle_start = 0;  // when the round before this one began
-  // The catch-up thread: started with the sender thread, at the program's nice value.
+  // The catch-up thread: started by the sender thread once its socket is open (run), at the
+  // program's nice value; joined by whoever stops the sender thread.
   pthread_t catch_up_thread{};
   bool catch_up_started = false;
-  std::atomic<bool> catching_up{false};   // it does the rounds now; the sender thread waits
-  std::atomic<bool> rounds_begun{false};  // the socket is open and the TSC anchored
+  std::atomic<bool> catching_up{false};  // it does the rounds now; the sender thread waits
   // When the last round that left nothing waiting began (or the rounds began).
   std::atomic<uint64_t> caught_up_ns{0};
   // 1 from the stop on: the catch-up thread's waits end on it (a futex word that changes, so
@@ -731,6 +731,8 @@ RoundEnd one_round(Sender& s, RoundBy by) {
   return end;
 }
 
+void* catch_up(void* arg);
+
 void run(Sender* s, std::promise<std::string>* opened) {
   // Named, so that a user looking at their training process's threads (top -H, py-spy)
   // sees which one is memtap's.
@@ -776,12 +778,14 @@ void run(Sender* s, std::promise<std::string>* opened) {
     wait_interval(*s);  // a stop cuts it short: the final flush converts with what it has
     if (s->config.clock_is_tsc) s->tsc.add_anchor();
   }
-  {
-    std::lock_guard<std::mutex> lock(s->rounds);
-    s->previous_cycle_start = monotonic_ns();
-    s->caught_up_ns.store(s->previous_cycle_start, std::memory_order_relaxed);
-  }
-  s->rounds_begun.store(true, std::memory_order_release);
+  s->previous_cycle_start = monotonic_ns();
+  s->caught_up_ns.store(s->previous_cycle_start, std::memory_order_relaxed);
+  // Started here, once the socket is open, rather than with this thread: a sender started
+  // again after a failed exec that never opens one (an exec per PATH directory) then starts
+  // no second thread (a Python spawn with preexec_fn took 12-16 ms longer). This thread has
+  // not stepped back yet, so the catch-up thread begins at the program's nice value; without
+  // it (no thread to be had) this one does every round.
+  s->catch_up_started = pthread_create(&s->catch_up_thread, nullptr, catch_up, s) == 0;
   while (!stopping(*s)) {
     // While the catch-up thread does the rounds, this one leaves them to it: every round it
     // did would take the lock from it for a batch, at this thread's (slow) pace.
@@ -857,7 +861,6 @@ void* catch_up(void* arg) {
   CpuPacer pacer(&share);
   RecentRunnable recent;
   while (wait_unless_stopped(*s, kCatchUpLookNs)) {
-    if (!s->rounds_begun.load(std::memory_order_acquire)) continue;
     const uint64_t behind_ns = monotonic_ns() - s->caught_up_ns.load(std::memory_order_acquire);
     if (behind_ns < grace_ns) continue;
     s->catching_up.store(true, std::memory_order_release);
@@ -927,9 +930,6 @@ std::string start_thread(Sender* s) {
     s->thread.join();
     return error;
   }
-  // On the program's thread, so at its nice value. Without it (no thread to be had) the sender
-  // thread does every round.
-  s->catch_up_started = pthread_create(&s->catch_up_thread, nullptr, catch_up, s) == 0;
   return error;
 }
 
@@ -1024,7 +1024,6 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(int32_t
   s->deferred = true;
   s->stop_requested.store(false, std::memory_order_relaxed);
   s->stop_word.store(0, std::memory_order_relaxed);
-  s->rounds_begun.store(false, std::memory_order_relaxed);
   if (!memtap::start_thread(s).empty()) return -1;
   s->running = true;
   return 0;
