@@ -90,4 +90,11 @@ std::string memtap_session_text(const DbQuery& q) {
   return out;
 }
 
+int64_t mallocs_of_size(const DbQuery& q, int64_t size) {
+  return q.scalar_int(
+      "SELECT COUNT(*) FROM memscope_dump WHERE Event = 'MALLOC' AND "
+      "CAST(json_extract(Attr, '$.size') AS INTEGER) = " +
+      std::to_string(size));
+}
+
 }  // namespace memtap::e2e

@@ -54,4 +54,8 @@ class DbQuery {
 // check's message.
 std::string memtap_session_text(const DbQuery& q);
 
+// The recording's MALLOC rows of `size` bytes, every process's: what a test program that
+// allocates a size of its own made, found again.
+int64_t mallocs_of_size(const DbQuery& q, int64_t size);
+
 }  // namespace memtap::e2e

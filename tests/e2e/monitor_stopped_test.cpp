@@ -70,14 +70,8 @@ class MonitorStopped : public ::testing::Test {
     return q;
   }
 
-  // The recording's blocks of `size` bytes: 64 the churn's, 100 the first one's.
-  static int64_t blocks_of(const DbQuery& q, int size) {
-    return q.scalar_int(
-        "SELECT COUNT(*) FROM memscope_dump WHERE Event = 'MALLOC' AND "
-        "CAST(json_extract(Attr, '$.size') AS INTEGER) = " +
-        std::to_string(size));
-  }
-  static int64_t churned_blocks(const DbQuery& q) { return blocks_of(q, 64); }
+  // The churn's blocks (64 bytes; the first block is 100).
+  static int64_t churned_blocks(const DbQuery& q) { return mallocs_of_size(q, 64); }
 
   TempDir dir;
   std::string endpoint = "ipc://" + dir.file("m.sock");
@@ -121,7 +115,7 @@ TEST_F(MonitorStopped, AnExitItCannotWaitForCountsWhatItLeft) {
       [&] {
         std::string error;
         std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &error);
-        return partial && blocks_of(*partial, 100) > 0;
+        return partial && mallocs_of_size(*partial, 100) > 0;
       },
       kProcessTimeout));
   ASSERT_TRUE(recorder->signal(SIGSTOP));
