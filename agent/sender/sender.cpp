@@ -618,7 +618,7 @@ void wait_interval(const Sender& s) {
   constexpr uint64_t kSliceNs = 10'000'000;
   const uint64_t until = monotonic_ns() + uint64_t(s.config.drain_interval_us) * 1000;
   for (uint64_t now = monotonic_ns(); now < until; now = monotonic_ns()) {
-    if (s.stop_requested.load(std::memory_order_acquire) || crash_requested(s)) return;
+    if (stopping(s)) return;
     const uint64_t slice = std::min(kSliceNs, until - now);
     if (s.config.crash_flush) {
       raw_futex_wait(&s.config.crash_flush->requested, 0, slice);
