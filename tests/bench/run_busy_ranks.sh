@@ -32,19 +32,18 @@ script=$root/examples/train_multirank.py
 command -v sqlite3 >/dev/null ||
   { echo "run_busy_ranks: sqlite3 not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
 
+# shellcheck source=tests/bench/busy_loops.sh
+. "$root/tests/bench/busy_loops.sh"
 work=$(mktemp -d)
-pids=() job=
+job=
 stop_load() {
-  ((${#pids[@]})) && kill "${pids[@]}" 2>/dev/null
+  stop_busy_loops
   [[ -n $job ]] && kill -- "-$job" 2>/dev/null  # the job's loop, its run and its ranks
   wait 2>/dev/null || true
   rm -rf "$work"
 }
 trap stop_load EXIT
-for ((i = 0; i < loops; i++)); do
-  bash -c 'while :; do :; done' &
-  pids+=($!)
-done
+start_busy_loops "$loops"
 # The other training job, in a process group of its own, so that stop_load ends its ranks too.
 setsid bash -c "while :; do '$python' '$script' >/dev/null 2>&1; done" &
 job=$!

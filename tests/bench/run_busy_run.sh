@@ -30,18 +30,15 @@ script=$root/examples/train_leak.py
 "$python" -c 'import torch' 2>/dev/null ||
   { echo "run_busy_run: $python cannot import torch (apt install python3-torch)" >&2; exit 1; }
 
+# shellcheck source=tests/bench/busy_loops.sh
+. "$root/tests/bench/busy_loops.sh"
 work=$(mktemp -d)
-loop_pids=()
 stop_loops() {
-  ((${#loop_pids[@]})) && kill "${loop_pids[@]}" 2>/dev/null
-  wait 2>/dev/null || true
+  stop_busy_loops
   rm -rf "$work"
 }
 trap stop_loops EXIT
-for ((i = 0; i < loops; i++)); do
-  bash -c 'while :; do :; done' &
-  loop_pids+=($!)
-done
+start_busy_loops "$loops"
 
 now() { date +%s.%N; }
 plain_s=() memtap_s=() after_s=()
