@@ -39,6 +39,7 @@
 #include "agent/crash_flush.h"
 #include "agent/event_buffer_writer.h"
 #include "agent/event_clock.h"
+#include "agent/exec_handoff.h"
 #include "agent/memtap.h"
 #include "agent/module_unload.h"
 #include "agent/process_identity.h"
@@ -176,7 +177,8 @@ int iterate_program_modules(int (*callback)(dl_phdr_info*, size_t, void*), void*
   return rc;
 }
 
-void start_sender(uint32_t forked_from_pid) {
+// `execed_from`: the image this one replaced by exec (said == 0: none).
+void start_sender(uint32_t forked_from_pid, const MemtapExecHandoff& execed_from) {
   read_process_identity(&g_identity);
   g_agent.registry.pid = g_identity.pid;
   MemtapSenderConfig c{};
@@ -215,6 +217,7 @@ void start_sender(uint32_t forked_from_pid) {
   c.refused = refused_by_monitor;
   c.sender_fds = &g_agent.sender_fds;
   c.warn = warn;
+  c.execed_from = execed_from;
   // The modules only name C stacks' addresses: without C stacks the sender never lists them.
   const bool c_stacks = stack_settings_from_env().c;
   c.iterate_modules = c_stacks ? iterate_program_modules : nullptr;
@@ -256,6 +259,8 @@ void at_exit_flush(int status, void*) {
 __attribute__((constructor)) void agent_init() {
   BusyScope busy;
   resolve_real_functions();
+  // Taken out of the environment whatever follows, before the program can see it.
+  const MemtapExecHandoff execed_from = take_exec_handoff(raw_getpid());
   if (env_u64("MEMTAP_DISABLE", 0) != 0) {
     g_agent.recording.store(false, std::memory_order_relaxed);
     return;
@@ -288,7 +293,7 @@ __attribute__((constructor)) void agent_init() {
     return;
   }
   buffer_retire_at_thread_exit();
-  start_sender(0);
+  start_sender(0, execed_from);
   // Inherited by fork() children, whose own sender takes over g_crash_flush.
   if (g_agent.sender_stop) crash_flush_install(g_settings.crash_flush_ms);
   // An exit handler, not a destructor: _dl_fini finalises the sender's namespace (ZeroMQ,
@@ -318,7 +323,8 @@ void agent_stop(ProcessEnd end, int32_t code) {
   final_flush_end();
 }
 
-bool agent_before_exec() {
+bool agent_before_exec(char* handoff_entry, size_t len) {
+  if (len > 0) handoff_entry[0] = 0;
   // As agent_stop: never in a vfork() child, nor in a fork() child without a sender of its
   // own (its registry still names the parent). Nor on the agent's own threads.
   if (g_agent.registry.pid == 0 || raw_getpid() != g_agent.registry.pid) return false;
@@ -330,14 +336,19 @@ bool agent_before_exec() {
   // worker that execs: "no final flush", its last events lost). Taken once the mask is back,
   // the signal ends the process with everything sent.
   AsyncSignalsHeld held;
-  const bool flushed = g_agent.sender_exec(kMemtapExecBefore) == 1;
+  MemtapExecHandoff handoff{};
+  const bool flushed = g_agent.sender_exec(kMemtapExecBefore, &handoff) == 1;
   g_agent.exec_flushed.store(flushed, std::memory_order_release);
+  if (flushed && handoff.said &&
+      !format_exec_handoff(g_identity.pid, handoff, handoff_entry, len)) {
+    if (len > 0) handoff_entry[0] = 0;
+  }
   return flushed;
 }
 
 void agent_after_failed_exec() {
   BusyScope busy;
-  const bool resumed = g_agent.sender_exec(kMemtapExecFailed) == 0;
+  const bool resumed = g_agent.sender_exec(kMemtapExecFailed, nullptr) == 0;
   g_agent.exec_flushed.store(false, std::memory_order_release);
   if (resumed) return;
   g_agent.recording.store(false, std::memory_order_relaxed);
@@ -361,7 +372,7 @@ void agent_after_fork_child(uint32_t parent_pid) {
   string_log_after_fork_child();
   context_after_fork_child();
   crash_flush_after_fork_child();
-  start_sender(parent_pid);
+  start_sender(parent_pid, MemtapExecHandoff{});
 }
 
 }  // namespace memtap

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "agent/event_buffer.h"
@@ -44,8 +45,10 @@ void agent_stop(ProcessEnd end, int32_t code);
 void agent_after_fork_child(uint32_t parent_pid);  // in a fork() child
 void agent_after_fork_parent(uint32_t child_pid, uint64_t fork_ts_ns);
 // Around exec (hooks/exec_hooks.cpp): everything recorded so far sent and written out;
-// true when it was, and then agent_after_failed_exec must follow if exec returns.
-bool agent_before_exec();
+// true when it was, and then agent_after_failed_exec must follow if exec returns. Writes
+// into `handoff_entry` the environment entry that carries this instance's last word to the
+// new image (agent/exec_handoff.h); empty when there is none.
+bool agent_before_exec(char* handoff_entry, size_t len);
 void agent_after_failed_exec();
 void context_after_fork_child();  // context_api.cpp: steps count from 1 again
 

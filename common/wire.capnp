@@ -127,6 +127,20 @@ struct Hello {
       # it stopped. Its default, all ones, is "not said": an older agent's Hello reads so,
       # and the monitor then counts no loss rather than the earlier share as lost. An older
       # monitor ignores the field, hence no version bump.
+  execedFrom @12 :ExecedFrom;
+      # Set when this image replaced, by exec(), a traced image of the same pid: that
+      # instance's last word, which it could not send itself (its exec flush closed its
+      # socket, and exec leaves no time for a Bye). An older monitor ignores it.
+}
+
+# What an instance that ended in exec() had handed to the wire and dropped, as a Bye would
+# say: carried across exec in the new image's environment (agent/exec_handoff.h).
+struct ExecedFrom {
+  instanceId @0 :UInt64;   # the old instance's Message.instanceId
+  eventsSent @1 :UInt64;   # as Bye.eventsSent
+  droppedTotal @2 :UInt64; # as Bye.droppedTotal: the exec flush's unsent events included
+  instanceSecret @3 :UInt64;  # the old instance's Message.instanceSecret: only its own word
+                              # counts for it (pid and instance are public)
 }
 
 struct Batch {

@@ -36,6 +36,8 @@
 #include <cstddef>
 
 #include "agent/agent_state.h"
+#include "agent/exec_handoff.h"
+#include "agent/raw_syscalls.h"
 #include "agent/real_functions.h"
 
 #define MEMTAP_HOOK extern "C" __attribute__((visibility("default")))
@@ -44,17 +46,65 @@ using namespace memtap;
 
 namespace {
 
-// Flushes, runs `exec`, and if it returns goes on recording, errno as exec left it.
-template <typename Exec>
-int flushed(Exec exec) {
-  const bool resume = agent_before_exec();
-  const int rc = exec();
+// Flushes, runs `call` (which closes descriptors, or execs), and if it returns goes on
+// recording, errno as it left it.
+template <typename Call>
+int flushed(Call call) {
+  const bool resume = agent_before_exec(nullptr, 0);
+  const int rc = call();
   if (resume) {
     const int error = errno;
     agent_after_failed_exec();
     errno = error;
   }
   return rc;
+}
+
+// Runs `exec` with `envp` and `entry` after it, any handoff entry `envp` had left out: in
+// memory from the kernel (an environment may hold thousands of entries, more than a
+// thread's or a signal handler's stack should take), gone again if exec returns. With
+// `envp` itself if there is no such memory.
+template <typename Exec>
+int exec_with_entry(char* const* envp, char* entry, Exec exec) {
+  size_t n = 0;
+  if (envp) {
+    while (envp[n]) ++n;
+  }
+  const size_t bytes = (n + 2) * sizeof(char*);
+  auto env = static_cast<char**>(raw_mmap_anon(bytes));
+  if (!env) return exec(envp);
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_exec_handoff_entry(envp[i])) env[k++] = envp[i];
+  }
+  env[k++] = entry;
+  env[k] = nullptr;
+  const int rc = exec(env);
+  const int error = errno;
+  raw_munmap(env, bytes);
+  errno = error;
+  return rc;
+}
+
+// An exec: flushes, runs `exec` with the environment to pass (`envp`, and the entry that
+// carries this instance's last word to the new image when there is one), and if it returns
+// goes on recording, errno as exec left it.
+template <typename Exec>
+int exec_flushed(char* const* envp, Exec exec) {
+  char entry[kExecHandoffEntryBytes];
+  const bool resume = agent_before_exec(entry, sizeof entry);
+  const int rc = resume && entry[0] ? exec_with_entry(envp, entry, exec) : exec(envp);
+  if (resume) {
+    const int error = errno;
+    agent_after_failed_exec();
+    errno = error;
+  }
+  return rc;
+}
+
+int real_execve(const char* path, char* const argv[], char* const envp[]) {
+  if (auto real = real_function(g_real.execve)) return real(path, argv, envp);
+  return int(syscall(SYS_execve, path, argv, envp));
 }
 
 // How many arguments `arg` and the list after it hold before the null pointer that ends
@@ -89,45 +139,49 @@ int exec_list(const char* arg, va_list* count, va_list* fill, bool with_envp, Ex
 }  // namespace
 
 MEMTAP_HOOK int execve(const char* path, char* const argv[], char* const envp[]) {
-  return flushed([&] {
-    if (auto real = real_function(g_real.execve)) return real(path, argv, envp);
-    return int(syscall(SYS_execve, path, argv, envp));
-  });
+  return exec_flushed(envp, [&](char* const* env) { return real_execve(path, argv, env); });
 }
 
+// execv and execvp pass the program's environment: with the handoff entry added they become
+// execve and execvpe, as glibc's own execv and execvp are.
 MEMTAP_HOOK int execv(const char* path, char* const argv[]) {
-  return flushed([&] {
+  return exec_flushed(environ, [&](char* const* env) {
+    if (env != environ) return real_execve(path, argv, env);
     auto real = real_function(g_real.execv);
     return real ? real(path, argv) : -1;
   });
 }
 
 MEMTAP_HOOK int execvp(const char* file, char* const argv[]) {
-  return flushed([&] {
+  return exec_flushed(environ, [&](char* const* env) {
+    if (env != environ) {
+      auto real = real_function(g_real.execvpe);
+      return real ? real(file, argv, env) : -1;
+    }
     auto real = real_function(g_real.execvp);
     return real ? real(file, argv) : -1;
   });
 }
 
 MEMTAP_HOOK int execvpe(const char* file, char* const argv[], char* const envp[]) {
-  return flushed([&] {
+  return exec_flushed(envp, [&](char* const* env) {
     auto real = real_function(g_real.execvpe);
-    return real ? real(file, argv, envp) : -1;
+    return real ? real(file, argv, env) : -1;
   });
 }
 
 MEMTAP_HOOK int fexecve(int fd, char* const argv[], char* const envp[]) {
-  return flushed([&] {
+  return exec_flushed(envp, [&](char* const* env) {
     auto real = real_function(g_real.fexecve);
-    return real ? real(fd, argv, envp) : -1;
+    return real ? real(fd, argv, env) : -1;
   });
 }
 
 MEMTAP_HOOK int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
                          int flags) {
-  return flushed([&] {
-    if (auto real = real_function(g_real.execveat)) return real(dirfd, path, argv, envp, flags);
-    return int(syscall(SYS_execveat, dirfd, path, argv, envp, flags));
+  return exec_flushed(envp, [&](char* const* env) {
+    if (auto real = real_function(g_real.execveat)) return real(dirfd, path, argv, env, flags);
+    return int(syscall(SYS_execveat, dirfd, path, argv, env, flags));
   });
 }
 

@@ -89,6 +89,10 @@ struct Sender {
   std::atomic<bool> stop_requested{false};
   int32_t end = 0, end_code = 0;  // Bye's, from memtap_sender_stop (before stop_requested)
   bool exec_flush = false;        // the stop is exec's: no Bye, and the thread may start again
+  // An exec proper, whose new image says what this instance left (Hello.execedFrom): what
+  // the flush cannot send in time is given up and counted. Not set when the program closes
+  // the sender's descriptors (the sender comes back and sends it then).
+  bool exec_hands_off = false;
   bool reopened = false;  // after a failed exec, until ZeroMQ takes a message on the new socket
   // After a failed exec: the thread opens a socket only once there is something to send
   // (see wait_for_something_to_send). Read by the thread, and by the caller after a join.
@@ -502,8 +506,12 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
   // Without it the records still buffered went silently (a training script's whole loop
   // beside busy cores: the recording said "0 dropped", and "no final flush").
   const int reserve_ms = int(std::min<uint32_t>(timeout_ms / 4, kByeReserveMs));
+  // Before an exec too: the new image's Hello carries the count (Hello.execedFrom), and if
+  // exec fails the next batch's droppedSoFar does (kept for a failed exec instead, they went
+  // uncounted with a successful one). Not when the program only closes descriptors under the
+  // sender: it comes back and sends them.
   if (!drain_and_send(s, monotonic_ns(), false, std::max(1, remaining_ms() - reserve_ms), true)) {
-    if (s.exec_flush && !crash_requested(s)) return remaining_ms();
+    if (s.exec_flush && !s.exec_hands_off && !crash_requested(s)) return remaining_ms();
     give_up_unsent(s, timeout_ms);
   }
   // Before exec the new image's Hello tells the monitor this instance is over; a Bye would
@@ -996,7 +1004,8 @@ extern "C" __attribute__((visibility("default"))) void memtap_sender_stop(int32_
   if (!s->closed) close_socket(*s);
 }
 
-extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(int32_t phase) {
+extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(
+    int32_t phase, MemtapExecHandoff* handoff) {
   memtap::Sender* s = g_sender;
   if (!s) return -1;
   if (phase == kMemtapExecBefore) {
@@ -1005,12 +1014,20 @@ extern "C" __attribute__((visibility("default"))) int memtap_sender_exec(int32_t
     if (s->sock_open.load(std::memory_order_acquire) && !memtap::descriptors_intact(*s)) return 0;
     if (!s->running.exchange(false)) return 0;
     s->exec_flush = true;
+    s->exec_hands_off = handoff != nullptr;
     memtap::stop_and_flush_on_caller(s);
     // A message ZeroMQ did not take is given up, as at a disconnection: its sequence number
     // goes to the next message, on the next socket if exec fails.
     memtap::give_up_pending(*s);
     if (!s->closed) memtap::close_socket(*s);  // linger: what ZeroMQ took is written here
     s->dropped_at_exec = memtap::total_dropped(*s);
+    if (handoff) {
+      handoff->instance_id = s->config.instance_id;
+      handoff->events_sent = s->events_sent.load();
+      handoff->dropped_total = s->dropped_at_exec;
+      handoff->instance_secret = s->config.instance_secret;
+      handoff->said = 1;
+    }
     return 1;
   }
   // exec failed: the same instance goes on, on a new socket. Its first message says so, so

@@ -67,8 +67,18 @@ extern "C" {
 
 // 8: 16-byte slots; 9: untrace_thread; 10: 8-byte slots; 11: crash flush; 12: stop's end;
 // 13: memtap_sender_exec; 14: CURVE keys, refused; 15: instance_secret; 16: iterate_modules,
-// module_scan; 17: hold_ms; 18: sender_fds; 19: warn
-constexpr uint32_t kSenderAbiVersion = 19;
+// module_scan; 17: hold_ms; 18: sender_fds; 19: warn; 20: exec handoff
+constexpr uint32_t kSenderAbiVersion = 20;
+
+// What an instance that ends in exec() had handed to the wire and dropped: its Bye's
+// numbers, which it cannot send (Hello.execedFrom, agent/exec_handoff.h).
+struct MemtapExecHandoff {
+  uint64_t instance_id;
+  uint64_t events_sent;
+  uint64_t dropped_total;
+  uint64_t instance_secret;  // the old instance's: the monitor takes its word only with it
+  int said;                  // 0: none (the first image, or the old one's word did not come)
+};
 
 struct MemtapSenderConfig {
   uint32_t abi_version;
@@ -126,6 +136,8 @@ struct MemtapSenderConfig {
   // Writes one line to the program's stderr, as the agent's own messages go (the final
   // flush that gives events up says so). nullptr: nothing is said.
   void (*warn)(const char* what);
+  // The image this one replaced by exec(), for Hello.execedFrom; said == 0: none.
+  MemtapExecHandoff execed_from;
 };
 
 // Starts the sender thread. Returns 0, or -1 with a message in error.
@@ -136,14 +148,19 @@ typedef int (*memtap_sender_start_fn)(const MemtapSenderConfig* config, char* er
 typedef void (*memtap_sender_stop_fn)(int32_t end, int32_t code);
 // Around exec(). kMemtapExecBefore: drains every buffer, sends it and closes the socket
 // with linger, so that ZeroMQ has written everything when it returns; no Bye (the new
-// image's Hello ends this instance at the monitor). Returns 1 then, 0 when the sender was
-// not running. kMemtapExecFailed, after exec returned: the same sender goes on (same
+// image's Hello ends this instance at the monitor, and says what `handoff` says: what this
+// instance sent and dropped, the records the flush could not send in time given up and
+// counted). `handoff` nullptr: no exec, but the program closing the sender's descriptors
+// (agent/hooks/exec_hooks.cpp); what the flush cannot send in time then stays in the buffers
+// for the sender to send when it comes back. Returns 1, or 0 when the sender was not running
+// (`handoff` untouched).
+// kMemtapExecFailed, after exec returned (`handoff` unused): the same sender goes on (same
 // instance, sequence continuing) on a new socket, opened once there is something to send
 // (another exec at once, as in a PATH search, then finds nothing to flush); 0, or -1 if it
 // could not.
 constexpr int32_t kMemtapExecBefore = 0;
 constexpr int32_t kMemtapExecFailed = 1;
-typedef int (*memtap_sender_exec_fn)(int32_t phase);
+typedef int (*memtap_sender_exec_fn)(int32_t phase, MemtapExecHandoff* handoff);
 // Events handed to ZeroMQ so far.
 typedef uint64_t (*memtap_sender_events_sent_fn)(void);
 }

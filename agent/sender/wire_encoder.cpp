@@ -93,6 +93,13 @@ std::string encode_hello(const MessageHeader& h, const MemtapSenderConfig& c,
   hello.setTraceStartNs(trace_start_ns);
   hello.setMemoryTotalBytes(MemorySampler::memory_total_bytes());
   hello.setEventsSentBefore(events_sent_before);
+  if (c.execed_from.said) {
+    auto from = hello.initExecedFrom();
+    from.setInstanceId(c.execed_from.instance_id);
+    from.setEventsSent(c.execed_from.events_sent);
+    from.setDroppedTotal(c.execed_from.dropped_total);
+    from.setInstanceSecret(c.execed_from.instance_secret);
+  }
   return pack(mb);
 }
 

@@ -289,6 +289,11 @@ bool decode_hello(wire::Hello::Reader in, WireHello& out, ElementBudget& budget,
   if (const uint64_t before = in.getEventsSentBefore(); before != ~uint64_t{0}) {
     out.events_sent_before = before;
   }
+  if (in.hasExecedFrom()) {
+    const auto from = in.getExecedFrom();
+    out.execed_from = WireExecedFrom{from.getInstanceId(), from.getEventsSent(),
+                                     from.getDroppedTotal(), from.getInstanceSecret()};
+  }
   return check_time(out.clock_monotonic_ns, "hello.clockMonotonicNs", error) &&
          check_time(out.clock_realtime_ns, "hello.clockRealtimeNs", error) &&
          check_time(out.trace_start_ns, "hello.traceStartNs", error);

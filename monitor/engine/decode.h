@@ -69,6 +69,14 @@ struct WireThreadEvents {
   std::vector<WireEvent> events;
 };
 
+// Hello.execedFrom: the Bye an instance that ended in exec() could not send.
+struct WireExecedFrom {
+  uint64_t instance_id = 0;
+  uint64_t events_sent = 0;
+  uint64_t dropped_total = 0;
+  uint64_t instance_secret = 0;
+};
+
 struct WireHello {
   uint32_t ppid = 0;
   std::string hostname;
@@ -84,6 +92,7 @@ struct WireHello {
   // Events the instance handed to earlier connections (Hello.eventsSentBefore); none when
   // the agent did not say (an older agent).
   std::optional<uint64_t> events_sent_before;
+  std::optional<WireExecedFrom> execed_from;  // this image replaced that one by exec()
 };
 
 struct WireBatch {

@@ -260,6 +260,13 @@ struct ProcessState {
   uint64_t next_sequence = 1;  // Hello was 0
   // Its first Hello said Hello.eventsSentBefore: at Bye, what did not come is known.
   bool sent_before_said = false;
+  // The most the agent has said it handed to the wire, counted as Bye.eventsSent: by a
+  // batch (Batch.sentBefore and its events), its Bye, or the Hello of the image that
+  // replaced it by exec() (Hello.execedFrom), which may come before its last batches.
+  uint64_t sent_through = 0;
+  // Replaced by exec(), and the new image's Hello said it sent more than has come: it runs
+  // on until the rest has (apply_hello).
+  bool exec_tail_due = false;
   // Said Bye, was forgotten, or the session finished: it no longer holds the release back,
   // and its STOP_TRACE row is held or out.
   bool ended = false;
@@ -433,6 +440,8 @@ struct Session::Impl {
   void apply_batch(ProcessState& p, size_t index, WireBatch& batch);
   void apply_bye(ProcessState& p, size_t index, const WireBye& bye);
   void count_sequence(ProcessState& p, uint64_t sequence);
+  void note_sent_through(ProcessState& p, uint64_t through);
+  std::optional<size_t> apply_execed_from(uint32_t pid, const WireExecedFrom& from);
 
   void hold_or_apply(size_t process, uint32_t thread_id, const HeldEvent& event);
   void hold_system_row(size_t process, HeldKind kind, int64_t epoch_ns);
@@ -663,17 +672,55 @@ void Session::Impl::count_sequence(ProcessState& p, uint64_t sequence) {
   p.next_sequence = sequence + 1;
 }
 
+// Lost so far, without waiting for a Bye that a killed process never sends: of what the
+// agent has handed to the wire by now, this recording's share, minus what came. The
+// numbers are the agent's word: saturated.
+void Session::Impl::note_sent_through(ProcessState& p, uint64_t through) {
+  p.sent_through = std::max(p.sent_through, through);
+  if (!p.sent_before_said) return;
+  ProcessInfo& info = p.info;
+  const uint64_t ours =
+      p.sent_through > info.events_sent_before ? p.sent_through - info.events_sent_before : 0;
+  info.events_lost = ours > info.events_received ? ours - info.events_received : 0;
+}
+
+// What an instance that ended in exec() would have said in its Bye, said by the image that
+// replaced it: the events its exec flush gave up are counted as dropped, and what it sent
+// and has not come yet as lost until it comes. Returns the instance, if known here.
+std::optional<size_t> Session::Impl::apply_execed_from(uint32_t pid, const WireExecedFrom& from) {
+  const auto it = by_instance.find(std::make_pair(pid, from.instance_id));
+  if (it == by_instance.end()) return std::nullopt;
+  ProcessState& old = processes[it->second];
+  // Pid and instance are public; the secret is the old instance's own word.
+  if (old.info.bye_received || old.secret != from.instance_secret) return std::nullopt;
+  old.info.events_dropped = std::max(old.info.events_dropped, from.dropped_total);
+  old.info.events_sent = from.events_sent;
+  note_sent_through(old, from.events_sent);
+  return it->second;
+}
+
 void Session::Impl::apply_hello(const WireMessage& m, std::string peer_address) {
   const WireHello& h = m.hello;
   // Another agent instance in a pid we know on the same host, not a fork child: the old
   // program exec()ed this one, and its instance ends here without a Bye (exec discards it).
   // Left running, it would hold every row back until the session ends.
   // (Its agent sent what it had before the exec, but no Bye: see agent/hooks/exec_hooks.cpp.)
+  // The Hello of an agent that says what the old image sent (Hello.execedFrom) lets the old
+  // one run until all of it has come (over its closed connection, which the PULL socket may
+  // read after this one's): its rows then come out in their place, not late. A part that
+  // never comes (a lost message) leaves it to the stall rule.
   if (h.forked_from_pid == 0) {
+    const std::optional<size_t> named =
+        h.execed_from ? apply_execed_from(m.pid, *h.execed_from) : std::nullopt;
     const std::vector<size_t> running_now = running;  // end_without_bye takes from it
     for (size_t i : running_now) {
-      const ProcessState& old = processes[i];
+      ProcessState& old = processes[i];
       if (old.info.pid == m.pid && !old.ended && old.info.hostname == h.hostname) {
+        if (named == i && old.sent_before_said && old.info.events_lost > 0) {
+          old.exec_tail_due = true;
+          old.info.ended_by = process_end_text(ProcessEnd::kExeced, 0);
+          continue;
+        }
         end_without_bye(i, process_end_text(ProcessEnd::kExeced, 0));
       }
     }
@@ -810,17 +857,15 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
   for (const auto& [event, thread_id] : late) apply_event(index, thread_id, event);
   p.watermark_ns = std::max(p.watermark_ns, to_epoch(batch.watermark_ns, offset));
   note_ended_progress(p);  // once a batch: read only by the release after it
-  // Lost so far, without waiting for a Bye that a killed process never sends: what the agent
-  // had handed to the wire by the end of this batch, of this recording's share (as at Bye),
-  // minus what came. Batches apply in sequence order, so the count only follows the stream.
-  if (batch.sent_before && p.sent_before_said) {
+  // What the agent had handed to the wire by the end of this batch.
+  if (batch.sent_before) {
     uint64_t through = *batch.sent_before;
     for (const WireThreadEvents& thread : batch.threads) {
       through = saturating_add(through, uint64_t(thread.events.size()));
     }
-    const uint64_t ours = through > info.events_sent_before ? through - info.events_sent_before : 0;
-    info.events_lost = ours > info.events_received ? ours - info.events_received : 0;
+    note_sent_through(p, through);
   }
+  if (p.exec_tail_due && info.events_lost == 0 && !p.ended) end_without_bye(index, info.ended_by);
 }
 
 void Session::Impl::apply_bye(ProcessState& p, size_t index, const WireBye& bye) {
@@ -829,12 +874,7 @@ void Session::Impl::apply_bye(ProcessState& p, size_t index, const WireBye& bye)
   info.events_dropped = std::max(info.events_dropped, bye.dropped_total);
   info.events_sent = bye.events_sent;
   // Of what the agent handed over since this recording's first Hello, what never came.
-  // Saturated: the numbers are the sender's word.
-  if (p.sent_before_said) {
-    const uint64_t ours =
-        bye.events_sent > info.events_sent_before ? bye.events_sent - info.events_sent_before : 0;
-    info.events_lost = ours > info.events_received ? ours - info.events_received : 0;
-  }
+  note_sent_through(p, bye.events_sent);
   info.child_pids = bye.child_pids;
   info.bye_received = true;
   info.ended_by = process_end_text(bye.end, bye.end_code);

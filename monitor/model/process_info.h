@@ -29,18 +29,19 @@ struct ProcessInfo {
   int64_t end_ns = 0;              // epoch ns of the last event or Bye
   uint64_t events_received = 0;
   uint64_t events_dropped = 0;  // as reported by the agent (droppedSoFar / droppedTotal)
-  // Handed to the wire for this recording and never received, known once Bye says how many
-  // were sent: events_sent - events_sent_before - events_received. The events of the
-  // messages_lost are among them, and so is what was in flight when a connection to this
-  // monitor dropped (the agent says Hello again over the next). 0 without Bye, or from an
-  // agent that does not say eventsSentBefore (docs/design-notes.md, monitor/engine "What was sent,
-  // what came").
+  // Handed to the wire for this recording and never received: events_sent -
+  // events_sent_before - events_received, counted as batches say what was sent before them,
+  // and at Bye (or the exec()ed image's Hello). The events of the messages_lost are among
+  // them, and so is what was in flight when a connection to this monitor dropped (the agent
+  // says Hello again over the next). 0 from an agent that does not say eventsSentBefore
+  // (docs/design-notes.md, monitor/engine "What was sent, what came").
   uint64_t events_lost = 0;
   uint64_t messages_lost = 0;  // gaps in the message sequence
-  // What the agent handed to the wire in all (Bye.eventsSent; 0 without Bye), and how much
-  // of that went before this recording's first Hello from it (Hello.eventsSentBefore: a
-  // monitor restarted while it ran): an earlier monitor's share, recorded there or lost in
-  // flight when it stopped, and none of this recording's.
+  // What the agent handed to the wire in all (Bye.eventsSent, or for an instance that ended
+  // in exec() the new image's Hello.execedFrom; 0 without either), and how much of that went
+  // before this recording's first Hello from it (Hello.eventsSentBefore: a monitor restarted
+  // while it ran): an earlier monitor's share, recorded there or lost in flight when it
+  // stopped, and none of this recording's.
   uint64_t events_sent = 0;
   uint64_t events_sent_before = 0;
   uint64_t unmatched_frees = 0;     // FREE of an address with no live block

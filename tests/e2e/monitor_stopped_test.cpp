@@ -143,6 +143,53 @@ TEST_F(MonitorStopped, AnExitItCannotWaitForCountsWhatItLeft) {
       << "what the agent handed over, the monitor received";
 }
 
+// The same as an exec: the flush before it cannot send either, and gives up what is left,
+// counted. The old image cannot say so (exec leaves no room for a Bye): the new image's
+// Hello does. (Before, the old image's session said "0 dropped", its unsent events gone
+// without a trace.)
+TEST_F(MonitorStopped, AnExecItCannotWaitForCountsWhatItLeft) {
+  start({"MEMTAP_FLUSH_TIMEOUT_MS=4000"});
+  ASSERT_TRUE(poll_until(
+      [&] {
+        std::string error;
+        std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &error);
+        return partial && mallocs_of_size(*partial, 100) > 0;
+      },
+      kProcessTimeout));
+  ASSERT_TRUE(recorder->signal(SIGSTOP));
+  ask("churn " + std::to_string(kChurn) + " 64\n", "ok 100\nok 100\n");
+  ASSERT_TRUE(program->write_stdin("exec\n"));
+  const bool gave_up = program->wait_for_output(
+      [](const std::string&, const std::string& err) {
+        return err.find("counted as dropped") != std::string::npos;
+      },
+      kProcessTimeout);
+  ASSERT_TRUE(recorder->signal(SIGCONT));
+  ASSERT_TRUE(gave_up) << "stderr:\n" << program->err();
+  // The new image reads the next command (the old one read nothing after "exec").
+  ask("alloc 1 200\n", "ok 100\nok 100\nok 200\n");
+  std::unique_ptr<DbQuery> q = finish();
+  ASSERT_TRUE(q);
+  ASSERT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session"), 2) << memtap_session_text(*q);
+  const std::string old_image = " FROM memtap_session WHERE ended_by = 'exec'";
+  ASSERT_EQ(q->scalar_int("SELECT COUNT(*)" + old_image), 1) << memtap_session_text(*q);
+  const int64_t dropped = q->scalar_int("SELECT events_dropped" + old_image);
+  const int64_t blocks = churned_blocks(*q);
+  EXPECT_GT(dropped, 0) << memtap_session_text(*q);
+  EXPECT_GE(blocks + dropped, kChurn) << blocks << " blocks, " << dropped << " dropped";
+  EXPECT_EQ(q->scalar_int("SELECT events_sent - events_received" + old_image), 0)
+      << "what the old image handed over, the monitor received\n"
+      << memtap_session_text(*q);
+  EXPECT_EQ(q->scalar_int("SELECT events_lost" + old_image), 0);
+  EXPECT_EQ(q->scalar_int("SELECT late_events" + old_image), 0)
+      << "the old image ran until its last batch had come, whichever connection was read first";
+  EXPECT_EQ(q->scalar_int("SELECT COUNT(*) FROM memtap_session WHERE ended_by = 'exit code 0' "
+                          "AND events_dropped = 0"),
+            1)
+      << memtap_session_text(*q);
+  EXPECT_EQ(mallocs_of_size(*q, 200), 1) << "the new image's block";
+}
+
 // Lossless: the program waits for the monitor rather than drop; once it goes on, every
 // event is there.
 TEST_F(MonitorStopped, LosslessWaitsAndLosesNothing) {

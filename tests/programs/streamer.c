@@ -6,11 +6,14 @@
  *   alloc N SIZE   allocates N blocks of SIZE bytes and keeps them        -> "ok <live bytes>"
  *   free           frees every block it keeps                              -> "ok 0"
  *   churn N SIZE   allocates and frees a block of SIZE bytes N times       -> "ok <live bytes>"
+ *   exec           execs itself anew (the same input and output): the new image answers
+ *                  nothing until the next command; a failed exec          -> "exec failed"
  *   quit (or end of input)                                                 exits 0
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void* volatile g_sink;
 
@@ -42,6 +45,16 @@ int main(void) {
       for (size_t i = 0; i < count; ++i) free(blocks[i]);
       count = 0;
       live = 0;
+    } else if (strncmp(line, "exec", 4) == 0) {
+      char self[4096];
+      ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+      if (n > 0) {
+        self[n] = 0;
+        execl(self, self, (char*)NULL);
+      }
+      printf("exec failed\n");
+      fflush(stdout);
+      continue;
     } else if (strncmp(line, "quit", 4) == 0) {
       break;
     }

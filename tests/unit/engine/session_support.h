@@ -87,6 +87,14 @@ struct Thread {
   std::vector<Ev> events;
 };
 
+// Hello.execedFrom: the instance this one replaced by exec(), and its counts.
+struct ExecedFrom {
+  uint64_t instance_id;
+  uint64_t events_sent;
+  uint64_t dropped_total;
+  uint64_t instance_secret;
+};
+
 struct HelloArgs {
   uint32_t ppid = 1;
   uint32_t forked_from_pid = 0;
@@ -96,6 +104,7 @@ struct HelloArgs {
   uint64_t memory_total_bytes = 0;
   // Hello.eventsSentBefore; none: not said, as an older agent's Hello.
   std::optional<uint64_t> events_sent_before = 0;
+  std::optional<ExecedFrom> execed_from = std::nullopt;
 };
 
 inline Bytes pack(capnp::MessageBuilder& builder) {
@@ -137,6 +146,13 @@ inline Bytes hello(uint32_t pid, uint64_t instance, HelloArgs args = {}) {
   h.setForkedFromPid(args.forked_from_pid);
   h.setMemoryTotalBytes(args.memory_total_bytes);
   if (args.events_sent_before) h.setEventsSentBefore(*args.events_sent_before);
+  if (args.execed_from) {
+    auto from = h.initExecedFrom();
+    from.setInstanceId(args.execed_from->instance_id);
+    from.setEventsSent(args.execed_from->events_sent);
+    from.setDroppedTotal(args.execed_from->dropped_total);
+    from.setInstanceSecret(args.execed_from->instance_secret);
+  }
   return pack(b);
 }
 

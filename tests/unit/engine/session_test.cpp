@@ -706,6 +706,71 @@ TEST_F(SessionTest, HelloOfANewInstanceInTheSamePidEndsTheOldOne) {
   EXPECT_EQ(processes[1].ended_by, "");
 }
 
+// An exec flush that the monitor could not take in time gives its events up, and the old
+// image cannot say so: exec leaves no room for a Bye. The new image's Hello says it, as that
+// Bye would have. The old image's last batch may still come after it, over its closed
+// connection: it was sent, not lost, and the old image runs until it has come, so that its
+// rows come out in their place and not late.
+TEST_F(SessionTest, TheExecedImagesHelloSaysWhatTheOldOneSentAndDropped) {
+  feed(hello(kPid, kInst));
+  feed(counted_batch(kPid, kInst, 1, 3000, 0, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  feed(hello(kPid, kInst2,
+             {.mono_ns = 6000, .execed_from = ExecedFrom{kInst, 4, 7, secret_of(kInst)}}));
+  feed(batch(kPid, kInst2, 1, kFar, {{7, {ev_malloc(7000, 0x2000, 8)}}}));
+  ASSERT_EQ(session.processes().size(), 2u);
+  ProcessInfo old = session.processes()[0];
+  EXPECT_EQ(old.instance_id, kInst);
+  EXPECT_EQ(old.ended_by, "exec");
+  EXPECT_FALSE(old.bye_received);
+  EXPECT_EQ(old.events_dropped, 7u);
+  EXPECT_EQ(old.events_sent, 4u);
+  EXPECT_EQ(old.events_lost, 3u) << "sent, and not come yet";
+  ASSERT_EQ(rows.size(), 2u) << "the old image runs on: the new image's rows wait behind it";
+  feed(counted_batch(
+      kPid, kInst, 2, 5000, 1,
+      {{7, {ev_free(4000, 0x1000), ev_malloc(4100, 0x3000, 16), ev_free(4200, 0x3000)}}}));
+  old = session.processes()[0];
+  EXPECT_EQ(old.events_received, 4u);
+  EXPECT_EQ(old.events_lost, 0u);
+  EXPECT_EQ(old.events_dropped, 7u);
+  EXPECT_EQ(old.late_events, 0u);
+  EXPECT_EQ(old.ended_by, "exec");
+  EXPECT_EQ(session.processes()[1].events_dropped, 0u) << "the new image dropped nothing";
+  EXPECT_EQ(session.rejected_messages(), 0u);
+  // Both STARTs, the old image's rows, its STOP at its last event, then the new image's.
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_EQ(rows[2], free_row(4000, kPid, 7, {0x1000, 64, 1}));
+  EXPECT_EQ(rows[5], stop_row(kPid, 4200));
+  EXPECT_EQ(rows[7], malloc_row(7000, kPid, 7, {0x2000, 8, 3}));
+}
+
+// A Hello that names an instance of another pid, one that said Bye, or one whose secret it
+// does not carry changes nothing: the counts are the word of its own pid's last image only
+// (pid and instance are in the recording for anyone to read; the secret is not).
+TEST_F(SessionTest, AnExecHandoffForAnotherInstanceChangesNothing) {
+  constexpr uint64_t kInst3 = 0x123, kInst4 = 0x456, kInst5 = 0x789;
+  feed(hello(kPid2, kInst2));
+  feed(batch(kPid2, kInst2, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
+  feed(bye(kPid, kInst, 2, 4000, 0, {}, 1));
+  feed(hello(kPid, kInst3,
+             {.mono_ns = 6000, .execed_from = ExecedFrom{kInst2, 90, 90, secret_of(kInst2)}}));
+  feed(batch(kPid, kInst3, 1, kFar, {{7, {ev_malloc(7000, 0x2000, 8)}}}));
+  feed(hello(kPid, kInst4,
+             {.mono_ns = 8000, .execed_from = ExecedFrom{kInst, 90, 90, secret_of(kInst)}}));
+  feed(batch(kPid, kInst4, 1, kFar, {{7, {ev_malloc(9000, 0x3000, 8)}}}));
+  feed(hello(kPid, kInst5,
+             {.mono_ns = 9000, .execed_from = ExecedFrom{kInst4, 90, 90, secret_of(kInst5)}}));
+  feed(batch(kPid, kInst5, 1, kFar, {{7, {ev_malloc(9500, 0x4000, 8)}}}));
+  ASSERT_EQ(session.processes().size(), 5u);
+  for (const ProcessInfo& p : session.processes()) {
+    EXPECT_EQ(p.events_dropped, 0u) << p.instance_id;
+    EXPECT_EQ(p.events_lost, 0u) << p.instance_id;
+    EXPECT_NE(p.events_sent, 90u) << p.instance_id;
+  }
+}
+
 // After a failed exec the agent goes on over a new connection, whose first message may be
 // taken before the old connection's last: it waits for them instead of counting them lost
 // and then rejecting them as already seen.
