@@ -328,7 +328,10 @@ bool agent_before_exec(char* handoff_entry, size_t len) {
   // As agent_stop: never in a vfork() child, nor in a fork() child without a sender of its
   // own (its registry still names the parent). Nor on the agent's own threads.
   if (g_agent.registry.pid == 0 || raw_getpid() != g_agent.registry.pid) return false;
-  if (!g_agent.sender_exec || tl_agent_busy != 0 || g_agent.stopped.load()) return false;
+  if (tl_agent_busy != 0) return false;
+  // A fatal signal's flush under way on another thread: the process ends by that signal.
+  wait_for_a_fatal_signal_before_exec(false);
+  if (!g_agent.sender_exec || g_agent.stopped.load()) return false;
   BusyScope busy;
   // A signal taken on this thread waits until the flush is done, as at exit (agent_stop):
   // its handler would ask the sender thread for a flush, and once the flush has stopped that
@@ -338,7 +341,9 @@ bool agent_before_exec(char* handoff_entry, size_t len) {
   AsyncSignalsHeld held;
   MemtapExecHandoff handoff{};
   const bool flushed = g_agent.sender_exec(kMemtapExecBefore, &handoff) == 1;
-  g_agent.exec_flushed.store(flushed, std::memory_order_release);
+  g_agent.exec_flushed.store(flushed, std::memory_order_seq_cst);
+  // A fatal signal on another thread meanwhile waits for this flush (crash_flush.h).
+  if (flushed) wait_for_a_fatal_signal_before_exec(true);
   if (flushed && handoff.said &&
       !format_exec_handoff(g_identity.pid, handoff, handoff_entry, len)) {
     if (len > 0) handoff_entry[0] = 0;

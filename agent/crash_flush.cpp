@@ -93,9 +93,12 @@ void wait_until_set(std::atomic<uint32_t>* word) {
 
 void flush_and_wait(int sig) {
   g_crash_flush.signal.store(sig, std::memory_order_relaxed);
-  g_crash_flush.requested.store(1, std::memory_order_release);
+  // Sequentially consistent, with exec_flushed after it, against the exec-ing thread's
+  // store of exec_flushed and its load of `requested` (wait_for_a_fatal_signal_before_exec):
+  // one of the two sees the other. The exec flush, done already, is the flush asked for.
+  g_crash_flush.requested.store(1, std::memory_order_seq_cst);
   raw_futex_wake_all(&g_crash_flush.requested);
-  wait_until_set(&g_crash_flush.done);
+  if (!g_agent.exec_flushed.load(std::memory_order_seq_cst)) wait_until_set(&g_crash_flush.done);
   // Nothing drains the buffers any more, whatever the program does next.
   g_agent.recording.store(false, std::memory_order_relaxed);
 }
@@ -191,6 +194,17 @@ void wait_for_final_flush() {
   if (g_final_tid.load(std::memory_order_acquire) == raw_gettid()) return;
   if (raw_gettid() == g_sender_tid.load(std::memory_order_relaxed)) return;
   wait_until_set(&g_final_done);
+}
+
+void wait_for_a_fatal_signal_before_exec(bool exec_flushed) {
+  if (g_crash_flush.requested.load(std::memory_order_seq_cst) == 0) return;
+  if (exec_flushed) {
+    g_crash_flush.done.store(1, std::memory_order_release);
+    raw_futex_wake_all(&g_crash_flush.done);
+  }
+  wait_until_set(&g_final_done);
+  // The handler ends the process now (default_action); this thread sleeps through it.
+  raw_sleep_ns(uint64_t(g_deadline_ms) * 1000000u);
 }
 
 void crash_flush_after_fork_child() {

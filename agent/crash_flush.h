@@ -35,4 +35,14 @@ void final_flush_end();
 // For the one that came second; returns at once on the thread that flushes.
 void wait_for_final_flush();
 
+// Before an exec (agent_before_exec), on the exec-ing thread. A fatal signal taken on
+// another thread waits in its handler for the flush, then ends the process by that signal:
+// an exec meanwhile would end that thread, and the signal with it, and the program would
+// run on as the new image (without memtap, the signal ends it). So while one is under way
+// the exec waits for the process to end: at most the deadline for the flush, then the
+// deadline again. `exec_flushed`: this thread has just done the exec flush, which is the
+// flush the handler waits for (it sent everything, and a Bye if the request came in time):
+// the handler is told it is done. Returns at once when no fatal signal is under way.
+void wait_for_a_fatal_signal_before_exec(bool exec_flushed);
+
 }  // namespace memtap

@@ -371,6 +371,16 @@ TEST_F(ProcessEnd, ASigtermDuringTheExecFlushLetsItFinish) {
   expect_child_whole_despite_sigterm("exec-term", &rows);
 }
 
+// The SIGTERM taken on another thread while the flush before an exec runs: its handler waits
+// for that flush, and the exec waits for the signal to end the process, which it does, as
+// it would without memtap. (Before, the exec went on and took the handler's thread, and the
+// signal, with it: the program ran on as the new image.) Everything the child allocated is
+// recorded.
+TEST_F(ProcessEnd, ASigtermOnAnotherThreadDuringTheExecFlushEndsTheProcess) {
+  DbRows rows;
+  expect_child_whole_despite_sigterm("exec-term-other", &rows);
+}
+
 void ProcessEnd::expect_child_whole_despite_sigterm(const std::string& mode, DbRows* rows) {
   const std::string db = dir.file(mode + ".db");
   ProcessResult r = run(db, {kProcessEnd, mode, std::to_string(kBlocks)});

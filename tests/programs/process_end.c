@@ -37,11 +37,16 @@
  *              exit-term's calls _exit(0): the parent's SIGTERM comes to it while the exec's
  *              flush runs; returns
  *              0 when the child ended by exit code 0 (the image ran) or SIGTERM (9 otherwise)
+ *   exec-term-other  as exec-term, but the SIGTERM goes to a second thread, as in exit-term,
+ *              while the first flushes and execs; returns 0 only when the child ended by
+ *              SIGTERM (9 otherwise), as it would without memtap: before the exec the signal
+ *              ends the process, and after it the image, which takes SIGTERM again, dies of it
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
  *              to the monitor's socket when it returns), then raise(SIGKILL)
- *   image      (what `exec` becomes) allocates N blocks of kImageSize + 2*i bytes, returns 0
+ *   image      (what `exec` becomes) allocates N blocks of kImageSize + 2*i bytes, returns 0;
+ *              it unblocks SIGTERM first (exec-term-other's image inherits it blocked)
  *
  * Output: "pid=<pid>" on stdout, then for exec-fail and kill "errno=<name>" (the name of the
  * error the failed exec left), each with one write(2).
@@ -127,6 +132,10 @@ int main(int argc, char** argv) {
   snprintf(line, sizeof line, "pid=%d\n", (int)getpid());
   say(line);
   if (strcmp(mode, "image") == 0) {
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &term, NULL);
     allocate(n, kImageSize);
     return 0;
   }
@@ -176,8 +185,10 @@ int main(int argc, char** argv) {
     }
     return all_termed ? 0 : 9;
   }
-  if (strcmp(mode, "exit-term") == 0 || strcmp(mode, "exec-term") == 0) {
-    const int by_exec = strcmp(mode, "exec-term") == 0;
+  if (strcmp(mode, "exit-term") == 0 || strcmp(mode, "exec-term") == 0 ||
+      strcmp(mode, "exec-term-other") == 0) {
+    const int other_thread = strcmp(mode, "exec-term") != 0;
+    const int by_exec = strcmp(mode, "exit-term") != 0;
     atomic_store(&g_stop, 1);
     pthread_join(thread, NULL);
     int leaving[2];
@@ -187,9 +198,9 @@ int main(int argc, char** argv) {
     if (child == 0) {
       snprintf(line, sizeof line, "child=%d\n", (int)getpid());
       say(line);
-      /* exit-term: SIGTERM goes to the waiting thread, the one thread that takes it;
-       * exec-term: to the one thread there is, the one that flushes. */
-      if (!by_exec) {
+      /* exit-term, exec-term-other: SIGTERM goes to the waiting thread, the one thread
+       * that takes it; exec-term: to the one thread there is, the one that flushes. */
+      if (other_thread) {
         sigset_t term;
         sigemptyset(&term);
         sigaddset(&term, SIGTERM);
@@ -217,6 +228,7 @@ int main(int argc, char** argv) {
     if (waitpid(child, &status, 0) != child) return 7;
     const int exited = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     const int termed = WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM;
+    if (strcmp(mode, "exec-term-other") == 0) return termed ? 0 : 9;
     return exited || termed ? 0 : 9;
   }
   allocate(n, kFirstSize);
