@@ -68,28 +68,15 @@ work=$(mktemp -d)
 endpoint="ipc://$work/sink"
 sink_pid=
 watch_pid=
-busy_pids=()
-
-# Two loops that spin, and end by themselves within a tenth of a second once this script is
-# gone, whatever ended it (a loop left spinning once spoiled a whole afternoon's figures).
-start_busy() {
-  local parent=$$ _
-  for _ in 1 2; do
-    (
-      trap - EXIT INT TERM
-      while kill -0 "$parent" 2>/dev/null; do for ((i = 0; i < 20000; i++)); do :; done; done
-    ) &
-    busy_pids+=($!)
-  done
-}
+# shellcheck source=tests/bench/busy_loops.sh
+. "$here/busy_loops.sh"
+start_busy() { start_busy_loops 2; }
 stop_busy() {
-  ((${#busy_pids[@]})) || return 0
-  kill "${busy_pids[@]}" 2>/dev/null || true
-  wait "${busy_pids[@]}" 2>/dev/null || true
-  local left
-  left=$(ps -o pid= -p "$(IFS=,; echo "${busy_pids[*]}")" | wc -l || true)
-  echo "busy loops stopped: $left of ${#busy_pids[@]} still running (ps)"
-  busy_pids=()
+  local groups=("${busy_loop_pids[@]}") left
+  stop_busy_loops
+  ((${#groups[@]})) || return 0
+  left=$(ps -o pid= -g "$(IFS=,; echo "${groups[*]}")" | wc -l || true)
+  echo "busy loops stopped: $left of ${#groups[@]} groups' processes still running (ps)"
 }
 cleanup() {
   stop_busy >/dev/null

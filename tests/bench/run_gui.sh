@@ -19,14 +19,15 @@ seconds=${LIVE_SECONDS:-8}
 file=${MEMTAP_BENCH_DIR:-/tmp}/memtap_bench_10m.db
 [ -s "$file" ] || "$here/make_big_recording.sh" "$file" 10000000
 work=$(mktemp -d)
-busy_pids=()
+# shellcheck source=tests/bench/busy_loops.sh
+. "$here/busy_loops.sh"
 cleanup() {
-  ((${#busy_pids[@]})) && kill "${busy_pids[@]}" 2>/dev/null
+  stop_busy_loops
   rm -rf "$work"
 }
 trap cleanup EXIT
 if [[ ${GUI_BUSY:-0} == 1 ]]; then
-  for _ in 1 2; do (while :; do :; done) & busy_pids+=($!); done
+  start_busy_loops 2
   echo "(two busy loops run beside every measurement)"
 fi
 results=()
