@@ -318,11 +318,24 @@ bool send_hello(Sender& s, int timeout_ms) {
   return s.hello_sent;
 }
 
-// The watermark a batch may carry: `bound` (see drain_and_send), or, when records still wait
-// in the buffers, no later than the oldest of them (a drain interval short of it: the TSC's
-// later anchors may place that record a little earlier when it is converted itself).
+// How far behind the present a batch's watermark always stays. A hook reads the clock, then
+// writes and publishes its record; preempted in between, it publishes a record older than
+// the drains that ran meanwhile, so older than the watermark they promised, if the wait
+// outlasted a cycle (2 ms, or one batch of the catch-up thread's back-to-back rounds). On a
+// machine with more runnable threads than cores such a wait lasts milliseconds: 1 event of
+// 2.2 M came late, 5.7 ms behind a watermark already sent (two PyTorch ranks beside four
+// busy loops and another training job). Rows reach the monitor's file and window this much
+// later; 50 ms is several of the scheduler's time slices on a crowded core.
+constexpr uint64_t kPreemptedHookMarginNs = 50'000'000;
+
+// The watermark a batch may carry: `bound` (see drain_and_send), no later than
+// kPreemptedHookMarginNs ago, and when records still wait in the buffers, no later than the
+// oldest of them (a drain interval short of it: the TSC's later anchors may place that record
+// a little earlier when it is converted itself).
 uint64_t batch_watermark(Sender& s, uint64_t bound) {
-  const uint64_t now = s.config.clock_is_tsc ? read_tsc() : monotonic_ns();
+  const uint64_t now_ns = monotonic_ns();
+  bound = std::min(bound, now_ns > kPreemptedHookMarginNs ? now_ns - kPreemptedHookMarginNs : 0);
+  const uint64_t now = s.config.clock_is_tsc ? read_tsc() : now_ns;
   uint64_t oldest = 0;
   if (!oldest_unread_clock(s.config.registry, now, &oldest)) return bound;
   const uint64_t oldest_ns = s.config.clock_is_tsc ? s.tsc.to_ns(oldest) : oldest;
@@ -500,7 +513,8 @@ int final_flush(Sender& s, uint32_t timeout_ms) {
                  : std::min<int>(remaining_ms(), int(s.config.connect_timeout_ms));
   if (!wait_connected(s, wait)) return 0;
   if (!send_hello(s, std::max(1, remaining_ms()))) return 0;
-  // Everything published until now: nothing older can follow, so the watermark is now. A
+  // Everything published until now: nothing older can follow, so the watermark is now (less
+  // kPreemptedHookMarginNs, for a hook of another thread preempted in the middle). A
   // part of the time is kept for the Bye and ZeroMQ's linger: when the monitor cannot take
   // everything in time, what is left is given up and counted, and the Bye says how much.
   // Without it the records still buffered went silently (a training script's whole loop
