@@ -40,10 +40,9 @@ TEST(ExecHandoff, TheLongestEntryFitsAndAShortBufferIsRefused) {
 TEST(ExecHandoff, AnotherPidsOrMalformedValueSaysNothing) {
   const MemtapExecHandoff untouched{1, 2, 3, 4, 0};
   for (const char* value :
-       {"41,ab,1,2,5", "", "42", "42,ab,1", "42,ab,1,2", "42,ab,1,2,", "42,,1,2,5",
-        "42,xy,1,2,5", "42,ab,1,2,5,6", "42,AB,1,2,5", "-42,ab,1,2,5",
-        "42,ab,18446744073709551616,2,5", "42,10000000000000000,1,2,5", " 42,ab,1,2,5",
-        "42,ab,1,2,5 "}) {
+       {"41,ab,1,2,5", "", "42", "42,ab,1", "42,ab,1,2", "42,ab,1,2,", "42,,1,2,5", "42,xy,1,2,5",
+        "42,ab,1,2,5,6", "42,AB,1,2,5", "-42,ab,1,2,5", "42,ab,18446744073709551616,2,5",
+        "42,10000000000000000,1,2,5", " 42,ab,1,2,5", "42,ab,1,2,5 "}) {
     MemtapExecHandoff h = untouched;
     EXPECT_FALSE(parse_exec_handoff(value, 42, &h)) << value;
     EXPECT_EQ(h.instance_id, 1u) << value;
