@@ -73,6 +73,31 @@ class MonitorStopped : public ::testing::Test {
   // The churn's blocks (64 bytes; the first block is 100).
   static int64_t churned_blocks(const DbQuery& q) { return mallocs_of_size(q, 64); }
 
+  // Stops the monitor once it has heard of the program (its first block is in the file the
+  // recorder is writing: the writer commits at least every second): what the program says
+  // later can then only be this connection's.
+  void stop_monitor_once_it_knows_the_program() {
+    ASSERT_TRUE(poll_until(
+        [&] {
+          std::string error;
+          std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &error);
+          return partial && mallocs_of_size(*partial, 100) > 0;
+        },
+        kProcessTimeout));
+    ASSERT_TRUE(recorder->signal(SIGSTOP));
+  }
+
+  // Waits until the program says its flush gave events up, then lets the monitor read again.
+  void expect_the_flush_to_give_up() {
+    const bool gave_up = program->wait_for_output(
+        [](const std::string&, const std::string& err) {
+          return err.find("counted as dropped") != std::string::npos;
+        },
+        kProcessTimeout);
+    ASSERT_TRUE(recorder->signal(SIGCONT));
+    ASSERT_TRUE(gave_up) << "stderr:\n" << program->err();
+  }
+
   TempDir dir;
   std::string endpoint = "ipc://" + dir.file("m.sock");
   std::string db = dir.file("stopped.db");
@@ -108,26 +133,10 @@ TEST_F(MonitorStopped, TheProgramGoesOnAndWhatDoesNotFitIsCounted) {
 // (Before, the buffered events went silently: "0 dropped", and "no final flush".)
 TEST_F(MonitorStopped, AnExitItCannotWaitForCountsWhatItLeft) {
   start({"MEMTAP_FLUSH_TIMEOUT_MS=4000"});
-  // The monitor has heard of the program (its first block is in the file the recorder is
-  // writing: the writer commits at least every second) before it stops: the Bye can then
-  // only be this connection's.
-  ASSERT_TRUE(poll_until(
-      [&] {
-        std::string error;
-        std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &error);
-        return partial && mallocs_of_size(*partial, 100) > 0;
-      },
-      kProcessTimeout));
-  ASSERT_TRUE(recorder->signal(SIGSTOP));
+  ASSERT_NO_FATAL_FAILURE(stop_monitor_once_it_knows_the_program());
   ask("churn " + std::to_string(kChurn) + " 64\n", "ok 100\nok 100\n");
   program->close_stdin();
-  const bool gave_up = program->wait_for_output(
-      [](const std::string&, const std::string& err) {
-        return err.find("counted as dropped") != std::string::npos;
-      },
-      kProcessTimeout);
-  ASSERT_TRUE(recorder->signal(SIGCONT));
-  ASSERT_TRUE(gave_up) << "stderr:\n" << program->err();
+  ASSERT_NO_FATAL_FAILURE(expect_the_flush_to_give_up());
   EXPECT_NE(program->err().find("MEMTAP_FLUSH_TIMEOUT_MS=4000"), std::string::npos)
       << program->err();
   std::unique_ptr<DbQuery> q = finish();
@@ -149,23 +158,10 @@ TEST_F(MonitorStopped, AnExitItCannotWaitForCountsWhatItLeft) {
 // without a trace.)
 TEST_F(MonitorStopped, AnExecItCannotWaitForCountsWhatItLeft) {
   start({"MEMTAP_FLUSH_TIMEOUT_MS=4000"});
-  ASSERT_TRUE(poll_until(
-      [&] {
-        std::string error;
-        std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &error);
-        return partial && mallocs_of_size(*partial, 100) > 0;
-      },
-      kProcessTimeout));
-  ASSERT_TRUE(recorder->signal(SIGSTOP));
+  ASSERT_NO_FATAL_FAILURE(stop_monitor_once_it_knows_the_program());
   ask("churn " + std::to_string(kChurn) + " 64\n", "ok 100\nok 100\n");
   ASSERT_TRUE(program->write_stdin("exec\n"));
-  const bool gave_up = program->wait_for_output(
-      [](const std::string&, const std::string& err) {
-        return err.find("counted as dropped") != std::string::npos;
-      },
-      kProcessTimeout);
-  ASSERT_TRUE(recorder->signal(SIGCONT));
-  ASSERT_TRUE(gave_up) << "stderr:\n" << program->err();
+  ASSERT_NO_FATAL_FAILURE(expect_the_flush_to_give_up());
   // The new image reads the next command (the old one read nothing after "exec").
   ask("alloc 1 200\n", "ok 100\nok 100\nok 200\n");
   std::unique_ptr<DbQuery> q = finish();
