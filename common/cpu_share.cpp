@@ -110,6 +110,12 @@ void RecentRunnable::add(int program, int others) {
   ++looks_;
 }
 
+int RecentRunnable::look(int program, int memtap, int machine, int cpus) {
+  add(program, machine < 0 ? 0 : std::max(0, machine - memtap - program));
+  if (machine < 0) return -1;
+  return this->program() + others() >= cpus ? 1 : 0;
+}
+
 int RecentRunnable::program() const {
   return *std::max_element(program_.begin(), program_.end());
 }

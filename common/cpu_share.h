@@ -102,6 +102,14 @@ class RecentRunnable {
  public:
   static constexpr size_t kLooks = 4;
   void add(int program, int others);
+  // One look, as the agent's catch-up thread and the monitor both take it: `program` runnable
+  // threads of the traced programs, `memtap` of memtap's own (the agents' threads, the
+  // monitor's), `machine` of the whole machine (-1: unknown). Other work is what is left:
+  // memtap's threads are not work memtap must stand behind (counted as others', they made a
+  // one-thread program on two cores look like busy cores, and the pacers kept to their
+  // share while the other core had room). Returns CpuShare::cores_full's value: whether the
+  // program and other work, as recently seen, fill the `cpus` (1, 0; -1: unknown).
+  int look(int program, int memtap, int machine, int cpus);
   int program() const;
   int others() const;
 

@@ -852,15 +852,13 @@ bool wait_unless_stopped(Sender& s, uint64_t ns) {
 // half a core against other processes' work, and no waiting on a core nobody else wants.
 void update_share(CpuShare* share, RecentRunnable* recent, double behind_s) {
   const ProgramThreads threads = program_runnable_threads(uint32_t(getpid()));
-  const int machine = machine_runnable_threads();
-  recent->add(threads.program,
-              machine < 0 ? 0 : std::max(0, machine - threads.program - threads.agent));
   const int cpus = usable_cpus();
+  const int cores_full =
+      recent->look(threads.program, threads.agent, machine_runnable_threads(), cpus);
   share->permille.store(share_while_running(CpuShare::kMinPermille, behind_s, recent->program(),
                                             recent->others(), cpus),
                         std::memory_order_relaxed);
-  share->cores_full.store(machine < 0 ? -1 : (recent->program() + recent->others() >= cpus ? 1 : 0),
-                          std::memory_order_relaxed);
+  share->cores_full.store(cores_full, std::memory_order_relaxed);
 }
 
 // The catch-up thread. The sender thread runs behind the program (nice 19): beside other

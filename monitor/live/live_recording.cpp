@@ -239,18 +239,12 @@ LiveRecording::RunnableNow LiveRecording::runnable_now() {
     program += t.program;
     agents += t.agent;
   }
-  const int machine = machine_runnable_threads();
-  const int mine = std::max(0, my_runnable_threads());
-  recent_.add(program, machine < 0 ? 0 : std::max(0, machine - mine - program - agents));
-  const RunnableNow runnable{recent_.program(), recent_.others()};
-  // The pacers' view of the cores too: the agents' threads are memtap's, not work memtap
-  // must stand behind (counted as others' work, they made a one-thread program on two
-  // cores look like busy cores, and the receiving thread kept to its share while the
-  // other core had room).
+  // The pacers' view of the cores too.
+  const int memtap = agents + std::max(0, my_runnable_threads());
   cpu_share_->cores_full.store(
-      machine < 0 ? -1 : (runnable.program + runnable.others >= usable_cpus_ ? 1 : 0),
+      recent_.look(program, memtap, machine_runnable_threads(), usable_cpus_),
       std::memory_order_relaxed);
-  return runnable;
+  return {recent_.program(), recent_.others()};
 }
 
 bool LiveRecording::is_local(uint32_t pid) const {

@@ -269,5 +269,27 @@ TEST(CpuShare, TheProgramCountsAtItsMostAndOtherWorkAtItsLeastOverTheLastLooks) 
   EXPECT_EQ(recent.others(), 0);
 }
 
+// One look as the catch-up thread and the monitor take it: memtap's own threads are neither
+// the program's nor other work, and the cores are full when the program and other work, as
+// recently seen, fill them.
+TEST(CpuShare, ALookCountsOtherWorkWithoutMemtapsThreads) {
+  RecentRunnable recent;
+  // A one-thread program on two cores, memtap's sender and monitor running too: not full.
+  EXPECT_EQ(recent.look(1, 2, 3, 2), 0);
+  EXPECT_EQ(recent.program(), 1);
+  EXPECT_EQ(recent.others(), 0);
+  // Two busy loops besides, at every one of the last four looks: full.
+  for (int i = 0; i < 3; ++i) recent.look(1, 2, 5, 2);
+  EXPECT_EQ(recent.look(1, 2, 5, 2), 1);
+  EXPECT_EQ(recent.others(), 2);
+  // The machine's count unknown: nothing said, and no other work counted.
+  EXPECT_EQ(recent.look(1, 0, -1, 2), -1);
+  EXPECT_EQ(recent.others(), 0);
+  // Counts that contradict each other (read at different instants) leave no negative work.
+  RecentRunnable fresh;
+  EXPECT_EQ(fresh.look(4, 3, 2, 8), 0);
+  EXPECT_EQ(fresh.others(), 0);
+}
+
 }  // namespace
 }  // namespace memtap
