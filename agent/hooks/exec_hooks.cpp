@@ -46,11 +46,11 @@ using namespace memtap;
 
 namespace {
 
-// Flushes, runs `call` (which closes descriptors, or execs), and if it returns goes on
-// recording, errno as it left it.
+// Flushes (writing into `entry` the handoff for a new image, when given), runs `call`, and
+// if it returns goes on recording, errno as it left it.
 template <typename Call>
-int flushed(Call call) {
-  const bool resume = agent_before_exec(nullptr, 0);
+int around_flush(char* entry, size_t len, Call call) {
+  const bool resume = agent_before_exec(entry, len);
   const int rc = call();
   if (resume) {
     const int error = errno;
@@ -58,6 +58,12 @@ int flushed(Call call) {
     errno = error;
   }
   return rc;
+}
+
+// For a call that closes the sender's descriptors: no new image, no handoff.
+template <typename Call>
+int flushed(Call call) {
+  return around_flush(nullptr, 0, call);
 }
 
 // Runs `exec` with `envp` and `entry` after it, any handoff entry `envp` had left out: in
@@ -86,20 +92,13 @@ int exec_with_entry(char* const* envp, char* entry, Exec exec) {
   return rc;
 }
 
-// An exec: flushes, runs `exec` with the environment to pass (`envp`, and the entry that
-// carries this instance's last word to the new image when there is one), and if it returns
-// goes on recording, errno as exec left it.
+// An exec: runs `exec` with the environment to pass, `envp` and the entry that carries this
+// instance's last word to the new image when the flush wrote one.
 template <typename Exec>
 int exec_flushed(char* const* envp, Exec exec) {
   char entry[kExecHandoffEntryBytes];
-  const bool resume = agent_before_exec(entry, sizeof entry);
-  const int rc = resume && entry[0] ? exec_with_entry(envp, entry, exec) : exec(envp);
-  if (resume) {
-    const int error = errno;
-    agent_after_failed_exec();
-    errno = error;
-  }
-  return rc;
+  return around_flush(entry, sizeof entry,
+                      [&] { return entry[0] ? exec_with_entry(envp, entry, exec) : exec(envp); });
 }
 
 int real_execve(const char* path, char* const argv[], char* const envp[]) {

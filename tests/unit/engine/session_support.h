@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/wire.capnp.h"
+#include "monitor/engine/decode.h"
 #include "monitor/engine/session.h"
 
 namespace memtap {
@@ -87,14 +88,6 @@ struct Thread {
   std::vector<Ev> events;
 };
 
-// Hello.execedFrom: the instance this one replaced by exec(), and its counts.
-struct ExecedFrom {
-  uint64_t instance_id;
-  uint64_t events_sent;
-  uint64_t dropped_total;
-  uint64_t instance_secret;
-};
-
 struct HelloArgs {
   uint32_t ppid = 1;
   uint32_t forked_from_pid = 0;
@@ -104,7 +97,8 @@ struct HelloArgs {
   uint64_t memory_total_bytes = 0;
   // Hello.eventsSentBefore; none: not said, as an older agent's Hello.
   std::optional<uint64_t> events_sent_before = 0;
-  std::optional<ExecedFrom> execed_from = std::nullopt;
+  // Hello.execedFrom: the instance this one replaced by exec(), and its counts.
+  std::optional<WireExecedFrom> execed_from = std::nullopt;
 };
 
 inline Bytes pack(capnp::MessageBuilder& builder) {

@@ -715,7 +715,7 @@ TEST_F(SessionTest, TheExecedImagesHelloSaysWhatTheOldOneSentAndDropped) {
   feed(hello(kPid, kInst));
   feed(counted_batch(kPid, kInst, 1, 3000, 0, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
   feed(hello(kPid, kInst2,
-             {.mono_ns = 6000, .execed_from = ExecedFrom{kInst, 4, 7, secret_of(kInst)}}));
+             {.mono_ns = 6000, .execed_from = WireExecedFrom{kInst, 4, 7, secret_of(kInst)}}));
   feed(batch(kPid, kInst2, 1, kFar, {{7, {ev_malloc(7000, 0x2000, 8)}}}));
   ASSERT_EQ(session.processes().size(), 2u);
   ProcessInfo old = session.processes()[0];
@@ -755,13 +755,13 @@ TEST_F(SessionTest, AnExecHandoffForAnotherInstanceChangesNothing) {
   feed(batch(kPid, kInst, 1, kFar, {{7, {ev_malloc(2000, 0x1000, 64)}}}));
   feed(bye(kPid, kInst, 2, 4000, 0, {}, 1));
   feed(hello(kPid, kInst3,
-             {.mono_ns = 6000, .execed_from = ExecedFrom{kInst2, 90, 90, secret_of(kInst2)}}));
+             {.mono_ns = 6000, .execed_from = WireExecedFrom{kInst2, 90, 90, secret_of(kInst2)}}));
   feed(batch(kPid, kInst3, 1, kFar, {{7, {ev_malloc(7000, 0x2000, 8)}}}));
   feed(hello(kPid, kInst4,
-             {.mono_ns = 8000, .execed_from = ExecedFrom{kInst, 90, 90, secret_of(kInst)}}));
+             {.mono_ns = 8000, .execed_from = WireExecedFrom{kInst, 90, 90, secret_of(kInst)}}));
   feed(batch(kPid, kInst4, 1, kFar, {{7, {ev_malloc(9000, 0x3000, 8)}}}));
   feed(hello(kPid, kInst5,
-             {.mono_ns = 9000, .execed_from = ExecedFrom{kInst4, 90, 90, secret_of(kInst5)}}));
+             {.mono_ns = 9000, .execed_from = WireExecedFrom{kInst4, 90, 90, secret_of(kInst5)}}));
   feed(batch(kPid, kInst5, 1, kFar, {{7, {ev_malloc(9500, 0x4000, 8)}}}));
   ASSERT_EQ(session.processes().size(), 5u);
   for (const ProcessInfo& p : session.processes()) {
