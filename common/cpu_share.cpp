@@ -150,18 +150,25 @@ bool cores_busy_without_me() {
 int64_t CpuPacer::owed_wait_ns(uint64_t wall_ns, uint64_t cpu_ns, bool (*cores_busy)()) {
   // Accounting starts when the limit does: what the thread used before is not owed.
   const bool limited = share_->limited.load(std::memory_order_relaxed);
+  const uint32_t permille = std::max<uint32_t>(1, share_->permille.load(std::memory_order_relaxed));
   if (!limited || !was_limited_) {
     was_limited_ = limited;
     last_wall_ns_ = wall_ns;
     last_cpu_ns_ = cpu_ns;
+    last_permille_ = permille;
     credit_ns_ = kBurstNs;
     return 0;
   }
-  const uint32_t permille = std::max<uint32_t>(1, share_->permille.load(std::memory_order_relaxed));
-  credit_ns_ += int64_t(wall_ns - last_wall_ns_) * permille / 1000 - int64_t(cpu_ns - last_cpu_ns_);
+  // The time since the last call earns at the share that held then: a share lowered now
+  // applies from now on. Charged at the new one, a round the catch-up thread did at half a
+  // core (150 ms of CPU in 600 ms) owed 4.6 s once a look saw the program's threads fill
+  // the cores, and a PyTorch rank's sender fell 9 s behind.
+  credit_ns_ +=
+      int64_t(wall_ns - last_wall_ns_) * last_permille_ / 1000 - int64_t(cpu_ns - last_cpu_ns_);
   credit_ns_ = std::min(credit_ns_, kBurstNs);
   last_wall_ns_ = wall_ns;
   last_cpu_ns_ = cpu_ns;
+  last_permille_ = permille;
   // Only a thread over its share looks at the machine: the check is a file read.
   if (credit_ns_ >= 0) return 0;
   if (!cores_busy()) {

@@ -159,7 +159,8 @@ class CpuPacer {
   int64_t credit_ns_ = kBurstNs;  // CPU time this thread may still use before it waits
   uint64_t last_wall_ns_ = 0;
   uint64_t last_cpu_ns_ = 0;
-  bool was_limited_ = false;  // at the previous call
+  uint32_t last_permille_ = CpuShare::kMinPermille;  // the share at the previous call
+  bool was_limited_ = false;                         // at the previous call
   uint64_t waits_ = 0;
 };
 

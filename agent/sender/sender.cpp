@@ -861,6 +861,18 @@ void update_share(CpuShare* share, RecentRunnable* recent, double behind_s) {
   share->cores_full.store(cores_full, std::memory_order_relaxed);
 }
 
+// Waits while `pacer` says this thread is over its share, in steps of a look (`look`), so
+// that a share that changes meanwhile changes the wait. False once there is a stop.
+template <typename Look>
+bool pay_what_is_owed(Sender& s, CpuPacer& pacer, Look look) {
+  for (;;) {
+    const int64_t owed = pacer.owed_wait_ns(monotonic_ns(), thread_cpu_ns(), pacer.busy_probe());
+    if (owed <= 0) return true;
+    if (!wait_unless_stopped(s, std::min(uint64_t(owed), kShareLookNs))) return false;
+    look();
+  }
+}
+
 // The catch-up thread. The sender thread runs behind the program (nice 19): beside other
 // busy processes it gets about 1.5 % of a core, and a PyTorch rank's sender fell more than
 // 10 s behind; the monitor then stopped waiting for it, applied its rows late, and at exit
@@ -887,20 +899,24 @@ void* catch_up(void* arg) {
     pacer.owed_wait_ns(monotonic_ns(), thread_cpu_ns(),
                        [] { return false; });  // starts the account
     uint64_t next_look = 0;
-    for (bool more = true; more;) {
+    auto look_when_due = [&] {
       const uint64_t now = monotonic_ns();
-      if (now >= next_look) {
-        const uint64_t since = now - s->caught_up_ns.load(std::memory_order_relaxed);
-        update_share(&share, &recent, double(since) / 1e9);
-        next_look = now + kShareLookNs;
-      }
+      if (now < next_look) return;
+      const uint64_t since = now - s->caught_up_ns.load(std::memory_order_relaxed);
+      update_share(&share, &recent, double(since) / 1e9);
+      next_look = now + kShareLookNs;
+    };
+    for (bool more = true; more;) {
+      look_when_due();
       {
         std::lock_guard<std::mutex> lock(s->rounds);
         if (stopping(*s)) break;
         more = one_round(*s, RoundBy::kCatchUp) == RoundEnd::kLeftSome;
       }
-      const int64_t owed = pacer.owed_wait_ns(monotonic_ns(), thread_cpu_ns(), pacer.busy_probe());
-      if (owed > 0 && !wait_unless_stopped(*s, uint64_t(owed))) break;
+      // What the round owes is waited out a look at a time, at the share each look sets: a
+      // share seen at its minimum once (a rank's own threads filled the cores during an
+      // all-reduce), kept for the whole wait, put the thread to sleep for 4-9 s.
+      if (!pay_what_is_owed(*s, pacer, look_when_due)) break;
     }
     s->catching_up.store(false, std::memory_order_release);
   }

@@ -53,6 +53,25 @@ TEST(CpuPacer, AThreadOverItsShareOnBusyCoresWaitsUntilItIsBackWithinIt) {
   EXPECT_EQ(pacer.owed_wait_ns(1800 * kMs, 100 * kMs, busy), 0);
 }
 
+// A share is a rate: the time since the last call earns at the share that held then, and a
+// new share applies from now on. Charged at the new one, the catch-up thread's round at half
+// a core owed seconds once a look saw the program's own threads fill the cores for a moment.
+TEST(CpuPacer, AShareThatChangesAppliesFromThenOn) {
+  CpuShare share;
+  limit(&share, 500);
+  CpuPacer pacer(&share);
+  EXPECT_EQ(pacer.owed_wait_ns(1000 * kMs, 0, busy), 0);
+  // 150 ms of CPU in 600 ms at half a core: within it, though the share is now 2.5 %.
+  share.permille = 25;
+  EXPECT_EQ(pacer.owed_wait_ns(1600 * kMs, 150 * kMs, busy), 0);
+  // From here 2.5 %: 100 ms of CPU in 100 ms is 97.5 ms over, less the 20 ms burst left...
+  EXPECT_EQ(pacer.owed_wait_ns(1700 * kMs, 250 * kMs, busy), 3100 * kMs);
+  // ...and once the share is half a core again, what is still owed (75 ms: the 100 ms since
+  // earned at 2.5 %) is paid back at that.
+  share.permille = 500;
+  EXPECT_EQ(pacer.owed_wait_ns(1800 * kMs, 250 * kMs, busy), 150 * kMs);
+}
+
 TEST(CpuPacer, WithinItsShareAThreadNeverWaits) {
   CpuShare share;
   limit(&share, 100);
