@@ -34,6 +34,7 @@
 #include "agent/sender/namespace_threads.h"
 #include "agent/sender/sender_api.h"
 #include "agent/sender/sender_fds.h"
+#include "agent/sender/starvation.h"
 #include "agent/sender/string_drain.h"
 #include "agent/sender/tsc_converter.h"
 #include "agent/sender/wire_encoder.h"
@@ -808,10 +809,15 @@ void run(Sender* s, std::promise<std::string>* opened) {
   // not stepped back yet, so the catch-up thread begins at the program's nice value; without
   // it (no thread to be had) this one does every round.
   s->catch_up_started = pthread_create(&s->catch_up_thread, nullptr, catch_up, s) == 0;
+  StarvationWatch starvation;
   while (!stopping(*s)) {
     // While the catch-up thread does the rounds, this one leaves them to it: every round it
-    // did would take the lock from it for a batch, at this thread's (slow) pace.
-    if (!s->catching_up.load(std::memory_order_acquire)) {
+    // did would take the lock from it for a batch, at this thread's (slow) pace. Starved
+    // (starvation.h), it leaves them too, before the catch-up thread wants the lock: a
+    // round it began then held the lock for seconds.
+    const bool starved = stepped_back && s->catch_up_started &&
+                         starvation.starved(monotonic_ns(), thread_run_delay_ns);
+    if (!s->catching_up.load(std::memory_order_acquire) && !starved) {
       std::lock_guard<std::mutex> lock(s->rounds);
       one_round(*s, RoundBy::kSender);
       if (!stepped_back && s->hello_sent) {
