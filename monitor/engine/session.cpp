@@ -1399,9 +1399,11 @@ IngestResult Session::ingest(const void* data, size_t size, const MessagePeer& p
       result.error = std::move(refusal->error);
       return result;
     }
+    const auto key = std::make_pair(decoded.message.pid, decoded.message.instance_id);
     s.apply(decoded.message, peer);
     s.release();
     s.flush();
+    result.awaits_first_batch = s.pending.count(key) != 0;
   } catch (const std::exception& e) {
     // Only allocation failure can get here (decode catches Cap'n Proto's own errors): the
     // message may be half applied, but the caller must still never see an exception.

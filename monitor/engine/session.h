@@ -59,6 +59,9 @@ using StringSink = std::function<void(uint32_t id, std::string_view text)>;
 struct IngestResult {
   bool ok = true;
   std::string error;  // why the message was rejected: names the field and what was expected
+  // A Hello whose process waits for its first Batch (pending): the live monitor takes that
+  // connection's next message next (monitor/live/arrival_queue.h).
+  bool awaits_first_batch = false;
 };
 
 // Where a message came from, as the transport knows it. `connection` tells the senders'

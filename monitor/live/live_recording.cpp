@@ -124,7 +124,20 @@ int64_t realtime_ns() {
 
 }  // namespace
 
-size_t LiveRecording::pump(int timeout_ms) {
+// Takes what the socket holds into the arrival queue, waiting up to timeout_ms for the first
+// message when there is none; at most kReadAhead messages a call, so that a flood cannot
+// keep the call here, and none while the queue is full (the rest waits in ZeroMQ's).
+void LiveRecording::read_ahead(int timeout_ms) {
+  constexpr size_t kReadAhead = 4096;
+  zmq::message_t msg;
+  for (size_t i = 0; i < kReadAhead && !queue_.full() && socket_->receive(&msg, timeout_ms); ++i) {
+    const uint64_t connection = PullSocket::connection(msg);
+    queue_.push(connection, std::move(msg));
+    timeout_ms = 0;
+  }
+}
+
+size_t LiveRecording::pump(int timeout_ms, size_t max_messages) {
   const int64_t lag_ns = std::chrono::nanoseconds(horizon_lag_).count();
   session_->set_horizon(realtime_ns() - lag_ns);
   // Under a flood the socket is never empty, so the loop also ends after kMaxPumpTime: the
@@ -132,15 +145,19 @@ size_t LiveRecording::pump(int timeout_ms) {
   constexpr std::chrono::milliseconds kMaxPumpTime(20);
   const auto pump_end = std::chrono::steady_clock::now() + kMaxPumpTime;
   size_t handled = 0;
+  bool out_of_time = false;
   zmq::message_t msg;
-  int wait = timeout_ms;
-  while (socket_->receive(&msg, wait)) {
+  uint64_t connection = 0;
+  for (;;) {
+    read_ahead(queue_.empty() && handled == 0 ? timeout_ms : 0);
+    if (handled == max_messages || !queue_.pop(&msg, &connection)) break;
     // The horizon moves with every message: set once per call, it held every row newer than
     // the call's start until the call ended, and under a flood that was seconds of rows
     // kept from the engine.
     if (handled != 0) session_->set_horizon(realtime_ns() - lag_ns);
-    const MessagePeer peer{PullSocket::connection(msg), PullSocket::peer_address(msg)};
+    const MessagePeer peer{connection, PullSocket::peer_address(msg)};
     IngestResult res = session_->ingest(msg.data(), msg.size(), peer);
+    queue_.settle(connection, res.ok && res.awaits_first_batch);
     // The first few are shown; a flood is only counted (summary and memtap_meta).
     constexpr uint64_t kShown = 10;
     if (!res.ok && session_->rejected_messages() <= kShown) {
@@ -148,18 +165,20 @@ size_t LiveRecording::pump(int timeout_ms) {
               session_->rejected_messages() == kShown ? " (further ones are only counted)" : "");
     }
     ++handled;
-    wait = 0;  // then take whatever else is already queued
     // After every message: one carries up to 65,536 events, and a pace every 64 messages
     // never came in a two-thread allocation storm (4 M events in ~60 messages), whose
     // receiving thread took 100 ms of its 175 at a share of 25-70 permille.
     pacer_.pace();
-    if (std::chrono::steady_clock::now() >= pump_end) break;
+    if (std::chrono::steady_clock::now() >= pump_end) {
+      out_of_time = true;
+      break;
+    }
   }
   if (handled) last_message_ = std::chrono::steady_clock::now();
   // Behind: this call ran out of time with messages still coming, or the engine holds more
   // than a few chunks it has not analysed.
   constexpr size_t kEngineBehindRows = 32768;
-  const bool flooded = wait == 0 && std::chrono::steady_clock::now() >= pump_end;
+  const bool flooded = out_of_time;
   const size_t unanalysed = analysis_->rows_waiting();
   live_behind_->store(flooded || unanalysed > kEngineBehindRows, std::memory_order_relaxed);
   // How far behind the path from the agents to the engine is: how old the newest rows

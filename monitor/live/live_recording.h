@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "common/cpu_share.h"
 #include "monitor/engine/analysis_thread.h"
 #include "monitor/engine/session.h"
+#include "monitor/live/arrival_queue.h"
 #include "monitor/live/run_summary.h"
 #include "monitor/store/memscope_writer.h"
 #include "monitor/transport/pull_socket.h"
@@ -33,10 +35,11 @@ class LiveRecording {
                                               const ListenSecurity& security = {},
                                               const SessionLimits& limits = {});
 
-  // Receives and ingests messages for up to timeout_ms. Returns the number handled. Says
-  // once, on stderr, when the recording stopped (a full disk: MemscopeWriter::stopped);
-  // the session and its live analyses go on.
-  size_t pump(int timeout_ms);
+  // Receives and ingests messages for up to timeout_ms, at most `max_messages` (0: only
+  // reads ahead what has arrived, as a monitor busy elsewhere does; tests). Returns the
+  // number handled. Says once, on stderr, when the recording stopped (a full disk:
+  // MemscopeWriter::stopped); the session and its live analyses go on.
+  size_t pump(int timeout_ms, size_t max_messages = SIZE_MAX);
 
   // Forgets processes on this host that are gone without Bye, once nothing has arrived
   // from anyone for `grace` after their death was seen.
@@ -73,6 +76,8 @@ class LiveRecording {
   bool any_exited_without_bye() const;
   bool saw_pid(uint32_t pid) const;
   std::chrono::steady_clock::time_point last_message() const { return last_message_; }
+  // Messages read from the socket that the engine has not taken yet (arrival_queue.h).
+  size_t waiting_messages() const { return queue_.messages(); }
 
   // Ends the session, writes the database. False with *error if the recording failed
   // (writer().stopped() says whether it stopped early, and where).
@@ -116,6 +121,9 @@ class LiveRecording {
   CpuPacer pacer_{cpu_share_.get()};  // pump()'s
   uint32_t min_share_permille_ = CpuShare::kMinPermille;
   std::unique_ptr<PullSocket> socket_;
+  // The socket's messages, read ahead and taken in the order they arrived (arrival_queue.h).
+  ArrivalQueue queue_;
+  void read_ahead(int timeout_ms);
   std::unique_ptr<MemscopeWriter> writer_;
   // The live report: the session's rows, analysed on their own thread by the same engine
   // that `memtap report` runs on the file. Before session_, whose

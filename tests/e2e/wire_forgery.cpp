@@ -54,20 +54,26 @@ std::string forged_hello(const ForgedHeader& h, const std::string& hostname) {
 
 std::string forged_batch(const ForgedHeader& h, uint32_t tid,
                          const std::vector<ForgedEvent>& events) {
+  const uint64_t now = clock_ns(CLOCK_MONOTONIC);
+  return forged_batch_at(h, tid, events, now, 1, now + events.size());
+}
+
+std::string forged_batch_at(const ForgedHeader& h, uint32_t tid,
+                            const std::vector<ForgedEvent>& events, uint64_t first_ns,
+                            uint64_t step_ns, uint64_t watermark_ns) {
   capnp::MallocMessageBuilder b;
   auto batch = start(b, h).getBody().initBatch();
   auto thread = batch.initThreads(1)[0];
   thread.setThreadId(tid);
   auto list = thread.initEvents(unsigned(events.size()));
-  uint64_t ts = clock_ns(CLOCK_MONOTONIC);
   for (size_t i = 0; i < events.size(); ++i) {
-    list[unsigned(i)].setTsNs(ts++);
+    list[unsigned(i)].setTsNs(first_ns + i * step_ns);
     list[unsigned(i)].setKind(events[i].size != 0 ? wire::EventKind::MALLOC
                                                   : wire::EventKind::FREE);
     list[unsigned(i)].setAddr(events[i].addr);
     list[unsigned(i)].setSizeBytes(events[i].size);
   }
-  batch.setWatermarkNs(ts);
+  batch.setWatermarkNs(watermark_ns);
   return flat(b);
 }
 

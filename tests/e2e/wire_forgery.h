@@ -30,6 +30,11 @@ std::string forged_hello(const ForgedHeader& h, const std::string& hostname);
 // A Batch of `events` on thread `tid`, timestamped now, with the watermark just after.
 std::string forged_batch(const ForgedHeader& h, uint32_t tid,
                          const std::vector<ForgedEvent>& events);
+// The same with the times given: event i at first_ns + i * step_ns, and the watermark
+// (CLOCK_MONOTONIC ns, as an agent sends them).
+std::string forged_batch_at(const ForgedHeader& h, uint32_t tid,
+                            const std::vector<ForgedEvent>& events, uint64_t first_ns,
+                            uint64_t step_ns, uint64_t watermark_ns);
 // A Hello says it is its agent's first connection (eventsSentBefore 0); a Bye, that the
 // agent sent `events_sent` events in all.
 std::string forged_bye(const ForgedHeader& h, uint64_t events_sent = 0);

@@ -1,0 +1,122 @@
+// The live monitor takes its messages in the order they arrived, not ZeroMQ's turns between
+// connections (monitor/live/arrival_queue.h): behind the live rate, a process whose batches
+// each cover little of its time fell more than the stall limit behind one whose batches
+// cover much, and its rows came late.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "monitor/live/live_recording.h"
+#include "tests/e2e/wire_forgery.h"
+
+namespace memtap {
+namespace {
+
+using e2e::ForgedEvent;
+using e2e::ForgedHeader;
+
+uint64_t monotonic_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+const ProcessInfo* find(const std::vector<ProcessInfo>& processes, uint32_t pid) {
+  for (const ProcessInfo& p : processes) {
+    if (p.pid == pid) return &p;
+  }
+  return nullptr;
+}
+
+// Reads ahead (and ingests nothing) until `count` messages wait in the monitor.
+void read_ahead_until(LiveRecording& rec, size_t count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (rec.waiting_messages() < count && std::chrono::steady_clock::now() < deadline) {
+    rec.pump(0, 0);
+  }
+  ASSERT_EQ(rec.waiting_messages(), count);
+}
+
+// Two ranks send the same 6 s of their time: `small` in 600 batches of 10 ms, `large` in 12
+// of 500 ms, each batch when its time has passed, as agents do. The monitor only reads
+// ahead while they send (busy elsewhere), then takes it all. In ZeroMQ's turns the large
+// rank got 1 s ahead after three turns, the stall limit here: the small one was stalled
+// and the rest of its events came late.
+TEST(ReceivingOrder, ARankOfSmallBatchesKeepsLevelWithARankOfLargeOnesWhenTheMonitorIsBehind) {
+  char dir_template[] = "/tmp/memtap_live_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  SessionLimits limits;
+  limits.stall_timeout_ns = 1'000'000'000;
+  std::string error;
+  std::unique_ptr<LiveRecording> rec = LiveRecording::start(
+      "ipc://" + dir + "/live.sock", dir + "/live.db", {}, &error, {}, {}, limits);
+  ASSERT_NE(rec, nullptr) << error;
+
+  zmq::context_t ctx;
+  zmq::socket_t small(ctx, zmq::socket_type::push), large(ctx, zmq::socket_type::push);
+  small.connect("ipc://" + dir + "/live.sock");
+  large.connect("ipc://" + dir + "/live.sock");
+  const ForgedHeader small_header{.pid = 5001, .instance_id = 1, .instance_secret = 11};
+  const ForgedHeader large_header{.pid = 5002, .instance_id = 2, .instance_secret = 22};
+  constexpr uint64_t kMs = 1'000'000;
+  const uint64_t base = monotonic_now_ns() - 20'000 * kMs;  // behind the horizon
+  // Each Hello with its first Batch right behind it, as an agent sends them: nothing yet.
+  // Both processes are known before their events come (here the times are 20 s old, so
+  // nothing else would hold the one's rows back for the other).
+  for (auto [socket, header] : {std::pair{&small, small_header}, std::pair{&large, large_header}}) {
+    const std::string hello = e2e::forged_hello(header, "node");
+    socket->send(zmq::buffer(hello), zmq::send_flags::none);
+    ForgedHeader first = header;
+    first.sequence = 1;
+    const std::string batch = e2e::forged_batch_at(first, 1, {}, base, 0, base);
+    socket->send(zmq::buffer(batch), zmq::send_flags::none);
+  }
+  read_ahead_until(*rec, 4);
+
+  uint64_t small_sequence = 1, large_sequence = 1;
+  for (uint64_t t = 10; t <= 6000; t += 10) {
+    ForgedHeader h = small_header;
+    h.sequence = ++small_sequence;
+    const std::vector<ForgedEvent> one{{0x10000 + t * 64, 64}};
+    const std::string batch =
+        e2e::forged_batch_at(h, 1, one, base + (t - 10) * kMs, 0, base + t * kMs);
+    small.send(zmq::buffer(batch), zmq::send_flags::none);
+    if (t % 500 == 0) {
+      ForgedHeader lh = large_header;
+      lh.sequence = ++large_sequence;
+      std::vector<ForgedEvent> fifty(50);
+      for (size_t i = 0; i < fifty.size(); ++i) fifty[i] = {0x900000 + (t * 50 + i) * 64, 64};
+      const std::string big =
+          e2e::forged_batch_at(lh, 1, fifty, base + (t - 500) * kMs, 10 * kMs, base + t * kMs);
+      large.send(zmq::buffer(big), zmq::send_flags::none);
+    }
+    // The monitor reads ahead what has arrived before the next send, and takes none of it.
+    read_ahead_until(*rec, 2 + small_sequence + large_sequence);
+  }
+  // The engine's turn: everything, then until the socket is quiet.
+  while (rec->pump(200) > 0) {
+  }
+  const std::vector<ProcessInfo> processes = rec->session().processes();
+  const ProcessInfo* s = find(processes, 5001);
+  const ProcessInfo* l = find(processes, 5002);
+  ASSERT_NE(s, nullptr);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(s->events_received, 600u);
+  EXPECT_EQ(l->events_received, 600u);
+  EXPECT_EQ(s->stalls, 0u);
+  EXPECT_EQ(s->late_events, 0u);
+  EXPECT_EQ(l->stalls, 0u);
+  EXPECT_EQ(l->late_events, 0u);
+  rec.reset();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace memtap
