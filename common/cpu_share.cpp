@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,19 +18,38 @@
 
 namespace memtap {
 
+namespace {
+
+// A small /proc file's text, NUL-terminated, into `text`; false when it cannot be read.
+bool read_proc_text(const char* path, char* text, size_t size) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = read(fd, text, size - 1);
+  close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  return true;
+}
+
+}  // namespace
+
 // The runnable count of /proc/loadavg ("0.50 0.40 0.30 3/412 9876": 3), or -1.
 int machine_runnable_threads() {
-  const int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
   char text[128];
-  const ssize_t n = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (n <= 0) return -1;
-  text[n] = '\0';
+  if (!read_proc_text("/proc/loadavg", text, sizeof text)) return -1;
   int running = 0, total = 0;
   double a = 0, b = 0, c = 0;
   if (sscanf(text, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) != 5) return -1;
   return running;
+}
+
+// /proc/thread-self/schedstat: "<ns on a CPU> <ns waiting for one> <timeslices>".
+uint64_t thread_run_delay_ns() {
+  char text[96];
+  if (!read_proc_text("/proc/thread-self/schedstat", text, sizeof text)) return 0;
+  uint64_t on_cpu = 0, waiting = 0;
+  if (sscanf(text, "%" SCNu64 " %" SCNu64, &on_cpu, &waiting) != 2) return 0;
+  return waiting;
 }
 
 namespace {

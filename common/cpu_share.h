@@ -122,6 +122,10 @@ class RecentRunnable {
 // The runnable threads of the whole machine (/proc/loadavg's fourth field), or -1.
 int machine_runnable_threads();
 
+// The calling thread's time spent runnable but waiting for a CPU (the second field of
+// /proc/thread-self/schedstat), or 0 when the kernel does not say.
+uint64_t thread_run_delay_ns();
+
 // The CPUs this process may run on (its affinity mask).
 int usable_cpus();
 

@@ -1,12 +1,6 @@
 // See starvation.h.
 #include "agent/sender/starvation.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cinttypes>
-#include <cstdio>
-
 namespace memtap {
 
 bool StarvationWatch::starved(uint64_t wall_ns, uint64_t (*run_delay)()) {
@@ -21,19 +15,6 @@ bool StarvationWatch::starved(uint64_t wall_ns, uint64_t (*run_delay)()) {
     last_delay_ns_ = delay;
   }
   return wall_ns < starved_until_ns_;
-}
-
-uint64_t thread_run_delay_ns() {
-  const int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char text[96];
-  const ssize_t n = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  text[n] = '\0';
-  uint64_t on_cpu = 0, waiting = 0;
-  if (sscanf(text, "%" SCNu64 " %" SCNu64, &on_cpu, &waiting) != 2) return 0;
-  return waiting;
 }
 
 }  // namespace memtap

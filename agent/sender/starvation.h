@@ -23,9 +23,10 @@ class StarvationWatch {
   // every 2 ms).
   static constexpr uint64_t kReadEveryNs = 100'000'000;
 
-  // A look, at `wall_ns` (monotonic): `run_delay` (thread_run_delay_ns) gives the thread's
-  // run-queue wait so far, and is called when kReadEveryNs have passed since it last was.
-  // True while the thread counts as starved.
+  // A look, at `wall_ns` (monotonic): `run_delay` (common/cpu_share.h's
+  // thread_run_delay_ns; 0 when the kernel does not say, and the thread then never looks
+  // starved) gives the thread's run-queue wait so far, and is called when kReadEveryNs have
+  // passed since it last was. True while the thread counts as starved.
   bool starved(uint64_t wall_ns, uint64_t (*run_delay)());
 
  private:
@@ -33,10 +34,5 @@ class StarvationWatch {
   uint64_t last_delay_ns_ = 0;
   uint64_t starved_until_ns_ = 0;
 };
-
-// The calling thread's time spent runnable but waiting for a CPU (the second field of
-// /proc/thread-self/schedstat), or 0 when the kernel does not say (then it never looks
-// starved, and the sender thread does its rounds as before).
-uint64_t thread_run_delay_ns();
 
 }  // namespace memtap

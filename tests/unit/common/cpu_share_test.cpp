@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -262,6 +263,32 @@ TEST(CpuPacer, TheCoresAreBusyAsTheLiveRecordingLastSawThem) {
   share.cores_busy = busy;  // a test's probe comes first
   share.cores_full = 0;
   EXPECT_TRUE(pacer.busy_probe()());
+}
+
+// Two busy threads on this thread's one CPU: while it does 30 ms of work it waits for the
+// CPU about twice that, and the kernel's figure (the sender's starvation watch reads it)
+// says so.
+TEST(CpuShare, TheKernelSaysHowLongThisThreadWaitedForACore) {
+  cpu_set_t all, one;
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  std::atomic<bool> stop{false};
+  auto spin = [&] {
+    sched_setaffinity(0, sizeof one, &one);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  };
+  std::thread a(spin), b(spin);
+  const uint64_t before = thread_run_delay_ns();
+  burn_cpu(std::chrono::milliseconds(30));
+  const uint64_t after = thread_run_delay_ns();
+  stop = true;
+  a.join();
+  b.join();
+  sched_setaffinity(0, sizeof all, &all);  // the later tests run where they did
+  EXPECT_GE(after, before + 10 * kMs) << before << " -> " << after;
 }
 
 TEST(CpuShare, TheProgramCountsAtItsMostAndOtherWorkAtItsLeastOverTheLastLooks) {

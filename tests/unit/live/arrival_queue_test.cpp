@@ -15,14 +15,15 @@ zmq::message_t text(const std::string& s) {
   return zmq::message_t(s.data(), s.size());
 }
 
-// Pops everything, as "connection:text".
-std::vector<std::string> drain(ArrivalQueue& q) {
+// Pops everything, as "connection:text", telling the queue after each message whether it
+// was a Hello still waiting for its first Batch (`awaits`, by connection; none by default).
+std::vector<std::string> drain(ArrivalQueue& q, bool (*awaits)(uint64_t) = nullptr) {
   std::vector<std::string> out;
   zmq::message_t m;
   uint64_t connection = 0;
   while (q.pop(&m, &connection)) {
     out.push_back(std::to_string(connection) + ":" + m.to_string());
-    q.settle(connection, false);
+    q.settle(connection, awaits != nullptr && awaits(connection));
   }
   return out;
 }
@@ -80,15 +81,10 @@ TEST(ArrivalQueue, AConnectionOfHellosIsTakenOutOfTurnOnlyOnce) {
   q.push(8, text("x"));
   q.push(7, text("h2"));
   q.push(7, text("h3"));
-  std::vector<std::string> out;
-  zmq::message_t m;
-  uint64_t connection = 0;
-  while (q.pop(&m, &connection)) {
-    out.push_back(std::to_string(connection) + ":" + m.to_string());
-    q.settle(connection, connection == 7);  // every one of them a Hello still waiting
-  }
-  // h2 out of turn after h1; then h3 waits behind x, which arrived before it.
-  EXPECT_EQ(out, (std::vector<std::string>{"7:h1", "7:h2", "8:x", "7:h3"}));
+  // Every one of 7's a Hello still waiting: h2 out of turn after h1; then h3 waits behind
+  // x, which arrived before it.
+  EXPECT_EQ(drain(q, [](uint64_t c) { return c == 7; }),
+            (std::vector<std::string>{"7:h1", "7:h2", "8:x", "7:h3"}));
 }
 
 TEST(ArrivalQueue, IsFullAtItsBoundInBytes) {

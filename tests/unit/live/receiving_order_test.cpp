@@ -4,7 +4,6 @@
 // cover much, and its rows came late.
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <chrono>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/clock.h"
 #include "monitor/live/live_recording.h"
 #include "tests/e2e/wire_forgery.h"
 
@@ -20,12 +20,6 @@ namespace {
 
 using e2e::ForgedEvent;
 using e2e::ForgedHeader;
-
-uint64_t monotonic_now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
 
 const ProcessInfo* find(const std::vector<ProcessInfo>& processes, uint32_t pid) {
   for (const ProcessInfo& p : processes) {
@@ -66,7 +60,7 @@ TEST(ReceivingOrder, ARankOfSmallBatchesKeepsLevelWithARankOfLargeOnesWhenTheMon
   const ForgedHeader small_header{.pid = 5001, .instance_id = 1, .instance_secret = 11};
   const ForgedHeader large_header{.pid = 5002, .instance_id = 2, .instance_secret = 22};
   constexpr uint64_t kMs = 1'000'000;
-  const uint64_t base = monotonic_now_ns() - 20'000 * kMs;  // behind the horizon
+  const uint64_t base = monotonic_ns() - 20'000 * kMs;  // behind the horizon
   // Each Hello with its first Batch right behind it, as an agent sends them: nothing yet.
   // Both processes are known before their events come (here the times are 20 s old, so
   // nothing else would hold the one's rows back for the other).
