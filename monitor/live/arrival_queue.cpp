@@ -9,18 +9,36 @@ namespace memtap {
 void ArrivalQueue::push(uint64_t connection, zmq::message_t message) {
   bytes_ += message.size();
   ++messages_;
+  const bool first = waiting_.count(connection) == 0 && seen_.count(connection) == 0;
   ++waiting_[connection];
-  entries_.push_back(Entry{connection, std::move(message), false});
+  if (!first) {
+    entries_.push_back(Entry{connection, std::move(message), false});
+    return;
+  }
+  if (seen_.size() >= kMaxSeen) seen_.clear();
+  seen_.insert(connection);
+  firsts_.push_back(Entry{connection, std::move(message), false});
+}
+
+void ArrivalQueue::count_out(uint64_t connection, size_t bytes) {
+  bytes_ -= bytes;
+  --messages_;
+  if (--waiting_[connection] == 0) waiting_.erase(connection);
 }
 
 void ArrivalQueue::take(Entry& entry, zmq::message_t* message, uint64_t* connection) {
   *connection = entry.connection;
   *message = std::move(entry.message);
   entry.taken = true;
-  bytes_ -= message->size();
-  --messages_;
-  if (--waiting_[entry.connection] == 0) waiting_.erase(entry.connection);
+  count_out(entry.connection, message->size());
   while (!entries_.empty() && entries_.front().taken) entries_.pop_front();
+}
+
+void ArrivalQueue::take_first(zmq::message_t* message, uint64_t* connection) {
+  *connection = firsts_.front().connection;
+  *message = std::move(firsts_.front().message);
+  firsts_.pop_front();
+  count_out(*connection, message->size());
 }
 
 bool ArrivalQueue::pop(zmq::message_t* message, uint64_t* connection) {
@@ -39,7 +57,13 @@ bool ArrivalQueue::pop(zmq::message_t* message, uint64_t* connection) {
       }
     }
   }
+  // Then a new connection's first message, ahead of its place; a Hello's Batch went before
+  // it, so a storm of new connections does not push a waiting Hello out.
   last_out_of_turn_ = false;
+  if (!firsts_.empty()) {
+    take_first(message, connection);
+    return true;
+  }
   take(entries_.front(), message, connection);
   return true;
 }

@@ -19,12 +19,21 @@
 // waits for its first Batch (SessionLimits::max_pending) has that connection's next message
 // taken next, ahead of its place: a storm of Hellos from other connections that arrived
 // between the two does not push it out.
+//
+// A new connection's first message (an agent's Hello) is taken ahead of what other
+// connections sent before it, after any waiting Hello's Batch. Until a process's Hello is
+// in, nothing holds the release back for it but the horizon (Session::set_horizon, a
+// quarter of a second behind the wall clock): a Hello that queued behind seconds of other
+// processes' batches came after their rows, newer than its start, had been written, and its
+// START_TRACE and first rows were out of time order (beside two busy loops, six programs
+// and their children recorded at once). ZeroMQ's turns had taken it within a round.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 #include <zmq.hpp>
 
 namespace memtap {
@@ -54,8 +63,18 @@ class ArrivalQueue {
     bool taken = false;  // taken out of turn (a Hello's Batch); skipped at the front
   };
   void take(Entry& entry, zmq::message_t* message, uint64_t* connection);
+  void take_first(zmq::message_t* message, uint64_t* connection);
+  void count_out(uint64_t connection, size_t bytes);
 
   std::deque<Entry> entries_;
+  // New connections' first messages, in the order they arrived; never in entries_, which
+  // holds only what came after them.
+  std::deque<Entry> firsts_;
+  // Connections that have had a first message. Forgotten all at once past kMaxSeen (a
+  // spawn-heavy run opens one per process): a connection forgotten with nothing waiting
+  // then has one message taken early, which changes no connection's own order.
+  static constexpr size_t kMaxSeen = size_t{1} << 16;
+  std::unordered_set<uint64_t> seen_;
   std::unordered_map<uint64_t, size_t> waiting_;  // messages waiting, by connection
   // Connections whose next message goes next; at most a few (agents starting together).
   static constexpr size_t kMaxFollowed = 64;

@@ -37,7 +37,8 @@ std::string flat(capnp::MessageBuilder& b) {
 
 }  // namespace
 
-std::string forged_hello(const ForgedHeader& h, const std::string& hostname) {
+std::string forged_hello(const ForgedHeader& h, const std::string& hostname,
+                         uint64_t trace_start_ns) {
   capnp::MallocMessageBuilder b;
   auto hello = start(b, h).getBody().initHello();
   hello.setPpid(1);
@@ -49,6 +50,7 @@ std::string forged_hello(const ForgedHeader& h, const std::string& hostname) {
   hello.setClockRealtimeNs(clock_ns(CLOCK_REALTIME));
   hello.setAgentVersion("forged");
   hello.setEventsSentBefore(0);
+  hello.setTraceStartNs(trace_start_ns);
   return flat(b);
 }
 

@@ -25,8 +25,10 @@ struct ForgedEvent {
   uint64_t size = 0;
 };
 
-// A Hello whose clocks are read now, so that its process's rows fall in the test's time.
-std::string forged_hello(const ForgedHeader& h, const std::string& hostname);
+// A Hello whose clocks are read now, so that its process's rows fall in the test's time;
+// with `trace_start_ns` (CLOCK_MONOTONIC), its process started then (Hello.traceStartNs).
+std::string forged_hello(const ForgedHeader& h, const std::string& hostname,
+                         uint64_t trace_start_ns = 0);
 // A Batch of `events` on thread `tid`, timestamped now, with the watermark just after.
 std::string forged_batch(const ForgedHeader& h, uint32_t tid,
                          const std::vector<ForgedEvent>& events);

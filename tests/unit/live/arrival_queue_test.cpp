@@ -28,8 +28,16 @@ std::vector<std::string> drain(ArrivalQueue& q, bool (*awaits)(uint64_t) = nullp
   return out;
 }
 
+// Puts one message of each connection through, as their Hellos: from then on they are
+// connections the queue has seen.
+void open_connections(ArrivalQueue& q, const std::vector<uint64_t>& connections) {
+  for (uint64_t c : connections) q.push(c, text("hello"));
+  ASSERT_EQ(drain(q).size(), connections.size());
+}
+
 TEST(ArrivalQueue, MessagesComeOutInTheOrderTheyArrivedWhateverTheirConnection) {
   ArrivalQueue q;
+  open_connections(q, {1, 2, 3});
   q.push(1, text("a"));
   q.push(1, text("b"));
   q.push(2, text("c"));
@@ -85,6 +93,38 @@ TEST(ArrivalQueue, AConnectionOfHellosIsTakenOutOfTurnOnlyOnce) {
   // x, which arrived before it.
   EXPECT_EQ(drain(q, [](uint64_t c) { return c == 7; }),
             (std::vector<std::string>{"7:h1", "7:h2", "8:x", "7:h3"}));
+}
+
+// A new connection's first message (an agent's Hello) goes ahead of what the connections
+// already open sent before it: until its Hello is in, the release does not wait for its
+// process, and rows newer than its start were written first.
+TEST(ArrivalQueue, ANewConnectionsFirstMessageGoesAheadOfOthersAndItsOwnFollowIt) {
+  ArrivalQueue q;
+  open_connections(q, {1});
+  q.push(1, text("a"));
+  q.push(1, text("b"));
+  q.push(2, text("hello2"));
+  q.push(1, text("c"));
+  q.push(2, text("batch2"));
+  q.push(3, text("hello3"));
+  EXPECT_EQ(drain(q),
+            (std::vector<std::string>{"2:hello2", "3:hello3", "1:a", "1:b", "1:c", "2:batch2"}));
+  // Seen now: its next message waits its turn.
+  q.push(1, text("d"));
+  q.push(2, text("e"));
+  EXPECT_EQ(drain(q), (std::vector<std::string>{"1:d", "2:e"}));
+}
+
+// A storm of new connections does not come between a waiting Hello and its Batch.
+TEST(ArrivalQueue, AWaitingHellosBatchGoesBeforeNewConnectionsFirstMessages) {
+  ArrivalQueue q;
+  q.push(7, text("hello"));
+  q.push(8, text("storm1"));
+  q.push(9, text("storm2"));
+  q.push(7, text("batch"));
+  q.push(10, text("storm3"));
+  EXPECT_EQ(drain(q, [](uint64_t c) { return c == 7; }),
+            (std::vector<std::string>{"7:hello", "7:batch", "8:storm1", "9:storm2", "10:storm3"}));
 }
 
 TEST(ArrivalQueue, IsFullAtItsBoundInBytes) {

@@ -112,5 +112,70 @@ TEST(ReceivingOrder, ARankOfSmallBatchesKeepsLevelWithARankOfLargeOnesWhenTheMon
   std::filesystem::remove_all(dir);
 }
 
+// A process whose Hello arrives while the monitor is behind, with older batches of another
+// waiting: its Hello is taken first. Until it is in, nothing holds the release back for its
+// process but the horizon, a quarter of a second behind the wall clock; taken in its place,
+// after the other's batch of a second ago, that batch's rows went out first, and the new
+// process's own first rows, 10 ms older, came late (and its START_TRACE out of order).
+TEST(ReceivingOrder, AHelloThatArrivesWhileTheMonitorIsBehindIsTakenBeforeOlderBatches) {
+  char dir_template[] = "/tmp/memtap_live_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  std::string error;
+  std::unique_ptr<LiveRecording> rec =
+      LiveRecording::start("ipc://" + dir + "/live.sock", dir + "/live.db", {}, &error);
+  ASSERT_NE(rec, nullptr) << error;
+
+  zmq::context_t ctx;
+  zmq::socket_t running(ctx, zmq::socket_type::push), starting(ctx, zmq::socket_type::push);
+  running.connect("ipc://" + dir + "/live.sock");
+  const ForgedHeader running_header{.pid = 6001, .instance_id = 1, .instance_secret = 11};
+  const ForgedHeader starting_header{.pid = 6002, .instance_id = 2, .instance_secret = 22};
+  constexpr uint64_t kMs = 1'000'000;
+  const uint64_t now = monotonic_ns();
+  // The running process is known, and the monitor has taken everything so far.
+  ForgedHeader h = running_header;
+  const std::string hello = e2e::forged_hello(h, "node");
+  running.send(zmq::buffer(hello), zmq::send_flags::none);
+  h.sequence = 1;
+  const std::string first =
+      e2e::forged_batch_at(h, 1, {}, now - 20'000 * kMs, 0, now - 20'000 * kMs);
+  running.send(zmq::buffer(first), zmq::send_flags::none);
+  read_ahead_until(*rec, 2);
+  while (rec->waiting_messages() > 0) rec->pump(0, 1);
+  // Behind from here: a batch of a second ago waits in the monitor, then the new process's
+  // Hello (it started 10 ms before that batch's event) and its first batch arrive.
+  h.sequence = 2;
+  const std::vector<ForgedEvent> one{{0x10000, 64}};
+  const std::string older = e2e::forged_batch_at(h, 1, one, now - 1000 * kMs, 0, now - 999 * kMs);
+  running.send(zmq::buffer(older), zmq::send_flags::none);
+  read_ahead_until(*rec, 1);
+  starting.connect("ipc://" + dir + "/live.sock");
+  const uint64_t started = now - 1010 * kMs;
+  ForgedHeader sh = starting_header;
+  const std::string starting_hello = e2e::forged_hello(sh, "node", started);
+  starting.send(zmq::buffer(starting_hello), zmq::send_flags::none);
+  sh.sequence = 1;
+  const std::vector<ForgedEvent> own{{0x20000, 128}};
+  const std::string own_batch =
+      e2e::forged_batch_at(sh, 1, own, started + kMs, 0, started + 2 * kMs);
+  starting.send(zmq::buffer(own_batch), zmq::send_flags::none);
+  read_ahead_until(*rec, 3);
+
+  while (rec->pump(200) > 0) {
+  }
+  const std::vector<ProcessInfo> processes = rec->session().processes();
+  const ProcessInfo* r = find(processes, 6001);
+  const ProcessInfo* s = find(processes, 6002);
+  ASSERT_NE(r, nullptr);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(r->events_received, 1u);
+  EXPECT_EQ(s->events_received, 1u);
+  EXPECT_EQ(r->late_events, 0u);
+  EXPECT_EQ(s->late_events, 0u) << "the new process's first event came after newer rows";
+  rec.reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace memtap
