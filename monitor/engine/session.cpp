@@ -1400,6 +1400,9 @@ IngestResult Session::ingest(const void* data, size_t size, const MessagePeer& p
       return result;
     }
     const auto key = std::make_pair(decoded.message.pid, decoded.message.instance_id);
+    if (decoded.message.body == WireBodyKind::kHello) {
+      result.hello_start_ns = hello_start_ns(decoded.message.hello);
+    }
     s.apply(decoded.message, peer);
     s.release();
     s.flush();

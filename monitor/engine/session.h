@@ -62,6 +62,9 @@ struct IngestResult {
   // A Hello whose process waits for its first Batch (pending): the live monitor takes that
   // connection's next message next (monitor/live/arrival_queue.h).
   bool awaits_first_batch = false;
+  // A Hello's START_TRACE time (epoch ns), else 0: how long it took to come is what the
+  // live monitor's horizon learns from (monitor/live/horizon_lag.h).
+  int64_t hello_start_ns = 0;
 };
 
 // Where a message came from, as the transport knows it. `connection` tells the senders'

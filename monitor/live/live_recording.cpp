@@ -1,4 +1,4 @@
-// See recording.h.
+// See live_recording.h.
 #include "monitor/live/live_recording.h"
 
 #include <signal.h>
@@ -32,7 +32,7 @@ std::unique_ptr<LiveRecording> LiveRecording::start(
                "': expected milliseconds, at most 3600000";
       return nullptr;
     }
-    r->horizon_lag_ = std::chrono::milliseconds(ms);
+    r->horizon_lag_ = HorizonLag(int64_t(ms) * 1'000'000);
   }
   // The socket first: a failed bind must not leave a half-made database behind.
   r->socket_ = PullSocket::bind(endpoint, error, security);
@@ -122,6 +122,12 @@ int64_t realtime_ns() {
       .count();
 }
 
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 // Takes what the socket holds into the arrival queue, waiting up to timeout_ms for the first
@@ -138,7 +144,7 @@ void LiveRecording::read_ahead(int timeout_ms) {
 }
 
 size_t LiveRecording::pump(int timeout_ms, size_t max_messages) {
-  const int64_t lag_ns = std::chrono::nanoseconds(horizon_lag_).count();
+  int64_t lag_ns = horizon_lag_.lag_ns(steady_ns());
   session_->set_horizon(realtime_ns() - lag_ns);
   // Under a flood the socket is never empty, so the loop also ends after kMaxPumpTime: the
   // caller's progress lines and liveness checks still come on time.
@@ -157,6 +163,10 @@ size_t LiveRecording::pump(int timeout_ms, size_t max_messages) {
     if (handled != 0) session_->set_horizon(realtime_ns() - lag_ns);
     const MessagePeer peer{connection, PullSocket::peer_address(msg)};
     IngestResult res = session_->ingest(msg.data(), msg.size(), peer);
+    if (res.ok && res.hello_start_ns != 0) {
+      horizon_lag_.saw_hello(realtime_ns() - res.hello_start_ns, steady_ns());
+      lag_ns = horizon_lag_.lag_ns(steady_ns());
+    }
     queue_.settle(connection, res.ok && res.awaits_first_batch);
     // The first few are shown; a flood is only counted (summary and memtap_meta).
     constexpr uint64_t kShown = 10;

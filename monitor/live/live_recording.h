@@ -15,6 +15,7 @@
 #include "monitor/engine/analysis_thread.h"
 #include "monitor/engine/session.h"
 #include "monitor/live/arrival_queue.h"
+#include "monitor/live/horizon_lag.h"
 #include "monitor/live/run_summary.h"
 #include "monitor/store/memscope_writer.h"
 #include "monitor/transport/pull_socket.h"
@@ -137,10 +138,10 @@ class LiveRecording {
   std::map<uint32_t, int64_t> died_ns_;  // process_died
   std::chrono::steady_clock::time_point last_message_ = std::chrono::steady_clock::now();
   // How far behind the present rows are held, beyond what the watermarks ask
-  // (MEMTAP_HORIZON_MS): a process that starts now sends its Hello only after its start-up
-  // allocations (and after loading its sender, which on a busy machine takes longer), and
-  // those must still find their place in the time order.
-  std::chrono::milliseconds horizon_lag_{250};
+  // (MEMTAP_HORIZON_MS, and longer after slow Hellos): a process that starts now sends its
+  // Hello only after its start-up allocations (and after loading its sender, which on a
+  // busy machine takes longer), and those must still find their place in the time order.
+  HorizonLag horizon_lag_{250'000'000};
   bool told_stopped_ = false;  // pump() said that the recording stopped
 };
 
