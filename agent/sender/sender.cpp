@@ -879,6 +879,18 @@ bool pay_what_is_owed(Sender& s, CpuPacer& pacer, Look look) {
   }
 }
 
+// A dlclose waits for a round to report the modules before it unloads them, at most
+// kModuleScanWaitNs (200 ms), and a sender thread held off its core (nice 19 beside busy
+// cores) often took longer. The program then loaded another library at the same address,
+// used it and unloaded it before any round scanned: that library was never reported, and
+// its stacks were named after the one before it (4 busy loops: 3 runs of 20). So the
+// catch-up thread answers a scan asked and unanswered at its next look, without its grace.
+bool scan_unanswered(const Sender& s) {
+  const ModuleScanWords* scan = s.config.module_scan;
+  return scan && scan->requested.load(std::memory_order_acquire) !=
+                     scan->done.load(std::memory_order_acquire);
+}
+
 // The catch-up thread. The sender thread runs behind the program (nice 19): beside other
 // busy processes it gets about 1.5 % of a core, and a PyTorch rank's sender fell more than
 // 10 s behind; the monitor then stopped waiting for it, applied its rows late, and at exit
@@ -887,19 +899,8 @@ bool pay_what_is_owed(Sender& s, CpuPacer& pacer, Look look) {
 // nothing waiting began longer ago than the grace, it takes the rounds over, a batch at a
 // time, keeping to a share of a core (update_share), until nothing waits; the sender thread
 // then has them back. A paced sender at nice 0 all the time cost a one-thread allocation
-// storm half its time again (bench/HISTORY.md): this one runs only past the grace.
-// A dlclose waits for a round to report the modules before it unloads them, at most
-// kModuleScanWaitNs (200 ms), and a sender thread held off its core (nice 19 beside busy
-// cores) often took longer. The program then loaded another library at the same address,
-// used it and unloaded it before any round scanned: that library was never reported, and
-// its stacks were named after the one before it (4 busy loops: 3 runs of 20). So a scan
-// asked and unanswered at a look is answered by this thread at once, without its grace.
-bool scan_unanswered(const Sender& s) {
-  const ModuleScanWords* scan = s.config.module_scan;
-  return scan && scan->requested.load(std::memory_order_acquire) !=
-                     scan->done.load(std::memory_order_acquire);
-}
-
+// storm half its time again (bench/HISTORY.md): this one runs only past the grace, or for a
+// dlclose that waits (scan_unanswered).
 void* catch_up(void* arg) {
   Sender* s = static_cast<Sender*>(arg);
   pthread_setname_np(pthread_self(), "memtap-catchup");
