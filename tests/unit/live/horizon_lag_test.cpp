@@ -2,9 +2,7 @@
 #include "monitor/live/horizon_lag.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -12,6 +10,7 @@
 #include "common/clock.h"
 #include "monitor/live/live_recording.h"
 #include "tests/e2e/wire_forgery.h"
+#include "tests/unit/live/live_dir.h"
 
 namespace memtap {
 namespace {
@@ -44,13 +43,6 @@ TEST(HorizonLag, FallsBackOnceNoSlowHelloHasComeForAWhile) {
   EXPECT_EQ(lag.lag_ns(10 * kS + HorizonLag::kMemoryNs), 280 * kMs);
 }
 
-const ProcessInfo* find(const std::vector<ProcessInfo>& processes, uint32_t pid) {
-  for (const ProcessInfo& p : processes) {
-    if (p.pid == pid) return &p;
-  }
-  return nullptr;
-}
-
 // Takes everything that comes, until the socket is quiet for 200 ms.
 void take_all(LiveRecording& rec) {
   while (rec.pump(200) > 0) {
@@ -77,12 +69,11 @@ void start_process(zmq::socket_t& socket, const e2e::ForgedHeader& header, uint6
 // before the second had said it was there, and the second's first event, older, came late;
 // with the lag learnt from the first slow Hello they wait for it.
 TEST(HorizonLag, ALateHelloAfterASlowOneFindsTheRowsAfterItsStartStillHeld) {
-  char dir_template[] = "/tmp/memtap_live_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
-  const std::string endpoint = "ipc://" + dir + "/live.sock";
+  LiveDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string endpoint = dir.endpoint();
   std::string error;
-  std::unique_ptr<LiveRecording> rec = LiveRecording::start(endpoint, dir + "/live.db", {}, &error);
+  std::unique_ptr<LiveRecording> rec = dir.start(&error);
   ASSERT_NE(rec, nullptr) << error;
   zmq::context_t ctx;
   zmq::socket_t slow(ctx, zmq::socket_type::push), slower(ctx, zmq::socket_type::push);
@@ -105,13 +96,11 @@ TEST(HorizonLag, ALateHelloAfterASlowOneFindsTheRowsAfterItsStartStillHeld) {
 
   const std::vector<ProcessInfo> processes = rec->session().processes();
   for (uint32_t pid : {7001u, 7002u}) {
-    const ProcessInfo* p = find(processes, pid);
+    const ProcessInfo* p = find_process(processes, pid);
     ASSERT_NE(p, nullptr) << pid;
     EXPECT_EQ(p->events_received, pid == 7001u ? 2u : 1u) << pid;
     EXPECT_EQ(p->late_events, 0u) << pid;
   }
-  rec.reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -3,10 +3,8 @@
 // each cover little of its time fell more than the stall limit behind one whose batches
 // cover much, and its rows came late.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <chrono>
-#include <filesystem>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -14,19 +12,13 @@
 #include "common/clock.h"
 #include "monitor/live/live_recording.h"
 #include "tests/e2e/wire_forgery.h"
+#include "tests/unit/live/live_dir.h"
 
 namespace memtap {
 namespace {
 
 using e2e::ForgedEvent;
 using e2e::ForgedHeader;
-
-const ProcessInfo* find(const std::vector<ProcessInfo>& processes, uint32_t pid) {
-  for (const ProcessInfo& p : processes) {
-    if (p.pid == pid) return &p;
-  }
-  return nullptr;
-}
 
 // Reads ahead (and ingests nothing) until `count` messages wait in the monitor.
 void read_ahead_until(LiveRecording& rec, size_t count) {
@@ -43,20 +35,18 @@ void read_ahead_until(LiveRecording& rec, size_t count) {
 // rank got 1 s ahead after three turns, the stall limit here: the small one was stalled
 // and the rest of its events came late.
 TEST(ReceivingOrder, ARankOfSmallBatchesKeepsLevelWithARankOfLargeOnesWhenTheMonitorIsBehind) {
-  char dir_template[] = "/tmp/memtap_live_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
+  LiveDir dir;
+  ASSERT_TRUE(dir.ok());
   SessionLimits limits;
   limits.stall_timeout_ns = 1'000'000'000;
   std::string error;
-  std::unique_ptr<LiveRecording> rec = LiveRecording::start(
-      "ipc://" + dir + "/live.sock", dir + "/live.db", {}, &error, {}, {}, limits);
+  std::unique_ptr<LiveRecording> rec = dir.start(&error, limits);
   ASSERT_NE(rec, nullptr) << error;
 
   zmq::context_t ctx;
   zmq::socket_t small(ctx, zmq::socket_type::push), large(ctx, zmq::socket_type::push);
-  small.connect("ipc://" + dir + "/live.sock");
-  large.connect("ipc://" + dir + "/live.sock");
+  small.connect(dir.endpoint());
+  large.connect(dir.endpoint());
   const ForgedHeader small_header{.pid = 5001, .instance_id = 1, .instance_secret = 11};
   const ForgedHeader large_header{.pid = 5002, .instance_id = 2, .instance_secret = 22};
   constexpr uint64_t kMs = 1'000'000;
@@ -98,8 +88,8 @@ TEST(ReceivingOrder, ARankOfSmallBatchesKeepsLevelWithARankOfLargeOnesWhenTheMon
   while (rec->pump(200) > 0) {
   }
   const std::vector<ProcessInfo> processes = rec->session().processes();
-  const ProcessInfo* s = find(processes, 5001);
-  const ProcessInfo* l = find(processes, 5002);
+  const ProcessInfo* s = find_process(processes, 5001);
+  const ProcessInfo* l = find_process(processes, 5002);
   ASSERT_NE(s, nullptr);
   ASSERT_NE(l, nullptr);
   EXPECT_EQ(s->events_received, 600u);
@@ -108,8 +98,6 @@ TEST(ReceivingOrder, ARankOfSmallBatchesKeepsLevelWithARankOfLargeOnesWhenTheMon
   EXPECT_EQ(s->late_events, 0u);
   EXPECT_EQ(l->stalls, 0u);
   EXPECT_EQ(l->late_events, 0u);
-  rec.reset();
-  std::filesystem::remove_all(dir);
 }
 
 // A process whose Hello arrives while the monitor is behind, with older batches of another
@@ -118,17 +106,15 @@ TEST(ReceivingOrder, ARankOfSmallBatchesKeepsLevelWithARankOfLargeOnesWhenTheMon
 // after the other's batch of a second ago, that batch's rows went out first, and the new
 // process's own first rows, 10 ms older, came late (and its START_TRACE out of order).
 TEST(ReceivingOrder, AHelloThatArrivesWhileTheMonitorIsBehindIsTakenBeforeOlderBatches) {
-  char dir_template[] = "/tmp/memtap_live_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
+  LiveDir dir;
+  ASSERT_TRUE(dir.ok());
   std::string error;
-  std::unique_ptr<LiveRecording> rec =
-      LiveRecording::start("ipc://" + dir + "/live.sock", dir + "/live.db", {}, &error);
+  std::unique_ptr<LiveRecording> rec = dir.start(&error);
   ASSERT_NE(rec, nullptr) << error;
 
   zmq::context_t ctx;
   zmq::socket_t running(ctx, zmq::socket_type::push), starting(ctx, zmq::socket_type::push);
-  running.connect("ipc://" + dir + "/live.sock");
+  running.connect(dir.endpoint());
   const ForgedHeader running_header{.pid = 6001, .instance_id = 1, .instance_secret = 11};
   const ForgedHeader starting_header{.pid = 6002, .instance_id = 2, .instance_secret = 22};
   constexpr uint64_t kMs = 1'000'000;
@@ -150,7 +136,7 @@ TEST(ReceivingOrder, AHelloThatArrivesWhileTheMonitorIsBehindIsTakenBeforeOlderB
   const std::string older = e2e::forged_batch_at(h, 1, one, now - 1000 * kMs, 0, now - 999 * kMs);
   running.send(zmq::buffer(older), zmq::send_flags::none);
   read_ahead_until(*rec, 1);
-  starting.connect("ipc://" + dir + "/live.sock");
+  starting.connect(dir.endpoint());
   const uint64_t started = now - 1010 * kMs;
   ForgedHeader sh = starting_header;
   const std::string starting_hello = e2e::forged_hello(sh, "node", started);
@@ -165,16 +151,14 @@ TEST(ReceivingOrder, AHelloThatArrivesWhileTheMonitorIsBehindIsTakenBeforeOlderB
   while (rec->pump(200) > 0) {
   }
   const std::vector<ProcessInfo> processes = rec->session().processes();
-  const ProcessInfo* r = find(processes, 6001);
-  const ProcessInfo* s = find(processes, 6002);
+  const ProcessInfo* r = find_process(processes, 6001);
+  const ProcessInfo* s = find_process(processes, 6002);
   ASSERT_NE(r, nullptr);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(r->events_received, 1u);
   EXPECT_EQ(s->events_received, 1u);
   EXPECT_EQ(r->late_events, 0u);
   EXPECT_EQ(s->late_events, 0u) << "the new process's first event came after newer rows";
-  rec.reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

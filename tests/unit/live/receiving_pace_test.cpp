@@ -3,15 +3,14 @@
 // messages never came in a two-thread allocation storm: 4 M events in ~60 messages, whose
 // receiving thread then took 100 ms of the storm's 175.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
 
 #include "monitor/live/live_recording.h"
 #include "tests/e2e/wire_forgery.h"
+#include "tests/unit/live/live_dir.h"
 
 namespace memtap {
 namespace {
@@ -24,12 +23,10 @@ bool busy() {
 }
 
 TEST(ReceivingPace, AFewLargeMessagesAreEnoughToMakeTheReceivingThreadWait) {
-  char dir_template[] = "/tmp/memtap_live_XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
+  LiveDir dir;
+  ASSERT_TRUE(dir.ok());
   std::string error;
-  std::unique_ptr<LiveRecording> rec =
-      LiveRecording::start("ipc://" + dir + "/live.sock", dir + "/live.db", {}, &error);
+  std::unique_ptr<LiveRecording> rec = dir.start(&error);
   ASSERT_NE(rec, nullptr) << error;
   rec->set_cores_busy_probe(busy);
   // A share so small that a thread doing any work outruns it, on a quiet machine or a
@@ -39,7 +36,7 @@ TEST(ReceivingPace, AFewLargeMessagesAreEnoughToMakeTheReceivingThreadWait) {
 
   zmq::context_t ctx;
   zmq::socket_t push(ctx, zmq::socket_type::push);
-  push.connect("ipc://" + dir + "/live.sock");
+  push.connect(dir.endpoint());
   const ForgedHeader header{.pid = 4242, .instance_id = 7, .instance_secret = 9};
   const std::string hello = e2e::forged_hello(header, "another-host");
   push.send(zmq::buffer(hello), zmq::send_flags::none);
@@ -61,8 +58,6 @@ TEST(ReceivingPace, AFewLargeMessagesAreEnoughToMakeTheReceivingThreadWait) {
   }
   EXPECT_GT(rec->receiving_waits(), 0u) << sent << " messages";
   rec->set_program_running(false);
-  rec.reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
