@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/clock.h"
 #include "common/terminal_progress.h"
 #include "monitor/report/report_render.h"
 #include "monitor/report/units.h"
@@ -116,18 +117,6 @@ ProgressSample finishing_progress(const MemscopeWriter& writer, uint64_t backlog
   return s;
 }
 
-int64_t realtime_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 // Takes what the socket holds into the arrival queue, waiting up to timeout_ms for the first
@@ -144,8 +133,8 @@ void LiveRecording::read_ahead(int timeout_ms) {
 }
 
 size_t LiveRecording::pump(int timeout_ms, size_t max_messages) {
-  int64_t lag_ns = horizon_lag_.lag_ns(steady_ns());
-  session_->set_horizon(realtime_ns() - lag_ns);
+  int64_t lag_ns = horizon_lag_.lag_ns(int64_t(monotonic_ns()));
+  session_->set_horizon(int64_t(realtime_ns()) - lag_ns);
   // Under a flood the socket is never empty, so the loop also ends after kMaxPumpTime: the
   // caller's progress lines and liveness checks still come on time.
   constexpr std::chrono::milliseconds kMaxPumpTime(20);
@@ -160,12 +149,12 @@ size_t LiveRecording::pump(int timeout_ms, size_t max_messages) {
     // The horizon moves with every message: set once per call, it held every row newer than
     // the call's start until the call ended, and under a flood that was seconds of rows
     // kept from the engine.
-    if (handled != 0) session_->set_horizon(realtime_ns() - lag_ns);
+    if (handled != 0) session_->set_horizon(int64_t(realtime_ns()) - lag_ns);
     const MessagePeer peer{connection, PullSocket::peer_address(msg)};
     IngestResult res = session_->ingest(msg.data(), msg.size(), peer);
     if (res.ok && res.hello_start_ns != 0) {
-      horizon_lag_.saw_hello(realtime_ns() - res.hello_start_ns, steady_ns());
-      lag_ns = horizon_lag_.lag_ns(steady_ns());
+      horizon_lag_.saw_hello(int64_t(realtime_ns()) - res.hello_start_ns, int64_t(monotonic_ns()));
+      lag_ns = horizon_lag_.lag_ns(int64_t(monotonic_ns()));
     }
     queue_.settle(connection, res.ok && res.awaits_first_batch);
     // The first few are shown; a flood is only counted (summary and memtap_meta).
@@ -200,7 +189,8 @@ size_t LiveRecording::pump(int timeout_ms, size_t max_messages) {
   // and the engine's queues took a quarter of a core from a two-thread allocation storm,
   // whose rows wait there without holding anything up until the program ends.
   const int64_t released = session_->released_ns();
-  const double behind_s = released > 0 ? double(realtime_ns() - lag_ns - released) / 1e9 : 0.0;
+  const double behind_s =
+      released > 0 ? double(int64_t(realtime_ns()) - lag_ns - released) / 1e9 : 0.0;
   const RunnableNow runnable = runnable_now();
   cpu_share_->permille.store(
       pinned_permille_ != 0 ? pinned_permille_
