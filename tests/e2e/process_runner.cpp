@@ -10,9 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
+
+#include "tests/e2e/stuck_processes.h"
 
 extern char** environ;
 
@@ -82,7 +85,7 @@ void read_some(int* fd, std::string* text) {
 }  // namespace
 
 std::string describe(const ProcessResult& r) {
-  if (r.timed_out) return "timed out (killed)";
+  if (r.timed_out) return "timed out (killed); what was running then:\n" + r.at_timeout;
   if (r.exited) return "exit " + std::to_string(r.exit_code);
   if (r.term_signal) return std::string("signal ") + strsignal(r.term_signal);
   return "did not run";
@@ -245,7 +248,13 @@ ProcessResult Process::wait(std::chrono::milliseconds timeout) {
   while (!(reaped_ && out_fd_ < 0 && err_fd_ < 0)) {
     if (!pump(deadline)) {
       r.timed_out = true;
-      kill(pid_, SIGKILL);
+      std::vector<pid_t> pids;
+      for (int fd : {out_fd_, err_fd_})
+        if (fd >= 0 && pids.empty()) pids = pipe_holders(fd);
+      if (!reaped_ && std::find(pids.begin(), pids.end(), pid_) == pids.end())
+        pids.insert(pids.begin(), pid_);
+      r.at_timeout = describe_stuck(pids);
+      for (pid_t p : pids) kill(p, SIGKILL);
       reap(true);
       break;
     }

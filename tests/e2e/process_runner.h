@@ -37,6 +37,9 @@ struct ProcessResult {
   int exit_code = -1;
   int term_signal = 0;  // killed by this signal (exited == false)
   bool timed_out = false;
+  // When timed out: the processes that still held its output, as they were before the
+  // kill (stuck_processes.h), so that a failure tells a slow run from a stuck one.
+  std::string at_timeout;
   std::string out;  // everything written to stdout
   std::string err;  // everything written to stderr
 };
@@ -73,8 +76,9 @@ class Process {
   const std::string& out() const { return out_; }
   const std::string& err() const { return err_; }
 
-  // Reads both pipes to their end and reaps the child. At the deadline the child is killed
-  // with SIGKILL and the result says timed_out.
+  // Reads both pipes to their end and reaps the child. At the deadline the child, and every
+  // process still holding its stdout or stderr (its descendants), is described and killed
+  // with SIGKILL, and the result says timed_out.
   ProcessResult wait(std::chrono::milliseconds timeout);
 
  private:
