@@ -92,10 +92,22 @@ class FlatMap {
     return true;
   }
 
-  // Calls f(key, value) for every entry, in no particular order.
+  // Calls f(key, value) for every entry, in the order of the slots. Putting the entries in
+  // that order into another, smaller map is quadratic: their homes there come in ascending
+  // order too, far denser than its slots, and pile up in one probe run at its front. (A fork
+  // child's copy of a parent's 300K-block heap, so built, held the monitor for 40 s.) To
+  // copy a map, copy it, and change the values with update_each.
   template <class F>
   void for_each(F&& f) const {
     for (const Slot& s : slots_)
+      if (s.key() != kEmpty) f(s.key(), s.value);
+    if (has_max_key_) f(kEmpty, max_key_value_);
+  }
+
+  // Calls f(key, value&) for every entry, to change values in place.
+  template <class F>
+  void update_each(F&& f) {
+    for (Slot& s : slots_)
       if (s.key() != kEmpty) f(s.key(), s.value);
     if (has_max_key_) f(kEmpty, max_key_value_);
   }

@@ -140,21 +140,27 @@ void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint6
 }
 
 LiveTables snapshot_for_child(const LiveTables& parent, uint32_t parent_pid) {
-  LiveTables child;
-  parent.heap.for_each([&](uint64_t addr, LiveBlock block) {
-    block.inherited_from_pid = parent_pid;
-    child.heap.put(addr, block);
-  });
-  child.mmaps = parent.mmaps;
+  // A copy of the tables, not a rebuild: see FlatMap::for_each.
+  LiveTables child = parent;
+  child.heap.update_each(
+      [&](uint64_t, LiveBlock& block) { block.inherited_from_pid = parent_pid; });
   for (auto& entry : child.mmaps) entry.second.inherited_from_pid = parent_pid;
   return child;
 }
 
 void seed_from_parent(LiveTables& child, LiveTables snapshot) {
-  child.heap.for_each(
-      [&](uint64_t addr, const LiveBlock& block) { snapshot.heap.put(addr, block); });
   for (auto& entry : child.mmaps) snapshot.mmaps.insert_or_assign(entry.first, entry.second);
-  child = std::move(snapshot);
+  child.mmaps = std::move(snapshot.mmaps);
+  // Always the smaller table into the larger one (see FlatMap::for_each).
+  if (child.heap.memory_bytes() >= snapshot.heap.memory_bytes()) {
+    snapshot.heap.for_each([&](uint64_t addr, const LiveBlock& block) {
+      if (child.heap.find(addr) == nullptr) child.heap.put(addr, block);
+    });
+  } else {
+    child.heap.for_each(
+        [&](uint64_t addr, const LiveBlock& block) { snapshot.heap.put(addr, block); });
+    child.heap = std::move(snapshot.heap);
+  }
 }
 
 }  // namespace memtap
