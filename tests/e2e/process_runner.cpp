@@ -253,6 +253,7 @@ ProcessResult Process::wait(std::chrono::milliseconds timeout) {
         if (fd >= 0 && pids.empty()) pids = pipe_holders(fd);
       if (!reaped_ && std::find(pids.begin(), pids.end(), pid_) == pids.end())
         pids.insert(pids.begin(), pid_);
+      pids = with_children(pids);
       r.at_timeout = describe_stuck(pids);
       for (pid_t p : pids) kill(p, SIGKILL);
       reap(true);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -76,6 +77,29 @@ std::string gdb_stacks(pid_t pid) {
 }
 
 }  // namespace
+
+std::vector<pid_t> with_children(std::vector<pid_t> pids) {
+  // Each pass adds the children of what is listed; a few passes cover any real tree.
+  for (int pass = 0; pass < 4; ++pass) {
+    bool added = false;
+    for (const std::string& pid : entries("/proc")) {
+      if (!is_number(pid)) continue;
+      const pid_t p = pid_t(atoi(pid.c_str()));
+      if (std::find(pids.begin(), pids.end(), p) != pids.end()) continue;
+      const std::string stat = read_line("/proc/" + pid + "/stat");
+      const size_t close = stat.rfind(')');
+      if (close == std::string::npos) continue;
+      int ppid = 0;
+      char state = 0;
+      if (sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
+      if (std::find(pids.begin(), pids.end(), pid_t(ppid)) == pids.end()) continue;
+      pids.push_back(p);
+      added = true;
+    }
+    if (!added) break;
+  }
+  return pids;
+}
 
 std::vector<pid_t> pipe_holders(int fd) {
   struct stat st;

@@ -17,6 +17,10 @@ namespace memtap::e2e {
 // The processes other than this one that hold the pipe `fd` is an end of, by pid.
 std::vector<pid_t> pipe_holders(int fd);
 
+// `pids` and their descendants, zombies included (a child that exited, not yet reaped, holds
+// no pipe but tells that its parent has not looked).
+std::vector<pid_t> with_children(std::vector<pid_t> pids);
+
 // A few lines per process, for a failure message: taken before the processes are killed.
 std::string describe_stuck(const std::vector<pid_t>& pids);
 
