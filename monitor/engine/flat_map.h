@@ -61,6 +61,13 @@ class FlatMap {
     slots_[i].value = value;
   }
 
+  // Makes room for `n` entries in one rebuild, so that putting them rebuilds nothing.
+  void reserve(size_t n) {
+    size_t room = slots_.empty() ? 16 : slots_.size();
+    while (n * 2 > room) room *= 2;
+    if (room > slots_.size()) rebuild(room);
+  }
+
   // Removes `key`; returns whether it was there, and its value through `value`.
   bool take(uint64_t key, V* value) {
     if (key == kEmpty) {
@@ -94,9 +101,10 @@ class FlatMap {
 
   // Calls f(key, value) for every entry, in the order of the slots. Putting the entries in
   // that order into another, smaller map is quadratic: their homes there come in ascending
-  // order too, far denser than its slots, and pile up in one probe run at its front. (A fork
-  // child's copy of a parent's 300K-block heap, so built, held the monitor for 40 s.) To
-  // copy a map, copy it, and change the values with update_each.
+  // order too, far denser than its slots, and pile up in one probe run at its front, at
+  // every size the smaller map passes through as it grows. (A fork child's copy of a
+  // PyTorch parent's heap, so built, held the monitor for over 40 s.) Reserve the other
+  // map's final size first.
   template <class F>
   void for_each(F&& f) const {
     for (const Slot& s : slots_)
@@ -113,6 +121,9 @@ class FlatMap {
   }
 
   size_t memory_bytes() const { return slots_.capacity() * sizeof(Slot); }
+  // How many times the table was rebuilt larger (tests: a bulk insert after reserve()
+  // rebuilds once, where one that grows as it goes rebuilds at every doubling).
+  size_t rebuilds() const { return rebuilds_; }
 
  private:
   struct Slot {
@@ -134,10 +145,15 @@ class FlatMap {
     return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_);
   }
 
-  void grow() {
+  void grow() { rebuild(slots_.empty() ? 16 : slots_.size() * 2); }
+
+  // Into `n` slots (a power of two, larger than now). Putting the old slots in their order is
+  // fine here, unlike into a smaller map (for_each): their homes in a larger table keep
+  // their spacing.
+  void rebuild(size_t n) {
+    ++rebuilds_;
     std::vector<Slot> old;
     old.swap(slots_);
-    size_t n = old.empty() ? 16 : old.size() * 2;
     Slot empty{};
     empty.set_key(kEmpty);
     slots_.assign(n, empty);
@@ -153,6 +169,7 @@ class FlatMap {
   size_t mask_ = 0;
   int shift_ = 64;
   size_t size_ = 0;  // entries in slots_
+  size_t rebuilds_ = 0;
   bool has_max_key_ = false;
   V max_key_value_{};
 };

@@ -140,10 +140,15 @@ void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint6
 }
 
 LiveTables snapshot_for_child(const LiveTables& parent, uint32_t parent_pid) {
-  // A copy of the tables, not a rebuild: see FlatMap::for_each.
-  LiveTables child = parent;
-  child.heap.update_each(
-      [&](uint64_t, LiveBlock& block) { block.inherited_from_pid = parent_pid; });
+  LiveTables child;
+  // Sized first (see FlatMap::for_each), and to the blocks rather than a copy of the table:
+  // the parent's is as large as its peak needed, and every DataLoader worker keeps one.
+  child.heap.reserve(parent.heap.size());
+  parent.heap.for_each([&](uint64_t addr, LiveBlock block) {
+    block.inherited_from_pid = parent_pid;
+    child.heap.put(addr, block);
+  });
+  child.mmaps = parent.mmaps;
   for (auto& entry : child.mmaps) entry.second.inherited_from_pid = parent_pid;
   return child;
 }
@@ -152,11 +157,14 @@ void seed_from_parent(LiveTables& child, LiveTables snapshot) {
   for (auto& entry : child.mmaps) snapshot.mmaps.insert_or_assign(entry.first, entry.second);
   child.mmaps = std::move(snapshot.mmaps);
   // Always the smaller table into the larger one (see FlatMap::for_each).
+  const size_t both = child.heap.size() + snapshot.heap.size();
   if (child.heap.memory_bytes() >= snapshot.heap.memory_bytes()) {
+    child.heap.reserve(both);
     snapshot.heap.for_each([&](uint64_t addr, const LiveBlock& block) {
       if (child.heap.find(addr) == nullptr) child.heap.put(addr, block);
     });
   } else {
+    snapshot.heap.reserve(both);
     child.heap.for_each(
         [&](uint64_t addr, const LiveBlock& block) { snapshot.heap.put(addr, block); });
     child.heap = std::move(snapshot.heap);

@@ -1,5 +1,6 @@
 // The live-block table and the map under it: a block's uses live in a side table made on
-// first need, a stale handle to them is told apart, and a 4-byte-valued map slot is 12 B.
+// first need, a stale handle to them is told apart, a 4-byte-valued map slot is 12 B, and
+// reserving room rebuilds the map once.
 #include "monitor/engine/blocks/block_table.h"
 
 #include <gtest/gtest.h>
@@ -52,6 +53,21 @@ TEST(FlatMap, AgreesWithStdMapThroughInsertsAndErases) {
     EXPECT_EQ(value, expected.at(key));
   });
   EXPECT_EQ(seen, expected.size());
+}
+
+TEST(FlatMap, ReserveMakesRoomInOneRebuildAndKeepsWhatIsThere) {
+  FlatMap<uint32_t> m;
+  m.put(3, 30);
+  m.reserve(1000);
+  EXPECT_EQ(m.rebuilds(), 2u);              // the first table, then 2,048 slots at once
+  EXPECT_EQ(m.memory_bytes(), 2048 * 12u);  // at most half full
+  for (uint32_t k = 10; k < 1009; ++k) m.put(k, k);
+  EXPECT_EQ(m.rebuilds(), 2u) << "1,000 entries fit without another";
+  ASSERT_NE(m.find(3), nullptr);
+  EXPECT_EQ(*m.find(3), 30u);
+  EXPECT_EQ(m.size(), 1000u);
+  m.reserve(10);
+  EXPECT_EQ(m.memory_bytes(), 2048 * 12u) << "reserve never shrinks";
 }
 
 TEST(BlockTable, ABlockHasNoUsesUntilAskedForThem) {
