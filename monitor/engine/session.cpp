@@ -1254,10 +1254,10 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
   const uint32_t parent_pid = processes[parent].info.pid;
   ThreadContext forking_thread = inherited_context(processes[parent], thread_id);
   const auto child_pid = static_cast<uint32_t>(event.addr);  // decode checked the range
-  LiveTables snapshot = snapshot_for_child(processes[parent].tables, parent_pid);
-  const uint64_t blocks = snapshot.heap.size() + snapshot.mmaps.size();
   // The child's Hello may have come first (its events are newer than the fork, so none of
-  // them has been applied yet). The newest unclaimed instance of that pid is the one.
+  // them has been applied yet). The newest unclaimed instance of that pid is the one. The
+  // snapshot, a pass over every live block of the parent, is taken only for a child that
+  // keeps the heap: a child that exec()ed (subprocess, multiprocessing's spawn) has none.
   for (size_t i = processes.size(); i-- > 0;) {
     ProcessState& c = processes[i];
     const ProcessInfo& info = c.info;
@@ -1266,7 +1266,8 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
     if (!kept_heap && !(info.forked_from_pid == 0 && info.ppid == parent_pid)) continue;
     c.fork_claimed = true;
     if (kept_heap) {
-      c.info.inherited_blocks += blocks;
+      LiveTables snapshot = snapshot_for_child(processes[parent].tables, parent_pid);
+      c.info.inherited_blocks += snapshot.heap.size() + snapshot.mmaps.size();
       seed_from_parent(c.tables, std::move(snapshot));
       adopt_context(c, std::move(forking_thread));
       // A child's own first batch reports its modules too; these cover what it sent before.
@@ -1275,7 +1276,8 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
     return;
   }
   expected.insert_or_assign(
-      child_pid, ExpectedChild{parent_pid, event.epoch_ns, std::move(snapshot),
+      child_pid, ExpectedChild{parent_pid, event.epoch_ns,
+                               snapshot_for_child(processes[parent].tables, parent_pid),
                                std::move(forking_thread), processes[parent].modules.modules()});
 }
 
