@@ -160,6 +160,9 @@ class Session {
   std::vector<uint32_t> running_pids() const;
   // Events (and SYSTEM rows) held back waiting for the watermark.
   size_t held_events() const;
+  // Live blocks kept for pairing FREEs: every process's, and every expected fork child's
+  // copy of its parent's. A process's are given back once the STOP_TRACE of its Bye is out.
+  size_t pairing_blocks() const;
   // Epoch time of the newest row released in order (INT64_MIN before the first): how far
   // the session has got, which lags the clock by as much as the agents are behind.
   int64_t released_ns() const;
