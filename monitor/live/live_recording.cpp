@@ -240,6 +240,12 @@ bool LiveRecording::any_running() const {
   return !session_->running_pids().empty();
 }
 
+bool LiveRecording::any_alive() const {
+  for (uint32_t pid : session_->running_pids())
+    if (!is_local(pid) || !process_gone(pid)) return true;
+  return false;
+}
+
 LiveRecording::RunnableNow LiveRecording::runnable_now() {
   // A file read per thread of every local process: looked at every 25 ms, and only while
   // the program runs (the share is not followed after).

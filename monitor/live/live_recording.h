@@ -50,6 +50,10 @@ class LiveRecording {
   void process_died(uint32_t pid, int64_t epoch_ns) { died_ns_[pid] = epoch_ns; }
 
   bool any_running() const;
+  // Whether a process not ended in the session still runs, as far as can be told: one on
+  // this host that has not exited, or one on another (which cannot be looked at). False
+  // while the session only has rows of exited processes still to take in.
+  bool any_alive() const;
   // Whether the program being traced runs: while it does, memtap's threads keep to a small
   // share of a core when every core is busy, rising with how far behind they are
   // (common/cpu_share.h); once it has ended they take what they need.

@@ -283,9 +283,12 @@ bool ProgramRun::step(int timeout_ms) {
   rec_->check_liveness(grace);
   if (rec_->any_running()) {
     // Descendants that outlive the program (a daemon it started) are recorded until
-    // they end, or until the user says stop.
+    // they end, or until the user says stop. Said only while one is alive: a monitor still
+    // taking in the rows of workers that have exited is finishing, not waiting on them
+    // (it said "still recording" after every DataLoader script that it was behind on).
     if (interrupted()) return true;
-    if (!told_waiting_ && steady_clock::now() - child_exit_time_ >= seconds(2)) {
+    if (!told_waiting_ && steady_clock::now() - child_exit_time_ >= seconds(2) &&
+        rec_->any_alive()) {
       fprintf(stderr,
               "memtap run: '%s' exited; still recording processes it started (Ctrl-C to "
               "stop)\n",

@@ -5,8 +5,12 @@
 // flush, and the recording, the summary and the report say so.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -462,6 +466,41 @@ TEST_F(ProcessEnd, PythonSubprocessForkAndVfork) {
           << r.err;
     }
   }
+}
+
+// A child that outlives the program (a daemon it started) is recorded until it ends: memtap
+// run says so while it waits, and ends once the child has. (The message is kept for a
+// process that still runs: a monitor behind on workers that have exited is finishing.)
+TEST_F(ProcessEnd, ADescendantThatOutlivesTheProgramIsRecordedUntilItEnds) {
+  const std::string fifo = dir.file("go");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << strerror(errno);
+  const std::string db = dir.file("outlive.db");
+  // The shell's child waits for a line on the FIFO; the shell says its pid and exits.
+  ProcessSpec spec = spec_in(dir, {kMemtapBin, "run", "-o", db, "--", "/bin/sh", "-c",
+                                   "(read x < \"$1\"; echo done) & echo \"child=$!\"", "sh", fifo});
+  std::string error;
+  std::unique_ptr<Process> run = Process::start(spec, &error);
+  ASSERT_TRUE(run) << error;
+  ASSERT_TRUE(run->wait_for_output(
+      [](const std::string&, const std::string& err) {
+        return err.find("exited; still recording processes it started") != std::string::npos;
+      },
+      kProcessTimeout))
+      << run->err();
+  {
+    std::ofstream go(fifo);
+    go << "now\n";
+  }
+  ProcessResult r = run->wait(kProcessTimeout);
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << "\nstderr:\n" << r.err;
+  EXPECT_NE(r.out.find("done\n"), std::string::npos) << r.out;
+  const long long child = child_of(r);
+  ASSERT_NE(child, 0) << r.out;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  ASSERT_TRUE(q) << error;
+  const DbRows rows = sessions(*q, child);
+  ASSERT_EQ(rows.rows.size(), 1u) << r.err;
+  EXPECT_EQ(rows.rows[0][0].text, "exit code 0") << "the child's own end, after the program's";
 }
 
 }  // namespace
