@@ -286,6 +286,10 @@ bool LiveRecording::any_exited_without_bye() const {
   return false;
 }
 
+size_t LiveRecording::held_events() const {
+  return session_->held_events();
+}
+
 bool LiveRecording::saw_pid(uint32_t pid) const {
   for (const ProcessInfo& p : session_->processes()) {
     if (p.pid == pid) return true;
