@@ -405,6 +405,7 @@ struct Session::Impl {
   std::map<std::pair<uint32_t, uint64_t>, size_t> by_instance;  // (pid, instanceId)
   std::map<uint32_t, ExpectedChild> expected;                   // by the child's pid
   ReorderBuffer held;
+  size_t held_forks = 0;     // fork events among `held`
   std::vector<DumpRow> out;  // rows ready for the sink, in order
   // Time of the newest row released in order: anything older arrives late.
   int64_t released_ns = std::numeric_limits<int64_t>::min();
@@ -847,6 +848,7 @@ void Session::Impl::apply_batch(ProcessState& p, size_t index, WireBatch& batch)
         run = std::move(next);
       }
       run.events.push_back(event);
+      if (e.kind == EventKind::kFork) ++held_forks;
     }
     hold_run(held, std::move(run));
   }
@@ -1358,7 +1360,10 @@ void Session::Impl::release() {
     released_ns = std::max(released_ns, event.epoch_ns);
     apply_event(process, thread_id, event);
     // A fork may have made a child expected: its fork time now holds the rest back.
-    if (event.kind == HeldKind::kFork) limit = release_limit();
+    if (event.kind == HeldKind::kFork) {
+      --held_forks;
+      limit = release_limit();
+    }
     // Handed on in pieces: a backlog released at once (a horizon passing seconds of held
     // events) grew `out` to millions of rows, 120 bytes each, reallocated and copied as it
     // grew (2 % of the receiving thread's time in a 6-step PyTorch script's recording).
@@ -1510,6 +1515,10 @@ std::vector<uint32_t> Session::running_pids() const {
 
 size_t Session::held_events() const {
   return impl_->held.held_events;
+}
+
+size_t Session::held_forks() const {
+  return impl_->held_forks;
 }
 
 size_t Session::pairing_blocks() const {

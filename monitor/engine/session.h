@@ -160,6 +160,9 @@ class Session {
   std::vector<uint32_t> running_pids() const;
   // Events (and SYSTEM rows) held back waiting for the watermark.
   size_t held_events() const;
+  // Fork events among them: until one is applied, its child is not a process the session
+  // waits for (running_pids).
+  size_t held_forks() const;
   // Live blocks kept for pairing FREEs: every process's, and every expected fork child's
   // copy of its parent's. A process's are given back once the STOP_TRACE of its Bye is out.
   size_t pairing_blocks() const;

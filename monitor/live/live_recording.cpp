@@ -286,8 +286,8 @@ bool LiveRecording::any_exited_without_bye() const {
   return false;
 }
 
-size_t LiveRecording::held_events() const {
-  return session_->held_events();
+size_t LiveRecording::held_forks() const {
+  return session_->held_forks();
 }
 
 bool LiveRecording::saw_pid(uint32_t pid) const {

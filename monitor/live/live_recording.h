@@ -80,8 +80,9 @@ class LiveRecording {
   // A process on this host that is gone although it never said Bye (nor was forgotten).
   bool any_exited_without_bye() const;
   bool saw_pid(uint32_t pid) const;
-  // Rows the session holds back until every process has passed them (Session::held_events).
-  size_t held_events() const;
+  // Fork events the session holds back until every process has passed them
+  // (Session::held_forks).
+  size_t held_forks() const;
   std::chrono::steady_clock::time_point last_message() const { return last_message_; }
   // Messages read from the socket that the engine has not taken yet (arrival_queue.h).
   size_t waiting_messages() const { return queue_.messages(); }

@@ -374,6 +374,18 @@ TEST_F(SessionTest, AChildsBlocksAreGivenBackAfterItsBye) {
   EXPECT_EQ(session.pairing_blocks(), 100u) << "the parent's own, still running";
 }
 
+// A fork still held back is counted: until it is applied its child is not waited for, and
+// memtap run must not end before (a daemon started just before the program's exit).
+TEST_F(SessionTest, AForkIsCountedAsHeldUntilItIsApplied) {
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 2500, {{7, {ev_malloc(2000, 0x1000, 8), ev_fork(3000, kChild)}}}));
+  EXPECT_EQ(session.held_forks(), 1u);
+  EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid}));
+  feed(batch(kPid, kInst, 2, 4000, {}));
+  EXPECT_EQ(session.held_forks(), 0u);
+  EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid, kChild}));
+}
+
 TEST_F(SessionTest, ChildHelloBeforeTheForkIsAppliedStillInherits) {
   feed(hello(kPid, kInst));
   feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
