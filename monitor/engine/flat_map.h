@@ -112,14 +112,6 @@ class FlatMap {
     if (has_max_key_) f(kEmpty, max_key_value_);
   }
 
-  // Calls f(key, value&) for every entry, to change values in place.
-  template <class F>
-  void update_each(F&& f) {
-    for (Slot& s : slots_)
-      if (s.key() != kEmpty) f(s.key(), s.value);
-    if (has_max_key_) f(kEmpty, max_key_value_);
-  }
-
   size_t memory_bytes() const { return slots_.capacity() * sizeof(Slot); }
   // How many times the table was rebuilt larger (tests: a bulk insert after reserve()
   // rebuilds once, where one that grows as it goes rebuilds at every doubling).
