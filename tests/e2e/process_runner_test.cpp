@@ -4,23 +4,19 @@
 #include "tests/e2e/process_runner.h"
 
 #include <gtest/gtest.h>
-#include <signal.h>
 
 #include <cstdio>
-#include <fstream>
 #include <string>
+
+#include "tests/e2e/stuck_processes.h"
 
 namespace memtap::e2e {
 namespace {
 
 // Gone, or a zombie that only waits for whoever adopted it to reap it.
 bool has_ended(pid_t pid) {
-  if (kill(pid, 0) != 0) return true;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(stat, line);
-  const size_t close = line.rfind(')');
-  return close != std::string::npos && line.compare(close + 2, 1, "Z") == 0;
+  const char state = process_state(pid);
+  return state == 0 || state == 'Z';
 }
 
 TEST(ProcessRunner, AProcessPastItsDeadlineIsDescribedAndKilledWithItsChildren) {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace memtap::e2e {
 namespace {
@@ -43,20 +44,39 @@ bool is_number(const std::string& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
-// "S 1234 cpu 0.42 s" from a /proc/.../stat line: state, parent and CPU time so far (a
-// stuck process sleeps with little CPU; a slow one runs with much).
-std::string stat_summary(const std::string& stat) {
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return "(no stat)";
-  std::istringstream fields(stat.substr(close + 2));
+// The fields of a /proc/.../stat line these descriptions use; state 0 when it cannot be
+// read (the process has gone).
+struct Stat {
+  char state = 0;
+  pid_t ppid = 0;
+  double cpu_s = 0;  // user and system time so far
+};
+
+Stat read_stat(const std::string& path) {
+  const std::string line = read_line(path);
+  Stat st;
+  // After the name, which may hold spaces and ')': state(0) ppid(1) ... utime(11) stime(12),
+  // in clock ticks.
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return st;
+  std::istringstream fields(line.substr(close + 1));
   std::vector<std::string> f;
   for (std::string x; fields >> x;) f.push_back(x);
-  // After the name: state(0) ppid(1) ... utime(11) stime(12), in clock ticks.
-  if (f.size() < 13) return "(short stat)";
-  const double ticks = double(sysconf(_SC_CLK_TCK));
-  char cpu[64];
-  snprintf(cpu, sizeof cpu, "%.2f s", (atof(f[11].c_str()) + atof(f[12].c_str())) / ticks);
-  return "state " + f[0] + ", parent " + f[1] + ", cpu " + cpu;
+  if (f.size() < 13 || f[0].size() != 1) return st;
+  st.state = f[0][0];
+  st.ppid = pid_t(atoi(f[1].c_str()));
+  st.cpu_s = (atof(f[11].c_str()) + atof(f[12].c_str())) / double(sysconf(_SC_CLK_TCK));
+  return st;
+}
+
+// "state S, parent 1234, cpu 0.42 s": a stuck process sleeps with little CPU; a slow one
+// runs with much.
+std::string stat_summary(const std::string& path) {
+  const Stat st = read_stat(path);
+  if (st.state == 0) return "(no stat)";
+  char text[96];
+  snprintf(text, sizeof text, "state %c, parent %d, cpu %.2f s", st.state, int(st.ppid), st.cpu_s);
+  return text;
 }
 
 // gdb's stacks of every thread, where gdb is installed; bounded in time and length.
@@ -78,25 +98,22 @@ std::string gdb_stacks(pid_t pid) {
 
 }  // namespace
 
+char process_state(pid_t pid) {
+  return read_stat("/proc/" + std::to_string(pid) + "/stat").state;
+}
+
 std::vector<pid_t> with_children(std::vector<pid_t> pids) {
-  // Each pass adds the children of what is listed; a few passes cover any real tree.
-  for (int pass = 0; pass < 4; ++pass) {
-    bool added = false;
-    for (const std::string& pid : entries("/proc")) {
-      if (!is_number(pid)) continue;
-      const pid_t p = pid_t(atoi(pid.c_str()));
-      if (std::find(pids.begin(), pids.end(), p) != pids.end()) continue;
-      const std::string stat = read_line("/proc/" + pid + "/stat");
-      const size_t close = stat.rfind(')');
-      if (close == std::string::npos) continue;
-      int ppid = 0;
-      char state = 0;
-      if (sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
-      if (std::find(pids.begin(), pids.end(), pid_t(ppid)) == pids.end()) continue;
-      pids.push_back(p);
-      added = true;
-    }
-    if (!added) break;
+  std::vector<std::pair<pid_t, pid_t>> parent_of;  // (pid, its parent), read once
+  for (const std::string& pid : entries("/proc")) {
+    if (!is_number(pid)) continue;
+    const Stat st = read_stat("/proc/" + pid + "/stat");
+    if (st.state != 0) parent_of.emplace_back(pid_t(atoi(pid.c_str())), st.ppid);
+  }
+  auto listed = [&](pid_t p) { return std::find(pids.begin(), pids.end(), p) != pids.end(); };
+  // Each pid listed brings its children in after it, and they theirs.
+  for (size_t i = 0; i < pids.size(); ++i) {
+    for (const auto& [pid, ppid] : parent_of)
+      if (ppid == pids[i] && !listed(pid)) pids.push_back(pid);
   }
   return pids;
 }
@@ -129,11 +146,11 @@ std::string describe_stuck(const std::vector<pid_t>& pids) {
   for (size_t i = 0; i < pids.size(); ++i) {
     const std::string dir = "/proc/" + std::to_string(pids[i]);
     text += "process " + std::to_string(pids[i]) + " (" + read_line(dir + "/comm") + "), " +
-            stat_summary(read_line(dir + "/stat")) + ": " + command_line(dir + "/cmdline") + "\n";
+            stat_summary(dir + "/stat") + ": " + command_line(dir + "/cmdline") + "\n";
     for (const std::string& tid : entries(dir + "/task")) {
       const std::string task = dir + "/task/" + tid;
       text += "  thread " + tid + " (" + read_line(task + "/comm") + "), " +
-              stat_summary(read_line(task + "/stat")) + ", in " + read_line(task + "/wchan") + "\n";
+              stat_summary(task + "/stat") + ", in " + read_line(task + "/wchan") + "\n";
     }
     if (i < kWithStacks) text += gdb_stacks(pids[i]);
   }

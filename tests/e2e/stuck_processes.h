@@ -17,6 +17,9 @@ namespace memtap::e2e {
 // The processes other than this one that hold the pipe `fd` is an end of, by pid.
 std::vector<pid_t> pipe_holders(int fd);
 
+// The state letter of /proc/PID/stat ('R', 'S', 'Z', ...), or 0 when the process is gone.
+char process_state(pid_t pid);
+
 // `pids` and their descendants, zombies included (a child that exited, not yet reaped, holds
 // no pipe but tells that its parent has not looked).
 std::vector<pid_t> with_children(std::vector<pid_t> pids);
