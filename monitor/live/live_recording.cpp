@@ -153,8 +153,9 @@ size_t LiveRecording::pump(int timeout_ms, size_t max_messages) {
     const MessagePeer peer{connection, PullSocket::peer_address(msg)};
     IngestResult res = session_->ingest(msg.data(), msg.size(), peer);
     if (res.ok && res.hello_start_ns != 0) {
-      horizon_lag_.saw_hello(int64_t(realtime_ns()) - res.hello_start_ns, int64_t(monotonic_ns()));
-      lag_ns = horizon_lag_.lag_ns(int64_t(monotonic_ns()));
+      const auto now = int64_t(monotonic_ns());
+      horizon_lag_.saw_hello(int64_t(realtime_ns()) - res.hello_start_ns, now);
+      lag_ns = horizon_lag_.lag_ns(now);
     }
     queue_.settle(connection, res.ok && res.awaits_first_batch);
     // The first few are shown; a flood is only counted (summary and memtap_meta).
