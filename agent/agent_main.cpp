@@ -317,7 +317,7 @@ void agent_stop(ProcessEnd end, int32_t code) {
     return;
   }
   BusyScope busy;
-  final_flush_begin();
+  final_flush_begin(g_settings.flush_timeout_ms);
   if (g_agent.sender_stop) g_agent.sender_stop(int32_t(end), code);
   g_agent.recording.store(false, std::memory_order_relaxed);
   final_flush_end();
@@ -340,10 +340,13 @@ bool agent_before_exec(char* handoff_entry, size_t len) {
   // the signal ends the process with everything sent.
   AsyncSignalsHeld held;
   MemtapExecHandoff handoff{};
+  exec_flush_begin(g_settings.flush_timeout_ms);
   const bool flushed = g_agent.sender_exec(kMemtapExecBefore, &handoff) == 1;
   g_agent.exec_flushed.store(flushed, std::memory_order_seq_cst);
-  // A fatal signal on another thread meanwhile waits for this flush (crash_flush.h).
+  // A fatal signal on another thread meanwhile waits for this flush (crash_flush.h); after
+  // a flush, never returns if there is one.
   if (flushed) wait_for_a_fatal_signal_before_exec(true);
+  exec_flush_end();
   if (flushed && handoff.said &&
       !format_exec_handoff(g_identity.pid, handoff, handoff_entry, len)) {
     if (len > 0) handoff_entry[0] = 0;

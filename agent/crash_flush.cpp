@@ -47,6 +47,8 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
+
 #include "agent/agent_state.h"
 #include "agent/alt_stack.h"
 #include "agent/raw_syscalls.h"
@@ -67,6 +69,9 @@ std::atomic<uint32_t> g_sender_tid{0};
 // word).
 std::atomic<uint32_t> g_final_tid{0};
 std::atomic<uint32_t> g_final_done{0};
+// When the flush under way that is not a signal's (exit's, an exec's) will have ended by its
+// own limit (monotonic ns; 0: none under way).
+std::atomic<uint64_t> g_flush_limit_ns{0};
 
 // Whether this signal may wait for the flush; claims it if so.
 bool claim_flush() {
@@ -81,14 +86,24 @@ bool claim_flush() {
   return !g_agent.stopped.exchange(true);
 }
 
-// Until `word` is no longer 0, or the deadline a fatal signal may wait has passed.
+// Until `word` is no longer 0, or the deadline a fatal signal may wait has passed: its own,
+// or, while an exit's or an exec's flush runs, that flush's limit and its own again. The
+// limit is read anew after each wake (its setters wake the waiters).
 void wait_until_set(std::atomic<uint32_t>* word) {
-  const uint64_t deadline = monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u;
+  const uint64_t own_ns = uint64_t(g_deadline_ms) * 1000000u;
+  const uint64_t own_deadline = monotonic_ns() + own_ns;
   while (word->load(std::memory_order_acquire) == 0) {
+    const uint64_t limit = g_flush_limit_ns.load(std::memory_order_acquire);
+    const uint64_t deadline = limit == 0 ? own_deadline : std::max(own_deadline, limit + own_ns);
     const uint64_t now = monotonic_ns();
     if (now >= deadline) break;
     raw_futex_wait(word, 0, deadline - now);
   }
+}
+
+void set_flush_limit(uint32_t limit_ms) {
+  g_flush_limit_ns.store(limit_ms == 0 ? 0 : monotonic_ns() + uint64_t(limit_ms) * 1000000u,
+                         std::memory_order_release);
 }
 
 void flush_and_wait(int sig) {
@@ -152,7 +167,7 @@ void on_signal(int sig, siginfo_t* info, void* context) {
   }
   // Every signal we take ends the process by default.
   if (claim_flush()) {
-    final_flush_begin();
+    final_flush_begin(0);
     flush_and_wait(sig);
     final_flush_end();
   } else {
@@ -176,8 +191,13 @@ void crash_flush_set_sender_thread(uint32_t tid) {
   g_sender_tid.store(tid, std::memory_order_relaxed);
 }
 
-void final_flush_begin() {
+void final_flush_begin(uint32_t limit_ms) {
   g_final_tid.store(raw_gettid(), std::memory_order_release);
+  // A signal's (0) leaves the limit of an exec's flush under way, which it waits for.
+  if (limit_ms == 0) return;
+  set_flush_limit(limit_ms);
+  // A signal on another thread may be waiting already, by its own deadline alone.
+  raw_futex_wake_all(&g_final_done);
 }
 
 void final_flush_end() {
@@ -207,7 +227,19 @@ void wait_for_a_fatal_signal_before_exec(bool exec_flushed) {
   raw_sleep_ns(uint64_t(g_deadline_ms) * 1000000u);
 }
 
+void exec_flush_begin(uint32_t limit_ms) {
+  set_flush_limit(limit_ms);
+  // A signal's handler waits on `done` for the flush it asked for, which this one is.
+  raw_futex_wake_all(&g_crash_flush.done);
+}
+
+void exec_flush_end() {
+  set_flush_limit(0);
+  raw_futex_wake_all(&g_crash_flush.done);
+}
+
 void crash_flush_after_fork_child() {
+  g_flush_limit_ns.store(0, std::memory_order_relaxed);
   g_final_tid.store(0, std::memory_order_relaxed);
   g_final_done.store(0, std::memory_order_relaxed);
   g_crash_flush.requested.store(0, std::memory_order_relaxed);

@@ -29,11 +29,22 @@ void crash_flush_after_fork_child();
 // before the process ends, rather than cut it short: a pool's SIGTERM to a worker in the
 // middle of _exit's flush killed it there, its last events and Bye lost, and an _exit on one
 // thread while another thread's signal flushed ended the process under that flush.
-// exit's flush calls these around itself, on the exiting thread.
-void final_flush_begin();
+// exit's flush calls these around itself, on the exiting thread. `limit_ms`: the most that
+// flush may take by its own limit (exit's: MEMTAP_FLUSH_TIMEOUT_MS; a signal's: 0, its
+// deadline above): one that comes second waits that long, plus its own deadline. A SIGTERM
+// during an exit flush that had more to send than the signal's deadline let through (a busy
+// machine) ended the process inside it, its Bye lost: the process was ending anyway, and
+// without the signal would have waited as long.
+void final_flush_begin(uint32_t limit_ms);
 void final_flush_end();
 // For the one that came second; returns at once on the thread that flushes.
 void wait_for_final_flush();
+
+// Around the flush before an exec (agent_before_exec), which a fatal signal taken on
+// another thread meanwhile waits for as for exit's, up to its limit (`limit_ms`) plus the
+// signal's deadline.
+void exec_flush_begin(uint32_t limit_ms);
+void exec_flush_end();
 
 // Before an exec (agent_before_exec), on the exec-ing thread. A fatal signal taken on
 // another thread waits in its handler for the flush, then ends the process by that signal:

@@ -29,18 +29,20 @@
  *   exit-term  (no first set) stops the thread, fork()s; the child says "child=<pid>",
  *              blocks SIGTERM but in a second thread that waits for it, mallocs and frees
  *              kExitChurn small blocks (the flush at its exit has work to do), allocates N
- *              blocks of kAfterSize + 2*i bytes, tells the parent through a pipe and calls
- *              _exit(0); the parent sends it SIGTERM as soon as it hears, as a pool
+ *              blocks of kAfterSize + 2*i bytes and calls _exit(0); its second thread tells
+ *              the parent through a pipe once _exit's flush is under way (memtap's sender
+ *              thread gone), and the parent sends it SIGTERM as soon as it hears, as a pool
  *              terminating a worker that is leaving anyway, and returns 0 when the child
  *              ended by either (9 otherwise)
  *   exec-term  as exit-term, but with one thread, which execl()s itself as `image` where
  *              exit-term's calls _exit(0): the parent's SIGTERM comes to it while the exec's
  *              flush runs; returns
  *              0 when the child ended by exit code 0 (the image ran) or SIGTERM (9 otherwise)
- *   exec-term-other  as exec-term, but the SIGTERM goes to a second thread, as in exit-term,
- *              while the first flushes and execs; returns 0 only when the child ended by
- *              SIGTERM (9 otherwise), as it would without memtap: before the exec the signal
- *              ends the process, and after it the image, which takes SIGTERM again, dies of it
+ *   exec-term-other  as exec-term, but the SIGTERM goes to a second thread, and comes once
+ *              the exec's flush is under way, as in exit-term; returns 0 only when the child
+ *              ended by SIGTERM (9 otherwise), as it would without memtap: before the exec the
+ *              signal ends the process, and after it the image, which takes SIGTERM again,
+ *              dies of it
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
@@ -54,6 +56,7 @@
 #define _GNU_SOURCE /* strerrorname_np */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -61,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,6 +81,8 @@ static const char kMissing[] = "/nonexistent/memtap-test-no-such-program";
 
 static atomic_int g_churning;
 static atomic_int g_stop;
+/* exit-term's and exec-term-other's child: the main thread says it is leaving (one byte). */
+static int g_leaving[2];
 
 static void say(const char* text) {
   ssize_t ignored = write(1, text, strlen(text));
@@ -99,13 +105,48 @@ static void allocate(int n, int first_size) {
   }
 }
 
-/* exit-term's second thread: takes the SIGTERM the main thread blocks. */
+/* Whether a thread named memtap-sender runs in this process. Raw system calls and buffers on
+ * the stack: an allocation here, during the flush, would come after its last drain. */
+static int sender_thread_runs(void) {
+  const int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return 0;
+  char entries[4096];
+  int found = 0;
+  long got;
+  while (!found && (got = syscall(SYS_getdents64, dir, entries, sizeof entries)) > 0) {
+    for (long at = 0; at < got && !found;) {
+      const struct dirent64* e = (const struct dirent64*)(entries + at);
+      at += e->d_reclen;
+      if (e->d_name[0] == '.') continue;
+      char path[320], comm[32];
+      snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+      const int fd = open(path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      const ssize_t n = read(fd, comm, sizeof comm - 1);
+      close(fd);
+      found = n > 0 && strncmp(comm, "memtap-sender\n", (size_t)n) == 0;
+    }
+  }
+  close(dir);
+  return found;
+}
+
+/* exit-term's and exec-term-other's second thread: takes the SIGTERM the main thread blocks,
+ * and tells the parent (through `arg`, the pipe's write end) to send it once the main
+ * thread's flush is under way: the flush joins the sender thread first. So the signal comes
+ * during that flush, never before it. */
 static void* wait_for_term(void* arg) {
-  (void)arg;
+  const int tell = *(const int*)arg;
   sigset_t term;
   sigemptyset(&term);
   sigaddset(&term, SIGTERM);
   pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+  char leaving = 0;
+  if (read(g_leaving[0], &leaving, 1) != 1) _exit(8);
+  while (sender_thread_runs()) {
+  }
+  const char now = 1;
+  if (write(tell, &now, 1) != 1) _exit(8);
   for (;;) pause();
   return NULL;
 }
@@ -206,7 +247,8 @@ int main(int argc, char** argv) {
         sigaddset(&term, SIGTERM);
         pthread_sigmask(SIG_BLOCK, &term, NULL);
         pthread_t waiting;
-        if (pthread_create(&waiting, NULL, wait_for_term, NULL) != 0) _exit(8);
+        if (pipe2(g_leaving, O_CLOEXEC) != 0) _exit(8);
+        if (pthread_create(&waiting, NULL, wait_for_term, &leaving[1]) != 0) _exit(8);
       }
       for (int i = 0; i < kExitChurn; ++i) {
         void* volatile p = malloc(24);
@@ -214,7 +256,7 @@ int main(int argc, char** argv) {
       }
       allocate(n, kAfterSize);
       const char now = 1;
-      if (write(leaving[1], &now, 1) != 1) _exit(8);
+      if (write(other_thread ? g_leaving[1] : leaving[1], &now, 1) != 1) _exit(8);
       if (by_exec) {
         execl(argv[0], argv[0], "image", argv[2], (char*)NULL);
         _exit(6);
