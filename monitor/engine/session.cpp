@@ -1263,9 +1263,13 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
   ThreadContext forking_thread = inherited_context(processes[parent], thread_id);
   const auto child_pid = static_cast<uint32_t>(event.addr);  // decode checked the range
   // The child's Hello may have come first (its events are newer than the fork, so none of
-  // them has been applied yet). The newest unclaimed instance of that pid is the one. The
-  // snapshot, a pass over every live block of the parent, is taken only for a child that
-  // keeps the heap: a child that exec()ed (subprocess, multiprocessing's spawn) has none.
+  // them has been applied yet), and after an exec its new image's Hello too (Python's
+  // subprocess with preexec_fn). Its unclaimed instances, newest first: exec'd images (no
+  // fork origin, this parent) are claimed and inherit nothing, and the forked image, which
+  // kept the heap, takes the snapshot, a pass over every live block of the parent. Claiming
+  // the newest alone left a forked image behind an exec'd one without its parent's blocks:
+  // its FREEs of them were unmatched.
+  bool claimed = false;
   for (size_t i = processes.size(); i-- > 0;) {
     ProcessState& c = processes[i];
     const ProcessInfo& info = c.info;
@@ -1273,16 +1277,17 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
     const bool kept_heap = info.forked_from_pid == parent_pid;
     if (!kept_heap && !(info.forked_from_pid == 0 && info.ppid == parent_pid)) continue;
     c.fork_claimed = true;
-    if (kept_heap) {
-      LiveTables snapshot = snapshot_for_child(processes[parent].tables, parent_pid);
-      c.info.inherited_blocks += snapshot.heap.size() + snapshot.mmaps.size();
-      seed_from_parent(c.tables, std::move(snapshot));
-      adopt_context(c, std::move(forking_thread));
-      // A child's own first batch reports its modules too; these cover what it sent before.
-      for (const LoadedModule& m : processes[parent].modules.modules()) c.modules.add(m);
-    }
-    return;
+    claimed = true;
+    if (!kept_heap) continue;
+    LiveTables snapshot = snapshot_for_child(processes[parent].tables, parent_pid);
+    c.info.inherited_blocks += snapshot.heap.size() + snapshot.mmaps.size();
+    seed_from_parent(c.tables, std::move(snapshot));
+    adopt_context(c, std::move(forking_thread));
+    // A child's own first batch reports its modules too; these cover what it sent before.
+    for (const LoadedModule& m : processes[parent].modules.modules()) c.modules.add(m);
+    return;  // older instances of the pid are another process's
   }
+  if (claimed) return;
   expected.insert_or_assign(
       child_pid, ExpectedChild{parent_pid, event.epoch_ns,
                                snapshot_for_child(processes[parent].tables, parent_pid),

@@ -402,6 +402,37 @@ TEST_F(SessionTest, ChildHelloBeforeTheForkIsAppliedStillInherits) {
   EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid, kChild}));
 }
 
+// A child that exec()s soon after its fork (Python's subprocess with preexec_fn) may have
+// both Hellos in, the forked image's and the exec'd one's, before the parent's fork is
+// applied. The forked image is the one that kept the heap: it inherits, and its FREE of a
+// block its parent allocated pairs with it. The exec'd image inherits nothing.
+TEST_F(SessionTest, AChildThatExecedBeforeTheForkIsAppliedInheritsInItsForkedImage) {
+  constexpr uint64_t kExecedInst = 0x321;
+  feed(hello(kPid, kInst));
+  feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
+  feed(counted_batch(kChild, kChildInst, 1, 3300, 0, {{kChild, {ev_free(3200, 0x1000)}}}));
+  feed(hello(kChild, kExecedInst,
+             {.ppid = kPid,
+              .mono_ns = 3400,
+              .execed_from = WireExecedFrom{kChildInst, 1, 0, secret_of(kChildInst)}}));
+  feed(batch(kChild, kExecedInst, 1, 5000, {{kChild, {ev_malloc(3500, 0x9000, 8)}}}));
+  EXPECT_TRUE(rows.empty());  // the parent has promised nothing yet
+  feed(batch(kPid, kInst, 1, 4000, {{7, {ev_malloc(2000, 0x1000, 64), ev_fork(3000, kChild)}}}));
+  feed(batch(kPid, kInst, 2, kFar, {}));
+  const std::vector<ProcessInfo> processes = session.processes();
+  ASSERT_EQ(processes.size(), 3u);
+  const ProcessInfo& forked = processes[1];
+  const ProcessInfo& execed = processes[2];
+  ASSERT_EQ(forked.instance_id, kChildInst);
+  ASSERT_EQ(execed.instance_id, kExecedInst);
+  EXPECT_EQ(forked.inherited_blocks, 1u);
+  EXPECT_EQ(forked.unmatched_frees, 0u);
+  EXPECT_EQ(execed.inherited_blocks, 0u);
+  EXPECT_NE(
+      std::find(rows.begin(), rows.end(), free_row(3200, kChild, kChild, {0x1000, 64, 1}, kPid)),
+      rows.end());
+}
+
 TEST_F(SessionTest, ExpectedChildHoldsTheReleaseEvenAfterTheParentsBye) {
   feed(hello(kPid, kInst));
   feed(batch(kPid, kInst, 1, 4000, {{7, {ev_fork(3000, kChild), ev_malloc(3500, 0x1000, 8)}}}));
