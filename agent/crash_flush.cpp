@@ -108,6 +108,8 @@ void set_flush_limit(uint32_t limit_ms) {
 
 void flush_and_wait(int sig) {
   g_crash_flush.signal.store(sig, std::memory_order_relaxed);
+  g_crash_flush.deadline_ns.store(monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u,
+                                  std::memory_order_relaxed);
   // Sequentially consistent, with exec_flushed after it, against the exec-ing thread's
   // store of exec_flushed and its load of `requested` (wait_for_a_fatal_signal_before_exec):
   // one of the two sees the other. The exec flush, done already, is the flush asked for.
@@ -244,6 +246,7 @@ void crash_flush_after_fork_child() {
   g_final_done.store(0, std::memory_order_relaxed);
   g_crash_flush.requested.store(0, std::memory_order_relaxed);
   g_crash_flush.signal.store(0, std::memory_order_relaxed);
+  g_crash_flush.deadline_ns.store(0, std::memory_order_relaxed);
   g_crash_flush.done.store(0, std::memory_order_relaxed);
   g_sender_tid.store(0, std::memory_order_relaxed);
 }

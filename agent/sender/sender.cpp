@@ -755,6 +755,7 @@ RoundEnd one_round(Sender& s, RoundBy by) {
 }
 
 void* catch_up(void* arg);
+void crash_flush(Sender& s);
 
 void run(Sender* s, std::promise<std::string>* opened) {
   // Named, so that a user looking at their training process's threads (top -H, py-spy)
@@ -831,16 +832,41 @@ void run(Sender* s, std::promise<std::string>* opened) {
   // An exit or an exec: the thread that asked flushes (stop_and_flush_on_caller), at the program's
   // priority, not this thread's.
   if (!crash_requested(*s)) return;
-  // A crash: the process dies by a signal once the handler sees `done`, and the crashed
-  // thread can do nothing, so the socket is flushed and closed here, where ZeroMQ writes
-  // out what it holds. The catch-up thread gives the rounds up after its batch, and takes
-  // them no more.
-  std::lock_guard<std::mutex> lock(s->rounds);
-  int linger = final_flush(*s, std::min(s->config.flush_timeout_ms, s->config.crash_flush_ms));
-  zmq_setsockopt(s->sock, ZMQ_LINGER, &linger, sizeof linger);
-  close_socket(*s);
-  s->config.crash_flush->done.store(1, std::memory_order_release);
-  raw_futex_wake_all(&s->config.crash_flush->done);
+  // A crash. The catch-up thread, at the program's priority, flushes: this one, at nice 19
+  // beside busy cores, got too little of a core to send a backlog within the deadline, and
+  // what it had not sent was given up. Woken here at once; should this thread never get a
+  // core, it sees the request at its next look anyway.
+  if (s->catch_up_started) {
+    s->stop_word.store(1, std::memory_order_release);
+    raw_futex_wake_all(&s->stop_word);
+    return;
+  }
+  crash_flush(*s);
+}
+
+// The final flush a fatal signal asks for: the process dies by the signal once the handler
+// sees `done`, and the crashed thread can do nothing, so the socket is flushed and closed
+// here, where ZeroMQ writes out what it holds. By the catch-up thread, or by the sender
+// thread where there is none; the other thread does no round after its current batch.
+void crash_flush(Sender& s) {
+  std::lock_guard<std::mutex> lock(s.rounds);
+  // By the handler's deadline, which counts from its request: this thread may have come to
+  // it late (a look of the catch-up thread, a wait for the lock), and a flush that took its
+  // whole time from then on was cut by the handler's end, Bye and all. A tenth (at most
+  // 100 ms) is kept for the close and the wake-up.
+  uint32_t timeout_ms = std::min(s.config.flush_timeout_ms, s.config.crash_flush_ms);
+  const uint64_t deadline = s.config.crash_flush->deadline_ns.load(std::memory_order_relaxed);
+  if (deadline != 0) {
+    const uint64_t now = monotonic_ns();
+    const uint64_t left_ms = deadline > now ? (deadline - now) / 1000000u : 0;
+    const uint64_t usable_ms = left_ms - std::min<uint64_t>(left_ms / 10, 100);
+    timeout_ms = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(timeout_ms, usable_ms)));
+  }
+  int linger = final_flush(s, timeout_ms);
+  zmq_setsockopt(s.sock, ZMQ_LINGER, &linger, sizeof linger);
+  close_socket(s);
+  s.config.crash_flush->done.store(1, std::memory_order_release);
+  raw_futex_wake_all(&s.config.crash_flush->done);
 }
 
 // Waits up to `ns` for a stop: false once there is one (or a crash flush was asked for).
@@ -939,6 +965,7 @@ void* catch_up(void* arg) {
     }
     s->catching_up.store(false, std::memory_order_release);
   }
+  if (crash_requested(*s)) crash_flush(*s);
   return nullptr;
 }
 

@@ -24,6 +24,9 @@ struct CrashFlushWords {
   std::atomic<uint32_t> requested{0};  // the crash handler asks for the final flush now
   std::atomic<uint32_t> done{0};       // the sender has sent Bye and closed its socket
   std::atomic<int32_t> signal{0};      // the fatal signal, for Bye's end (set before requested)
+  // When the handler stops waiting for `done` (monotonic ns; set before requested): the
+  // flush, begun a while after the request, must end by then, not a deadline later.
+  std::atomic<uint64_t> deadline_ns{0};
 };
 
 // A dlclose's call for a module scan and the sender's answer (agent/module_unload.h).

@@ -3,10 +3,12 @@
 // 10 s behind. The agent's catch-up thread, at the program's priority, then takes the rounds
 // over. Here the sender thread is frozen outright (ptrace stops that one thread, as a machine
 // that never schedules it would): events the program makes meanwhile must still reach the
-// recording while the program runs, and none may be lost or late.
+// recording while the program runs, and none may be lost or late; and a fatal signal's
+// final flush must not wait for it.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -14,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -77,6 +80,15 @@ class FrozenThread {
 
   bool refused() const { return refused_; }
 
+  // After the process has died with the thread still stopped: the thread's end, which the
+  // tracer has to collect before the process's own can be.
+  void reap_after_death() {
+    if (!seized_) return;
+    int status = 0;
+    waitpid(tid_, &status, __WALL);
+    seized_ = false;
+  }
+
   void thaw() {
     if (seized_) ptrace(PTRACE_DETACH, tid_, nullptr, nullptr);
     seized_ = false;
@@ -107,58 +119,120 @@ class FrozenThread {
   bool refused_ = false;
 };
 
-TEST(SenderStarved, TheCatchUpThreadSendsWhatTheProgramMakesMeanwhile) {
+// A streaming program whose sender thread is frozen, beside a recorder, with its first
+// block in the recording. `skip` where this machine does not let a parent trace its child.
+struct StarvedSender {
   TempDir dir;
-  ASSERT_TRUE(dir.ok());
-  const std::string endpoint = "ipc://" + dir.file("m.sock");
-  const std::string db = dir.file("starved.db");
-  std::unique_ptr<Process> recorder = start_recorder(dir, endpoint, db);
-  ASSERT_TRUE(recorder);
-  ProcessSpec spec = preloaded_spec(dir, {kStreamer}, endpoint);
-  spec.pipe_stdin = true;
-  std::string error;
-  std::unique_ptr<Process> program = Process::start(spec, &error);
-  ASSERT_TRUE(program) << error;
-  auto ask = [&](const std::string& command, const std::string& out_after) {
+  std::string db = dir.file("starved.db");
+  std::unique_ptr<Process> recorder;
+  std::unique_ptr<Process> program;
+  std::unique_ptr<FrozenThread> frozen;
+  bool skip = false;
+  std::string skip_reason;
+
+  void start() {
+    ASSERT_TRUE(dir.ok());
+    const std::string endpoint = "ipc://" + dir.file("m.sock");
+    recorder = start_recorder(dir, endpoint, db);
+    ASSERT_TRUE(recorder);
+    ProcessSpec spec = preloaded_spec(dir, {kStreamer}, endpoint);
+    spec.pipe_stdin = true;
+    std::string error;
+    program = Process::start(spec, &error);
+    ASSERT_TRUE(program) << error;
+    ASSERT_TRUE(ask("alloc 1 100\n", "ok 100\n")) << program->err();
+    // The sender thread has stepped back (its Hello is out), and its rounds reach the file.
+    ASSERT_TRUE(poll_until([&] { return in_partial(100, 1); }, kProcessTimeout));
+    const pid_t sender = thread_named(program->pid(), "memtap-sender");
+    ASSERT_NE(sender, 0);
+    ASSERT_NE(thread_named(program->pid(), "memtap-catchup"), 0);
+    frozen = std::make_unique<FrozenThread>(program->pid(), sender);
+    const std::string freeze_error = frozen->freeze();
+    if (frozen->refused()) {
+      skip = true;
+      skip_reason = "this machine does not let a parent trace its child (" + freeze_error +
+                    "): the sender thread cannot be stopped alone";
+      return;
+    }
+    ASSERT_EQ(freeze_error, "") << "cannot stop the sender thread alone";
+  }
+
+  bool ask(const std::string& command, const std::string& out_after) {
     return program->write_stdin(command) &&
            program->wait_for_output(
                [&](const std::string& out, const std::string&) { return out == out_after; },
                kProcessTimeout);
-  };
-  auto in_partial = [&](int size, int64_t count) {
+  }
+
+  bool in_partial(int size, int64_t count) {
     std::string open_error;
     std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &open_error);
     return partial && mallocs_of_size(*partial, size) >= count;
-  };
-  ASSERT_TRUE(ask("alloc 1 100\n", "ok 100\n")) << program->err();
-  // The sender thread has stepped back (its Hello is out), and its rounds reach the file.
-  ASSERT_TRUE(poll_until([&] { return in_partial(100, 1); }, kProcessTimeout));
-  const pid_t sender = thread_named(program->pid(), "memtap-sender");
-  ASSERT_NE(sender, 0);
-  ASSERT_NE(thread_named(program->pid(), "memtap-catchup"), 0);
-
-  FrozenThread frozen(program->pid(), sender);
-  const std::string freeze_error = frozen.freeze();
-  if (frozen.refused()) {
-    GTEST_SKIP() << "this machine does not let a parent trace its child (" << freeze_error
-                 << "): the sender thread cannot be stopped alone";
   }
-  ASSERT_EQ(freeze_error, "") << "cannot stop the sender thread alone";
-  ASSERT_TRUE(ask("churn " + std::to_string(kChurn) + " 64\n", "ok 100\nok 100\n"))
-      << program->err();
-  const bool arrived = poll_until([&] { return in_partial(64, kChurn); }, kProcessTimeout);
-  frozen.thaw();
+
+  // Ends the recorder and opens what it wrote; null (with a test failure) if it cannot.
+  std::unique_ptr<DbQuery> stop_and_open() {
+    ProcessResult stopped = stop_recorder(*recorder);
+    EXPECT_TRUE(stopped.exited) << describe(stopped) << stopped.err;
+    std::string error;
+    std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+    EXPECT_TRUE(q) << error;
+    return q;
+  }
+};
+
+std::string ended_by(const DbQuery& q) {
+  DbRows rows;
+  std::string error;
+  if (!q.query("SELECT ended_by FROM memtap_session", {}, &rows, &error) || rows.rows.size() != 1) {
+    return "(no single session row)";
+  }
+  return rows.rows[0][0].text;
+}
+
+TEST(SenderStarved, TheCatchUpThreadSendsWhatTheProgramMakesMeanwhile) {
+  StarvedSender t;
+  ASSERT_NO_FATAL_FAILURE(t.start());
+  if (t.skip) GTEST_SKIP() << t.skip_reason;
+  ASSERT_TRUE(t.ask("churn " + std::to_string(kChurn) + " 64\n", "ok 100\nok 100\n"))
+      << t.program->err();
+  const bool arrived = poll_until([&] { return t.in_partial(64, kChurn); }, kProcessTimeout);
+  t.frozen->thaw();
   EXPECT_TRUE(arrived) << "the churn did not reach the recording while the sender was frozen";
 
-  program->close_stdin();
-  ProcessResult r = program->wait(kProcessTimeout);
+  t.program->close_stdin();
+  ProcessResult r = t.program->wait(kProcessTimeout);
   EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
-  ProcessResult stopped = stop_recorder(*recorder);
-  EXPECT_TRUE(stopped.exited) << describe(stopped) << stopped.err;
-  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
-  ASSERT_TRUE(q) << error;
+  std::unique_ptr<DbQuery> q = t.stop_and_open();
+  ASSERT_TRUE(q);
   EXPECT_EQ(mallocs_of_size(*q, 64), kChurn);
   EXPECT_EQ(q->scalar_int("SELECT bye_received FROM memtap_session"), 1) << memtap_session_text(*q);
+  EXPECT_EQ(q->scalar_int("SELECT events_dropped + events_lost + late_events + unmatched_frees "
+                          "FROM memtap_session"),
+            0)
+      << memtap_session_text(*q);
+}
+
+// A fatal signal while the sender thread gets no CPU: the final flush it asks for is the
+// catch-up thread's, at the program's priority. Done by the sender thread, as before, a
+// SIGTERM beside busy cores had the crumbs of a core that nice 19 gets within the deadline,
+// and what it had not sent by then was given up; frozen here, it did nothing at all, and the
+// process died without its Bye ("no final flush").
+TEST(SenderStarved, ASigtermIsFlushedByTheCatchUpThread) {
+  StarvedSender t;
+  ASSERT_NO_FATAL_FAILURE(t.start());
+  if (t.skip) GTEST_SKIP() << t.skip_reason;
+  ASSERT_TRUE(t.ask("churn " + std::to_string(kChurn) + " 64\n", "ok 100\nok 100\n"))
+      << t.program->err();
+  ASSERT_EQ(kill(t.program->pid(), SIGTERM), 0);
+  t.frozen->reap_after_death();
+  ProcessResult r = t.program->wait(kProcessTimeout);
+  EXPECT_EQ(r.term_signal, SIGTERM) << describe(r) << r.err;
+  std::unique_ptr<DbQuery> q = t.stop_and_open();
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->scalar_int("SELECT bye_received FROM memtap_session"), 1) << memtap_session_text(*q);
+  EXPECT_EQ(ended_by(*q), "signal SIGTERM");
+  EXPECT_EQ(mallocs_of_size(*q, 64), kChurn);
   EXPECT_EQ(q->scalar_int("SELECT events_dropped + events_lost + late_events + unmatched_frees "
                           "FROM memtap_session"),
             0)
