@@ -368,15 +368,24 @@ const std::vector<std::string> kSignalWaitsOneMs = {"MEMTAP_CRASH_FLUSH_MS=1"};
 // under way: the signal waits for it, so every block and the Bye reach the recording. Before,
 // the signal during _exit's flush ended the child inside it ("no final flush", the last
 // events lost): at once, and beside busy cores by its own 2 s deadline too (the flush then
-// took longer: the stress runs of the suite). An _exit during the signal's flush is the
-// other order, which waits likewise (wait_for_final_flush): not tested, since a program has
-// no way to call _exit exactly while a signal's flush runs.
+// took longer: the stress runs of the suite). The other order is the next test.
 TEST_F(ProcessEnd, ASigtermDuringTheExitFlushLetsItFinish) {
   DbRows rows;
   ASSERT_NO_FATAL_FAILURE(
       expect_child_whole_despite_sigterm("exit-term", &rows, kSignalWaitsOneMs));
   ASSERT_EQ(rows.rows.size(), 1u);
   EXPECT_EQ(rows.rows[0][0].text, "exit code 0");
+}
+
+// The other order: the child's second thread takes the SIGTERM and its handler begins the
+// final flush, and the child calls _exit meanwhile (once that thread waits in its handler).
+// The exit waits for the signal's flush rather than end the process inside it, so every
+// block and the Bye, which says the signal, reach the recording.
+TEST_F(ProcessEnd, AnExitDuringASigtermsFlushLetsItFinish) {
+  DbRows rows;
+  ASSERT_NO_FATAL_FAILURE(expect_child_whole_despite_sigterm("term-exit", &rows));
+  ASSERT_EQ(rows.rows.size(), 1u);
+  EXPECT_EQ(rows.rows[0][0].text, "signal SIGTERM");
 }
 
 // The same SIGTERM while the flush before an exec runs: the exec's flush is not cut, so the

@@ -43,6 +43,10 @@
  *              ended by SIGTERM (9 otherwise), as it would without memtap: before the exec the
  *              signal ends the process, and after it the image, which takes SIGTERM again,
  *              dies of it
+ *   term-exit  the other order: as exit-term, but the child tells the parent itself once it
+ *              has allocated, and its second thread takes the SIGTERM and begins the final
+ *              flush for it; the child calls _exit(0) once that thread waits on a futex (in
+ *              its handler, for the flush); returns as exit-term
  *   exec-fail  execl()s a path that does not exist; then allocates N blocks more, block i of
  *              kAfterSize + 2*i bytes, and returns 0 (3 if exec did not fail with ENOENT)
  *   kill       execl()s a path that does not exist (its flush has everything so far written
@@ -151,6 +155,33 @@ static void* wait_for_term(void* arg) {
   return NULL;
 }
 
+/* term-exit's second thread: says who it is, and takes the SIGTERM the main thread blocks. */
+static atomic_int g_term_tid;
+static void* take_term(void* arg) {
+  (void)arg;
+  atomic_store(&g_term_tid, (int)gettid());
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+  for (;;) pause();
+  return NULL;
+}
+
+/* Whether thread `tid` of this process is in a futex call (/proc's "syscall": its number
+ * first). Raw calls, as in sender_thread_runs. */
+static int in_futex(int tid) {
+  char path[64], text[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  text[n] = 0;
+  return atol(text) == SYS_futex;
+}
+
 /* Execs the missing path: says how it failed, true if with ENOENT. */
 static int exec_missing(void) {
   execl(kMissing, kMissing, (char*)NULL);
@@ -227,9 +258,10 @@ int main(int argc, char** argv) {
     return all_termed ? 0 : 9;
   }
   if (strcmp(mode, "exit-term") == 0 || strcmp(mode, "exec-term") == 0 ||
-      strcmp(mode, "exec-term-other") == 0) {
-    const int other_thread = strcmp(mode, "exec-term") != 0;
-    const int by_exec = strcmp(mode, "exit-term") != 0;
+      strcmp(mode, "exec-term-other") == 0 || strcmp(mode, "term-exit") == 0) {
+    const int term_first = strcmp(mode, "term-exit") == 0;
+    const int other_thread = strcmp(mode, "exec-term") != 0 && !term_first;
+    const int by_exec = strcmp(mode, "exec-term") == 0 || strcmp(mode, "exec-term-other") == 0;
     atomic_store(&g_stop, 1);
     pthread_join(thread, NULL);
     int leaving[2];
@@ -250,6 +282,16 @@ int main(int argc, char** argv) {
         if (pipe2(g_leaving, O_CLOEXEC) != 0) _exit(8);
         if (pthread_create(&waiting, NULL, wait_for_term, &leaving[1]) != 0) _exit(8);
       }
+      if (term_first) {
+        sigset_t term;
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &term, NULL);
+        pthread_t taking;
+        if (pthread_create(&taking, NULL, take_term, NULL) != 0) _exit(8);
+        while (!atomic_load(&g_term_tid)) {
+        }
+      }
       for (int i = 0; i < kExitChurn; ++i) {
         void* volatile p = malloc(24);
         free(p);
@@ -257,6 +299,12 @@ int main(int argc, char** argv) {
       allocate(n, kAfterSize);
       const char now = 1;
       if (write(other_thread ? g_leaving[1] : leaving[1], &now, 1) != 1) _exit(8);
+      if (term_first) {
+        /* The signal's handler is in its flush once it waits on a futex word (its first
+         * futex call comes after it has claimed the flush). */
+        while (!in_futex(atomic_load(&g_term_tid))) {
+        }
+      }
       if (by_exec) {
         execl(argv[0], argv[0], "image", argv[2], (char*)NULL);
         _exit(6);
