@@ -109,6 +109,14 @@ static void allocate(int n, int first_size) {
   }
 }
 
+/* Blocks (1) or unblocks (0) SIGTERM on the calling thread. */
+static void set_term_blocked(int blocked) {
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &term, NULL);
+}
+
 /* Whether a thread named memtap-sender runs in this process. Raw system calls and buffers on
  * the stack: an allocation here, during the flush, would come after its last drain. */
 static int sender_thread_runs(void) {
@@ -141,10 +149,7 @@ static int sender_thread_runs(void) {
  * during that flush, never before it. */
 static void* wait_for_term(void* arg) {
   const int tell = *(const int*)arg;
-  sigset_t term;
-  sigemptyset(&term);
-  sigaddset(&term, SIGTERM);
-  pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+  set_term_blocked(0);
   char leaving = 0;
   if (read(g_leaving[0], &leaving, 1) != 1) _exit(8);
   while (sender_thread_runs()) {
@@ -160,10 +165,7 @@ static atomic_int g_term_tid;
 static void* take_term(void* arg) {
   (void)arg;
   atomic_store(&g_term_tid, (int)gettid());
-  sigset_t term;
-  sigemptyset(&term);
-  sigaddset(&term, SIGTERM);
-  pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+  set_term_blocked(0);
   for (;;) pause();
   return NULL;
 }
@@ -204,10 +206,7 @@ int main(int argc, char** argv) {
   snprintf(line, sizeof line, "pid=%d\n", (int)getpid());
   say(line);
   if (strcmp(mode, "image") == 0) {
-    sigset_t term;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+    set_term_blocked(0);
     allocate(n, kImageSize);
     return 0;
   }
@@ -273,23 +272,16 @@ int main(int argc, char** argv) {
       say(line);
       /* exit-term, exec-term-other: SIGTERM goes to the waiting thread, the one thread
        * that takes it; exec-term: to the one thread there is, the one that flushes. */
-      if (other_thread) {
-        sigset_t term;
-        sigemptyset(&term);
-        sigaddset(&term, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &term, NULL);
-        pthread_t waiting;
-        if (pipe2(g_leaving, O_CLOEXEC) != 0) _exit(8);
-        if (pthread_create(&waiting, NULL, wait_for_term, &leaving[1]) != 0) _exit(8);
-      }
-      if (term_first) {
-        sigset_t term;
-        sigemptyset(&term);
-        sigaddset(&term, SIGTERM);
-        pthread_sigmask(SIG_BLOCK, &term, NULL);
+      if (other_thread || term_first) {
+        set_term_blocked(1);
         pthread_t taking;
-        if (pthread_create(&taking, NULL, take_term, NULL) != 0) _exit(8);
-        while (!atomic_load(&g_term_tid)) {
+        if (other_thread) {
+          if (pipe2(g_leaving, O_CLOEXEC) != 0) _exit(8);
+          if (pthread_create(&taking, NULL, wait_for_term, &leaving[1]) != 0) _exit(8);
+        } else {
+          if (pthread_create(&taking, NULL, take_term, NULL) != 0) _exit(8);
+          while (!atomic_load(&g_term_tid)) {
+          }
         }
       }
       for (int i = 0; i < kExitChurn; ++i) {
