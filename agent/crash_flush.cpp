@@ -86,12 +86,13 @@ bool claim_flush() {
   return !g_agent.stopped.exchange(true);
 }
 
-// Until `word` is no longer 0, or the deadline a fatal signal may wait has passed: its own,
-// or, while an exit's or an exec's flush runs, that flush's limit and its own again. The
-// limit is read anew after each wake (its setters wake the waiters).
-void wait_until_set(std::atomic<uint32_t>* word) {
+// Until `word` is no longer 0, or the deadline a fatal signal may wait has passed: its own
+// (`own_deadline`; 0: counted from now), or, while an exit's or an exec's flush runs, that
+// flush's limit and its own again. The limit is read anew after each wake (its setters wake
+// the waiters).
+void wait_until_set(std::atomic<uint32_t>* word, uint64_t own_deadline = 0) {
   const uint64_t own_ns = uint64_t(g_deadline_ms) * 1000000u;
-  const uint64_t own_deadline = monotonic_ns() + own_ns;
+  if (own_deadline == 0) own_deadline = monotonic_ns() + own_ns;
   while (word->load(std::memory_order_acquire) == 0) {
     const uint64_t limit = g_flush_limit_ns.load(std::memory_order_acquire);
     const uint64_t deadline = limit == 0 ? own_deadline : std::max(own_deadline, limit + own_ns);
@@ -108,14 +109,17 @@ void set_flush_limit(uint32_t limit_ms) {
 
 void flush_and_wait(int sig) {
   g_crash_flush.signal.store(sig, std::memory_order_relaxed);
-  g_crash_flush.deadline_ns.store(monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u,
-                                  std::memory_order_relaxed);
+  // The flush is told the very deadline this wait keeps (crash_flush in the sender).
+  const uint64_t deadline = monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u;
+  g_crash_flush.deadline_ns.store(deadline, std::memory_order_relaxed);
   // Sequentially consistent, with exec_flushed after it, against the exec-ing thread's
   // store of exec_flushed and its load of `requested` (wait_for_a_fatal_signal_before_exec):
   // one of the two sees the other. The exec flush, done already, is the flush asked for.
   g_crash_flush.requested.store(1, std::memory_order_seq_cst);
   raw_futex_wake_all(&g_crash_flush.requested);
-  if (!g_agent.exec_flushed.load(std::memory_order_seq_cst)) wait_until_set(&g_crash_flush.done);
+  if (!g_agent.exec_flushed.load(std::memory_order_seq_cst)) {
+    wait_until_set(&g_crash_flush.done, deadline);
+  }
   // Nothing drains the buffers any more, whatever the program does next.
   g_agent.recording.store(false, std::memory_order_relaxed);
 }

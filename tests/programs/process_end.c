@@ -270,8 +270,8 @@ int main(int argc, char** argv) {
     if (child == 0) {
       snprintf(line, sizeof line, "child=%d\n", (int)getpid());
       say(line);
-      /* exit-term, exec-term-other: SIGTERM goes to the waiting thread, the one thread
-       * that takes it; exec-term: to the one thread there is, the one that flushes. */
+      /* exit-term, exec-term-other, term-exit: SIGTERM goes to the second thread, the one
+       * thread that takes it; exec-term: to the one thread there is, the one that flushes. */
       if (other_thread || term_first) {
         set_term_blocked(1);
         pthread_t taking;
