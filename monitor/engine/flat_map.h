@@ -112,6 +112,14 @@ class FlatMap {
     if (has_max_key_) f(kEmpty, max_key_value_);
   }
 
+  // Calls f(value) for every entry, to change the values where they lie (never the keys).
+  template <class F>
+  void for_each_value(F&& f) {
+    for (Slot& s : slots_)
+      if (s.key() != kEmpty) f(s.value);
+    if (has_max_key_) f(max_key_value_);
+  }
+
   size_t memory_bytes() const { return slots_.capacity() * sizeof(Slot); }
   // How many times the table was rebuilt larger (tests: a bulk insert after reserve()
   // rebuilds once, where one that grows as it goes rebuilds at every doubling).

@@ -93,29 +93,108 @@ size_t release_mappings(LiveTables& tables, const RowStamp& stamp, uint64_t star
   return released;
 }
 
+// The base's block at `addr`, if still live here, as this process sees it.
+bool find_base_block(const LiveTables& tables, uint64_t addr, LiveBlock* block) {
+  if (!tables.base) return false;
+  const LiveBlock* b = tables.base->find(addr);
+  if (b == nullptr || tables.gone.find(addr) != nullptr) return false;
+  *block = *b;
+  if (tables.base_inherited_from_pid != 0)
+    block->inherited_from_pid = tables.base_inherited_from_pid;
+  return true;
+}
+
+// The same, and the block is no longer live here.
+bool take_base_block(LiveTables& tables, uint64_t addr, LiveBlock* block) {
+  if (!find_base_block(tables, addr, block)) return false;
+  tables.gone.put(addr, 1);
+  return true;
+}
+
+// Puts every entry of `from` into `into`, sized first (see FlatMap::for_each); an entry
+// `into` already has stays when `keep_existing`.
+void merge_into(FlatMap<LiveBlock>& into, const FlatMap<LiveBlock>& from, bool keep_existing) {
+  into.reserve(into.size() + from.size());
+  from.for_each([&](uint64_t addr, const LiveBlock& block) {
+    if (!keep_existing || into.find(addr) == nullptr) into.put(addr, block);
+  });
+}
+
+// Back to `heap` alone. Where the base is this process's alone it is folded in where it
+// lies (what changed since the fork, plus one pass over its slots if it was inherited);
+// where others still share it, the live part of it is copied.
+void flatten(LiveTables& tables) {
+  if (!tables.base) return;
+  FlatMap<LiveBlock> flat;
+  const uint32_t inherited = tables.base_inherited_from_pid;
+  if (tables.base.use_count() == 1) {
+    flat = std::move(*tables.base);
+    tables.gone.for_each([&](uint64_t addr, uint8_t) {
+      LiveBlock freed;
+      flat.take(addr, &freed);
+    });
+    if (inherited != 0)
+      flat.for_each_value([&](LiveBlock& b) { b.inherited_from_pid = inherited; });
+  } else {
+    flat.reserve(live_heap_blocks(tables));
+    tables.base->for_each([&](uint64_t addr, LiveBlock block) {
+      if (tables.gone.find(addr) != nullptr) return;
+      if (inherited != 0) block.inherited_from_pid = inherited;
+      flat.put(addr, block);
+    });
+  }
+  // The larger table takes the smaller one's entries (FlatMap::for_each); they share no key.
+  if (tables.heap.memory_bytes() > flat.memory_bytes()) {
+    merge_into(tables.heap, flat, false);
+  } else {
+    merge_into(flat, tables.heap, false);
+    tables.heap = std::move(flat);
+  }
+  tables.base.reset();
+  tables.gone = FlatMap<uint8_t>{};
+  tables.base_inherited_from_pid = 0;
+}
+
+// After a change: folds the base in once it is this process's alone (its children have
+// ended, or its parent has let go of it), or once this process's own changes have outgrown
+// it, so that each event's extra lookup in the base does not last for ever, and the fold's
+// cost is paid by at least as many events.
+void settle(LiveTables& tables) {
+  if (tables.base.use_count() == 1 ||
+      tables.heap.size() + tables.gone.size() > tables.base->size()) {
+    flatten(tables);
+  }
+}
+
 }  // namespace
 
 void pair_malloc(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
                  const AllocContext& context, PairingOutput& out) {
   const LiveBlock block = new_block(size_bytes, context.owner, out);
+  LiveBlock inherited;
   if (const LiveBlock* old = tables.heap.find(addr)) {
     // The agent lost this address's FREE (dropped events): close the old block here so
     // that its lifetime ends and the new block's FREE does not pair with it.
     out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, *old));
     ++out.lost_frees;
+  } else if (take_base_block(tables, addr, &inherited)) {
+    out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, inherited));
+    ++out.lost_frees;
   }
   tables.heap.put(addr, block);
   out.rows.push_back(make_malloc_row(false, stamp, addr, block, context));
+  if (tables.base) settle(tables);
 }
 
 void pair_free(LiveTables& tables, const RowStamp& stamp, uint64_t addr, PairingOutput& out) {
   LiveBlock block;
-  if (!tables.heap.take(addr, &block)) {
+  if (!tables.heap.take(addr, &block) && !take_base_block(tables, addr, &block)) {
     ++out.unmatched_frees;
     out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, LiveBlock{}));
     return;
   }
   out.rows.push_back(make_row(DumpEvent::kFree, false, stamp, addr, block));
+  if (tables.base) settle(tables);
 }
 
 void pair_mmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint64_t size_bytes,
@@ -139,10 +218,38 @@ void pair_munmap(LiveTables& tables, const RowStamp& stamp, uint64_t addr, uint6
   release_mappings(tables, stamp, addr, range_end(addr, size_bytes), out);
 }
 
-LiveTables snapshot_for_child(const LiveTables& parent, uint32_t parent_pid) {
+bool find_heap_block(const LiveTables& tables, uint64_t addr, LiveBlock* block) {
+  if (const LiveBlock* own = tables.heap.find(addr)) {
+    *block = *own;
+    return true;
+  }
+  return find_base_block(tables, addr, block);
+}
+
+size_t live_heap_blocks(const LiveTables& tables) {
+  return tables.heap.size() + (tables.base ? tables.base->size() - tables.gone.size() : 0);
+}
+
+void prefetch_heap(const LiveTables& tables, uint64_t addr) {
+  tables.heap.prefetch(addr);
+  if (tables.base) tables.base->prefetch(addr);
+}
+
+LiveTables snapshot_for_child(LiveTables& parent, uint32_t parent_pid) {
+  // A parent that changed much since its last fork folds first, so that what the child
+  // copies stays small: forks come in bursts (a DataLoader's workers), each of them cheap.
+  if (parent.base && (parent.heap.size() + parent.gone.size()) * 8 > parent.base->size()) {
+    flatten(parent);
+  }
+  if (!parent.base) {
+    parent.base = std::make_shared<FlatMap<LiveBlock>>(std::move(parent.heap));
+    parent.heap = FlatMap<LiveBlock>{};
+  }
   LiveTables child;
-  // Sized first (see FlatMap::for_each), and to the blocks rather than a copy of the table:
-  // the parent's is as large as its peak needed, and every DataLoader worker keeps one.
+  child.base = parent.base;
+  child.base_inherited_from_pid = parent_pid;
+  child.gone = parent.gone;
+  // Sized first (see FlatMap::for_each).
   child.heap.reserve(parent.heap.size());
   parent.heap.for_each([&](uint64_t addr, LiveBlock block) {
     block.inherited_from_pid = parent_pid;
@@ -156,19 +263,23 @@ LiveTables snapshot_for_child(const LiveTables& parent, uint32_t parent_pid) {
 void seed_from_parent(LiveTables& child, LiveTables snapshot) {
   for (auto& entry : child.mmaps) snapshot.mmaps.insert_or_assign(entry.first, entry.second);
   child.mmaps = std::move(snapshot.mmaps);
+  // A process is seeded once, at its fork, so its own blocks are in `heap` alone.
+  flatten(child);
+  // The child's own blocks hide the parent's at their addresses.
+  child.heap.for_each([&](uint64_t addr, const LiveBlock&) {
+    LiveBlock hidden;
+    take_base_block(snapshot, addr, &hidden);
+  });
   // Always the smaller table into the larger one (see FlatMap::for_each).
-  const size_t both = child.heap.size() + snapshot.heap.size();
   if (child.heap.memory_bytes() >= snapshot.heap.memory_bytes()) {
-    child.heap.reserve(both);
-    snapshot.heap.for_each([&](uint64_t addr, const LiveBlock& block) {
-      if (child.heap.find(addr) == nullptr) child.heap.put(addr, block);
-    });
+    merge_into(child.heap, snapshot.heap, true);
   } else {
-    snapshot.heap.reserve(both);
-    child.heap.for_each(
-        [&](uint64_t addr, const LiveBlock& block) { snapshot.heap.put(addr, block); });
+    merge_into(snapshot.heap, child.heap, false);
     child.heap = std::move(snapshot.heap);
   }
+  child.base = std::move(snapshot.base);
+  child.gone = std::move(snapshot.gone);
+  child.base_inherited_from_pid = snapshot.base_inherited_from_pid;
 }
 
 }  // namespace memtap

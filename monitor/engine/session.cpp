@@ -761,7 +761,7 @@ void Session::Impl::apply_hello(const WireMessage& m, std::string peer_address) 
       p.fork_claimed = true;
       p.watermark_ns = child.fork_ns;
       if (kept_heap) {
-        info.inherited_blocks = child.tables.heap.size() + child.tables.mmaps.size();
+        info.inherited_blocks = live_heap_blocks(child.tables) + child.tables.mmaps.size();
         p.tables = std::move(it->second.tables);
         adopt_context(p, std::move(it->second.forking_thread));
         for (const LoadedModule& m : child.modules) p.modules.add(m);
@@ -1280,7 +1280,7 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
     claimed = true;
     if (!kept_heap) continue;
     LiveTables snapshot = snapshot_for_child(processes[parent].tables, parent_pid);
-    c.info.inherited_blocks += snapshot.heap.size() + snapshot.mmaps.size();
+    c.info.inherited_blocks += live_heap_blocks(snapshot) + snapshot.mmaps.size();
     seed_from_parent(c.tables, std::move(snapshot));
     adopt_context(c, std::move(forking_thread));
     // A child's own first batch reports its modules too; these cover what it sent before.
@@ -1353,7 +1353,7 @@ void Session::Impl::release() {
     if (run.next + kAhead < run.events.size()) {
       const HeldEvent& ahead = run.events[run.next + kAhead];
       if (ahead.kind == HeldKind::kMalloc || ahead.kind == HeldKind::kFree) {
-        processes[process].tables.heap.prefetch(ahead.addr);
+        prefetch_heap(processes[process].tables, ahead.addr);
       }
     }
     if (limit && event.epoch_ns >= *limit) break;
@@ -1528,9 +1528,10 @@ size_t Session::held_forks() const {
 
 size_t Session::pairing_blocks() const {
   size_t n = 0;
-  for (const ProcessState& p : impl_->processes) n += p.tables.heap.size() + p.tables.mmaps.size();
+  for (const ProcessState& p : impl_->processes)
+    n += live_heap_blocks(p.tables) + p.tables.mmaps.size();
   for (const auto& [pid, child] : impl_->expected)
-    n += child.tables.heap.size() + child.tables.mmaps.size();
+    n += live_heap_blocks(child.tables) + child.tables.mmaps.size();
   return n;
 }
 
