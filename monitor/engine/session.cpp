@@ -375,6 +375,9 @@ struct ExpectedChild {
   LiveTables tables;                  // the parent's live blocks at the fork
   ThreadContext forking_thread;       // the parent's forking thread's owners and operators
   std::vector<LoadedModule> modules;  // the parent's, at the fork
+  // An exec'd image of the child said Hello first, and its image before the exec (the one
+  // that kept the heap) sent events that have not come yet: the snapshot waits for it.
+  bool forked_image_awaited = false;
 };
 
 // What the child's forking thread starts with: the owner stack and operators, not the
@@ -752,21 +755,30 @@ void Session::Impl::apply_hello(const WireMessage& m, std::string peer_address) 
 
   // The child of a fork already applied: it takes the snapshot, and the fork's time keeps
   // holding the release until its first Batch says how far it has got. A child that
-  // exec()ed (forkedFromPid 0, same pid and parent) ends the wait but inherits nothing:
-  // exec replaced the address space.
+  // exec()ed (forkedFromPid 0, same pid and parent) inherits nothing: exec replaced the
+  // address space. It ends the wait, unless the image it replaced sent events that have
+  // not come (Hello.execedFrom names an instance not seen yet): that image's Hello, over its
+  // own, closed connection, may be read after this one (Python's subprocess with
+  // preexec_fn), and it is the one that kept the heap. Without the snapshot its FREEs of
+  // its parent's blocks were unmatched. If it never comes, the wait expires as any does.
   if (auto it = expected.find(m.pid); it != expected.end()) {
-    const ExpectedChild& child = it->second;
+    ExpectedChild& child = it->second;
     const bool kept_heap = h.forked_from_pid == child.parent_pid;
     if (kept_heap || (h.forked_from_pid == 0 && h.ppid == child.parent_pid)) {
       p.fork_claimed = true;
       p.watermark_ns = child.fork_ns;
       if (kept_heap) {
         info.inherited_blocks = live_heap_blocks(child.tables) + child.tables.mmaps.size();
-        p.tables = std::move(it->second.tables);
-        adopt_context(p, std::move(it->second.forking_thread));
+        p.tables = std::move(child.tables);
+        adopt_context(p, std::move(child.forking_thread));
         for (const LoadedModule& m : child.modules) p.modules.add(m);
+        expected.erase(it);
+      } else if (h.execed_from && h.execed_from->events_sent > 0 &&
+                 !by_instance.count(std::make_pair(m.pid, h.execed_from->instance_id))) {
+        child.forked_image_awaited = true;
+      } else if (!child.forked_image_awaited) {
+        expected.erase(it);
       }
-      expected.erase(it);
     }
   }
 

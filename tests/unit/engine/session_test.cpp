@@ -433,6 +433,55 @@ TEST_F(SessionTest, AChildThatExecedBeforeTheForkIsAppliedInheritsInItsForkedIma
       rows.end());
 }
 
+// The same child with the parent's fork applied first, and the exec'd image's Hello read
+// before the forked image's (each image has a connection of its own, and the older one is
+// closed): the exec'd Hello says its old image sent events, so the snapshot waits for that
+// image, which kept the heap.
+TEST_F(SessionTest, AForkedImageWhoseExecedImageSaidHelloFirstStillInherits) {
+  constexpr uint64_t kExecedInst = 0x321;
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 3050, {{7, {ev_malloc(2000, 0x1000, 64), ev_fork(3000, kChild)}}}));
+  ASSERT_EQ(session.held_forks(), 0u) << "the fork is applied";
+  feed(hello(kChild, kExecedInst,
+             {.ppid = kPid,
+              .mono_ns = 3400,
+              .execed_from = WireExecedFrom{kChildInst, 1, 0, secret_of(kChildInst)}}));
+  feed(batch(kChild, kExecedInst, 1, 5000, {{kChild, {ev_malloc(3500, 0x9000, 8)}}}));
+  feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
+  feed(counted_batch(kChild, kChildInst, 1, 3300, 0, {{kChild, {ev_free(3200, 0x1000)}}}));
+  feed(batch(kPid, kInst, 2, kFar, {}));
+  const std::vector<ProcessInfo> processes = session.processes();
+  ASSERT_EQ(processes.size(), 3u);
+  const ProcessInfo& forked = processes[1];  // by start time
+  const ProcessInfo& execed = processes[2];
+  ASSERT_EQ(forked.instance_id, kChildInst);
+  ASSERT_EQ(execed.instance_id, kExecedInst);
+  EXPECT_EQ(forked.inherited_blocks, 1u);
+  EXPECT_EQ(forked.unmatched_frees, 0u);
+  EXPECT_EQ(execed.inherited_blocks, 0u);
+  EXPECT_NE(
+      std::find(rows.begin(), rows.end(), free_row(3200, kChild, kChild, {0x1000, 64, 1}, kPid)),
+      rows.end());
+}
+
+// An exec'd image whose old image sent nothing (it never connected) ends the fork's wait:
+// no other Hello will come for it, and the fork's time holds the rows back no longer.
+TEST_F(SessionTest, AnExecedImageWhoseOldImageSentNothingEndsTheForksWait) {
+  constexpr uint64_t kExecedInst = 0x321;
+  feed(hello(kPid, kInst));
+  feed(batch(kPid, kInst, 1, 3050, {{7, {ev_malloc(2000, 0x1000, 64), ev_fork(3000, kChild)}}}));
+  feed(hello(kChild, kExecedInst,
+             {.ppid = kPid,
+              .mono_ns = 3400,
+              .execed_from = WireExecedFrom{kChildInst, 0, 0, secret_of(kChildInst)}}));
+  feed(batch(kChild, kExecedInst, 1, 5000, {{kChild, {ev_malloc(3500, 0x9000, 8)}}}));
+  feed(batch(kPid, kInst, 2, kFar, {}));
+  EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [](const DumpRow& r) {
+    return r.event == DumpEvent::kMalloc && r.process_id == kChild && r.ptr == 0x9000;
+  }));
+  EXPECT_EQ(session.pairing_blocks(), 2u) << "each image's own block; no snapshot kept";
+}
+
 TEST_F(SessionTest, ExpectedChildHoldsTheReleaseEvenAfterTheParentsBye) {
   feed(hello(kPid, kInst));
   feed(batch(kPid, kInst, 1, 4000, {{7, {ev_fork(3000, kChild), ev_malloc(3500, 0x1000, 8)}}}));
