@@ -402,79 +402,78 @@ TEST_F(SessionTest, ChildHelloBeforeTheForkIsAppliedStillInherits) {
   EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid, kChild}));
 }
 
-// A child that exec()s soon after its fork (Python's subprocess with preexec_fn) may have
-// both Hellos in, the forked image's and the exec'd one's, before the parent's fork is
-// applied. The forked image is the one that kept the heap: it inherits, and its FREE of a
-// block its parent allocated pairs with it. The exec'd image inherits nothing.
-TEST_F(SessionTest, AChildThatExecedBeforeTheForkIsAppliedInheritsInItsForkedImage) {
-  constexpr uint64_t kExecedInst = 0x321;
+// A child that exec()s soon after its fork (Python's subprocess with preexec_fn) has two
+// images, each with a Hello of its own: the forked one, which kept the heap, and the exec'd
+// one, which says what its old image sent. The monitor may read them in either order,
+// before or after the parent's fork is applied.
+class ForkExecTest : public SessionTest {
+ protected:
+  static constexpr uint64_t kExecedInst = 0x321;
+
+  void feed_parent_fork(int64_t watermark) {
+    feed(batch(kPid, kInst, 1, watermark,
+               {{7, {ev_malloc(2000, 0x1000, 64), ev_fork(3000, kChild)}}}));
+  }
+  // The forked image frees its parent's block.
+  void feed_forked_image() {
+    feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
+    feed(counted_batch(kChild, kChildInst, 1, 3300, 0, {{kChild, {ev_free(3200, 0x1000)}}}));
+  }
+  void feed_execed_image(uint64_t old_image_sent) {
+    feed(hello(
+        kChild, kExecedInst,
+        {.ppid = kPid,
+         .mono_ns = 3400,
+         .execed_from = WireExecedFrom{kChildInst, old_image_sent, 0, secret_of(kChildInst)}}));
+    feed(batch(kChild, kExecedInst, 1, 5000, {{kChild, {ev_malloc(3500, 0x9000, 8)}}}));
+  }
+  // The forked image inherits, and its FREE of its parent's block pairs with it; the exec'd
+  // image inherits nothing.
+  void expect_the_forked_image_inherits() {
+    feed(batch(kPid, kInst, 2, kFar, {}));
+    const std::vector<ProcessInfo> processes = session.processes();
+    ASSERT_EQ(processes.size(), 3u);
+    const ProcessInfo& forked = processes[1];  // by start time
+    const ProcessInfo& execed = processes[2];
+    ASSERT_EQ(forked.instance_id, kChildInst);
+    ASSERT_EQ(execed.instance_id, kExecedInst);
+    EXPECT_EQ(forked.inherited_blocks, 1u);
+    EXPECT_EQ(forked.unmatched_frees, 0u);
+    EXPECT_EQ(execed.inherited_blocks, 0u);
+    EXPECT_NE(
+        std::find(rows.begin(), rows.end(), free_row(3200, kChild, kChild, {0x1000, 64, 1}, kPid)),
+        rows.end());
+  }
+};
+
+// Both Hellos in before the parent's fork is applied.
+TEST_F(ForkExecTest, AChildThatExecedBeforeTheForkIsAppliedInheritsInItsForkedImage) {
   feed(hello(kPid, kInst));
-  feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
-  feed(counted_batch(kChild, kChildInst, 1, 3300, 0, {{kChild, {ev_free(3200, 0x1000)}}}));
-  feed(hello(kChild, kExecedInst,
-             {.ppid = kPid,
-              .mono_ns = 3400,
-              .execed_from = WireExecedFrom{kChildInst, 1, 0, secret_of(kChildInst)}}));
-  feed(batch(kChild, kExecedInst, 1, 5000, {{kChild, {ev_malloc(3500, 0x9000, 8)}}}));
+  feed_forked_image();
+  feed_execed_image(1);
   EXPECT_TRUE(rows.empty());  // the parent has promised nothing yet
-  feed(batch(kPid, kInst, 1, 4000, {{7, {ev_malloc(2000, 0x1000, 64), ev_fork(3000, kChild)}}}));
-  feed(batch(kPid, kInst, 2, kFar, {}));
-  const std::vector<ProcessInfo> processes = session.processes();
-  ASSERT_EQ(processes.size(), 3u);
-  const ProcessInfo& forked = processes[1];
-  const ProcessInfo& execed = processes[2];
-  ASSERT_EQ(forked.instance_id, kChildInst);
-  ASSERT_EQ(execed.instance_id, kExecedInst);
-  EXPECT_EQ(forked.inherited_blocks, 1u);
-  EXPECT_EQ(forked.unmatched_frees, 0u);
-  EXPECT_EQ(execed.inherited_blocks, 0u);
-  EXPECT_NE(
-      std::find(rows.begin(), rows.end(), free_row(3200, kChild, kChild, {0x1000, 64, 1}, kPid)),
-      rows.end());
+  feed_parent_fork(4000);
+  expect_the_forked_image_inherits();
 }
 
-// The same child with the parent's fork applied first, and the exec'd image's Hello read
-// before the forked image's (each image has a connection of its own, and the older one is
-// closed): the exec'd Hello says its old image sent events, so the snapshot waits for that
-// image, which kept the heap.
-TEST_F(SessionTest, AForkedImageWhoseExecedImageSaidHelloFirstStillInherits) {
-  constexpr uint64_t kExecedInst = 0x321;
+// The fork applied first, and the exec'd image's Hello read before the forked image's (the
+// older connection is closed, and read later): the exec'd Hello says its old image sent
+// events, so the snapshot waits for that image.
+TEST_F(ForkExecTest, AForkedImageWhoseExecedImageSaidHelloFirstStillInherits) {
   feed(hello(kPid, kInst));
-  feed(batch(kPid, kInst, 1, 3050, {{7, {ev_malloc(2000, 0x1000, 64), ev_fork(3000, kChild)}}}));
+  feed_parent_fork(3050);
   ASSERT_EQ(session.held_forks(), 0u) << "the fork is applied";
-  feed(hello(kChild, kExecedInst,
-             {.ppid = kPid,
-              .mono_ns = 3400,
-              .execed_from = WireExecedFrom{kChildInst, 1, 0, secret_of(kChildInst)}}));
-  feed(batch(kChild, kExecedInst, 1, 5000, {{kChild, {ev_malloc(3500, 0x9000, 8)}}}));
-  feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
-  feed(counted_batch(kChild, kChildInst, 1, 3300, 0, {{kChild, {ev_free(3200, 0x1000)}}}));
-  feed(batch(kPid, kInst, 2, kFar, {}));
-  const std::vector<ProcessInfo> processes = session.processes();
-  ASSERT_EQ(processes.size(), 3u);
-  const ProcessInfo& forked = processes[1];  // by start time
-  const ProcessInfo& execed = processes[2];
-  ASSERT_EQ(forked.instance_id, kChildInst);
-  ASSERT_EQ(execed.instance_id, kExecedInst);
-  EXPECT_EQ(forked.inherited_blocks, 1u);
-  EXPECT_EQ(forked.unmatched_frees, 0u);
-  EXPECT_EQ(execed.inherited_blocks, 0u);
-  EXPECT_NE(
-      std::find(rows.begin(), rows.end(), free_row(3200, kChild, kChild, {0x1000, 64, 1}, kPid)),
-      rows.end());
+  feed_execed_image(1);
+  feed_forked_image();
+  expect_the_forked_image_inherits();
 }
 
 // An exec'd image whose old image sent nothing (it never connected) ends the fork's wait:
 // no other Hello will come for it, and the fork's time holds the rows back no longer.
-TEST_F(SessionTest, AnExecedImageWhoseOldImageSentNothingEndsTheForksWait) {
-  constexpr uint64_t kExecedInst = 0x321;
+TEST_F(ForkExecTest, AnExecedImageWhoseOldImageSentNothingEndsTheForksWait) {
   feed(hello(kPid, kInst));
-  feed(batch(kPid, kInst, 1, 3050, {{7, {ev_malloc(2000, 0x1000, 64), ev_fork(3000, kChild)}}}));
-  feed(hello(kChild, kExecedInst,
-             {.ppid = kPid,
-              .mono_ns = 3400,
-              .execed_from = WireExecedFrom{kChildInst, 0, 0, secret_of(kChildInst)}}));
-  feed(batch(kChild, kExecedInst, 1, 5000, {{kChild, {ev_malloc(3500, 0x9000, 8)}}}));
+  feed_parent_fork(3050);
+  feed_execed_image(0);
   feed(batch(kPid, kInst, 2, kFar, {}));
   EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [](const DumpRow& r) {
     return r.event == DumpEvent::kMalloc && r.process_id == kChild && r.ptr == 0x9000;
