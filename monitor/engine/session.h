@@ -163,8 +163,10 @@ class Session {
   // Fork events among them: until one is applied, its child is not a process the session
   // waits for (running_pids).
   size_t held_forks() const;
-  // Live blocks kept for pairing FREEs: every process's, and every expected fork child's
-  // copy of its parent's. A process's are given back once the STOP_TRACE of its Bye is out.
+  // Live blocks kept for pairing FREEs, as each process sees them: every process's, and
+  // every expected fork child's (a fork's blocks are shared, not copied, but count for each
+  // process that sees them). A process's are given back once the STOP_TRACE of its Bye is
+  // out.
   size_t pairing_blocks() const;
   // Epoch time of the newest row released in order (INT64_MIN before the first): how far
   // the session has got, which lags the clock by as much as the agents are behind.

@@ -355,7 +355,7 @@ TEST_F(SessionTest, ForkChildInheritsTheParentsLiveBlocks) {
   EXPECT_EQ(process(kChild).forked_from_pid, kPid);
 }
 
-// A fork child's copy of its parent's blocks (and its own) is kept for pairing only while
+// A fork child's view of its parent's blocks (and its own) is kept for pairing only while
 // the child may still send events: given back once its Bye's STOP_TRACE is out.
 TEST_F(SessionTest, AChildsBlocksAreGivenBackAfterItsBye) {
   feed(hello(kPid, kInst));
@@ -363,7 +363,7 @@ TEST_F(SessionTest, AChildsBlocksAreGivenBackAfterItsBye) {
   for (uint64_t i = 0; i < 100; ++i) parent.push_back(ev_malloc(2000 + i, 0x1000 + 16 * i, 8));
   parent.push_back(ev_fork(3000, kChild));
   feed(batch(kPid, kInst, 1, 3050, {{7, parent}}));
-  EXPECT_EQ(session.pairing_blocks(), 200u) << "the parent's, and the expected child's copy";
+  EXPECT_EQ(session.pairing_blocks(), 200u) << "the parent's, and the expected child's view";
   feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 3100}));
   feed(batch(kChild, kChildInst, 1, 5000, {{kChild, {ev_malloc(3200, 0x9000, 8)}}}));
   feed(batch(kPid, kInst, 2, 4000, {}));
