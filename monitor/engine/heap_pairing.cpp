@@ -230,6 +230,10 @@ size_t live_heap_blocks(const LiveTables& tables) {
   return tables.heap.size() + (tables.base ? tables.base->size() - tables.gone.size() : 0);
 }
 
+size_t live_blocks(const LiveTables& tables) {
+  return live_heap_blocks(tables) + tables.mmaps.size();
+}
+
 void prefetch_heap(const LiveTables& tables, uint64_t addr) {
   tables.heap.prefetch(addr);
   if (tables.base) tables.base->prefetch(addr);
@@ -263,7 +267,9 @@ LiveTables snapshot_for_child(LiveTables& parent, uint32_t parent_pid) {
 void seed_from_parent(LiveTables& child, LiveTables snapshot) {
   for (auto& entry : child.mmaps) snapshot.mmaps.insert_or_assign(entry.first, entry.second);
   child.mmaps = std::move(snapshot.mmaps);
-  // A process is seeded once, at its fork, so its own blocks are in `heap` alone.
+  // The child's own blocks must all be in `heap`, since the snapshot's base replaces its
+  // own. A process is seeded once, at its fork, so they are, and this does nothing; it
+  // keeps the merge right should that ever change.
   flatten(child);
   // The child's own blocks hide the parent's at their addresses.
   child.heap.for_each([&](uint64_t addr, const LiveBlock&) {

@@ -57,6 +57,9 @@ bool find_heap_block(const LiveTables& tables, uint64_t addr, LiveBlock* block);
 // How many heap blocks are live.
 size_t live_heap_blocks(const LiveTables& tables);
 
+// How many blocks are live: heap blocks and mappings.
+size_t live_blocks(const LiveTables& tables);
+
 // Asks the CPU for the slots a lookup of `addr` will read (FlatMap::prefetch).
 void prefetch_heap(const LiveTables& tables, uint64_t addr);
 

@@ -768,7 +768,7 @@ void Session::Impl::apply_hello(const WireMessage& m, std::string peer_address) 
       p.fork_claimed = true;
       p.watermark_ns = child.fork_ns;
       if (kept_heap) {
-        info.inherited_blocks = live_heap_blocks(child.tables) + child.tables.mmaps.size();
+        info.inherited_blocks = live_blocks(child.tables);
         p.tables = std::move(child.tables);
         adopt_context(p, std::move(child.forking_thread));
         for (const LoadedModule& m : child.modules) p.modules.add(m);
@@ -1292,7 +1292,7 @@ void Session::Impl::apply_fork(size_t parent, uint32_t thread_id, const HeldEven
     claimed = true;
     if (!kept_heap) continue;
     LiveTables snapshot = snapshot_for_child(processes[parent].tables, parent_pid);
-    c.info.inherited_blocks += live_heap_blocks(snapshot) + snapshot.mmaps.size();
+    c.info.inherited_blocks += live_blocks(snapshot);
     seed_from_parent(c.tables, std::move(snapshot));
     adopt_context(c, std::move(forking_thread));
     // A child's own first batch reports its modules too; these cover what it sent before.
@@ -1540,10 +1540,8 @@ size_t Session::held_forks() const {
 
 size_t Session::pairing_blocks() const {
   size_t n = 0;
-  for (const ProcessState& p : impl_->processes)
-    n += live_heap_blocks(p.tables) + p.tables.mmaps.size();
-  for (const auto& [pid, child] : impl_->expected)
-    n += live_heap_blocks(child.tables) + child.tables.mmaps.size();
+  for (const ProcessState& p : impl_->processes) n += live_blocks(p.tables);
+  for (const auto& [pid, child] : impl_->expected) n += live_blocks(child.tables);
   return n;
 }
 
