@@ -86,13 +86,21 @@ bool claim_flush() {
   return !g_agent.stopped.exchange(true);
 }
 
-// Until `word` is no longer 0, or the deadline a fatal signal may wait has passed: its own
-// (`own_deadline`; 0: counted from now), or, while an exit's or an exec's flush runs, that
-// flush's limit and its own again. The limit is read anew after each wake (its setters wake
-// the waiters).
-void wait_until_set(std::atomic<uint32_t>* word, uint64_t own_deadline = 0) {
-  const uint64_t own_ns = uint64_t(g_deadline_ms) * 1000000u;
-  if (own_deadline == 0) own_deadline = monotonic_ns() + own_ns;
+// How long a fatal signal waits for its own flush (MEMTAP_CRASH_FLUSH_MS), in ns.
+uint64_t own_wait_ns() {
+  return uint64_t(g_deadline_ms) * 1000000u;
+}
+
+// When a wait that begins now would end by its own deadline (monotonic ns).
+uint64_t own_deadline_from_now() {
+  return monotonic_ns() + own_wait_ns();
+}
+
+// Until `word` is no longer 0, or the deadline a fatal signal may wait has passed: its own,
+// or, while an exit's or an exec's flush runs, that flush's limit and its own again. The
+// limit is read anew after each wake (its setters wake the waiters).
+void wait_until_set(std::atomic<uint32_t>* word, uint64_t own_deadline) {
+  const uint64_t own_ns = own_wait_ns();
   while (word->load(std::memory_order_acquire) == 0) {
     const uint64_t limit = g_flush_limit_ns.load(std::memory_order_acquire);
     const uint64_t deadline = limit == 0 ? own_deadline : std::max(own_deadline, limit + own_ns);
@@ -110,7 +118,7 @@ void set_flush_limit(uint32_t limit_ms) {
 void flush_and_wait(int sig) {
   g_crash_flush.signal.store(sig, std::memory_order_relaxed);
   // The flush is told the very deadline this wait keeps (crash_flush in the sender).
-  const uint64_t deadline = monotonic_ns() + uint64_t(g_deadline_ms) * 1000000u;
+  const uint64_t deadline = own_deadline_from_now();
   g_crash_flush.deadline_ns.store(deadline, std::memory_order_relaxed);
   // Sequentially consistent, with exec_flushed after it, against the exec-ing thread's
   // store of exec_flushed and its load of `requested` (wait_for_a_fatal_signal_before_exec):
@@ -219,7 +227,7 @@ void wait_for_final_flush() {
   if (!g_agent.stopped.load(std::memory_order_acquire)) return;
   if (g_final_tid.load(std::memory_order_acquire) == raw_gettid()) return;
   if (raw_gettid() == g_sender_tid.load(std::memory_order_relaxed)) return;
-  wait_until_set(&g_final_done);
+  wait_until_set(&g_final_done, own_deadline_from_now());
 }
 
 void wait_for_a_fatal_signal_before_exec(bool exec_flushed) {
@@ -228,9 +236,9 @@ void wait_for_a_fatal_signal_before_exec(bool exec_flushed) {
     g_crash_flush.done.store(1, std::memory_order_release);
     raw_futex_wake_all(&g_crash_flush.done);
   }
-  wait_until_set(&g_final_done);
+  wait_until_set(&g_final_done, own_deadline_from_now());
   // The handler ends the process now (default_action); this thread sleeps through it.
-  raw_sleep_ns(uint64_t(g_deadline_ms) * 1000000u);
+  raw_sleep_ns(own_wait_ns());
 }
 
 void exec_flush_begin(uint32_t limit_ms) {
