@@ -131,6 +131,15 @@ ProcessResult stop_recorder(Process& recorder) {
   return recorder.wait(kProcessTimeout);
 }
 
+std::unique_ptr<DbQuery> stop_recorder_and_open(Process& recorder, const std::string& db) {
+  ProcessResult stopped = stop_recorder(recorder);
+  EXPECT_TRUE(stopped.exited) << describe(stopped) << stopped.err;
+  std::string error;
+  std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
+  EXPECT_TRUE(q) << error;
+  return q;
+}
+
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
   size_t start = 0;

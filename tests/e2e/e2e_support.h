@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/e2e/db_query.h"
 #include "tests/e2e/process_runner.h"
 
 namespace memtap::e2e {
@@ -80,6 +81,10 @@ std::unique_ptr<Process> start_tcp_recorder(const TempDir& dir, const std::strin
 
 // Stops a recorder with SIGTERM and waits for it; the result says how it ended.
 ProcessResult stop_recorder(Process& recorder);
+
+// Stops a recorder (it must exit) and opens what it wrote to `db`; null, with a test
+// failure, if it cannot.
+std::unique_ptr<DbQuery> stop_recorder_and_open(Process& recorder, const std::string& db);
 
 // Lines of `text`, without their newlines (a last line without one included).
 std::vector<std::string> split_lines(const std::string& text);

@@ -62,12 +62,7 @@ class MonitorStopped : public ::testing::Test {
     program->close_stdin();
     ProcessResult r = program->wait(kProcessTimeout);
     EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
-    ProcessResult stopped = stop_recorder(*recorder);
-    EXPECT_TRUE(stopped.exited) << describe(stopped) << stopped.err;
-    std::string error;
-    std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
-    EXPECT_TRUE(q) << error;
-    return q;
+    return stop_recorder_and_open(*recorder, db);
   }
 
   // The churn's blocks (64 bytes; the first block is 100).

@@ -169,16 +169,6 @@ struct StarvedSender {
     std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &open_error);
     return partial && mallocs_of_size(*partial, size) >= count;
   }
-
-  // Ends the recorder and opens what it wrote; null (with a test failure) if it cannot.
-  std::unique_ptr<DbQuery> stop_and_open() {
-    ProcessResult stopped = stop_recorder(*recorder);
-    EXPECT_TRUE(stopped.exited) << describe(stopped) << stopped.err;
-    std::string error;
-    std::unique_ptr<DbQuery> q = DbQuery::open(db, &error);
-    EXPECT_TRUE(q) << error;
-    return q;
-  }
 };
 
 std::string ended_by(const DbQuery& q) {
@@ -203,7 +193,7 @@ TEST(SenderStarved, TheCatchUpThreadSendsWhatTheProgramMakesMeanwhile) {
   t.program->close_stdin();
   ProcessResult r = t.program->wait(kProcessTimeout);
   EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
-  std::unique_ptr<DbQuery> q = t.stop_and_open();
+  std::unique_ptr<DbQuery> q = stop_recorder_and_open(*t.recorder, t.db);
   ASSERT_TRUE(q);
   EXPECT_EQ(mallocs_of_size(*q, 64), kChurn);
   EXPECT_EQ(q->scalar_int("SELECT bye_received FROM memtap_session"), 1) << memtap_session_text(*q);
@@ -228,7 +218,7 @@ TEST(SenderStarved, ASigtermIsFlushedByTheCatchUpThread) {
   t.frozen->reap_after_death();
   ProcessResult r = t.program->wait(kProcessTimeout);
   EXPECT_EQ(r.term_signal, SIGTERM) << describe(r) << r.err;
-  std::unique_ptr<DbQuery> q = t.stop_and_open();
+  std::unique_ptr<DbQuery> q = stop_recorder_and_open(*t.recorder, t.db);
   ASSERT_TRUE(q);
   EXPECT_EQ(q->scalar_int("SELECT bye_received FROM memtap_session"), 1) << memtap_session_text(*q);
   EXPECT_EQ(ended_by(*q), "signal SIGTERM");
