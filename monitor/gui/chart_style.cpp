@@ -43,13 +43,42 @@ QColor layer_color(Layer layer, bool is_mmap) {
   }
 }
 
-double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what) {
+AxisSteps nice_axis_steps(double max_value, int max_intervals) {
+  max_intervals = std::max(max_intervals, 1);
+  if (!(max_value > 0) || !std::isfinite(max_value)) max_value = 1;
+  // With one interval the top is the axis' only label besides 0, and any value of two
+  // significant digits reads as well as a round one: 600 MiB, not 1000, over a 504 MiB peak.
+  static const std::vector<double> kTicked = {1, 2, 5};
+  static const std::vector<double> kTopOnly = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8};
+  const std::vector<double>& multiples = max_intervals == 1 ? kTopOnly : kTicked;
+  // The smallest power of ten whose step of 1 could be enough, then its multiples upwards.
+  double p = std::pow(10.0, std::floor(std::log10(max_value / max_intervals)));
+  for (;; p *= 10) {
+    for (double m : multiples) {
+      const double step = m * p;
+      const int intervals = std::max(1, int(std::ceil(max_value / step - 1e-9)));
+      if (intervals <= max_intervals) return {intervals * step, step, intervals};
+    }
+  }
+}
+
+// Not QValueAxis::applyNiceNumbers(): it rounds with the axis' current tick count and then
+// changes that count, so each call started from the last one's outcome and a chart that
+// had once been empty drew 0-500-1000 for a 500 MiB peak (half the plot empty).
+double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what,
+                        int max_intervals) {
   const int unit = bytes_unit(std::max(max_bytes, 1.0));
   const double size = bytes_unit_size(unit);
-  const double top = std::max(max_bytes / size * 1.05, 1.0);
-  axis->setRange(0, top);
-  axis->applyNiceNumbers();
-  axis->setLabelFormat(axis->max() < 10 ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+  const AxisSteps steps = nice_axis_steps(std::max(max_bytes / size * 1.05, 1.0), max_intervals);
+  axis->setTickType(QValueAxis::TicksFixed);
+  axis->setRange(0, steps.top);
+  axis->setTickCount(steps.intervals + 1);
+  // Enough decimals for every tick (a step of 0.2, a top of 1.5), no more.
+  int decimals = 0;
+  while (decimals < 3 && std::abs(steps.step * std::pow(10.0, decimals) -
+                                  std::round(steps.step * std::pow(10.0, decimals))) > 1e-6)
+    ++decimals;
+  axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
   axis->setTitleText(
       QStringLiteral("%1 (%2)").arg(what, QString::fromLatin1(bytes_unit_name(unit))));
   return size;

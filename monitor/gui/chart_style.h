@@ -23,8 +23,22 @@ QColor curve_color(const std::string& name, size_t index);
 QColor layer_color(Layer layer, bool is_mmap);
 
 // A byte axis: values are plotted in one unit (KiB ... TiB) chosen for `max_bytes`; the
-// axis' title says which. Returns the unit's size in bytes (plot values / it).
-double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what);
+// axis' title says which. It runs from 0 to the first round value above `max_bytes` and 5 %
+// headroom (nice_axis_steps), in at most `max_intervals` intervals; the same maximum
+// always gives the same axis, whatever the axis showed before. Returns the unit's size in
+// bytes (plot values / it).
+double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what,
+                        int max_intervals = 6);
+// That axis' top and step for `max_value` in the axis' unit: the smallest step of 1, 2 or 5
+// times a power of ten that reaches past `max_value` in at most `max_intervals` steps; for
+// one interval (an axis labelled only at 0 and its top), the smallest top of 1, 1.2, 1.5,
+// 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten.
+struct AxisSteps {
+  double top = 1;
+  double step = 1;
+  int intervals = 1;
+};
+AxisSteps nice_axis_steps(double max_value, int max_intervals);
 // A time axis in seconds since the start, over [from_s, to_s].
 void setup_time_axis(QValueAxis* axis, double from_s, double to_s);
 // The step between labelled ticks for a span of `span_s` seconds: 1, 2 or 5 times a power

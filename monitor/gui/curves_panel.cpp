@@ -436,10 +436,9 @@ OverviewChart::OverviewChart(ViewState* state, QWidget* parent)
   chart_->addAxis(x_, Qt::AlignBottom);
   chart_->addAxis(y_, Qt::AlignLeft);
   setup_time_axis(x_, 0, 1);
-  setup_bytes_axis(y_, 1024, QString());
+  setup_bytes_axis(y_, 1024, QString(), 1);  // 0 and the top: the overview is 110 px high
   x_->setTitleVisible(false);
   y_->setTitleVisible(false);
-  y_->setTickCount(2);
   QFont small = x_->labelsFont();
   small.setPointSizeF(small.pointSizeF() * 0.85);
   x_->setLabelsFont(small);
@@ -487,9 +486,8 @@ void OverviewChart::show(const viewdata::CurvesData& data) {
   for (const viewdata::CurveLine& l : data.overview)
     max_bytes = std::max(max_bytes, double(l.peak_bytes));
   for (QLineSeries* line : lines_) line->clear();  // before the axes change: see CurvesChart::show
-  const double unit = setup_bytes_axis(y_, max_bytes, QString());
-  y_->setTickCount(2);
-  y_->setLabelFormat(QStringLiteral("%.0f ") +
+  const double unit = setup_bytes_axis(y_, max_bytes, QString(), 1);
+  y_->setLabelFormat(y_->labelFormat() + QLatin1Char(' ') +
                      QString::fromLatin1(bytes_unit_name(bytes_unit(max_bytes))));
   setup_time_axis(x_, 0, state_->seconds(state_->sessionEnd()));
   x_->setTitleVisible(false);

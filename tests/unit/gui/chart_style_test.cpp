@@ -89,5 +89,52 @@ TEST(ChartStyle, BucketsNarrowerThanAColumnAreMergedPerColumn) {
   EXPECT_GT(gui::step_points(line, 0, 1000, 1, 0).size(), 60);
 }
 
+TEST(ChartStyle, AByteAxisEndsAtTheFirstRoundStepAboveItsPeak) {
+  struct Case {
+    double max;
+    int max_intervals;
+    double top, step;
+  };
+  for (const Case& c : {Case{524, 6, 600, 100}, Case{1.05, 6, 1.2, 0.2}, Case{10.5, 6, 12, 2},
+                        Case{310, 6, 400, 100}, Case{1050, 6, 1200, 200}, Case{357, 1, 400, 400},
+                        Case{504, 1, 600, 600}, Case{1.05, 1, 1.2, 1.2}, Case{9.5, 1, 10, 10},
+                        Case{100, 6, 100, 20}, Case{0, 6, 1, 0.2}}) {
+    SCOPED_TRACE(c.max);
+    const gui::AxisSteps s = gui::nice_axis_steps(c.max, c.max_intervals);
+    EXPECT_DOUBLE_EQ(s.top, c.top);
+    EXPECT_DOUBLE_EQ(s.step, c.step);
+    EXPECT_DOUBLE_EQ(s.intervals * s.step, s.top);
+    EXPECT_LE(s.intervals, c.max_intervals);
+  }
+}
+
+// The chart's axis is set up again at every redraw: its range must depend on the peak alone.
+// Qt's applyNiceNumbers() kept the tick count of the last call, and a chart first drawn
+// empty showed a 499 MiB peak on a 0-500-1000 axis.
+TEST(ChartStyle, AByteAxisDependsOnlyOnThePeakNotOnWhatItShowedBefore) {
+  const double peak = 498.9 * 1024 * 1024;
+  QValueAxis fresh;
+  gui::setup_bytes_axis(&fresh, peak, "Memory");
+  QValueAxis reused;
+  for (double before : {1024.0, 3e9, 7.0 * 1024 * 1024, 1024.0}) {
+    gui::setup_bytes_axis(&reused, before, "Memory");
+  }
+  gui::setup_bytes_axis(&reused, peak, "Memory");
+  for (QValueAxis* axis : {&fresh, &reused}) {
+    EXPECT_EQ(axis->min(), 0);
+    EXPECT_DOUBLE_EQ(axis->max(), 600);  // MiB
+    EXPECT_EQ(axis->tickCount(), 7);
+    EXPECT_EQ(axis->titleText(), "Memory (MiB)");
+    EXPECT_EQ(axis->labelFormat(), "%.0f");
+  }
+  gui::setup_bytes_axis(&reused, 1024, "Memory");  // an empty chart: 1 KiB in steps of 0.2
+  EXPECT_DOUBLE_EQ(reused.max(), 1.2);
+  EXPECT_EQ(reused.labelFormat(), "%.1f");
+  gui::setup_bytes_axis(&reused, 1.4 * 1024, "Memory", 1);  // labelled 0 and 1.5 (KiB)
+  EXPECT_DOUBLE_EQ(reused.max(), 1.5);
+  EXPECT_EQ(reused.tickCount(), 2);
+  EXPECT_EQ(reused.labelFormat(), "%.1f");
+}
+
 }  // namespace
 }  // namespace memtap
