@@ -13,7 +13,7 @@
 //                            the most the final flush may delay the signal (2000; 0: no
 //                            handlers)
 //   MEMTAP_DRAIN_INTERVAL_US   how often the sender drains the buffers (default 2000)
-//   MEMTAP_RSS_INTERVAL_MS     how often the sender samples the resident set (10; 0: never)
+//   MEMTAP_RSS_INTERVAL_MS     how often memtap samples the resident set (10; 0: never)
 //   MEMTAP_SENDER_NICE         the sender thread's nice value (default 19; 0: the program's)
 //   MEMTAP_HOLD_MS             the longest the sender leaves events in the buffers while the
 //                              program's threads fill every core (default 200; 0: never;

@@ -63,4 +63,4 @@ run_sanitized asan address,undefined '-*Throughput*:*ReadSpeed*:*FortyBytes*:Mem
   memtap_event_buffer_test blocks_test report_render_test
 run_sanitized tsan thread '-*Throughput*:*DiskFull*:*FortyBytes*:*SignalHandler*:*ReusedDescriptor*:CurvesData.*OlderThanTheWindow*' \
   viewdata_test store_writer_test analysis_thread_test memtap_string_log_test \
-  memtap_event_buffer_test memtap_wire_encoder_test transport_test
+  memtap_event_buffer_test memtap_wire_encoder_test transport_test memtap_memory_sampler_test

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,51 +17,99 @@
 namespace memtap {
 
 MemorySampler::MemorySampler(uint32_t interval_ms)
-    : interval_ns_(uint64_t(interval_ms) * 1000000), page_bytes_(uint64_t(sysconf(_SC_PAGESIZE))) {
-  // Kept open: a sample is then an fstat and a pread, not an open/read/close, whose moment
-  // at the lowest free number a program's dup2 onto that number could take.
-  if (interval_ms != 0) open_statm();
+    : interval_ns_(uint64_t(interval_ms) * 1000000),
+      page_bytes_(uint64_t(sysconf(_SC_PAGESIZE))),
+      on_time_(interval_ms != 0),
+      in_round_(interval_ms != 0) {}
+
+// Kept open: a sample is then an fstat and a pread, not an open/read/close, whose moment
+// at the lowest free number a program's dup2 onto that number could take.
+MemorySampler::Statm::Statm(bool open_now) {
+  if (open_now) open_file();
 }
 
-MemorySampler::~MemorySampler() {
-  if (statm_is_ours()) close(statm_fd_);
+MemorySampler::Statm::~Statm() {
+  if (is_ours()) close(fd_);
 }
 
-void MemorySampler::open_statm() {
-  statm_fd_ = moved_above_program_fds(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
+void MemorySampler::Statm::open_file() {
+  fd_ = moved_above_program_fds(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
   struct stat st;
-  if (statm_fd_ >= 0 && fstat(statm_fd_, &st) == 0) {
-    statm_dev_ = uint64_t(st.st_dev);
-    statm_ino_ = uint64_t(st.st_ino);
+  if (fd_ >= 0 && fstat(fd_, &st) == 0) {
+    dev_ = uint64_t(st.st_dev);
+    ino_ = uint64_t(st.st_ino);
   }
 }
 
-bool MemorySampler::statm_is_ours() {
+bool MemorySampler::Statm::is_ours() {
   struct stat st;
-  return statm_fd_ >= 0 && fstat(statm_fd_, &st) == 0 && uint64_t(st.st_dev) == statm_dev_ &&
-         uint64_t(st.st_ino) == statm_ino_;
+  return fd_ >= 0 && fstat(fd_, &st) == 0 && uint64_t(st.st_dev) == dev_ &&
+         uint64_t(st.st_ino) == ino_;
 }
 
-bool MemorySampler::sample_if_due(uint64_t now_ns, bool force, uint32_t pid, DrainResult* out) {
-  if (interval_ns_ == 0 || (!force && now_ns < next_ns_)) return false;
-  next_ns_ = now_ns + interval_ns_;
+bool MemorySampler::Statm::read_resident(uint64_t page_bytes, uint64_t* bytes) {
   // The number is the program's now: left to it, never closed here.
-  if (!statm_is_ours()) open_statm();
-  if (statm_fd_ < 0) return false;
+  if (!is_ours()) open_file();
+  if (fd_ < 0) return false;
   char buf[128];
-  ssize_t n = pread(statm_fd_, buf, sizeof buf - 1, 0);
+  ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
   if (n <= 0) return false;
   buf[n] = 0;
   // "size resident shared text lib data dt", in pages.
   unsigned long long size_pages = 0, resident_pages = 0;
   if (sscanf(buf, "%llu %llu", &size_pages, &resident_pages) != 2) return false;
-  EventRecord r{};
-  r.ts_ns = now_ns;
-  r.size_bytes = resident_pages * page_bytes_;
-  r.kind = uint16_t(EventKind::kRssSample);
-  out->threads.push_back({pid, out->records.size(), 1});
-  out->records.push_back(r);
+  *bytes = resident_pages * page_bytes;
   return true;
+}
+
+uint64_t MemorySampler::sample_when_due(uint64_t now_ns) {
+  if (interval_ns_ == 0) return UINT64_MAX;
+  if (now_ns < next_ns_) return next_ns_ - now_ns;
+  // On the interval's grid, not `interval` after this reading: a thread woken late would
+  // otherwise drift, and one woken early (a futex wait cut short) read twice.
+  next_ns_ = next_ns_ == 0 || now_ns - next_ns_ >= interval_ns_ ? now_ns + interval_ns_
+                                                                : next_ns_ + interval_ns_;
+  const uint64_t written = written_.load(std::memory_order_relaxed);
+  const uint64_t used = written - read_.load(std::memory_order_acquire);
+  // Past half full keep every second reading, past three quarters every fourth, ...
+  unsigned level = 0;
+  while (level < 63 && used >= kKept - (kKept >> (level + 1))) ++level;
+  const uint64_t due = due_count_++;
+  if (used >= kKept || (due & ((uint64_t{1} << level) - 1)) != 0) return next_ns_ - now_ns;
+  uint64_t bytes = 0;
+  if (on_time_.read_resident(page_bytes_, &bytes)) {
+    kept_[written % kKept] = {now_ns, bytes};
+    written_.store(written + 1, std::memory_order_release);
+  }
+  return next_ns_ - now_ns;
+}
+
+size_t MemorySampler::take(uint64_t now_ns, bool read_now, uint64_t not_before_ns, uint32_t pid,
+                           DrainResult* out) {
+  if (interval_ns_ == 0) return 0;
+  const uint64_t from = read_.load(std::memory_order_relaxed);
+  const uint64_t to = written_.load(std::memory_order_acquire);
+  const size_t first = out->records.size();
+  for (uint64_t i = from; i < to; ++i) {
+    const Reading& reading = kept_[i % kKept];
+    EventRecord r{};
+    r.ts_ns = std::max(reading.ts_ns, not_before_ns);
+    r.size_bytes = reading.resident_bytes;
+    r.kind = uint16_t(EventKind::kRssSample);
+    out->records.push_back(r);
+  }
+  read_.store(to, std::memory_order_release);
+  uint64_t bytes = 0;
+  if (read_now && in_round_.read_resident(page_bytes_, &bytes)) {
+    EventRecord r{};
+    r.ts_ns = std::max(now_ns, not_before_ns);
+    r.size_bytes = bytes;
+    r.kind = uint16_t(EventKind::kRssSample);
+    out->records.push_back(r);
+  }
+  const size_t n = out->records.size() - first;
+  if (n != 0) out->threads.push_back({pid, first, n});
+  return n;
 }
 
 uint64_t MemorySampler::memory_total_bytes() {

@@ -430,14 +430,16 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
         for (EventRecord& r : s.drained.records) r.ts_ns = unwrap_clock(now, r.ts_ns);
       }
     }
-    // Appended after the conversion: the sample is timestamped in nanoseconds already.
-    bool sampled = s.sampler->sample_if_due(monotonic_ns(), final || s.sequence == 1, s.config.pid,
-                                            &s.drained);
-    if (n == 0 && s.strings.empty() && s.modules.empty() && !send_empty && !sampled) {
+    // Appended after the conversion: the samples are timestamped in nanoseconds already.
+    // The catch-up thread reads them on time; without one, the rounds do.
+    if (!s.catch_up_started) s.sampler->sample_when_due(monotonic_ns());
+    const size_t samples = s.sampler->take(monotonic_ns(), final || s.sequence == 1,
+                                           s.watermark_sent, s.config.pid, &s.drained);
+    if (n == 0 && s.strings.empty() && s.modules.empty() && !send_empty && samples == 0) {
       if (emptied) *emptied = true;
       return true;
     }
-    n += sampled ? 1 : 0;
+    n += samples;
     s.watermark_sent = std::max(s.watermark_sent, batch_watermark(s, bound));
     s.pending =
         s.batches.encode(header(s), s.drained, s.strings, total_dropped(s), s.watermark_sent,
@@ -900,7 +902,10 @@ bool pay_what_is_owed(Sender& s, CpuPacer& pacer, Look look) {
   for (;;) {
     const int64_t owed = pacer.owed_wait_ns(monotonic_ns(), thread_cpu_ns(), pacer.busy_probe());
     if (owed <= 0) return true;
-    if (!wait_unless_stopped(s, std::min(uint64_t(owed), kShareLookNs))) return false;
+    const uint64_t next_sample_ns = s.sampler->sample_when_due(monotonic_ns());
+    if (!wait_unless_stopped(s, std::min({uint64_t(owed), kShareLookNs, next_sample_ns}))) {
+      return false;
+    }
     look();
   }
 }
@@ -926,7 +931,8 @@ bool scan_unanswered(const Sender& s) {
 // time, keeping to a share of a core (update_share), until nothing waits; the sender thread
 // then has them back. A paced sender at nice 0 all the time cost a one-thread allocation
 // storm half its time again (bench/HISTORY.md): this one runs only past the grace, or for a
-// dlclose that waits (scan_unanswered).
+// dlclose that waits (scan_unanswered). It also reads the resident set on time for App
+// Reserved (memory_sampler.h), whoever does the rounds.
 void* catch_up(void* arg) {
   Sender* s = static_cast<Sender*>(arg);
   pthread_setname_np(pthread_self(), "memtap-catchup");
@@ -937,7 +943,8 @@ void* catch_up(void* arg) {
   share.limited.store(true, std::memory_order_relaxed);
   CpuPacer pacer(&share);
   RecentRunnable recent;
-  while (wait_unless_stopped(*s, kCatchUpLookNs)) {
+  while (wait_unless_stopped(
+      *s, std::min(kCatchUpLookNs, s->sampler->sample_when_due(monotonic_ns())))) {
     const uint64_t behind_ns = monotonic_ns() - s->caught_up_ns.load(std::memory_order_acquire);
     if (behind_ns < grace_ns && !scan_unanswered(*s)) continue;
     s->catching_up.store(true, std::memory_order_release);
@@ -953,6 +960,7 @@ void* catch_up(void* arg) {
     };
     for (bool more = true; more;) {
       look_when_due();
+      s->sampler->sample_when_due(monotonic_ns());
       {
         std::lock_guard<std::mutex> lock(s->rounds);
         if (stopping(*s)) break;

@@ -229,5 +229,66 @@ TEST(SenderStarved, ASigtermIsFlushedByTheCatchUpThread) {
       << memtap_session_text(*q);
 }
 
+// App Reserved while the sender thread gets no CPU: the catch-up thread reads the resident
+// set on time, whoever does the rounds. Read in the rounds, as before, samples came only with
+// the catch-up thread's rounds, a second or more apart: App Reserved stayed flat while the
+// program grew, then jumped (a PyTorch run beside a live window on two cores: gaps of 1.3 s,
+// and the curve below the heap it holds).
+TEST(SenderStarved, TheResidentSetIsStillSampledOnTime) {
+  StarvedSender t;
+  ASSERT_NO_FATAL_FAILURE(t.start());
+  if (t.skip) GTEST_SKIP() << t.skip_reason;
+  constexpr int64_t kMiB = 1 << 20;
+  ASSERT_TRUE(t.ask("alloc 64 1048576\n", "ok 100\nok " + std::to_string(100 + 64 * kMiB) + "\n"))
+      << t.program->err();
+  const std::string pid = std::to_string(t.program->pid());
+  const std::string snapshots =
+      "FROM memscope_dump WHERE Event = 'SNAPSHOT' AND \"Process Id\" = " + pid;
+  const std::string allocs =
+      "FROM memscope_dump WHERE Event = 'MALLOC' AND "
+      "CAST(json_extract(Attr, '$.size') AS INTEGER) = 1048576";
+  // The mallocs come with the catch-up thread's first round, a second after the last
+  // round; then waited for: samples dated 300 ms after the last of them.
+  int64_t alloc_end = -1;
+  const bool sampled_after = poll_until(
+      [&] {
+        std::string error;
+        std::unique_ptr<DbQuery> partial = DbQuery::open(t.db + ".partial", &error);
+        if (!partial || mallocs_of_size(*partial, kMiB) < 64) return false;
+        alloc_end = partial->scalar_int("SELECT MAX(\"Timestamp(ns)\") " + allocs);
+        return partial->scalar_int("SELECT COUNT(*) " + snapshots + " AND \"Timestamp(ns)\" >= " +
+                                   std::to_string(alloc_end + 300'000'000)) > 0;
+      },
+      kProcessTimeout);
+  t.frozen->thaw();
+  ASSERT_TRUE(sampled_after) << "no memory sample 300 ms after the program's allocations";
+
+  t.program->close_stdin();
+  ProcessResult r = t.program->wait(kProcessTimeout);
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+  std::unique_ptr<DbQuery> q = stop_recorder_and_open(*t.recorder, t.db);
+  ASSERT_TRUE(q);
+  const std::string end = std::to_string(alloc_end);
+  // Every 10 ms (MEMTAP_RSS_INTERVAL_MS): 30 in those 300 ms; a third of them, at least.
+  const int64_t in_window =
+      q->scalar_int("SELECT COUNT(*) " + snapshots + " AND \"Timestamp(ns)\" > " + end +
+                    " AND \"Timestamp(ns)\" <= " + std::to_string(alloc_end + 300'000'000));
+  EXPECT_GE(in_window, 10) << "memory samples in the 300 ms after the allocations";
+  // And they show the 64 MiB the program touched, from the first one after it did.
+  const std::string app_reserved = "CAST(json_extract(Attr, '$.app_reserved') AS INTEGER)";
+  const int64_t before = q->scalar_int("SELECT " + app_reserved + " " + snapshots +
+                                       " AND \"Timestamp(ns)\" < (SELECT MIN(\"Timestamp(ns)\") " +
+                                       allocs + ") ORDER BY \"Timestamp(ns)\" DESC LIMIT 1");
+  const int64_t after =
+      q->scalar_int("SELECT " + app_reserved + " " + snapshots + " AND \"Timestamp(ns)\" > " + end +
+                    " ORDER BY \"Timestamp(ns)\" LIMIT 1");
+  ASSERT_GT(before, 0);
+  EXPECT_GE(after - before, 60 * kMiB) << "before " << before << ", after " << after;
+  EXPECT_EQ(q->scalar_int("SELECT events_dropped + events_lost + late_events + unmatched_frees "
+                          "FROM memtap_session"),
+            0)
+      << memtap_session_text(*q);
+}
+
 }  // namespace
 }  // namespace memtap::e2e
