@@ -62,26 +62,37 @@ bool MemorySampler::Statm::read_resident(uint64_t page_bytes, uint64_t* bytes) {
   return true;
 }
 
-uint64_t MemorySampler::sample_when_due(uint64_t now_ns) {
+uint64_t MemorySampler::sample_when_due(uint64_t now_ns, By by) {
   if (interval_ns_ == 0) return UINT64_MAX;
-  if (now_ns < next_ns_) return next_ns_ - now_ns;
+  const uint64_t due_ns = next_ns_.load(std::memory_order_relaxed);
+  if (now_ns < due_ns) return due_ns - now_ns;
+  std::unique_lock<std::mutex> lock(reading_, std::try_to_lock);
+  if (!lock.owns_lock()) return interval_ns_ / 2;  // the other one is reading it now
+  uint64_t next = next_ns_.load(std::memory_order_relaxed);
+  if (now_ns < next) return next - now_ns;  // the other one just did
   // On the interval's grid, not `interval` after this reading: a thread woken late would
   // otherwise drift, and one woken early (a futex wait cut short) read twice.
-  next_ns_ = next_ns_ == 0 || now_ns - next_ns_ >= interval_ns_ ? now_ns + interval_ns_
-                                                                : next_ns_ + interval_ns_;
+  next = next == 0 || now_ns - next >= interval_ns_ ? now_ns + interval_ns_ : next + interval_ns_;
+  next_ns_.store(next, std::memory_order_relaxed);
+  last_by_catch_up_.store(by == By::kCatchUp, std::memory_order_relaxed);
   const uint64_t written = written_.load(std::memory_order_relaxed);
   const uint64_t used = written - read_.load(std::memory_order_acquire);
   // Past half full keep every second reading, past three quarters every fourth, ...
   unsigned level = 0;
   while (level < 63 && used >= kKept - (kKept >> (level + 1))) ++level;
   const uint64_t due = due_count_++;
-  if (used >= kKept || (due & ((uint64_t{1} << level) - 1)) != 0) return next_ns_ - now_ns;
+  if (used >= kKept || (due & ((uint64_t{1} << level) - 1)) != 0) return next - now_ns;
   uint64_t bytes = 0;
   if (on_time_.read_resident(page_bytes_, &bytes)) {
     kept_[written % kKept] = {now_ns, bytes};
     written_.store(written + 1, std::memory_order_release);
   }
-  return next_ns_ - now_ns;
+  return next - now_ns;
+}
+
+int64_t MemorySampler::since_due_ns(uint64_t now_ns) const {
+  if (interval_ns_ == 0) return INT64_MIN;
+  return int64_t(now_ns) - int64_t(next_ns_.load(std::memory_order_relaxed));
 }
 
 size_t MemorySampler::take(uint64_t now_ns, bool read_now, uint64_t not_before_ns, uint32_t pid,

@@ -1,16 +1,18 @@
 // Samples what the whole process holds (its resident set) for the App Reserved curve, off
-// the program's threads. The readings are taken on time by a thread at the program's
-// priority (the catch-up thread), which does nothing else most of the time, and handed to
-// whichever thread does the next round: the sender thread runs at nice 19, and beside busy
-// cores its rounds came a second or more apart (the catch-up thread's grace), so samples
-// taken in the rounds left App Reserved flat for that long, then jumping, and below the
-// heap it should contain.
+// the program's threads. The rounds read it when a reading is due, as they drain; but the
+// sender thread runs at nice 19, and beside busy cores its rounds came a second or more
+// apart (the catch-up thread's grace), which left App Reserved flat for that long, then
+// jumping, and below the heap it contains. So when the rounds leave a reading undone, the
+// catch-up thread, at the program's priority, takes it on time, until the rounds keep pace
+// again (agent/sender/sender.cpp, sample_if_rounds_do_not). Either way the readings wait
+// here for the next batch.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include "agent/sender/buffer_drain.h"
 
@@ -23,10 +25,20 @@ class MemorySampler {
   MemorySampler(const MemorySampler&) = delete;
   MemorySampler& operator=(const MemorySampler&) = delete;
 
-  // On the one thread that samples on time: reads the resident set when a reading is due
-  // and keeps it for the next batch. Returns the nanoseconds until the next one is due
-  // (UINT64_MAX when there are no samples).
-  uint64_t sample_when_due(uint64_t now_ns);
+  // Who takes a reading: the thread doing a round, or the catch-up thread between its looks.
+  enum class By { kRounds, kCatchUp };
+
+  // Reads the resident set when a reading is due and keeps it for the next batch. Never
+  // waits: while the other thread is taking one, it takes none. Returns the nanoseconds
+  // until the next reading is due (UINT64_MAX when there are no samples).
+  uint64_t sample_when_due(uint64_t now_ns, By by);
+
+  // How long past due the next reading is at `now_ns`: negative before it is due, INT64_MIN
+  // when there are no samples.
+  int64_t since_due_ns(uint64_t now_ns) const;
+  // Whether the catch-up thread took the last reading.
+  bool last_taken_by_catch_up() const { return last_by_catch_up_.load(std::memory_order_relaxed); }
+  uint64_t interval_ns() const { return interval_ns_; }
 
   // In a round (one at a time), after the drain: appends the readings kept since the last
   // batch to `out`, as one run of thread `pid` (kRssSample records), then, when `read_now`
@@ -72,13 +84,16 @@ class MemorySampler {
 
   const uint64_t interval_ns_;
   const uint64_t page_bytes_;
-  Statm on_time_;           // the sampling thread's
-  Statm in_round_;          // the rounds' (read_now)
-  uint64_t next_ns_ = 0;    // the sampling thread's
-  uint64_t due_count_ = 0;  // the sampling thread's: readings due so far, kept or not
-  // A ring with one writer (the sampling thread) and one reader (the thread doing a round,
-  // under the rounds' lock): lock-free, because the rounds' thread may be the sender thread
-  // at nice 19, which a lock held for a moment would have made the sampler wait for.
+  // The readers take it with try_lock only: one of them may be the sender thread at nice 19,
+  // which beside busy cores could hold it, preempted, for seconds.
+  std::mutex reading_;
+  Statm on_time_;                     // under reading_
+  uint64_t due_count_ = 0;            // under reading_: readings due so far, kept or not
+  std::atomic<uint64_t> next_ns_{0};  // written under reading_
+  std::atomic<bool> last_by_catch_up_{false};
+  Statm in_round_;  // take()'s reading now
+  // A ring written under reading_ and read by one round at a time (under the rounds' lock),
+  // without a lock between them.
   std::array<Reading, kKept> kept_{};
   std::atomic<uint64_t> written_{0};  // readings ever kept; slot written_ % kKept is next
   std::atomic<uint64_t> read_{0};     // readings ever taken
