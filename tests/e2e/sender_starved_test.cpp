@@ -164,6 +164,14 @@ struct StarvedSender {
                kProcessTimeout);
   }
 
+  // Ends the program (its input closed; it must exit 0) and the recorder: the recording.
+  std::unique_ptr<DbQuery> end_program_and_recorder() {
+    program->close_stdin();
+    ProcessResult r = program->wait(kProcessTimeout);
+    EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
+    return stop_recorder_and_open(*recorder, db);
+  }
+
   bool in_partial(int size, int64_t count) {
     std::string open_error;
     std::unique_ptr<DbQuery> partial = DbQuery::open(db + ".partial", &open_error);
@@ -190,10 +198,7 @@ TEST(SenderStarved, TheCatchUpThreadSendsWhatTheProgramMakesMeanwhile) {
   t.frozen->thaw();
   EXPECT_TRUE(arrived) << "the churn did not reach the recording while the sender was frozen";
 
-  t.program->close_stdin();
-  ProcessResult r = t.program->wait(kProcessTimeout);
-  EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
-  std::unique_ptr<DbQuery> q = stop_recorder_and_open(*t.recorder, t.db);
+  std::unique_ptr<DbQuery> q = t.end_program_and_recorder();
   ASSERT_TRUE(q);
   EXPECT_EQ(mallocs_of_size(*q, 64), kChurn);
   EXPECT_EQ(q->scalar_int("SELECT bye_received FROM memtap_session"), 1) << memtap_session_text(*q);
@@ -263,10 +268,7 @@ TEST(SenderStarved, TheResidentSetIsStillSampledOnTime) {
   t.frozen->thaw();
   ASSERT_TRUE(sampled_after) << "no memory sample 500 ms after the program's allocations";
 
-  t.program->close_stdin();
-  ProcessResult r = t.program->wait(kProcessTimeout);
-  EXPECT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
-  std::unique_ptr<DbQuery> q = stop_recorder_and_open(*t.recorder, t.db);
+  std::unique_ptr<DbQuery> q = t.end_program_and_recorder();
   ASSERT_TRUE(q);
   const std::string end = std::to_string(alloc_end);
   // Every 10 ms (MEMTAP_RSS_INTERVAL_MS): 50 in those 500 ms, less the catch-up thread's first look
