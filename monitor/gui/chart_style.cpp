@@ -73,12 +73,7 @@ double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what,
   axis->setTickType(QValueAxis::TicksFixed);
   axis->setRange(0, steps.top);
   axis->setTickCount(steps.intervals + 1);
-  // Enough decimals for every tick (a step of 0.2, a top of 1.5), no more.
-  int decimals = 0;
-  while (decimals < 3 && std::abs(steps.step * std::pow(10.0, decimals) -
-                                  std::round(steps.step * std::pow(10.0, decimals))) > 1e-6)
-    ++decimals;
-  axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
+  axis->setLabelFormat(QStringLiteral("%.%1f").arg(tick_label_decimals(steps.step)));
   axis->setTitleText(
       QStringLiteral("%1 (%2)").arg(what, QString::fromLatin1(bytes_unit_name(unit))));
   return size;
@@ -116,9 +111,13 @@ double time_tick_step(double span_s, int max_ticks) {
   return raw / p < 1.5 ? p : raw / p < 3.5 ? 2 * p : raw / p < 7.5 ? 5 * p : 10 * p;
 }
 
-int time_label_decimals(double step_s) {
+int tick_label_decimals(double step) {
   int decimals = 0;
-  while (decimals < 9 && step_s * std::pow(10.0, decimals) < 0.999) ++decimals;
+  for (; decimals < 9; ++decimals) {
+    const double scaled = step * std::pow(10.0, decimals);
+    const double whole = std::round(scaled);
+    if (whole >= 1 && std::abs(scaled - whole) <= 1e-6 * scaled) break;
+  }
   return decimals;
 }
 

@@ -151,7 +151,7 @@ void FlameCanvas::drawTicks(QPainter& p, int left, int right) {
   if (!(to_s > from_s)) return;
   // The curves chart's ticks: the same step and anchor, labelled with the decimals it needs.
   const double step = time_tick_step(to_s - from_s);
-  const int decimals = std::max(time_axis_decimals(to_s - from_s), time_label_decimals(step));
+  const int decimals = std::max(time_axis_decimals(to_s - from_s), tick_label_decimals(step));
   const QFontMetrics fm = p.fontMetrics();
   p.setPen(QColor(0x55, 0x55, 0x55));
   for (double s = std::ceil(from_s / step - 1e-9) * step; s <= to_s + step * 1e-9; s += step) {

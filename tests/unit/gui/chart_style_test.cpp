@@ -108,6 +108,18 @@ TEST(ChartStyle, AByteAxisEndsAtTheFirstRoundStepAboveItsPeak) {
   }
 }
 
+// The time axes' steps (1, 2, 5 times a power of ten) and the byte axes' tops alike.
+TEST(ChartStyle, ATickLabelHasTheDecimalsItsStepNeeds) {
+  EXPECT_EQ(gui::tick_label_decimals(100), 0);
+  EXPECT_EQ(gui::tick_label_decimals(1), 0);
+  EXPECT_EQ(gui::tick_label_decimals(0.5), 1);
+  EXPECT_EQ(gui::tick_label_decimals(0.2), 1);
+  EXPECT_EQ(gui::tick_label_decimals(1.5), 1);
+  EXPECT_EQ(gui::tick_label_decimals(0.05), 2);
+  EXPECT_EQ(gui::tick_label_decimals(gui::time_tick_step(0.003)), 4);  // 0.0005 s
+  EXPECT_EQ(gui::tick_label_decimals(5e-9), 9);
+}
+
 // The chart's axis is set up again at every redraw: its range must depend on the peak alone.
 // Qt's applyNiceNumbers() kept the tick count of the last call, and a chart first drawn
 // empty showed a 499 MiB peak on a 0-500-1000 axis.
