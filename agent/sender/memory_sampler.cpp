@@ -98,26 +98,21 @@ int64_t MemorySampler::since_due_ns(uint64_t now_ns) const {
 size_t MemorySampler::take(uint64_t now_ns, bool read_now, uint64_t not_before_ns, uint32_t pid,
                            DrainResult* out) {
   if (interval_ns_ == 0) return 0;
-  const uint64_t from = read_.load(std::memory_order_relaxed);
-  const uint64_t to = written_.load(std::memory_order_acquire);
   const size_t first = out->records.size();
-  for (uint64_t i = from; i < to; ++i) {
-    const Reading& reading = kept_[i % kKept];
+  auto append = [&](uint64_t ts_ns, uint64_t bytes) {
     EventRecord r{};
-    r.ts_ns = std::max(reading.ts_ns, not_before_ns);
-    r.size_bytes = reading.resident_bytes;
-    r.kind = uint16_t(EventKind::kRssSample);
-    out->records.push_back(r);
-  }
-  read_.store(to, std::memory_order_release);
-  uint64_t bytes = 0;
-  if (read_now && in_round_.read_resident(page_bytes_, &bytes)) {
-    EventRecord r{};
-    r.ts_ns = std::max(now_ns, not_before_ns);
+    r.ts_ns = std::max(ts_ns, not_before_ns);
     r.size_bytes = bytes;
     r.kind = uint16_t(EventKind::kRssSample);
     out->records.push_back(r);
-  }
+  };
+  const uint64_t from = read_.load(std::memory_order_relaxed);
+  const uint64_t to = written_.load(std::memory_order_acquire);
+  for (uint64_t i = from; i < to; ++i)
+    append(kept_[i % kKept].ts_ns, kept_[i % kKept].resident_bytes);
+  read_.store(to, std::memory_order_release);
+  uint64_t bytes = 0;
+  if (read_now && in_round_.read_resident(page_bytes_, &bytes)) append(now_ns, bytes);
   const size_t n = out->records.size() - first;
   if (n != 0) out->threads.push_back({pid, first, n});
   return n;

@@ -434,9 +434,10 @@ bool drain_and_send(Sender& s, uint64_t watermark_ns, bool send_empty, int timeo
       }
     }
     // Appended after the conversion: the samples are timestamped in nanoseconds already.
-    s.sampler->sample_when_due(monotonic_ns(), MemorySampler::By::kRounds);
-    const size_t samples = s.sampler->take(monotonic_ns(), final || s.sequence == 1,
-                                           s.watermark_sent, s.config.pid, &s.drained);
+    const uint64_t sample_now = monotonic_ns();
+    s.sampler->sample_when_due(sample_now, MemorySampler::By::kRounds);
+    const size_t samples = s.sampler->take(sample_now, final || s.sequence == 1, s.watermark_sent,
+                                           s.config.pid, &s.drained);
     if (n == 0 && s.strings.empty() && s.modules.empty() && !send_empty && samples == 0) {
       if (emptied) *emptied = true;
       return true;
@@ -907,11 +908,10 @@ void update_share(CpuShare* share, RecentRunnable* recent, double behind_s) {
 uint64_t sample_if_rounds_do_not(Sender& s, uint64_t look_ns) {
   MemorySampler& sampler = *s.sampler;
   const int64_t half = int64_t(sampler.interval_ns() / 2);
-  if (sampler.since_due_ns(monotonic_ns()) >= half) {
-    sampler.sample_when_due(monotonic_ns(), MemorySampler::By::kCatchUp);
-  }
+  const uint64_t now = monotonic_ns();
+  if (sampler.since_due_ns(now) >= half) sampler.sample_when_due(now, MemorySampler::By::kCatchUp);
   if (!sampler.last_taken_by_catch_up()) return look_ns;
-  const int64_t wait = half - sampler.since_due_ns(monotonic_ns());
+  const int64_t wait = half - sampler.since_due_ns(now);
   return std::clamp<uint64_t>(uint64_t(std::max<int64_t>(wait, 0)), kMinSampleWaitNs, look_ns);
 }
 
