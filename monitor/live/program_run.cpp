@@ -19,6 +19,7 @@
 #include "common/endpoint.h"
 #include "monitor/live/live_support.h"
 #include "monitor/live/preload_obstacle.h"
+#include "monitor/store/recording_reserve.h"
 
 extern char** environ;
 
@@ -166,6 +167,7 @@ pid_t spawn_program(const RunOptions& o, const std::vector<std::string>& env, st
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    restore_user_file_size_limit_in_child();  // the recording's reserve is memtap's own
     execvpe(argv[0], argv.data(), envp.data());
     int err = errno;
     (void)!write(pipefd[1], &err, sizeof err);

@@ -47,6 +47,7 @@
 #include "monitor/store/memscope_indexes.h"
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/memtap_tables.h"
+#include "monitor/store/recording_reserve.h"
 #include "monitor/store/row_chunks.h"
 #include "monitor/store/row_spool.h"
 #include "monitor/store/sqlite_status.h"
@@ -113,17 +114,25 @@ std::string free_space_note(const std::string& file) {
   return text;
 }
 
+// ": the file size limit (ulimit -f) is 8192 KiB", the user's (not as the reserve lowered
+// it), for a message that says "File too large"; "" with no limit.
+std::string file_size_limit_note() {
+  const uint64_t limit = user_file_size_limit();
+  if (limit == UINT64_MAX) return "";
+  return ": the file size limit (ulimit -f) is " + std::to_string(limit / 1024) + " KiB";
+}
+
 // Why the file system would refuse to grow `file` or its log, when that can be seen: "File
 // too large: the file size limit (ulimit -f) is 256 KiB", "No space left on device"; "".
 std::string refusal_cause(const std::string& file) {
   rlimit limit{};
+  // The limit in force, the reserve's room below the user's.
   if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
     for (const std::string& f : {file, file + "-wal"}) {
       struct stat st;
       // Within a page of the limit: the next write of a page crossed it.
       if (stat(f.c_str(), &st) == 0 && uint64_t(st.st_size) + 65536 > uint64_t(limit.rlim_cur)) {
-        return std::string(std::strerror(EFBIG)) + ": the file size limit (ulimit -f) is " +
-               std::to_string(uint64_t(limit.rlim_cur) / 1024) + " KiB";
+        return std::strerror(EFBIG) + file_size_limit_note();
       }
     }
   }
@@ -141,44 +150,6 @@ int64_t realtime_ns() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-// Room held on the recording's file system (MemscopeWriterOptions::reserve_bytes): a file of
-// allocated blocks, given back in two halves. Best effort throughout: without the room at
-// the start there is simply no reserve.
-class DiskReserve {
- public:
-  DiskReserve() = default;
-  DiskReserve(const DiskReserve&) = delete;
-  DiskReserve& operator=(const DiskReserve&) = delete;
-  ~DiskReserve() { release(); }
-
-  void create(const std::string& path, uint64_t bytes) {
-    if (bytes == 0) return;
-    path_ = path;
-    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    // posix_fallocate allocates the blocks (a sparse file would hold no room at all).
-    if (fd_ < 0 || posix_fallocate(fd_, 0, off_t(bytes)) != 0) {
-      release();
-      return;
-    }
-    bytes_ = bytes;
-  }
-  void release_half() {
-    if (fd_ >= 0 && ftruncate(fd_, off_t(bytes_ / 2)) == 0) bytes_ /= 2;
-  }
-  void release() {
-    if (fd_ >= 0) close(fd_);
-    if (!path_.empty()) unlink(path_.c_str());
-    fd_ = -1;
-    path_.clear();
-    bytes_ = 0;
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  uint64_t bytes_ = 0;
-};
 
 }  // namespace
 
@@ -226,7 +197,7 @@ struct MemscopeWriter::Impl {
   int64_t committed_last_ns = 0;    // and of the last row committed
   std::string error;                // the first failure, without the path
   bool has_stopped = false;         // fail() ran
-  DiskReserve reserve;
+  RecordingReserve reserve;
 
   bool finished = false;
 
@@ -542,6 +513,13 @@ bool MemscopeWriter::Impl::commit() {
 void MemscopeWriter::Impl::fail_sqlite(const std::string& context, int rc) {
   std::string cause = sqlite_error_text(db, rc);
   bool disk_full = sqlite_disk_full(db, rc);
+  if (sqlite3_system_errno(db) == EFBIG) {
+    // "(File too large)": which limit, in the user's terms.
+    const size_t at = cause.find(std::strerror(EFBIG));
+    if (at != std::string::npos) {
+      cause.insert(at + std::strlen(std::strerror(EFBIG)), file_size_limit_note());
+    }
+  }
   if (!disk_full && (rc & 0xff) == SQLITE_IOERR && sqlite3_system_errno(db) == 0) {
     // SQLite lost the OS error of a failed write to the log (errno was overwritten on the
     // way out): look for the two refusals a user can act on.

@@ -376,6 +376,24 @@ TEST_F(FullDisk, AFileSizeLimitStopsTheRecordingAsAFullDiskDoes) {
   run_with(Filler::kFileSizeLimit);
 }
 
+// The room the recording keeps below a file size limit is memtap's: the program it runs
+// has the limit the user set (the shell's `ulimit -f` reads it back in 512-byte blocks).
+TEST(FileSizeLimit, TheProgramUnderMemtapRunKeepsItsOwn) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string fsize = file_size_limit_problem(dir);
+  if (!fsize.empty()) GTEST_SKIP() << "file size limits do not work here: " << fsize;
+  ProcessResult r = run_process(
+      spec_in(dir, {"/bin/sh", "-c",
+                    "ulimit -f 16384 && exec \"$1\" run -o \"$2\" -- /bin/sh -c 'ulimit -f'", "sh",
+                    kMemtapBin, dir.file("x.db")}),
+      kProcessTimeout);
+  ASSERT_TRUE(r.exited) << describe(r) << "\n" << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "16384\n") << r.err;
+  EXPECT_TRUE(contains(r.err, "memtap: recording written to " + dir.file("x.db"))) << r.err;
+}
+
 // A recording in WAL mode whose log is gone (its writer closed cleanly, as the recorder does
 // when a full disk stopped it and its last checkpoint had room) is read through a -shm file
 // that must be made first: on a full disk or a read-only file system SQLite cannot, and

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -125,6 +128,31 @@ class Db {
 
 inline bool exists(const std::string& path) {
   return std::filesystem::exists(path);
+}
+
+// Runs `body` in a forked child (for what must not touch the test process: a file size
+// limit) and returns what it reported: "" when every check passed, else what failed.
+inline std::string in_child(const std::function<std::string()>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  const pid_t child = fork();
+  if (child < 0) return "fork failed";
+  if (child == 0) {
+    close(fds[0]);
+    const std::string failures = body();
+    const ssize_t n = write(fds[1], failures.data(), failures.size());
+    _exit(n == ssize_t(failures.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string failures;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) failures.append(buffer, size_t(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failures += " (the child did not exit 0)";
+  return failures;
 }
 
 }  // namespace memtap::test

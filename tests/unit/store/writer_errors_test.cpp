@@ -25,6 +25,7 @@ namespace {
 
 using test::Db;
 using test::exists;
+using test::in_child;
 using test::TempDir;
 
 std::vector<DumpRow> malloc_rows(size_t count) {
@@ -59,31 +60,6 @@ bool wait_stopped(const MemscopeWriter& writer) {
 int64_t file_size(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 ? int64_t(st.st_size) : -1;
-}
-
-// Runs `body` in a forked child (for what must not touch the test process: a file size
-// limit) and returns what it reported: "" when every check passed, else what failed.
-std::string in_child(const std::function<std::string()>& body) {
-  int fds[2];
-  if (pipe(fds) != 0) return "pipe failed";
-  const pid_t child = fork();
-  if (child < 0) return "fork failed";
-  if (child == 0) {
-    close(fds[0]);
-    const std::string failures = body();
-    const ssize_t n = write(fds[1], failures.data(), failures.size());
-    _exit(n == ssize_t(failures.size()) ? 0 : 1);
-  }
-  close(fds[1]);
-  std::string failures;
-  char buffer[512];
-  ssize_t n;
-  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) failures.append(buffer, size_t(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failures += " (the child did not exit 0)";
-  return failures;
 }
 
 TEST(MemscopeWriterErrors, CreateFailsInMissingDirectory) {
@@ -324,6 +300,56 @@ TEST(MemscopeWriterErrors, AFileSizeLimitStopsTheRecordingAsAFullDiskDoes) {
     return out;
   });
   EXPECT_EQ(failures, "");
+}
+
+// Under a file size limit the room for the file's last words is kept below the limit, as
+// the reserve keeps it on a full disk: the stop and finish() both land, whatever room the
+// last transaction happened to leave. Transactions of 50 rows (one page of the log each)
+// end within a page of the limit: without room kept, finish()'s write (the processes, the
+// session's final counts) did not fit and the file kept the counts of the stop.
+TEST(MemscopeWriterErrors, UnderAFileSizeLimitTheFinalCountsStillLand) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("memscope_dump_1.db");
+  const std::string failures = in_child([&]() -> std::string {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{1024 * 1024, 1024 * 1024};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
+    MemscopeWriterOptions options;
+    options.rows_per_transaction = 50;
+    std::string error;
+    auto writer = MemscopeWriter::create(path, options, &error);
+    if (writer == nullptr) return "create: " + error;
+    const std::vector<DumpRow> rows = malloc_rows(20000);
+    writer->append(rows.data(), rows.size());
+    if (!wait_stopped(*writer)) return "the recording did not stop";
+    std::string out;
+    const RecordingStop stop = writer->stopped();
+    // The user's limit, not the one the writer keeps its room under.
+    if (!contains(stop.reason, "the file size limit (ulimit -f) is 1024 KiB") &&
+        !contains(stop.reason, "(File too large)")) {
+      out += "reason: " + stop.reason + "; ";
+    }
+    ProcessInfo process;
+    process.pid = 7;
+    process.ended_by = "exit code 0";
+    if (writer->finish({process}, {{"exit_code", "0"}}, &error)) out += "finish() succeeded; ";
+    // The limit is the user's again once the file is closed.
+    rlimit after{};
+    if (getrlimit(RLIMIT_FSIZE, &after) != 0 || after.rlim_cur != limit.rlim_cur) {
+      out += "the soft limit is " + std::to_string(after.rlim_cur) + " after finish(); ";
+    }
+    return out;
+  });
+  EXPECT_EQ(failures, "");
+  Db db(path + ".partial");
+  const std::string recorded =
+      db.value("SELECT value FROM memtap_meta WHERE key = 'rows_recorded'");
+  ASSERT_NE(recorded, "<none>");
+  EXPECT_EQ(db.value("SELECT value FROM memtap_meta WHERE key = 'rows_not_recorded'"),
+            std::to_string(20000 - std::stoull(recorded)));
+  EXPECT_EQ(db.value("SELECT value FROM memtap_meta WHERE key = 'exit_code'"), "0");
+  EXPECT_EQ(db.value("SELECT ended_by FROM memtap_session WHERE pid = 7"), "exit code 0");
 }
 
 // While the live analyses are behind, rows queue in the spool; when its disk refuses them
