@@ -9,9 +9,11 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "monitor/gui/chart_style.h"
+#include "monitor/gui/plot_alignment.h"
 #include "monitor/report/units.h"
 
 namespace memtap::gui {
@@ -155,8 +157,11 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
   note_ = new QLabel(this);
   note_->setStyleSheet(
       QStringLiteral("color: #555; background: rgba(255,255,255,200); padding: 2px"));
-  note_->move(80, 36);
   note_->hide();
+  // Inside the plot's top-left corner, where a curve over time seldom is; clear of the axis
+  // labels wherever the plot area moves (CurvesPanel lines it up with the views below).
+  connect(chart_, &QChart::plotAreaChanged, this,
+          [this](const QRectF& plot) { note_->move(mapFromScene(plot.topLeft()) + QPoint(6, 4)); });
 
   connect(state_, &ViewState::cursorChanged, this, &CurvesChart::placeCursorLine);
 }
@@ -418,9 +423,16 @@ void CurvesChart::leaveEvent(QEvent* event) {
   QChartView::leaveEvent(event);
 }
 
+void CurvesChart::setCornerWidget(QWidget* widget) {
+  corner_ = widget;
+  corner_->adjustSize();
+  corner_->move(width() - corner_->width() - 10, 6);
+}
+
 void CurvesChart::resizeEvent(QResizeEvent* event) {
   QChartView::resizeEvent(event);
   placeCursorLine();
+  if (corner_ != nullptr) corner_->move(width() - corner_->width() - 10, 6);
 }
 
 // --- OverviewChart -----------------------------------------------------------------------
@@ -467,6 +479,7 @@ OverviewChart::OverviewChart(ViewState* state, QWidget* parent)
   selection_->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 1.5));
   selection_->setZValue(10);
   connect(state_, &ViewState::rangeChanged, this, &OverviewChart::placeSelection);
+  connect(chart_, &QChart::plotAreaChanged, this, &OverviewChart::placeSelection);
 }
 
 double OverviewChart::xAt(int64_t t) const {
@@ -623,19 +636,19 @@ CurvesPanel::CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent
                                                                               {tr("1 h"), 3600}}) {
     width_->addItem(label, qlonglong(seconds * 1e9));
   }
+  // In the curves' top-right corner, beside the legend: the overview below spans the
+  // curves' own width, one instant at one x in both.
+  auto* corner = new QWidget(chart_);
+  auto* corner_row = new QHBoxLayout(corner);
+  corner_row->setContentsMargins(0, 0, 0, 0);
+  corner_row->addWidget(new QLabel(tr("Window"), corner));
+  corner_row->addWidget(width_);
+  chart_->setCornerWidget(corner);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
   layout->addWidget(chart_, 1);
-  auto* row = new QHBoxLayout;
-  row->setContentsMargins(4, 0, 4, 0);
-  row->addWidget(overview_, 1);
-  auto* side = new QVBoxLayout;
-  side->addWidget(new QLabel(tr("Window"), this));
-  side->addWidget(width_);
-  side->addStretch(1);
-  row->addLayout(side);
-  layout->addLayout(row);
+  layout->addWidget(overview_);
 
   connect(width_, &QComboBox::activated, this, [this] {
     const int64_t width = width_->currentData().toLongLong();
@@ -652,12 +665,21 @@ CurvesPanel::CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent
     connect(state_, signal, this, &CurvesPanel::request);
   }
   connect(state_, &ViewState::dataAdvanced, this, &CurvesPanel::dataArrived);
-  connect(chart_->chart(), &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
-    const QRect in_view = chart_->mapFromScene(plot).boundingRect();
-    const QPoint left = chart_->viewport()->mapTo(window(), in_view.topLeft());
-    const QPoint right = chart_->viewport()->mapTo(window(), in_view.topRight());
-    state_->setTimeAxis(left.x(), right.x());
-  });
+  connect(chart_->chart(), &QChart::plotAreaChanged, this, &CurvesPanel::alignTimeAxis);
+  connect(state_, &ViewState::timeAxisMinLeftChanged, this, &CurvesPanel::alignTimeAxis);
+  connect(overview_->chart(), &QChart::plotAreaChanged, this, &CurvesPanel::alignOverview);
+  connect(state_, &ViewState::timeAxisChanged, this, &CurvesPanel::alignOverview);
+}
+
+void CurvesPanel::alignTimeAxis() {
+  const PlotEdges edges =
+      align_plot_area(chart_, state_->timeAxisMinLeft(), INT_MAX, &chart_alignment_);
+  if (edges.settled) state_->setTimeAxis(edges.left, edges.right);
+}
+
+void CurvesPanel::alignOverview() {
+  if (state_->timeAxisRight() <= state_->timeAxisLeft()) return;
+  align_plot_area(overview_, state_->timeAxisLeft(), state_->timeAxisRight(), &overview_alignment_);
 }
 
 void CurvesPanel::request() {

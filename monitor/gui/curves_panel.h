@@ -30,6 +30,7 @@
 
 #include "monitor/gui/ask_pacer.h"
 #include "monitor/gui/engine_client.h"
+#include "monitor/gui/plot_alignment.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/curves_data.h"
 
@@ -52,6 +53,8 @@ class CurvesChart : public QChartView {
   QString hoverText(int64_t t_ns) const;
   // The note shown over the plot ("" when none), for tests.
   QString noteText() const;
+  // Kept in the chart's top-right corner.
+  void setCornerWidget(QWidget* widget);
 
  protected:
   void mousePressEvent(QMouseEvent* event) override;
@@ -85,6 +88,7 @@ class CurvesChart : public QChartView {
   QGraphicsLineItem* cursor_line_;
   QGraphicsRectItem* drag_rect_;
   QLabel* note_;  // what the chart cannot show (no data yet, groups summed, lines that coincide)
+  QWidget* corner_ = nullptr;
   int press_x_ = -1;
   bool dragging_ = false;
 };
@@ -130,6 +134,7 @@ class CurvesPanel : public QWidget {
   CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent = nullptr);
   CurvesChart* chart() { return chart_; }
   OverviewChart* overview() { return overview_; }
+  QComboBox* windowWidthBox() { return width_; }  // "Window": All, 1 s, ..., 1 h
   // Asks the engine again (the refresh tick, and every change of scope, range or grouping):
   // once, however many of those came in the same turn of the event loop.
   void request();
@@ -148,6 +153,13 @@ class CurvesPanel : public QWidget {
   OverviewChart* overview_;
   QComboBox* width_;
   void ask();
+  // Moves the chart's plot area right to state_->timeAxisMinLeft() when its own labels
+  // would put it further left, then says where it is (ViewState::setTimeAxis).
+  void alignTimeAxis();
+  // The overview's plot area under the curves'.
+  void alignOverview();
+  PlotAlignment chart_alignment_;
+  PlotAlignment overview_alignment_;
 
   // After an answer whose older part is an envelope: the exact points from the recording.
   void askDetail(const viewdata::CurvesData& coarse);

@@ -47,6 +47,10 @@ LifetimeGraph::LifetimeGraph(ViewState* state, QWidget* parent) : QWidget(parent
   setAttribute(Qt::WA_OpaquePaintEvent);
   setFocusPolicy(Qt::ClickFocus);
   message_ = tr("Loading blocks…");
+  connect(state_, &ViewState::timeAxisChanged, this, [this] {
+    layoutBlocks();
+    update();
+  });
 }
 
 void LifetimeGraph::show(viewdata::LifetimeData data) {
@@ -65,14 +69,29 @@ void LifetimeGraph::setMessage(const QString& text) {
   update();
 }
 
+int LifetimeGraph::labelsWidth() const {
+  // Digits are a font's widest hex characters.
+  return fontMetrics().horizontalAdvance(QStringLiteral("0x000000000000")) + 16;
+}
+
 QRectF LifetimeGraph::plotArea() const {
   const QFontMetrics fm = fontMetrics();
-  // Digits are a font's widest hex characters.
-  const double left = fm.horizontalAdvance(QStringLiteral("0x000000000000")) + 16;
+  double left = labelsWidth();
+  double right = width() - 12;
+  // The curves' time axis above, once it has made room for the addresses: one instant at
+  // one x in both. Alone in a window (a test's), its own margins.
+  if (state_->timeAxisRight() > state_->timeAxisLeft()) {
+    const int l = mapFrom(window(), QPoint(state_->timeAxisLeft(), 0)).x();
+    const int r = mapFrom(window(), QPoint(state_->timeAxisRight(), 0)).x();
+    if (l >= left - 1 && r > l + 50 && r <= width()) left = l, right = r;
+  }
   const double top = fm.height() + 14;  // the legend, and the address axis's title
   const double bottom = 2 * fm.height() + 10;
-  return QRectF(left, top, std::max(10.0, width() - left - 12),
-                std::max(10.0, height() - top - bottom));
+  return QRectF(left, top, std::max(10.0, right - left), std::max(10.0, height() - top - bottom));
+}
+
+void LifetimeGraph::publishLabelsWidth() {
+  state_->setTimeAxisMinLeft(mapTo(window(), QPoint(labelsWidth(), 0)).x());
 }
 
 double LifetimeGraph::xOf(int64_t t) const {
@@ -114,7 +133,18 @@ QRect LifetimeGraph::blockRect(int64_t id) const {
 
 void LifetimeGraph::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
+  publishLabelsWidth();
   layoutBlocks();
+}
+
+void LifetimeGraph::moveEvent(QMoveEvent* event) {
+  QWidget::moveEvent(event);
+  publishLabelsWidth();
+}
+
+void LifetimeGraph::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  publishLabelsWidth();
 }
 
 void LifetimeGraph::mousePressEvent(QMouseEvent* event) {

@@ -43,8 +43,13 @@ class LifetimeGraph : public QWidget {
   void paintEvent(QPaintEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
+  void moveEvent(QMoveEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
+  int labelsWidth() const;  // the address labels' room left of the plot
+  // Tells the curves above where this graph's plot can start (ViewState::timeAxisMinLeft).
+  void publishLabelsWidth();
   QRectF plotArea() const;
   double xOf(int64_t t) const;
   void layoutBlocks();

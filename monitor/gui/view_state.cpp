@@ -31,6 +31,12 @@ void ViewState::setTimeAxis(int left, int right) {
   emit timeAxisChanged();
 }
 
+void ViewState::setTimeAxisMinLeft(int left) {
+  if (left == time_axis_min_left_) return;
+  time_axis_min_left_ = left;
+  emit timeAxisMinLeftChanged();
+}
+
 void ViewState::setGroupBy(timeline::GroupBy by) {
   if (by == group_by_) return;
   group_by_ = by;

@@ -66,6 +66,11 @@ class ViewState : public QObject {
   // own axis up with it (QWidget::mapFrom(window(), ...)). Both 0 until the chart is laid out.
   int timeAxisLeft() const { return time_axis_left_; }
   int timeAxisRight() const { return time_axis_right_; }
+  // The least left edge, in the window's coordinates, at which every view under the curves
+  // that draws over time has room for its own labels (the lifetime graph's addresses): the
+  // chart moves its plot area right to it, so that one instant lies at one x in all of
+  // them. 0 until such a view is laid out.
+  int timeAxisMinLeft() const { return time_axis_min_left_; }
 
   // "+12.345 s": a time relative to origin().
   QString timeText(int64_t ns) const;
@@ -93,6 +98,7 @@ class ViewState : public QObject {
   void setLoading(double fraction);
   // The curves chart's plot area moved (see timeAxisLeft()).
   void setTimeAxis(int left, int right);
+  void setTimeAxisMinLeft(int left);
 
  signals:
   void scopeChanged();
@@ -122,6 +128,7 @@ class ViewState : public QObject {
   // opens the block table). The window owns the tabs; views only ask.
   void viewRequested(const QString& name);
   void timeAxisChanged();
+  void timeAxisMinLeftChanged();
 
  private:
   bool has_scope_ = false;
@@ -138,6 +145,7 @@ class ViewState : public QObject {
   // The width the range keeps while following once the user chose one (0: all of it).
   int64_t follow_width_ = 0;
   int time_axis_left_ = 0, time_axis_right_ = 0;
+  int time_axis_min_left_ = 0;
   bool following_data_ = false;  // setSession() is moving the range
   bool loading_ = false;
   double load_fraction_ = 0;

@@ -6,6 +6,7 @@
 
 #include <QComboBox>
 
+#include "monitor/gui/lifetime_view.h"
 #include "monitor/gui/top_bar.h"
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
@@ -60,6 +61,89 @@ TEST(CurvesPanel, TheRangeSelectionSetsTheChartsAxis) {
   EXPECT_EQ(d.t0_ns, b.at(1.5));
   EXPECT_EQ(d.t1_ns, b.at(2.5));
   EXPECT_FALSE(w.window->state()->following());
+}
+
+// The Window menu in the curves' top-right corner: a fixed width that ends where the range
+// ends, and All, the whole session.
+TEST(CurvesPanel, TheWindowMenuSetsAFixedWidthAndAllTheWholeSession) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 1000, "weights");
+  b.malloc(3000, 0x2000, 1000, "weights");
+  const std::string path = dir.file("three_seconds.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  gui::ViewState* state = w.window->state();
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  QComboBox* box = w.window->curves()->windowWidthBox();
+  ASSERT_TRUE(box->isVisible());
+  // Above the plot, at the right: clear of the legend and the curves.
+  const QPoint corner = box->mapTo(chart, QPoint(box->width(), 0));
+  EXPECT_GT(corner.x(), chart->width() * 3 / 4);
+  EXPECT_LT(corner.y(), chart->mapFromScene(chart->chart()->plotArea().topLeft()).y());
+
+  auto choose = [&](const QString& text) {
+    const int index = box->findText(text);
+    ASSERT_GE(index, 0) << text.toStdString();
+    box->setCurrentIndex(index);
+    emit box->activated(index);
+    test::settle(*w.window);
+  };
+  choose(QStringLiteral("1 s"));
+  EXPECT_EQ(state->t1(), state->sessionEnd());
+  EXPECT_EQ(state->t1() - state->t0(), 1000000000);
+  EXPECT_EQ(chart->data().t0_ns, state->t0());
+  choose(QStringLiteral("All"));
+  EXPECT_EQ(state->t0(), state->origin());
+  EXPECT_EQ(state->t1(), state->sessionEnd());
+  EXPECT_EQ(chart->data().t0_ns, state->origin());
+}
+
+// A chart's plot area, left and right, in its window's coordinates.
+std::pair<int, int> plot_in_window(QChartView* view) {
+  const QRect r = view->mapFromScene(view->chart()->plotArea()).boundingRect();
+  return {view->viewport()->mapTo(view->window(), r.topLeft()).x(),
+          view->viewport()->mapTo(view->window(), r.topRight()).x()};
+}
+
+// One instant lies at one x in the curves, the overview under them and the lifetime graph:
+// the curves' plot area starts where the graph's addresses leave room, not at its own labels.
+TEST(CurvesPanel, TheCurvesTheOverviewAndTheLifetimeGraphShareOneTimeAxis) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = test::open_window(owners_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  w.window->showView("lifetime");
+  test::settle(*w.window);
+  gui::ViewState* state = w.window->state();
+  const int left = state->timeAxisLeft();
+  const int right = state->timeAxisRight();
+  ASSERT_GT(right, left + 100);
+  ASSERT_GT(state->timeAxisMinLeft(), 0);
+  EXPECT_GE(left, state->timeAxisMinLeft() - 1);
+
+  const auto [chart_left, chart_right] = plot_in_window(w.window->curves()->chart());
+  EXPECT_EQ(chart_left, left);
+  EXPECT_EQ(chart_right, right);
+  const auto [overview_left, overview_right] = plot_in_window(w.window->curves()->overview());
+  EXPECT_NEAR(overview_left, left, 1);
+  EXPECT_NEAR(overview_right, right, 1);
+
+  // "weights", allocated at 1 ms and live to the end, in the graph: from the x of 1 ms on
+  // the curves' axis to its right edge.
+  gui::LifetimeGraph* graph = w.window->lifetime()->graph();
+  const viewdata::LifetimeData& d = graph->data();
+  int64_t weights = -1;
+  for (const auto& block : d.blocks)
+    if (block.owner == "weights") weights = block.id;
+  ASSERT_GE(weights, 0);
+  const QRect r = graph->blockRect(weights);
+  ASSERT_FALSE(r.isEmpty());
+  const double x_of_1ms =
+      left + double(b.at(1) - d.t0_ns) / double(d.t1_ns - d.t0_ns) * (right - left);
+  EXPECT_NEAR(graph->mapTo(w.window.get(), r.topLeft()).x(), x_of_1ms, 1.5);
+  EXPECT_NEAR(graph->mapTo(w.window.get(), r.topRight()).x(), right, 1.5);
 }
 
 }  // namespace
