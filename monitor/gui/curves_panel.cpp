@@ -674,9 +674,14 @@ CurvesPanel::CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent
 }
 
 void CurvesPanel::alignTimeAxis() {
-  const PlotEdges edges =
-      align_plot_area(chart_, state_->timeAxisMinLeft(), INT_MAX, &chart_alignment_);
-  if (edges.settled) state_->setTimeAxis(edges.left, edges.right);
+  chart_edges_ = align_plot_area(chart_, state_->timeAxisMinLeft(), INT_MAX, &chart_alignment_);
+  publishTimeAxis();
+}
+
+void CurvesPanel::publishTimeAxis() {
+  if (!chart_edges_.settled) return;
+  state_->setTimeAxis(chart_edges_.left, chart_edges_.right, chart_->data().t0_ns,
+                      chart_->data().t1_ns);
 }
 
 void CurvesPanel::alignOverview() {
@@ -714,6 +719,7 @@ void CurvesPanel::ask() {
     if (!viewdata::more_may_come(client_->status())) {
       chart_->setMoreMayCome(false);
       chart_->show(viewdata::CurvesData{});
+      publishTimeAxis();
     }
     return;
   }
@@ -735,6 +741,7 @@ void CurvesPanel::ask() {
         chart_->setMoreMayCome(viewdata::more_may_come(client_->status()));
         chart_->show(data);
         overview_->show(data);
+        publishTimeAxis();
         emit drawn(int(data.lines.size()));
         if (again) {
           ask();
@@ -767,6 +774,7 @@ void CurvesPanel::askDetail(const viewdata::CurvesData& coarse) {
         if (generation == generation_) {
           chart_->show(fine);
           overview_->show(fine);
+          publishTimeAxis();
         } else if (!pacer_.inFlight()) {
           ask();  // the range moved while the recording was read: refine the new one
         }

@@ -154,8 +154,11 @@ class CurvesPanel : public QWidget {
   QComboBox* width_;
   void ask();
   // Moves the chart's plot area right to state_->timeAxisMinLeft() when its own labels
-  // would put it further left, then says where it is (ViewState::setTimeAxis).
+  // would put it further left, then says where it is (publishTimeAxis()).
   void alignTimeAxis();
+  // ViewState::setTimeAxis: the plot area's edges and the range of the answer drawn.
+  void publishTimeAxis();
+  PlotEdges chart_edges_;
   // The overview's plot area under the curves'.
   void alignOverview();
   PlotAlignment chart_alignment_;

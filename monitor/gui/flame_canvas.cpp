@@ -9,8 +9,10 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "monitor/gui/chart_style.h"
+#include "monitor/gui/plot_alignment.h"
 #include "monitor/report/units.h"
 
 namespace memtap::gui {
@@ -129,25 +131,33 @@ void FlameCanvas::setMessage(const QString& text) {
 }
 
 std::pair<int, int> FlameCanvas::axis() const {
-  int left = kFallbackLeft, right = width() - kFallbackRight;
-  if (state_->timeAxisRight() > state_->timeAxisLeft()) {
-    const int l = mapFrom(window(), QPoint(state_->timeAxisLeft(), 0)).x();
-    const int r = mapFrom(window(), QPoint(state_->timeAxisRight(), 0)).x();
-    // The chart above spans the same width as this view; if it does not (the view alone in
-    // a window), the fallback margins do.
-    if (l >= 0 && r > l + 50 && r <= width() + 2) left = l, right = std::min(r, width());
+  // The chart above spans the same width as this view; if it does not (the view alone in a
+  // window), the fallback margins do.
+  if (const std::optional<SharedTimeAxis> shared = shared_time_axis(*state_, this, 0)) {
+    return {shared->left, shared->right};
   }
-  return {left, std::max(right, left + 1)};
+  return {kFallbackLeft, std::max(width() - kFallbackRight, kFallbackLeft + 1)};
 }
 
-double FlameCanvas::xAt(int64_t t, int left, int right) const {
-  const double span = double(data_.t1_ns - data_.t0_ns);
+std::pair<int64_t, int64_t> FlameCanvas::timeRange() const {
+  // The curves' range while lined up with them: an older answer's boxes at their scale.
+  if (const std::optional<SharedTimeAxis> shared = shared_time_axis(*state_, this, 0)) {
+    return {shared->t0_ns, shared->t1_ns};
+  }
+  return {data_.t0_ns, data_.t1_ns};
+}
+
+double FlameCanvas::xAt(int64_t t, int left, int right,
+                        const std::pair<int64_t, int64_t>& range) const {
+  const auto [t0, t1] = range;
+  const double span = double(t1 - t0);
   if (span <= 0) return left;
-  return left + double(t - data_.t0_ns) / span * (right - left);
+  return left + double(t - t0) / span * (right - left);
 }
 
 void FlameCanvas::drawTicks(QPainter& p, int left, int right) {
-  const double from_s = state_->seconds(data_.t0_ns), to_s = state_->seconds(data_.t1_ns);
+  const auto [t0, t1] = timeRange();
+  const double from_s = state_->seconds(t0), to_s = state_->seconds(t1);
   if (!(to_s > from_s)) return;
   // The curves chart's ticks: the same step and anchor, labelled with the decimals it needs.
   const double step = time_tick_step(to_s - from_s);
@@ -173,6 +183,7 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
   boxes_drawn_ = 0;
   matches_drawn_ = 0;
   const auto [left, right] = axis();
+  const std::pair<int64_t, int64_t> range = timeRange();
   drawTicks(p, left, right);
 
   if (data_.spans.empty()) {
@@ -218,8 +229,8 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
     if (band >= data_.threads.size()) break;
     const double top = band_top[band] + s.depth * row_h;
     if (top >= height() || top + row_h <= kTickHeight) continue;
-    const double x0 = std::max(xAt(s.start_ns, left, right), double(left));
-    const double x1 = std::min(xAt(s.end_ns, left, right), double(right));
+    const double x0 = std::max(xAt(s.start_ns, left, right, range), double(left));
+    const double x1 = std::min(xAt(s.end_ns, left, right, range), double(right));
     if (x1 < left || x0 > right) continue;
     const QRectF box(x0, top, std::max(x1 - x0, 1.0), row_h - 1);
     const bool match = searching_ && matched_[i];

@@ -38,8 +38,9 @@ class FlameCanvas : public QWidget {
   // What to say where there is nothing to draw ("" while there is).
   void setMessage(const QString& text);
 
-  // The time axis' left and right edges in this widget's coordinates.
+  // The time axis' left and right edges in this widget's coordinates, and the times at them.
   std::pair<int, int> axis() const;
+  std::pair<int64_t, int64_t> timeRange() const;
   // Boxes drawn by the last paint, and of those the matches outlined (tests).
   int boxesDrawn() const { return boxes_drawn_; }
   int matchesDrawn() const { return matches_drawn_; }
@@ -75,7 +76,7 @@ class FlameCanvas : public QWidget {
   Rows layoutRows() const;
   // The scroll bar's range from the rows' height and the widget's (after new data or a resize).
   void updateDepthBar();
-  double xAt(int64_t t_ns, int left, int right) const;
+  double xAt(int64_t t_ns, int left, int right, const std::pair<int64_t, int64_t>& range) const;
   void drawTicks(QPainter& p, int left, int right);
 
   ViewState* state_;

@@ -10,9 +10,11 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "monitor/gui/chart_style.h"
 #include "monitor/gui/count_text.h"
+#include "monitor/gui/plot_alignment.h"
 #include "monitor/report/units.h"
 #include "monitor/viewdata/block_detail.h"
 #include "monitor/viewdata/labels.h"
@@ -74,43 +76,49 @@ int LifetimeGraph::labelsWidth() const {
   return fontMetrics().horizontalAdvance(QStringLiteral("0x000000000000")) + 16;
 }
 
-QRectF LifetimeGraph::plotArea() const {
+LifetimeGraph::Axis LifetimeGraph::axis() const {
   const QFontMetrics fm = fontMetrics();
-  double left = labelsWidth();
-  double right = width() - 12;
-  // The curves' time axis above, once it has made room for the addresses: one instant at
-  // one x in both. Alone in a window (a test's), its own margins.
-  if (state_->timeAxisRight() > state_->timeAxisLeft()) {
-    const int l = mapFrom(window(), QPoint(state_->timeAxisLeft(), 0)).x();
-    const int r = mapFrom(window(), QPoint(state_->timeAxisRight(), 0)).x();
-    if (l >= left - 1 && r > l + 50 && r <= width()) left = l, right = r;
-  }
   const double top = fm.height() + 14;  // the legend, and the address axis's title
   const double bottom = 2 * fm.height() + 10;
-  return QRectF(left, top, std::max(10.0, right - left), std::max(10.0, height() - top - bottom));
+  Axis a;
+  double left = labelsWidth();
+  double right = width() - 12;
+  a.t0_ns = data_.t0_ns;
+  a.t1_ns = data_.t1_ns;
+  // The curves' time axis above, once it has made room for the addresses: one instant at
+  // one x in both, an older answer's blocks at the curves' scale. Alone in a window (a
+  // test's), its own margins and the answer's range.
+  if (const std::optional<SharedTimeAxis> shared = shared_time_axis(*state_, this, labelsWidth())) {
+    left = shared->left;
+    right = shared->right;
+    a.t0_ns = shared->t0_ns;
+    a.t1_ns = shared->t1_ns;
+  }
+  a.plot = QRectF(left, top, std::max(10.0, right - left), std::max(10.0, height() - top - bottom));
+  return a;
 }
 
 void LifetimeGraph::publishLabelsWidth() {
   state_->setTimeAxisMinLeft(mapTo(window(), QPoint(labelsWidth(), 0)).x());
 }
 
-double LifetimeGraph::xOf(int64_t t) const {
-  const QRectF p = plotArea();
-  const double span = double(std::max<int64_t>(data_.t1_ns - data_.t0_ns, 1));
-  const double f = std::clamp(double(t - data_.t0_ns) / span, 0.0, 1.0);
-  return p.left() + f * p.width();
+double LifetimeGraph::xOf(const Axis& a, int64_t t) const {
+  const double span = double(std::max<int64_t>(a.t1_ns - a.t0_ns, 1));
+  const double f = std::clamp(double(t - a.t0_ns) / span, 0.0, 1.0);
+  return a.plot.left() + f * a.plot.width();
 }
 
 void LifetimeGraph::layoutBlocks() {
-  const QRectF p = plotArea();
+  const Axis a = axis();
+  const QRectF& p = a.plot;
   rects_.clear();
   rects_.reserve(data_.blocks.size());
   auto y_px = [&](double v) { return p.bottom() - v * p.height(); };
   for (const viewdata::BlockRow& b : data_.blocks) {
     const int64_t from = std::max(b.alloc_ns, data_.t0_ns);
     const int64_t to = std::min(b.free_ns, data_.t1_ns);
-    const double x0 = xOf(from);
-    const double x1 = std::max(xOf(to), x0 + 1.5);
+    const double x0 = xOf(a, from);
+    const double x1 = std::max(xOf(a, to), x0 + 1.5);
     const double lo = y_px(data_.axis.y_of(b.addr));
     const double hi = y_px(data_.axis.y_of(b.addr + std::max<uint64_t>(b.size_bytes, 1) - 1));
     const double top = std::min(hi, lo - 1.5);
@@ -166,7 +174,8 @@ void LifetimeGraph::mousePressEvent(QMouseEvent* event) {
 void LifetimeGraph::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
-  const QRectF plot = plotArea();
+  const Axis a = axis();
+  const QRectF& plot = a.plot;
   const QFontMetrics fm = fontMetrics();
   const QColor text = palette().color(QPalette::Text);
 
@@ -204,6 +213,19 @@ void LifetimeGraph::paintEvent(QPaintEvent*) {
       zig.lineTo(x + 6, mid + (int(k) % 2 == 0 ? -amp : amp));
     p.drawPath(zig);
   }
+
+  // What the answer drawn does not cover yet (the curves have moved on, live or after a
+  // zoom, and the next answer is on its way): hatched, not left white as if nothing lived.
+  p.setPen(Qt::NoPen);
+  p.setBrush(QBrush(QColor(0xcc, 0xcc, 0xcc), Qt::BDiagPattern));
+  const double covered_left = xOf(a, data_.t0_ns), covered_right = xOf(a, data_.t1_ns);
+  if (covered_left > plot.left() + 1) {
+    p.drawRect(QRectF(plot.left(), plot.top(), covered_left - plot.left(), plot.height()));
+  }
+  if (covered_right < plot.right() - 1) {
+    p.drawRect(QRectF(covered_right, plot.top(), plot.right() - covered_right, plot.height()));
+  }
+  p.setBrush(Qt::NoBrush);
 
   // Blocks in the data's order (lifetime_data.h): the driver's segments first, then the
   // blocks inside them; each largest first, so that the small ones lie on top.
@@ -268,7 +290,7 @@ void LifetimeGraph::paintEvent(QPaintEvent*) {
   }
 
   // The time axis, ticked as the curves' is.
-  const double s0 = state_->seconds(data_.t0_ns), s1 = state_->seconds(data_.t1_ns);
+  const double s0 = state_->seconds(a.t0_ns), s1 = state_->seconds(a.t1_ns);
   const double step = time_tick_step(s1 - s0, std::max(2, int(plot.width() / 90)));
   const int decimals = tick_label_decimals(step);
   for (double v = std::ceil(s0 / step) * step; v <= s1 + step * 1e-6; v += step) {

@@ -50,8 +50,13 @@ class LifetimeGraph : public QWidget {
   int labelsWidth() const;  // the address labels' room left of the plot
   // Tells the curves above where this graph's plot can start (ViewState::timeAxisMinLeft).
   void publishLabelsWidth();
-  QRectF plotArea() const;
-  double xOf(int64_t t) const;
+  // The plot's rectangle and the times at its left and right edges.
+  struct Axis {
+    QRectF plot;
+    int64_t t0_ns = 0, t1_ns = 0;
+  };
+  Axis axis() const;
+  double xOf(const Axis& a, int64_t t) const;
   void layoutBlocks();
   QColor colorOf(const viewdata::BlockRow& b) const;
 

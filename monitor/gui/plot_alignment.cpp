@@ -36,4 +36,29 @@ PlotEdges align_plot_area(QChartView* view, int want_left, int want_right, PlotA
   return edges;
 }
 
+std::optional<SharedTimeAxis> shared_time_axis(const ViewState& state, const QWidget* widget,
+                                               int min_left) {
+  if (state.timeAxisRight() <= state.timeAxisLeft() || state.timeAxisT1() <= state.timeAxisT0()) {
+    return std::nullopt;
+  }
+  SharedTimeAxis axis;
+  axis.left = widget->mapFrom(widget->window(), QPoint(state.timeAxisLeft(), 0)).x();
+  axis.right = widget->mapFrom(widget->window(), QPoint(state.timeAxisRight(), 0)).x();
+  // A pixel of rounding either way is the same axis.
+  if (axis.left < min_left - 1 || axis.right <= axis.left + 50 ||
+      axis.right > widget->width() + 2) {
+    return std::nullopt;
+  }
+  axis.right = std::min(axis.right, widget->width());
+  axis.t0_ns = state.timeAxisT0();
+  axis.t1_ns = state.timeAxisT1();
+  return axis;
+}
+
+double time_x(const SharedTimeAxis& axis, int64_t t_ns) {
+  const double span = double(axis.t1_ns - axis.t0_ns);
+  if (span <= 0) return axis.left;
+  return axis.left + double(t_ns - axis.t0_ns) / span * (axis.right - axis.left);
+}
+
 }  // namespace memtap::gui

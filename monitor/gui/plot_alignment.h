@@ -8,6 +8,10 @@
 #pragma once
 
 #include <QChartView>
+#include <cstdint>
+#include <optional>
+
+#include "monitor/gui/view_state.h"
 
 namespace memtap::gui {
 
@@ -26,5 +30,21 @@ struct PlotEdges {
 // Moves `view`'s plot area to start at `want_left` or its own labels' end, whichever is
 // further right, and to end at `want_right` or its own end, whichever is further left.
 PlotEdges align_plot_area(QChartView* view, int want_left, int want_right, PlotAlignment* a);
+
+// The curves' time axis in `widget`'s coordinates: its edges and the times at them.
+struct SharedTimeAxis {
+  int left = 0, right = 0;
+  int64_t t0_ns = 0, t1_ns = 0;
+};
+
+// The curves' axis (ViewState::timeAxisLeft()...) where it lies across `widget` and starts
+// no further left than `min_left`, the room the widget's own labels take; nullopt where it
+// does not (the widget alone in a window, the chart not laid out or empty): the widget then
+// draws on its own margins and range.
+std::optional<SharedTimeAxis> shared_time_axis(const ViewState& state, const QWidget* widget,
+                                               int min_left);
+
+// x of time `t_ns` on `axis`.
+double time_x(const SharedTimeAxis& axis, int64_t t_ns);
 
 }  // namespace memtap::gui

@@ -24,10 +24,15 @@ void ViewState::setScope(uint32_t pid, int32_t device) {
   emit scopeChanged();
 }
 
-void ViewState::setTimeAxis(int left, int right) {
-  if (left == time_axis_left_ && right == time_axis_right_) return;
+void ViewState::setTimeAxis(int left, int right, int64_t t0_ns, int64_t t1_ns) {
+  if (left == time_axis_left_ && right == time_axis_right_ && t0_ns == time_axis_t0_ns_ &&
+      t1_ns == time_axis_t1_ns_) {
+    return;
+  }
   time_axis_left_ = left;
   time_axis_right_ = right;
+  time_axis_t0_ns_ = t0_ns;
+  time_axis_t1_ns_ = t1_ns;
   emit timeAxisChanged();
 }
 

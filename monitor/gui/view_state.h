@@ -62,10 +62,14 @@ class ViewState : public QObject {
   bool following() const { return following_; }
 
   // Where the curves chart draws its time axis: its plot area's left and right edges in the
-  // top-level window's coordinates. Views that draw over time (the flame chart) line their
-  // own axis up with it (QWidget::mapFrom(window(), ...)). Both 0 until the chart is laid out.
+  // top-level window's coordinates, and the times at those edges (the range of the answer
+  // it drew, which may trail range() while a new one is on its way). Views that draw over
+  // time (the lifetime graph, the flame chart) draw on the same axis (shared_time_axis()),
+  // whatever range their own last answer covers. 0 until the chart is laid out.
   int timeAxisLeft() const { return time_axis_left_; }
   int timeAxisRight() const { return time_axis_right_; }
+  int64_t timeAxisT0() const { return time_axis_t0_ns_; }
+  int64_t timeAxisT1() const { return time_axis_t1_ns_; }
   // The least left edge, in the window's coordinates, at which every view under the curves
   // that draws over time has room for its own labels (the lifetime graph's addresses): the
   // chart moves its plot area right to it, so that one instant lies at one x in all of
@@ -97,7 +101,7 @@ class ViewState : public QObject {
   // A replay's progress (0..1 of the file read); the window calls it on every refresh.
   void setLoading(double fraction);
   // The curves chart's plot area moved (see timeAxisLeft()).
-  void setTimeAxis(int left, int right);
+  void setTimeAxis(int left, int right, int64_t t0_ns, int64_t t1_ns);
   void setTimeAxisMinLeft(int left);
 
  signals:
@@ -145,6 +149,7 @@ class ViewState : public QObject {
   // The width the range keeps while following once the user chose one (0: all of it).
   int64_t follow_width_ = 0;
   int time_axis_left_ = 0, time_axis_right_ = 0;
+  int64_t time_axis_t0_ns_ = 0, time_axis_t1_ns_ = 0;
   int time_axis_min_left_ = 0;
   bool following_data_ = false;  // setSession() is moving the range
   bool loading_ = false;

@@ -188,6 +188,53 @@ TEST(CurvesPanel, TheCurvesTheOverviewAndTheLifetimeGraphShareOneTimeAxis) {
   EXPECT_NEAR(graph->mapTo(w.window.get(), r.topRight()).x(), right, 1.5);
 }
 
+// An answer of the lifetime graph that covers less than the curves show (live, the curves
+// move on while the blocks are read; after a zoom, before the next answer) is drawn at the
+// curves' scale, not stretched over the width, and what it does not cover is hatched.
+TEST(CurvesPanel, TheLifetimeGraphDrawsAnOlderAnswerOnTheCurvesAxis) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = test::open_window(owners_recording(dir, &b));
+  ASSERT_TRUE(w.window);
+  w.window->showView("lifetime");
+  test::settle(*w.window);
+  gui::ViewState* state = w.window->state();
+  gui::LifetimeGraph* graph = w.window->lifetime()->graph();
+  viewdata::LifetimeData older = graph->data();
+  ASSERT_EQ(older.t1_ns, state->timeAxisT1());
+  const int64_t t0 = state->timeAxisT0(), t1 = state->timeAxisT1();
+  older.t1_ns = t0 + (t1 - t0) / 2;  // as if read when the session was half as long
+  int64_t weights = -1;
+  for (const auto& block : older.blocks)
+    if (block.owner == "weights") weights = block.id;
+  ASSERT_GE(weights, 0);
+  graph->show(older);
+
+  const int left = state->timeAxisLeft(), right = state->timeAxisRight();
+  auto x_of = [&](int64_t t) { return left + double(t - t0) / double(t1 - t0) * (right - left); };
+  const QRect r = graph->blockRect(weights);
+  ASSERT_FALSE(r.isEmpty());
+  EXPECT_NEAR(graph->mapTo(w.window.get(), r.topLeft()).x(), x_of(b.at(1)), 1.5);
+  // Live to the end of what the answer covers: half way, not the right edge.
+  EXPECT_NEAR(graph->mapTo(w.window.get(), r.topRight()).x(), x_of(older.t1_ns), 1.5);
+
+  // Hatched beyond it: grey pixels in the uncovered half, none in the covered one's empty
+  // part above the blocks.
+  const QImage image = graph->grab().toImage();
+  const int covered_x = graph->mapFrom(w.window.get(), QPoint(int(x_of(older.t1_ns)), 0)).x();
+  const int axis_left = graph->mapFrom(w.window.get(), QPoint(left, 0)).x();
+  const int axis_right = graph->mapFrom(w.window.get(), QPoint(right, 0)).x();
+  const int y = r.top() - 6;  // above the block, inside the plot
+  ASSERT_GT(y, 0);
+  auto greys = [&](int from, int to) {
+    int n = 0;
+    for (int x = from; x < to; ++x) n += qGray(image.pixel(x, y)) < 235;
+    return n;
+  };
+  EXPECT_GT(greys(covered_x + 4, axis_right - 4), 0);
+  EXPECT_EQ(greys(axis_left + 4, covered_x - 4), 0);
+}
+
 }  // namespace
 }  // namespace memtap
 
