@@ -149,15 +149,29 @@ std::pair<int, int> plot_in_window(QChartView* view) {
           view->viewport()->mapTo(view->window(), r.topRight()).x()};
 }
 
+// The window over owners_recording() with the lifetime graph in front, drawn.
+test::OpenWindow open_on_lifetime(const test::TempDir& dir, test::RecordingBuilder* b) {
+  test::OpenWindow w = test::open_window(owners_recording(dir, b));
+  if (!w.window) return w;
+  w.window->showView("lifetime");
+  test::settle(*w.window);
+  return w;
+}
+
+// The id of the block of `owner` in the graph's answer (-1: none).
+int64_t block_of(const viewdata::LifetimeData& d, const std::string& owner) {
+  for (const auto& block : d.blocks)
+    if (block.owner == owner) return block.id;
+  return -1;
+}
+
 // One instant lies at one x in the curves, the overview under them and the lifetime graph:
 // the curves' plot area starts where the graph's addresses leave room, not at its own labels.
 TEST(CurvesPanel, TheCurvesTheOverviewAndTheLifetimeGraphShareOneTimeAxis) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  auto w = test::open_window(owners_recording(dir, &b));
+  auto w = open_on_lifetime(dir, &b);
   ASSERT_TRUE(w.window);
-  w.window->showView("lifetime");
-  test::settle(*w.window);
   gui::ViewState* state = w.window->state();
   const int left = state->timeAxisLeft();
   const int right = state->timeAxisRight();
@@ -176,9 +190,7 @@ TEST(CurvesPanel, TheCurvesTheOverviewAndTheLifetimeGraphShareOneTimeAxis) {
   // the curves' axis to its right edge.
   gui::LifetimeGraph* graph = w.window->lifetime()->graph();
   const viewdata::LifetimeData& d = graph->data();
-  int64_t weights = -1;
-  for (const auto& block : d.blocks)
-    if (block.owner == "weights") weights = block.id;
+  const int64_t weights = block_of(d, "weights");
   ASSERT_GE(weights, 0);
   const QRect r = graph->blockRect(weights);
   ASSERT_FALSE(r.isEmpty());
@@ -194,19 +206,15 @@ TEST(CurvesPanel, TheCurvesTheOverviewAndTheLifetimeGraphShareOneTimeAxis) {
 TEST(CurvesPanel, TheLifetimeGraphDrawsAnOlderAnswerOnTheCurvesAxis) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  auto w = test::open_window(owners_recording(dir, &b));
+  auto w = open_on_lifetime(dir, &b);
   ASSERT_TRUE(w.window);
-  w.window->showView("lifetime");
-  test::settle(*w.window);
   gui::ViewState* state = w.window->state();
   gui::LifetimeGraph* graph = w.window->lifetime()->graph();
   viewdata::LifetimeData older = graph->data();
   ASSERT_EQ(older.t1_ns, state->timeAxisT1());
   const int64_t t0 = state->timeAxisT0(), t1 = state->timeAxisT1();
   older.t1_ns = t0 + (t1 - t0) / 2;  // as if read when the session was half as long
-  int64_t weights = -1;
-  for (const auto& block : older.blocks)
-    if (block.owner == "weights") weights = block.id;
+  const int64_t weights = block_of(older, "weights");
   ASSERT_GE(weights, 0);
   graph->show(older);
 

@@ -18,6 +18,7 @@ namespace memtap {
 namespace {
 
 using test::in_child;
+using test::in_child_with_file_size_limit;
 using test::TempDir;
 
 constexpr uint64_t kLimit = 8 << 20;
@@ -79,23 +80,24 @@ TEST(RecordingReserve, HoldsItsRoomBelowAFileSizeLimitAndGivesItBackInHalves) {
 TEST(RecordingReserve, TwoRecordingsAtOnceHoldRoomForBoth) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
-  EXPECT_EQ(in_child([&]() -> std::string {
-              const rlimit limit{kLimit, kLimit};
-              if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
-              std::string out;
-              RecordingReserve first;
-              RecordingReserve second;
-              first.create(dir.file("a.reserve"), kReserve);
-              second.create(dir.file("b.reserve"), kReserve);
-              out += soft_limit_is(kLimit - 2 * kReserve, "with both");
-              if (user_file_size_limit() != kLimit) out += "user_file_size_limit; ";
-              first.release();
-              out += soft_limit_is(kLimit - kReserve, "with the second");
-              second.release();
-              out += soft_limit_is(kLimit, "with neither");
-              return out;
-            }),
-            "");
+  EXPECT_EQ(
+      in_child_with_file_size_limit(kLimit,
+                                    [&]() -> std::string {
+                                      std::string out;
+                                      RecordingReserve first;
+                                      RecordingReserve second;
+                                      first.create(dir.file("a.reserve"), kReserve);
+                                      second.create(dir.file("b.reserve"), kReserve);
+                                      out += soft_limit_is(kLimit - 2 * kReserve, "with both");
+                                      if (user_file_size_limit() != kLimit)
+                                        out += "user_file_size_limit; ";
+                                      first.release();
+                                      out += soft_limit_is(kLimit - kReserve, "with the second");
+                                      second.release();
+                                      out += soft_limit_is(kLimit, "with neither");
+                                      return out;
+                                    }),
+      "");
 }
 
 // No limit, or one too small to spare the room: nothing changes.

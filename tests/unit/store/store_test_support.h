@@ -2,8 +2,10 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,6 +155,18 @@ inline std::string in_child(const std::function<std::string()>& body) {
   waitpid(child, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failures += " (the child did not exit 0)";
   return failures;
+}
+
+// in_child() under a file size limit of `bytes` (RLIMIT_FSIZE, soft and hard) with SIGXFSZ
+// ignored: a write past it fails with EFBIG, a full disk for one file.
+inline std::string in_child_with_file_size_limit(rlim_t bytes,
+                                                 const std::function<std::string()>& body) {
+  return in_child([&]() -> std::string {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{bytes, bytes};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
+    return body();
+  });
 }
 
 }  // namespace memtap::test

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,7 +26,7 @@ namespace {
 
 using test::Db;
 using test::exists;
-using test::in_child;
+using test::in_child_with_file_size_limit;
 using test::TempDir;
 
 std::vector<DumpRow> malloc_rows(size_t count) {
@@ -265,6 +266,28 @@ TEST(MemscopeWriterErrors, TheReserveIsGivenBackInTwoHalves) {
   EXPECT_FALSE(exists(dir.file("fine.db.partial.reserve")));
 }
 
+// A writer given 20,000 rows in transactions of `rows_per_transaction`, once a file size
+// limit (in_child_with_file_size_limit) has stopped it; null, and *error says why, if it
+// did not stop.
+std::unique_ptr<MemscopeWriter> stopped_by_the_limit(const std::string& path,
+                                                     size_t rows_per_transaction,
+                                                     std::string* error) {
+  MemscopeWriterOptions options;
+  options.rows_per_transaction = rows_per_transaction;
+  auto writer = MemscopeWriter::create(path, options, error);
+  if (writer == nullptr) {
+    *error = "create: " + *error;
+    return nullptr;
+  }
+  const std::vector<DumpRow> rows = malloc_rows(20000);
+  writer->append(rows.data(), rows.size());
+  if (!wait_stopped(*writer)) {
+    *error = "the recording did not stop";
+    return nullptr;
+  }
+  return writer;
+}
+
 // A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes writes fail with EFBIG, a full
 // disk for one file. The database's log hits it: SQLite says SQLITE_IOERR with the OS error,
 // which stops the recording as a full disk does. In a child: the limit would hold for the
@@ -273,18 +296,11 @@ TEST(MemscopeWriterErrors, AFileSizeLimitStopsTheRecordingAsAFullDiskDoes) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("memscope_dump_1.db");
-  const std::string failures = in_child([&]() -> std::string {
-    signal(SIGXFSZ, SIG_IGN);
-    const rlimit limit{1024 * 1024, 1024 * 1024};  // about 5,000 rows: a few transactions
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
-    MemscopeWriterOptions options;
-    options.rows_per_transaction = 1000;
+  // 1 MiB: about 5,000 rows, a few transactions.
+  const std::string failures = in_child_with_file_size_limit(1024 * 1024, [&]() -> std::string {
     std::string error;
-    auto writer = MemscopeWriter::create(path, options, &error);
-    if (writer == nullptr) return "create: " + error;
-    const std::vector<DumpRow> rows = malloc_rows(20000);
-    writer->append(rows.data(), rows.size());
-    if (!wait_stopped(*writer)) return "the recording did not stop";
+    auto writer = stopped_by_the_limit(path, 1000, &error);
+    if (writer == nullptr) return error;
     const RecordingStop stop = writer->stopped();
     std::string out;
     if (!contains(stop.reason, path + ".partial: disk I/O error [SQLITE_IOERR] (File too large") ||
@@ -311,18 +327,10 @@ TEST(MemscopeWriterErrors, UnderAFileSizeLimitTheFinalCountsStillLand) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("memscope_dump_1.db");
-  const std::string failures = in_child([&]() -> std::string {
-    signal(SIGXFSZ, SIG_IGN);
-    const rlimit limit{1024 * 1024, 1024 * 1024};
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
-    MemscopeWriterOptions options;
-    options.rows_per_transaction = 50;
+  const std::string failures = in_child_with_file_size_limit(1024 * 1024, [&]() -> std::string {
     std::string error;
-    auto writer = MemscopeWriter::create(path, options, &error);
-    if (writer == nullptr) return "create: " + error;
-    const std::vector<DumpRow> rows = malloc_rows(20000);
-    writer->append(rows.data(), rows.size());
-    if (!wait_stopped(*writer)) return "the recording did not stop";
+    auto writer = stopped_by_the_limit(path, 50, &error);
+    if (writer == nullptr) return error;
     std::string out;
     const RecordingStop stop = writer->stopped();
     // The user's limit, not the one the writer keeps its room under.
@@ -336,7 +344,7 @@ TEST(MemscopeWriterErrors, UnderAFileSizeLimitTheFinalCountsStillLand) {
     if (writer->finish({process}, {{"exit_code", "0"}}, &error)) out += "finish() succeeded; ";
     // The limit is the user's again once the file is closed.
     rlimit after{};
-    if (getrlimit(RLIMIT_FSIZE, &after) != 0 || after.rlim_cur != limit.rlim_cur) {
+    if (getrlimit(RLIMIT_FSIZE, &after) != 0 || after.rlim_cur != 1024 * 1024) {
       out += "the soft limit is " + std::to_string(after.rlim_cur) + " after finish(); ";
     }
     return out;
@@ -359,10 +367,7 @@ TEST(MemscopeWriterErrors, ASpoolTheDiskRefusesStopsTheRecording) {
   TempDir dir;
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("memscope_dump_1.db");
-  const std::string failures = in_child([&]() -> std::string {
-    signal(SIGXFSZ, SIG_IGN);
-    const rlimit limit{256 * 1024, 256 * 1024};
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) return "setrlimit failed";
+  const std::string failures = in_child_with_file_size_limit(256 * 1024, [&]() -> std::string {
     MemscopeWriterOptions options;
     options.max_memory_rows = 1000;
     options.live_behind = [] { return true; };  // the writer waits: every row queues
