@@ -49,7 +49,9 @@ LifetimeGraph::LifetimeGraph(ViewState* state, QWidget* parent) : QWidget(parent
   setAttribute(Qt::WA_OpaquePaintEvent);
   setFocusPolicy(Qt::ClickFocus);
   message_ = tr("Loading blocks…");
+  // Ten times a second while live: not behind another tab (showEvent lays it out then).
   connect(state_, &ViewState::timeAxisChanged, this, [this] {
+    if (!isVisible()) return;
     layoutBlocks();
     update();
   });
@@ -153,6 +155,7 @@ void LifetimeGraph::moveEvent(QMoveEvent* event) {
 void LifetimeGraph::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
   publishLabelsWidth();
+  layoutBlocks();
 }
 
 void LifetimeGraph::mousePressEvent(QMouseEvent* event) {
