@@ -132,12 +132,29 @@ void MainWindow::preferDevice(int32_t device) {
 }
 
 void MainWindow::showView(const std::string& name) {
+  // The lifetime tab stays in front until the window is shown: shown, its graph is laid out
+  // and tells the curves the room its addresses take (ViewState::timeAxisMinLeft). Behind
+  // another tab it would be laid out only when first brought forward, and the curves would
+  // move right then.
+  if (!isVisible()) {
+    view_at_show_ = name;
+    return;
+  }
   QWidget* views[] = {nullptr, lifetime_, pool_, breakdown_, flame_, block_table_, event_table_};
   const char* names[] = {"curves", "lifetime", "pool", "breakdown", "flame", "blocks", "events"};
   for (size_t i = 0; i < std::size(names); ++i) {
     if (name == names[i] && views[i] != nullptr) tabs_->setCurrentWidget(views[i]);
   }
   if (name == "findings") findings_dock_->raise();
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  // The children were shown (and the lifetime graph laid out) before this event.
+  QMainWindow::showEvent(event);
+  if (view_at_show_.empty()) return;
+  const std::string view = std::move(view_at_show_);
+  view_at_show_.clear();
+  showView(view);
 }
 
 void MainWindow::setCursorAtPeak() {

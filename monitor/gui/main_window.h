@@ -46,7 +46,8 @@ class MainWindow : public QMainWindow {
   FindingsView* findings() { return findings_; }
   QTabWidget* tabs() { return tabs_; }
 
-  // Brings a view (window_options.h's names) to the front.
+  // Brings a view (window_options.h's names) to the front; before the window is first
+  // shown, as it is shown.
   void showView(const std::string& name);
   // Shows `device` (kHostDevice or a GPU ordinal) once a process has it (--device).
   void preferDevice(int32_t device);
@@ -73,8 +74,12 @@ class MainWindow : public QMainWindow {
   // The source finished loading (replay) or recording (live); once.
   void sourceDone();
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
   ViewState* state_;
+  std::string view_at_show_;  // showView() before the first show
   EngineClient* client_;
   TopBar* top_bar_;
   CurvesPanel* curves_;

@@ -10,6 +10,7 @@
 
 #include "monitor/gui/chart_style.h"
 #include "monitor/gui/lifetime_view.h"
+#include "monitor/gui/pool_view.h"
 #include "monitor/gui/top_bar.h"
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
@@ -198,6 +199,29 @@ TEST(CurvesPanel, TheCurvesTheOverviewAndTheLifetimeGraphShareOneTimeAxis) {
       left + double(b.at(1) - d.t0_ns) / double(d.t1_ns - d.t0_ns) * (right - left);
   EXPECT_NEAR(graph->mapTo(w.window.get(), r.topLeft()).x(), x_of_1ms, 1.5);
   EXPECT_NEAR(graph->mapTo(w.window.get(), r.topRight()).x(), right, 1.5);
+}
+
+// A window opened on another view (memtap monitor --view pool) has its time axis where the
+// lifetime graph needs it from the start: bringing the graph forward later moves nothing.
+TEST(CurvesPanel, AWindowOpenedOnAnotherViewDoesNotMoveItsTimeAxisLater) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  std::string error;
+  auto source = viewdata::open_recording(owners_recording(dir, &b), &error);
+  ASSERT_TRUE(source) << error;
+  gui::MainWindow window(source.get());
+  window.resize(1400, 900);
+  window.showView("pool");  // before show(), as memtap-gui's main does
+  window.show();
+  ASSERT_TRUE(test::wait_for([&] { return window.settled(); }, "the window to settle"));
+  EXPECT_EQ(window.tabs()->currentWidget(), window.pool());
+  gui::ViewState* state = window.state();
+  ASSERT_GT(state->timeAxisMinLeft(), 0);
+  const int left = state->timeAxisLeft();
+  EXPECT_GE(left, state->timeAxisMinLeft() - 1);
+  window.showView("lifetime");
+  test::settle(window);
+  EXPECT_EQ(state->timeAxisLeft(), left);
 }
 
 // An answer of the lifetime graph that covers less than the curves show (live, the curves
