@@ -130,34 +130,24 @@ void FlameCanvas::setMessage(const QString& text) {
   update();
 }
 
-std::pair<int, int> FlameCanvas::axis() const {
-  // The chart above spans the same width as this view; if it does not (the view alone in a
-  // window), the fallback margins do.
+SharedTimeAxis FlameCanvas::axis() const {
+  // The chart above spans the same width as this view, and an older answer's boxes are
+  // drawn at its scale; if it does not (the view alone in a window), the fallback margins
+  // and the answer's own range do.
   if (const std::optional<SharedTimeAxis> shared = shared_time_axis(*state_, this, 0)) {
-    return {shared->left, shared->right};
+    return *shared;
   }
-  return {kFallbackLeft, std::max(width() - kFallbackRight, kFallbackLeft + 1)};
+  SharedTimeAxis own;
+  own.left = kFallbackLeft;
+  own.right = std::max(width() - kFallbackRight, kFallbackLeft + 1);
+  own.t0_ns = data_.t0_ns;
+  own.t1_ns = data_.t1_ns;
+  return own;
 }
 
-std::pair<int64_t, int64_t> FlameCanvas::timeRange() const {
-  // The curves' range while lined up with them: an older answer's boxes at their scale.
-  if (const std::optional<SharedTimeAxis> shared = shared_time_axis(*state_, this, 0)) {
-    return {shared->t0_ns, shared->t1_ns};
-  }
-  return {data_.t0_ns, data_.t1_ns};
-}
-
-double FlameCanvas::xAt(int64_t t, int left, int right,
-                        const std::pair<int64_t, int64_t>& range) const {
-  const auto [t0, t1] = range;
-  const double span = double(t1 - t0);
-  if (span <= 0) return left;
-  return left + double(t - t0) / span * (right - left);
-}
-
-void FlameCanvas::drawTicks(QPainter& p, int left, int right) {
-  const auto [t0, t1] = timeRange();
-  const double from_s = state_->seconds(t0), to_s = state_->seconds(t1);
+void FlameCanvas::drawTicks(QPainter& p, const SharedTimeAxis& axis) {
+  const int left = axis.left, right = axis.right;
+  const double from_s = state_->seconds(axis.t0_ns), to_s = state_->seconds(axis.t1_ns);
   if (!(to_s > from_s)) return;
   // The curves chart's ticks: the same step and anchor, labelled with the decimals it needs.
   const double step = time_tick_step(to_s - from_s);
@@ -182,9 +172,9 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
   drawn_.clear();
   boxes_drawn_ = 0;
   matches_drawn_ = 0;
-  const auto [left, right] = axis();
-  const std::pair<int64_t, int64_t> range = timeRange();
-  drawTicks(p, left, right);
+  const SharedTimeAxis time_axis = axis();
+  const int left = time_axis.left, right = time_axis.right;
+  drawTicks(p, time_axis);
 
   if (data_.spans.empty()) {
     p.setPen(QColor(0x55, 0x55, 0x55));
@@ -229,8 +219,8 @@ void FlameCanvas::paintEvent(QPaintEvent*) {
     if (band >= data_.threads.size()) break;
     const double top = band_top[band] + s.depth * row_h;
     if (top >= height() || top + row_h <= kTickHeight) continue;
-    const double x0 = std::max(xAt(s.start_ns, left, right, range), double(left));
-    const double x1 = std::min(xAt(s.end_ns, left, right, range), double(right));
+    const double x0 = std::max(time_x(time_axis, s.start_ns), double(left));
+    const double x1 = std::min(time_x(time_axis, s.end_ns), double(right));
     if (x1 < left || x0 > right) continue;
     const QRectF box(x0, top, std::max(x1 - x0, 1.0), row_h - 1);
     const bool match = searching_ && matched_[i];

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "monitor/gui/plot_alignment.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/flame_data.h"
 
@@ -39,8 +40,7 @@ class FlameCanvas : public QWidget {
   void setMessage(const QString& text);
 
   // The time axis' left and right edges in this widget's coordinates, and the times at them.
-  std::pair<int, int> axis() const;
-  std::pair<int64_t, int64_t> timeRange() const;
+  SharedTimeAxis axis() const;
   // Boxes drawn by the last paint, and of those the matches outlined (tests).
   int boxesDrawn() const { return boxes_drawn_; }
   int matchesDrawn() const { return matches_drawn_; }
@@ -76,8 +76,7 @@ class FlameCanvas : public QWidget {
   Rows layoutRows() const;
   // The scroll bar's range from the rows' height and the widget's (after new data or a resize).
   void updateDepthBar();
-  double xAt(int64_t t_ns, int left, int right, const std::pair<int64_t, int64_t>& range) const;
-  void drawTicks(QPainter& p, int left, int right);
+  void drawTicks(QPainter& p, const SharedTimeAxis& axis);
 
   ViewState* state_;
   viewdata::FlameData data_;

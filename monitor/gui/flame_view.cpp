@@ -99,8 +99,8 @@ void FlameView::ask() {
   r.pid = state_->pid();
   r.t0_ns = state_->t0();
   r.t1_ns = state_->t1();
-  const auto [left, right] = canvas_->axis();
-  r.width_px = std::max(right - left, 100);
+  const SharedTimeAxis axis = canvas_->axis();
+  r.width_px = std::max(axis.right - axis.left, 100);
   r.max_spans = kMaxSpans;
   ++reads_;
   client_->askStore(

@@ -138,7 +138,8 @@ TEST(FlameView, ItsTimeAxisLinesUpWithTheCurvesPlotArea) {
   gui::ViewState* state = w.window->state();
   ASSERT_GT(state->timeAxisRight(), state->timeAxisLeft());
   gui::FlameCanvas* canvas = w.window->flame()->canvas();
-  const auto [left, right] = canvas->axis();
+  const gui::SharedTimeAxis axis = canvas->axis();
+  const int left = axis.left, right = axis.right;
   EXPECT_EQ(canvas->mapTo(w.window.get(), QPoint(left, 0)).x(), state->timeAxisLeft());
   EXPECT_EQ(canvas->mapTo(w.window.get(), QPoint(right, 0)).x(), state->timeAxisRight());
   // The outermost box spans the range: from the axis' left edge.
@@ -218,13 +219,13 @@ TEST(FlameView, ALabelsUnderscoresShowInsideItsBox) {
     const QPoint centre = canvas.centreOf(0);
     ASSERT_GE(centre.y(), 0) << height;
     // The box's edges: up and down from its centre, right of its label, to the edge's colour.
-    const int x = canvas.axis().second - 10;
+    const int x = canvas.axis().right - 10;
     const QRgb fill = image.pixel(x, centre.y());
     int top = centre.y(), bottom = centre.y();
     while (top > 0 && image.pixel(x, top - 1) == fill) --top;
     while (bottom + 1 < image.height() && image.pixel(x, bottom + 1) == fill) ++bottom;
     ASSERT_GE(bottom - top, 8) << height << ": the inside of a box";
-    const int left = canvas.axis().first;
+    const int left = canvas.axis().left;
     EXPECT_GT(text_pixels(image, fill, left + 3, left + 120, top, bottom), 8)
         << height << ": no underscore inside the box's edges, rows " << top << " to " << bottom;
   }
