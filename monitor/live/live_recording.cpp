@@ -302,12 +302,18 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
                            std::string* error) {
   // What processes that already exited sent may still be in the socket: read until each
   // of them has said Bye, or nothing has come for a moment (bounded either way). Processes
-  // still running are not waited for: they would send forever.
+  // still running are not waited for: they would send forever. The moment counts from the
+  // stop too, not only from the last message: a process that was quiet for a while before it
+  // exited may have its last Batch and Bye still on the way (behind a relay, or a busy
+  // machine's I/O thread), and a quiet of 300 ms before the stop is no sign that nothing
+  // more comes.
   using namespace std::chrono;
-  const auto deadline = steady_clock::now() + seconds(3);
+  const auto stopped = steady_clock::now();
+  const auto deadline = stopped + seconds(3);
   while (steady_clock::now() < deadline) {
     if (pump(50) > 0 && any_exited_without_bye()) continue;
-    if (!any_exited_without_bye() || steady_clock::now() - last_message_ >= milliseconds(300)) {
+    const auto quiet_since = std::max(last_message_, stopped);
+    if (!any_exited_without_bye() || steady_clock::now() - quiet_since >= milliseconds(300)) {
       break;
     }
   }

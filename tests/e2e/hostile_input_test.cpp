@@ -56,9 +56,14 @@ class Relay {
   bool wait_injected() {
     return injected_.get_future().wait_for(kProcessTimeout) == std::future_status::ready;
   }
-  // Waits until the agent's Bye went through; false if it never came.
+  // Waits until the agent's Bye went through, written to the monitor's socket as an agent
+  // writes its own before its process ends (the context's end waits for that); false if the
+  // Bye never came.
   bool finish() {
     thread_.join();
+    in_.close();
+    out_.close();
+    ctx_.close();
     return saw_bye_;
   }
   uint32_t pid() const { return pid_; }
