@@ -3,7 +3,6 @@
 
 #include <QGraphicsLayout>
 #include <QHBoxLayout>
-#include <QLegendMarker>
 #include <QMouseEvent>
 #include <QTimer>
 #include <QToolTip>
@@ -68,13 +67,6 @@ uint64_t overview_signature(const viewdata::CurvesData& data, int64_t origin, in
   return h == 0 ? 1 : h;
 }
 
-// A band is drawn under its line and has no legend entry of its own; Qt shows a series'
-// marker again whenever the series is shown.
-void set_band_visible(QChart* chart, QAreaSeries* band, bool visible) {
-  band->setVisible(visible);
-  for (QLegendMarker* m : chart->legend()->markers(band)) m->setVisible(false);
-}
-
 // The note's line for the lines that coincide (viewdata::identical_lines), which the chart
 // draws one over the other: "" when none. On a GPU without a framework pool every curve
 // counts the driver's memory, and the user who sees one line is told why.
@@ -121,7 +113,7 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
       x_(new QValueAxis),
       y_(new QValueAxis) {
   style_chart(chart_);
-  chart_->legend()->setAlignment(Qt::AlignTop);
+  chart_->legend()->hide();  // CurvesLegend, above the chart, wraps where Qt's elided
   chart_->addAxis(x_, Qt::AlignBottom);
   chart_->addAxis(y_, Qt::AlignLeft);
   setup_time_axis(x_, 0, 1);
@@ -170,12 +162,23 @@ QString CurvesChart::noteText() const {
   return note_->isVisible() ? note_->text() : QString();
 }
 
-QStringList CurvesChart::legendNames() const {
-  QStringList names;
-  for (QLegendMarker* m : chart_->legend()->markers()) {
-    if (m->isVisible()) names << m->label();
+std::vector<LegendEntry> CurvesChart::legendEntries() const {
+  std::vector<LegendEntry> entries;
+  for (const Drawn& d : drawn_) {
+    entries.push_back({QString::fromStdString(d.name), d.line->pen(), d.hidden});
   }
-  return names;
+  return entries;
+}
+
+void CurvesChart::toggleLine(const QString& name) {
+  for (Drawn& d : drawn_) {
+    if (d.name != name.toStdString()) continue;
+    d.hidden = !d.hidden;
+    d.line->setVisible(!d.hidden);
+    if (d.band) d.band->setVisible(!d.hidden && d.banded);
+  }
+  viewport()->update();
+  emit linesChanged();
 }
 
 QStringList CurvesChart::seriesNames() const {
@@ -228,26 +231,8 @@ void CurvesChart::rebuildSeries() {
     d.line->attachAxis(y_);
     drawn_.push_back(d);
   }
-  // The legend shows the lines only; a click on one hides or shows it (and its band).
-  for (Drawn& d : drawn_) {
-    if (d.band) set_band_visible(chart_, d.band, false);
-    for (QLegendMarker* m : chart_->legend()->markers(d.line)) {
-      connect(m, &QLegendMarker::clicked, this, [this, name = d.name] {
-        for (Drawn& x : drawn_) {
-          if (x.name != name) continue;
-          x.hidden = !x.hidden;
-          x.line->setVisible(!x.hidden);
-          if (x.band) set_band_visible(chart_, x.band, !x.hidden && x.banded);
-          for (QLegendMarker* mk : chart_->legend()->markers(x.line)) {
-            mk->setVisible(true);
-            QColor c = mk->labelBrush().color();
-            c.setAlphaF(x.hidden ? 0.35 : 1.0);
-            mk->setLabelBrush(c);
-          }
-        }
-      });
-    }
-  }
+  for (Drawn& d : drawn_) d.band->setVisible(false);
+  emit linesChanged();
 }
 
 void CurvesChart::show(const viewdata::CurvesData& data) {
@@ -292,7 +277,7 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
       if (drawn_[i].banded) envelope_band(l, origin, data_.t1_ns, unit_, column_ns, &upper, &lower);
       drawn_[i].band->upperSeries()->replace(upper);
       drawn_[i].band->lowerSeries()->replace(lower);
-      set_band_visible(chart_, drawn_[i].band, !drawn_[i].hidden && drawn_[i].banded);
+      drawn_[i].band->setVisible(!drawn_[i].hidden && drawn_[i].banded);
     }
   }
   QString note;
@@ -425,16 +410,9 @@ void CurvesChart::leaveEvent(QEvent* event) {
   QChartView::leaveEvent(event);
 }
 
-void CurvesChart::setCornerWidget(QWidget* widget) {
-  corner_ = widget;
-  corner_->adjustSize();
-  corner_->move(width() - corner_->width() - 10, 6);
-}
-
 void CurvesChart::resizeEvent(QResizeEvent* event) {
   QChartView::resizeEvent(event);
   placeCursorLine();
-  if (corner_ != nullptr) corner_->move(width() - corner_->width() - 10, 6);
 }
 
 // --- OverviewChart -----------------------------------------------------------------------
@@ -638,19 +616,35 @@ CurvesPanel::CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent
                                                                               {tr("1 h"), 3600}}) {
     width_->addItem(label, qlonglong(seconds * 1e9));
   }
-  // In the curves' top-right corner, beside the legend: the overview below spans the
-  // curves' own width, one instant at one x in both.
-  auto* corner = new QWidget(chart_);
-  auto* corner_row = new QHBoxLayout(corner);
-  corner_row->setContentsMargins(0, 0, 0, 0);
-  corner_row->addWidget(new QLabel(tr("Window"), corner));
-  corner_row->addWidget(width_);
-  chart_->setCornerWidget(corner);
+  // Above the chart, in a row of their own: the legend, in as many rows as its names need,
+  // and at the right the Window menu. The overview below spans the curves' own width, one
+  // instant at one x in both.
+  // On the charts' own background, so that the three read as one picture.
+  auto* header = new QWidget(this);
+  header->setAutoFillBackground(true);
+  QPalette header_palette = header->palette();
+  header_palette.setBrush(QPalette::Window, chart_->chart()->backgroundBrush());
+  header->setPalette(header_palette);
+  legend_ = new CurvesLegend(header);
+  auto* top_row = new QHBoxLayout(header);
+  top_row->setContentsMargins(8, 4, 10, 0);
+  top_row->addWidget(legend_, 1);
+  top_row->addSpacing(12);
+  auto* window_menu = new QWidget(header);
+  auto* window_row = new QHBoxLayout(window_menu);
+  window_row->setContentsMargins(0, 0, 0, 0);
+  window_row->addWidget(new QLabel(tr("Window"), window_menu));
+  window_row->addWidget(width_);
+  top_row->addWidget(window_menu, 0, Qt::AlignTop);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
+  layout->addWidget(header);
   layout->addWidget(chart_, 1);
   layout->addWidget(overview_);
+  connect(chart_, &CurvesChart::linesChanged, this,
+          [this] { legend_->setEntries(chart_->legendEntries()); });
+  connect(legend_, &CurvesLegend::toggled, chart_, &CurvesChart::toggleLine);
 
   connect(width_, &QComboBox::activated, this, [this] {
     const int64_t width = width_->currentData().toLongLong();

@@ -7,7 +7,8 @@
 // enough. Lines with the same values over the range are drawn one over the other, so the
 // note names them (a GPU without a framework pool: all four). Hover shows the exact values and
 // time; a click sets the cursor (the instant the pool and breakdown show); a drag selects a range;
-// the wheel zooms. The legend toggles a series.
+// the wheel zooms. The legend (curves_legend.h), in a row above the chart beside the Window
+// menu, toggles a series.
 //
 // The overview draws Allocated and Reserved over the whole session; the selection is a
 // rectangle to drag, resize with the wheel, move with the arrow keys, or set to a fixed
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "monitor/gui/ask_pacer.h"
+#include "monitor/gui/curves_legend.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/plot_alignment.h"
 #include "monitor/gui/view_state.h"
@@ -48,13 +50,18 @@ class CurvesChart : public QChartView {
   void setMoreMayCome(bool more) { more_may_come_ = more; }
   // For tests: the visible series' names, in the legend's order.
   QStringList seriesNames() const;
-  QStringList legendNames() const;  // the legend's visible entries, in order
+  // The lines as the legend shows them: name, pen, hidden or not.
+  std::vector<LegendEntry> legendEntries() const;
+  // Hides a shown line or shows a hidden one (and its band).
+  void toggleLine(const QString& name);
   // What hovering at chart time t would show.
   QString hoverText(int64_t t_ns) const;
   // The note shown over the plot ("" when none), for tests.
   QString noteText() const;
-  // Kept in the chart's top-right corner.
-  void setCornerWidget(QWidget* widget);
+
+ signals:
+  // The lines, or whether one is hidden, changed: the legend reads legendEntries() again.
+  void linesChanged();
 
  protected:
   void mousePressEvent(QMouseEvent* event) override;
@@ -88,7 +95,6 @@ class CurvesChart : public QChartView {
   QGraphicsLineItem* cursor_line_;
   QGraphicsRectItem* drag_rect_;
   QLabel* note_;  // what the chart cannot show (no data yet, groups summed, lines that coincide)
-  QWidget* corner_ = nullptr;
   int press_x_ = -1;
   bool dragging_ = false;
 };
@@ -134,6 +140,7 @@ class CurvesPanel : public QWidget {
   CurvesPanel(ViewState* state, EngineClient* client, QWidget* parent = nullptr);
   CurvesChart* chart() { return chart_; }
   OverviewChart* overview() { return overview_; }
+  CurvesLegend* legend() { return legend_; }
   QComboBox* windowWidthBox() { return width_; }  // "Window": All, 1 s, ..., 1 h
   // Asks the engine again (the refresh tick, and every change of scope, range or grouping):
   // once, however many of those came in the same turn of the event loop.
@@ -151,6 +158,7 @@ class CurvesPanel : public QWidget {
   EngineClient* client_;
   CurvesChart* chart_;
   OverviewChart* overview_;
+  CurvesLegend* legend_;
   QComboBox* width_;
   void ask();
   // Moves the chart's plot area right to state_->timeAxisMinLeft() when its own labels

@@ -232,11 +232,14 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
       groups.push_back(
           line_of(tl, s, group_label(s.key, engine.strings), out.t0_ns, out.t1_ns, max_points));
     }
-    // The largest groups in the range are drawn; the rest are summed into one line.
+    // The largest groups in the range are drawn; the rest are summed into one line. One
+    // group left over is drawn under its own name: a line of "1 others" would take the same
+    // room and hide which group it is.
     std::stable_sort(groups.begin(), groups.end(), [](const CurveLine& a, const CurveLine& b) {
       return a.peak_bytes > b.peak_bytes;
     });
-    const size_t shown = std::min(groups.size(), std::max<size_t>(r.max_groups, 1));
+    const size_t most = std::max<size_t>(r.max_groups, 1);
+    const size_t shown = groups.size() <= most + 1 ? groups.size() : most;
     if (groups.size() > shown) {
       std::vector<CurveLine> rest(std::make_move_iterator(groups.begin() + long(shown)),
                                   std::make_move_iterator(groups.end()));

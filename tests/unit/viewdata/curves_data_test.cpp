@@ -155,6 +155,15 @@ TEST(CurvesData, GroupByOwnerDrawsTheLargestAndSumsTheRest) {
   EXPECT_EQ(d.lines[2].name, "(3 others)");
   EXPECT_EQ(d.lines[2].peak_bytes, 1000 + 2000 + 3000);
   EXPECT_EQ(d.hidden_groups, 3u);
+
+  // One group beyond the largest is drawn by its name, not as "(1 others)".
+  r.max_groups = 4;
+  const CurvesData all = test::engine_query(
+      *source, [&](const viewdata::EngineView& e) { return compute_curves(e, r); });
+  ASSERT_EQ(all.lines.size(), 5u);
+  EXPECT_EQ(all.lines[4].name, "owner0");
+  EXPECT_EQ(all.lines[4].peak_bytes, 1000);
+  EXPECT_EQ(all.hidden_groups, 0u);
 }
 
 TEST(CurvesData, ARangeShowsOnlyItsPointsAndTheOneInForce) {
