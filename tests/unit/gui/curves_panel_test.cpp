@@ -30,6 +30,14 @@ std::string owners_recording(const test::TempDir& dir, test::RecordingBuilder* b
   return path;
 }
 
+// Chooses a Group By in the top bar as a user does, and waits for the curves.
+void choose_group_by(const test::OpenWindow& w, timeline::GroupBy group_by) {
+  QComboBox* box = w.window->topBar()->groupByBox();
+  box->setCurrentIndex(box->findData(int(group_by)));
+  emit box->activated(box->currentIndex());
+  test::settle(*w.window);
+}
+
 TEST(CurvesPanel, GroupByChangesTheSeries) {
   test::TempDir dir;
   test::RecordingBuilder b;
@@ -38,10 +46,7 @@ TEST(CurvesPanel, GroupByChangesTheSeries) {
   gui::CurvesChart* chart = w.window->curves()->chart();
   EXPECT_EQ(chart->seriesNames(), QStringList({"Allocated", "Reserved", "Active", "App Reserved"}));
 
-  QComboBox* group_by = w.window->topBar()->groupByBox();
-  group_by->setCurrentIndex(group_by->findData(int(timeline::GroupBy::kOwner)));
-  emit group_by->activated(group_by->currentIndex());
-  test::settle(*w.window);
+  choose_group_by(w, timeline::GroupBy::kOwner);
   EXPECT_EQ(chart->seriesNames(), QStringList({"activations", "weights"}));
 }
 
@@ -69,10 +74,7 @@ TEST(CurvesPanel, TheLegendShowsEveryNameWholeInRowsBesideTheWindowMenu) {
   b.write(path);
   auto w = test::open_window(path, 1100, 800);
   ASSERT_TRUE(w.window);
-  QComboBox* group_by = w.window->topBar()->groupByBox();
-  group_by->setCurrentIndex(group_by->findData(int(timeline::GroupBy::kOwner)));
-  emit group_by->activated(group_by->currentIndex());
-  test::settle(*w.window);
+  choose_group_by(w, timeline::GroupBy::kOwner);
 
   gui::CurvesPanel* panel = w.window->curves();
   gui::CurvesLegend* legend = panel->legend();
