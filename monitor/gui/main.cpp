@@ -15,6 +15,7 @@
 #include "monitor/gui/curves_panel.h"
 #include "monitor/gui/frame_stats.h"
 #include "monitor/gui/main_window.h"
+#include "monitor/gui/window_set.h"
 #include "monitor/live/live_support.h"
 #include "monitor/viewdata/live_source.h"
 
@@ -100,6 +101,11 @@ int main(int argc, char** argv) {
   bool missing = false;  // --device or --at asked for what the recording lacks (--screenshot)
   {
     MainWindow window(source.get());
+    // File > Open Recording's windows. Closing this one, memtap's, ends the process and
+    // them with it (a live run's recording ends with its window, as before).
+    WindowSet others(&window);
+    QObject::connect(&window, &MainWindow::closed, &app, &QApplication::closeAllWindows,
+                     Qt::QueuedConnection);
     window.resize(w.width, w.height);
     window.showView(w.view);
     if (w.device_given) window.preferDevice(w.device);

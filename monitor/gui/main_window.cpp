@@ -17,6 +17,7 @@
 #include "monitor/gui/peak_cursor.h"
 #include "monitor/gui/pool_view.h"
 #include "monitor/gui/top_bar.h"
+#include "monitor/gui/window_menus.h"
 #include "monitor/report/units.h"
 
 namespace memtap::gui {
@@ -62,9 +63,12 @@ MainWindow::MainWindow(viewdata::DataSource* source, QWidget* parent)
   findings_dock_ = new QDockWidget(tr("Findings"), this);
   findings_dock_->setObjectName(QStringLiteral("findings"));
   findings_dock_->setWidget(findings_);
-  findings_dock_->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+  // Closable: View > Findings (Ctrl+0) brings it back.
+  findings_dock_->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                              QDockWidget::DockWidgetClosable);
   addDockWidget(Qt::RightDockWidgetArea, findings_dock_);
   resizeDocks({findings_dock_}, {340}, Qt::Horizontal);
+  add_window_menus(this);
 
   setWindowTitle(QStringLiteral("memtap — %1").arg(QString::fromStdString(source->status().title)));
   connect(state_, &ViewState::viewRequested, this,
@@ -155,6 +159,11 @@ void MainWindow::showEvent(QShowEvent* event) {
   const std::string view = std::move(view_at_show_);
   view_at_show_.clear();
   showView(view);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QMainWindow::closeEvent(event);
+  emit closed();
 }
 
 void MainWindow::setCursorAtPeak() {

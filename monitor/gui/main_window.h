@@ -1,7 +1,8 @@
 // The window: the top bar, the memory curves with the trend overview, the views that the
 // selected range drives (lifetime graph, pool, breakdown, flame chart, block and event
-// tables) in tabs below, and the findings on the right. It owns the shared ViewState and
-// refreshes it from the data source every 100 ms while data arrives.
+// tables) in tabs below, and the findings on the right; the menus above (window_menus.h).
+// It owns the shared ViewState and refreshes it from the data source every 100 ms while data
+// arrives.
 #pragma once
 
 #include <QDockWidget>
@@ -44,6 +45,7 @@ class MainWindow : public QMainWindow {
   BlockTableView* blockTable() { return block_table_; }
   EventTableView* eventTable() { return event_table_; }
   FindingsView* findings() { return findings_; }
+  QDockWidget* findingsDock() { return findings_dock_; }
   QTabWidget* tabs() { return tabs_; }
 
   // Brings a view (window_options.h's names) to the front; before the window is first
@@ -73,9 +75,14 @@ class MainWindow : public QMainWindow {
  signals:
   // The source finished loading (replay) or recording (live); once.
   void sourceDone();
+  // File > Open Recording chose a file (WindowSet opens it).
+  void openRequested(const QString& path);
+  // The window was closed.
+  void closed();
 
  protected:
   void showEvent(QShowEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
 
  private:
   ViewState* state_;
