@@ -1,8 +1,12 @@
 // See main_window.h.
 #include "monitor/gui/main_window.h"
 
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
 #include <QSplitter>
 #include <QToolBar>
+#include <QUrl>
 #include <QVBoxLayout>
 #include <memory>
 #include <set>
@@ -69,6 +73,7 @@ MainWindow::MainWindow(viewdata::DataSource* source, QWidget* parent)
   addDockWidget(Qt::RightDockWidgetArea, findings_dock_);
   resizeDocks({findings_dock_}, {340}, Qt::Horizontal);
   add_window_menus(this);
+  setAcceptDrops(true);
 
   setWindowTitle(QStringLiteral("memtap — %1").arg(QString::fromStdString(source->status().title)));
   connect(state_, &ViewState::viewRequested, this,
@@ -159,6 +164,23 @@ void MainWindow::showEvent(QShowEvent* event) {
   const std::string view = std::move(view_at_show_);
   view_at_show_.clear();
   showView(view);
+}
+
+// Files dropped on the window open as File > Open Recording opens them, a window each.
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (url.isLocalFile()) {
+      event->acceptProposedAction();
+      return;
+    }
+  }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (url.isLocalFile()) emit openRequested(url.toLocalFile());
+  }
+  event->acceptProposedAction();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

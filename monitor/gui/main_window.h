@@ -75,7 +75,8 @@ class MainWindow : public QMainWindow {
  signals:
   // The source finished loading (replay) or recording (live); once.
   void sourceDone();
-  // File > Open Recording chose a file (WindowSet opens it).
+  // File > Open Recording chose a file, or one was dropped on the window (WindowSet opens
+  // it).
   void openRequested(const QString& path);
   // The window was closed.
   void closed();
@@ -83,6 +84,8 @@ class MainWindow : public QMainWindow {
  protected:
   void showEvent(QShowEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
  private:
   ViewState* state_;

@@ -9,11 +9,15 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QImage>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QTabWidget>
+#include <QUrl>
 #include <fstream>
 
 #include "monitor/gui/main_window.h"
@@ -127,6 +131,31 @@ TEST(WindowSet, AnotherRecordingOpensInAWindowOfItsOwnThatGoesWhenClosed) {
   second->close();
   ASSERT_TRUE(test::wait_for([&] { return set.openedCount() == 0; }, "the closed window to go"));
   EXPECT_TRUE(w.window->isVisible()) << "the first window stays";
+}
+
+// A recording dropped on the window opens as File > Open Recording opens it.
+TEST(WindowSet, ARecordingDroppedOnTheWindowOpens) {
+  test::TempDir dir;
+  auto w = test::open_window(small_recording(dir, "first.db"));
+  ASSERT_TRUE(w.window);
+  gui::WindowSet set(w.window.get());
+  QMimeData data;
+  data.setUrls({QUrl::fromLocalFile(QString::fromStdString(small_recording(dir, "dropped.db")))});
+  const QPoint at(w.window->width() / 2, w.window->height() / 2);
+  QDragEnterEvent enter(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(w.window.get(), &enter);
+  EXPECT_TRUE(enter.isAccepted());
+  QDropEvent drop(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(w.window.get(), &drop);
+  EXPECT_EQ(set.openedCount(), 1u);
+  ASSERT_TRUE(test::wait_for(
+      [&] {
+        for (QWidget* top : QApplication::topLevelWidgets()) {
+          if (top->isVisible() && top->windowTitle().contains("dropped.db")) return true;
+        }
+        return false;
+      },
+      "the dropped recording's window"));
 }
 
 // Not a recording, and no file at all: a message over the window that asked names the file
