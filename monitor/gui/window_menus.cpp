@@ -20,6 +20,12 @@ namespace memtap::gui {
 
 namespace {
 
+// The recording this window shows ("" while it has no file yet), for the dialogs to start
+// beside it.
+QFileInfo recording_file(MainWindow* window) {
+  return QFileInfo(QString::fromStdString(window->client()->source().recording_path()));
+}
+
 void add_file_menu(MainWindow* window) {
   QMenu* file = window->menuBar()->addMenu(QObject::tr("&File"));
   QAction* open = file->addAction(QObject::tr("&Open Recording..."));
@@ -28,8 +34,10 @@ void add_file_menu(MainWindow* window) {
       QObject::tr("Open a recording (memtap's or msMemScope's .db, their .csv, "
                   "CANN's profiler .csv, a PyTorch snapshot) in another window"));
   QObject::connect(open, &QAction::triggered, window, [window] {
+    const QFileInfo shown = recording_file(window);
     const QString path = QFileDialog::getOpenFileName(
-        window, QObject::tr("Open a recording"), QString(),
+        window, QObject::tr("Open a recording"),
+        shown.fileName().isEmpty() ? QString() : shown.absolutePath(),
         QObject::tr("Recordings (*.db *.csv *.pickle *.pkl);;All files (*)"));
     if (!path.isEmpty()) emit window->openRequested(path);
   });
@@ -37,9 +45,14 @@ void add_file_menu(MainWindow* window) {
   QAction* save = file->addAction(QObject::tr("&Save Picture..."));
   save->setShortcut(QKeySequence::Save);
   QObject::connect(save, &QAction::triggered, window, [window] {
-    const QString path = QFileDialog::getSaveFileName(
-        window, QObject::tr("Save a picture of the window"), QStringLiteral("memtap.png"),
-        QObject::tr("PNG images (*.png)"));
+    // Beside the recording, named after it: leak.db's picture is leak.png.
+    const QFileInfo shown = recording_file(window);
+    const QString suggested = shown.fileName().isEmpty()
+                                  ? QStringLiteral("memtap.png")
+                                  : shown.absolutePath() + '/' + shown.completeBaseName() + ".png";
+    const QString path =
+        QFileDialog::getSaveFileName(window, QObject::tr("Save a picture of the window"), suggested,
+                                     QObject::tr("PNG images (*.png)"));
     if (path.isEmpty()) return;
     QString error;
     if (!save_window_picture(window, path, &error)) {

@@ -111,6 +111,9 @@ class DataSource {
   // the path can change once (when a live recording is finished), so ask each time.
   virtual std::string database_path() const = 0;
   virtual std::string event_table() const = 0;
+  // The file the user knows this session by: the recording opened (a CSV or snapshot too),
+  // or the one a live session writes (its final name, while `.partial` is written).
+  virtual std::string recording_path() const { return database_path(); }
 
   // Live sources: stop receiving and write the recording (--listen: as Ctrl-C does for
   // memtap record; --run: only once the program ended, see live_source.h). Replay: nothing.

@@ -96,6 +96,11 @@ class LiveSource final : public DataSource {
     return finished_ ? out_ : out_ + ".partial";
   }
   std::string event_table() const override { return "memscope_dump"; }
+  // The finished file's name, also while `.partial` is written.
+  std::string recording_path() const override {
+    std::lock_guard lock(mutex_);
+    return out_;
+  }
 
   void stop() override { stop_.store(true); }
 

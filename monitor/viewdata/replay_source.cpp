@@ -95,6 +95,7 @@ class ReplaySource final : public DataSource {
     std::lock_guard lock(mutex_);
     return table_;
   }
+  std::string recording_path() const override { return path_; }  // set once, at the start
 
  private:
   // A batch on its way from the reader to the engine: its events, and the text of the

@@ -49,6 +49,9 @@ TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
   int code = 0;
   auto source = viewdata::start_live(options, &error, &code);
   ASSERT_NE(source, nullptr) << error;
+  // While `.partial` is written, the user knows the recording by its final name.
+  EXPECT_EQ(source->database_path(), options.out + ".partial");
+  EXPECT_EQ(source->recording_path(), options.out);
   gui::MainWindow window(source.get());
   window.resize(1200, 800);
   window.show();

@@ -45,6 +45,9 @@ TEST_F(TorchSnapshotWindow, Torch20SnapshotLoadsWithMadeUpTimes) {
       << s.warning;
   EXPECT_EQ(source->event_table(), "memscope_dump");
   EXPECT_FALSE(source->database_path().empty());
+  // What the user opened, not the database made of it (the window's dialogs start there).
+  EXPECT_EQ(source->recording_path(), kSnapshots + "LLM-inference__oom_snapshot.pickle");
+  EXPECT_NE(source->database_path(), source->recording_path());
 
   // Python's reading: 176 segments of 11844714496 bytes, 460 blocks active_allocated.
   const viewdata::PoolData pool = pool_at_end(*source, 0);
