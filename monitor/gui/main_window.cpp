@@ -154,7 +154,10 @@ void MainWindow::showView(const std::string& name) {
   for (size_t i = 0; i < std::size(names); ++i) {
     if (name == names[i] && views[i] != nullptr) tabs_->setCurrentWidget(views[i]);
   }
-  if (name == "findings") findings_dock_->raise();
+  if (name == "findings") {
+    findings_dock_->show();  // closed from its title bar or View > Findings
+    findings_dock_->raise();
+  }
 }
 
 void MainWindow::showEvent(QShowEvent* event) {

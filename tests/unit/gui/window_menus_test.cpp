@@ -78,6 +78,10 @@ TEST(WindowMenus, ViewsShortcutsBringEachViewForwardAndHideTheFindings) {
   EXPECT_FALSE(w.window->findingsDock()->isVisible());
   findings->trigger();
   EXPECT_TRUE(w.window->findingsDock()->isVisible());
+  // --view findings brings a closed dock back too.
+  w.window->findingsDock()->close();
+  w.window->showView("findings");
+  EXPECT_TRUE(w.window->findingsDock()->isVisible());
 }
 
 TEST(WindowMenus, ThePictureOfTheWindowIsSavedAndCopied) {
