@@ -5,8 +5,8 @@
 # MEMTAP_BUILD_DIR overrides the build directory. In CI (CI set, not "false"/"0") warnings
 # are errors, and the debug information is line tables only (-g1, as the tests' own code and
 # the sanitizer builds have): nobody steps through a CI build in a debugger, and full -g is a
-# quarter of the compiler's time on the libraries (session.cpp 12.4 s against 8.5 s,
-# curves_panel.cpp 8.5 against 6.8), about 75 s of the suite's wall time on 2 cores.
+# fifth of the compiler's time on the libraries (six of the heaviest files back to back,
+# alternating: 112 and 117 s with -g, 93 and 88 s with -g1).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

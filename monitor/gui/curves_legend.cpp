@@ -81,10 +81,15 @@ QToolButton* CurvesLegend::entry(const QString& name) const {
   return nullptr;
 }
 
+int CurvesLegend::rowHeight() const {
+  int height = 0;
+  for (const QToolButton* b : buttons_) height = std::max(height, b->sizeHint().height());
+  return height;
+}
+
 int CurvesLegend::arrange(int width, bool place) const {
-  int row_height = 0;
-  for (const QToolButton* b : buttons_) row_height = std::max(row_height, b->sizeHint().height());
   if (buttons_.empty()) return 0;
+  const int row_height = rowHeight();
   // Rows first, then each one centred in the width.
   std::vector<std::pair<size_t, size_t>> rows;  // [first, end) of buttons_
   std::vector<int> row_widths;
@@ -128,12 +133,9 @@ QSize CurvesLegend::sizeHint() const {
 // One row high: the layouts above ask heightForWidth() for the rows a width needs, and a
 // minimum of every entry in a row of its own would take that much from the chart for good.
 QSize CurvesLegend::minimumSizeHint() const {
-  int widest = 0, row_height = 0;
-  for (const QToolButton* b : buttons_) {
-    widest = std::max(widest, b->sizeHint().width());
-    row_height = std::max(row_height, b->sizeHint().height());
-  }
-  return QSize(widest, row_height);
+  int widest = 0;
+  for (const QToolButton* b : buttons_) widest = std::max(widest, b->sizeHint().width());
+  return QSize(widest, rowHeight());
 }
 
 void CurvesLegend::resizeEvent(QResizeEvent* event) {

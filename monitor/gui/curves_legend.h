@@ -45,6 +45,7 @@ class CurvesLegend : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  int rowHeight() const;  // the tallest entry's
   // Lays the entries out left to right in rows at most `width` wide, each row centred, and
   // returns the height they take; moves the buttons there only when `place`.
   int arrange(int width, bool place) const;

@@ -231,7 +231,6 @@ void CurvesChart::rebuildSeries() {
     d.line->attachAxis(y_);
     drawn_.push_back(d);
   }
-  for (Drawn& d : drawn_) d.band->setVisible(false);
   emit linesChanged();
 }
 

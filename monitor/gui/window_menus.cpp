@@ -100,7 +100,7 @@ void add_help_menu(MainWindow* window) {
                     "msMemScope and MindStudio Insight open too; <tt>memtap report</tt> "
                     "summarises one on the command line.</p>")
             .arg(QStringLiteral(MEMTAP_VERSION),
-                 window->windowTitle().section(QStringLiteral(" — "), 1).toHtmlEscaped()));
+                 QString::fromStdString(window->client()->status().title).toHtmlEscaped()));
   });
   help->addAction(QObject::tr("About &Qt"), qApp, &QApplication::aboutQt);
 }

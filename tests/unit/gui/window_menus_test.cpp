@@ -21,7 +21,6 @@
 #include <fstream>
 
 #include "monitor/gui/main_window.h"
-#include "monitor/gui/pool_view.h"
 #include "monitor/gui/window_set.h"
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
@@ -54,6 +53,23 @@ QAction* by_shortcut(QMenu* m, const QKeySequence& keys) {
     if (a->shortcut() == keys) return a;
   }
   return nullptr;
+}
+
+// Waits for a shown window titled after `file` (the window set shows one with its first
+// data); nullptr if none came.
+gui::MainWindow* wait_for_window_of(const QString& file) {
+  gui::MainWindow* found = nullptr;
+  const std::string what = "the window of " + file.toStdString();
+  test::wait_for(
+      [&] {
+        for (QWidget* top : QApplication::topLevelWidgets()) {
+          auto* m = qobject_cast<gui::MainWindow*>(top);
+          if (m != nullptr && m->isVisible() && m->windowTitle().endsWith(file)) found = m;
+        }
+        return found != nullptr;
+      },
+      what.c_str());
+  return found;
 }
 
 TEST(WindowMenus, ViewsShortcutsBringEachViewForwardAndHideTheFindings) {
@@ -117,17 +133,9 @@ TEST(WindowSet, AnotherRecordingOpensInAWindowOfItsOwnThatGoesWhenClosed) {
   gui::WindowSet set(w.window.get());
   emit w.window->openRequested(QString::fromStdString(small_recording(dir, "second.db")));
   ASSERT_EQ(set.openedCount(), 1u);
-  gui::MainWindow* second = nullptr;
-  ASSERT_TRUE(test::wait_for(
-      [&] {
-        for (QWidget* top : QApplication::topLevelWidgets()) {
-          auto* m = qobject_cast<gui::MainWindow*>(top);
-          if (m != nullptr && m != w.window.get() && m->isVisible()) second = m;
-        }
-        return second != nullptr;
-      },
-      "the second window"));
-  EXPECT_TRUE(second->windowTitle().contains("second.db")) << second->windowTitle().toStdString();
+  gui::MainWindow* second = wait_for_window_of("second.db");
+  ASSERT_NE(second, nullptr);
+  ASSERT_NE(second, w.window.get());
   EXPECT_EQ(second->size(), w.window->size());
   ASSERT_TRUE(test::wait_for([&] { return second->settled(); }, "the second window to settle"));
   EXPECT_EQ(second->client()->status().events, w.window->client()->status().events);
@@ -152,14 +160,7 @@ TEST(WindowSet, ARecordingDroppedOnTheWindowOpens) {
   QDropEvent drop(at, Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
   QApplication::sendEvent(w.window.get(), &drop);
   EXPECT_EQ(set.openedCount(), 1u);
-  ASSERT_TRUE(test::wait_for(
-      [&] {
-        for (QWidget* top : QApplication::topLevelWidgets()) {
-          if (top->isVisible() && top->windowTitle().contains("dropped.db")) return true;
-        }
-        return false;
-      },
-      "the dropped recording's window"));
+  EXPECT_NE(wait_for_window_of("dropped.db"), nullptr);
 }
 
 // Not a recording, and no file at all: a message over the window that asked names the file
