@@ -65,8 +65,13 @@ void decode(const zmq::message_t& msg, Stream* s) {
       s->modules.push_back({m.getPath(), m.getLoadBias(), m.getStart(), m.getEnd()});
     for (auto thread : body.getBatch().getThreads()) {
       std::vector<Event>& events = s->threads[thread.getThreadId()];
-      for (auto e : thread.getEvents())
+      for (auto e : thread.getEvents()) {
+        // The sender's resident-set readings travel as a run of their own under the pid, the
+        // main thread's id: they are not in the thread's order, and would fall between a
+        // stack and its malloc whenever a batch ends there.
+        if (e.getKind() == wire::EventKind::RSS_SAMPLE) continue;
         events.push_back({e.getKind(), e.getSizeBytes(), e.getStringId()});
+      }
     }
   } else if (body.isBye()) {
     s->bye = true;

@@ -1140,6 +1140,21 @@ TEST_F(ContextTest, StacksAttachToTheThreadsNextMallocOrMmapOnly) {
   EXPECT_EQ(rows[4].stack_python, rows[5].stack_python);
 }
 
+// A batch may end between a stack and its malloc, and the sender's resident-set readings
+// come after the thread's events under the pid, which is the main thread's id.
+TEST_F(ContextTest, AStackOutlivesTheEndOfItsBatchAndAReadingOfTheResidentSet) {
+  feed(hello(kPid, kInst));
+  feed(batch_with(kPid, kInst, 1, 2100, {{1, "train.py(3): main\n"}},
+                  {{kPid, {ev_malloc(2000, 0x1000, 8), ev_ctx(2010, Kind::PYTHON_STACK, 1)}},
+                   {kPid, {ev_rss(2020, 50 << 20)}}}));
+  feed(batch(kPid, kInst, 2, kFar, {{kPid, {ev_malloc(2030, 0x2000, 8)}}}));
+  EXPECT_EQ(lines(), (Lines{
+                         "MALLOC HOST tid=100 ptr=4096",
+                         "SNAPSHOT SNAPSHOT tid=100",
+                         "MALLOC HOST tid=100 ptr=8192 py=train.py(3): main\n",
+                     }));
+}
+
 TEST_F(ContextTest, StringNeverDefinedIsEmptyAndCounted) {
   feed(hello(kPid, kInst));
   feed(batch_with(kPid, kInst, 1, kFar, {{1, "known"}},
