@@ -2,6 +2,7 @@
 #include "monitor/gui/top_bar.h"
 
 #include <QHBoxLayout>
+#include <QVBoxLayout>
 #include <limits>
 #include <set>
 
@@ -42,8 +43,13 @@ QString stop_text(const RecordingStop& stop, bool unfinished) {
 
 TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
     : QWidget(parent), state_(state), client_(client) {
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(6, 4, 6, 4);
+  auto* rows = new QVBoxLayout(this);
+  rows->setContentsMargins(6, 4, 6, 4);
+  rows->setSpacing(2);
+  selectors_ = new QHBoxLayout();
+  selectors_->setContentsMargins(0, 0, 0, 0);
+  rows->addLayout(selectors_);
+  auto* layout = selectors_;
   process_ = new QComboBox(this);
   process_->setToolTip(tr("Process (rank and host where known)"));
   process_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -75,6 +81,8 @@ TopBar::TopBar(ViewState* state, EngineClient* client, QWidget* parent)
   layout->addWidget(fragmentation_);
   layout->addWidget(live_);
   layout->addWidget(status_, 1);
+  // Holds the selectors at their width when the status line is on its own row.
+  layout->addStretch(0);
   showFollowing(state_->following());
 
   connect(process_, &QComboBox::activated, this, [this] {
@@ -155,6 +163,7 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   }
   const QString separator = QStringLiteral("  ·  ");
   QString text = parts.join(separator);
+  placeStatus(status_->fontMetrics().horizontalAdvance(text));
   const QString whole = (parts + extras).join(separator);
   for (const QString& extra : extras) {
     const QString longer = text + separator + extra;
@@ -165,9 +174,11 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   if (status_->text() != text) status_->setText(text);
   // At the right edge while it fits; when it does not, its start (the state, the events and
   // the drops) shows and the end is cut, not the other way round.
-  const Qt::Alignment align = status_->fontMetrics().horizontalAdvance(text) > status_->width()
-                                  ? Qt::AlignLeft
-                                  : Qt::AlignRight;
+  // On a row of its own, under the selectors it continues.
+  const Qt::Alignment align =
+      status_below_ || status_->fontMetrics().horizontalAdvance(text) > status_->width()
+          ? Qt::AlignLeft
+          : Qt::AlignRight;
   if (!(status_->alignment() & align)) status_->setAlignment(align | Qt::AlignVCenter);
   const QString style = status.events_dropped != 0 || !status.error.empty() || status.unfinished ||
                                 !status.stopped.reason.empty() || blocks.events_dropped != 0 ||
@@ -195,6 +206,35 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
         asking_scopes_ = false;
         setScopes(scopes);
       });
+}
+
+void TopBar::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  placeStatus(needed_width_);
+}
+
+void TopBar::placeStatus(int needed_width) {
+  needed_width_ = needed_width;
+  // The selectors' layout has placed the Live button by now (a layout handles its widget's
+  // resize before the widget does), at the same place whichever row the line is on.
+  const int room = contentsRect().right() - live_->geometry().right() - selectors_->spacing();
+  // Back beside them only with room to spare: live, the counts' digits come and go every
+  // tick, and the line must not jump between the rows with them.
+  const int slack =
+      status_below_ ? status_->fontMetrics().horizontalAdvance(QStringLiteral("0000000")) : 0;
+  const bool below = needed_width + slack > room;
+  if (below == status_below_) return;
+  status_below_ = below;
+  auto* rows = static_cast<QVBoxLayout*>(layout());
+  if (below) {
+    selectors_->removeWidget(status_);
+    rows->addWidget(status_);
+  } else {
+    rows->removeWidget(status_);
+    selectors_->insertWidget(selectors_->indexOf(live_) + 1, status_, 1);
+  }
+  status_->setAlignment((below ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
+  rows->activate();
 }
 
 void TopBar::setScopes(const std::vector<viewdata::ScopeEntry>& scopes) {

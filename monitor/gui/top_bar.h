@@ -1,10 +1,12 @@
 // The bar above the views: which process (rank, host) and device, Group By, the
 // Fragmentation curve, Live/Paused, and the status line (events/s, events dropped, how far
-// the view lags behind the processes, the recording's size; while a file loads, how much).
+// the view lags behind the processes, the recording's size; while a file loads, how much),
+// beside them, or below them in a narrow window.
 #pragma once
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QWidget>
@@ -42,7 +44,14 @@ class TopBar : public QWidget {
   QPushButton* liveButton() { return live_; }
   QLabel* statusLabel() { return status_; }
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  // The status line beside the selectors while its counts and states (`needed_width`
+  // pixels, without the extras that give way) fit there; on a row of its own below them
+  // when they do not, so that a narrow window still shows the drops whole.
+  void placeStatus(int needed_width);
   void setScopes(const std::vector<viewdata::ScopeEntry>& scopes);
   void relabelProcesses();
   void fillDevices();
@@ -61,6 +70,9 @@ class TopBar : public QWidget {
   QCheckBox* fragmentation_;
   QPushButton* live_;
   QLabel* status_;
+  QHBoxLayout* selectors_;
+  bool status_below_ = false;
+  int needed_width_ = 0;
   std::vector<viewdata::ScopeEntry> scopes_;
   viewdata::SourceStatus last_status_;
   bool asking_scopes_ = false;

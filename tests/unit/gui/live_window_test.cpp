@@ -110,9 +110,14 @@ TEST(LiveWindow, TheStatusSaysTheRecordingIsBeingWrittenOnceNothingArrives) {
   b.malloc(1, 0x1000, 1000, "weights");
   const std::string path = dir.file("small.db");
   b.write(path);
-  auto w = test::open_window(path, 700, 500);
+  // The narrowest the window goes (its views' minimum), with a large desktop font: the line,
+  // on its own row below the selectors, is still too long for the bar.
+  auto w = test::open_window(path, 500, 500);
   ASSERT_TRUE(w.window);
   gui::TopBar* bar = w.window->topBar();
+  QFont large = bar->statusLabel()->font();
+  large.setPointSizeF(large.pointSizeF() * 1.6);
+  bar->statusLabel()->setFont(large);
   viewdata::SourceStatus status;
   status.live = true;
   status.events = 8000000;
@@ -121,24 +126,24 @@ TEST(LiveWindow, TheStatusSaysTheRecordingIsBeingWrittenOnceNothingArrives) {
   status.rows_to_write = 4374516;
   status.recording_bytes = 331ull << 20;
   bar->refresh(status);
+  QApplication::processEvents();
+  bar->refresh(status);
   const QString text = bar->statusLabel()->text();
   EXPECT_TRUE(text.startsWith(QLocale().toString(qulonglong(4374516)).prepend("writing: ")))
       << text.toStdString();
   EXPECT_FALSE(text.contains("events/s")) << "a stale rate: " << text.toStdString();
   // What does not fit is left out whole, not cut in the middle, and the tooltip has it.
-  EXPECT_TRUE(text.endsWith("0 dropped")) << text.toStdString();
+  EXPECT_TRUE(text.endsWith("0 dropped"))
+      << text.toStdString() << " in " << bar->statusLabel()->width() << " px";
   EXPECT_TRUE(bar->statusLabel()->toolTip().contains("view up to date  ·  recording 331.0 MiB"))
       << bar->statusLabel()->toolTip().toStdString();
+  EXPECT_TRUE(bar->statusLabel()->alignment() & Qt::AlignLeft) << "its start in view";
   // With room for it, it is there.
   w.window->resize(2400, 500);
   QApplication::processEvents();
   bar->refresh(status);
   EXPECT_TRUE(bar->statusLabel()->text().endsWith("recording 331.0 MiB"))
       << bar->statusLabel()->text().toStdString();
-  w.window->resize(700, 500);
-  QApplication::processEvents();
-  bar->refresh(status);
-  EXPECT_TRUE(bar->statusLabel()->alignment() & Qt::AlignLeft) << "too long for the bar";
 
   status.rows_to_write = 0;
   bar->refresh(status);
