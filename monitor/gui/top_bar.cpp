@@ -172,9 +172,9 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   }
   // Only what changed: each of these repaints (and re-lays out) the bar.
   if (status_->text() != text) status_->setText(text);
-  // At the right edge while it fits; when it does not, its start (the state, the events and
-  // the drops) shows and the end is cut, not the other way round.
-  // On a row of its own, under the selectors it continues.
+  // Beside the selectors, at the right edge while it fits; on a row of its own, at the left,
+  // under the selectors it continues. When it does not fit, its start (the state, the events
+  // and the drops) shows and the end is cut, not the other way round.
   const Qt::Alignment align =
       status_below_ || status_->fontMetrics().horizontalAdvance(text) > status_->width()
           ? Qt::AlignLeft
