@@ -26,6 +26,14 @@ QFileInfo recording_file(MainWindow* window) {
   return QFileInfo(QString::fromStdString(window->client()->source().recording_path()));
 }
 
+// The desktop's keys for `key`, or `fallback` where the platform theme has none: without a
+// desktop (a bare X server, or a remote display) Qt binds Quit to nothing at all.
+QList<QKeySequence> keys_or(QKeySequence::StandardKey key, const QKeySequence& fallback) {
+  QList<QKeySequence> keys = QKeySequence::keyBindings(key);
+  if (keys.isEmpty()) keys << fallback;
+  return keys;
+}
+
 void add_file_menu(MainWindow* window) {
   QMenu* file = window->menuBar()->addMenu(QObject::tr("&File"));
   QAction* open = file->addAction(QObject::tr("&Open Recording..."));
@@ -67,7 +75,7 @@ void add_file_menu(MainWindow* window) {
   close->setShortcut(QKeySequence::Close);
   QObject::connect(close, &QAction::triggered, window, &QWidget::close);
   QAction* quit = file->addAction(QObject::tr("&Quit"));
-  quit->setShortcut(QKeySequence::Quit);
+  quit->setShortcuts(keys_or(QKeySequence::Quit, QKeySequence(Qt::CTRL | Qt::Key_Q)));
   QObject::connect(quit, &QAction::triggered, qApp, &QApplication::closeAllWindows);
 }
 

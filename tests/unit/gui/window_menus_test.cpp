@@ -100,6 +100,23 @@ TEST(WindowMenus, ViewsShortcutsBringEachViewForwardAndHideTheFindings) {
   EXPECT_TRUE(w.window->findingsDock()->isVisible());
 }
 
+// Every File action has its keys, Quit too where the platform binds none (offscreen, as on a
+// bare X server: QKeySequence::Quit is empty there).
+TEST(WindowMenus, FileActionsHaveKeysWithoutADesktopsBindings) {
+  test::TempDir dir;
+  auto w = test::open_window(small_recording(dir, "r.db"));
+  ASSERT_TRUE(w.window);
+  QMenu* file = menu(*w.window, "File");
+  ASSERT_NE(file, nullptr);
+  for (QAction* a : file->actions()) {
+    if (a->isSeparator()) continue;
+    EXPECT_FALSE(a->shortcut().isEmpty()) << a->text().toStdString();
+  }
+  QAction* quit = by_shortcut(file, QKeySequence(Qt::CTRL | Qt::Key_Q));
+  ASSERT_NE(quit, nullptr);
+  EXPECT_EQ(quit->text().remove('&'), "Quit");
+}
+
 TEST(WindowMenus, ThePictureOfTheWindowIsSavedAndCopied) {
   test::TempDir dir;
   auto w = test::open_window(small_recording(dir, "r.db"), 1200, 800);
