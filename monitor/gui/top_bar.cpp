@@ -172,14 +172,7 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   }
   // Only what changed: each of these repaints (and re-lays out) the bar.
   if (status_->text() != text) status_->setText(text);
-  // Beside the selectors, at the right edge while it fits; on a row of its own, at the left,
-  // under the selectors it continues. When it does not fit, its start (the state, the events
-  // and the drops) shows and the end is cut, not the other way round.
-  const Qt::Alignment align =
-      status_below_ || status_->fontMetrics().horizontalAdvance(text) > status_->width()
-          ? Qt::AlignLeft
-          : Qt::AlignRight;
-  if (!(status_->alignment() & align)) status_->setAlignment(align | Qt::AlignVCenter);
+  alignStatus();
   const QString style = status.events_dropped != 0 || !status.error.empty() || status.unfinished ||
                                 !status.stopped.reason.empty() || blocks.events_dropped != 0 ||
                                 !blocks.error.empty()
@@ -233,8 +226,19 @@ void TopBar::placeStatus(int needed_width) {
     rows->removeWidget(status_);
     selectors_->insertWidget(selectors_->indexOf(live_) + 1, status_, 1);
   }
-  status_->setAlignment((below ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter);
   rows->activate();
+  alignStatus();
+}
+
+void TopBar::alignStatus() {
+  // Beside the selectors, at the right edge while it fits; on a row of its own, at the left,
+  // under the selectors it continues. When it does not fit, its start (the state, the events
+  // and the drops) shows and the end is cut, not the other way round.
+  const Qt::Alignment align =
+      status_below_ || status_->fontMetrics().horizontalAdvance(status_->text()) > status_->width()
+          ? Qt::AlignLeft
+          : Qt::AlignRight;
+  if (!(status_->alignment() & align)) status_->setAlignment(align | Qt::AlignVCenter);
 }
 
 void TopBar::setScopes(const std::vector<viewdata::ScopeEntry>& scopes) {

@@ -52,6 +52,8 @@ class TopBar : public QWidget {
   // pixels, without the extras that give way) fit there; on a row of its own below them
   // when they do not, so that a narrow window still shows the drops whole.
   void placeStatus(int needed_width);
+  // The status line's alignment for where it is and what it says.
+  void alignStatus();
   void setScopes(const std::vector<viewdata::ScopeEntry>& scopes);
   void relabelProcesses();
   void fillDevices();

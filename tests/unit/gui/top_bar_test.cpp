@@ -71,7 +71,8 @@ TEST(TopBar, TheCountsAndDropsShowWholeInANarrowWindowAndBesideTheSelectorsInAWi
   ASSERT_TRUE(w.window);
   const QString text = status_line(w);
   QLabel* label = w.window->topBar()->statusLabel();
-  const QRect live = w.window->topBar()->liveButton()->geometry();
+  QPushButton* live_button = w.window->topBar()->liveButton();
+  const QRect live = live_button->geometry();
   auto counts_whole = [&] {
     const QString counts = label->text().left(label->text().indexOf("dropped") + 7);
     return label->text().contains("0 dropped") && label->isVisible() &&
@@ -83,7 +84,6 @@ TEST(TopBar, TheCountsAndDropsShowWholeInANarrowWindowAndBesideTheSelectorsInAWi
 
   w.window->resize(1400, 600);
   // One row again: the bar no taller than its selectors.
-  QPushButton* live_button = w.window->topBar()->liveButton();
   ASSERT_TRUE(test::wait_for(
       [&] {
         return label->geometry().center().y() == live_button->geometry().center().y() &&
