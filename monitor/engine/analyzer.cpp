@@ -8,6 +8,7 @@
 
 #include "monitor/engine/blocks/block_analyzer.h"
 #include "monitor/engine/saturating.h"
+#include "monitor/engine/step_marks.h"
 #include "monitor/engine/timeline/timeline.h"
 
 namespace memtap {
@@ -140,11 +141,12 @@ struct Analyzer::Impl {
   AnalyzerOptions options;
   timeline::Timeline timeline;
   blocks::BlockAnalyzer blocks;
+  StepMarks step_marks;
   uint64_t events = 0;
   int64_t first_ts_ns = kUnknown;  // the session's first event (DeviceReport::origin_ns)
 
   Impl(const StringTable* s, AnalyzerOptions o)
-      : strings(s), options(o), blocks(*s, block_options(o)) {
+      : strings(s), options(o), blocks(*s, block_options(o)), step_marks(s) {
     if (o.capacity_bytes != kUnknown) timeline.set_capacity_for_all(o.capacity_bytes);
   }
 
@@ -285,6 +287,7 @@ void Analyzer::add(const MemEvent* events, size_t count) {
     impl_->timeline.add(events, count);
     impl_->blocks.add(events, count);
   }
+  for (size_t i = 0; i < count; ++i) impl_->step_marks.add(events[i]);
   impl_->events += count;
   // Events come in time order, so a batch's first is its oldest.
   if (count != 0 && (impl_->first_ts_ns == kUnknown || events[0].ts_ns < impl_->first_ts_ns))
@@ -301,6 +304,10 @@ const timeline::Timeline& Analyzer::timeline() const {
 
 const blocks::BlockAnalyzer& Analyzer::blocks() const {
   return impl_->blocks;
+}
+
+const StepMarks& Analyzer::step_marks() const {
+  return impl_->step_marks;
 }
 
 Report Analyzer::report(const std::vector<RecordedProcess>& processes) const {

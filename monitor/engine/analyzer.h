@@ -1,8 +1,9 @@
 // The engine's front: MemEvents in (live rows or a recording, in time order), a Report out.
 // It owns the analyses (timeline: curves, fragmentation over time, time to OOM; blocks:
-// peak breakdown, leaks, pool state, inefficient blocks, scopes) and keeps the per-device
-// counts a report opens with. One Analyzer serves `memtap run`, `report` and `replay`, so a
-// replayed recording and the live run that wrote it give the same report.
+// peak breakdown, leaks, pool state, inefficient blocks, scopes; the steps and marks on the
+// time axis) and keeps the per-device counts a report opens with. One Analyzer serves `memtap run`,
+// `report` and `replay`, so a replayed recording and the live run that wrote it give the same
+// report.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@ class Timeline;
 namespace blocks {
 class BlockAnalyzer;
 }
+class StepMarks;
 
 struct AnalyzerOptions {
   size_t top_entries = 10;             // rows per breakdown / list in the report
@@ -51,6 +53,7 @@ class Analyzer {
   // the thread that adds events, between add() calls.
   const timeline::Timeline& timeline() const;
   const blocks::BlockAnalyzer& blocks() const;
+  const StepMarks& step_marks() const;  // steps and marks over time (step_marks.h)
 
  private:
   struct Impl;

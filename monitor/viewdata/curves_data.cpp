@@ -218,6 +218,7 @@ CurvesData compute_curves(const EngineView& engine, const CurvesRequest& r) {
   const size_t max_points = std::max<size_t>(r.max_points, 2);
   out.columns = max_points;
   out.scope_events = summary.events;
+  out.step_marks = compute_step_marks(engine, r.pid, r.device, out.t0_ns, out.t1_ns, max_points);
 
   const std::vector<SeriesInfo> overall = tl.series(r.pid, r.device, GroupBy::kOverall);
   if (r.group_by == GroupBy::kOverall) {

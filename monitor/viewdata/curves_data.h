@@ -11,6 +11,7 @@
 
 #include "monitor/engine/timeline/timeline.h"
 #include "monitor/viewdata/data_source.h"
+#include "monitor/viewdata/step_marks_data.h"
 
 namespace memtap::viewdata {
 
@@ -64,6 +65,8 @@ struct CurvesData {
   // count (curve_rules.h). On a GPU without one, all four curves count the driver's (HAL)
   // memory and are the same line.
   bool framework_pool = false;
+  // The process's steps and marks, and the device's OOMs, over the range (step_marks_data.h).
+  StepMarksData step_marks;
 };
 
 // On the engine's thread. A scope with no events gives empty lines.

@@ -134,6 +134,14 @@ class RecordingBuilder {
     rows_.push_back(row);
   }
 
+  // memtap.mark(text): an MSTX Mark.
+  void mark(double ms, const std::string& text) {
+    DumpRow row = base(DumpEvent::kMstx, ms);
+    row.event_type = DumpEventType::kMark;
+    row.name = this->text(text);
+    rows_.push_back(row);
+  }
+
   // The process's resident set, as the agent samples it.
   void rss(double ms, uint64_t bytes, uint64_t total = 0) {
     DumpRow row = base(DumpEvent::kSnapshot, ms);

@@ -1,0 +1,95 @@
+// See step_marks.h.
+#include "monitor/engine/step_marks.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+#include <system_error>
+
+namespace memtap {
+
+namespace {
+
+bool earlier(const StepMark& a, int64_t t_ns) {
+  return a.ts_ns < t_ns;
+}
+
+}  // namespace
+
+StepMarks::StepMarks(const StringTable* strings, size_t kept_per_kind)
+    : strings_(strings), kept_per_kind_(std::max<size_t>(kept_per_kind, 2)) {}
+
+void StepMarks::keep(StepMarkTrack& track, const StepMark& m) const {
+  // Counted from 0, so the first of a kind is always kept, and with it every stride-th.
+  const uint64_t index = track.seen++;
+  if (index % track.stride != 0) return;
+  if (track.kept.size() == kept_per_kind_) {
+    // Full: keep every second one of those kept (those whose index is a multiple of the
+    // doubled stride), and from now on only those.
+    size_t out = 0;
+    for (size_t i = 0; i < track.kept.size(); i += 2) track.kept[out++] = track.kept[i];
+    track.kept.resize(out);
+    track.stride *= 2;
+    if (index % track.stride != 0) return;
+  }
+  if (track.kept.empty() || track.kept.back().ts_ns <= m.ts_ns) {
+    track.kept.push_back(m);
+  } else {
+    track.kept.insert(std::upper_bound(track.kept.begin(), track.kept.end(), m.ts_ns,
+                                       [](int64_t t, const StepMark& k) { return t < k.ts_ns; }),
+                      m);
+  }
+}
+
+void StepMarks::add(const MemEvent& e) {
+  if (e.kind != MemEventKind::kStep && e.kind != MemEventKind::kMark) return;
+  Process& p = by_pid_[e.pid];
+  if (e.kind == MemEventKind::kStep) {
+    // The agent writes each step's number as the row's Name; another tool's Name may be
+    // anything, and then the count stands in.
+    StepMark m{e.ts_ns, p.steps.seen + 1, 0};
+    const std::string& text = strings_->get(e.name);
+    uint64_t number = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (error == std::errc() && end == text.data() + text.size() && !text.empty())
+      m.number = number;
+    keep(p.steps, m);
+    return;
+  }
+  keep(p.marks, StepMark{e.ts_ns, p.marks.seen + 1, e.name});
+}
+
+const StepMarkTrack* StepMarks::steps(uint32_t pid) const {
+  auto it = by_pid_.find(pid);
+  return it == by_pid_.end() || it->second.steps.seen == 0 ? nullptr : &it->second.steps;
+}
+
+const StepMarkTrack* StepMarks::marks(uint32_t pid) const {
+  auto it = by_pid_.find(pid);
+  return it == by_pid_.end() || it->second.marks.seen == 0 ? nullptr : &it->second.marks;
+}
+
+size_t StepMarks::state_bytes() const {
+  size_t bytes = 0;
+  for (const auto& [pid, p] : by_pid_) {
+    bytes += sizeof(Process) + 48 +
+             (p.steps.kept.capacity() + p.marks.kept.capacity()) * sizeof(StepMark);
+  }
+  return bytes;
+}
+
+StepMarkSpan step_marks_between(const StepMarkTrack& track, int64_t t0_ns, int64_t t1_ns) {
+  const auto begin = track.kept.begin();
+  const auto first = std::lower_bound(begin, track.kept.end(), t0_ns, earlier);
+  const auto last = std::upper_bound(first, track.kept.end(), t1_ns,
+                                     [](int64_t t, const StepMark& k) { return t < k.ts_ns; });
+  return {size_t(first - begin), size_t(last - begin)};
+}
+
+const StepMark* step_mark_at(const StepMarkTrack& track, int64_t t_ns) {
+  const auto after = std::upper_bound(track.kept.begin(), track.kept.end(), t_ns,
+                                      [](int64_t t, const StepMark& k) { return t < k.ts_ns; });
+  return after == track.kept.begin() ? nullptr : &*(after - 1);
+}
+
+}  // namespace memtap

@@ -1,0 +1,92 @@
+// See step_marks_data.h.
+#include "monitor/viewdata/step_marks_data.h"
+
+#include <algorithm>
+
+#include "monitor/engine/blocks/block_analyzer.h"
+#include "monitor/engine/step_marks.h"
+#include "monitor/report/units.h"
+
+namespace memtap::viewdata {
+
+namespace {
+
+TimeMark time_mark(const StepMark& m, const StringTable& strings) {
+  return {m.ts_ns, m.number, m.name != 0 ? strings.get(m.name) : std::string()};
+}
+
+// At most `most` of the entries in [span.first, span.last), evenly: every k-th (0: all).
+std::vector<TimeMark> evenly(const StepMarkTrack& track, StepMarkSpan span, size_t most,
+                             const StringTable& strings, uint64_t* every) {
+  const size_t count = span.last - span.first;
+  const size_t k = most == 0 ? 1 : std::max<size_t>(1, (count + most - 1) / most);
+  std::vector<TimeMark> out;
+  for (size_t i = span.first; i < span.last; i += k)
+    out.push_back(time_mark(track.kept[i], strings));
+  if (every) *every = k;
+  return out;
+}
+
+}  // namespace
+
+uint64_t round_stride(uint64_t count, uint64_t most) {
+  if (most == 0) most = 1;
+  for (uint64_t power = 1;; power *= 10) {
+    for (uint64_t m : {1, 2, 5}) {
+      const uint64_t stride = m * power;
+      if (count / stride <= most || stride >= count) return stride;
+    }
+  }
+}
+
+StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t device,
+                                 int64_t t0_ns, int64_t t1_ns, size_t columns) {
+  StepMarksData out;
+  if (t1_ns < t0_ns) return out;
+  columns = std::max<size_t>(columns, 1);
+  const StepMarks& all = engine.analyzer.step_marks();
+  if (const StepMarkTrack* steps = all.steps(pid)) {
+    if (const StepMark* before = step_mark_at(*steps, t0_ns - 1)) {
+      out.step_before = time_mark(*before, engine.strings);
+    }
+    const StepMarkSpan span = step_marks_between(*steps, t0_ns, t1_ns);
+    const size_t count = span.last - span.first;
+    out.steps_in_range = count * steps->stride;
+    const size_t drawn = std::max<size_t>(1, columns / kStepSpacingColumns);
+    if (steps->stride == 1 && count <= columns * kListedStepsPerColumn) {
+      out.steps = evenly(*steps, span, 0, engine.strings, nullptr);
+      out.step_stride = round_stride(count, drawn);
+    } else {
+      out.every_step = false;
+      out.steps = evenly(*steps, span, drawn, engine.strings, &out.step_stride);
+      out.step_stride *= steps->stride;
+    }
+  }
+  if (const StepMarkTrack* marks = all.marks(pid)) {
+    const StepMarkSpan span = step_marks_between(*marks, t0_ns, t1_ns);
+    out.marks_in_range = (span.last - span.first) * marks->stride;
+    out.marks = evenly(*marks, span, std::max<size_t>(1, columns / kMarkSpacingColumns),
+                       engine.strings, nullptr);
+  }
+  for (const blocks::Oom& oom : engine.analyzer.blocks().ooms(pid, device).kept) {
+    if (oom.ts_ns < t0_ns || oom.ts_ns > t1_ns) continue;
+    std::string text = engine.strings.get(oom.name);
+    if (text.empty()) text = "allocation";
+    text += " asked " + bytes_text(double(oom.requested_bytes));
+    out.ooms.push_back({oom.ts_ns, 0, std::move(text)});
+  }
+  return out;
+}
+
+const TimeMark* step_at(const StepMarksData& data, int64_t t_ns) {
+  if (!data.every_step) return nullptr;
+  const auto after = std::upper_bound(data.steps.begin(), data.steps.end(), t_ns,
+                                      [](int64_t t, const TimeMark& m) { return t < m.ts_ns; });
+  return after == data.steps.begin() ? &data.step_before : &*(after - 1);
+}
+
+bool step_drawn(const StepMarksData& data, const TimeMark& step) {
+  return !data.every_step || data.step_stride <= 1 || step.number % data.step_stride == 0;
+}
+
+}  // namespace memtap::viewdata

@@ -1,0 +1,57 @@
+// What the curves draw on their time axis over a range: the process's training steps
+// (memtap.step(), SYSTEM STEP), its marks (memtap.mark(), MSTX Mark) and the device's
+// out-of-memory failures (OOM_DETAIL), from the engine's StepMarks and OOM log. More steps
+// than the chart can separate are thinned to a round stride (every 5th, 10th, ...), and so
+// are marks, so that a long range stays readable; the hover still names the step under way
+// wherever every step is there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monitor/viewdata/data_source.h"
+
+namespace memtap::viewdata {
+
+struct TimeMark {
+  int64_t ts_ns = 0;
+  uint64_t number = 0;  // a step's number; a mark's count in the process
+  std::string text;     // a mark's text; an OOM's "cudaMalloc asked 2.0 GiB"; "" for a step
+};
+
+struct StepMarksData {
+  // Steps that began in the range, in time order: every one while there are at most
+  // kListedStepsPerColumn a column (so the hover can name the step under way anywhere),
+  // else an even selection (`every_step` false).
+  std::vector<TimeMark> steps;
+  bool every_step = true;
+  // Which of `steps` the chart draws, one per kStepSpacingColumns columns at most: with
+  // every_step, those whose number is a multiple of it (every 5th, 10th, ...); without, all.
+  uint64_t step_stride = 1;
+  TimeMark step_before;         // the step under way as the range begins; number 0: none had begun
+  uint64_t steps_in_range = 0;  // about, once the engine thinned them
+  std::vector<TimeMark> marks;  // in time order, at most one per kMarkSpacingColumns columns
+  uint64_t marks_in_range = 0;
+  std::vector<TimeMark> ooms;  // of the device, in the range (the first the engine kept)
+};
+
+constexpr size_t kStepSpacingColumns = 8;
+constexpr size_t kListedStepsPerColumn = 4;
+constexpr size_t kMarkSpacingColumns = 6;
+
+// On the engine's thread.
+StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t device,
+                                 int64_t t0_ns, int64_t t1_ns, size_t columns);
+
+// The smallest of 1, 2, 5, 10, 20, 50, ... that leaves at most `most` of `count` numbers.
+uint64_t round_stride(uint64_t count, uint64_t most);
+
+// The step under way at t_ns in the range (number 0: none had begun); nullptr when the
+// steps were thinned (every_step false).
+const TimeMark* step_at(const StepMarksData& data, int64_t t_ns);
+// Whether the chart draws `step` (step_stride).
+bool step_drawn(const StepMarksData& data, const TimeMark& step);
+
+}  // namespace memtap::viewdata

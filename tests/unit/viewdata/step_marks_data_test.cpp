@@ -1,0 +1,147 @@
+// The steps, marks and OOMs the curves draw on their time axis, from a recording the real
+// writer made: those of the range asked, the step under way at any instant, an OOM only on
+// its own device, and a long range thinned to round numbers.
+#include "monitor/viewdata/step_marks_data.h"
+
+#include <gtest/gtest.h>
+
+#include "monitor/viewdata/curves_data.h"
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/device_rows.h"
+#include "tests/unit/viewdata/recording_builder.h"
+#include "tests/unit/viewdata/source_support.h"
+
+namespace memtap {
+namespace {
+
+using viewdata::CurvesData;
+using viewdata::CurvesRequest;
+using viewdata::StepMarksData;
+using viewdata::TimeMark;
+
+CurvesData curves(viewdata::DataSource& source, uint32_t pid, int32_t device, int64_t t0 = 0,
+                  int64_t t1 = 0, size_t columns = 1000) {
+  CurvesRequest r;
+  r.pid = pid;
+  r.device = device;
+  r.t0_ns = t0;
+  r.t1_ns = t1;
+  r.max_points = columns;
+  return test::engine_query(source,
+                            [&](const viewdata::EngineView& e) { return compute_curves(e, r); });
+}
+
+std::vector<uint64_t> numbers(const std::vector<TimeMark>& marks) {
+  std::vector<uint64_t> out;
+  for (const TimeMark& m : marks) out.push_back(m.number);
+  return out;
+}
+
+TEST(StepMarksData, TheRangesStepsAndMarksAndTheStepUnderWay) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 100);
+  for (int step = 1; step <= 4; ++step) {
+    b.step(10 * step, uint64_t(step));
+    b.malloc(10 * step + 1, 0x2000 + uint64_t(step) * 0x100, 64);
+    b.mark(10 * step + 5, "backward");
+  }
+  b.mark(47, "optimizer");
+  b.malloc(50, 0x9000, 32);
+  const std::string path = dir.file("r.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+
+  const StepMarksData all = curves(*source, b.pid(), kHostDevice).step_marks;
+  EXPECT_EQ(numbers(all.steps), (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_TRUE(all.every_step);
+  EXPECT_EQ(all.step_stride, 1u);
+  EXPECT_EQ(all.step_before.number, 0u);
+  ASSERT_EQ(all.marks.size(), 5u);
+  EXPECT_EQ(all.marks[0].text, "backward");
+  EXPECT_EQ(all.marks[0].ts_ns, b.at(15));
+  EXPECT_EQ(all.marks[4].text, "optimizer");
+  EXPECT_TRUE(all.ooms.empty());
+
+  // From +25 ms to +36 ms: step 3 began inside, step 2 was under way as it began.
+  const StepMarksData part = curves(*source, b.pid(), kHostDevice, b.at(25), b.at(36)).step_marks;
+  EXPECT_EQ(numbers(part.steps), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(part.step_before.number, 2u);
+  EXPECT_EQ(numbers(part.marks), (std::vector<uint64_t>{2, 3}));  // +25 and +35
+  ASSERT_NE(viewdata::step_at(part, b.at(29)), nullptr);
+  EXPECT_EQ(viewdata::step_at(part, b.at(29))->number, 2u);
+  EXPECT_EQ(viewdata::step_at(part, b.at(30))->number, 3u);
+  EXPECT_EQ(viewdata::step_at(all, b.at(5))->number, 0u) << "before the first step";
+}
+
+TEST(StepMarksData, AnOomIsDrawnOnItsOwnDeviceWithTheCallAndTheSize) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096);
+  b.step(2, 1);
+  const std::string path = dir.file("oom.db");
+  b.write(path);
+  test::DeviceRows d(b, 0);
+  d.malloc(3, "HAL", 0x7f0000000000, 2 << 20);
+  d.oom(4, "cudaMalloc", 8 << 20, "HAL");
+  d.append_to(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+
+  // The range the window asks (the curves' own end is the device's last block, before the OOM).
+  const StepMarksData gpu = curves(*source, b.pid(), 0, b.at(3), b.at(10)).step_marks;
+  ASSERT_EQ(gpu.ooms.size(), 1u);
+  EXPECT_EQ(gpu.ooms[0].ts_ns, b.at(4));
+  EXPECT_EQ(gpu.ooms[0].text, "cudaMalloc asked 8.0 MiB");
+  EXPECT_EQ(gpu.step_before.number, 1u) << "the process's steps, on each of its devices";
+  EXPECT_TRUE(curves(*source, b.pid(), kHostDevice, b.at(3), b.at(10)).step_marks.ooms.empty());
+}
+
+TEST(StepMarksData, ManyStepsAreDrawnAtARoundStrideAndListedWhileTheyFit) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(0.5, 0x100, 16);  // the curves' range begins with the first block
+  for (int step = 1; step <= 1000; ++step) {
+    b.step(step, uint64_t(step));
+    b.malloc(step + 0.5, 0x1000 + uint64_t(step) * 0x100, 64);
+  }
+  const std::string path = dir.file("long.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+
+  // 400 columns: 50 lines at most (one per 8 columns), so every 20th step is drawn; all
+  // 1000 are listed (up to 4 a column), so the hover knows each.
+  const StepMarksData wide = curves(*source, b.pid(), kHostDevice, 0, 0, 400).step_marks;
+  EXPECT_TRUE(wide.every_step);
+  EXPECT_EQ(wide.steps.size(), 1000u);
+  EXPECT_EQ(wide.step_stride, 20u);
+  size_t drawn = 0;
+  for (const TimeMark& s : wide.steps) drawn += viewdata::step_drawn(wide, s) ? 1 : 0;
+  EXPECT_EQ(drawn, 50u);
+  EXPECT_EQ(viewdata::step_at(wide, b.at(500.7))->number, 500u);
+
+  // 100 columns: more steps than it lists; 12 of them, evenly, and no step is named.
+  const StepMarksData narrow = curves(*source, b.pid(), kHostDevice, 0, 0, 100).step_marks;
+  EXPECT_FALSE(narrow.every_step);
+  EXPECT_LE(narrow.steps.size(), 12u);
+  EXPECT_GE(narrow.steps.size(), 10u);
+  EXPECT_EQ(narrow.steps.front().number, 1u);
+  EXPECT_GE(narrow.steps.back().number, 900u);
+  EXPECT_EQ(narrow.steps_in_range, 1000u);
+  EXPECT_EQ(viewdata::step_at(narrow, b.at(500.7)), nullptr);
+}
+
+TEST(StepMarksData, RoundStrides) {
+  EXPECT_EQ(viewdata::round_stride(10, 50), 1u);
+  EXPECT_EQ(viewdata::round_stride(100, 50), 2u);
+  EXPECT_EQ(viewdata::round_stride(101, 50), 2u);  // 50 even numbers in 1..101
+  EXPECT_EQ(viewdata::round_stride(150, 50), 5u);
+  EXPECT_EQ(viewdata::round_stride(1000, 50), 20u);
+  EXPECT_EQ(viewdata::round_stride(3000, 50), 100u);
+  EXPECT_EQ(viewdata::round_stride(5, 0), 5u);
+}
+
+}  // namespace
+}  // namespace memtap
