@@ -111,7 +111,8 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
       state_(state),
       chart_(new QChart),
       x_(new QValueAxis),
-      y_(new QValueAxis) {
+      y_(new QValueAxis),
+      step_marks_(chart_) {
   style_chart(chart_);
   chart_->legend()->hide();  // CurvesLegend, above the chart, wraps where Qt's elided
   chart_->addAxis(x_, Qt::AlignBottom);
@@ -152,10 +153,23 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
   note_->hide();
   // Inside the plot's top-left corner, where a curve over time seldom is; clear of the axis
   // labels wherever the plot area moves (CurvesPanel lines it up with the views below).
-  connect(chart_, &QChart::plotAreaChanged, this,
-          [this](const QRectF& plot) { note_->move(mapFromScene(plot.topLeft()) + QPoint(6, 4)); });
+  connect(chart_, &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
+    note_->move(mapFromScene(plot.topLeft()) + QPoint(6, 4));
+    placeStepMarks();
+  });
 
   connect(state_, &ViewState::cursorChanged, this, &CurvesChart::placeCursorLine);
+}
+
+void CurvesChart::setStepMarksShown(bool shown) {
+  step_marks_.setShown(shown);
+  placeStepMarks();
+}
+
+void CurvesChart::placeStepMarks() {
+  step_marks_.place(data_.step_marks,
+                    [this](int64_t t) { return axis_px(chart_, x_, state_->seconds(t)); });
+  viewport()->update();
 }
 
 QString CurvesChart::noteText() const {
@@ -307,7 +321,7 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
   note_->adjustSize();
   note_->setVisible(!note.isEmpty());
   placeCursorLine();
-  viewport()->update();
+  placeStepMarks();
 }
 
 int64_t CurvesChart::timeAt(const QPoint& pos) const {
@@ -317,6 +331,23 @@ int64_t CurvesChart::timeAt(const QPoint& pos) const {
 
 QString CurvesChart::hoverText(int64_t t) const {
   QString text = state_->timeText(t);
+  const viewdata::StepMarksData& marks = data_.step_marks;
+  if (step_marks_.shown()) {
+    if (const viewdata::TimeMark* step = viewdata::step_at(marks, t); step && step->number != 0) {
+      text += tr(", step %1 (began %2)").arg(step->number).arg(state_->timeText(step->ts_ns));
+    }
+    // What is drawn within a few pixels of t: the marks and OOMs there.
+    const double plot_width = std::max(chart_->plotArea().width(), 1.0);
+    const int64_t near_ns = int64_t(4 * double(data_.t1_ns - data_.t0_ns) / plot_width);
+    for (const viewdata::TimeMark& o : marks.ooms) {
+      if (std::abs(o.ts_ns - t) <= near_ns)
+        text += tr("\nOut of memory: %1").arg(QString::fromStdString(o.text));
+    }
+    for (const viewdata::TimeMark& m : marks.marks) {
+      if (std::abs(m.ts_ns - t) <= near_ns)
+        text += tr("\nmark: %1").arg(QString::fromStdString(m.text));
+    }
+  }
   const std::vector<int64_t> values = viewdata::values_at(data_, t);
   for (size_t i = 0; i < values.size() && i < data_.lines.size(); ++i) {
     if (i < drawn_.size() && drawn_[i].hidden) continue;
@@ -412,6 +443,7 @@ void CurvesChart::leaveEvent(QEvent* event) {
 void CurvesChart::resizeEvent(QResizeEvent* event) {
   QChartView::resizeEvent(event);
   placeCursorLine();
+  placeStepMarks();
 }
 
 // --- OverviewChart -----------------------------------------------------------------------

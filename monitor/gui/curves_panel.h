@@ -8,7 +8,8 @@
 // note names them (a GPU without a framework pool: all four). Hover shows the exact values and
 // time; a click sets the cursor (the instant the pool and breakdown show); a drag selects a range;
 // the wheel zooms. The legend (curves_legend.h), in a row above the chart beside the Window
-// menu, toggles a series.
+// menu, toggles a series. The training steps, marks and OOMs are drawn over the curves
+// (step_marks_overlay.h), and the hover names the step under way.
 //
 // The overview draws Allocated and Reserved over the whole session; the selection is a
 // rectangle to drag, resize with the wheel, move with the arrow keys, or set to a fixed
@@ -33,6 +34,7 @@
 #include "monitor/gui/curves_legend.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/plot_alignment.h"
+#include "monitor/gui/step_marks_overlay.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/curves_data.h"
 
@@ -58,6 +60,9 @@ class CurvesChart : public QChartView {
   QString hoverText(int64_t t_ns) const;
   // The note shown over the plot ("" when none), for tests.
   QString noteText() const;
+  // The steps, marks and OOMs over the curves (View > Steps and Marks).
+  const StepMarksOverlay& stepMarks() const { return step_marks_; }
+  void setStepMarksShown(bool shown);
 
  signals:
   // The lines, or whether one is hidden, changed: the legend reads legendEntries() again.
@@ -74,6 +79,7 @@ class CurvesChart : public QChartView {
  private:
   int64_t timeAt(const QPoint& pos) const;
   void placeCursorLine();
+  void placeStepMarks();
   void rebuildSeries();
 
   ViewState* state_;
@@ -95,6 +101,7 @@ class CurvesChart : public QChartView {
   QGraphicsLineItem* cursor_line_;
   QGraphicsRectItem* drag_rect_;
   QLabel* note_;  // what the chart cannot show (no data yet, groups summed, lines that coincide)
+  StepMarksOverlay step_marks_;
   int press_x_ = -1;
   bool dragging_ = false;
 };

@@ -1,6 +1,7 @@
 // The window's menus: File (open another recording, save or copy a picture of the window,
-// close, quit), View (the tabs by their names, Ctrl+1 onwards; the findings shown or hidden,
-// Ctrl+0) and Help (which memtap, and what this window shows).
+// close, quit), View (the tabs by their names, Ctrl+1 onwards; the steps and marks over the
+// curves shown or hidden; the findings shown or hidden, Ctrl+0) and Help (which memtap, and
+// what this window shows).
 //
 // A picture is the whole window as it is on screen, as `memtap monitor --screenshot` takes
 // it: what a bug report or a review needs, without a screenshot tool.

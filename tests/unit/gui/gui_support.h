@@ -6,6 +6,8 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QMenu>
+#include <QMenuBar>
 #include <QTest>
 #include <functional>
 #include <memory>
@@ -63,6 +65,22 @@ inline void settle(gui::MainWindow& window) {
   QApplication::processEvents();
   wait_for([&] { return !window.state()->rangeResting() && window.client()->pending() == 0; },
            "the answers");
+}
+
+// The menu of the window's menu bar titled `title` (without its '&'), or nullptr.
+inline QMenu* menu(gui::MainWindow& window, const QString& title) {
+  for (QAction* a : window.menuBar()->actions()) {
+    if (a->menu() != nullptr && a->text().remove('&') == title) return a->menu();
+  }
+  return nullptr;
+}
+
+// The action of `m` titled `text` (without its '&'), or nullptr.
+inline QAction* action(QMenu* m, const QString& text) {
+  for (QAction* a : m->actions()) {
+    if (a->text().remove('&') == text) return a;
+  }
+  return nullptr;
 }
 
 }  // namespace memtap::test

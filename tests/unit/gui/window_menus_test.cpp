@@ -39,14 +39,6 @@ std::string small_recording(const test::TempDir& dir, const std::string& name) {
   return path;
 }
 
-// The menu of the menu bar titled `title` (without its '&'), or nullptr.
-QMenu* menu(gui::MainWindow& window, const QString& title) {
-  for (QAction* a : window.menuBar()->actions()) {
-    if (a->menu() != nullptr && a->text().remove('&') == title) return a->menu();
-  }
-  return nullptr;
-}
-
 // The action of `m` whose shortcut is `keys`, or nullptr.
 QAction* by_shortcut(QMenu* m, const QKeySequence& keys) {
   for (QAction* a : m->actions()) {
@@ -76,7 +68,7 @@ TEST(WindowMenus, ViewsShortcutsBringEachViewForwardAndHideTheFindings) {
   test::TempDir dir;
   auto w = test::open_window(small_recording(dir, "r.db"));
   ASSERT_TRUE(w.window);
-  QMenu* view = menu(*w.window, "View");
+  QMenu* view = test::menu(*w.window, "View");
   ASSERT_NE(view, nullptr);
   QTabWidget* tabs = w.window->tabs();
   for (int i = 0; i < tabs->count(); ++i) {
@@ -106,7 +98,7 @@ TEST(WindowMenus, FileActionsHaveKeysWithoutADesktopsBindings) {
   test::TempDir dir;
   auto w = test::open_window(small_recording(dir, "r.db"));
   ASSERT_TRUE(w.window);
-  QMenu* file = menu(*w.window, "File");
+  QMenu* file = test::menu(*w.window, "File");
   ASSERT_NE(file, nullptr);
   for (QAction* a : file->actions()) {
     if (a->isSeparator()) continue;
@@ -121,7 +113,7 @@ TEST(WindowMenus, ThePictureOfTheWindowIsSavedAndCopied) {
   test::TempDir dir;
   auto w = test::open_window(small_recording(dir, "r.db"), 1200, 800);
   ASSERT_TRUE(w.window);
-  QMenu* file = menu(*w.window, "File");
+  QMenu* file = test::menu(*w.window, "File");
   ASSERT_NE(file, nullptr);
   EXPECT_NE(by_shortcut(file, QKeySequence::Save), nullptr);
   EXPECT_NE(by_shortcut(file, QKeySequence::Open), nullptr);

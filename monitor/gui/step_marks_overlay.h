@@ -1,0 +1,52 @@
+// The curves' time markers, drawn over the chart's plot area: where each training step
+// began (a dotted grey line, its number at the top: "step 12", then "13", ...), the marks
+// (a small dark triangle on the top edge; the hover names them) and the device's
+// out-of-memory failures (a red line, "OOM" at the top). Steps too close to tell apart are
+// thinned by viewdata (step_marks_data.h); a label that would touch the one before it is
+// left out, its line kept.
+#pragma once
+
+#include <QChart>
+#include <QGraphicsLineItem>
+#include <QGraphicsPolygonItem>
+#include <QGraphicsRectItem>
+#include <QGraphicsSimpleTextItem>
+#include <QStringList>
+#include <functional>
+#include <vector>
+
+#include "monitor/viewdata/step_marks_data.h"
+
+namespace memtap::gui {
+
+class StepMarksOverlay {
+ public:
+  explicit StepMarksOverlay(QChart* chart);
+
+  // Lays `data` out over the plot area; x_of gives a time's x in the chart's coordinates.
+  // Nothing shows while hidden.
+  void place(const viewdata::StepMarksData& data, const std::function<double(int64_t)>& x_of);
+  void setShown(bool shown);
+  bool shown() const { return shown_; }
+
+  // For tests: what is drawn now.
+  int stepLines() const;
+  QStringList labels() const;  // the steps' labels left to right, then "OOM"s
+  int marks() const;
+  int oomLines() const;
+
+ private:
+  template <class Item>
+  Item* item(std::vector<Item*>& pool, size_t index);
+  void hideFrom(size_t steps, size_t labels, size_t marks, size_t ooms);
+
+  QChart* chart_;
+  bool shown_ = true;
+  std::vector<QGraphicsLineItem*> step_lines_;
+  std::vector<QGraphicsSimpleTextItem*> labels_;
+  std::vector<QGraphicsRectItem*> label_backs_;  // one under each label
+  std::vector<QGraphicsPolygonItem*> marks_;
+  std::vector<QGraphicsLineItem*> oom_lines_;
+};
+
+}  // namespace memtap::gui

@@ -1,0 +1,143 @@
+// The training steps, marks and OOMs over the curves, as a user sees them: a line and a
+// number where each step begins, a triangle per mark, a red line at an OOM on its device;
+// the hover names the step under way and what is drawn there; View > Steps and Marks hides
+// them; a long run's labels run at an even stride.
+#include "monitor/gui/step_marks_overlay.h"
+
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+
+#include "monitor/gui/curves_panel.h"
+#include "monitor/gui/top_bar.h"
+#include "tests/unit/gui/gui_support.h"
+#include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/device_rows.h"
+#include "tests/unit/viewdata/recording_builder.h"
+
+namespace memtap {
+namespace {
+
+std::string four_steps(const test::TempDir& dir, test::RecordingBuilder* b) {
+  b->malloc(1, 0x1000, 100);
+  for (int step = 1; step <= 4; ++step) {
+    b->step(10 * step, uint64_t(step));
+    b->malloc(10 * step + 1, 0x2000 + uint64_t(step) * 0x100, 64 << 10);
+    b->mark(10 * step + 5, "backward");
+  }
+  b->malloc(50, 0x9000, 32);
+  const std::string path = dir.file("steps.db");
+  b->write(path);
+  return path;
+}
+
+TEST(StepMarksOverlay, EachStepHasALineAndItsNumberAndEachMarkATriangle) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = test::open_window(four_steps(dir, &b));
+  ASSERT_TRUE(w.window);
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  EXPECT_EQ(chart->stepMarks().stepLines(), 4);
+  EXPECT_EQ(chart->stepMarks().labels(), QStringList({"step 1", "2", "3", "4"}));
+  EXPECT_EQ(chart->stepMarks().marks(), 4);
+  EXPECT_EQ(chart->stepMarks().oomLines(), 0);
+
+  const QString in_step_2 = chart->hoverText(b.at(22));
+  EXPECT_TRUE(in_step_2.startsWith("+0.022 s, step 2 (began +0.020 s)\n"))
+      << in_step_2.toStdString();
+  EXPECT_FALSE(in_step_2.contains("mark:")) << "no mark within a few pixels";
+  EXPECT_TRUE(chart->hoverText(b.at(25)).contains("\nmark: backward"));
+  EXPECT_FALSE(chart->hoverText(b.at(5)).contains("step")) << "before the first step";
+}
+
+TEST(StepMarksOverlay, TheViewMenuHidesAndShowsThem) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = test::open_window(four_steps(dir, &b));
+  ASSERT_TRUE(w.window);
+  QMenu* view = test::menu(*w.window, "View");
+  ASSERT_NE(view, nullptr);
+  QAction* toggle = test::action(view, "Steps and Marks");
+  ASSERT_NE(toggle, nullptr);
+  EXPECT_TRUE(toggle->isChecked());
+  gui::CurvesChart* chart = w.window->curves()->chart();
+
+  toggle->trigger();
+  EXPECT_EQ(chart->stepMarks().stepLines(), 0);
+  EXPECT_EQ(chart->stepMarks().marks(), 0);
+  EXPECT_TRUE(chart->stepMarks().labels().isEmpty());
+  EXPECT_FALSE(chart->hoverText(b.at(22)).contains("step"));
+  // Still hidden after the next answer is drawn.
+  w.window->state()->setRange(b.at(0), b.at(29));
+  test::settle(*w.window);
+  EXPECT_EQ(chart->stepMarks().stepLines(), 0);
+
+  toggle->trigger();
+  EXPECT_EQ(chart->stepMarks().stepLines(), 2);  // steps 1 and 2 begin in +0-29 ms
+  EXPECT_TRUE(chart->hoverText(b.at(22)).contains("step 2"));
+}
+
+TEST(StepMarksOverlay, AnOomIsARedLineOnItsDeviceAndTheHoverSaysWhatFailed) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096);
+  b.step(2, 1);
+  const std::string path = dir.file("oom.db");
+  b.write(path);
+  test::DeviceRows d(b, 0);
+  d.malloc(3, "HAL", 0x7f0000000000, 2 << 20);
+  d.oom(4, "cudaMalloc", 8 << 20, "HAL");
+  d.malloc(5, "HAL", 0x7f1000000000, 1 << 20);
+  d.append_to(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  ASSERT_EQ(w.window->state()->device(), 0);  // a process with a GPU opens on it
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  EXPECT_EQ(chart->stepMarks().oomLines(), 1);
+  EXPECT_TRUE(chart->stepMarks().labels().contains("OOM"));
+  EXPECT_TRUE(chart->hoverText(b.at(4)).contains("\nOut of memory: cudaMalloc asked 8.0 MiB"))
+      << chart->hoverText(b.at(4)).toStdString();
+
+  QComboBox* device = w.window->topBar()->deviceBox();
+  const int host = device->findText("host");
+  ASSERT_GE(host, 0);
+  device->setCurrentIndex(host);
+  emit device->activated(host);
+  test::settle(*w.window);
+  EXPECT_EQ(chart->stepMarks().oomLines(), 0) << "the GPU's OOM is not the host's";
+  EXPECT_EQ(chart->stepMarks().labels(), QStringList({"step 1"}));
+}
+
+// 300 steps 1 ms apart across 1400 px: about 3 px a step. The lines are thinned to every
+// 5th, and the labels run at one round stride (every 50th, say), each clear of the next.
+TEST(StepMarksOverlay, ALongRunsStepsAreLabelledAtAnEvenStride) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(0.5, 0x100, 16);
+  for (int step = 1; step <= 300; ++step) {
+    b.step(step, uint64_t(step));
+    b.malloc(step + 0.5, 0x1000 + uint64_t(step) * 0x100, 64);
+  }
+  const std::string path = dir.file("long.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  const gui::StepMarksOverlay& overlay = w.window->curves()->chart()->stepMarks();
+  const QStringList labels = overlay.labels();
+  ASSERT_GE(labels.size(), 3) << labels.join(' ').toStdString();
+  EXPECT_TRUE(labels[0].startsWith("step ")) << labels[0].toStdString();
+  std::vector<int> numbers;
+  for (QString l : labels) numbers.push_back(l.remove("step ").toInt());
+  const int stride = numbers[1] - numbers[0];
+  EXPECT_GT(stride, 1);
+  for (size_t i = 1; i < numbers.size(); ++i) {
+    EXPECT_EQ(numbers[i] - numbers[i - 1], stride) << labels.join(' ').toStdString();
+    EXPECT_EQ(numbers[i] % stride, 0);
+  }
+  EXPECT_LE(overlay.stepLines(), 1400 / 8);
+  EXPECT_GE(overlay.stepLines(), 300 / 10);
+  EXPECT_TRUE(w.window->curves()->chart()->hoverText(b.at(150.5)).contains("step 150 "));
+}
+
+}  // namespace
+}  // namespace memtap
