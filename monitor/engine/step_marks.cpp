@@ -69,15 +69,6 @@ const StepMarkTrack* StepMarks::marks(uint32_t pid) const {
   return it == by_pid_.end() || it->second.marks.seen == 0 ? nullptr : &it->second.marks;
 }
 
-size_t StepMarks::state_bytes() const {
-  size_t bytes = 0;
-  for (const auto& [pid, p] : by_pid_) {
-    bytes += sizeof(Process) + 48 +
-             (p.steps.kept.capacity() + p.marks.kept.capacity()) * sizeof(StepMark);
-  }
-  return bytes;
-}
-
 StepMarkSpan step_marks_between(const StepMarkTrack& track, int64_t t0_ns, int64_t t1_ns) {
   const auto begin = track.kept.begin();
   const auto first = std::lower_bound(begin, track.kept.end(), t0_ns, earlier);

@@ -34,7 +34,9 @@ struct StepMarkTrack {
 
 class StepMarks {
  public:
-  static constexpr size_t kKeptPerKind = size_t(1) << 18;  // 262,144: 6 MiB a kind at most
+  // 65,536 of a kind: 1.5 MiB a kind and process at most (16 ranks: 48 MiB), and every step
+  // of all but the longest runs.
+  static constexpr size_t kKeptPerKind = size_t(1) << 16;
 
   // `strings` holds the events' ids and outlives this.
   explicit StepMarks(const StringTable* strings, size_t kept_per_kind = kKeptPerKind);
@@ -45,7 +47,6 @@ class StepMarks {
   // nullptr when the process had none of the kind.
   const StepMarkTrack* steps(uint32_t pid) const;
   const StepMarkTrack* marks(uint32_t pid) const;
-  size_t state_bytes() const;
 
  private:
   struct Process {
