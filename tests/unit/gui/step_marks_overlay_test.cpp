@@ -80,15 +80,8 @@ TEST(StepMarksOverlay, TheViewMenuHidesAndShowsThem) {
 TEST(StepMarksOverlay, AnOomIsARedLineOnItsDeviceAndTheHoverSaysWhatFailed) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  b.malloc(1, 0x1000, 4096);
-  b.step(2, 1);
   const std::string path = dir.file("oom.db");
-  b.write(path);
-  test::DeviceRows d(b, 0);
-  d.malloc(3, "HAL", 0x7f0000000000, 2 << 20);
-  d.oom(4, "cudaMalloc", 8 << 20, "HAL");
-  d.malloc(5, "HAL", 0x7f1000000000, 1 << 20);
-  d.append_to(path);
+  test::write_oom_after_a_step(b, path);
   auto w = test::open_window(path);
   ASSERT_TRUE(w.window);
   ASSERT_EQ(w.window->state()->device(), 0);  // a process with a GPU opens on it

@@ -112,4 +112,18 @@ class DeviceRows {
   std::vector<std::string> rows_;
 };
 
+// One host block and step 1 at +2 ms; on GPU 0 a 2 MiB HAL block at +3 ms, a cudaMalloc of
+// 8 MiB that fails at +4 ms, and a 1 MiB block at +5 ms: the OOM the curves' markers
+// (viewdata) and the chart over them (gui) are tested on. Written to `path`.
+inline void write_oom_after_a_step(RecordingBuilder& b, const std::string& path) {
+  b.malloc(1, 0x1000, 4096);
+  b.step(2, 1);
+  b.write(path);
+  DeviceRows d(b, 0);
+  d.malloc(3, "HAL", 0x7f0000000000, 2 << 20);
+  d.oom(4, "cudaMalloc", 8 << 20, "HAL");
+  d.malloc(5, "HAL", 0x7f1000000000, 1 << 20);
+  d.append_to(path);
+}
+
 }  // namespace memtap::test

@@ -78,18 +78,12 @@ TEST(StepMarksData, TheRangesStepsAndMarksAndTheStepUnderWay) {
 TEST(StepMarksData, AnOomIsDrawnOnItsOwnDeviceWithTheCallAndTheSize) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  b.malloc(1, 0x1000, 4096);
-  b.step(2, 1);
   const std::string path = dir.file("oom.db");
-  b.write(path);
-  test::DeviceRows d(b, 0);
-  d.malloc(3, "HAL", 0x7f0000000000, 2 << 20);
-  d.oom(4, "cudaMalloc", 8 << 20, "HAL");
-  d.append_to(path);
+  test::write_oom_after_a_step(b, path);
   auto source = test::open_loaded(path);
   ASSERT_NE(source, nullptr);
 
-  // The range the window asks (the curves' own end is the device's last block, before the OOM).
+  // The range the window asks (the curves' own end is the device's last block).
   const StepMarksData gpu = curves(*source, b.pid(), 0, b.at(3), b.at(10)).step_marks;
   ASSERT_EQ(gpu.ooms.size(), 1u);
   EXPECT_EQ(gpu.ooms[0].ts_ns, b.at(4));
