@@ -159,14 +159,11 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
   });
 
   connect(state_, &ViewState::cursorChanged, this, &CurvesChart::placeCursorLine);
-}
-
-void CurvesChart::setStepMarksShown(bool shown) {
-  step_marks_.setShown(shown);
-  placeStepMarks();
+  connect(state_, &ViewState::stepMarksChanged, this, &CurvesChart::placeStepMarks);
 }
 
 void CurvesChart::placeStepMarks() {
+  step_marks_.setShown(state_->stepMarks());
   step_marks_.place(data_.step_marks,
                     [this](int64_t t) { return axis_px(chart_, x_, state_->seconds(t)); });
   viewport()->update();
@@ -332,7 +329,7 @@ int64_t CurvesChart::timeAt(const QPoint& pos) const {
 QString CurvesChart::hoverText(int64_t t) const {
   QString text = state_->timeText(t);
   const viewdata::StepMarksData& marks = data_.step_marks;
-  if (step_marks_.shown()) {
+  if (state_->stepMarks()) {
     if (const viewdata::TimeMark* step = viewdata::step_at(marks, t); step && step->number != 0) {
       text += tr(", step %1 (began %2)").arg(step->number).arg(state_->timeText(step->ts_ns));
     }

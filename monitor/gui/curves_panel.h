@@ -60,9 +60,8 @@ class CurvesChart : public QChartView {
   QString hoverText(int64_t t_ns) const;
   // The note shown over the plot ("" when none), for tests.
   QString noteText() const;
-  // The steps, marks and OOMs over the curves (View > Steps and Marks).
+  // The steps, marks and OOMs over the curves (shown while ViewState::stepMarks()).
   const StepMarksOverlay& stepMarks() const { return step_marks_; }
-  void setStepMarksShown(bool shown);
 
  signals:
   // The lines, or whether one is hidden, changed: the legend reads legendEntries() again.

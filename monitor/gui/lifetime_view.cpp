@@ -55,12 +55,39 @@ LifetimeGraph::LifetimeGraph(ViewState* state, QWidget* parent) : QWidget(parent
     layoutBlocks();
     update();
   });
+  connect(state_, &ViewState::stepMarksChanged, this, [this] { update(); });
 }
 
 void LifetimeGraph::show(viewdata::LifetimeData data) {
   data_ = std::move(data);
   layoutBlocks();
   update();
+}
+
+void LifetimeGraph::setStepMarks(viewdata::StepMarksData marks) {
+  step_marks_ = std::move(marks);
+  update();
+}
+
+std::vector<double> LifetimeGraph::stepLineXs() const {
+  std::vector<double> xs;
+  if (!state_->stepMarks() || data_.blocks.empty()) return xs;
+  const Axis a = axis();
+  for (const viewdata::TimeMark& s : step_marks_.steps) {
+    if (!viewdata::step_drawn(step_marks_, s) || s.ts_ns < a.t0_ns || s.ts_ns > a.t1_ns) continue;
+    xs.push_back(xOf(a, s.ts_ns));
+  }
+  return xs;
+}
+
+std::vector<double> LifetimeGraph::oomLineXs() const {
+  std::vector<double> xs;
+  if (!state_->stepMarks() || data_.blocks.empty()) return xs;
+  const Axis a = axis();
+  for (const viewdata::TimeMark& o : step_marks_.ooms) {
+    if (o.ts_ns >= a.t0_ns && o.ts_ns <= a.t1_ns) xs.push_back(xOf(a, o.ts_ns));
+  }
+  return xs;
 }
 
 void LifetimeGraph::setColorByOwner(bool on) {
@@ -248,6 +275,14 @@ void LifetimeGraph::paintEvent(QPaintEvent*) {
     }
     if (b.id == selected) selected_index = int(i);
   }
+  // Over the blocks, in a dark grey they show through: where each step began (the curves
+  // above number them), and the OOMs in red.
+  QPen step_pen(QColor(0, 0, 0, 120), 1);
+  step_pen.setDashPattern({1.0, 3.0});
+  p.setPen(step_pen);
+  for (double x : stepLineXs()) p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
+  p.setPen(QPen(QColor(0xd6, 0x27, 0x28), 1.5));
+  for (double x : oomLineXs()) p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
   if (selected_index >= 0) {
     // Outlined twice (dark, then light inside) so it shows on any colour, and at least
     // 8 px so a thin block can be found.
@@ -399,6 +434,13 @@ void LifetimeView::ask() {
   r.t0_ns = state_->t0();
   r.t1_ns = state_->t1();
   r.selected = state_->selectedBlock();
+  const size_t columns = size_t(std::max(graph_->width(), 200));
+  client_->ask(
+      this,
+      [r, columns](const viewdata::EngineView& e) {
+        return viewdata::compute_step_marks(e, r.pid, r.device, r.t0_ns, r.t1_ns, columns);
+      },
+      [this](viewdata::StepMarksData marks) { graph_->setStepMarks(std::move(marks)); });
   client_->askBlocks(
       this, [r](viewdata::BlockQueries& q) { return viewdata::compute_lifetime(q, r); },
       [this](viewdata::LifetimeData d) {

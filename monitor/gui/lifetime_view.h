@@ -3,7 +3,8 @@
 // ranges collapse to a marked band), coloured by layer or by owner. A click selects a block
 // (ViewState::selectBlock) and the panel below says everything about it: size, owner,
 // operator, times, thread, allocation_id and both stacks. A block selected elsewhere (the
-// pool, the block table) is outlined, and the range moves to it when it lies outside.
+// pool, the block table) is outlined, and the range moves to it when it lies outside. The
+// training steps and OOMs are lines across the blocks, at the curves' x.
 //
 // A range can hold millions of blocks: the graph draws the largest 20,000 (and the selected
 // one) and says how many there were.
@@ -19,6 +20,7 @@
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/lifetime_data.h"
+#include "monitor/viewdata/step_marks_data.h"
 
 namespace memtap::gui {
 
@@ -35,6 +37,13 @@ class LifetimeGraph : public QWidget {
   const QString& message() const { return message_; }
   // For tests: where block `id` is drawn (empty if it is not).
   QRect blockRect(int64_t id) const;
+  // The steps and OOMs of the range (viewdata/step_marks_data.h), drawn as lines across the
+  // blocks at the curves' x while ViewState::stepMarks(): the blocks each step left live
+  // show as the staircase they make. Their labels are the curves'.
+  void setStepMarks(viewdata::StepMarksData marks);
+  // Where the step lines and the OOM lines are drawn (x in this widget); none while hidden.
+  std::vector<double> stepLineXs() const;
+  std::vector<double> oomLineXs() const;
 
  signals:
   void blockClicked(qint64 id);
@@ -63,6 +72,7 @@ class LifetimeGraph : public QWidget {
   ViewState* state_;
   viewdata::LifetimeData data_;
   std::vector<QRectF> rects_;  // data_.blocks' rectangles, same order
+  viewdata::StepMarksData step_marks_;
   bool by_owner_ = false;
   QString message_;
 };

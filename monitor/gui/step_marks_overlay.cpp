@@ -157,16 +157,17 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
     mark->setPen(Qt::NoPen);
     mark->setZValue(kLabelZ);
     mark->setPos(x, plot.top());
-    mark->setToolTip(QString::fromStdString(m.text));
     mark->show();
   }
   hideFrom(steps, labels, marks, ooms);
 }
 
-int StepMarksOverlay::stepLines() const {
-  int n = 0;
-  for (const QGraphicsLineItem* l : step_lines_) n += l->isVisible() ? 1 : 0;
-  return n;
+std::vector<double> StepMarksOverlay::stepXs() const {
+  std::vector<double> xs;
+  for (const QGraphicsLineItem* l : step_lines_) {
+    if (l->isVisible()) xs.push_back(l->line().x1());
+  }
+  return xs;
 }
 
 QStringList StepMarksOverlay::labels() const {

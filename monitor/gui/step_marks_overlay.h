@@ -30,8 +30,8 @@ class StepMarksOverlay {
   bool shown() const { return shown_; }
 
   // For tests: what is drawn now.
-  int stepLines() const;
-  QStringList labels() const;  // the steps' labels left to right, then "OOM"s
+  std::vector<double> stepXs() const;  // the step lines' x, in the chart's coordinates
+  QStringList labels() const;          // the steps' labels left to right, then "OOM"s
   int marks() const;
   int oomLines() const;
 

@@ -54,6 +54,12 @@ void ViewState::setFragmentation(bool on) {
   emit groupByChanged();
 }
 
+void ViewState::setStepMarks(bool on) {
+  if (on == step_marks_) return;
+  step_marks_ = on;
+  emit stepMarksChanged();
+}
+
 void ViewState::setRange(int64_t t0, int64_t t1, bool follow) {
   if (t1 < t0) std::swap(t0, t1);
   if (session_end_ > origin_) {

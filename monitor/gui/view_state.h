@@ -33,6 +33,9 @@ class ViewState : public QObject {
   int32_t device() const { return device_; }
   timeline::GroupBy groupBy() const { return group_by_; }
   bool fragmentation() const { return fragmentation_; }  // the Fragmentation curve is shown
+  // The training steps, marks and OOMs are drawn over the curves and the lifetime graph
+  // (View > Steps and Marks).
+  bool stepMarks() const { return step_marks_; }
 
   // The selected range [t0, t1]; both 0 until there is data.
   int64_t t0() const { return t0_; }
@@ -86,6 +89,7 @@ class ViewState : public QObject {
   void setScope(uint32_t pid, int32_t device);
   void setGroupBy(timeline::GroupBy by);
   void setFragmentation(bool on);
+  void setStepMarks(bool on);
   // Clamped to the session; t1 < t0 swaps them. Turns following off unless `follow`.
   void setRange(int64_t t0, int64_t t1, bool follow = false);
   void setCursor(int64_t t);
@@ -107,6 +111,7 @@ class ViewState : public QObject {
  signals:
   void scopeChanged();
   void groupByChanged();
+  void stepMarksChanged();
   void rangeChanged();
   // The range changed by a choice (the user's, a finding's, another view's), not because it
   // follows new data: the views with costly questions ask on this and on
@@ -140,6 +145,7 @@ class ViewState : public QObject {
   int32_t device_ = kHostDevice;
   timeline::GroupBy group_by_ = timeline::GroupBy::kOverall;
   bool fragmentation_ = false;
+  bool step_marks_ = true;
   int64_t t0_ = 0, t1_ = 0;
   int64_t cursor_ = 0;
   int64_t selected_block_ = -1;

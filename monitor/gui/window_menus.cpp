@@ -14,7 +14,6 @@
 #include <QPixmap>
 #include <QTabWidget>
 
-#include "monitor/gui/curves_panel.h"
 #include "monitor/gui/main_window.h"
 
 namespace memtap::gui {
@@ -94,9 +93,8 @@ void add_view_menu(MainWindow* window) {
   // The steps, marks and OOMs over the curves: on, unless a dense run's lines are in the way.
   QAction* marks = view->addAction(QObject::tr("&Steps and Marks"));
   marks->setCheckable(true);
-  marks->setChecked(window->curves()->chart()->stepMarks().shown());
-  QObject::connect(marks, &QAction::toggled, window->curves()->chart(),
-                   &CurvesChart::setStepMarksShown);
+  marks->setChecked(window->state()->stepMarks());
+  QObject::connect(marks, &QAction::toggled, window->state(), &ViewState::setStepMarks);
   // Hidden, it leaves its width to the curves and the views.
   QAction* findings = window->findingsDock()->toggleViewAction();
   findings->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));

@@ -9,6 +9,7 @@
 #include <QComboBox>
 
 #include "monitor/gui/curves_panel.h"
+#include "monitor/gui/lifetime_view.h"
 #include "monitor/gui/top_bar.h"
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
@@ -37,7 +38,7 @@ TEST(StepMarksOverlay, EachStepHasALineAndItsNumberAndEachMarkATriangle) {
   auto w = test::open_window(four_steps(dir, &b));
   ASSERT_TRUE(w.window);
   gui::CurvesChart* chart = w.window->curves()->chart();
-  EXPECT_EQ(chart->stepMarks().stepLines(), 4);
+  EXPECT_EQ(chart->stepMarks().stepXs().size(), 4u);
   EXPECT_EQ(chart->stepMarks().labels(), QStringList({"step 1", "2", "3", "4"}));
   EXPECT_EQ(chart->stepMarks().marks(), 4);
   EXPECT_EQ(chart->stepMarks().oomLines(), 0);
@@ -48,6 +49,32 @@ TEST(StepMarksOverlay, EachStepHasALineAndItsNumberAndEachMarkATriangle) {
   EXPECT_FALSE(in_step_2.contains("mark:")) << "no mark within a few pixels";
   EXPECT_TRUE(chart->hoverText(b.at(25)).contains("\nmark: backward"));
   EXPECT_FALSE(chart->hoverText(b.at(5)).contains("step")) << "before the first step";
+}
+
+// The lifetime graph below draws each step's line at the x where the curves draw it, across
+// the blocks, so that a block left live by each step reads against its step.
+TEST(StepMarksOverlay, TheLifetimeGraphDrawsEachStepWhereTheCurvesDo) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = test::open_window(four_steps(dir, &b));
+  ASSERT_TRUE(w.window);
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  gui::LifetimeGraph* graph = w.window->lifetime()->graph();
+  ASSERT_TRUE(graph->isVisible());
+  const std::vector<double> curves = chart->stepMarks().stepXs();
+  const std::vector<double> lifetime = graph->stepLineXs();
+  ASSERT_EQ(curves.size(), 4u);
+  ASSERT_EQ(lifetime.size(), 4u);
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const QPoint in_view = chart->mapFromScene(chart->chart()->mapToScene(QPointF(curves[i], 0)));
+    const int curves_x = chart->mapTo(w.window.get(), in_view).x();
+    const int lifetime_x = graph->mapTo(w.window.get(), QPoint(int(lifetime[i]), 0)).x();
+    EXPECT_NEAR(lifetime_x, curves_x, 1.5) << "step " << i + 1;
+  }
+  EXPECT_TRUE(graph->oomLineXs().empty());
+
+  w.window->state()->setStepMarks(false);
+  EXPECT_TRUE(graph->stepLineXs().empty());
 }
 
 TEST(StepMarksOverlay, TheViewMenuHidesAndShowsThem) {
@@ -63,17 +90,17 @@ TEST(StepMarksOverlay, TheViewMenuHidesAndShowsThem) {
   gui::CurvesChart* chart = w.window->curves()->chart();
 
   toggle->trigger();
-  EXPECT_EQ(chart->stepMarks().stepLines(), 0);
+  EXPECT_EQ(chart->stepMarks().stepXs().size(), 0u);
   EXPECT_EQ(chart->stepMarks().marks(), 0);
   EXPECT_TRUE(chart->stepMarks().labels().isEmpty());
   EXPECT_FALSE(chart->hoverText(b.at(22)).contains("step"));
   // Still hidden after the next answer is drawn.
   w.window->state()->setRange(b.at(0), b.at(29));
   test::settle(*w.window);
-  EXPECT_EQ(chart->stepMarks().stepLines(), 0);
+  EXPECT_EQ(chart->stepMarks().stepXs().size(), 0u);
 
   toggle->trigger();
-  EXPECT_EQ(chart->stepMarks().stepLines(), 2);  // steps 1 and 2 begin in +0-29 ms
+  EXPECT_EQ(chart->stepMarks().stepXs().size(), 2u);  // steps 1 and 2 begin in +0-29 ms
   EXPECT_TRUE(chart->hoverText(b.at(22)).contains("step 2"));
 }
 
@@ -99,6 +126,17 @@ TEST(StepMarksOverlay, AnOomIsARedLineOnItsDeviceAndTheHoverSaysWhatFailed) {
   test::settle(*w.window);
   EXPECT_EQ(chart->stepMarks().oomLines(), 0) << "the GPU's OOM is not the host's";
   EXPECT_EQ(chart->stepMarks().labels(), QStringList({"step 1"}));
+}
+
+TEST(StepMarksOverlay, TheLifetimeGraphDrawsTheOomOfItsDevice) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  const std::string path = dir.file("oom.db");
+  test::write_oom_after_a_step(b, path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  ASSERT_EQ(w.window->state()->device(), 0);
+  EXPECT_EQ(w.window->lifetime()->graph()->oomLineXs().size(), 1u);
 }
 
 // 300 steps 1 ms apart across 1400 px: about 3 px a step. The lines are thinned to every
@@ -127,8 +165,8 @@ TEST(StepMarksOverlay, ALongRunsStepsAreLabelledAtAnEvenStride) {
     EXPECT_EQ(numbers[i] - numbers[i - 1], stride) << labels.join(' ').toStdString();
     EXPECT_EQ(numbers[i] % stride, 0);
   }
-  EXPECT_LE(overlay.stepLines(), 1400 / 8);
-  EXPECT_GE(overlay.stepLines(), 300 / 10);
+  EXPECT_LE(overlay.stepXs().size(), 1400u / 8);
+  EXPECT_GE(overlay.stepXs().size(), 300u / 10);
   EXPECT_TRUE(w.window->curves()->chart()->hoverText(b.at(150.5)).contains("step 150 "));
 }
 
