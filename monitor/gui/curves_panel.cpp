@@ -420,6 +420,18 @@ void CurvesChart::mouseReleaseEvent(QMouseEvent* event) {
   dragging_ = false;
 }
 
+void CurvesChart::mouseDoubleClickEvent(QMouseEvent* event) {
+  const QPointF p = chart_->mapFromScene(mapToScene(event->pos()));
+  int64_t begin = 0, end = 0;
+  if (event->button() != Qt::LeftButton || !chart_->plotArea().contains(p) ||
+      !state_->stepMarks() ||
+      !viewdata::step_span_at(data_.step_marks, timeAt(event->pos()), data_.t1_ns, &begin, &end)) {
+    return QChartView::mouseDoubleClickEvent(event);
+  }
+  state_->setRange(begin, end);
+  event->accept();
+}
+
 void CurvesChart::wheelEvent(QWheelEvent* event) {
   const int64_t around = timeAt(event->position().toPoint());
   const int64_t t0 = state_->t0(), t1 = state_->t1();

@@ -7,9 +7,9 @@
 // enough. Lines with the same values over the range are drawn one over the other, so the
 // note names them (a GPU without a framework pool: all four). Hover shows the exact values and
 // time; a click sets the cursor (the instant the pool and breakdown show); a drag selects a range;
-// the wheel zooms. The legend (curves_legend.h), in a row above the chart beside the Window
-// menu, toggles a series. The training steps, marks and OOMs are drawn over the curves
-// (step_marks_overlay.h), and the hover names the step under way.
+// a double-click selects the step under the pointer; the wheel zooms. The legend (curves_legend.h),
+// in a row above the chart beside the Window menu, toggles a series. The training steps, marks and
+// OOMs are drawn over the curves (step_marks_overlay.h), and the hover names the step under way.
 //
 // The overview draws Allocated and Reserved over the whole session; the selection is a
 // rectangle to drag, resize with the wheel, move with the arrow keys, or set to a fixed
@@ -71,6 +71,8 @@ class CurvesChart : public QChartView {
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
+  // Selects the training step under the pointer as the range (from its start to the next's).
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
   void leaveEvent(QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;

@@ -50,6 +50,9 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
       out.step_before = time_mark(*before, engine.strings);
     }
     const StepMarkSpan span = step_marks_between(*steps, t0_ns, t1_ns);
+    if (span.last < steps->kept.size()) {
+      out.step_after = time_mark(steps->kept[span.last], engine.strings);
+    }
     const size_t count = span.last - span.first;
     out.steps_in_range = count * steps->stride;
     const size_t drawn = std::max<size_t>(1, columns / kStepSpacingColumns);
@@ -83,6 +86,23 @@ const TimeMark* step_at(const StepMarksData& data, int64_t t_ns) {
   const auto after = std::upper_bound(data.steps.begin(), data.steps.end(), t_ns,
                                       [](int64_t t, const TimeMark& m) { return t < m.ts_ns; });
   return after == data.steps.begin() ? &data.step_before : &*(after - 1);
+}
+
+bool step_span_at(const StepMarksData& data, int64_t t_ns, int64_t range_end_ns, int64_t* begin_ns,
+                  int64_t* end_ns) {
+  const TimeMark* step = step_at(data, t_ns);
+  if (step == nullptr || step->number == 0) return false;
+  *begin_ns = step->ts_ns;
+  const auto next = std::upper_bound(data.steps.begin(), data.steps.end(), t_ns,
+                                     [](int64_t t, const TimeMark& m) { return t < m.ts_ns; });
+  if (next != data.steps.end()) {
+    *end_ns = next->ts_ns;
+  } else if (data.step_after.number != 0) {
+    *end_ns = data.step_after.ts_ns;
+  } else {
+    *end_ns = range_end_ns;
+  }
+  return *end_ns > *begin_ns;
 }
 
 bool step_drawn(const StepMarksData& data, const TimeMark& step) {

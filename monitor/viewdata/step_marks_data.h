@@ -31,6 +31,7 @@ struct StepMarksData {
   // every_step, those whose number is a multiple of it (every 5th, 10th, ...); without, all.
   uint64_t step_stride = 1;
   TimeMark step_before;         // the step under way as the range begins; number 0: none had begun
+  TimeMark step_after;          // the first step to begin after the range; number 0: none yet
   uint64_t steps_in_range = 0;  // about, once the engine thinned them
   std::vector<TimeMark> marks;  // in time order, at most one per kMarkSpacingColumns columns
   uint64_t marks_in_range = 0;
@@ -51,6 +52,11 @@ uint64_t round_stride(uint64_t count, uint64_t most);
 // The step under way at t_ns in the range (number 0: none had begun); nullptr when the
 // steps were thinned (every_step false).
 const TimeMark* step_at(const StepMarksData& data, int64_t t_ns);
+// When the step under way at t_ns began, and when the next began (or `range_end_ns`, where
+// no later step is known yet): what a double-click on the curves selects. False where no
+// step is under way, or the steps were thinned.
+bool step_span_at(const StepMarksData& data, int64_t t_ns, int64_t range_end_ns, int64_t* begin_ns,
+                  int64_t* end_ns);
 // Whether the chart draws `step` (step_stride).
 bool step_drawn(const StepMarksData& data, const TimeMark& step);
 

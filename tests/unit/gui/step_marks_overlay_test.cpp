@@ -51,6 +51,25 @@ TEST(StepMarksOverlay, EachStepHasALineAndItsNumberAndEachMarkATriangle) {
   EXPECT_FALSE(chart->hoverText(b.at(5)).contains("step")) << "before the first step";
 }
 
+// A double-click between two step lines selects that step: from its line to the next.
+TEST(StepMarksOverlay, ADoubleClickSelectsTheStepUnderThePointer) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = test::open_window(four_steps(dir, &b));
+  ASSERT_TRUE(w.window);
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  const std::vector<double> xs = chart->stepMarks().stepXs();
+  ASSERT_EQ(xs.size(), 4u);
+  const QRectF plot = chart->chart()->plotArea();
+  const QPointF between_2_and_3((xs[1] + xs[2]) / 2, plot.center().y());
+  const QPoint at = chart->mapFromScene(chart->chart()->mapToScene(between_2_and_3));
+  QTest::mouseDClick(chart->viewport(), Qt::LeftButton, {}, at);
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->state()->t0(), b.at(20));
+  EXPECT_EQ(w.window->state()->t1(), b.at(30));
+  EXPECT_EQ(chart->stepMarks().stepXs().size(), 2u) << "steps 2 and 3 at the range's edges";
+}
+
 // The lifetime graph below draws each step's line at the x where the curves draw it, across
 // the blocks, so that a block left live by each step reads against its step.
 TEST(StepMarksOverlay, TheLifetimeGraphDrawsEachStepWhereTheCurvesDo) {

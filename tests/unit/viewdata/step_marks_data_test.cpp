@@ -73,6 +73,16 @@ TEST(StepMarksData, TheRangesStepsAndMarksAndTheStepUnderWay) {
   EXPECT_EQ(viewdata::step_at(part, b.at(29))->number, 2u);
   EXPECT_EQ(viewdata::step_at(part, b.at(30))->number, 3u);
   EXPECT_EQ(viewdata::step_at(all, b.at(5))->number, 0u) << "before the first step";
+
+  // A step's span, as a double-click selects it: to the next step, even past the range.
+  int64_t begin = 0, end = 0;
+  ASSERT_TRUE(viewdata::step_span_at(part, b.at(33), part.steps.back().ts_ns, &begin, &end));
+  EXPECT_EQ(begin, b.at(30));
+  EXPECT_EQ(end, b.at(40));
+  ASSERT_TRUE(viewdata::step_span_at(all, b.at(45), b.at(50), &begin, &end));
+  EXPECT_EQ(begin, b.at(40));
+  EXPECT_EQ(end, b.at(50)) << "the last step: to the range's end";
+  EXPECT_FALSE(viewdata::step_span_at(all, b.at(5), b.at(50), &begin, &end));
 }
 
 TEST(StepMarksData, AnOomIsDrawnOnItsOwnDeviceWithTheCallAndTheSize) {
