@@ -136,6 +136,7 @@ TEST(StepMarksOverlay, AnOomIsARedLineOnItsDeviceAndTheHoverSaysWhatFailed) {
   EXPECT_TRUE(chart->stepMarks().labels().contains("OOM"));
   EXPECT_TRUE(chart->hoverText(b.at(4)).contains("\nOut of memory: cudaMalloc asked 8.0 MiB"))
       << chart->hoverText(b.at(4)).toStdString();
+  EXPECT_EQ(w.window->lifetime()->graph()->oomLineXs().size(), 1u) << "and through the blocks";
 
   QComboBox* device = w.window->topBar()->deviceBox();
   const int host = device->findText("host");
@@ -147,27 +148,12 @@ TEST(StepMarksOverlay, AnOomIsARedLineOnItsDeviceAndTheHoverSaysWhatFailed) {
   EXPECT_EQ(chart->stepMarks().labels(), QStringList({"step 1"}));
 }
 
-TEST(StepMarksOverlay, TheLifetimeGraphDrawsTheOomOfItsDevice) {
-  test::TempDir dir;
-  test::RecordingBuilder b;
-  const std::string path = dir.file("oom.db");
-  test::write_oom_after_a_step(b, path);
-  auto w = test::open_window(path);
-  ASSERT_TRUE(w.window);
-  ASSERT_EQ(w.window->state()->device(), 0);
-  EXPECT_EQ(w.window->lifetime()->graph()->oomLineXs().size(), 1u);
-}
-
 // 300 steps 1 ms apart across 1400 px: about 3 px a step. The lines are thinned to every
 // 5th, and the labels run at one round stride (every 50th, say), each clear of the next.
 TEST(StepMarksOverlay, ALongRunsStepsAreLabelledAtAnEvenStride) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  b.malloc(0.5, 0x100, 16);
-  for (int step = 1; step <= 300; ++step) {
-    b.step(step, uint64_t(step));
-    b.malloc(step + 0.5, 0x1000 + uint64_t(step) * 0x100, 64);
-  }
+  test::steps_a_millisecond_apart(b, 300);
   const std::string path = dir.file("long.db");
   b.write(path);
   auto w = test::open_window(path);

@@ -274,4 +274,15 @@ inline void host_and_hal_only_gpu(RecordingBuilder& b) {
   b.device_free(6, 0x7f0000000000, 0);
 }
 
+// A block at +0.5 ms (the curves' range begins with the first block), then `steps` steps
+// numbered from 1, step N at +N ms with a small block half a millisecond into it: a long
+// run's steps, for the tests of how they are thinned (viewdata) and labelled (gui).
+inline void steps_a_millisecond_apart(RecordingBuilder& b, int steps) {
+  b.malloc(0.5, 0x100, 16);
+  for (int step = 1; step <= steps; ++step) {
+    b.step(step, uint64_t(step));
+    b.malloc(step + 0.5, 0x1000 + uint64_t(step) * 0x100, 64);
+  }
+}
+
 }  // namespace memtap::test

@@ -105,11 +105,7 @@ TEST(StepMarksData, AnOomIsDrawnOnItsOwnDeviceWithTheCallAndTheSize) {
 TEST(StepMarksData, ManyStepsAreDrawnAtARoundStrideAndListedWhileTheyFit) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  b.malloc(0.5, 0x100, 16);  // the curves' range begins with the first block
-  for (int step = 1; step <= 1000; ++step) {
-    b.step(step, uint64_t(step));
-    b.malloc(step + 0.5, 0x1000 + uint64_t(step) * 0x100, 64);
-  }
+  test::steps_a_millisecond_apart(b, 1000);
   const std::string path = dir.file("long.db");
   b.write(path);
   auto source = test::open_loaded(path);
