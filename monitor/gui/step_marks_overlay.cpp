@@ -23,15 +23,6 @@ const QColor kStepColor(0x70, 0x70, 0x70);
 const QColor kMarkColor(0x44, 0x44, 0x44);
 const QColor kOomColor(0xd6, 0x27, 0x28);
 
-// The smallest of 1, 2, 5, 10, 20, 50, ... that is at least n.
-uint64_t round_up(uint64_t n) {
-  for (uint64_t power = 1;; power *= 10) {
-    for (uint64_t m : {1, 2, 5}) {
-      if (m * power >= n) return m * power;
-    }
-  }
-}
-
 }  // namespace
 
 StepMarksOverlay::StepMarksOverlay(QChart* chart) : chart_(chart) {}
@@ -111,8 +102,14 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
   const QFontMetricsF metrics(font);
   const double widest = metrics.horizontalAdvance(
       QStringLiteral("step %1").arg(drawn.empty() ? 0 : drawn.back().number));
-  const uint64_t every =
-      round_up(uint64_t(std::ceil((widest + 3 + kLabelGapPx) / std::max(spacing, 0.5))));
+  const uint64_t every = viewdata::round_at_least(
+      uint64_t(std::ceil((widest + 3 + kLabelGapPx) / std::max(spacing, 0.5))));
+  const auto on_stride = [&](size_t i) {
+    return data.every_step ? drawn[i].number % (every * data.step_stride) == 0 : i % every == 0;
+  };
+  // Where no step drawn is on the stride (steps 1-8, labels every 10th), the first is labelled.
+  bool any_on_stride = false;
+  for (size_t i = 0; i < drawn.size(); ++i) any_on_stride = any_on_stride || on_stride(i);
   QPen step_pen(kStepColor);
   step_pen.setWidthF(1);
   step_pen.setDashPattern({1.0, 3.0});
@@ -123,8 +120,7 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
     line->setZValue(kStepZ);
     line->setLine(drawn[i].x, plot.top(), drawn[i].x, plot.bottom());
     line->show();
-    const bool labelled =
-        data.every_step ? drawn[i].number % (every * data.step_stride) == 0 : i % every == 0;
+    const bool labelled = any_on_stride ? on_stride(i) : i == 0;
     if (!labelled) continue;
     const size_t before = labels;
     label(first_label ? QStringLiteral("step %1").arg(drawn[i].number)

@@ -15,26 +15,39 @@ TimeMark time_mark(const StepMark& m, const StringTable& strings) {
   return {m.ts_ns, m.number, m.name != 0 ? strings.get(m.name) : std::string()};
 }
 
-// At most `most` of the entries in [span.first, span.last), evenly: every k-th (0: all).
-std::vector<TimeMark> evenly(const StepMarkTrack& track, StepMarkSpan span, size_t most,
-                             const StringTable& strings, uint64_t* every) {
-  const size_t count = span.last - span.first;
-  const size_t k = most == 0 ? 1 : std::max<size_t>(1, (count + most - 1) / most);
+// Every entry in [span.first, span.last), or, with min_gap_ns > 0, the first and then each
+// one at least min_gap_ns after the one kept before it: crowded ones are left out where
+// they crowd, not across the whole range.
+std::vector<TimeMark> spaced(const StepMarkTrack& track, StepMarkSpan span, double min_gap_ns,
+                             const StringTable& strings) {
   std::vector<TimeMark> out;
-  for (size_t i = span.first; i < span.last; i += k)
-    out.push_back(time_mark(track.kept[i], strings));
-  if (every) *every = k;
+  double last = 0;
+  for (size_t i = span.first; i < span.last; ++i) {
+    const StepMark& m = track.kept[i];
+    if (min_gap_ns > 0 && !out.empty() && double(m.ts_ns) - last < min_gap_ns) continue;
+    out.push_back(time_mark(m, strings));
+    last = double(m.ts_ns);
+  }
   return out;
+}
+
+// Whether the steps whose number is a multiple of `stride` lie at least min_gap_ns apart.
+bool spaced_at(const std::vector<TimeMark>& steps, uint64_t stride, double min_gap_ns) {
+  const TimeMark* last = nullptr;
+  for (const TimeMark& s : steps) {
+    if (s.number % stride != 0) continue;
+    if (last && double(s.ts_ns) - double(last->ts_ns) < min_gap_ns) return false;
+    last = &s;
+  }
+  return true;
 }
 
 }  // namespace
 
-uint64_t round_stride(uint64_t count, uint64_t most) {
-  if (most == 0) most = 1;
+uint64_t round_at_least(uint64_t n) {
   for (uint64_t power = 1;; power *= 10) {
     for (uint64_t m : {1, 2, 5}) {
-      const uint64_t stride = m * power;
-      if (count / stride <= most || stride >= count) return stride;
+      if (m * power >= n) return m * power;
     }
   }
 }
@@ -55,21 +68,27 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
     }
     const size_t count = span.last - span.first;
     out.steps_in_range = count * steps->stride;
-    const size_t drawn = std::max<size_t>(1, columns / kStepSpacingColumns);
+    const double column_ns = double(t1_ns - t0_ns) / double(columns);
+    const double min_gap_ns = double(kStepSpacingColumns) * column_ns;
     if (steps->stride == 1 && count <= columns * kListedStepsPerColumn) {
-      out.steps = evenly(*steps, span, 0, engine.strings, nullptr);
-      out.step_stride = round_stride(count, drawn);
+      out.steps = spaced(*steps, span, 0, engine.strings);
+      while (!spaced_at(out.steps, out.step_stride, min_gap_ns)) {
+        out.step_stride = round_at_least(out.step_stride + 1);
+      }
+      out.first_alone = std::none_of(out.steps.begin(), out.steps.end(), [&](const TimeMark& m) {
+        return m.number % out.step_stride == 0;
+      });
     } else {
       out.every_step = false;
-      out.steps = evenly(*steps, span, drawn, engine.strings, &out.step_stride);
-      out.step_stride *= steps->stride;
+      out.steps = spaced(*steps, span, min_gap_ns, engine.strings);
     }
   }
   if (const StepMarkTrack* marks = all.marks(pid)) {
     const StepMarkSpan span = step_marks_between(*marks, t0_ns, t1_ns);
     out.marks_in_range = (span.last - span.first) * marks->stride;
-    out.marks = evenly(*marks, span, std::max<size_t>(1, columns / kMarkSpacingColumns),
-                       engine.strings, nullptr);
+    out.marks =
+        spaced(*marks, span, double(kMarkSpacingColumns) * double(t1_ns - t0_ns) / double(columns),
+               engine.strings);
   }
   for (const blocks::Oom& oom : engine.analyzer.blocks().ooms(pid, device).kept) {
     if (oom.ts_ns < t0_ns || oom.ts_ns > t1_ns) continue;
@@ -106,6 +125,7 @@ bool step_span_at(const StepMarksData& data, int64_t t_ns, int64_t range_end_ns,
 }
 
 bool step_drawn(const StepMarksData& data, const TimeMark& step) {
+  if (data.first_alone) return &step == &data.steps.front();
   return !data.every_step || data.step_stride <= 1 || step.number % data.step_stride == 0;
 }
 

@@ -1,9 +1,9 @@
 // What the curves draw on their time axis over a range: the process's training steps
 // (memtap.step(), SYSTEM STEP), its marks (memtap.mark(), MSTX Mark) and the device's
-// out-of-memory failures (OOM_DETAIL), from the engine's StepMarks and OOM log. More steps
-// than the chart can separate are thinned to a round stride (every 5th, 10th, ...), and so
-// are marks, so that a long range stays readable; the hover still names the step under way
-// wherever every step is there.
+// out-of-memory failures (OOM_DETAIL), from the engine's StepMarks and OOM log. Lines are
+// kept some columns apart wherever they would crowd: the steps by a round stride (every
+// 5th, 10th, ...) while every step is known, the marks by leaving out those too close to
+// the one before. The hover still names the step under way wherever every step is there.
 #pragma once
 
 #include <cstddef>
@@ -24,16 +24,20 @@ struct TimeMark {
 struct StepMarksData {
   // Steps that began in the range, in time order: every one while there are at most
   // kListedStepsPerColumn a column (so the hover can name the step under way anywhere),
-  // else an even selection (`every_step` false).
+  // else only those at least kStepSpacingColumns apart (`every_step` false).
   std::vector<TimeMark> steps;
   bool every_step = true;
-  // Which of `steps` the chart draws, one per kStepSpacingColumns columns at most: with
-  // every_step, those whose number is a multiple of it (every 5th, 10th, ...); without, all.
+  // With every_step, the chart draws the steps whose number is a multiple of this: the
+  // smallest of 1, 2, 5, 10, ... that keeps them kStepSpacingColumns apart everywhere in the
+  // range (steps that crowd in one stretch thin the lines across all of it, so that their
+  // numbers stay round). Without, it draws them all.
   uint64_t step_stride = 1;
+  // No step of `steps` is on the stride (steps 2-4 crowded, every 5th): the first is drawn.
+  bool first_alone = false;
   TimeMark step_before;         // the step under way as the range begins; number 0: none had begun
   TimeMark step_after;          // the first step to begin after the range; number 0: none yet
   uint64_t steps_in_range = 0;  // about, once the engine thinned them
-  std::vector<TimeMark> marks;  // in time order, at most one per kMarkSpacingColumns columns
+  std::vector<TimeMark> marks;  // in time order, each kMarkSpacingColumns after the last
   uint64_t marks_in_range = 0;
   std::vector<TimeMark> ooms;  // of the device, in the range (the first the engine kept)
 };
@@ -46,8 +50,8 @@ constexpr size_t kMarkSpacingColumns = 6;
 StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t device,
                                  int64_t t0_ns, int64_t t1_ns, size_t columns);
 
-// The smallest of 1, 2, 5, 10, 20, 50, ... that leaves at most `most` of `count` numbers.
-uint64_t round_stride(uint64_t count, uint64_t most);
+// The smallest of 1, 2, 5, 10, 20, 50, ... that is at least n.
+uint64_t round_at_least(uint64_t n);
 
 // The step under way at t_ns in the range (number 0: none had begun); nullptr when the
 // steps were thinned (every_step false).
@@ -57,7 +61,7 @@ const TimeMark* step_at(const StepMarksData& data, int64_t t_ns);
 // step is under way, or the steps were thinned.
 bool step_span_at(const StepMarksData& data, int64_t t_ns, int64_t range_end_ns, int64_t* begin_ns,
                   int64_t* end_ns);
-// Whether the chart draws `step` (step_stride).
+// Whether the chart draws `step`, one of data.steps (step_stride, first_alone).
 bool step_drawn(const StepMarksData& data, const TimeMark& step);
 
 }  // namespace memtap::viewdata

@@ -122,11 +122,11 @@ TEST(StepMarksData, ManyStepsAreDrawnAtARoundStrideAndListedWhileTheyFit) {
   EXPECT_EQ(drawn, 50u);
   EXPECT_EQ(viewdata::step_at(wide, b.at(500.7))->number, 500u);
 
-  // 100 columns: more steps than it lists; 12 of them, evenly, and no step is named.
+  // 100 columns: more steps than it lists; those 8 columns (80 ms) apart, and no step is
+  // named.
   const StepMarksData narrow = curves(*source, b.pid(), kHostDevice, 0, 0, 100).step_marks;
   EXPECT_FALSE(narrow.every_step);
-  EXPECT_LE(narrow.steps.size(), 12u);
-  EXPECT_GE(narrow.steps.size(), 10u);
+  EXPECT_EQ(narrow.steps.size(), 13u);  // steps 1, 81, ..., 961
   EXPECT_EQ(narrow.steps.front().number, 1u);
   EXPECT_GE(narrow.steps.back().number, 900u);
   EXPECT_EQ(narrow.steps_in_range, 1000u);
@@ -134,13 +134,49 @@ TEST(StepMarksData, ManyStepsAreDrawnAtARoundStrideAndListedWhileTheyFit) {
 }
 
 TEST(StepMarksData, RoundStrides) {
-  EXPECT_EQ(viewdata::round_stride(10, 50), 1u);
-  EXPECT_EQ(viewdata::round_stride(100, 50), 2u);
-  EXPECT_EQ(viewdata::round_stride(101, 50), 2u);  // 50 even numbers in 1..101
-  EXPECT_EQ(viewdata::round_stride(150, 50), 5u);
-  EXPECT_EQ(viewdata::round_stride(1000, 50), 20u);
-  EXPECT_EQ(viewdata::round_stride(3000, 50), 100u);
-  EXPECT_EQ(viewdata::round_stride(5, 0), 5u);
+  EXPECT_EQ(viewdata::round_at_least(0), 1u);
+  EXPECT_EQ(viewdata::round_at_least(1), 1u);
+  EXPECT_EQ(viewdata::round_at_least(3), 5u);
+  EXPECT_EQ(viewdata::round_at_least(6), 10u);
+  EXPECT_EQ(viewdata::round_at_least(20), 20u);
+  EXPECT_EQ(viewdata::round_at_least(101), 200u);
+}
+
+// Twenty steps a millisecond apart in one stretch of a long range, and marks among them:
+// the lines are kept apart there (in the live multirank example they drew a grey block),
+// though the range as a whole has room for many more.
+TEST(StepMarksData, StepsAndMarksThatCrowdInOneStretchAreKeptApartThere) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x100, 16);
+  for (int step = 1; step <= 20; ++step) {
+    b.step(1000 + step, uint64_t(step));
+    b.mark(1000.5 + step, "allreduce");
+  }
+  b.malloc(2001, 0x200, 16);
+  const std::string path = dir.file("crowd.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  // 1000 columns over 2 s: 2 ms a column, so lines 16 ms apart at least, marks 12 ms.
+  const StepMarksData d = curves(*source, b.pid(), kHostDevice, 0, 0, 1000).step_marks;
+  EXPECT_TRUE(d.every_step);
+  EXPECT_EQ(d.steps.size(), 20u) << "listed, for the hover";
+  EXPECT_EQ(d.step_stride, 20u);
+  size_t drawn = 0;
+  for (const TimeMark& s : d.steps) drawn += viewdata::step_drawn(d, s) ? 1 : 0;
+  EXPECT_EQ(drawn, 1u);
+  EXPECT_EQ(d.marks_in_range, 20u);
+  // Steps 2-4 alone, as crowded: every 5th would draw none, so the first is drawn alone.
+  const StepMarksData few =
+      curves(*source, b.pid(), kHostDevice, b.at(1001.5), b.at(1004.5), 1).step_marks;
+  ASSERT_EQ(few.steps.size(), 3u);
+  EXPECT_TRUE(few.first_alone);
+  EXPECT_TRUE(viewdata::step_drawn(few, few.steps[0]));
+  EXPECT_FALSE(viewdata::step_drawn(few, few.steps[1]));
+  EXPECT_FALSE(viewdata::step_drawn(few, few.steps[2]));
+  ASSERT_EQ(d.marks.size(), 2u);  // +1001.5 and +1013.5 ms
+  EXPECT_EQ(d.marks[1].ts_ns, b.at(1013.5));
 }
 
 }  // namespace
