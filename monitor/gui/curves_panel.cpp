@@ -335,14 +335,13 @@ QString CurvesChart::hoverText(int64_t t) const {
     }
     // What is drawn within a few pixels of t: the marks and OOMs there.
     const double plot_width = std::max(chart_->plotArea().width(), 1.0);
-    const int64_t near_ns = int64_t(4 * double(data_.t1_ns - data_.t0_ns) / plot_width);
+    const double near_ns = 4 * (double(data_.t1_ns) - double(data_.t0_ns)) / plot_width;
+    const auto near = [&](int64_t ts) { return std::abs(double(ts) - double(t)) <= near_ns; };
     for (const viewdata::TimeMark& o : marks.ooms) {
-      if (std::abs(o.ts_ns - t) <= near_ns)
-        text += tr("\nOut of memory: %1").arg(QString::fromStdString(o.text));
+      if (near(o.ts_ns)) text += tr("\nOut of memory: %1").arg(QString::fromStdString(o.text));
     }
     for (const viewdata::TimeMark& m : marks.marks) {
-      if (std::abs(m.ts_ns - t) <= near_ns)
-        text += tr("\nmark: %1").arg(QString::fromStdString(m.text));
+      if (near(m.ts_ns)) text += tr("\nmark: %1").arg(QString::fromStdString(m.text));
     }
   }
   const std::vector<int64_t> values = viewdata::values_at(data_, t);

@@ -2,6 +2,7 @@
 #include "monitor/viewdata/step_marks_data.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "monitor/engine/blocks/block_analyzer.h"
 #include "monitor/engine/step_marks.h"
@@ -45,11 +46,12 @@ bool spaced_at(const std::vector<TimeMark>& steps, uint64_t stride, double min_g
 }  // namespace
 
 uint64_t round_at_least(uint64_t n) {
-  for (uint64_t power = 1;; power *= 10) {
+  for (uint64_t power = 1; power <= UINT64_MAX / 50; power *= 10) {
     for (uint64_t m : {1, 2, 5}) {
       if (m * power >= n) return m * power;
     }
   }
+  return n;  // past 10^18: no rounder number is there to take
 }
 
 StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t device,
@@ -58,8 +60,10 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
   if (t1_ns < t0_ns) return out;
   columns = std::max<size_t>(columns, 1);
   const StepMarks& all = engine.analyzer.step_marks();
+  // In doubles: a file's times can be anything, and their difference overflow.
+  const double column_ns = (double(t1_ns) - double(t0_ns)) / double(columns);
   if (const StepMarkTrack* steps = all.steps(pid)) {
-    if (const StepMark* before = step_mark_at(*steps, t0_ns - 1)) {
+    if (const StepMark* before = step_mark_at(*steps, t0_ns > INT64_MIN ? t0_ns - 1 : t0_ns)) {
       out.step_before = time_mark(*before, engine.strings);
     }
     const StepMarkSpan span = step_marks_between(*steps, t0_ns, t1_ns);
@@ -68,16 +72,19 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
     }
     const size_t count = span.last - span.first;
     out.steps_in_range = count * steps->stride;
-    const double column_ns = double(t1_ns - t0_ns) / double(columns);
     const double min_gap_ns = double(kStepSpacingColumns) * column_ns;
     if (steps->stride == 1 && count <= columns * kListedStepsPerColumn) {
       out.steps = spaced(*steps, span, 0, engine.strings);
-      while (!spaced_at(out.steps, out.step_stride, min_gap_ns)) {
-        out.step_stride = round_at_least(out.step_stride + 1);
+      // Bounded: a file's step numbers are anything (two steps named 0 are on every stride).
+      bool spaced_out = false;
+      for (int round = 0; round < 40 && !spaced_out; ++round) {
+        spaced_out = spaced_at(out.steps, out.step_stride, min_gap_ns);
+        if (!spaced_out) out.step_stride = round_at_least(out.step_stride + 1);
       }
-      out.first_alone = std::none_of(out.steps.begin(), out.steps.end(), [&](const TimeMark& m) {
-        return m.number % out.step_stride == 0;
-      });
+      const bool none_on_stride =
+          std::none_of(out.steps.begin(), out.steps.end(),
+                       [&](const TimeMark& m) { return m.number % out.step_stride == 0; });
+      out.first_alone = !out.steps.empty() && (!spaced_out || none_on_stride);
     } else {
       out.every_step = false;
       out.steps = spaced(*steps, span, min_gap_ns, engine.strings);
@@ -86,9 +93,7 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
   if (const StepMarkTrack* marks = all.marks(pid)) {
     const StepMarkSpan span = step_marks_between(*marks, t0_ns, t1_ns);
     out.marks_in_range = (span.last - span.first) * marks->stride;
-    out.marks =
-        spaced(*marks, span, double(kMarkSpacingColumns) * double(t1_ns - t0_ns) / double(columns),
-               engine.strings);
+    out.marks = spaced(*marks, span, double(kMarkSpacingColumns) * column_ns, engine.strings);
   }
   for (const blocks::Oom& oom : engine.analyzer.blocks().ooms(pid, device).kept) {
     if (oom.ts_ns < t0_ns || oom.ts_ns > t1_ns) continue;

@@ -133,6 +133,32 @@ TEST(StepMarksData, ManyStepsAreDrawnAtARoundStrideAndListedWhileTheyFit) {
   EXPECT_EQ(viewdata::step_at(narrow, b.at(500.7)), nullptr);
 }
 
+// A file's step numbers are whatever its Name says: two steps named 0 are on every stride,
+// two of the largest number on none below it. The stride's search ends, and the first of
+// them is drawn alone.
+TEST(StepMarksData, StepNumbersNoStrideSeparatesEndWithTheFirstDrawnAlone) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x100, 16);
+  b.step(10, 0);
+  b.step(10.001, 0);
+  b.step(20, UINT64_MAX);
+  b.step(20.001, UINT64_MAX);
+  b.malloc(30, 0x200, 16);
+  const std::string path = dir.file("odd.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  for (const auto& [t0, t1] : {std::pair(b.at(5), b.at(15)), std::pair(b.at(15), b.at(25))}) {
+    const StepMarksData d = curves(*source, b.pid(), kHostDevice, t0, t1, 1000).step_marks;
+    ASSERT_EQ(d.steps.size(), 2u);
+    EXPECT_TRUE(d.first_alone);
+    EXPECT_TRUE(viewdata::step_drawn(d, d.steps[0]));
+    EXPECT_FALSE(viewdata::step_drawn(d, d.steps[1]));
+  }
+  EXPECT_EQ(viewdata::round_at_least(UINT64_MAX), UINT64_MAX);
+}
+
 TEST(StepMarksData, RoundStrides) {
   EXPECT_EQ(viewdata::round_at_least(0), 1u);
   EXPECT_EQ(viewdata::round_at_least(1), 1u);
