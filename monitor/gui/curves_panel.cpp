@@ -331,7 +331,15 @@ QString CurvesChart::hoverText(int64_t t) const {
   const viewdata::StepMarksData& marks = data_.step_marks;
   if (state_->stepMarks()) {
     if (const viewdata::TimeMark* step = viewdata::step_at(marks, t); step && step->number != 0) {
-      text += tr(", step %1 (began %2)").arg(step->number).arg(state_->timeText(step->ts_ns));
+      QString about = tr("began %1").arg(state_->timeText(step->ts_ns));
+      // What the step left live (or freed): the question a step's line is looked at for.
+      if (const auto change = viewdata::allocated_over_step(data_, t)) {
+        const int64_t delta = change->end_bytes - change->start_bytes;
+        about += tr("; Allocated %1%2 over it")
+                     .arg(delta < 0 ? QStringLiteral("-") : QStringLiteral("+"))
+                     .arg(QString::fromStdString(bytes_text(std::abs(double(delta)))));
+      }
+      text += tr(", step %1 (%2)").arg(step->number).arg(about);
     }
     // What is drawn within a few pixels of t: the marks and OOMs there.
     const double plot_width = std::max(chart_->plotArea().width(), 1.0);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,16 @@ bool active_apart(const CurvesData& data);
 // The value each line has at `t_ns` (the point in force then), in lines' order; for an
 // envelope, the last value of the bucket in force. For the chart's hover.
 std::vector<int64_t> values_at(const CurvesData& data, int64_t t_ns);
+
+// What Allocated did over the training step under way at t_ns: its value as the step began
+// and as the next began (what the step left live, or freed). Only for the Overall lines, and
+// a step that begins and ends inside the range drawn: elsewhere the lines do not hold both
+// ends. For the chart's hover.
+struct StepChange {
+  int64_t start_bytes = 0;
+  int64_t end_bytes = 0;
+};
+std::optional<StepChange> allocated_over_step(const CurvesData& data, int64_t t_ns);
 
 // The processes and devices the engine has curves for, and the groups a Group By offers:
 // for the top bar's selectors.

@@ -44,7 +44,8 @@ TEST(StepMarksOverlay, EachStepHasALineAndItsNumberAndEachMarkATriangle) {
   EXPECT_EQ(chart->stepMarks().oomLines(), 0);
 
   const QString in_step_2 = chart->hoverText(b.at(22));
-  EXPECT_TRUE(in_step_2.startsWith("+0.022 s, step 2 (began +0.020 s)\n"))
+  EXPECT_TRUE(
+      in_step_2.startsWith("+0.022 s, step 2 (began +0.020 s; Allocated +64.0 KiB over it)\n"))
       << in_step_2.toStdString();
   EXPECT_FALSE(in_step_2.contains("mark:")) << "no mark within a few pixels";
   EXPECT_TRUE(chart->hoverText(b.at(25)).contains("\nmark: backward"));

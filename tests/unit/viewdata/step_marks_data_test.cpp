@@ -74,6 +74,20 @@ TEST(StepMarksData, TheRangesStepsAndMarksAndTheStepUnderWay) {
   EXPECT_EQ(viewdata::step_at(part, b.at(30))->number, 3u);
   EXPECT_EQ(viewdata::step_at(all, b.at(5))->number, 0u) << "before the first step";
 
+  // What Allocated did over a step, for the hover: 164 B as step 2 began (the first block
+  // and step 1's), 228 B as step 3 began. Not for the last step (its end is not known yet),
+  // nor before the first.
+  const CurvesData whole = curves(*source, b.pid(), kHostDevice);
+  const std::optional<viewdata::StepChange> step_2 = viewdata::allocated_over_step(whole, b.at(25));
+  ASSERT_TRUE(step_2.has_value());
+  EXPECT_EQ(step_2->start_bytes, 164);
+  EXPECT_EQ(step_2->end_bytes, 228);
+  EXPECT_FALSE(viewdata::allocated_over_step(whole, b.at(45)).has_value());
+  EXPECT_FALSE(viewdata::allocated_over_step(whole, b.at(5)).has_value());
+  CurvesData grouped = whole;
+  grouped.group_by = timeline::GroupBy::kOwner;
+  EXPECT_FALSE(viewdata::allocated_over_step(grouped, b.at(25)).has_value());
+
   // A step's span, as a double-click selects it: to the next step, even past the range.
   int64_t begin = 0, end = 0;
   ASSERT_TRUE(viewdata::step_span_at(part, b.at(33), part.steps.back().ts_ns, &begin, &end));
