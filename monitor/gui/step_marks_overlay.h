@@ -1,9 +1,9 @@
 // The curves' time markers, drawn over the chart's plot area: where each training step
-// began (a dotted grey line, its number at the top: "step 12", then "13", ...), the marks
-// (a small dark triangle on the top edge; the hover names them) and the device's
+// began (a dotted grey line; numbers at the top at one round stride: "step 10", "20", ...),
+// the marks (a small dark triangle on the top edge; the hover names them) and the device's
 // out-of-memory failures (a red line, "OOM" at the top). Steps too close to tell apart are
-// thinned by viewdata (step_marks_data.h); a label that would touch the one before it is
-// left out, its line kept.
+// thinned by viewdata (step_marks_data.h); a label that would still touch the one before it
+// is left out, its line kept.
 #pragma once
 
 #include <QChart>
@@ -24,10 +24,9 @@ class StepMarksOverlay {
   explicit StepMarksOverlay(QChart* chart);
 
   // Lays `data` out over the plot area; x_of gives a time's x in the chart's coordinates.
-  // Nothing shows while hidden.
+  // Nothing shows while hidden (ViewState::stepMarks()).
   void place(const viewdata::StepMarksData& data, const std::function<double(int64_t)>& x_of);
   void setShown(bool shown);
-  bool shown() const { return shown_; }
 
   // For tests: what is drawn now.
   std::vector<double> stepXs() const;  // the step lines' x, in the chart's coordinates
