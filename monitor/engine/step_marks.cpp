@@ -10,8 +10,12 @@ namespace memtap {
 
 namespace {
 
+// The comparisons lower_bound and upper_bound take, by time.
 bool earlier(const StepMark& a, int64_t t_ns) {
   return a.ts_ns < t_ns;
+}
+bool later(int64_t t_ns, const StepMark& a) {
+  return t_ns < a.ts_ns;
 }
 
 }  // namespace
@@ -35,9 +39,7 @@ void StepMarks::keep(StepMarkTrack& track, const StepMark& m) const {
   if (track.kept.empty() || track.kept.back().ts_ns <= m.ts_ns) {
     track.kept.push_back(m);
   } else {
-    track.kept.insert(std::upper_bound(track.kept.begin(), track.kept.end(), m.ts_ns,
-                                       [](int64_t t, const StepMark& k) { return t < k.ts_ns; }),
-                      m);
+    track.kept.insert(std::upper_bound(track.kept.begin(), track.kept.end(), m.ts_ns, later), m);
   }
 }
 
@@ -72,14 +74,12 @@ const StepMarkTrack* StepMarks::marks(uint32_t pid) const {
 StepMarkSpan step_marks_between(const StepMarkTrack& track, int64_t t0_ns, int64_t t1_ns) {
   const auto begin = track.kept.begin();
   const auto first = std::lower_bound(begin, track.kept.end(), t0_ns, earlier);
-  const auto last = std::upper_bound(first, track.kept.end(), t1_ns,
-                                     [](int64_t t, const StepMark& k) { return t < k.ts_ns; });
+  const auto last = std::upper_bound(first, track.kept.end(), t1_ns, later);
   return {size_t(first - begin), size_t(last - begin)};
 }
 
 const StepMark* step_mark_at(const StepMarkTrack& track, int64_t t_ns) {
-  const auto after = std::upper_bound(track.kept.begin(), track.kept.end(), t_ns,
-                                      [](int64_t t, const StepMark& k) { return t < k.ts_ns; });
+  const auto after = std::upper_bound(track.kept.begin(), track.kept.end(), t_ns, later);
   return after == track.kept.begin() ? nullptr : &*(after - 1);
 }
 

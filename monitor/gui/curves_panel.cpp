@@ -163,9 +163,9 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
 }
 
 void CurvesChart::placeStepMarks() {
-  step_marks_.setShown(state_->stepMarks());
-  step_marks_.place(data_.step_marks,
-                    [this](int64_t t) { return axis_px(chart_, x_, state_->seconds(t)); });
+  step_marks_.place(
+      data_.step_marks, [this](int64_t t) { return axis_px(chart_, x_, state_->seconds(t)); },
+      state_->stepMarks());
   viewport()->update();
 }
 

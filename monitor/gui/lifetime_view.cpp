@@ -69,25 +69,24 @@ void LifetimeGraph::setStepMarks(viewdata::StepMarksData marks) {
   update();
 }
 
-std::vector<double> LifetimeGraph::stepLineXs() const {
+std::vector<double> LifetimeGraph::lineXs(const std::vector<viewdata::TimeMark>& marks,
+                                          bool steps) const {
   std::vector<double> xs;
   if (!state_->stepMarks() || data_.blocks.empty()) return xs;
   const Axis a = axis();
-  for (const viewdata::TimeMark& s : step_marks_.steps) {
-    if (!viewdata::step_drawn(step_marks_, s) || s.ts_ns < a.t0_ns || s.ts_ns > a.t1_ns) continue;
-    xs.push_back(xOf(a, s.ts_ns));
+  for (const viewdata::TimeMark& m : marks) {
+    if (steps && !viewdata::step_drawn(step_marks_, m)) continue;
+    if (m.ts_ns >= a.t0_ns && m.ts_ns <= a.t1_ns) xs.push_back(xOf(a, m.ts_ns));
   }
   return xs;
 }
 
+std::vector<double> LifetimeGraph::stepLineXs() const {
+  return lineXs(step_marks_.steps, true);
+}
+
 std::vector<double> LifetimeGraph::oomLineXs() const {
-  std::vector<double> xs;
-  if (!state_->stepMarks() || data_.blocks.empty()) return xs;
-  const Axis a = axis();
-  for (const viewdata::TimeMark& o : step_marks_.ooms) {
-    if (o.ts_ns >= a.t0_ns && o.ts_ns <= a.t1_ns) xs.push_back(xOf(a, o.ts_ns));
-  }
-  return xs;
+  return lineXs(step_marks_.ooms, false);
 }
 
 void LifetimeGraph::setColorByOwner(bool on) {

@@ -66,6 +66,9 @@ class LifetimeGraph : public QWidget {
   };
   Axis axis() const;
   double xOf(const Axis& a, int64_t t) const;
+  // The x of each of `marks` the graph draws (of step_marks_'s steps when `steps`: those
+  // step_drawn), in the time axis; none while hidden or without blocks.
+  std::vector<double> lineXs(const std::vector<viewdata::TimeMark>& marks, bool steps) const;
   void layoutBlocks();
   QColor colorOf(const viewdata::BlockRow& b) const;
 

@@ -45,14 +45,9 @@ void StepMarksOverlay::hideFrom(size_t steps, size_t labels, size_t marks, size_
   for (size_t i = ooms; i < oom_lines_.size(); ++i) oom_lines_[i]->hide();
 }
 
-void StepMarksOverlay::setShown(bool shown) {
-  shown_ = shown;
-  if (!shown) hideFrom(0, 0, 0, 0);
-}
-
 void StepMarksOverlay::place(const viewdata::StepMarksData& data,
-                             const std::function<double(int64_t)>& x_of) {
-  if (!shown_) return hideFrom(0, 0, 0, 0);
+                             const std::function<double(int64_t)>& x_of, bool shown) {
+  if (!shown) return hideFrom(0, 0, 0, 0);
   const QRectF plot = chart_->plotArea();
   QFont font = chart_->font();
   font.setPointSizeF(font.pointSizeF() * 0.85);

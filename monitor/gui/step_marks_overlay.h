@@ -24,9 +24,9 @@ class StepMarksOverlay {
   explicit StepMarksOverlay(QChart* chart);
 
   // Lays `data` out over the plot area; x_of gives a time's x in the chart's coordinates.
-  // Nothing shows while hidden (ViewState::stepMarks()).
-  void place(const viewdata::StepMarksData& data, const std::function<double(int64_t)>& x_of);
-  void setShown(bool shown);
+  // Not `shown` (ViewState::stepMarks()): nothing shows.
+  void place(const viewdata::StepMarksData& data, const std::function<double(int64_t)>& x_of,
+             bool shown);
 
   // For tests: what is drawn now.
   std::vector<double> stepXs() const;  // the step lines' x, in the chart's coordinates
@@ -40,7 +40,6 @@ class StepMarksOverlay {
   void hideFrom(size_t steps, size_t labels, size_t marks, size_t ooms);
 
   QChart* chart_;
-  bool shown_ = true;
   std::vector<QGraphicsLineItem*> step_lines_;
   std::vector<QGraphicsSimpleTextItem*> labels_;
   std::vector<QGraphicsRectItem*> label_backs_;  // one under each label

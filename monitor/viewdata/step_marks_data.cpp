@@ -43,6 +43,12 @@ bool spaced_at(const std::vector<TimeMark>& steps, uint64_t stride, double min_g
   return true;
 }
 
+// The first of data.steps to begin after t_ns.
+std::vector<TimeMark>::const_iterator first_after(const StepMarksData& data, int64_t t_ns) {
+  return std::upper_bound(data.steps.begin(), data.steps.end(), t_ns,
+                          [](int64_t t, const TimeMark& m) { return t < m.ts_ns; });
+}
+
 }  // namespace
 
 uint64_t round_at_least(uint64_t n) {
@@ -107,8 +113,7 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
 
 const TimeMark* step_at(const StepMarksData& data, int64_t t_ns) {
   if (!data.every_step) return nullptr;
-  const auto after = std::upper_bound(data.steps.begin(), data.steps.end(), t_ns,
-                                      [](int64_t t, const TimeMark& m) { return t < m.ts_ns; });
+  const auto after = first_after(data, t_ns);
   return after == data.steps.begin() ? &data.step_before : &*(after - 1);
 }
 
@@ -117,9 +122,7 @@ bool step_span_at(const StepMarksData& data, int64_t t_ns, int64_t range_end_ns,
   const TimeMark* step = step_at(data, t_ns);
   if (step == nullptr || step->number == 0) return false;
   *begin_ns = step->ts_ns;
-  const auto next = std::upper_bound(data.steps.begin(), data.steps.end(), t_ns,
-                                     [](int64_t t, const TimeMark& m) { return t < m.ts_ns; });
-  if (next != data.steps.end()) {
+  if (const auto next = first_after(data, t_ns); next != data.steps.end()) {
     *end_ns = next->ts_ns;
   } else if (data.step_after.number != 0) {
     *end_ns = data.step_after.ts_ns;
