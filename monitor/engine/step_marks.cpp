@@ -24,28 +24,19 @@ StepMarks::StepMarks(const StringTable* strings, size_t kept_per_kind)
     : strings_(strings), kept_per_kind_(std::max<size_t>(kept_per_kind, 2)) {}
 
 void StepMarks::keep(StepMarkTrack& track, const StepMark& m) const {
-  // Counted from 0, so the first of a kind is always kept, and with it every stride-th.
-  const uint64_t index = track.seen++;
-  if (index % track.stride != 0) return;
-  if (track.kept.size() == kept_per_kind_) {
-    // Full: keep every second one of those kept (those whose index is a multiple of the
-    // doubled stride), and from now on only those.
-    size_t out = 0;
-    for (size_t i = 0; i < track.kept.size(); i += 2) track.kept[out++] = track.kept[i];
-    track.kept.resize(out);
-    track.stride *= 2;
-    if (index % track.stride != 0) return;
-  }
-  if (track.kept.empty() || track.kept.back().ts_ns <= m.ts_ns) {
-    track.kept.push_back(m);
-  } else {
-    track.kept.insert(std::upper_bound(track.kept.begin(), track.kept.end(), m.ts_ns, later), m);
-  }
+  keep_thinned(track, m, kept_per_kind_, [](const StepMark& k) { return k.ts_ns; });
 }
 
 void StepMarks::add(const MemEvent& e) {
-  if (e.kind != MemEventKind::kStep && e.kind != MemEventKind::kMark) return;
+  if (e.kind != MemEventKind::kStep && e.kind != MemEventKind::kMark &&
+      e.kind != MemEventKind::kRangeStart && e.kind != MemEventKind::kRangeEnd) {
+    return;
+  }
   Process& p = by_pid_[e.pid];
+  if (e.kind == MemEventKind::kRangeStart) return range_started(p.ranges, e.ts_ns, e.name);
+  if (e.kind == MemEventKind::kRangeEnd) {
+    return range_ended(p.ranges, e.ts_ns, e.name, kept_per_kind_);
+  }
   if (e.kind == MemEventKind::kStep) {
     // The agent writes each step's number as the row's Name; another tool's Name may be
     // anything, and then the count stands in.
@@ -69,6 +60,13 @@ const StepMarkTrack* StepMarks::steps(uint32_t pid) const {
 const StepMarkTrack* StepMarks::marks(uint32_t pid) const {
   auto it = by_pid_.find(pid);
   return it == by_pid_.end() || it->second.marks.seen == 0 ? nullptr : &it->second.marks;
+}
+
+const RangeLanes* StepMarks::ranges(uint32_t pid) const {
+  auto it = by_pid_.find(pid);
+  if (it == by_pid_.end()) return nullptr;
+  const RangeLanes& r = it->second.ranges;
+  return r.lanes.empty() && r.open.empty() ? nullptr : &r;
 }
 
 StepMarkSpan step_marks_between(const StepMarkTrack& track, int64_t t0_ns, int64_t t1_ns) {

@@ -1,5 +1,6 @@
-// Each process's training steps (SYSTEM STEP) and marks (MSTX Mark) over time, for the
-// window to draw on its time axis and to say which step an instant falls in. Bounded
+// Each process's training steps (SYSTEM STEP), marks (MSTX Mark) and ranges (MSTX
+// Range_start / Range_end, in lanes: range_lanes.h) over time, for the window to draw on its
+// time axis and to say which step an instant falls in. Bounded
 // memory whatever the session's length: a process keeps at most kKeptPerKind steps and as
 // many marks; past that, only every second one of what it kept stays, then every fourth,
 // and so on (`stride`), so a long run is still covered from end to end, only thinner.
@@ -13,6 +14,8 @@
 #include <map>
 #include <vector>
 
+#include "monitor/engine/range_lanes.h"
+#include "monitor/engine/thinned_track.h"
 #include "monitor/model/mem_event.h"
 
 namespace memtap {
@@ -26,11 +29,7 @@ struct StepMark {
 };
 
 // What one process has kept of one kind: every `stride`-th by count, in time order.
-struct StepMarkTrack {
-  std::vector<StepMark> kept;
-  uint64_t seen = 0;    // every one of the kind the process had
-  uint64_t stride = 1;  // 1: every one is kept
-};
+using StepMarkTrack = ThinnedTrack<StepMark>;
 
 class StepMarks {
  public:
@@ -41,17 +40,19 @@ class StepMarks {
   // `strings` holds the events' ids and outlives this.
   explicit StepMarks(const StringTable* strings, size_t kept_per_kind = kKeptPerKind);
 
-  // A kStep or kMark event; others are ignored.
+  // A kStep, kMark, kRangeStart or kRangeEnd event; others are ignored.
   void add(const MemEvent& e);
 
   // nullptr when the process had none of the kind.
   const StepMarkTrack* steps(uint32_t pid) const;
   const StepMarkTrack* marks(uint32_t pid) const;
+  const RangeLanes* ranges(uint32_t pid) const;
 
  private:
   struct Process {
     StepMarkTrack steps;
     StepMarkTrack marks;
+    RangeLanes ranges;
   };
   void keep(StepMarkTrack& track, const StepMark& m) const;
 
@@ -61,10 +62,7 @@ class StepMarks {
 };
 
 // The entries of `track` with ts_ns in [t0_ns, t1_ns], as indexes [first, last).
-struct StepMarkSpan {
-  size_t first = 0;
-  size_t last = 0;
-};
+using StepMarkSpan = TrackSpan;
 StepMarkSpan step_marks_between(const StepMarkTrack& track, int64_t t0_ns, int64_t t1_ns);
 
 // The last entry at or before t_ns (the step under way then), or nullptr when none began yet.
