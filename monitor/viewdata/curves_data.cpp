@@ -471,17 +471,25 @@ std::vector<int64_t> values_at(const CurvesData& data, int64_t t_ns) {
 }
 
 std::optional<StepChange> allocated_over_step(const CurvesData& data, int64_t t_ns) {
-  if (data.group_by != GroupBy::kOverall) return std::nullopt;
-  const char* allocated = timeline::curve_name(timeline::Curve::kAllocated);
-  const auto line = std::find_if(data.lines.begin(), data.lines.end(),
-                                 [&](const CurveLine& l) { return l.name == allocated; });
   int64_t begin = 0, end = 0;
-  if (line == data.lines.end() || !step_span_at(data.step_marks, t_ns, data.t1_ns, &begin, &end) ||
-      begin < data.t0_ns || end >= data.t1_ns) {
+  if (!step_span_at(data.step_marks, t_ns, data.t1_ns, &begin, &end) || end >= data.t1_ns) {
     return std::nullopt;
   }
   // As the next step begins: what was in force just before its first event.
-  return StepChange{value_of(*line, begin), value_of(*line, end - 1)};
+  return allocated_between(data, begin, end - 1);
+}
+
+std::optional<StepChange> allocated_between(const CurvesData& data, int64_t begin_ns,
+                                            int64_t end_ns) {
+  if (data.group_by != GroupBy::kOverall || begin_ns < data.t0_ns || end_ns > data.t1_ns ||
+      end_ns < begin_ns) {
+    return std::nullopt;
+  }
+  const char* allocated = timeline::curve_name(timeline::Curve::kAllocated);
+  const auto line = std::find_if(data.lines.begin(), data.lines.end(),
+                                 [&](const CurveLine& l) { return l.name == allocated; });
+  if (line == data.lines.end()) return std::nullopt;
+  return StepChange{value_of(*line, begin_ns), value_of(*line, end_ns)};
 }
 
 std::vector<ScopeEntry> list_scopes(const EngineView& engine) {

@@ -131,6 +131,10 @@ struct StepChange {
   int64_t end_bytes = 0;
 };
 std::optional<StepChange> allocated_over_step(const CurvesData& data, int64_t t_ns);
+// The same over [begin_ns, end_ns] (a range's bar): the Allocated line as it begins and as
+// it ends; only for the Overall lines and a span inside the range drawn.
+std::optional<StepChange> allocated_between(const CurvesData& data, int64_t begin_ns,
+                                            int64_t end_ns);
 
 // The processes and devices the engine has curves for, and the groups a Group By offers:
 // for the top bar's selectors.

@@ -101,6 +101,7 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
     out.marks_in_range = (span.last - span.first) * marks->stride;
     out.marks = spaced(*marks, span, double(kMarkSpacingColumns) * column_ns, engine.strings);
   }
+  out.ranges = compute_range_bars(all.ranges(pid), engine.strings, t0_ns, t1_ns, columns);
   for (const blocks::Oom& oom : engine.analyzer.blocks().ooms(pid, device).kept) {
     if (oom.ts_ns < t0_ns || oom.ts_ns > t1_ns) continue;
     std::string text = engine.strings.get(oom.name);

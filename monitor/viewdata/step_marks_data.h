@@ -1,6 +1,7 @@
 // What the curves draw on their time axis over a range: the process's training steps
-// (memtap.step(), SYSTEM STEP), its marks (memtap.mark(), MSTX Mark) and the device's
-// out-of-memory failures (OOM_DETAIL), from the engine's StepMarks and OOM log. Lines are
+// (memtap.step(), SYSTEM STEP), its marks (memtap.mark(), MSTX Mark), its ranges
+// (memtap.range(), as bars: range_bars_data.h) and the device's out-of-memory failures
+// (OOM_DETAIL), from the engine's StepMarks and OOM log. Lines are
 // kept some columns apart wherever they would crowd: the steps by a round stride (every
 // 5th, 10th, ...) while every step is known, the marks by leaving out those too close to
 // the one before. The hover still names the step under way wherever every step is there.
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "monitor/viewdata/data_source.h"
+#include "monitor/viewdata/range_bars_data.h"
 
 namespace memtap::viewdata {
 
@@ -40,6 +42,7 @@ struct StepMarksData {
   std::vector<TimeMark> marks;  // in time order, each kMarkSpacingColumns after the last
   uint64_t marks_in_range = 0;
   std::vector<TimeMark> ooms;  // of the device, in the range (the first the engine kept)
+  RangeBarsData ranges;        // the process's ranges over the span (range_bars_data.h)
 };
 
 constexpr size_t kStepSpacingColumns = 8;

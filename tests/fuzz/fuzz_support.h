@@ -19,6 +19,7 @@
 #include "monitor/model/mem_event.h"
 #include "monitor/store/export/torch_snapshot_export.h"
 #include "monitor/store/reader/recording_reader.h"
+#include "monitor/viewdata/step_marks_data.h"
 
 namespace memtap::fuzz {
 
@@ -115,6 +116,22 @@ inline void analyse(const Recording& rec) {
   Analyzer analyzer(&rec.strings);
   analyzer.add(rec.events.data(), rec.events.size());
   (void)analyzer.report(rec.processes);
+  // The window's time axis (steps, marks, ranges, OOMs) over the whole session and over a
+  // narrow span: a file's step numbers, names and times are anything.
+  const viewdata::EngineView view{analyzer, rec.strings};
+  const int64_t t = rec.events.empty() ? 0 : rec.events.front().ts_ns;
+  for (size_t i = 0; i < rec.processes.size() && i < 8; ++i) {
+    for (const int32_t device : {kHostDevice, 0}) {
+      const uint32_t pid = rec.processes[i].pid;
+      const viewdata::StepMarksData all =
+          viewdata::compute_step_marks(view, pid, device, INT64_MIN, INT64_MAX, 1000);
+      int64_t begin = 0, end = 0;
+      (void)viewdata::step_span_at(all, t, INT64_MAX, &begin, &end);
+      (void)viewdata::range_bars_at(all.ranges, t);
+      const int64_t narrow_end = t > INT64_MAX - 1'000'000 ? INT64_MAX : t + 1'000'000;
+      (void)viewdata::compute_step_marks(view, pid, device, t, narrow_end, 100);
+    }
+  }
 }
 
 // read_recording (held, as `memtap report` reads a file that fits in memory), then

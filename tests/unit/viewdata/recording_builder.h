@@ -142,6 +142,20 @@ class RecordingBuilder {
     rows_.push_back(row);
   }
 
+  // memtap.range(name): an MSTX Range_start, and its Range_end.
+  void range_start(double ms, const std::string& name) {
+    DumpRow row = base(DumpEvent::kMstx, ms);
+    row.event_type = DumpEventType::kRangeStart;
+    row.name = text(name);
+    rows_.push_back(row);
+  }
+  void range_end(double ms, const std::string& name) {
+    DumpRow row = base(DumpEvent::kMstx, ms);
+    row.event_type = DumpEventType::kRangeEnd;
+    row.name = text(name);
+    rows_.push_back(row);
+  }
+
   // The process's resident set, as the agent samples it.
   void rss(double ms, uint64_t bytes, uint64_t total = 0) {
     DumpRow row = base(DumpEvent::kSnapshot, ms);
