@@ -112,7 +112,8 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
       chart_(new QChart),
       x_(new QValueAxis),
       y_(new QValueAxis),
-      step_marks_(chart_) {
+      step_marks_(chart_),
+      range_bars_(chart_) {
   style_chart(chart_);
   chart_->legend()->hide();  // CurvesLegend, above the chart, wraps where Qt's elided
   chart_->addAxis(x_, Qt::AlignBottom);
@@ -154,7 +155,8 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
   // Inside the plot's top-left corner, where a curve over time seldom is; clear of the axis
   // labels wherever the plot area moves (CurvesPanel lines it up with the views below).
   connect(chart_, &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
-    note_->move(mapFromScene(plot.topLeft()) + QPoint(6, 4));
+    // Below the row of step labels (step_marks_overlay.cpp), which it would cover.
+    note_->move(mapFromScene(plot.topLeft()) + QPoint(6, 24));
     placeStepMarks();
   });
 
@@ -163,9 +165,9 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
 }
 
 void CurvesChart::placeStepMarks() {
-  step_marks_.place(
-      data_.step_marks, [this](int64_t t) { return axis_px(chart_, x_, state_->seconds(t)); },
-      state_->stepMarks());
+  const auto x_of = [this](int64_t t) { return axis_px(chart_, x_, state_->seconds(t)); };
+  step_marks_.place(data_.step_marks, x_of, state_->stepMarks());
+  range_bars_.place(data_.step_marks.ranges, x_of, state_->stepMarks());
   viewport()->update();
 }
 
@@ -351,6 +353,9 @@ QString CurvesChart::hoverText(int64_t t) const {
     for (const viewdata::TimeMark& m : marks.marks) {
       if (near(m.ts_ns)) text += tr("\nmark: %1").arg(QString::fromStdString(m.text));
     }
+    for (const viewdata::RangeBar* bar : viewdata::range_bars_at(marks.ranges, t)) {
+      text += '\n' + rangeText(*bar);
+    }
   }
   const std::vector<int64_t> values = viewdata::values_at(data_, t);
   for (size_t i = 0; i < values.size() && i < data_.lines.size(); ++i) {
@@ -359,6 +364,28 @@ QString CurvesChart::hoverText(int64_t t) const {
                 .arg(QString::fromStdString(data_.lines[i].name),
                      QString::fromStdString(bytes_text(double(values[i]))),
                      QLocale().toString(qlonglong(values[i])));
+  }
+  return text;
+}
+
+QString CurvesChart::rangeText(const viewdata::RangeBar& bar) const {
+  if (bar.ranges > 1) {
+    return tr("%1, %2 to %3: zoom in to tell them apart")
+        .arg(RangeBarsOverlay::barText(bar), state_->timeText(bar.start_ns),
+             state_->timeText(bar.end_ns));
+  }
+  const QString name = QString::fromStdString(bar.name);
+  if (bar.open) {
+    return tr("range %1: began %2, still open").arg(name, state_->timeText(bar.start_ns));
+  }
+  QString text = tr("range %1: %2 to %3 (%4)")
+                     .arg(name, state_->timeText(bar.start_ns), state_->timeText(bar.end_ns),
+                          QString::fromStdString(duration_text(bar.end_ns - bar.start_ns)));
+  if (const auto change = viewdata::allocated_between(data_, bar.start_ns, bar.end_ns)) {
+    const int64_t delta = change->end_bytes - change->start_bytes;
+    text += tr("; Allocated %1%2 over it")
+                .arg(delta < 0 ? QStringLiteral("-") : QStringLiteral("+"))
+                .arg(QString::fromStdString(bytes_text(std::abs(double(delta)))));
   }
   return text;
 }
@@ -431,10 +458,17 @@ void CurvesChart::mouseDoubleClickEvent(QMouseEvent* event) {
   const QPointF p = chart_->mapFromScene(mapToScene(event->pos()));
   int64_t begin = 0, end = 0;
   if (event->button() != Qt::LeftButton || !chart_->plotArea().contains(p) ||
-      !state_->stepMarks() ||
-      !viewdata::step_span_at(data_.step_marks, timeAt(event->pos()), data_.t1_ns, &begin, &end)) {
+      !state_->stepMarks()) {
     return QChartView::mouseDoubleClickEvent(event);
   }
+  if (const int bar = range_bars_.barAt(p); bar >= 0) {
+    begin = data_.step_marks.ranges.bars[size_t(bar)].start_ns;
+    end = data_.step_marks.ranges.bars[size_t(bar)].end_ns;
+  } else if (!viewdata::step_span_at(data_.step_marks, timeAt(event->pos()), data_.t1_ns, &begin,
+                                     &end)) {
+    return QChartView::mouseDoubleClickEvent(event);
+  }
+  if (end <= begin) return QChartView::mouseDoubleClickEvent(event);
   state_->setRange(begin, end);
   event->accept();
 }

@@ -7,9 +7,11 @@
 // enough. Lines with the same values over the range are drawn one over the other, so the
 // note names them (a GPU without a framework pool: all four). Hover shows the exact values and
 // time; a click sets the cursor (the instant the pool and breakdown show); a drag selects a range;
-// a double-click selects the step under the pointer; the wheel zooms. The legend (curves_legend.h),
-// in a row above the chart beside the Window menu, toggles a series. The training steps, marks and
-// OOMs are drawn over the curves (step_marks_overlay.h), and the hover names the step under way.
+// a double-click selects the step (or the range's bar) under the pointer; the wheel zooms. The
+// legend (curves_legend.h), in a row above the chart beside the Window menu, toggles a series. The
+// training steps, marks and OOMs are drawn over the curves (step_marks_overlay.h), the ranges as
+// bars along their bottom (range_bars_overlay.h), and the hover names the step and ranges under
+// way.
 //
 // The overview draws Allocated and Reserved over the whole session; the selection is a
 // rectangle to drag, resize with the wheel, move with the arrow keys, or set to a fixed
@@ -34,6 +36,7 @@
 #include "monitor/gui/curves_legend.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/plot_alignment.h"
+#include "monitor/gui/range_bars_overlay.h"
 #include "monitor/gui/step_marks_overlay.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/curves_data.h"
@@ -62,6 +65,7 @@ class CurvesChart : public QChartView {
   QString noteText() const;
   // The steps, marks and OOMs over the curves (shown while ViewState::stepMarks()).
   const StepMarksOverlay& stepMarks() const { return step_marks_; }
+  const RangeBarsOverlay& rangeBars() const { return range_bars_; }
 
  signals:
   // The lines, or whether one is hidden, changed: the legend reads legendEntries() again.
@@ -71,7 +75,8 @@ class CurvesChart : public QChartView {
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
-  // Selects the training step under the pointer as the range (from its start to the next's).
+  // Selects the range whose bar is under the pointer, else the training step under it (from
+  // its start to the next's), as the range every view shows.
   void mouseDoubleClickEvent(QMouseEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
   void leaveEvent(QEvent* event) override;
@@ -79,6 +84,8 @@ class CurvesChart : public QChartView {
 
  private:
   int64_t timeAt(const QPoint& pos) const;
+  // The hover's line for a range's bar.
+  QString rangeText(const viewdata::RangeBar& bar) const;
   void placeCursorLine();
   void placeStepMarks();
   void rebuildSeries();
@@ -103,6 +110,7 @@ class CurvesChart : public QChartView {
   QGraphicsRectItem* drag_rect_;
   QLabel* note_;  // what the chart cannot show (no data yet, groups summed, lines that coincide)
   StepMarksOverlay step_marks_;
+  RangeBarsOverlay range_bars_;
   int press_x_ = -1;
   bool dragging_ = false;
 };

@@ -33,8 +33,8 @@ class ViewState : public QObject {
   int32_t device() const { return device_; }
   timeline::GroupBy groupBy() const { return group_by_; }
   bool fragmentation() const { return fragmentation_; }  // the Fragmentation curve is shown
-  // The training steps, marks and OOMs are drawn over the curves and the lifetime graph
-  // (View > Steps and Marks).
+  // The training steps, marks, ranges and OOMs are drawn over the curves (and all but the
+  // ranges over the lifetime graph) (View > Steps, Marks and Ranges).
   bool stepMarks() const { return step_marks_; }
 
   // The selected range [t0, t1]; both 0 until there is data.

@@ -91,7 +91,7 @@ void add_view_menu(MainWindow* window) {
   }
   view->addSeparator();
   // The steps, marks and OOMs over the curves: on, unless a dense run's lines are in the way.
-  QAction* marks = view->addAction(QObject::tr("&Steps and Marks"));
+  QAction* marks = view->addAction(QObject::tr("&Steps, Marks and Ranges"));
   marks->setCheckable(true);
   marks->setChecked(window->state()->stepMarks());
   QObject::connect(marks, &QAction::toggled, window->state(), &ViewState::setStepMarks);

@@ -1,6 +1,6 @@
 // The training steps, marks and OOMs over the curves, as a user sees them: a line and a
 // number where each step begins, a triangle per mark, a red line at an OOM on its device;
-// the hover names the step under way and what is drawn there; View > Steps and Marks hides
+// the hover names the step under way and what is drawn there; View > Steps, Marks and Ranges hides
 // them; a long run's labels run at an even stride.
 #include "monitor/gui/step_marks_overlay.h"
 
@@ -104,7 +104,7 @@ TEST(StepMarksOverlay, TheViewMenuHidesAndShowsThem) {
   ASSERT_TRUE(w.window);
   QMenu* view = test::menu(*w.window, "View");
   ASSERT_NE(view, nullptr);
-  QAction* toggle = test::action(view, "Steps and Marks");
+  QAction* toggle = test::action(view, "Steps, Marks and Ranges");
   ASSERT_NE(toggle, nullptr);
   EXPECT_TRUE(toggle->isChecked());
   gui::CurvesChart* chart = w.window->curves()->chart();

@@ -1,0 +1,129 @@
+// See range_bars_overlay.h.
+#include "monitor/gui/range_bars_overlay.h"
+
+#include <QBrush>
+#include <QFont>
+#include <QFontMetricsF>
+#include <QPen>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+
+namespace memtap::gui {
+
+namespace {
+
+// Over the plot area's background and grid (Qt Charts: 0-3), under the series (4) and the
+// step lines (6).
+constexpr qreal kBarZ = 3.5;
+constexpr qreal kLabelZ = 3.6;
+constexpr double kMinBarPx = 2;  // a range narrower than this is still seen
+
+// Soft colours, none of them the curves' own, so a bar never reads as a line's band.
+const QColor kPalette[] = {QColor(0x8d, 0xa0, 0xcb), QColor(0xa6, 0xd8, 0x54),
+                           QColor(0xe7, 0x8a, 0xc3), QColor(0xff, 0xd9, 0x2f),
+                           QColor(0x66, 0xc2, 0xa5), QColor(0xe5, 0xc4, 0x94),
+                           QColor(0xfc, 0x8d, 0x62), QColor(0xb3, 0xb3, 0xb3)};
+const QColor kSeveralColor(0xc8, 0xc8, 0xc8);
+
+// The same name has the same colour in every redraw and every window.
+QColor colour_of(const std::string& name) {
+  uint32_t h = 2166136261u;  // FNV-1a: std::hash may differ between builds
+  for (unsigned char c : name) h = (h ^ c) * 16777619u;
+  return kPalette[h % (sizeof(kPalette) / sizeof(kPalette[0]))];
+}
+
+template <class Item>
+Item* item(QChart* chart, std::vector<Item*>& pool, size_t index) {
+  while (pool.size() <= index) {
+    auto* made = new Item(chart);
+    made->hide();
+    pool.push_back(made);
+  }
+  return pool[index];
+}
+
+}  // namespace
+
+RangeBarsOverlay::RangeBarsOverlay(QChart* chart) : chart_(chart) {}
+
+QString RangeBarsOverlay::barText(const viewdata::RangeBar& bar) {
+  const QString name = QString::fromStdString(bar.name);
+  if (bar.ranges <= 1) return name;
+  if (!name.isEmpty()) return QStringLiteral("%1 \u00d7%2").arg(name).arg(bar.ranges);
+  return QStringLiteral("%1 ranges").arg(bar.ranges);
+}
+
+void RangeBarsOverlay::place(const viewdata::RangeBarsData& data,
+                             const std::function<double(int64_t)>& x_of, bool shown) {
+  placed_.clear();
+  size_t bars = 0, labels = 0;
+  const QRectF plot = chart_->plotArea();
+  QFont font = chart_->font();
+  font.setPointSizeF(font.pointSizeF() * 0.85);
+  const QFontMetricsF metrics(font);
+  const double row = std::ceil(metrics.height()) + 4;
+  for (size_t i = 0; shown && i < data.bars.size(); ++i) {
+    const viewdata::RangeBar& b = data.bars[i];
+    const double top = plot.bottom() - double(b.lane + 1) * row;
+    if (top < plot.top()) break;  // a plot too low for this lane (bars are by lane)
+    double left = std::max(plot.left(), x_of(b.start_ns));
+    double right = std::min(plot.right(), x_of(b.end_ns));
+    if (right < plot.left() || left > plot.right()) continue;
+    if (right - left < kMinBarPx) {
+      right = std::min(plot.right(), left + kMinBarPx);
+      left = right - kMinBarPx;
+    }
+    const QRectF rect(left, top + 1, right - left, row - 2);
+    const QColor base = b.ranges > 1 && b.name.empty() ? kSeveralColor : colour_of(b.name);
+    QColor fill = base;
+    fill.setAlpha(110);
+    QPen pen(base.darker(140));
+    pen.setWidthF(1);
+    if (b.ranges > 1) pen.setStyle(Qt::DotLine);  // several ranges in one bar
+    QGraphicsRectItem* bar = item(chart_, bars_, bars++);
+    bar->setRect(rect);
+    bar->setBrush(fill);
+    bar->setPen(pen);
+    bar->setZValue(kBarZ);
+    bar->show();
+    placed_.push_back({rect, int(i)});
+
+    const QString text = metrics.elidedText(barText(b), Qt::ElideRight, rect.width() - 6);
+    if (text.size() < 3) continue;  // "…" and a letter say nothing
+    QGraphicsSimpleTextItem* label = item(chart_, labels_, labels++);
+    label->setText(text);
+    label->setFont(font);
+    label->setBrush(QColor(0x20, 0x20, 0x20));
+    label->setZValue(kLabelZ);
+    label->setPos(rect.left() + 3, rect.top() + (rect.height() - metrics.height()) / 2);
+    label->show();
+  }
+  for (size_t i = bars; i < bars_.size(); ++i) bars_[i]->hide();
+  for (size_t i = labels; i < labels_.size(); ++i) labels_[i]->hide();
+}
+
+int RangeBarsOverlay::barAt(const QPointF& p) const {
+  // Inner lanes last: where bars touch, the innermost is the one meant.
+  for (auto it = placed_.rbegin(); it != placed_.rend(); ++it) {
+    if (it->rect.adjusted(-1, 0, 1, 0).contains(p)) return it->index;
+  }
+  return -1;
+}
+
+std::vector<QRectF> RangeBarsOverlay::barRects() const {
+  std::vector<QRectF> out;
+  for (const Placed& p : placed_) out.push_back(p.rect);
+  return out;
+}
+
+QStringList RangeBarsOverlay::labels() const {
+  QStringList out;
+  for (const QGraphicsSimpleTextItem* t : labels_) {
+    if (t->isVisible()) out << t->text();
+  }
+  return out;
+}
+
+}  // namespace memtap::gui

@@ -1,0 +1,50 @@
+// The ranges (memtap.range()) drawn as bars along the bottom of the curves' plot area: a row
+// per lane, the outermost at the bottom and what is nested in it above, each bar tinted by
+// its name and labelled where the name fits. Under the curves' lines, so that the lines stay
+// whole where they cross a bar. What is laid out comes from viewdata (range_bars_data.h):
+// ranges too narrow to tell apart are one grey bar that says how many it stands for.
+#pragma once
+
+#include <QChart>
+#include <QGraphicsRectItem>
+#include <QGraphicsSimpleTextItem>
+#include <QRectF>
+#include <QStringList>
+#include <functional>
+#include <vector>
+
+#include "monitor/viewdata/range_bars_data.h"
+
+namespace memtap::gui {
+
+class RangeBarsOverlay {
+ public:
+  explicit RangeBarsOverlay(QChart* chart);
+
+  // Lays `data` out over the plot area; x_of gives a time's x in the chart's coordinates.
+  // Not `shown` (ViewState::stepMarks()): nothing shows.
+  void place(const viewdata::RangeBarsData& data, const std::function<double(int64_t)>& x_of,
+             bool shown);
+
+  // The index in data.bars of the bar at `p` (the chart's coordinates), or -1.
+  int barAt(const QPointF& p) const;
+
+  // What a bar says: its name, "forward ×12" for several of one name, "12 ranges".
+  static QString barText(const viewdata::RangeBar& bar);
+
+  // For tests: the bars drawn (in data.bars' order) and their labels.
+  std::vector<QRectF> barRects() const;
+  QStringList labels() const;
+
+ private:
+  struct Placed {
+    QRectF rect;
+    int index;
+  };
+  QChart* chart_;
+  std::vector<QGraphicsRectItem*> bars_;
+  std::vector<QGraphicsSimpleTextItem*> labels_;
+  std::vector<Placed> placed_;
+};
+
+}  // namespace memtap::gui
