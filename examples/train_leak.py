@@ -54,12 +54,14 @@ def main():
         x = torch.randn(args.batch, 512)
         with torch.no_grad():
             y = target(x)
-        with memtap.owner("forward"):
+        with memtap.range("forward"), memtap.owner("forward"):
             loss = torch.nn.functional.mse_loss(model(x), y)
         memtap.mark("backward")
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        with memtap.range("backward"):
+            opt.zero_grad()
+            loss.backward()
+        with memtap.range("optimizer"):
+            opt.step()
         if not args.no_leak:
             remember(step)
     train_ms = (time.monotonic() - start) * 1000

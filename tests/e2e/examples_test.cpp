@@ -260,7 +260,7 @@ TEST(PythonApi, InstalledMemtapFindsItsPythonPackage) {
 // --- the examples ------------------------------------------------------------------------
 
 // examples/train_leak.py: the report names the owner leaks_mem, ~40 MiB per step, and the
-// Python line that allocates it; the rows carry steps, marks, owners and that stack.
+// Python line that allocates it; the rows carry steps, marks, ranges, owners and that stack.
 TEST(Examples, TrainLeakNamesTheLeakAndItsLine) {
   SKIP_WITHOUT_TORCH();
   TempDir dir;
@@ -303,6 +303,15 @@ TEST(Examples, TrainLeakNamesTheLeakAndItsLine) {
   EXPECT_EQ(db_q->scalar_int("SELECT COUNT(*) FROM memscope_dump WHERE Event = 'MSTX' AND "
                              "\"Event Type\" = 'Mark' AND Name = 'backward'"),
             12);
+  for (const char* range : {"forward", "backward", "optimizer"}) {
+    for (const char* end : {"Range_start", "Range_end"}) {
+      EXPECT_EQ(db_q->scalar_int(std::string("SELECT COUNT(*) FROM memscope_dump WHERE Event = "
+                                             "'MSTX' AND \"Event Type\" = '") +
+                                 end + "' AND Name = '" + range + "'"),
+                12)
+          << range << " " << end;
+    }
+  }
   const std::string leaking =
       "FROM memscope_dump WHERE Event = 'MALLOC' AND " + attr("size") + " = '41943040'";
   EXPECT_EQ(db_q->scalar_int("SELECT COUNT(*) " + leaking), 12);
