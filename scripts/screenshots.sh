@@ -18,12 +18,23 @@ echo "== recording examples/train_leak.py and examples/train_fragmentation.py"
 "$memtap" run --torch-ops -o "$work/frag.db" -- \
   /usr/bin/python3 "$root/examples/train_fragmentation.py" >/dev/null 2>"$work/frag.log"
 
-shot() {  # FILE NAME VIEW [--at TIME]
+shot() {  # FILE NAME VIEW [--at TIME] [--range FROM..TO]
   local file=$1 name=$2 view=$3
   shift 3
   "$memtap" monitor "$file" --screenshot "$out/$name.png" --size 1600x1000 --view "$view" "$@"
 }
 shot "$work/leak.db" leak_curves curves
+# Steps 5 to 8 up close: the step lines, the mark, and the ranges' bars with their names.
+steps=$(/usr/bin/python3 - "$work/leak.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+origin = db.execute('SELECT MIN("Timestamp(ns)") FROM memscope_dump').fetchone()[0]
+steps = [t for (t,) in db.execute('SELECT "Timestamp(ns)" FROM memscope_dump WHERE '
+                                  "Event = 'SYSTEM' AND \"Event Type\" = 'STEP' ORDER BY 1")]
+print(f"{(steps[4] - origin) / 1e9 - 0.02:.3f}s..{(steps[7] - origin) / 1e9:.3f}s")
+EOF
+)
+shot "$work/leak.db" leak_steps curves --range "$steps"
 shot "$work/leak.db" leak_breakdown breakdown --at peak
 shot "$work/leak.db" leak_flame flame
 shot "$work/leak.db" leak_blocks blocks --at peak

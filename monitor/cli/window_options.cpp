@@ -141,6 +141,19 @@ bool parse_duration(const std::string& text, int64_t* ns) {
   return true;
 }
 
+bool parse_time_range(const std::string& text, int64_t* from_ns, int64_t* to_ns) {
+  const size_t dots = text.find("..");
+  if (dots == std::string::npos) return false;
+  int64_t from = 0, to = 0;
+  if (!parse_duration(text.substr(0, dots), &from) || !parse_duration(text.substr(dots + 2), &to) ||
+      from >= to) {
+    return false;
+  }
+  *from_ns = from;
+  *to_ns = to;
+  return true;
+}
+
 void add_window_options(CLI::App* app, WindowOptions* o, bool with_at,
                         const std::function<void(const std::string&)>& seen) {
   // Each option checks its value and says it was given.
@@ -227,6 +240,19 @@ void add_window_options(CLI::App* app, WindowOptions* o, bool with_at,
           return true;
         },
         "the instant the pool and breakdown show: seconds since the start (12.5s) or peak");
+    option(
+        "--range", "FROM..TO",
+        [o](const std::string& v, std::string* error) {
+          if (!parse_time_range(v, &o->range_from_ns, &o->range_to_ns)) {
+            *error = "--range '" + v +
+                     "': expected two times since the start, the first the earlier "
+                     "(1.5s..2s, 200ms..450ms)";
+            return false;
+          }
+          return true;
+        },
+        "the range every view shows, since the start (1.5s..2s); the whole session when "
+        "not given");
   }
   app->add_flag_callback(
       "--stats",

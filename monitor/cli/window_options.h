@@ -36,7 +36,10 @@ struct WindowOptions {
   int32_t device = 0;
   bool at_peak = false;  // --at peak
   int64_t at_ns = -1;    // --at TIME since the start; -1: not given
-  bool stats = false;    // --stats: the frame-time histogram at exit
+  // --range FROM..TO: the range every view shows, since the start; -1: not given.
+  int64_t range_from_ns = -1;
+  int64_t range_to_ns = -1;
+  bool stats = false;  // --stats: the frame-time histogram at exit
 };
 
 // The views --view names, in the window's order.
@@ -48,10 +51,12 @@ bool display_available();
 
 // "3s", "3.5s", "1500ms", "2" (seconds), "1min" -> nanoseconds; false if not a duration.
 bool parse_duration(const std::string& text, int64_t* ns);
+// "1.5s..2s" -> [from, to] in nanoseconds; false unless both are durations and from < to.
+bool parse_time_range(const std::string& text, int64_t* from_ns, int64_t* to_ns);
 
 // Declares the window's options on `app` into *o: --screenshot, --screenshot-after, --size,
-// --view, --device, --stats, and --at where `with_at` (a recording's instant; a live run
-// has none yet). `seen`, when given, is told the name of each option given.
+// --view, --device, --stats, and --at and --range where `with_at` (a recording's instant
+// and span; a live run has none yet). `seen`, when given, is told the name of each option given.
 void add_window_options(CLI::App* app, WindowOptions* o, bool with_at,
                         const std::function<void(const std::string&)>& seen = {});
 

@@ -125,9 +125,10 @@ int main(int argc, char** argv) {
       if (!window.sourceFinished()) app.stats().note_data(app.now_ms());
     });
 
-    // --at, once the data is in.
+    // --at and --range, once the data is in.
     if (w.at_peak) window.cursorOnceLoaded(true, 0);
     if (w.at_ns >= 0) window.cursorOnceLoaded(false, w.at_ns);
+    if (w.range_from_ns >= 0) window.rangeOnceLoaded(w.range_from_ns, w.range_to_ns);
 
     // Ctrl-C: --listen ends the recording and the window; --run hands it to the program
     // (ProgramRun forwards it), whose end the window then shows.

@@ -8,6 +8,7 @@
 #include <QToolBar>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -133,6 +134,11 @@ QStringList MainWindow::missingRequests(const QString& file) const {
                    .arg(file, QString::fromStdString(duration_text(at_ns_)),
                         QString::fromStdString(duration_text(length_ns)));
   }
+  if (range_from_ns_ >= length_ns) {
+    missing << tr("%1: --range begins at %2, past the recording's end (%3 after its start)")
+                   .arg(file, QString::fromStdString(duration_text(range_from_ns_)),
+                        QString::fromStdString(duration_text(length_ns)));
+  }
   return missing;
 }
 
@@ -200,13 +206,25 @@ void MainWindow::setCursorAtPeak() {
 
 void MainWindow::cursorOnceLoaded(bool at_peak, int64_t since_start_ns) {
   at_ns_ = at_peak ? -1 : since_start_ns;
-  auto apply = [this, at_peak, since_start_ns] {
+  onceLoaded([this, at_peak, since_start_ns] {
     if (at_peak) {
       setCursorAtPeak();
     } else {
       setCursorSinceStart(since_start_ns);
     }
-  };
+  });
+}
+
+void MainWindow::rangeOnceLoaded(int64_t from_ns, int64_t to_ns) {
+  range_from_ns_ = from_ns;
+  onceLoaded([this, from_ns, to_ns] {
+    const int64_t origin = state_->origin();
+    const int64_t end = std::max(state_->sessionEnd(), origin + from_ns + 1);
+    state_->setRange(origin + from_ns, std::min(origin + to_ns, end));
+  });
+}
+
+void MainWindow::onceLoaded(const std::function<void()>& apply) {
   if (done_) {
     apply();
   } else {

@@ -10,6 +10,7 @@
 #include <QStringList>
 #include <QTabWidget>
 #include <QTimer>
+#include <functional>
 #include <string>
 
 #include "monitor/gui/engine_client.h"
@@ -60,7 +61,11 @@ class MainWindow : public QMainWindow {
   // The same once the source has loaded (--at): at once if it already has, which a small
   // recording has by the time the window is made (its first refresh saw it loaded).
   void cursorOnceLoaded(bool at_peak, int64_t since_start_ns);
-  // What --device (preferDevice) and --at (cursorOnceLoaded) asked for that a replayed
+  // Once the source has loaded (--range): the range every view shows, [from_ns, to_ns]
+  // after the start (cut at the session's end).
+  void rangeOnceLoaded(int64_t from_ns, int64_t to_ns);
+  // What --device (preferDevice), --at (cursorOnceLoaded) and --range (rangeOnceLoaded) asked
+  // for that a replayed
   // recording lacks, once settled(): a line each after the recording's name `file`, in
   // memtap check's words ("x.db: no device 5 in the recording (its devices: cpu, 0)");
   // empty when it has all, and while live (a device can still come).
@@ -104,8 +109,11 @@ class MainWindow : public QMainWindow {
   QDockWidget* findings_dock_;
   QTimer timer_;
   bool done_ = false;
-  int64_t at_ns_ = -1;       // cursorOnceLoaded's instant since the start (-1: none, or the peak)
-  int quiet_refreshes_ = 0;  // refreshes since anything changed (settled() wants two)
+  void onceLoaded(const std::function<void()>& apply);  // now, or when sourceDone comes
+
+  int64_t at_ns_ = -1;  // cursorOnceLoaded's instant since the start (-1: none, or the peak)
+  int64_t range_from_ns_ = -1;  // rangeOnceLoaded's start since the start (-1: none)
+  int quiet_refreshes_ = 0;     // refreshes since anything changed (settled() wants two)
   viewdata::SourceStatus last_;
 };
 

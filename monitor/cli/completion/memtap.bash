@@ -15,7 +15,7 @@ _memtap_options() {
     diff) echo "-h --help --top $report" ;;
     check) echo "-h --help --max-peak --max-leak-per-step --max-growth --max-fragmentation" \
       "--max-peak-increase --no-oom --baseline --device --strict --low-memory" ;;
-    monitor) echo "-h --help -l --listen -o --compact --keys --insecure --max-processes --at" \
+    monitor) echo "-h --help -l --listen -o --compact --keys --insecure --max-processes --at --range" \
       "$window" ;;
     export) echo "-h --help -o --format --pid" ;;
     import | recover) echo "-h --help -o" ;;
@@ -27,7 +27,7 @@ _memtap_options() {
 _memtap_valued() {
   case $1 in
     -o | -l | --listen | --connect | --keys | --stacks | --stack-min-size | --max-processes | \
-      --screenshot | --screenshot-after | --size | --view | --device | --at | --top | \
+      --screenshot | --screenshot-after | --size | --view | --device | --at | --range | --top | \
       --lazy-used-ms | --delayed-free-ms | --long-idle-ms | --capacity-mb | --speed | --format | \
       --pid | --max-peak | --max-leak-per-step | --max-growth | --max-fragmentation | \
       --max-peak-increase | --baseline) return 0 ;;

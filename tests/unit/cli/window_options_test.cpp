@@ -54,8 +54,22 @@ TEST(WindowCommandLine, ARecordingWithTheWindowsOptions) {
   EXPECT_EQ(c.window.device, 1);
   EXPECT_EQ(c.window.at_ns, 12'500'000'000);
   EXPECT_FALSE(c.window.at_peak);
+  EXPECT_EQ(c.window.range_from_ns, -1) << "no --range: the whole session";
   EXPECT_EQ(c.window.screenshot, "shot.png");
   EXPECT_TRUE(c.window.stats);
+}
+
+// --range: the span every view shows, as two times since the start.
+TEST(WindowCommandLine, ARangeIsTwoTimesSinceTheStart) {
+  Parsed p = parse({"run.db", "--range", "1.5s..2s"});
+  ASSERT_EQ(p.code, -1) << p.err;
+  EXPECT_EQ(p.command.window.range_from_ns, 1'500'000'000);
+  EXPECT_EQ(p.command.window.range_to_ns, 2'000'000'000);
+  p = parse({"run.db", "--range", "0..450ms"});
+  ASSERT_EQ(p.code, -1) << p.err;
+  EXPECT_EQ(p.command.window.range_from_ns, 0);
+  EXPECT_EQ(p.command.window.range_to_ns, 450'000'000);
+  expect_mistake({"--run", "--range", "1s..2s", "--", "prog"}, "run", "unknown option '--range'");
 }
 
 TEST(WindowCommandLine, DefaultsAndTheHostDevice) {
@@ -124,6 +138,12 @@ TEST(WindowCommandLine, MistakesAreSaidAsEveryCommandSaysThem) {
                  "--device 'gpu0': expected cpu or a device number (0, 1, ...)");
   expect_mistake({"a.db", "--at", "-1s"}, "monitor",
                  "--at '-1s': expected a time since the start (12.5s, 1500ms) or peak");
+  for (const std::string range : {"2s..1s", "1s..1s", "1s", "1s..", "..2s", "a..b", "-1s..2s"}) {
+    expect_mistake({"a.db", "--range", range}, "monitor",
+                   "--range '" + range +
+                       "': expected two times since the start, the first the earlier "
+                       "(1.5s..2s, 200ms..450ms)");
+  }
   expect_mistake({"a.db", "--screenshot-after", "soon"}, "monitor",
                  "--screenshot-after 'soon': expected a duration (3s, 1500ms)");
   expect_mistake({"a.db", "b.db"}, "monitor", "unexpected argument 'b.db'");
@@ -137,7 +157,7 @@ TEST(WindowCommandLine, HelpListsTheWindowsOptionsOnStdout) {
   EXPECT_EQ(p.err, "");
   EXPECT_EQ(p.out.rfind("usage: memtap monitor FILE", 0), 0u) << p.out;
   for (const char* option : {"--listen", "--keys", "--screenshot", "--size WxH", "--view NAME",
-                             "--device cpu|N", "--at TIME", "--stats"}) {
+                             "--device cpu|N", "--at TIME", "--range FROM..TO", "--stats"}) {
     EXPECT_NE(p.out.find(option), std::string::npos) << option << "\n" << p.out;
   }
 }

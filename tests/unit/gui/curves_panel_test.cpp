@@ -571,6 +571,31 @@ TEST(CurvesPanel, ADeviceOrInstantTheRecordingLacksIsSaidWithWhatItHas) {
             "gpu.db: --at 2.000 s is past the recording's end (10.0 ms after its start)");
 }
 
+// --range: once loaded, the span every view shows; one that begins past the end is said.
+TEST(CurvesPanel, ARangeAskedOnTheCommandLineIsTheRangeShown) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  for (int i = 0; i < 10; ++i) b.malloc(i * 10, 0x1000 + uint64_t(i) * 0x100, 1000);
+  const std::string path = dir.file("r.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  w.window->rangeOnceLoaded(20'000'000, 50'000'000);  // --range 20ms..50ms
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->state()->t0(), b.at(20));
+  EXPECT_EQ(w.window->state()->t1(), b.at(50));
+  EXPECT_TRUE(w.window->missingRequests("r.db").isEmpty());
+  w.window->rangeOnceLoaded(60'000'000, 500'000'000);  // to past the end: cut there
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->state()->t0(), b.at(60));
+  EXPECT_EQ(w.window->state()->t1(), b.at(90));
+  w.window->rangeOnceLoaded(2'000'000'000, 3'000'000'000);  // --range 2s..3s
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->missingRequests("r.db").join('\n').toStdString(),
+            "r.db: --range begins at 2.000 s, past the recording's end (90.0 ms after its "
+            "start)");
+}
+
 // A GPU without a framework pool draws its four curves as one line: the note says so, and
 // says nothing on the host, whose curves differ.
 TEST(CurvesPanel, TheNoteNamesTheCurvesThatAreOneLine) {
