@@ -20,11 +20,11 @@ constexpr qreal kBarZ = 3.5;
 constexpr qreal kLabelZ = 3.6;
 constexpr double kMinBarPx = 2;  // a range narrower than this is still seen
 
-// Soft colours, none of them the curves' own, so a bar never reads as a line's band.
+// Soft colours, none of them the curves' own nor the grey of a bar of several ranges.
 const QColor kPalette[] = {QColor(0x8d, 0xa0, 0xcb), QColor(0xa6, 0xd8, 0x54),
                            QColor(0xe7, 0x8a, 0xc3), QColor(0xff, 0xd9, 0x2f),
                            QColor(0x66, 0xc2, 0xa5), QColor(0xe5, 0xc4, 0x94),
-                           QColor(0xfc, 0x8d, 0x62), QColor(0xb3, 0xb3, 0xb3)};
+                           QColor(0xfc, 0x8d, 0x62), QColor(0xbe, 0xba, 0xda)};
 const QColor kSeveralColor(0xc8, 0xc8, 0xc8);
 
 // The same name has the same colour in every redraw and every window.
