@@ -96,14 +96,18 @@ uint64_t own_deadline_from_now() {
   return monotonic_ns() + own_wait_ns();
 }
 
-// Until `word` is no longer 0, or the deadline a fatal signal may wait has passed: its own,
-// or, while an exit's or an exec's flush runs, that flush's limit and its own again. The
-// limit is read anew after each wake (its setters wake the waiters).
+// The deadline a fatal signal may wait by: its own, or, while an exit's or an exec's flush
+// runs, that flush's limit and its own again.
+uint64_t wait_deadline(uint64_t own_deadline) {
+  const uint64_t limit = g_flush_limit_ns.load(std::memory_order_acquire);
+  return limit == 0 ? own_deadline : std::max(own_deadline, limit + own_wait_ns());
+}
+
+// Until `word` is no longer 0, or wait_deadline has passed. The limit is read anew after
+// each wake (its setters wake the waiters).
 void wait_until_set(std::atomic<uint32_t>* word, uint64_t own_deadline) {
-  const uint64_t own_ns = own_wait_ns();
   while (word->load(std::memory_order_acquire) == 0) {
-    const uint64_t limit = g_flush_limit_ns.load(std::memory_order_acquire);
-    const uint64_t deadline = limit == 0 ? own_deadline : std::max(own_deadline, limit + own_ns);
+    const uint64_t deadline = wait_deadline(own_deadline);
     const uint64_t now = monotonic_ns();
     if (now >= deadline) break;
     raw_futex_wait(word, 0, deadline - now);
@@ -117,9 +121,13 @@ void set_flush_limit(uint32_t limit_ms) {
 
 void flush_and_wait(int sig) {
   g_crash_flush.signal.store(sig, std::memory_order_relaxed);
-  // The flush is told the very deadline this wait keeps (crash_flush in the sender).
+  // The flush is told the very deadline this wait keeps (crash_flush in the sender): during
+  // an exec's flush, that flush's limit. A sender thread the exec was still joining (the
+  // catch-up thread, pacing itself) took the request and flushed by the signal's own
+  // deadline instead: with MEMTAP_CRASH_FLUSH_MS=1, 1 ms, and the process died with its last
+  // events unsent, no Bye, and nothing counted as dropped.
   const uint64_t deadline = own_deadline_from_now();
-  g_crash_flush.deadline_ns.store(deadline, std::memory_order_relaxed);
+  g_crash_flush.deadline_ns.store(wait_deadline(deadline), std::memory_order_relaxed);
   // Sequentially consistent, with exec_flushed after it, against the exec-ing thread's
   // store of exec_flushed and its load of `requested` (wait_for_a_fatal_signal_before_exec):
   // one of the two sees the other. The exec flush, done already, is the flush asked for.
@@ -154,12 +162,21 @@ bool forced_by_kernel(int sig, const siginfo_t* info) {
 // The default action. The signal, queued again with its own siginfo, stays blocked until
 // this handler returns to where it interrupted: it then ends the process there, with the
 // status and core dump it would have had (a fault's registers are the faulting ones).
+// Once an exec has flushed, it may replace the image before this handler returns, and end
+// this thread, and a signal queued for it, with it: the program then ran on as the new
+// image (a SIGTERM during the exec flush, now and then in the tests). Queued for the
+// process, the signal ends it before the exec, or stays pending across it and ends the new
+// image, as the kernel would have ended the old one. A fault stays with its thread.
 void default_action(int sig, siginfo_t* info) {
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   real_sigaction(sig, &dfl, nullptr);
-  raw_requeue_signal(sig, info);
+  if (g_agent.exec_flushed.load(std::memory_order_seq_cst) && !forced_by_kernel(sig, info)) {
+    raw_requeue_signal_to_process(sig, info);
+  } else {
+    raw_requeue_signal(sig, info);
+  }
 }
 
 // The kernel's disposition of every taken signal but SIG_IGN: it does what the kernel would

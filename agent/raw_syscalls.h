@@ -73,4 +73,11 @@ inline void raw_requeue_signal(int sig, const siginfo_t* info) {
   }
 }
 
+// As raw_requeue_signal, for the whole process: pending there, it outlives this thread, and
+// an exec keeps it for the new image.
+inline void raw_requeue_signal_to_process(int sig, const siginfo_t* info) {
+  uint32_t pid = raw_getpid();
+  if (!info || syscall(SYS_rt_sigqueueinfo, pid, sig, info) != 0) syscall(SYS_kill, pid, sig);
+}
+
 }  // namespace memtap

@@ -858,14 +858,17 @@ void crash_flush(Sender& s) {
   // By the handler's deadline, which counts from its request: this thread may have come to
   // it late (a look of the catch-up thread, a wait for the lock), and a flush that took its
   // whole time from then on was cut by the handler's end, Bye and all. A tenth (at most
-  // 100 ms) is kept for the close and the wake-up.
+  // 100 ms) is kept for the close and the wake-up. That deadline is the signal's own
+  // (MEMTAP_CRASH_FLUSH_MS), or, when the signal came during an exec's flush, that flush's
+  // limit, which may be later (agent/crash_flush.cpp).
   uint32_t timeout_ms = std::min(s.config.flush_timeout_ms, s.config.crash_flush_ms);
   const uint64_t deadline = s.config.crash_flush->deadline_ns.load(std::memory_order_relaxed);
   if (deadline != 0) {
     const uint64_t now = monotonic_ns();
     const uint64_t left_ms = deadline > now ? (deadline - now) / 1000000u : 0;
     const uint64_t usable_ms = left_ms - std::min<uint64_t>(left_ms / 10, 100);
-    timeout_ms = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(timeout_ms, usable_ms)));
+    timeout_ms =
+        uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(s.config.flush_timeout_ms, usable_ms)));
   }
   int linger = final_flush(s, timeout_ms);
   zmq_setsockopt(s.sock, ZMQ_LINGER, &linger, sizeof linger);

@@ -33,7 +33,8 @@
  *              the parent through a pipe once _exit's flush is under way (memtap's sender
  *              thread gone), and the parent sends it SIGTERM as soon as it hears, as a pool
  *              terminating a worker that is leaving anyway, and returns 0 when the child
- *              ended by either (9 otherwise)
+ *              ended by either (9 otherwise; 10, with a line on stderr, when the child ended
+ *              without telling: the test could not place the signal, true of the next modes too)
  *   exec-term  as exit-term, but with one thread, which execl()s itself as `image` where
  *              exit-term's calls _exit(0): the parent's SIGTERM comes to it while the exec's
  *              flush runs; returns
@@ -117,10 +118,10 @@ static void set_term_blocked(int blocked) {
   pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &term, NULL);
 }
 
-/* Whether a thread named memtap-sender runs in this process. Raw system calls and buffers on
- * the stack: an allocation here, during the flush, would come after its last drain. */
-static int sender_thread_runs(void) {
-  const int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+/* The thread id of the thread named memtap-sender in this process, 0 if there is none. Raw
+ * system calls and buffers on the stack: an allocation here would be recorded. */
+static int sender_thread_tid(void) {
+  const int dir = open("/proc/self/task", O_RDONLY | O_CLOEXEC | O_DIRECTORY);
   if (dir < 0) return 0;
   char entries[4096];
   int found = 0;
@@ -136,7 +137,7 @@ static int sender_thread_runs(void) {
       if (fd < 0) continue;
       const ssize_t n = read(fd, comm, sizeof comm - 1);
       close(fd);
-      found = n > 0 && strncmp(comm, "memtap-sender\n", (size_t)n) == 0;
+      if (n > 0 && strncmp(comm, "memtap-sender\n", (size_t)n) == 0) found = atoi(e->d_name);
     }
   }
   close(dir);
@@ -152,7 +153,11 @@ static void* wait_for_term(void* arg) {
   set_term_blocked(0);
   char leaving = 0;
   if (read(g_leaving[0], &leaving, 1) != 1) _exit(8);
-  while (sender_thread_runs()) {
+  /* Found once (none: gone already), then asked for with one system call at a time: scans of
+   * /proc took long enough that an exec's flush could end, and the exec be done, between two
+   * of them (the parent then waited for a word that never came). */
+  const int sender = sender_thread_tid();
+  while (sender != 0 && syscall(SYS_tgkill, getpid(), sender, 0) == 0) {
   }
   const char now = 1;
   if (write(tell, &now, 1) != 1) _exit(8);
@@ -171,7 +176,7 @@ static void* take_term(void* arg) {
 }
 
 /* Whether thread `tid` of this process is in a futex call (/proc's "syscall": its number
- * first). Raw calls, as in sender_thread_runs. */
+ * first). Raw calls, as in sender_thread_tid. */
 static int in_futex(int tid) {
   char path[64], text[64];
   snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
@@ -303,8 +308,16 @@ int main(int argc, char** argv) {
       }
       _exit(0);
     }
+    /* The child (or its image) holds the write end: ended without a word, it is read as the
+     * end of the pipe, not waited for. */
+    close(leaving[1]);
     char heard = 0;
-    if (read(leaving[0], &heard, 1) != 1) return 7;
+    if (read(leaving[0], &heard, 1) != 1) {
+      static const char kLate[] = "the child ended before its second thread saw the flush begin\n";
+      ssize_t ignored = write(2, kLate, sizeof kLate - 1);
+      (void)ignored;
+      return 10;
+    }
     kill(child, SIGTERM);
     int status = 0;
     if (waitpid(child, &status, 0) != child) return 7;
