@@ -353,8 +353,10 @@ QString CurvesChart::hoverText(int64_t t) const {
     for (const viewdata::TimeMark& m : marks.marks) {
       if (near(m.ts_ns)) text += tr("\nmark: %1").arg(QString::fromStdString(m.text));
     }
-    for (const viewdata::RangeBar* bar : viewdata::range_bars_at(marks.ranges, t)) {
-      text += '\n' + rangeText(*bar);
+    const std::vector<const viewdata::RangeBar*> bars = viewdata::range_bars_at(marks.ranges, t);
+    for (const viewdata::RangeBar* bar : bars) text += '\n' + rangeText(*bar);
+    if (!bars.empty() && !RangeBarsOverlay::hiddenText(marks.ranges).isEmpty()) {
+      text += '\n' + RangeBarsOverlay::hiddenText(marks.ranges);
     }
   }
   const std::vector<int64_t> values = viewdata::values_at(data_, t);

@@ -4,6 +4,7 @@
 #include <QBrush>
 #include <QFont>
 #include <QFontMetricsF>
+#include <QObject>
 #include <QPen>
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,7 @@ namespace {
 // step lines (6).
 constexpr qreal kBarZ = 3.5;
 constexpr qreal kLabelZ = 3.6;
+constexpr qreal kNoteZ = 5;      // what is not drawn: over the series (4), under the steps (6)
 constexpr double kMinBarPx = 2;  // a range narrower than this is still seen
 
 // Soft colours, none of them the curves' own nor the grey of a bar of several ranges.
@@ -46,7 +48,28 @@ Item* item(QChart* chart, std::vector<Item*>& pool, size_t index) {
 
 }  // namespace
 
-RangeBarsOverlay::RangeBarsOverlay(QChart* chart) : chart_(chart) {}
+RangeBarsOverlay::RangeBarsOverlay(QChart* chart)
+    : chart_(chart),
+      hidden_(new QGraphicsSimpleTextItem(chart)),
+      hidden_back_(new QGraphicsRectItem(chart)) {
+  hidden_->hide();
+  hidden_back_->hide();
+}
+
+QString RangeBarsOverlay::hiddenText(const viewdata::RangeBarsData& data) {
+  QStringList parts;
+  if (data.deeper_lanes > 0) {
+    parts << (data.deeper_lanes == 1
+                  ? QObject::tr("+1 nested lane not drawn")
+                  : QObject::tr("+%1 nested lanes not drawn").arg(data.deeper_lanes));
+  }
+  if (data.too_deep > 0) {
+    parts << QObject::tr("+%1 ranges nested past %2 levels not kept")
+                 .arg(data.too_deep)
+                 .arg(RangeLanes::kMaxLanes);
+  }
+  return parts.join(QStringLiteral("; "));
+}
 
 QString RangeBarsOverlay::barText(const viewdata::RangeBar& bar) {
   const QString name = QString::fromStdString(bar.name);
@@ -102,6 +125,34 @@ void RangeBarsOverlay::place(const viewdata::RangeBarsData& data,
   }
   for (size_t i = bars; i < bars_.size(); ++i) bars_[i]->hide();
   for (size_t i = labels; i < labels_.size(); ++i) labels_[i]->hide();
+
+  // What the lanes leave out, in the row above the top one, at the right: a user who sees
+  // three rows should not take them for every level there is.
+  const QString hidden = hiddenText(data);
+  const double hidden_top = plot.bottom() - double(data.lanes + 1) * row;
+  if (!shown || hidden.isEmpty() || data.lanes == 0 || hidden_top < plot.top()) {
+    hidden_->hide();
+    hidden_back_->hide();
+    return;
+  }
+  hidden_->setText(hidden);
+  hidden_->setFont(font);
+  hidden_->setBrush(QColor(0x40, 0x40, 0x40));
+  hidden_->setZValue(kNoteZ);
+  hidden_->setPos(plot.right() - metrics.horizontalAdvance(hidden) - 4,
+                  hidden_top + (row - metrics.height()) / 2);
+  hidden_->show();
+  // Over the lines, on the chart's background as the step labels are, so that it reads
+  // where a line crosses it; nearly opaque, so that the line still shows through.
+  const QBrush& chart_back = chart_->backgroundBrush();
+  QColor back = chart_back.style() == Qt::SolidPattern ? chart_back.color() : QColor(Qt::white);
+  back.setAlpha(225);
+  hidden_back_->setRect(hidden_->pos().x() - 2, hidden_->pos().y(),
+                        hidden_->boundingRect().width() + 4, hidden_->boundingRect().height());
+  hidden_back_->setBrush(back);
+  hidden_back_->setPen(Qt::NoPen);
+  hidden_back_->setZValue(kNoteZ - 0.1);
+  hidden_back_->show();
 }
 
 int RangeBarsOverlay::barAt(const QPointF& p) const {
@@ -116,6 +167,10 @@ std::vector<QRectF> RangeBarsOverlay::barRects() const {
   std::vector<QRectF> out;
   for (const Placed& p : placed_) out.push_back(p.rect);
   return out;
+}
+
+QString RangeBarsOverlay::hiddenLabel() const {
+  return hidden_->isVisible() ? hidden_->text() : QString();
 }
 
 QStringList RangeBarsOverlay::labels() const {

@@ -31,10 +31,15 @@ class RangeBarsOverlay {
 
   // What a bar says: its name, "forward ×12" for several of one name, "12 ranges".
   static QString barText(const viewdata::RangeBar& bar);
+  // What is not drawn: "+2 nested lanes not drawn", "+5 ranges nested past 8 levels not
+  // kept", both, or "" when everything is drawn. Drawn above the top lane at the
+  // plot's right, and said in the hover over a bar.
+  static QString hiddenText(const viewdata::RangeBarsData& data);
 
   // For tests: the bars drawn (in data.bars' order) and their labels.
   std::vector<QRectF> barRects() const;
   QStringList labels() const;
+  QString hiddenLabel() const;  // "" when not shown
 
  private:
   struct Placed {
@@ -44,6 +49,8 @@ class RangeBarsOverlay {
   QChart* chart_;
   std::vector<QGraphicsRectItem*> bars_;
   std::vector<QGraphicsSimpleTextItem*> labels_;
+  QGraphicsSimpleTextItem* hidden_;
+  QGraphicsRectItem* hidden_back_;
   std::vector<Placed> placed_;
 };
 

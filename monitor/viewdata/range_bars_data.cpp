@@ -63,6 +63,7 @@ RangeBarsData compute_range_bars(const RangeLanes* ranges, const StringTable& st
   });
   out.lanes = std::min(lanes_used, kShownRangeLanes);
   out.deeper_lanes = lanes_used - out.lanes;
+  out.too_deep = ranges->too_deep;
   return out;
 }
 

@@ -66,6 +66,32 @@ TEST(RangeBarsOverlay, EachRangeIsABarWithItsNameAndNestedOnesStackAbove) {
                                           "ms); Allocated -64.0 KiB over it"))
       << chart->hoverText(b.at(35)).toStdString();
   EXPECT_FALSE(chart->hoverText(b.at(47)).contains("range")) << "between the steps";
+  EXPECT_EQ(bars.hiddenLabel(), QString()) << "every range is drawn";
+  EXPECT_FALSE(in_forward.contains("not drawn")) << in_forward.toStdString();
+}
+
+// Ten ranges nested in each other: three rows are drawn, and the window says what it left
+// out (five lanes it keeps but does not draw, two ranges deeper than it keeps at all), above
+// the top row and in the hover over a bar.
+TEST(RangeBarsOverlay, RangesNestedDeeperThanTheRowsAreSaid) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(0, 0x1000, 8);
+  for (int i = 0; i < 10; ++i) b.range_start(double(i + 1), "level" + std::to_string(i));
+  for (int i = 10; i-- > 0;) b.range_end(double(40 - i), "level" + std::to_string(i));
+  b.free(50, 0x1000);
+  const std::string path = dir.file("deep.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  const gui::RangeBarsOverlay& bars = chart->rangeBars();
+  EXPECT_EQ(bars.labels(), QStringList({"level0", "level1", "level2"}));
+  const QString said = "+5 nested lanes not drawn; +2 ranges nested past 8 levels not kept";
+  EXPECT_EQ(bars.hiddenLabel(), said);
+  const QString hover = chart->hoverText(b.at(20));
+  EXPECT_TRUE(hover.contains("range level2: ") && hover.contains('\n' + said))
+      << hover.toStdString();
 }
 
 TEST(RangeBarsOverlay, ADoubleClickOnABarSelectsThatRange) {

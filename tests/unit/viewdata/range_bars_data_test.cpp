@@ -171,6 +171,25 @@ TEST(RangeBarsData, LanesPastThoseShownAreCountedNotDrawn) {
                                 }));
   EXPECT_EQ(data.lanes, viewdata::kShownRangeLanes);
   EXPECT_EQ(data.deeper_lanes, 2u);
+  EXPECT_EQ(data.too_deep, 0u);
+}
+
+TEST(RangeBarsData, RangesPastTheLanesKeptAreCounted) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  const int kDepth = int(RangeLanes::kMaxLanes) + 2;
+  b.malloc(0, 0x1000, 8);
+  for (int i = 0; i < kDepth; ++i) b.range_start(double(i + 1), "r" + std::to_string(i));
+  for (int i = kDepth; i-- > 0;) b.range_end(double(40 - i), "r" + std::to_string(i));
+  b.free(50, 0x1000);
+  const std::string path = dir.file("deep.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  const RangeBarsData data = curves(*source, b.pid()).step_marks.ranges;
+  EXPECT_EQ(data.lanes, viewdata::kShownRangeLanes);
+  EXPECT_EQ(data.deeper_lanes, RangeLanes::kMaxLanes - viewdata::kShownRangeLanes);
+  EXPECT_EQ(data.too_deep, 2u);
 }
 
 }  // namespace
