@@ -8,18 +8,12 @@
 #include <vector>
 
 #include "monitor/engine/step_marks.h"
+#include "tests/unit/engine/mark_event.h"
 
 namespace memtap {
 namespace {
 
-MemEvent event(MemEventKind kind, uint32_t pid, int64_t ts_ns, uint32_t name) {
-  MemEvent e;
-  e.kind = kind;
-  e.pid = pid;
-  e.ts_ns = ts_ns;
-  e.name = name;
-  return e;
-}
+using test::mark_event;
 
 // "name start-end" per range of the lane, in order.
 std::vector<std::string> lane_text(const RangeLane& lane, const StringTable& strings) {
@@ -37,10 +31,10 @@ TEST(RangeLanes, NestedRangesStackAndOverlappingOnesKeepApart) {
   const uint32_t step = strings.intern("step"), fwd = strings.intern("forward"),
                  bwd = strings.intern("backward"), io = strings.intern("io");
   const auto start = [&](int64_t t, uint32_t name) {
-    marks.add(event(MemEventKind::kRangeStart, 1, t, name));
+    marks.add(mark_event(MemEventKind::kRangeStart, 1, t, name));
   };
   const auto end = [&](int64_t t, uint32_t name) {
-    marks.add(event(MemEventKind::kRangeEnd, 1, t, name));
+    marks.add(mark_event(MemEventKind::kRangeEnd, 1, t, name));
   };
   start(100, step);
   start(110, fwd);

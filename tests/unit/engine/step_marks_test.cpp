@@ -8,17 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/engine/mark_event.h"
+
 namespace memtap {
 namespace {
 
-MemEvent event(MemEventKind kind, uint32_t pid, int64_t ts_ns, uint32_t name = 0) {
-  MemEvent e;
-  e.kind = kind;
-  e.pid = pid;
-  e.ts_ns = ts_ns;
-  e.name = name;
-  return e;
-}
+using test::mark_event;
 
 std::vector<uint64_t> numbers(const StepMarkTrack& track) {
   std::vector<uint64_t> out;
@@ -29,13 +24,13 @@ std::vector<uint64_t> numbers(const StepMarkTrack& track) {
 TEST(StepMarks, StepsAreNumberedByTheirNameAndMarksByTheirCountPerProcess) {
   StringTable strings;
   StepMarks marks(&strings);
-  marks.add(event(MemEventKind::kStep, 7, 100, strings.intern("41")));
-  marks.add(event(MemEventKind::kMark, 7, 150, strings.intern("backward")));
-  marks.add(event(MemEventKind::kStep, 7, 200, strings.intern("42")));
-  marks.add(event(MemEventKind::kStep, 8, 210, strings.intern("warmup")));  // not a number
-  marks.add(event(MemEventKind::kStep, 8, 220, strings.intern("12x")));
-  marks.add(event(MemEventKind::kMalloc, 7, 230));  // not a step or a mark
-  marks.add(event(MemEventKind::kMark, 7, 250, strings.intern("optimizer")));
+  marks.add(mark_event(MemEventKind::kStep, 7, 100, strings.intern("41")));
+  marks.add(mark_event(MemEventKind::kMark, 7, 150, strings.intern("backward")));
+  marks.add(mark_event(MemEventKind::kStep, 7, 200, strings.intern("42")));
+  marks.add(mark_event(MemEventKind::kStep, 8, 210, strings.intern("warmup")));  // not a number
+  marks.add(mark_event(MemEventKind::kStep, 8, 220, strings.intern("12x")));
+  marks.add(mark_event(MemEventKind::kMalloc, 7, 230));  // not a step or a mark
+  marks.add(mark_event(MemEventKind::kMark, 7, 250, strings.intern("optimizer")));
 
   ASSERT_NE(marks.steps(7), nullptr);
   EXPECT_EQ(numbers(*marks.steps(7)), (std::vector<uint64_t>{41, 42}));
@@ -51,7 +46,7 @@ TEST(StepMarks, FindsTheStepUnderWayAndThoseInARange) {
   StringTable strings;
   StepMarks marks(&strings);
   for (int64_t i = 1; i <= 5; ++i) {
-    marks.add(event(MemEventKind::kStep, 1, i * 1000, strings.intern(std::to_string(i))));
+    marks.add(mark_event(MemEventKind::kStep, 1, i * 1000, strings.intern(std::to_string(i))));
   }
   const StepMarkTrack& steps = *marks.steps(1);
   EXPECT_EQ(step_mark_at(steps, 999), nullptr);
@@ -68,9 +63,9 @@ TEST(StepMarks, FindsTheStepUnderWayAndThoseInARange) {
 TEST(StepMarks, AnOlderOneTakesItsPlaceInTime) {
   StringTable strings;
   StepMarks marks(&strings);
-  marks.add(event(MemEventKind::kMark, 1, 100, strings.intern("a")));
-  marks.add(event(MemEventKind::kMark, 1, 300, strings.intern("c")));
-  marks.add(event(MemEventKind::kMark, 1, 200, strings.intern("b")));
+  marks.add(mark_event(MemEventKind::kMark, 1, 100, strings.intern("a")));
+  marks.add(mark_event(MemEventKind::kMark, 1, 300, strings.intern("c")));
+  marks.add(mark_event(MemEventKind::kMark, 1, 200, strings.intern("b")));
   std::vector<std::string> texts;
   for (const StepMark& m : marks.marks(1)->kept) texts.push_back(strings.get(m.name));
   EXPECT_EQ(texts, (std::vector<std::string>{"a", "b", "c"}));
@@ -80,7 +75,7 @@ TEST(StepMarks, PastTheBoundEverySecondIsKeptSoTheWholeRunStaysCovered) {
   StringTable strings;
   StepMarks marks(&strings, 8);
   for (int64_t i = 1; i <= 21; ++i) {
-    marks.add(event(MemEventKind::kStep, 1, i * 10, strings.intern(std::to_string(i))));
+    marks.add(mark_event(MemEventKind::kStep, 1, i * 10, strings.intern(std::to_string(i))));
   }
   const StepMarkTrack& steps = *marks.steps(1);
   EXPECT_EQ(steps.seen, 21u);

@@ -76,9 +76,10 @@ TEST(RangeBarsOverlay, EachRangeIsABarWithItsNameAndNestedOnesStackAbove) {
 TEST(RangeBarsOverlay, RangesNestedDeeperThanTheRowsAreSaid) {
   test::TempDir dir;
   test::RecordingBuilder b;
+  std::vector<std::string> names;
+  for (int i = 0; i < 10; ++i) names.push_back("level" + std::to_string(i));
   b.malloc(0, 0x1000, 8);
-  for (int i = 0; i < 10; ++i) b.range_start(double(i + 1), "level" + std::to_string(i));
-  for (int i = 10; i-- > 0;) b.range_end(double(40 - i), "level" + std::to_string(i));
+  b.nested_ranges(0, 40, names);
   b.free(50, 0x1000);
   const std::string path = dir.file("deep.db");
   b.write(path);

@@ -154,10 +154,8 @@ TEST(RangeBarsData, RangesTooNarrowToTellApartAreOneBarThatCountsThem) {
 TEST(RangeBarsData, LanesPastThoseShownAreCountedNotDrawn) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  const std::vector<std::string> names = {"a", "b", "c", "d", "e"};
   b.malloc(0, 0x1000, 8);  // the curves' span: from the first block to the last
-  for (size_t i = 0; i < names.size(); ++i) b.range_start(double(i + 1), names[i]);
-  for (size_t i = names.size(); i-- > 0;) b.range_end(double(20 - i), names[i]);
+  b.nested_ranges(0, 20, {"a", "b", "c", "d", "e"});
   b.free(30, 0x1000);
   const std::string path = dir.file("r.db");
   b.write(path);
@@ -177,10 +175,10 @@ TEST(RangeBarsData, LanesPastThoseShownAreCountedNotDrawn) {
 TEST(RangeBarsData, RangesPastTheLanesKeptAreCounted) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  const int kDepth = int(RangeLanes::kMaxLanes) + 2;
+  std::vector<std::string> names;
+  for (uint32_t i = 0; i < RangeLanes::kMaxLanes + 2; ++i) names.push_back("r" + std::to_string(i));
   b.malloc(0, 0x1000, 8);
-  for (int i = 0; i < kDepth; ++i) b.range_start(double(i + 1), "r" + std::to_string(i));
-  for (int i = kDepth; i-- > 0;) b.range_end(double(40 - i), "r" + std::to_string(i));
+  b.nested_ranges(0, 40, names);
   b.free(50, 0x1000);
   const std::string path = dir.file("deep.db");
   b.write(path);

@@ -155,6 +155,12 @@ class RecordingBuilder {
     row.name = text(name);
     rows_.push_back(row);
   }
+  // Ranges nested in each other, the outermost first: the i-th begins at first_ms + i + 1
+  // and ends at last_ms - i.
+  void nested_ranges(double first_ms, double last_ms, const std::vector<std::string>& names) {
+    for (size_t i = 0; i < names.size(); ++i) range_start(first_ms + double(i + 1), names[i]);
+    for (size_t i = names.size(); i-- > 0;) range_end(last_ms - double(i), names[i]);
+  }
 
   // The process's resident set, as the agent samples it.
   void rss(double ms, uint64_t bytes, uint64_t total = 0) {
