@@ -335,11 +335,18 @@ QString CurvesChart::hoverText(int64_t t) const {
     if (const viewdata::TimeMark* step = viewdata::step_at(marks, t); step && step->number != 0) {
       QString about = tr("began %1").arg(state_->timeText(step->ts_ns));
       // What the step left live (or freed): the question a step's line is looked at for.
-      if (const auto change = viewdata::allocated_over_step(data_, t)) {
+      const auto change = viewdata::allocated_over_step(data_, t);
+      if (change) {
         const int64_t delta = change->end_bytes - change->start_bytes;
         about += tr("; Allocated %1%2 over it")
                      .arg(delta < 0 ? QStringLiteral("-") : QStringLiteral("+"))
                      .arg(QString::fromStdString(bytes_text(std::abs(double(delta)))));
+      }
+      // The most it held meanwhile (activations between forward and backward), which the
+      // line's ends do not show.
+      if (step->peak_bytes != kUnknown) {
+        const QString peak = QString::fromStdString(bytes_text(double(step->peak_bytes)));
+        about += change ? tr(", peak %1").arg(peak) : tr("; Allocated peak %1").arg(peak);
       }
       text += tr(", step %1 (%2)").arg(step->number).arg(about);
     }

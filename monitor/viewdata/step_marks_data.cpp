@@ -16,6 +16,17 @@ TimeMark time_mark(const StepMark& m, const StringTable& strings) {
   return {m.ts_ns, m.number, m.name != 0 ? strings.get(m.name) : std::string()};
 }
 
+// A step's peak where the engine kept its figures (`figures` by start_ns): a step's figures
+// begin at its STEP event, as its mark does.
+void add_step_peak(const std::vector<blocks::StepFigures>& figures, TimeMark* step) {
+  if (step->number == 0) return;
+  const auto f = std::lower_bound(
+      figures.begin(), figures.end(), step->ts_ns,
+      [](const blocks::StepFigures& f, int64_t ts_ns) { return f.start_ns < ts_ns; });
+  if (f == figures.end() || f->start_ns != step->ts_ns) return;
+  step->peak_bytes = int64_t(std::min<uint64_t>(f->peak_bytes, INT64_MAX));
+}
+
 // Every entry in [span.first, span.last), or, with min_gap_ns > 0, the first and then each
 // one at least min_gap_ns after the one kept before it: crowded ones are left out where
 // they crowd, not across the whole range.
@@ -94,6 +105,17 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
     } else {
       out.every_step = false;
       out.steps = spaced(*steps, span, min_gap_ns, engine.strings);
+    }
+    if (out.every_step) {
+      // By time, for the search: a file's steps may come in any order.
+      std::vector<blocks::StepFigures> figures =
+          engine.analyzer.blocks().step_figures(pid, device, t0_ns, t1_ns);
+      std::stable_sort(figures.begin(), figures.end(),
+                       [](const blocks::StepFigures& a, const blocks::StepFigures& b) {
+                         return a.start_ns < b.start_ns;
+                       });
+      add_step_peak(figures, &out.step_before);
+      for (TimeMark& step : out.steps) add_step_peak(figures, &step);
     }
   }
   if (const StepMarkTrack* marks = all.marks(pid)) {

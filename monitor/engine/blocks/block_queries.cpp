@@ -92,6 +92,14 @@ LeakResult BlockAnalyzer::leaks(uint32_t pid, int32_t device) const {
   return r;
 }
 
+std::vector<StepFigures> BlockAnalyzer::step_figures(uint32_t pid, int32_t device, int64_t t0_ns,
+                                                     int64_t t1_ns) const {
+  const DeviceState* d = s_->find_device(pid, device);
+  if (!d) return {};
+  const Account& a = d->accounts[d->basis_account()];
+  return step_figures_between(a.steps, a.live, t0_ns, t1_ns);
+}
+
 PoolState BlockAnalyzer::pool_state(uint32_t pid, int32_t device, bool with_blocks) const {
   const DeviceState* d = s_->find_device(pid, device);
   PoolState s;

@@ -93,13 +93,35 @@ double boundary_slope(const std::vector<StepFigures>& steps) {
 
 }  // namespace
 
+std::optional<StepFigures> current_step_figures(const StepHistory& h, const LiveByKey& live) {
+  if (h.recorded == 0 || h.figures.size() >= kKeptStepFigures) return std::nullopt;
+  StepFigures current = h.current;
+  current.peak_bytes = std::max(current.start_bytes, live.step_peak_bytes);
+  current.end_bytes = live.live_bytes;
+  return current;
+}
+
+std::vector<StepFigures> step_figures_between(const StepHistory& h, const LiveByKey& live,
+                                              int64_t t0_ns, int64_t t1_ns) {
+  std::vector<StepFigures> all = h.figures;
+  if (auto current = current_step_figures(h, live)) all.push_back(*current);
+  // Those that began in the range, after the one under way as it began (the latest before).
+  std::vector<StepFigures> out;
+  const StepFigures* before = nullptr;
+  for (const StepFigures& f : all) {
+    if (f.start_ns < t0_ns) {
+      if (!before || f.start_ns >= before->start_ns) before = &f;
+    } else if (f.start_ns <= t1_ns) {
+      out.push_back(f);
+    }
+  }
+  if (before) out.insert(out.begin(), *before);
+  return out;
+}
+
 void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, int64_t ts_ns) {
   const uint64_t b = step;
-  if (h.recorded > 0 && h.figures.size() < kKeptStepFigures) {
-    h.current.peak_bytes = std::max(h.current.start_bytes, live.step_peak_bytes);
-    h.current.end_bytes = live.live_bytes;
-    h.figures.push_back(h.current);
-  }
+  if (auto finished = current_step_figures(h, live)) h.figures.push_back(*finished);
   h.current = {step, ts_ns, live.live_bytes, live.live_bytes, live.live_bytes};
   const bool first = ++h.recorded == 1;
   const int64_t previous_ts_ns = h.last_boundary_ts_ns;
@@ -194,12 +216,7 @@ LeakResult leak_result(const StepHistory& h, const LiveByKey& live, const LiveTr
   r.trend_bytes_per_s = trend_slope(trend, now_ns);
   r.trend_span_ns = trend.t0_ns == kNoTime ? 0 : saturating_sub(now_ns, trend.t0_ns);
   r.step_figures = h.figures;
-  if (h.recorded > 0 && h.figures.size() < kKeptStepFigures) {
-    StepFigures current = h.current;
-    current.peak_bytes = std::max(current.start_bytes, live.step_peak_bytes);
-    current.end_bytes = live.live_bytes;
-    r.step_figures.push_back(current);
-  }
+  if (auto current = current_step_figures(h, live)) r.step_figures.push_back(*current);
   r.live_bytes_per_step = boundary_slope(r.step_figures);
   return r;
 }

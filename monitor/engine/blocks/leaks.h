@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "monitor/engine/blocks/basis.h"
@@ -74,6 +75,13 @@ struct StepHistory {
 // Step `step` of the process begins now. `live.step_peak_bytes` is the most the step that
 // ends here held; the caller resets it to the live bytes afterwards.
 void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, int64_t ts_ns);
+// The step under way, its peak and end so far (now); none before the first boundary or
+// once kKeptStepFigures are kept.
+std::optional<StepFigures> current_step_figures(const StepHistory& h, const LiveByKey& live);
+// The kept steps that began in [t0_ns, t1_ns], and the one under way as t0_ns came: what
+// the window's hover says of a step's peak.
+std::vector<StepFigures> step_figures_between(const StepHistory& h, const LiveByKey& live,
+                                              int64_t t0_ns, int64_t t1_ns);
 
 // Least-squares line through live bytes over time, live bytes taken as the step function
 // they are (each value weighted by how long it held), so a burst of events does not

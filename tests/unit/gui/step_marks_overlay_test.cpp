@@ -45,11 +45,40 @@ TEST(StepMarksOverlay, EachStepHasALineAndItsNumberAndEachMarkATriangle) {
 
   const QString in_step_2 = chart->hoverText(b.at(22));
   EXPECT_TRUE(
-      in_step_2.startsWith("+0.022 s, step 2 (began +0.020 s; Allocated +64.0 KiB over it)\n"))
+      in_step_2.startsWith("+0.022 s, step 2 (began +0.020 s; Allocated +64.0 KiB over it, "
+                           "peak 128.1 KiB)\n"))
       << in_step_2.toStdString();
   EXPECT_FALSE(in_step_2.contains("mark:")) << "no mark within a few pixels";
   EXPECT_TRUE(chart->hoverText(b.at(25)).contains("\nmark: backward"));
   EXPECT_FALSE(chart->hoverText(b.at(5)).contains("step")) << "before the first step";
+}
+
+// The most a step held, which its ends do not show: each step allocates 1 MiB and frees it
+// again before the next begins. The last step, still under way at the range's end, has no
+// end to say what it left, but its peak so far.
+TEST(StepMarksOverlay, TheHoverSaysTheMostEachStepHeld) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 100);
+  for (int step = 1; step <= 3; ++step) {
+    b.step(10 * step, uint64_t(step));
+    b.malloc(10 * step + 1, 0x2000 + uint64_t(step) * 0x100, 64 << 10);
+    b.malloc(10 * step + 2, 0x100000, 1 << 20);
+    b.free(10 * step + 4, 0x100000);
+  }
+  const std::string path = dir.file("peaks.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  // Step 2: 64.1 KiB as it began, 1 MiB and two blocks of 64 KiB at its most.
+  const QString in_step_2 = chart->hoverText(b.at(25));
+  EXPECT_TRUE(
+      in_step_2.contains("step 2 (began +0.020 s; Allocated +64.0 KiB over it, peak 1.1 MiB)\n"))
+      << in_step_2.toStdString();
+  const QString in_step_3 = chart->hoverText(b.at(33));
+  EXPECT_TRUE(in_step_3.contains("step 3 (began +0.030 s; Allocated peak 1.2 MiB)\n"))
+      << in_step_3.toStdString();
 }
 
 // A double-click between two step lines selects that step: from its line to the next.

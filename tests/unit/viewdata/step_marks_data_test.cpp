@@ -99,6 +99,37 @@ TEST(StepMarksData, TheRangesStepsAndMarksAndTheStepUnderWay) {
   EXPECT_FALSE(viewdata::step_span_at(all, b.at(5), b.at(50), &begin, &end));
 }
 
+// Each step's peak of Allocated, from the engine's step figures: what the step held at its
+// most, 1 MiB above both its ends here; the step under way at the range's start has its own,
+// and the last, still under way, its peak so far.
+TEST(StepMarksData, EachStepsPeakIsTheMostItHeld) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 100);
+  for (int step = 1; step <= 3; ++step) {
+    b.step(10 * step, uint64_t(step));
+    b.malloc(10 * step + 1, 0x2000 + uint64_t(step) * 0x100, 1000);
+    b.malloc(10 * step + 2, 0x100000, 1 << 20);
+    b.free(10 * step + 4, 0x100000);
+  }
+  const std::string path = dir.file("r.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  const StepMarksData all = curves(*source, b.pid(), kHostDevice).step_marks;
+  ASSERT_EQ(all.steps.size(), 3u);
+  EXPECT_EQ(all.steps[0].peak_bytes, 100 + 1000 + (1 << 20));
+  EXPECT_EQ(all.steps[1].peak_bytes, 100 + 2000 + (1 << 20));
+  EXPECT_EQ(all.steps[2].peak_bytes, 100 + 3000 + (1 << 20)) << "the step under way, so far";
+  EXPECT_EQ(all.step_before.peak_bytes, kUnknown) << "no step before the first";
+
+  const StepMarksData part = curves(*source, b.pid(), kHostDevice, b.at(25), b.at(36)).step_marks;
+  EXPECT_EQ(part.step_before.number, 2u);
+  EXPECT_EQ(part.step_before.peak_bytes, 100 + 2000 + (1 << 20));
+  ASSERT_EQ(part.steps.size(), 1u);
+  EXPECT_EQ(part.steps[0].peak_bytes, 100 + 3000 + (1 << 20));
+}
+
 TEST(StepMarksData, AnOomIsDrawnOnItsOwnDeviceWithTheCallAndTheSize) {
   test::TempDir dir;
   test::RecordingBuilder b;
