@@ -349,6 +349,15 @@ QString CurvesChart::hoverText(int64_t t) const {
         about += change ? tr(", peak %1").arg(peak) : tr("; Allocated peak %1").arg(peak);
       }
       text += tr(", step %1 (%2)").arg(step->number).arg(about);
+    } else if (!marks.every_step) {
+      // Too many steps to list: the nearest drawn on either side, so the pointer still
+      // reads as a place in the run.
+      const viewdata::StepsAround around = viewdata::steps_around(marks, t);
+      if (around.before.number != 0 && around.after.number != 0) {
+        text += tr(", between steps %1 and %2").arg(around.before.number).arg(around.after.number);
+      } else if (around.before.number != 0) {
+        text += tr(", after step %1").arg(around.before.number);
+      }
     }
     // What is drawn within a few pixels of t: the marks and OOMs there.
     const double plot_width = std::max(chart_->plotArea().width(), 1.0);

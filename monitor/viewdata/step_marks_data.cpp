@@ -140,6 +140,14 @@ const TimeMark* step_at(const StepMarksData& data, int64_t t_ns) {
   return after == data.steps.begin() ? &data.step_before : &*(after - 1);
 }
 
+StepsAround steps_around(const StepMarksData& data, int64_t t_ns) {
+  StepsAround out;
+  const auto after = first_after(data, t_ns);
+  out.before = after == data.steps.begin() ? data.step_before : *(after - 1);
+  out.after = after != data.steps.end() ? *after : data.step_after;
+  return out;
+}
+
 bool step_span_at(const StepMarksData& data, int64_t t_ns, int64_t range_end_ns, int64_t* begin_ns,
                   int64_t* end_ns) {
   const TimeMark* step = step_at(data, t_ns);

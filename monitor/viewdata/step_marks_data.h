@@ -63,6 +63,14 @@ uint64_t round_at_least(uint64_t n);
 // The step under way at t_ns in the range (number 0: none had begun); nullptr when the
 // steps were thinned (every_step false).
 const TimeMark* step_at(const StepMarksData& data, int64_t t_ns);
+// Where the steps were thinned (every_step false), the steps listed on either side of t_ns:
+// the latest to begin by it and the first after it (number 0: none known), for a hover
+// that cannot name the step under way: "between steps 480 and 560".
+struct StepsAround {
+  TimeMark before;
+  TimeMark after;
+};
+StepsAround steps_around(const StepMarksData& data, int64_t t_ns);
 // When the step under way at t_ns began, and when the next began (or `range_end_ns`, where
 // no later step is known yet): what a double-click on the curves selects. False where no
 // step is under way, or the steps were thinned.

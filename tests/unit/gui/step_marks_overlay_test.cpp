@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QRegularExpression>
 
 #include "monitor/gui/curves_panel.h"
 #include "monitor/gui/lifetime_view.h"
@@ -203,6 +204,26 @@ TEST(StepMarksOverlay, ALongRunsStepsAreLabelledAtAnEvenStride) {
   EXPECT_LE(overlay.stepXs().size(), 1400u / 8);
   EXPECT_GE(overlay.stepXs().size(), 300u / 10);
   EXPECT_TRUE(w.window->curves()->chart()->hoverText(b.at(150.5)).contains("step 150 "));
+}
+
+// More steps than the chart lists (over 4 a pixel column): the hover cannot name the step
+// under way, and says which of the drawn steps the pointer lies between.
+TEST(StepMarksOverlay, WhereStepsAreTooManyToNameTheHoverSaysWhichItIsBetween) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  test::steps_a_millisecond_apart(b, 8000);
+  const std::string path = dir.file("long.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  const QString hover = chart->hoverText(b.at(4000.5));
+  const QRegularExpression between(", between steps ([0-9]+) and ([0-9]+)\n");
+  const QRegularExpressionMatch m = between.match(hover);
+  ASSERT_TRUE(m.hasMatch()) << hover.toStdString();
+  EXPECT_LE(m.captured(1).toInt(), 4000) << hover.toStdString();
+  EXPECT_GT(m.captured(2).toInt(), 4000) << hover.toStdString();
+  EXPECT_FALSE(hover.contains("step 4000 (")) << hover.toStdString();
 }
 
 }  // namespace
