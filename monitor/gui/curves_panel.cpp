@@ -371,8 +371,9 @@ QString CurvesChart::hoverText(int64_t t) const {
     }
     const std::vector<const viewdata::RangeBar*> bars = viewdata::range_bars_at(marks.ranges, t);
     for (const viewdata::RangeBar* bar : bars) text += '\n' + rangeText(*bar);
-    if (!bars.empty() && !RangeBarsOverlay::hiddenText(marks.ranges).isEmpty()) {
-      text += '\n' + RangeBarsOverlay::hiddenText(marks.ranges);
+    if (const QString hidden = RangeBarsOverlay::hiddenText(marks.ranges);
+        !bars.empty() && !hidden.isEmpty()) {
+      text += '\n' + hidden;
     }
   }
   const std::vector<int64_t> values = viewdata::values_at(data_, t);
