@@ -353,10 +353,11 @@ QString CurvesChart::hoverText(int64_t t) const {
       // Too many steps to list: the nearest drawn on either side, so the pointer still
       // reads as a place in the run.
       const viewdata::StepsAround around = viewdata::steps_around(marks, t);
-      if (around.before.number != 0 && around.after.number != 0) {
-        text += tr(", between steps %1 and %2").arg(around.before.number).arg(around.after.number);
-      } else if (around.before.number != 0) {
-        text += tr(", after step %1").arg(around.before.number);
+      if (around.before->number != 0 && around.after->number != 0) {
+        text +=
+            tr(", between steps %1 and %2").arg(around.before->number).arg(around.after->number);
+      } else if (around.before->number != 0) {
+        text += tr(", after step %1").arg(around.before->number);
       }
     }
     // What is drawn within a few pixels of t: the marks and OOMs there.

@@ -16,7 +16,7 @@ TimeMark time_mark(const StepMark& m, const StringTable& strings) {
   return {m.ts_ns, m.number, m.name != 0 ? strings.get(m.name) : std::string()};
 }
 
-// A step's peak where the engine kept its figures (`figures` by start_ns): a step's figures
+// A step's peak where the engine kept its figures (in time order): a step's figures
 // begin at its STEP event, as its mark does.
 void add_step_peak(const std::vector<blocks::StepFigures>& figures, TimeMark* step) {
   if (step->number == 0) return;
@@ -107,13 +107,8 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
       out.steps = spaced(*steps, span, min_gap_ns, engine.strings);
     }
     if (out.every_step) {
-      // By time, for the search: a file's steps may come in any order.
-      std::vector<blocks::StepFigures> figures =
+      const std::vector<blocks::StepFigures> figures =
           engine.analyzer.blocks().step_figures(pid, device, t0_ns, t1_ns);
-      std::stable_sort(figures.begin(), figures.end(),
-                       [](const blocks::StepFigures& a, const blocks::StepFigures& b) {
-                         return a.start_ns < b.start_ns;
-                       });
       add_step_peak(figures, &out.step_before);
       for (TimeMark& step : out.steps) add_step_peak(figures, &step);
     }
@@ -135,17 +130,13 @@ StepMarksData compute_step_marks(const EngineView& engine, uint32_t pid, int32_t
 }
 
 const TimeMark* step_at(const StepMarksData& data, int64_t t_ns) {
-  if (!data.every_step) return nullptr;
-  const auto after = first_after(data, t_ns);
-  return after == data.steps.begin() ? &data.step_before : &*(after - 1);
+  return data.every_step ? steps_around(data, t_ns).before : nullptr;
 }
 
 StepsAround steps_around(const StepMarksData& data, int64_t t_ns) {
-  StepsAround out;
   const auto after = first_after(data, t_ns);
-  out.before = after == data.steps.begin() ? data.step_before : *(after - 1);
-  out.after = after != data.steps.end() ? *after : data.step_after;
-  return out;
+  return {after == data.steps.begin() ? &data.step_before : &*(after - 1),
+          after != data.steps.end() ? &*after : &data.step_after};
 }
 
 bool step_span_at(const StepMarksData& data, int64_t t_ns, int64_t range_end_ns, int64_t* begin_ns,

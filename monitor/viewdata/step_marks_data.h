@@ -65,10 +65,10 @@ uint64_t round_at_least(uint64_t n);
 const TimeMark* step_at(const StepMarksData& data, int64_t t_ns);
 // Where the steps were thinned (every_step false), the steps listed on either side of t_ns:
 // the latest to begin by it and the first after it (number 0: none known), for a hover
-// that cannot name the step under way: "between steps 480 and 560".
+// that cannot name the step under way: "between steps 480 and 560". Into `data`.
 struct StepsAround {
-  TimeMark before;
-  TimeMark after;
+  const TimeMark* before;
+  const TimeMark* after;
 };
 StepsAround steps_around(const StepMarksData& data, int64_t t_ns);
 // When the step under way at t_ns began, and when the next began (or `range_end_ns`, where

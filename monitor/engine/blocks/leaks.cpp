@@ -103,19 +103,22 @@ std::optional<StepFigures> current_step_figures(const StepHistory& h, const Live
 
 std::vector<StepFigures> step_figures_between(const StepHistory& h, const LiveByKey& live,
                                               int64_t t0_ns, int64_t t1_ns) {
-  std::vector<StepFigures> all = h.figures;
-  if (auto current = current_step_figures(h, live)) all.push_back(*current);
-  // Those that began in the range, after the one under way as it began (the latest before).
   std::vector<StepFigures> out;
-  const StepFigures* before = nullptr;
-  for (const StepFigures& f : all) {
-    if (f.start_ns < t0_ns) {
-      if (!before || f.start_ns >= before->start_ns) before = &f;
-    } else if (f.start_ns <= t1_ns) {
-      out.push_back(f);
-    }
+  for (const StepFigures& f : h.figures) {
+    if (f.start_ns <= t1_ns) out.push_back(f);
   }
-  if (before) out.insert(out.begin(), *before);
+  if (auto current = current_step_figures(h, live); current && current->start_ns <= t1_ns) {
+    out.push_back(*current);
+  }
+  // By time (a file's steps may come in any order); of those before t0, only the latest:
+  // the step under way as the range began.
+  const auto earlier = [](const StepFigures& a, const StepFigures& b) {
+    return a.start_ns < b.start_ns;
+  };
+  std::stable_sort(out.begin(), out.end(), earlier);
+  auto first = std::lower_bound(out.begin(), out.end(), StepFigures{0, t0_ns}, earlier);
+  if (first != out.begin()) --first;
+  out.erase(out.begin(), first);
   return out;
 }
 

@@ -78,8 +78,8 @@ void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, 
 // The step under way, its peak and end so far (now); none before the first boundary or
 // once kKeptStepFigures are kept.
 std::optional<StepFigures> current_step_figures(const StepHistory& h, const LiveByKey& live);
-// The kept steps that began in [t0_ns, t1_ns], and the one under way as t0_ns came: what
-// the window's hover says of a step's peak.
+// The kept steps that began in [t0_ns, t1_ns], after the one under way as t0_ns came, in
+// time order: what the window's hover says of a step's peak.
 std::vector<StepFigures> step_figures_between(const StepHistory& h, const LiveByKey& live,
                                               int64_t t0_ns, int64_t t1_ns);
 

@@ -178,9 +178,9 @@ TEST(StepMarksData, ManyStepsAreDrawnAtARoundStrideAndListedWhileTheyFit) {
   EXPECT_EQ(viewdata::step_at(narrow, b.at(500.7)), nullptr);
   // The hover says where it is among the steps it lists instead.
   const viewdata::StepsAround around = viewdata::steps_around(narrow, b.at(500.7));
-  EXPECT_EQ(around.before.number, 481u);
-  EXPECT_EQ(around.after.number, 561u);
-  EXPECT_EQ(viewdata::steps_around(narrow, b.at(999.5)).after.number, 0u) << "none after";
+  EXPECT_EQ(around.before->number, 481u);
+  EXPECT_EQ(around.after->number, 561u);
+  EXPECT_EQ(viewdata::steps_around(narrow, b.at(999.5)).after->number, 0u) << "none after";
 }
 
 // A file's step numbers are whatever its Name says: two steps named 0 are on every stride,
