@@ -5,9 +5,22 @@
 
 namespace memtap {
 
-void range_started(RangeLanes& ranges, int64_t ts_ns, uint32_t name) {
+namespace {
+
+void keep_too_deep(RangeLanes& ranges, const RangeSpan& span, size_t kept_per_lane) {
+  ranges.too_deep_longest_ns =
+      std::max(ranges.too_deep_longest_ns, span.end_ts_ns - span.start_ts_ns);
+  keep_thinned(ranges.too_deep_spans, span, kept_per_lane,
+               [](const RangeSpan& r) { return r.start_ts_ns; });
+}
+
+}  // namespace
+
+void range_started(RangeLanes& ranges, int64_t ts_ns, uint32_t name, size_t kept_per_lane) {
   if (ranges.open.size() >= RangeLanes::kMaxOpen) {
-    ++ranges.too_deep;  // and its end, finding no open range of its name, is unmatched
+    // Its end, finding no open range of its name, is unmatched: it is kept as an instant.
+    ++ranges.too_deep;
+    keep_too_deep(ranges, RangeSpan{ts_ns, ts_ns, name}, kept_per_lane);
     return;
   }
   // The lowest lane no open range holds.
@@ -33,10 +46,10 @@ void range_ended(RangeLanes& ranges, int64_t ts_ns, uint32_t name, size_t kept_p
   }
   const OpenRange closed = *it;
   ranges.open.erase(std::next(it).base());
-  if (closed.lane == RangeLanes::kNoLane) return;
-  if (ranges.lanes.size() <= closed.lane) ranges.lanes.resize(closed.lane + 1);
   RangeSpan span = closed.span;
   span.end_ts_ns = std::max(ts_ns, span.start_ts_ns);
+  if (closed.lane == RangeLanes::kNoLane) return keep_too_deep(ranges, span, kept_per_lane);
+  if (ranges.lanes.size() <= closed.lane) ranges.lanes.resize(closed.lane + 1);
   keep_thinned(ranges.lanes[closed.lane], span, kept_per_lane,
                [](const RangeSpan& r) { return r.start_ts_ns; });
 }
@@ -50,6 +63,25 @@ TrackSpan ranges_between(const RangeLane& lane, int64_t t0_ns, int64_t t1_ns) {
       std::upper_bound(first, lane.kept.end(), t1_ns,
                        [](int64_t t, const RangeSpan& r) { return t < r.start_ts_ns; });
   return {size_t(first - begin), size_t(last - begin)};
+}
+
+uint64_t too_deep_between(const RangeLanes& ranges, int64_t t0_ns, int64_t t1_ns) {
+  uint64_t count = 0;
+  for (const OpenRange& o : ranges.open) {
+    if (o.lane == RangeLanes::kNoLane && o.span.start_ts_ns <= t1_ns) ++count;
+  }
+  // These overlap each other, so only their starts are in order: from the earliest start
+  // that could still reach t0.
+  const RangeLane& deep = ranges.too_deep_spans;
+  const int64_t from = t0_ns < INT64_MIN + ranges.too_deep_longest_ns
+                           ? INT64_MIN
+                           : t0_ns - ranges.too_deep_longest_ns;
+  auto it = std::lower_bound(deep.kept.begin(), deep.kept.end(), from,
+                             [](const RangeSpan& r, int64_t t) { return r.start_ts_ns < t; });
+  for (; it != deep.kept.end() && it->start_ts_ns <= t1_ns; ++it) {
+    if (it->end_ts_ns >= t0_ns) count += deep.stride;
+  }
+  return count;
 }
 
 }  // namespace memtap

@@ -33,7 +33,8 @@ void StepMarks::add(const MemEvent& e) {
     return;
   }
   Process& p = by_pid_[e.pid];
-  if (e.kind == MemEventKind::kRangeStart) return range_started(p.ranges, e.ts_ns, e.name);
+  if (e.kind == MemEventKind::kRangeStart)
+    return range_started(p.ranges, e.ts_ns, e.name, kept_per_kind_);
   if (e.kind == MemEventKind::kRangeEnd) {
     return range_ended(p.ranges, e.ts_ns, e.name, kept_per_kind_);
   }

@@ -63,7 +63,7 @@ RangeBarsData compute_range_bars(const RangeLanes* ranges, const StringTable& st
   });
   out.lanes = std::min(lanes_used, kShownRangeLanes);
   out.deeper_lanes = lanes_used - out.lanes;
-  out.too_deep = ranges->too_deep;
+  out.too_deep = too_deep_between(*ranges, t0_ns, t1_ns);
   return out;
 }
 

@@ -27,7 +27,7 @@ struct RangeBarsData {
   std::vector<RangeBar> bars;  // by lane, then by time
   uint32_t lanes = 0;          // lanes with a bar, kShownRangeLanes at most
   uint32_t deeper_lanes = 0;   // lanes of ranges nested deeper, with ranges in the span: not drawn
-  uint64_t too_deep = 0;       // the process's ranges nested past RangeLanes::kMaxLanes: not kept
+  uint64_t too_deep = 0;       // ranges in the span nested past RangeLanes::kMaxLanes: not kept
 };
 
 constexpr uint32_t kShownRangeLanes = 3;

@@ -65,10 +65,10 @@ TEST(RangeLanes, AnEndClosesTheLatestOpenRangeOfItsName) {
   StringTable strings;
   RangeLanes r;
   const uint32_t a = strings.intern("a"), b = strings.intern("b");
-  range_started(r, 10, a);
-  range_started(r, 20, a);     // lane 1
-  range_started(r, 30, b);     // lane 2
-  range_ended(r, 40, a, 100);  // the a of lane 1; b stays open in lane 2
+  range_started(r, 10, a, 100);
+  range_started(r, 20, a, 100);  // lane 1
+  range_started(r, 30, b, 100);  // lane 2
+  range_ended(r, 40, a, 100);    // the a of lane 1; b stays open in lane 2
   range_ended(r, 50, strings.intern("never begun"), 100);
   EXPECT_EQ(r.unmatched_ends, 1u);
   ASSERT_EQ(r.lanes.size(), 2u);
@@ -84,7 +84,7 @@ TEST(RangeLanes, RangesOverlappingATimeSpanAreFoundIncludingOneBegunBeforeIt) {
   RangeLanes r;
   const uint32_t n = strings.intern("r");
   for (int64_t i = 0; i < 10; ++i) {
-    range_started(r, i * 100, n);
+    range_started(r, i * 100, n, 100);
     range_ended(r, i * 100 + 50, n, 100);
   }
   const TrackSpan span = ranges_between(r.lanes[0], 230, 420);  // 200-250 ... 400-450
@@ -98,7 +98,7 @@ TEST(RangeLanes, DeepNestingAndUnendedRangesStayBounded) {
   StringTable strings;
   RangeLanes r;
   const uint32_t n = strings.intern("r");
-  for (int64_t i = 0; i < 1000; ++i) range_started(r, i, n);
+  for (int64_t i = 0; i < 1000; ++i) range_started(r, i, n, 100);
   EXPECT_EQ(r.open.size(), RangeLanes::kMaxOpen);
   EXPECT_EQ(r.too_deep, 1000 - RangeLanes::kMaxLanes);
   // The innermost (laneless) ones close first, and never take a lane's place.
@@ -110,13 +110,45 @@ TEST(RangeLanes, DeepNestingAndUnendedRangesStayBounded) {
   // A lane thins past its cap: 10 ranges, cap 4 -> every 4th stays.
   RangeLanes thin;
   for (int64_t i = 0; i < 10; ++i) {
-    range_started(thin, i * 10, n);
+    range_started(thin, i * 10, n, 4);
     range_ended(thin, i * 10 + 5, n, 4);
   }
   std::vector<int64_t> starts;
   for (const RangeSpan& s : thin.lanes[0].kept) starts.push_back(s.start_ts_ns);
   EXPECT_EQ(starts, (std::vector<int64_t>{0, 40, 80}));
   EXPECT_EQ(thin.lanes[0].stride, 4u);
+}
+
+TEST(RangeLanes, RangesTooDeepForALaneAreCountedWhereTheyLie) {
+  StringTable strings;
+  RangeLanes r;
+  const uint32_t n = strings.intern("r");
+  // Every lane held from 0 to 10000; three ranges nested past them: 100-200, 5000-5900
+  // (the longest), and 9000, still open.
+  for (uint32_t i = 0; i < RangeLanes::kMaxLanes; ++i) range_started(r, i, n, 100);
+  range_started(r, 100, n, 100);
+  range_ended(r, 200, n, 100);
+  range_started(r, 5000, n, 100);
+  range_ended(r, 5900, n, 100);
+  range_started(r, 9000, n, 100);
+  EXPECT_EQ(r.too_deep, 3u);
+  EXPECT_EQ(too_deep_between(r, 0, 10000), 3u);
+  EXPECT_EQ(too_deep_between(r, 150, 160), 1u);    // inside the first
+  EXPECT_EQ(too_deep_between(r, 300, 4000), 0u);   // between the first two
+  EXPECT_EQ(too_deep_between(r, 5800, 5850), 1u);  // inside the longest, begun long before
+  EXPECT_EQ(too_deep_between(r, 6000, 8000), 0u);
+  EXPECT_EQ(too_deep_between(r, 8000, 9000), 1u);  // the open one, from its start on
+  EXPECT_EQ(too_deep_between(r, 20000, 30000), 1u);
+
+  // Past its cap the track thins, and each range kept stands for `stride` of them.
+  RangeLanes thin;
+  for (uint32_t i = 0; i < RangeLanes::kMaxLanes; ++i) range_started(thin, i, n, 4);
+  for (int64_t i = 0; i < 16; ++i) {
+    range_started(thin, 100 + i * 10, n, 4);
+    range_ended(thin, 105 + i * 10, n, 4);
+  }
+  EXPECT_EQ(thin.too_deep_spans.stride, 4u);
+  EXPECT_EQ(too_deep_between(thin, 0, 1000), 16u);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The ranges the curves draw as bars, from a recording the real writer made: a row per
 // lane with nested ranges above their outer one, a range still open drawn to the span's
 // end, ranges too narrow to tell apart joined into one bar that counts them, lanes past
-// those shown counted, and what Allocated did over a range.
+// those shown counted, those too deep to keep counted where they lie, and what Allocated did over a
+// range.
 #include "monitor/viewdata/range_bars_data.h"
 
 #include <gtest/gtest.h>
@@ -188,6 +189,12 @@ TEST(RangeBarsData, RangesPastTheLanesKeptAreCounted) {
   EXPECT_EQ(data.lanes, viewdata::kShownRangeLanes);
   EXPECT_EQ(data.deeper_lanes, RangeLanes::kMaxLanes - viewdata::kShownRangeLanes);
   EXPECT_EQ(data.too_deep, 2u);
+  // Only those in the span: the two innermost end at 31 ms, the outer ones go on to 40.
+  const RangeBarsData later = curves(*source, b.pid(), b.at(35), b.at(45)).step_marks.ranges;
+  EXPECT_EQ(later.lanes, viewdata::kShownRangeLanes);
+  EXPECT_EQ(later.too_deep, 0u);
+  const RangeBarsData inside = curves(*source, b.pid(), b.at(29), b.at(45)).step_marks.ranges;
+  EXPECT_EQ(inside.too_deep, 2u);
 }
 
 }  // namespace
