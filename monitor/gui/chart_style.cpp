@@ -1,6 +1,7 @@
 // See chart_style.h.
 #include "monitor/gui/chart_style.h"
 
+#include <QFontMetricsF>
 #include <algorithm>
 #include <cmath>
 
@@ -79,12 +80,48 @@ double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what,
   return size;
 }
 
-void setup_time_axis(QValueAxis* axis, double from_s, double to_s) {
+namespace {
+
+// The most intervals with labels of `decimals` whole in `font` across `width_px`.
+int max_time_intervals(const QFont& font, double from_s, double to_s, double width_px,
+                       int decimals) {
+  const QFontMetricsF metrics(font);
+  double label = 0;
+  for (double v : {from_s, to_s}) {
+    label = std::max(label, metrics.horizontalAdvance(QString::number(v, 'f', decimals)));
+  }
+  // Qt takes a label padding off each side; the rest keeps neighbouring labels apart.
+  const double slot = label * 1.25 + 16;
+  // A tick at each end: one more than the intervals.
+  return std::clamp(int(width_px / slot) - 1, 2, 12);
+}
+
+}  // namespace
+
+TimeTicks time_axis_ticks(const QFont& font, double from_s, double to_s, double width_px) {
   if (!(to_s > from_s)) to_s = from_s + 1e-3;
   const double span = to_s - from_s;
-  axis->setLabelFormat(QStringLiteral("%.%1f").arg(time_axis_decimals(span)));
+  TimeTicks ticks;
+  ticks.decimals = time_axis_decimals(span);
+  // A step finer than the span's decimals write (under a millisecond) lengthens the labels:
+  // counted again with those.
+  for (int pass = 0; pass < 2; ++pass) {
+    const int intervals =
+        width_px > 0 ? max_time_intervals(font, from_s, to_s, width_px, ticks.decimals) : 8;
+    ticks.step = time_tick_step(span, intervals);
+    const int needed = std::max(ticks.decimals, tick_label_decimals(ticks.step));
+    if (needed == ticks.decimals) break;
+    ticks.decimals = needed;
+  }
+  return ticks;
+}
+
+void setup_time_axis(QValueAxis* axis, double from_s, double to_s, double width_px) {
+  if (!(to_s > from_s)) to_s = from_s + 1e-3;
+  const TimeTicks ticks = time_axis_ticks(axis->labelsFont(), from_s, to_s, width_px);
+  const double step = ticks.step;
+  axis->setLabelFormat(QStringLiteral("%.%1f").arg(ticks.decimals));
   axis->setTickType(QValueAxis::TicksDynamic);
-  const double step = time_tick_step(span);
   // The axis makes a tick item for every interval of its range at once: change the interval
   // and the range in the order that never puts a small interval on a wide range (a 0.1 ms
   // interval on a 1 s range froze the window for seconds, making 10,000 items).
@@ -108,7 +145,10 @@ double time_tick_step(double span_s, int max_ticks) {
   if (!(span_s > 0)) span_s = 1e-3;
   const double raw = span_s / std::max(max_ticks, 1);
   const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  return raw / p < 1.5 ? p : raw / p < 3.5 ? 2 * p : raw / p < 7.5 ? 5 * p : 10 * p;
+  // Rounded up, never to the nearest: 2p for a raw step of 3.4p made 70 % more ticks than
+  // asked for, and their labels no longer fitted.
+  const double r = raw / p * (1 - 1e-9);
+  return r <= 1 ? p : r <= 2 ? 2 * p : r <= 5 ? 5 * p : 10 * p;
 }
 
 int tick_label_decimals(double step) {

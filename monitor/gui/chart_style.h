@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QColor>
+#include <QFont>
 #include <QList>
 #include <QPointF>
 #include <QString>
@@ -39,11 +40,23 @@ struct AxisSteps {
   int intervals = 1;
 };
 AxisSteps nice_axis_steps(double max_value, int max_intervals);
-// A time axis in seconds since the start, over [from_s, to_s].
-void setup_time_axis(QValueAxis* axis, double from_s, double to_s);
-// The step between labelled ticks for a span of `span_s` seconds: 1, 2 or 5 times a power
-// of ten, about `max_ticks` of them (views that draw their own time axis use it, so their
-// ticks match the curves').
+// A time axis in seconds since the start, over [from_s, to_s], `width_px` wide (0: not
+// known yet; 8 intervals at most), ticked by time_axis_ticks().
+void setup_time_axis(QValueAxis* axis, double from_s, double to_s, double width_px = 0);
+// A time axis' ticks: every `step` seconds (1, 2 or 5 times a power of ten), labelled with
+// `decimals`. As many as their labels in `font` have room for, whole, across `width_px`
+// (2 to 12 intervals): Qt Charts gives each label the axis' width over its tick count and
+// elides one wider, so a 25 ms range at 0.14 s in a 600 px plot, 13 ticks of "0.1420",
+// read as a row of "0.14...". Views that draw their own time axis (the lifetime graph, the
+// flame chart) ask it with their width and font: where those are the curves', so are the
+// ticks.
+struct TimeTicks {
+  double step = 1;
+  int decimals = 0;
+};
+TimeTicks time_axis_ticks(const QFont& font, double from_s, double to_s, double width_px);
+// The step between ticks for a span of `span_s` seconds: the smallest of 1, 2 or 5 times a
+// power of ten that makes at most `max_ticks` intervals.
 double time_tick_step(double span_s, int max_ticks = 8);
 // Decimals a tick label needs at that step, time or bytes: the fewest that write every
 // multiple of it exactly ("12.35" at 0.05 s, "1.5" at 1.5 KiB, "600" at 100 MiB).

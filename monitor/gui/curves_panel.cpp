@@ -157,6 +157,8 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
   connect(chart_, &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
     // Below the row of step labels (step_marks_overlay.cpp), which it would cover.
     note_->move(mapFromScene(plot.topLeft()) + QPoint(6, 24));
+    // As many time ticks as the new width has room for.
+    setup_time_axis(x_, x_->min(), x_->max(), plot.width());
     placeStepMarks();
   });
 
@@ -270,7 +272,8 @@ void CurvesChart::show(const viewdata::CurvesData& data) {
   unit_ = setup_bytes_axis(y_, max_bytes, tr("Memory"));
   const int64_t origin = state_->origin();
   if (data_.t1_ns > data_.t0_ns) {
-    setup_time_axis(x_, state_->seconds(data_.t0_ns), state_->seconds(data_.t1_ns));
+    setup_time_axis(x_, state_->seconds(data_.t0_ns), state_->seconds(data_.t1_ns),
+                    chart_->plotArea().width());
   }
   // The new axes' labels may move the plot area: laid out now, while the series are empty,
   // rather than when painting, which would lay every new point out a second time.
@@ -560,7 +563,11 @@ OverviewChart::OverviewChart(ViewState* state, QWidget* parent)
   selection_->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 1.5));
   selection_->setZValue(10);
   connect(state_, &ViewState::rangeChanged, this, &OverviewChart::placeSelection);
-  connect(chart_, &QChart::plotAreaChanged, this, &OverviewChart::placeSelection);
+  connect(chart_, &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
+    setup_time_axis(x_, x_->min(), x_->max(), plot.width());
+    x_->setTitleVisible(false);
+    placeSelection();
+  });
 }
 
 double OverviewChart::xAt(int64_t t) const {
@@ -583,7 +590,7 @@ void OverviewChart::show(const viewdata::CurvesData& data) {
   const double unit = setup_bytes_axis(y_, max_bytes, QString(), 1);
   y_->setLabelFormat(y_->labelFormat() + QLatin1Char(' ') +
                      QString::fromLatin1(bytes_unit_name(bytes_unit(max_bytes))));
-  setup_time_axis(x_, 0, state_->seconds(state_->sessionEnd()));
+  setup_time_axis(x_, 0, state_->seconds(state_->sessionEnd()), chart_->plotArea().width());
   x_->setTitleVisible(false);
   const int64_t column_ns = int64_t(double(state_->sessionEnd() - state_->origin()) /
                                     std::max(chart_->plotArea().width(), 1.0));

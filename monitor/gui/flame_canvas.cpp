@@ -149,9 +149,10 @@ void FlameCanvas::drawTicks(QPainter& p, const SharedTimeAxis& axis) {
   const int left = axis.left, right = axis.right;
   const double from_s = state_->seconds(axis.t0_ns), to_s = state_->seconds(axis.t1_ns);
   if (!(to_s > from_s)) return;
-  // The curves chart's ticks: the same step and anchor, labelled with the decimals it needs.
-  const double step = time_tick_step(to_s - from_s);
-  const int decimals = std::max(time_axis_decimals(to_s - from_s), tick_label_decimals(step));
+  // The curves chart's ticks: the same step, anchor and decimals.
+  const TimeTicks ticks = time_axis_ticks(p.font(), from_s, to_s, right - left);
+  const double step = ticks.step;
+  const int decimals = ticks.decimals;
   const QFontMetrics fm = p.fontMetrics();
   p.setPen(QColor(0x55, 0x55, 0x55));
   for (double s = std::ceil(from_s / step - 1e-9) * step; s <= to_s + step * 1e-9; s += step) {

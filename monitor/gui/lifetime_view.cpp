@@ -328,8 +328,9 @@ void LifetimeGraph::paintEvent(QPaintEvent*) {
 
   // The time axis, ticked as the curves' is.
   const double s0 = state_->seconds(a.t0_ns), s1 = state_->seconds(a.t1_ns);
-  const double step = time_tick_step(s1 - s0, std::max(2, int(plot.width() / 90)));
-  const int decimals = tick_label_decimals(step);
+  const TimeTicks ticks = time_axis_ticks(p.font(), s0, s1, plot.width());
+  const double step = ticks.step;
+  const int decimals = ticks.decimals;
   for (double v = std::ceil(s0 / step) * step; v <= s1 + step * 1e-6; v += step) {
     const double x = plot.left() + (v - s0) / std::max(s1 - s0, 1e-12) * plot.width();
     p.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 4));

@@ -5,9 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
 #include <QImage>
 #include <QToolButton>
+#include <algorithm>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include "monitor/gui/chart_style.h"
 #include "monitor/gui/lifetime_view.h"
@@ -148,6 +153,65 @@ TEST(CurvesPanel, TheRangeSelectionSetsTheChartsAxis) {
   EXPECT_EQ(d.t0_ns, b.at(1.5));
   EXPECT_EQ(d.t1_ns, b.at(2.5));
   EXPECT_FALSE(w.window->state()->following());
+}
+
+// The time axes' labels, as Qt Charts laid them out: (text, x) of those shown below the
+// plot, and whether any shown anywhere in the chart is elided.
+struct AxisLabels {
+  std::vector<std::pair<QString, double>> time;
+  bool elided = false;
+};
+AxisLabels axis_labels(QChart* chart) {
+  AxisLabels out;
+  const QRectF plot = chart->plotArea();
+  for (QGraphicsItem* item : chart->scene()->items()) {
+    auto* text = dynamic_cast<QGraphicsTextItem*>(item);
+    if (text == nullptr || !text->isVisible() || text->toPlainText().isEmpty()) continue;
+    const QString s = text->toPlainText();
+    if (s.endsWith("...") || s.endsWith(QChar(0x2026))) out.elided = true;
+    const QRectF r = text->sceneBoundingRect();
+    bool number = false;
+    s.toDouble(&number);
+    if (number && r.top() >= plot.bottom() - 1) out.time.push_back({s, r.center().x()});
+  }
+  std::sort(out.time.begin(), out.time.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  return out;
+}
+
+// Every label of the time axes whole, and at least three of them, at any zoom and width:
+// Qt Charts elides a label wider than the axis' width over its tick count, and zoomed to
+// 25 ms at 0.14 s the axis read "0.14... 0.14... 0.14...", at 700 px even the whole second.
+TEST(CurvesPanel, TheTimeAxesLabelsAreWholeAtAnyZoomAndWidth) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(0, 0x1000, 1000);
+  b.malloc(500, 0x2000, 4000);
+  b.free(1000, 0x1000);
+  const std::string path = dir.file("second.db");
+  b.write(path);
+  for (int width : {700, 1100, 1800}) {
+    auto w = test::open_window(path, width, 800);
+    ASSERT_TRUE(w.window);
+    for (const auto& [from, to] : std::vector<std::pair<double, double>>{
+             {0, 1000}, {140, 165}, {500.2, 500.6}, {999.99, 1000}}) {
+      SCOPED_TRACE(QStringLiteral("%1 px, %2 to %3 ms").arg(width).arg(from).arg(to).toStdString());
+      w.window->state()->setRange(b.at(from), b.at(to));
+      test::settle(*w.window);
+      for (QChart* chart :
+           {w.window->curves()->chart()->chart(), w.window->curves()->overview()->chart()}) {
+        const AxisLabels labels = axis_labels(chart);
+        EXPECT_FALSE(labels.elided);
+        EXPECT_GE(labels.time.size(), 3u);
+        // Each label different, in order: the decimals tell the ticks apart.
+        for (size_t i = 1; i < labels.time.size(); ++i) {
+          EXPECT_LT(labels.time[i - 1].first.toDouble(), labels.time[i].first.toDouble())
+              << labels.time[i - 1].first.toStdString() << " then "
+              << labels.time[i].first.toStdString();
+        }
+      }
+    }
+  }
 }
 
 // The Window menu in the curves' top-right corner: a fixed width that ends where the range
