@@ -64,9 +64,12 @@ QString RangeBarsOverlay::hiddenText(const viewdata::RangeBarsData& data) {
                   : QObject::tr("+%1 nested lanes not drawn").arg(data.deeper_lanes));
   }
   if (data.too_deep > 0) {
-    parts << QObject::tr("+%1 ranges nested past %2 levels not kept")
-                 .arg(data.too_deep)
-                 .arg(RangeLanes::kMaxLanes);
+    parts
+        << (data.too_deep == 1
+                ? QObject::tr("+1 range nested past %1 levels not kept").arg(RangeLanes::kMaxLanes)
+                : QObject::tr("+%1 ranges nested past %2 levels not kept")
+                      .arg(data.too_deep)
+                      .arg(RangeLanes::kMaxLanes));
   }
   return parts.join(QStringLiteral("; "));
 }

@@ -72,7 +72,7 @@ TEST(RangeBarsOverlay, EachRangeIsABarWithItsNameAndNestedOnesStackAbove) {
 
 // Ten ranges nested in each other: three rows are drawn, and the window says what it left
 // out (five lanes it keeps but does not draw, two ranges deeper than it keeps at all), above
-// the top row and in the hover over a bar.
+// the top row and in the hover over a bar; zoomed in, what the span holds.
 TEST(RangeBarsOverlay, RangesNestedDeeperThanTheRowsAreSaid) {
   test::TempDir dir;
   test::RecordingBuilder b;
@@ -93,6 +93,16 @@ TEST(RangeBarsOverlay, RangesNestedDeeperThanTheRowsAreSaid) {
   const QString hover = chart->hoverText(b.at(20));
   EXPECT_TRUE(hover.contains("range level2: ") && hover.contains('\n' + said))
       << hover.toStdString();
+
+  // Zoomed in, only what the span holds: the innermost range ends at 31 ms, the one around
+  // it at 32, and the outer ones at 33 to 40.
+  w.window->state()->setRange(b.at(31.5), b.at(35));
+  test::settle(*w.window);
+  EXPECT_EQ(bars.hiddenLabel(),
+            "+5 nested lanes not drawn; +1 range nested past 8 levels not kept");
+  w.window->state()->setRange(b.at(36.5), b.at(45));
+  test::settle(*w.window);
+  EXPECT_EQ(bars.hiddenLabel().toStdString(), "+1 nested lane not drawn");
 }
 
 TEST(RangeBarsOverlay, ADoubleClickOnABarSelectsThatRange) {
