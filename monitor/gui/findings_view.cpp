@@ -13,6 +13,22 @@ bool same(const viewdata::Finding& a, const viewdata::Finding& b) {
          a.range_t0_ns == b.range_t0_ns && a.range_t1_ns == b.range_t1_ns;
 }
 
+// The text with a place to break after each '.', '/', '_', ':' and '@' that is not before a
+// digit or a space: owners, stacks and
+// file names are words longer than a card is wide ("model.encoder.layer0.attention"), and
+// a label cuts a word it cannot break. The mark (a zero-width space) is invisible.
+QString breakable(const QString& text) {
+  QString out;
+  out.reserve(text.size() + text.size() / 8);
+  for (int i = 0; i < text.size(); ++i) {
+    out += text[i];
+    // Not inside a number ("1.5 MiB", "+0.478 s", "train.py:42").
+    const bool inside = i + 1 < text.size() && !text[i + 1].isSpace() && !text[i + 1].isDigit();
+    if (inside && QStringView(u"./_:@").contains(text[i])) out += QChar(0x200B);
+  }
+  return out;
+}
+
 }  // namespace
 
 FindingCard::FindingCard(const viewdata::Finding& f, const QString& time, QWidget* parent)
@@ -25,11 +41,12 @@ FindingCard::FindingCard(const viewdata::Finding& f, const QString& time, QWidge
   layout->setContentsMargins(8, 6, 8, 6);
   layout->setSpacing(2);
   auto* title = new QLabel(
-      QStringLiteral("<b>%1</b>").arg(QString::fromStdString(f.title).toHtmlEscaped()), this);
+      QStringLiteral("<b>%1</b>").arg(breakable(QString::fromStdString(f.title)).toHtmlEscaped()),
+      this);
   title->setTextFormat(Qt::RichText);
   title->setWordWrap(true);
   layout->addWidget(title);
-  auto* detail = new QLabel(QString::fromStdString(f.detail), this);
+  auto* detail = new QLabel(breakable(QString::fromStdString(f.detail)), this);
   detail->setTextFormat(Qt::PlainText);
   detail->setWordWrap(true);
   layout->addWidget(detail);
@@ -53,6 +70,9 @@ void FindingCard::mousePressEvent(QMouseEvent* event) {
 
 FindingsView::FindingsView(ViewState* state, EngineClient* client, QWidget* parent)
     : QWidget(parent), state_(state), client_(client) {
+  // However narrow the window, a card keeps room for its words: about 26 characters a line
+  // (the window's minimum width grows by it, not the cards' text cut).
+  setMinimumWidth(fontMetrics().averageCharWidth() * 26 + 40);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   empty_ = new QLabel(tr("No findings yet"), this);

@@ -116,7 +116,7 @@ TEST(LiveWindow, TheStatusSaysTheRecordingIsBeingWrittenOnceNothingArrives) {
   ASSERT_TRUE(w.window);
   gui::TopBar* bar = w.window->topBar();
   QFont large = bar->statusLabel()->font();
-  large.setPointSizeF(large.pointSizeF() * 1.6);
+  large.setPointSizeF(large.pointSizeF() * 2.2);
   bar->statusLabel()->setFont(large);
   viewdata::SourceStatus status;
   status.live = true;
