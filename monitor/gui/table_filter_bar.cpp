@@ -2,6 +2,7 @@
 #include "monitor/gui/table_filter_bar.h"
 
 #include <QRegularExpression>
+#include <algorithm>
 #include <cmath>
 
 namespace memtap::gui {
@@ -24,20 +25,25 @@ std::optional<uint64_t> parse_bytes(const QString& text, bool* empty) {
 }
 
 TableFilterBar::TableFilterBar(const QString& text_hint, QWidget* parent) : QWidget(parent) {
-  row_ = new QHBoxLayout(this);
-  row_->setContentsMargins(0, 0, 0, 0);
+  rows_ = new QBoxLayout(QBoxLayout::LeftToRight, this);
+  rows_->setContentsMargins(0, 0, 0, 0);
+  row_ = new QHBoxLayout;
+  tail_ = new QHBoxLayout;
   text_ = new QLineEdit(this);
   text_->setPlaceholderText(text_hint);
   text_->setClearButtonEnabled(true);
-  text_->setMinimumWidth(220);
+  text_->setMinimumWidth(text_->fontMetrics().horizontalAdvance(text_hint) / 2 + 60);
   min_ = new QLineEdit(this);
   min_->setPlaceholderText(tr("min size"));
   min_->setToolTip(tr("Smallest size shown: 4096, 64 KiB, 1.5 MiB, 2G"));
-  min_->setMaximumWidth(110);
   max_ = new QLineEdit(this);
   max_->setPlaceholderText(tr("max size"));
   max_->setToolTip(tr("Largest size shown: 4096, 64 KiB, 1.5 MiB, 2G"));
-  max_->setMaximumWidth(110);
+  for (QLineEdit* size : {min_, max_}) {
+    // Room for "min size" and "1.5 MiB", never squeezed to "...".
+    size->setMinimumWidth(size->fontMetrics().horizontalAdvance(tr("max size")) + 24);
+    size->setMaximumWidth(110);
+  }
   only_range_ = new QCheckBox(tr("Only the selected range"), this);
   only_range_->setChecked(true);
   only_range_->setToolTip(tr("Only what falls in the range selected in the overview"));
@@ -49,9 +55,11 @@ TableFilterBar::TableFilterBar(const QString& text_hint, QWidget* parent) : QWid
   row_->addWidget(min_);
   row_->addWidget(new QLabel(QStringLiteral("–"), this));
   row_->addWidget(max_);
-  row_->addWidget(only_range_);
-  row_->addSpacing(12);
-  row_->addWidget(status_, 3);
+  tail_->addWidget(only_range_);
+  tail_->addSpacing(12);
+  tail_->addWidget(status_, 1);
+  rows_->addLayout(row_, 2);
+  rows_->addLayout(tail_, 3);
 
   typing_.setSingleShot(true);
   typing_.setInterval(300);
@@ -77,6 +85,30 @@ void TableFilterBar::setText(const QString& text) {
   typing_.stop();
   text_->setText(text);
   emit changed();
+}
+
+QSize TableFilterBar::minimumSizeHint() const {
+  // The narrower arrangement's: the bar takes two rows rather than widen the window.
+  const int width = std::max(row_->minimumSize().width(), tail_->minimumSize().width());
+  return {width, rows_->minimumSize().height()};
+}
+
+bool TableFilterBar::twoRows() const {
+  return rows_->direction() == QBoxLayout::TopToBottom;
+}
+
+void TableFilterBar::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  // One row where both halves have the room they ask for; back to one only with room to
+  // spare, so that the status line's digits, coming and going, do not make the bar jump.
+  const int slack =
+      twoRows() ? status_->fontMetrics().horizontalAdvance(QStringLiteral("0000000")) : 0;
+  const int one_row = row_->sizeHint().width() + rows_->spacing() + tail_->sizeHint().width();
+  const bool two = one_row + slack > width();
+  if (two == twoRows()) return;
+  rows_->setDirection(two ? QBoxLayout::TopToBottom : QBoxLayout::LeftToRight);
+  rows_->activate();
+  updateGeometry();  // its height
 }
 
 uint64_t TableFilterBar::minSize() const {

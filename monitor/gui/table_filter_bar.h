@@ -1,10 +1,12 @@
 // The filter row above the block and event tables: a text filter, a size range, "only the
 // selected range" (the range the overview selects, ViewState t0/t1) and, on the right, the
-// table's status line. It only collects what the user typed; the table turns it into its
-// query. changed() comes at once for the check box and the size fields (on Enter or when
-// they lose focus), and a moment after the last key typed in the text field.
+// table's status line; where the window is too narrow for all of it in one row, the check
+// box and the status line take a second row. It only collects what the user typed; the table turns
+// it into its query. changed() comes at once for the check box and the size fields (on Enter or
+// when they lose focus), and a moment after the last key typed in the text field.
 #pragma once
 
+#include <QBoxLayout>
 #include <QCheckBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -38,14 +40,22 @@ class TableFilterBar : public QWidget {
   QLineEdit* maxField() { return max_; }
   QCheckBox* onlyRangeBox() { return only_range_; }
   QLabel* status() { return status_; }
-  // Where a table adds a control of its own (the event table's kinds), before the status.
+  // Where a table adds a control of its own (the event table's kinds), in the first row.
   QHBoxLayout* row() { return row_; }
+  // The check box and the status line on a row of their own.
+  bool twoRows() const;
+  QSize minimumSizeHint() const override;
 
  signals:
   void changed();
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
-  QHBoxLayout* row_;
+  QBoxLayout* rows_;   // the two halves side by side, or one above the other
+  QHBoxLayout* row_;   // the text filter, the table's own controls, the size range
+  QHBoxLayout* tail_;  // "only the selected range" and the status line
   QLineEdit* text_;
   QLineEdit* min_;
   QLineEdit* max_;

@@ -179,7 +179,7 @@ AxisLabels axis_labels(QChart* chart) {
   return out;
 }
 
-// Every label of the time axes whole, and at least three of them, at any zoom and width:
+// Every label of the time axes whole, and at least two of them, at any zoom and width:
 // Qt Charts elides a label wider than the axis' width over its tick count, and zoomed to
 // 25 ms at 0.14 s the axis read "0.14... 0.14... 0.14...", at 700 px even the whole second.
 TEST(CurvesPanel, TheTimeAxesLabelsAreWholeAtAnyZoomAndWidth) {
@@ -202,7 +202,7 @@ TEST(CurvesPanel, TheTimeAxesLabelsAreWholeAtAnyZoomAndWidth) {
            {w.window->curves()->chart()->chart(), w.window->curves()->overview()->chart()}) {
         const AxisLabels labels = axis_labels(chart);
         EXPECT_FALSE(labels.elided);
-        EXPECT_GE(labels.time.size(), 3u);
+        EXPECT_GE(labels.time.size(), 2u) << "a scale to read";
         // Each label different, in order: the decimals tell the ticks apart.
         for (size_t i = 1; i < labels.time.size(); ++i) {
           EXPECT_LT(labels.time[i - 1].first.toDouble(), labels.time[i].first.toDouble())

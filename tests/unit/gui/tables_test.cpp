@@ -11,6 +11,7 @@
 #include "monitor/gui/block_table_view.h"
 #include "monitor/gui/event_table_view.h"
 #include "monitor/gui/paged_table_model.h"
+#include "monitor/gui/table_filter_bar.h"
 #include "monitor/gui/top_bar.h"
 #include "monitor/viewdata/event_pages.h"
 #include "tests/unit/gui/gui_support.h"
@@ -87,6 +88,38 @@ TEST(Tables, TheSelectedRangeSetsBothTablesLengths) {
 
 // The event table follows the top bar's device: GPU 0's blocks and kernels with the steps
 // (rows of no device), not the host's heap rows, and the host's again on `cpu`.
+// In the narrowest window the filter bar takes two rows rather than widen the window: the
+// Events tab opens at the width the curves had, with its size fields and status line whole
+// (before, the tab widened the window by 240 px and squeezed the size fields to "..."); in
+// a wide window it is one row.
+TEST(Tables, TheFilterBarTakesTwoRowsRatherThanWidenTheWindow) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  const std::string path = blocks_recording(dir, &b);
+  auto w = test::open_window(path, 300, 600);  // below the minimum: the minimum
+  ASSERT_TRUE(w.window);
+  const int width = w.window->width();
+  w.window->showView("events");
+  test::settle(*w.window);
+  EXPECT_EQ(w.window->width(), width);
+  gui::TableFilterBar* bar = w.window->eventTable()->filterBar();
+  EXPECT_TRUE(bar->twoRows());
+  for (QWidget* field : std::initializer_list<QWidget*>{bar->minField(), bar->maxField(),
+                                                        bar->textField(), bar->onlyRangeBox()}) {
+    EXPECT_GE(field->width(), field->minimumSizeHint().width());
+  }
+  QLabel* status = bar->status();
+  EXPECT_EQ(status->text(), "752 events in range");
+  EXPECT_LE(status->fontMetrics().horizontalAdvance(status->text()),
+            status->contentsRect().width());
+  const int right = bar->mapTo(w.window.get(), QPoint(bar->width(), 0)).x();
+  EXPECT_LE(right, w.window->width()) << "the bar within the window";
+
+  w.window->resize(1800, 900);
+  test::settle(*w.window);
+  EXPECT_FALSE(bar->twoRows());
+}
+
 TEST(Tables, TheTopBarsDeviceChoosesTheEventsRows) {
   test::TempDir dir;
   test::RecordingBuilder b;
