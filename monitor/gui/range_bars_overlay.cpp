@@ -74,6 +74,19 @@ QString RangeBarsOverlay::hiddenText(const viewdata::RangeBarsData& data) {
   return parts.join(QStringLiteral("; "));
 }
 
+QString RangeBarsOverlay::shortHiddenText(const viewdata::RangeBarsData& data) {
+  QStringList parts;
+  if (data.deeper_lanes > 0) {
+    parts << (data.deeper_lanes == 1 ? QObject::tr("+1 lane")
+                                     : QObject::tr("+%1 lanes").arg(data.deeper_lanes));
+  }
+  if (data.too_deep > 0) {
+    parts << (data.too_deep == 1 ? QObject::tr("+1 range")
+                                 : QObject::tr("+%1 ranges").arg(data.too_deep));
+  }
+  return parts.isEmpty() ? QString() : QObject::tr("%1 not drawn").arg(parts.join(", "));
+}
+
 QString RangeBarsOverlay::barText(const viewdata::RangeBar& bar) {
   const QString name = QString::fromStdString(bar.name);
   if (bar.ranges <= 1) return name;
@@ -138,11 +151,17 @@ void RangeBarsOverlay::place(const viewdata::RangeBarsData& data,
     hidden_back_->hide();
     return;
   }
-  hidden_->setText(hidden);
+  // In a narrow plot, shorter (the hover over a bar says it whole), and never past the
+  // plot's left edge onto the axis.
+  const double room = plot.width() - 8;
+  QString text = hidden;
+  if (metrics.horizontalAdvance(text) > room) text = shortHiddenText(data);
+  if (metrics.horizontalAdvance(text) > room) text = metrics.elidedText(text, Qt::ElideRight, room);
+  hidden_->setText(text);
   hidden_->setFont(font);
   hidden_->setBrush(QColor(0x40, 0x40, 0x40));
   hidden_->setZValue(kNoteZ);
-  hidden_->setPos(plot.right() - metrics.horizontalAdvance(hidden) - 4,
+  hidden_->setPos(plot.right() - metrics.horizontalAdvance(text) - 4,
                   hidden_top + (row - metrics.height()) / 2);
   hidden_->show();
   // Over the lines, on the chart's background as the step labels are, so that it reads
@@ -174,6 +193,10 @@ std::vector<QRectF> RangeBarsOverlay::barRects() const {
 
 QString RangeBarsOverlay::hiddenLabel() const {
   return hidden_->isVisible() ? hidden_->text() : QString();
+}
+
+QRectF RangeBarsOverlay::hiddenRect() const {
+  return hidden_->isVisible() ? hidden_->mapRectToParent(hidden_->boundingRect()) : QRectF();
 }
 
 QStringList RangeBarsOverlay::labels() const {

@@ -35,11 +35,14 @@ class RangeBarsOverlay {
   // kept", both, or "" when everything is drawn. Drawn above the top lane at the
   // plot's right, and said in the hover over a bar.
   static QString hiddenText(const viewdata::RangeBarsData& data);
+  // The same where the plot is too narrow for it: "+5 lanes, +12 ranges not drawn".
+  static QString shortHiddenText(const viewdata::RangeBarsData& data);
 
   // For tests: the bars drawn (in data.bars' order) and their labels.
   std::vector<QRectF> barRects() const;
   QStringList labels() const;
   QString hiddenLabel() const;  // "" when not shown
+  QRectF hiddenRect() const;    // in the chart's coordinates, as plotArea()
 
  private:
   struct Placed {

@@ -103,6 +103,20 @@ TEST(RangeBarsOverlay, RangesNestedDeeperThanTheRowsAreSaid) {
   w.window->state()->setRange(b.at(36.5), b.at(45));
   test::settle(*w.window);
   EXPECT_EQ(bars.hiddenLabel().toStdString(), "+1 nested lane not drawn");
+
+  // In the narrowest window, with a large font, shorter, and within the plot (not over the
+  // axis at its left).
+  w.window->state()->setRange(w.window->state()->origin(), w.window->state()->sessionEnd());
+  QFont large = chart->chart()->font();
+  large.setPointSizeF(large.pointSizeF() * 1.6);
+  chart->chart()->setFont(large);
+  w.window->resize(300, 500);
+  test::settle(*w.window);
+  const QRectF plot = chart->chart()->plotArea();
+  ASSERT_FALSE(bars.hiddenLabel().isEmpty());
+  EXPECT_GE(bars.hiddenRect().left(), plot.left())
+      << bars.hiddenLabel().toStdString() << " in a plot " << plot.width() << " px wide";
+  EXPECT_LE(bars.hiddenRect().right(), plot.right());
 }
 
 TEST(RangeBarsOverlay, ADoubleClickOnABarSelectsThatRange) {
