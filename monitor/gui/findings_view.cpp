@@ -128,10 +128,14 @@ void FindingsView::ask() {
   if (!pacer_.start()) return;  // asked again when the answer is back
   const uint32_t pid = state_->pid();
   const int32_t device = state_->device();
+  const viewdata::SourceStatus status = client_->status();
+  const bool running =
+      std::any_of(status.processes.begin(), status.processes.end(),
+                  [pid](const viewdata::ProcessEntry& p) { return p.pid == pid && p.running; });
   client_->ask(
       this,
-      [pid, device](const viewdata::EngineView& e) {
-        return viewdata::compute_findings(e, pid, device);
+      [pid, device, running](const viewdata::EngineView& e) {
+        return viewdata::compute_findings(e, pid, device, running);
       },
       [this, pid, device](std::vector<viewdata::Finding> findings) {
         const bool again = pacer_.done();

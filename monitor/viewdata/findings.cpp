@@ -105,7 +105,7 @@ void point_at_most_live(const LeakSection& l, Finding* f) {
   f->view = "blocks";
 }
 
-void add_leaks(const DeviceReport& d, std::vector<Finding>* out) {
+void add_leaks(const DeviceReport& d, bool running, std::vector<Finding>* out) {
   const LeakSection& l = d.leaks;
   // As the report: a growing owner names the stacks that hold it, and the stack suspects
   // (the same memory seen the other way) are shown only when no owner grows.
@@ -141,7 +141,10 @@ void add_leaks(const DeviceReport& d, std::vector<Finding>* out) {
   if (l.steps > 0 || oom_says_it || !allocated || allocated->final_bytes <= 0) return;
   Finding f;
   f.kind = FindingKind::kLeak;
-  f.title = "Live at the end: " + bytes_text(double(allocated->final_bytes)) + " never freed";
+  // While the process runs, its last event is no end, and nothing is freed "never" yet.
+  f.title = running
+                ? "Live now: " + bytes_text(double(allocated->final_bytes)) + " not freed yet"
+                : "Live at the end: " + bytes_text(double(allocated->final_bytes)) + " never freed";
   f.detail = "no step markers to tell a leak by";
   if (const std::string growth = session_growth_text(l.trend_bytes_per_s); !growth.empty())
     f.detail += "; " + growth;
@@ -262,13 +265,14 @@ std::string filter_text(const std::string& key) {
   return nl == std::string::npos ? key : key.substr(0, nl);
 }
 
-std::vector<Finding> compute_findings(const EngineView& engine, uint32_t pid, int32_t device) {
+std::vector<Finding> compute_findings(const EngineView& engine, uint32_t pid, int32_t device,
+                                      bool running) {
   const DeviceReport d = engine.analyzer.device_report(pid, device);
   std::vector<Finding> out;
   if (d.allocations == 0 && d.peak.bytes == kUnknown && d.ooms.empty()) return out;
   add_peak(d, &out);
   add_ooms_that_happened(d, &out);
-  add_leaks(d, &out);
+  add_leaks(d, running, &out);
   add_fragmentation(d, &out);
   add_inefficient(d, &out);
   add_oom(d, &out);
@@ -277,7 +281,7 @@ std::vector<Finding> compute_findings(const EngineView& engine, uint32_t pid, in
   if (!any) {
     Finding f;
     f.kind = FindingKind::kClean;
-    f.title = "Nothing wrong found";
+    f.title = running ? "Nothing wrong found so far" : "Nothing wrong found";
     f.detail = d.leaks.steps > 0 ? "no leak across " + std::to_string(d.leaks.steps) +
                                        " steps, no fragmentation, no growth toward OOM"
                                  : "no growing live memory, no fragmentation, no growth toward OOM";

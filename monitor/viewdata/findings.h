@@ -50,8 +50,10 @@ struct Finding {
 };
 
 // The findings of (pid, device) as the engine stands; empty while it has no memory event of
-// that scope. A run with nothing to report gets its peak and one kClean finding.
-std::vector<Finding> compute_findings(const EngineView& engine, uint32_t pid, int32_t device);
+// that scope. A run with nothing to report gets its peak and one kClean finding. `running`:
+// the process has not ended (live), and what it holds is "live now", not "at the end".
+std::vector<Finding> compute_findings(const EngineView& engine, uint32_t pid, int32_t device,
+                                      bool running = false);
 
 // The block index's id of a finding's block (nullopt when the index does not have it).
 std::optional<int64_t> find_finding_block(BlockQueries& blocks, uint32_t pid, int32_t device,

@@ -1,14 +1,15 @@
 // The live window over a real program: memtap_test_streamer, preloaded with the agent,
 // streams into a window listening on an IPC socket (memtap monitor --listen), and allocates
 // only when the test says so. The window follows the newest data, holds still while
-// paused, and returns to the newest data with the Live button; the recording is written
-// as memtap record writes it.
+// paused, and returns to the newest data with the Live button; its findings speak of the
+// program as running; the recording is written as memtap record writes it.
 #include <gtest/gtest.h>
 
 #include <QPushButton>
 #include <chrono>
 
 #include "monitor/gui/curves_panel.h"
+#include "monitor/gui/findings_view.h"
 #include "monitor/gui/top_bar.h"
 #include "monitor/viewdata/live_source.h"
 #include "tests/e2e/process_runner.h"
@@ -70,6 +71,14 @@ TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
   gui::ViewState* state = window.state();
   EXPECT_TRUE(state->following());
   EXPECT_EQ(state->t1(), state->sessionEnd());
+  // What the running program holds is live now, not "never freed" at an end yet to come.
+  const auto live_now = [&] {
+    for (const viewdata::Finding& f : window.findings()->findings()) {
+      if (f.title.rfind("Live now: ", 0) == 0) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(test::wait_for(live_now, "the findings saying what is live now"));
 
   // Paused: the range holds still while the program goes on.
   QPushButton* live = window.topBar()->liveButton();

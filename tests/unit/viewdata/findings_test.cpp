@@ -17,11 +17,11 @@ using viewdata::Finding;
 using viewdata::FindingKind;
 
 std::vector<Finding> findings_of(const std::string& path, uint32_t pid,
-                                 int32_t device = kHostDevice) {
+                                 int32_t device = kHostDevice, bool running = false) {
   auto source = test::open_loaded(path);
   if (!source) return {};
   return test::engine_query(*source, [&](const viewdata::EngineView& e) {
-    return viewdata::compute_findings(e, pid, device);
+    return viewdata::compute_findings(e, pid, device, running);
   });
 }
 
@@ -219,7 +219,10 @@ TEST(Findings, ACleanRunSaysSo) {
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[0].kind, FindingKind::kPeak);
   EXPECT_EQ(f[1].kind, FindingKind::kClean);
+  EXPECT_EQ(f[1].title, "Nothing wrong found");
   EXPECT_EQ(f[1].t_ns, 0);
+  // A process still running: so far.
+  EXPECT_EQ(findings_of(path, b.pid(), kHostDevice, true)[1].title, "Nothing wrong found so far");
 }
 
 // Without step markers, what was never freed is a finding, as the report's "live at the end"
@@ -244,6 +247,11 @@ TEST(Findings, WithoutStepsWhatWasNeverFreedIsSaid) {
   EXPECT_EQ(kept->t_ns, b.at(4));
   EXPECT_EQ(kept->bytes, (2 << 20) + 4096);
   EXPECT_EQ(find(f, FindingKind::kClean, ""), nullptr);
+
+  // While the process runs, its last event is no end.
+  const std::vector<Finding> live = findings_of(path, b.pid(), kHostDevice, true);
+  EXPECT_NE(find(live, FindingKind::kLeak, "Live now: 2.0 MiB not freed yet"), nullptr);
+  EXPECT_EQ(find(live, FindingKind::kLeak, "Live at the end"), nullptr);
 }
 
 // A recording of one host block and, on `device`, two HAL blocks (`first_owner`'s 2 MiB and
