@@ -89,8 +89,10 @@ MainWindow::~MainWindow() = default;
 void MainWindow::refresh() {
   const viewdata::SourceStatus status = client_->status();
   top_bar_->refresh(status);
+  // The block index built again from the recording: the block views ask the new one.
+  const bool reindexed = status.blocks_generation != last_.blocks_generation;
   const bool changed = status.events != last_.events || status.last_ns != last_.last_ns ||
-                       status.loaded != last_.loaded;
+                       status.loaded != last_.loaded || reindexed;
   last_ = status;
   if (!status.live && !status.loaded) state_->setLoading(status.load_fraction);
   if (status.first_ns != 0) state_->setSession(status.first_ns, status.last_ns);
@@ -104,11 +106,15 @@ void MainWindow::refresh() {
     // Views that show the range's end ask once more now that it is final.
     state_->finishData();
     emit sourceDone();
+  } else if (done_ && reindexed) {
+    state_->finishData();
   }
 }
 
 bool MainWindow::settled() const {
-  if (!last_.loaded || client_->pending() != 0 || quiet_refreshes_ < 2) return false;
+  if (!last_.loaded || last_.blocks_reindexing || client_->pending() != 0 || quiet_refreshes_ < 2) {
+    return false;
+  }
   if (state_->rangeResting()) return false;
   const viewdata::BlockIndexStatus b = client_->source().blocks().status();
   return b.queued_events == 0;

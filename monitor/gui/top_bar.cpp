@@ -145,6 +145,10 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   const viewdata::BlockIndexStatus blocks = client_->source().blocks().status();
   if (!blocks.error.empty()) {
     parts << tr("block index failed: %1").arg(QString::fromStdString(blocks.error));
+  } else if (blocks.events_dropped != 0 && status.blocks_reindexing) {
+    // After the run: the index is built again from the recording, which has them.
+    parts << tr("block views miss %1: reading them from the recording")
+                 .arg(count_text(blocks.events_dropped, "event", "events"));
   } else if (blocks.events_dropped != 0) {
     parts << tr("block views miss %1").arg(count_text(blocks.events_dropped, "event", "events"));
   }

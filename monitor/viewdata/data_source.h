@@ -83,6 +83,12 @@ struct SourceStatus {
   // go on: the file holds the events up to this time only (epoch ns), so nothing after it
   // is read back from there. 0: it did not stop.
   int64_t recorded_until_ns = 0;
+  // Live, after the run: the block index fell behind the flood and dropped events (its
+  // status says how many), and is being built again from the finished recording, which
+  // has them all. `blocks_generation` counts the indexes blocks() has given: the views ask
+  // again when it changes.
+  bool blocks_reindexing = false;
+  uint32_t blocks_generation = 0;
 };
 
 // Whether more events may still come: from running processes, or from a file still being

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "monitor/live/live_support.h"
 #include "monitor/report/report_render.h"
+#include "monitor/store/reader/recording_feed.h"
 #include "monitor/viewdata/block_index.h"
 
 namespace memtap::viewdata {
@@ -27,7 +28,7 @@ uint64_t file_bytes(const std::string& path) {
 class LiveSource final : public DataSource {
  public:
   LiveSource(const LiveOptions& options, std::unique_ptr<BlockIndex> blocks)
-      : options_(options), blocks_(std::move(blocks)) {}
+      : options_(options), blocks_(std::move(blocks)), active_blocks_(blocks_.get()) {}
 
   // Starts the recording (and the program); false with *error and *exit_code.
   bool start(std::string* error, int* exit_code) {
@@ -64,6 +65,7 @@ class LiveSource final : public DataSource {
   }
 
   ~LiveSource() override {
+    closing_.store(true);
     stop();
     if (thread_.joinable()) thread_.join();
   }
@@ -74,7 +76,7 @@ class LiveSource final : public DataSource {
     });
   }
 
-  BlockIndex& blocks() override { return *blocks_; }
+  BlockIndex& blocks() override { return *active_blocks_.load(std::memory_order_acquire); }
 
   SourceStatus status() const override {
     std::lock_guard lock(mutex_);
@@ -148,13 +150,55 @@ class LiveSource final : public DataSource {
       finished_ = true;
     }
     update_status(true);
+    const bool complete = error.empty() && rec_ptr_->writer().stopped().reason.empty();
+    const bool reindex = complete && blocks_->status().events_dropped != 0 && !closing_.load();
+    {
+      std::lock_guard lock(mutex_);
+      status_.live = false;
+      status_.writing = false;
+      status_.loaded = true;
+      status_.exit_code = code;
+      // A stop keeps its own words (update_status), which say more than finish()'s.
+      if (!error.empty() && status_.recorded_until_ns == 0) status_.error = error;
+      status_.blocks_reindexing = reindex;
+    }
+    if (reindex) reindex_blocks();
+  }
+
+  // The block index dropped events while the flood came (it must not hold the engine
+  // back); the finished recording has them all: an index built again from it, as a replay
+  // builds its own, takes the old one's place once complete, so that the block views end
+  // with every block. The old index stays until the source goes: queries may still be on
+  // its thread, and their answers are awaited.
+  void reindex_blocks() {
+    std::string error;
+    BlockIndexOptions options;
+    options.wait_for_room = true;
+    std::unique_ptr<BlockIndex> index = BlockIndex::create(options, &error);
+    bool ok = index != nullptr;
+    if (ok) {
+      Recording rec;
+      size_t total = 0;
+      ok = feed_recording(
+          out_, plan_feed(out_, false), kReindexBatchEvents, &rec, &total,
+          [&](const MemEvent* events, size_t count) {
+            index->add(events, count, rec.strings);
+            return !closing_.load();
+          },
+          &error);
+      ok = ok && !closing_.load();
+      if (ok) index->finish_input();
+    }
+    if (!ok && !closing_.load()) {
+      fprintf(stderr, "memtap: the block views keep the events they had: %s\n", error.c_str());
+    }
     std::lock_guard lock(mutex_);
-    status_.live = false;
-    status_.writing = false;
-    status_.loaded = true;
-    status_.exit_code = code;
-    // A stop keeps its own words (update_status), which say more than finish()'s.
-    if (!error.empty() && status_.recorded_until_ns == 0) status_.error = error;
+    if (ok) {
+      reindexed_ = std::move(index);
+      active_blocks_.store(reindexed_.get(), std::memory_order_release);
+      ++status_.blocks_generation;
+    }
+    status_.blocks_reindexing = false;
   }
 
   // The receiving thread's figures for status(), every ~100 ms.
@@ -208,14 +252,19 @@ class LiveSource final : public DataSource {
     newest_received_ns_ = newest;
   }
 
+  static constexpr size_t kReindexBatchEvents = 1 << 16;
+
   const LiveOptions options_;
-  std::unique_ptr<BlockIndex> blocks_;
-  std::unique_ptr<LiveRecording> rec_;  // --listen
-  std::unique_ptr<ProgramRun> run_;     // --run
-  LiveRecording* rec_ptr_ = nullptr;    // whichever records
+  std::unique_ptr<BlockIndex> blocks_;      // the one the run's events went to
+  std::unique_ptr<BlockIndex> reindexed_;   // built again from the recording, if it had to be
+  std::atomic<BlockIndex*> active_blocks_;  // what blocks() gives: one of the two
+  std::unique_ptr<LiveRecording> rec_;      // --listen
+  std::unique_ptr<ProgramRun> run_;         // --run
+  LiveRecording* rec_ptr_ = nullptr;        // whichever records
   std::string out_;
   std::string title_;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false};     // stop(): the session ends (--listen)
+  std::atomic<bool> closing_{false};  // the source goes: no more work at all
 
   // The receiving thread's.
   std::chrono::steady_clock::time_point last_update_{};
@@ -234,7 +283,9 @@ class LiveSource final : public DataSource {
 std::unique_ptr<DataSource> start_live(const LiveOptions& options, std::string* error,
                                        int* exit_code) {
   *exit_code = 2;
-  auto blocks = BlockIndex::create(BlockIndexOptions{}, error);
+  BlockIndexOptions index_options;
+  if (options.block_queue_events) index_options.max_queued_events = *options.block_queue_events;
+  auto blocks = BlockIndex::create(index_options, error);
   if (!blocks) return nullptr;
   auto source = std::make_unique<LiveSource>(options, std::move(blocks));
   if (!source->start(error, exit_code)) return nullptr;

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "monitor/live/program_run.h"
@@ -27,6 +28,9 @@ struct LiveOptions {
   SessionLimits limits;     // --max-processes
   // --run: memtap run's options, the program among them (used when listen is "").
   RunOptions run;
+  // The block index's queue, in events (none: BlockIndexOptions' default); tests make it
+  // small to see what a flood does.
+  std::optional<size_t> block_queue_events;
 };
 
 // Starts receiving (and, for --run, the program). nullptr with *error (one line) and

@@ -5,11 +5,14 @@
 // program as running; the recording is written as memtap record writes it.
 #include <gtest/gtest.h>
 
+#include <QLabel>
+#include <QLocale>
 #include <QPushButton>
 #include <chrono>
 
 #include "monitor/gui/curves_panel.h"
 #include "monitor/gui/findings_view.h"
+#include "monitor/gui/lifetime_view.h"
 #include "monitor/gui/top_bar.h"
 #include "monitor/viewdata/live_source.h"
 #include "tests/e2e/process_runner.h"
@@ -108,6 +111,66 @@ TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
   ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
   EXPECT_TRUE(test::exists(options.out)) << "the live recording is written";
   EXPECT_EQ(source->database_path(), options.out);
+}
+
+// The block index must not hold the engine back, so in a flood it drops events (counted,
+// and said in red). After the run the recording has them all: the index is built again
+// from it, and the block views end with every block. Here the index's queue has no room at
+// all, so that it drops every event of the run, however fast it is.
+TEST(LiveWindow, BlocksTheIndexDroppedAreReadFromTheRecordingAfterTheRun) {
+  test::TempDir dir;
+  viewdata::LiveOptions options;
+  options.listen = "ipc://" + dir.file("live.sock");
+  options.out = dir.file("live.db");
+  options.block_queue_events = 0;
+  std::string error;
+  int code = 0;
+  auto source = viewdata::start_live(options, &error, &code);
+  ASSERT_NE(source, nullptr) << error;
+  gui::MainWindow window(source.get());
+  window.resize(1200, 800);
+  window.show();
+
+  e2e::ProcessSpec spec;
+  spec.argv = {MEMTAP_TEST_STREAMER};
+  spec.env_set = {std::string("LD_PRELOAD=") + MEMTAP_AGENT, "MEMTAP_ENDPOINT=" + options.listen};
+  spec.pipe_stdin = true;
+  auto program = e2e::Process::start(spec, &error);
+  ASSERT_NE(program, nullptr) << error;
+  command(*program, "alloc 100 10000");
+  ASSERT_TRUE(test::wait_for([&] { return allocated_now(window) >= 1000000; },
+                             "the megabyte in the window"));
+  ASSERT_TRUE(test::wait_for([&] { return source->blocks().status().events_dropped >= 100; },
+                             "the index dropping the run's blocks"));
+  QLabel* line = window.topBar()->statusLabel();
+  ASSERT_TRUE(test::wait_for([&] { return line->toolTip().contains("block views miss"); },
+                             "the bar saying what the block views miss"));
+  EXPECT_EQ(source->status().blocks_generation, 0u);
+
+  program->close_stdin();
+  const e2e::ProcessResult result = program->wait(std::chrono::seconds(30));
+  EXPECT_TRUE(result.exited && result.exit_code == 0) << e2e::describe(result);
+  source->stop();
+  ASSERT_TRUE(test::wait_for(
+      [&] {
+        const viewdata::SourceStatus s = source->status();
+        return s.loaded && !s.blocks_reindexing;
+      },
+      "the recording, and the index built again from it"));
+  EXPECT_EQ(source->status().blocks_generation, 1u);
+  const viewdata::BlockIndexStatus blocks = source->blocks().status();
+  EXPECT_EQ(blocks.events_dropped, 0u);
+  EXPECT_GE(blocks.blocks, 100u);
+  EXPECT_EQ(blocks.events_indexed, blocks.events_added);
+
+  // The views asked the new index: the lifetime graph counts the 100 blocks, and the bar no
+  // longer says anything is missed.
+  ASSERT_TRUE(test::wait_for([&] { return window.settled(); }, "the window to settle"));
+  EXPECT_FALSE(line->toolTip().contains("block views miss")) << line->toolTip().toStdString();
+  const QString count = window.lifetime()->countText();
+  bool ok = false;
+  const qulonglong blocks_shown = QLocale().toULongLong(count.section(' ', 0, 0), &ok);
+  EXPECT_TRUE(ok && blocks_shown >= 100) << count.toStdString();
 }
 
 // Once a run's program has ended nothing more arrives, but SQLite can be seconds behind a
