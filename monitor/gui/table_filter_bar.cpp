@@ -32,7 +32,8 @@ TableFilterBar::TableFilterBar(const QString& text_hint, QWidget* parent) : QWid
   text_ = new QLineEdit(this);
   text_->setPlaceholderText(text_hint);
   text_->setClearButtonEnabled(true);
-  text_->setMinimumWidth(text_->fontMetrics().horizontalAdvance(text_hint) / 2 + 60);
+  // The hint whole ("Filter: owner, Name or stack"): it says what the field matches.
+  text_->setMinimumWidth(text_->fontMetrics().horizontalAdvance(text_hint) + 40);
   min_ = new QLineEdit(this);
   min_->setPlaceholderText(tr("min size"));
   min_->setToolTip(tr("Smallest size shown: 4096, 64 KiB, 1.5 MiB, 2G"));
@@ -58,8 +59,8 @@ TableFilterBar::TableFilterBar(const QString& text_hint, QWidget* parent) : QWid
   tail_->addWidget(only_range_);
   tail_->addSpacing(12);
   tail_->addWidget(status_, 1);
-  rows_->addLayout(row_, 2);
-  rows_->addLayout(tail_, 3);
+  rows_->addLayout(row_, 3);
+  rows_->addLayout(tail_, 2);
 
   typing_.setSingleShot(true);
   typing_.setInterval(300);
