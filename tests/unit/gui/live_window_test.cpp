@@ -32,6 +32,15 @@ int64_t allocated_now(gui::MainWindow& w) {
   return -1;
 }
 
+// memtap_test_streamer under the agent, streaming to `endpoint`, waiting for commands.
+std::unique_ptr<e2e::Process> start_streamer(const std::string& endpoint, std::string* error) {
+  e2e::ProcessSpec spec;
+  spec.argv = {MEMTAP_TEST_STREAMER};
+  spec.env_set = {std::string("LD_PRELOAD=") + MEMTAP_AGENT, "MEMTAP_ENDPOINT=" + endpoint};
+  spec.pipe_stdin = true;
+  return e2e::Process::start(spec, error);
+}
+
 // Sends a command to the streamer and waits for its answer line.
 void command(e2e::Process& p, const std::string& line) {
   const size_t answers = std::count(p.out().begin(), p.out().end(), '\n');
@@ -60,11 +69,7 @@ TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
   window.resize(1200, 800);
   window.show();
 
-  e2e::ProcessSpec spec;
-  spec.argv = {MEMTAP_TEST_STREAMER};
-  spec.env_set = {std::string("LD_PRELOAD=") + MEMTAP_AGENT, "MEMTAP_ENDPOINT=" + options.listen};
-  spec.pipe_stdin = true;
-  auto program = e2e::Process::start(spec, &error);
+  auto program = start_streamer(options.listen, &error);
   ASSERT_NE(program, nullptr) << error;
 
   // Live: the window follows the newest data as it comes.
@@ -131,11 +136,7 @@ TEST(LiveWindow, BlocksTheIndexDroppedAreReadFromTheRecordingAfterTheRun) {
   window.resize(1200, 800);
   window.show();
 
-  e2e::ProcessSpec spec;
-  spec.argv = {MEMTAP_TEST_STREAMER};
-  spec.env_set = {std::string("LD_PRELOAD=") + MEMTAP_AGENT, "MEMTAP_ENDPOINT=" + options.listen};
-  spec.pipe_stdin = true;
-  auto program = e2e::Process::start(spec, &error);
+  auto program = start_streamer(options.listen, &error);
   ASSERT_NE(program, nullptr) << error;
   command(*program, "alloc 100 10000");
   ASSERT_TRUE(test::wait_for([&] { return allocated_now(window) >= 1000000; },
