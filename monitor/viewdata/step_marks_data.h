@@ -22,8 +22,8 @@ struct TimeMark {
   uint64_t number = 0;  // a step's number; a mark's count in the process
   std::string text;     // a mark's text; an OOM's "cudaMalloc asked 2.0 GiB"; "" for a step
   // A step's: the most Allocated held while it ran (so far, the step under way), from the
-  // engine's step figures: the process's first blocks::kKeptStepFigures steps. kUnknown
-  // elsewhere.
+  // engine's step figures: the process's first blocks::kKeptStepFigures steps and its
+  // latest blocks::kRecentStepFigures. kUnknown elsewhere.
   int64_t peak_bytes = kUnknown;
 };
 

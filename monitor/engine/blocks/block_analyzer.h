@@ -82,8 +82,8 @@ class BlockAnalyzer {
   PeakResult peak(uint32_t pid, int32_t device) const;
   LeakResult leaks(uint32_t pid, int32_t device) const;
   // The figures (leaks.h StepFigures) of the steps under way over [t0_ns, t1_ns], in time
-  // order, of the first kKeptStepFigures steps and the one under way now: the window's
-  // hover. Cheap: no leak verdicts.
+  // order, of the first kKeptStepFigures steps, the latest kRecentStepFigures and the one
+  // under way now: the window's hover. Cheap: no leak verdicts.
   std::vector<StepFigures> step_figures(uint32_t pid, int32_t device, int64_t t0_ns,
                                         int64_t t1_ns) const;
   // The pool now (now_ns()). For a past instant, see replay_pool_state.

@@ -93,21 +93,28 @@ double boundary_slope(const std::vector<StepFigures>& steps) {
 
 }  // namespace
 
-std::optional<StepFigures> current_step_figures(const StepHistory& h, const LiveByKey& live) {
-  if (h.recorded == 0 || h.figures.size() >= kKeptStepFigures) return std::nullopt;
+std::optional<StepFigures> step_under_way(const StepHistory& h, const LiveByKey& live) {
+  if (h.recorded == 0) return std::nullopt;
   StepFigures current = h.current;
   current.peak_bytes = std::max(current.start_bytes, live.step_peak_bytes);
   current.end_bytes = live.live_bytes;
   return current;
 }
 
+std::optional<StepFigures> current_step_figures(const StepHistory& h, const LiveByKey& live) {
+  if (h.figures.size() >= kKeptStepFigures) return std::nullopt;
+  return step_under_way(h, live);
+}
+
 std::vector<StepFigures> step_figures_between(const StepHistory& h, const LiveByKey& live,
                                               int64_t t0_ns, int64_t t1_ns) {
   std::vector<StepFigures> out;
-  for (const StepFigures& f : h.figures) {
-    if (f.start_ns <= t1_ns) out.push_back(f);
+  for (const std::vector<StepFigures>* kept : {&h.figures, &h.recent}) {
+    for (const StepFigures& f : *kept) {
+      if (f.start_ns <= t1_ns) out.push_back(f);
+    }
   }
-  if (auto current = current_step_figures(h, live); current && current->start_ns <= t1_ns) {
+  if (auto current = step_under_way(h, live); current && current->start_ns <= t1_ns) {
     out.push_back(*current);
   }
   // By time (a file's steps may come in any order); of those before t0, only the latest:
@@ -124,7 +131,16 @@ std::vector<StepFigures> step_figures_between(const StepHistory& h, const LiveBy
 
 void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, int64_t ts_ns) {
   const uint64_t b = step;
-  if (auto finished = current_step_figures(h, live)) h.figures.push_back(*finished);
+  if (auto finished = step_under_way(h, live)) {
+    if (h.figures.size() < kKeptStepFigures) {
+      h.figures.push_back(*finished);
+    } else if (h.recent.size() < kRecentStepFigures) {
+      h.recent.push_back(*finished);
+    } else {
+      h.recent[h.recent_next] = *finished;
+      h.recent_next = (h.recent_next + 1) % kRecentStepFigures;
+    }
+  }
   h.current = {step, ts_ns, live.live_bytes, live.live_bytes, live.live_bytes};
   const bool first = ++h.recorded == 1;
   const int64_t previous_ts_ns = h.last_boundary_ts_ns;

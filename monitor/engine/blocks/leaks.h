@@ -44,8 +44,10 @@ struct StepFigures {
 };
 
 // Steps whose figures are kept: the first of a run (the ones two runs share), so that
-// memory stays bounded whatever the number of steps.
+// memory stays bounded whatever the number of steps ...
 constexpr size_t kKeptStepFigures = 1000;
+// ... and, past those, the latest (the ones a user watching a long run hovers over).
+constexpr size_t kRecentStepFigures = 1000;
 
 // Per-key live bytes at the last K+1 step boundaries. Step s begins at the s-th STEP event
 // of the process (boundary s, 1-based); step s is complete once boundary s+1 is seen. A
@@ -67,6 +69,10 @@ struct StepHistory {
   // boundary (its peak and end are filled when it finishes or is asked for).
   std::vector<StepFigures> figures;
   StepFigures current;
+  // Finished steps past those: the latest kRecentStepFigures, a ring (oldest at recent_next
+  // once full).
+  std::vector<StepFigures> recent;
+  size_t recent_next = 0;
   // Live bytes per (owner, stack) pair at the last boundary: the stacks a leaking owner's
   // bytes were in there (a leak is often freed at the end, by then nothing is live).
   std::vector<KeyBytes> pairs_at_last_step;
@@ -75,11 +81,13 @@ struct StepHistory {
 // Step `step` of the process begins now. `live.step_peak_bytes` is the most the step that
 // ends here held; the caller resets it to the live bytes afterwards.
 void record_step_boundary(StepHistory& h, const LiveByKey& live, uint64_t step, int64_t ts_ns);
-// The step under way, its peak and end so far (now); none before the first boundary or
-// once kKeptStepFigures are kept.
+// The step under way, its peak and end so far (now); none before the first boundary.
+std::optional<StepFigures> step_under_way(const StepHistory& h, const LiveByKey& live);
+// The same, for the report's list of the first steps: none once kKeptStepFigures are kept.
 std::optional<StepFigures> current_step_figures(const StepHistory& h, const LiveByKey& live);
-// The kept steps that began in [t0_ns, t1_ns], after the one under way as t0_ns came, in
-// time order: what the window's hover says of a step's peak.
+// The kept steps (the first and the latest) and the one under way that began in [t0_ns,
+// t1_ns], after the one under way as t0_ns came, in time order: what the window's hover
+// says of a step's peak.
 std::vector<StepFigures> step_figures_between(const StepHistory& h, const LiveByKey& live,
                                               int64_t t0_ns, int64_t t1_ns);
 

@@ -36,8 +36,9 @@ size_t bytes(const ScopeNames& names) {
 size_t bytes(const Account& a) {
   return bytes(a.live.live) + bytes(a.live.at_peak) + bytes(a.live.dirty) +
          bytes(a.live.dirty_list) + bytes(a.steps.ring) + bytes(a.steps.min_bytes) +
-         bytes(a.steps.min_boundary) + bytes(a.steps.min_boundary_ts_ns) + bytes(a.finished) +
-         bytes(a.owner_scopes) + bytes(a.by_access) + bytes(a.by_operators);
+         bytes(a.steps.min_boundary) + bytes(a.steps.min_boundary_ts_ns) + bytes(a.steps.figures) +
+         bytes(a.steps.recent) + bytes(a.finished) + bytes(a.owner_scopes) + bytes(a.by_access) +
+         bytes(a.by_operators);
 }
 
 size_t bytes(const DeviceState& d) {

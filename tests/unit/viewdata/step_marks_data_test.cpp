@@ -130,6 +130,36 @@ TEST(StepMarksData, EachStepsPeakIsTheMostItHeld) {
   EXPECT_EQ(part.steps[0].peak_bytes, 100 + 3000 + (1 << 20));
 }
 
+// A long run: the peaks of its first 1000 steps (the ones two runs share) and of its
+// latest 1000 (the ones a user watching it hovers over) are known, not those between.
+TEST(StepMarksData, TheFirstAndTheLatestStepsPeaksAreKnownInALongRun) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  constexpr int kSteps = 2600;
+  for (int k = 1; k <= kSteps; ++k) {
+    b.step(k, uint64_t(k));
+    b.malloc(k + 0.1, 0x100000, 1000 + uint64_t(k));
+    b.free(k + 0.2, 0x100000);
+  }
+  const std::string path = dir.file("long.db");
+  b.write(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  // Steps [first, last] listed over their span, with their peaks (-1: unknown).
+  const auto peaks = [&](int first, int last) {
+    const StepMarksData d =
+        curves(*source, b.pid(), kHostDevice, b.at(first + 0.05), b.at(last + 0.5)).step_marks;
+    std::vector<std::pair<uint64_t, int64_t>> out;
+    for (const TimeMark& m : d.steps) out.push_back({m.number, m.peak_bytes});
+    return out;
+  };
+  using Peaks = std::vector<std::pair<uint64_t, int64_t>>;
+  EXPECT_EQ(peaks(998, 1000), (Peaks{{999, 1999}, {1000, 2000}}));
+  EXPECT_EQ(peaks(1300, 1302), (Peaks{{1301, kUnknown}, {1302, kUnknown}}));
+  EXPECT_EQ(peaks(1600, 1602), (Peaks{{1601, 2601}, {1602, 2602}})) << "the latest 1000";
+  EXPECT_EQ(peaks(2598, 2600), (Peaks{{2599, 3599}, {2600, 3600}})) << "the last under way";
+}
+
 TEST(StepMarksData, AnOomIsDrawnOnItsOwnDeviceWithTheCallAndTheSize) {
   test::TempDir dir;
   test::RecordingBuilder b;
