@@ -3,6 +3,7 @@
 
 #include <QGraphicsLayout>
 #include <QHBoxLayout>
+#include <QLineF>
 #include <QMouseEvent>
 #include <QTimer>
 #include <QToolTip>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "monitor/gui/chart_style.h"
 #include "monitor/gui/plot_alignment.h"
@@ -155,8 +157,6 @@ CurvesChart::CurvesChart(ViewState* state, QWidget* parent)
   // Inside the plot's top-left corner, where a curve over time seldom is; clear of the axis
   // labels wherever the plot area moves (CurvesPanel lines it up with the views below).
   connect(chart_, &QChart::plotAreaChanged, this, [this](const QRectF& plot) {
-    // Below the row of step labels (step_marks_overlay.cpp), which it would cover.
-    note_->move(mapFromScene(plot.topLeft()) + QPoint(6, 24));
     // As many time ticks as the new width has room for.
     setup_time_axis(x_, x_->min(), x_->max(), plot.width());
     placeStepMarks();
@@ -170,7 +170,51 @@ void CurvesChart::placeStepMarks() {
   const auto x_of = [this](int64_t t) { return axis_px(chart_, x_, state_->seconds(t)); };
   step_marks_.place(data_.step_marks, x_of, state_->stepMarks());
   range_bars_.place(data_.step_marks.ranges, x_of, state_->stepMarks());
+  placeNote();
   viewport()->update();
+}
+
+void CurvesChart::placeNote() {
+  if (note_->isHidden()) return;
+  const QRectF plot = chart_->plotArea();
+  const QSizeF size = note_->size();
+  // Below the row of step labels (step_marks_overlay.cpp), and above the range bars.
+  double bottom = plot.bottom();
+  for (const QRectF& bar : range_bars_.barRects()) bottom = std::min(bottom, bar.top());
+  if (const QRectF hidden = range_bars_.hiddenRect(); !hidden.isNull()) {
+    bottom = std::min(bottom, hidden.top());
+  }
+  const double top = plot.top() + 24, left = plot.left() + 6;
+  const double right = plot.right() - 6 - size.width(), low = bottom - 4 - size.height();
+  // Top left first: where a curve over time seldom is. A pool full from the start (a
+  // snapshot taken at an OOM) runs its line right there, under the note.
+  const QPointF corners[] = {{left, top}, {right, top}, {left, low}, {right, low}};
+  std::vector<QLineF> segments;
+  for (const Drawn& d : drawn_) {
+    if (d.hidden) continue;
+    const QList<QPointF> points = d.line->points();
+    for (qsizetype i = 1; i < points.size(); ++i) {
+      segments.emplace_back(chart_->mapToPosition(points[i - 1], d.line),
+                            chart_->mapToPosition(points[i], d.line));
+    }
+  }
+  QPointF best = corners[0];
+  size_t least = SIZE_MAX;
+  for (const QPointF& corner : corners) {
+    const QRectF r = QRectF(corner, size).adjusted(-2, -2, 2, 2);
+    size_t crossed = 0;
+    for (const QLineF& l : segments) {
+      // A step line's segments are level or upright: their bounding boxes are the lines.
+      const QRectF box = QRectF(l.p1(), l.p2()).normalized().adjusted(-0.5, -0.5, 0.5, 0.5);
+      if (box.intersects(r)) ++crossed;
+    }
+    if (crossed < least) {
+      least = crossed;
+      best = corner;
+    }
+    if (crossed == 0) break;
+  }
+  note_->move(mapFromScene(chart_->mapToScene(best)));
 }
 
 QString CurvesChart::noteText() const {

@@ -61,8 +61,10 @@ class CurvesChart : public QChartView {
   void toggleLine(const QString& name);
   // What hovering at chart time t would show.
   QString hoverText(int64_t t_ns) const;
-  // The note shown over the plot ("" when none), for tests.
+  // The note shown over the plot ("" when none), and where (this widget's coordinates),
+  // for tests.
   QString noteText() const;
+  QRect noteRect() const { return note_->geometry(); }
   // The steps, marks and OOMs over the curves (shown while ViewState::stepMarks()).
   const StepMarksOverlay& stepMarks() const { return step_marks_; }
   const RangeBarsOverlay& rangeBars() const { return range_bars_; }
@@ -88,6 +90,8 @@ class CurvesChart : public QChartView {
   QString rangeText(const viewdata::RangeBar& bar) const;
   void placeCursorLine();
   void placeStepMarks();
+  // The note in the plot's corner that hides the least of the lines drawn.
+  void placeNote();
   void rebuildSeries();
 
   ViewState* state_;

@@ -9,6 +9,7 @@
 #include <QGraphicsTextItem>
 #include <QImage>
 #include <QToolButton>
+#include <QtCharts/QLineSeries>
 #include <algorithm>
 #include <cstdlib>
 #include <utility>
@@ -683,6 +684,44 @@ TEST(CurvesPanel, TheNoteNamesTheCurvesThatAreOneLine) {
       "Allocated = Reserved = Active = App Reserved on this device: no framework pool is "
       "recorded"))
       << w.window->curves()->chart()->noteText().toStdString();
+}
+
+// The note hides none of the lines: a device whose pool is full from the start (a snapshot
+// taken at an OOM) runs its line through the plot's top-left corner, where the note was,
+// under it; the note goes to a corner the lines leave free.
+TEST(CurvesPanel, TheNoteHidesNoLine) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.device_malloc(0, 0x7f0000000000, 11 << 20, 0);
+  b.device_malloc(50, 0x7f0001000000, 1 << 10, 0);
+  const std::string path = dir.file("full.db");
+  b.write(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  w.window->preferDevice(0);
+  test::settle(*w.window);
+  gui::CurvesChart* chart = w.window->curves()->chart();
+  ASSERT_TRUE(chart->noteText().startsWith("Allocated = Reserved"))
+      << chart->noteText().toStdString();
+  const QRectF note = chart->noteRect();
+  size_t segments = 0;
+  for (QAbstractSeries* series : chart->chart()->series()) {
+    auto* line = qobject_cast<QLineSeries*>(series);
+    if (line == nullptr || !line->isVisible()) continue;
+    const QList<QPointF> points = line->points();
+    const auto at = [&](const QPointF& p) {
+      return QPointF(
+          chart->mapFromScene(chart->chart()->mapToScene(chart->chart()->mapToPosition(p, line))));
+    };
+    for (qsizetype i = 1; i < points.size(); ++i) {
+      const QRectF box =
+          QRectF(at(points[i - 1]), at(points[i])).normalized().adjusted(-1, -1, 1, 1);
+      EXPECT_FALSE(box.intersects(note)) << "a segment at " << box.top() << " px under the note at "
+                                         << note.top() << "-" << note.bottom();
+      ++segments;
+    }
+  }
+  EXPECT_GT(segments, 0u);
 }
 
 }  // namespace
