@@ -179,8 +179,12 @@ class LiveSource final : public DataSource {
     if (ok) {
       Recording rec;
       size_t total = 0;
+      // Streamed: memory bounded by a batch beside the window's own, and a window closed
+      // meanwhile stops it at the next batch rather than after a whole read.
+      FeedPlan plan;
+      plan.stream = true;
       ok = feed_recording(
-          out_, plan_feed(out_, false), kReindexBatchEvents, &rec, &total,
+          out_, plan, kReindexBatchEvents, &rec, &total,
           [&](const MemEvent* events, size_t count) {
             index->add(events, count, rec.strings);
             return !closing_.load();
