@@ -27,11 +27,10 @@ FlameView::FlameView(ViewState* state, EngineClient* client, QWidget* parent)
   search_->setMinimumWidth(220);
   search_->setMaximumWidth(300);
   matches_ = new QLabel(this);
-  source_ = new QLabel(this);
+  // Long sources end in "…" (the tooltip has all of it), never widen the window.
+  source_ = new ElidedLabel(this);
   source_->setStyleSheet(QStringLiteral("color: #555"));
   source_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  // Long sources are cut at the window's edge (the tooltip has all of it), never widen it.
-  source_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   back_ = new QPushButton(tr("Back"), this);
   back_->setToolTip(
       tr("The range before the last zoom (or Backspace, or a double click on "
@@ -140,8 +139,7 @@ void FlameView::show(viewdata::FlameData d) {
   if (!d.indexed) {
     source += tr(" (reading the recording: %1%)").arg(int(d.indexed_fraction * 100));
   }
-  source_->setText(source);
-  source_->setToolTip(source);
+  source_->setFullText(source);
 
   QString message;
   if (!d.error.empty()) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "monitor/gui/ask_pacer.h"
+#include "monitor/gui/elided_label.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/flame_canvas.h"
 #include "monitor/gui/view_state.h"
@@ -45,7 +46,9 @@ class FlameView : public QWidget {
   // "N matches, total X s" while searching; else "".
   QString matchText() const { return matches_->text(); }
   // What the chart shows: its source and bound, or why it is empty.
-  QString sourceText() const { return source_->text(); }
+  QString sourceText() const { return source_->fullText(); }
+  // The same as shown: ending in "…" where the bar has no room for all of it.
+  QString sourceShown() const { return source_->text(); }
   // Reads asked so far (tests: a change of range asks again).
   int reads() const { return reads_; }
 
@@ -70,7 +73,7 @@ class FlameView : public QWidget {
   FlameCanvas* canvas_;
   QLineEdit* search_;
   QLabel* matches_;
-  QLabel* source_;
+  ElidedLabel* source_;
   QPushButton* back_;
   std::shared_ptr<viewdata::FlameReader> reader_;  // used on the store's thread only
   struct Range {

@@ -179,6 +179,22 @@ TEST(FlameView, AllocationStacksMakeTheChartWithoutATrace) {
   EXPECT_TRUE(flame->sourceText().contains("2 allocations")) << flame->sourceText().toStdString();
   flame->canvas()->grab();
   EXPECT_EQ(flame->canvas()->boxesDrawn(), 3);
+
+  // In the narrowest window the line has no room for all of it: it ends in "…" after a
+  // whole word (it was cut at the Back button, mid-word: "one box while consecutive").
+  w.window->resize(300, 600);
+  test::settle(*w.window);
+  const QString shown = flame->sourceShown();
+  ASSERT_TRUE(shown.endsWith(QChar(0x2026))) << shown.toStdString();
+  const QString kept = shown.chopped(1);
+  EXPECT_TRUE(flame->sourceText().startsWith(kept)) << shown.toStdString();
+  EXPECT_TRUE(flame->sourceText().at(kept.size()).isSpace() ||
+              flame->sourceText().at(kept.size()).isPunct())
+      << "cut mid-word: " << shown.toStdString();
+  const gui::ElidedLabel* label = flame->findChild<gui::ElidedLabel*>();
+  ASSERT_NE(label, nullptr);
+  EXPECT_LE(label->fontMetrics().horizontalAdvance(shown), label->contentsRect().width());
+  EXPECT_EQ(label->toolTip(), flame->sourceText());
 }
 
 // Pixels of text in the rectangle (x0, top) - (x1, bottom) of `image` inside a box filled
