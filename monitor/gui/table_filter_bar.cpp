@@ -100,6 +100,17 @@ bool TableFilterBar::twoRows() const {
 
 void TableFilterBar::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
+  arrange();
+}
+
+bool TableFilterBar::event(QEvent* event) {
+  // A longer status line (the table's count) asks for a new layout: it may no longer fit
+  // beside the fields.
+  if (event->type() == QEvent::LayoutRequest) arrange();
+  return QWidget::event(event);
+}
+
+void TableFilterBar::arrange() {
   // One row where both halves have the room they ask for; back to one only with room to
   // spare, so that the status line's digits, coming and going, do not make the bar jump.
   const int slack =
@@ -108,7 +119,6 @@ void TableFilterBar::resizeEvent(QResizeEvent* event) {
   const bool two = one_row + slack > width();
   if (two == twoRows()) return;
   rows_->setDirection(two ? QBoxLayout::TopToBottom : QBoxLayout::LeftToRight);
-  rows_->activate();
   updateGeometry();  // its height
 }
 

@@ -51,8 +51,12 @@ class TableFilterBar : public QWidget {
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
+  bool event(QEvent* event) override;
 
  private:
+  // One row or two, by the room there is.
+  void arrange();
+
   QBoxLayout* rows_;   // the two halves side by side, or one above the other
   QHBoxLayout* row_;   // the text filter, the table's own controls, the size range
   QHBoxLayout* tail_;  // "only the selected range" and the status line

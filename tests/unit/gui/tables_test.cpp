@@ -118,6 +118,17 @@ TEST(Tables, TheFilterBarTakesTwoRowsRatherThanWidenTheWindow) {
   w.window->resize(1800, 900);
   test::settle(*w.window);
   EXPECT_FALSE(bar->twoRows());
+  // A status line grown past the room beside the fields takes the second row too (one
+  // nearly as wide as the bar: it fits there, beside the check box).
+  QString longer = status->text();
+  while (status->fontMetrics().horizontalAdvance(longer + " more") < bar->width() - 260) {
+    longer += " more";
+  }
+  status->setText(longer);
+  test::settle(*w.window);
+  EXPECT_TRUE(bar->twoRows());
+  EXPECT_LE(status->fontMetrics().horizontalAdvance(status->text()), status->contentsRect().width())
+      << status->contentsRect().width() << " px";
 }
 
 TEST(Tables, TheTopBarsDeviceChoosesTheEventsRows) {
