@@ -159,6 +159,9 @@ TEST(LiveWindow, BlocksTheIndexDroppedAreReadFromTheRecordingAfterTheRun) {
       },
       "the recording, and the index built again from it"));
   EXPECT_EQ(source->status().blocks_generation, 1u);
+  // The new index is given out once it has all its input, and takes it on its own thread:
+  // settled, the window has seen it take all of it (its queue empty) and asked it again.
+  ASSERT_TRUE(test::wait_for([&] { return window.settled(); }, "the window to settle"));
   const viewdata::BlockIndexStatus blocks = source->blocks().status();
   EXPECT_EQ(blocks.events_dropped, 0u);
   EXPECT_GE(blocks.blocks, 100u);
@@ -166,7 +169,6 @@ TEST(LiveWindow, BlocksTheIndexDroppedAreReadFromTheRecordingAfterTheRun) {
 
   // The views asked the new index: the lifetime graph counts the 100 blocks, and the bar no
   // longer says anything is missed.
-  ASSERT_TRUE(test::wait_for([&] { return window.settled(); }, "the window to settle"));
   EXPECT_FALSE(line->toolTip().contains("block views miss")) << line->toolTip().toStdString();
   const QString count = window.lifetime()->countText();
   bool ok = false;
