@@ -82,6 +82,12 @@ double setup_bytes_axis(QValueAxis* axis, double max_bytes, const QString& what,
 
 namespace {
 
+// Decimals a time axis' labels have over a span of `span_s` seconds (0.50, 1.00 on a 3 s
+// range), before the step asks for more.
+int time_axis_decimals(double span_s) {
+  return span_s < 0.05 ? 4 : span_s < 0.5 ? 3 : span_s < 5 ? 2 : span_s < 50 ? 1 : 0;
+}
+
 // The most intervals with labels of `decimals` whole in `font` across `width_px`.
 int max_time_intervals(const QFont& font, double from_s, double to_s, double width_px,
                        int decimals) {
@@ -135,10 +141,6 @@ void setup_time_axis(QValueAxis* axis, double from_s, double to_s, double width_
     axis->setTickInterval(step);
   }
   axis->setTitleText(QStringLiteral("Time since start (s)"));
-}
-
-int time_axis_decimals(double span_s) {
-  return span_s < 0.05 ? 4 : span_s < 0.5 ? 3 : span_s < 5 ? 2 : span_s < 50 ? 1 : 0;
 }
 
 double time_tick_step(double span_s, int max_ticks) {

@@ -61,9 +61,6 @@ double time_tick_step(double span_s, int max_ticks = 8);
 // Decimals a tick label needs at that step, time or bytes: the fewest that write every
 // multiple of it exactly ("12.35" at 0.05 s, "1.5" at 1.5 KiB, "600" at 100 MiB).
 int tick_label_decimals(double step);
-// Decimals the curves' time axis labels have over a span of `span_s` seconds (0.50, 1.00 on
-// a 3 s range): views that draw their own time axis label their ticks the same way.
-int time_axis_decimals(double span_s);
 
 // The line as a step line in chart coordinates (x: seconds since origin_ns, y: bytes /
 // unit), held until `end_ns`. Over an envelope's part each bucket is the steps of its

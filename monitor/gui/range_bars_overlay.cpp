@@ -4,12 +4,13 @@
 #include <QBrush>
 #include <QFont>
 #include <QFontMetricsF>
-#include <QObject>
 #include <QPen>
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
+
+#include "monitor/gui/count_text.h"
 
 namespace memtap::gui {
 
@@ -59,32 +60,23 @@ RangeBarsOverlay::RangeBarsOverlay(QChart* chart)
 QString RangeBarsOverlay::hiddenText(const viewdata::RangeBarsData& data) {
   QStringList parts;
   if (data.deeper_lanes > 0) {
-    parts << (data.deeper_lanes == 1
-                  ? QObject::tr("+1 nested lane not drawn")
-                  : QObject::tr("+%1 nested lanes not drawn").arg(data.deeper_lanes));
+    parts << QStringLiteral("+%1 not drawn")
+                 .arg(count_text(data.deeper_lanes, "nested lane", "nested lanes"));
   }
   if (data.too_deep > 0) {
-    parts
-        << (data.too_deep == 1
-                ? QObject::tr("+1 range nested past %1 levels not kept").arg(RangeLanes::kMaxLanes)
-                : QObject::tr("+%1 ranges nested past %2 levels not kept")
-                      .arg(data.too_deep)
-                      .arg(RangeLanes::kMaxLanes));
+    parts << QStringLiteral("+%1 nested past %2 levels not kept")
+                 .arg(count_text(data.too_deep, "range", "ranges"),
+                      QString::number(RangeLanes::kMaxLanes));
   }
   return parts.join(QStringLiteral("; "));
 }
 
 QString RangeBarsOverlay::shortHiddenText(const viewdata::RangeBarsData& data) {
   QStringList parts;
-  if (data.deeper_lanes > 0) {
-    parts << (data.deeper_lanes == 1 ? QObject::tr("+1 lane")
-                                     : QObject::tr("+%1 lanes").arg(data.deeper_lanes));
-  }
-  if (data.too_deep > 0) {
-    parts << (data.too_deep == 1 ? QObject::tr("+1 range")
-                                 : QObject::tr("+%1 ranges").arg(data.too_deep));
-  }
-  return parts.isEmpty() ? QString() : QObject::tr("%1 not drawn").arg(parts.join(", "));
+  if (data.deeper_lanes > 0) parts << '+' + count_text(data.deeper_lanes, "lane", "lanes");
+  if (data.too_deep > 0) parts << '+' + count_text(data.too_deep, "range", "ranges");
+  return parts.isEmpty() ? QString()
+                         : parts.join(QStringLiteral(", ")) + QStringLiteral(" not drawn");
 }
 
 QString RangeBarsOverlay::barText(const viewdata::RangeBar& bar) {

@@ -1,9 +1,10 @@
 // The filter row above the block and event tables: a text filter, a size range, "only the
 // selected range" (the range the overview selects, ViewState t0/t1) and, on the right, the
 // table's status line; where the window is too narrow for all of it in one row, the check
-// box and the status line take a second row. It only collects what the user typed; the table turns
-// it into its query. changed() comes at once for the check box and the size fields (on Enter or
-// when they lose focus), and a moment after the last key typed in the text field.
+// box and the status line take a second row. It only collects what the user typed; the
+// table turns it into its query. changed() comes at once for the check box and the size
+// fields (on Enter or when they lose focus), and a moment after the last key typed in the
+// text field.
 #pragma once
 
 #include <QBoxLayout>

@@ -145,12 +145,12 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   const viewdata::BlockIndexStatus blocks = client_->source().blocks().status();
   if (!blocks.error.empty()) {
     parts << tr("block index failed: %1").arg(QString::fromStdString(blocks.error));
-  } else if (blocks.events_dropped != 0 && status.blocks_reindexing) {
-    // After the run: the index is built again from the recording, which has them.
-    parts << tr("block views miss %1: reading them from the recording")
-                 .arg(count_text(blocks.events_dropped, "event", "events"));
   } else if (blocks.events_dropped != 0) {
-    parts << tr("block views miss %1").arg(count_text(blocks.events_dropped, "event", "events"));
+    QString miss =
+        tr("block views miss %1").arg(count_text(blocks.events_dropped, "event", "events"));
+    // After the run: the index is built again from the recording, which has them.
+    if (status.blocks_reindexing) miss += tr(": reading them from the recording");
+    parts << miss;
   }
   // Shown while they fit, the last to go first; the whole line is the tooltip. (At 1600
   // pixels, the end of a flood's line read "recording 302", cut in the middle.)
