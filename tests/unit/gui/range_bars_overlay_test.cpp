@@ -76,11 +76,7 @@ TEST(RangeBarsOverlay, EachRangeIsABarWithItsNameAndNestedOnesStackAbove) {
 TEST(RangeBarsOverlay, RangesNestedDeeperThanTheRowsAreSaid) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  std::vector<std::string> names;
-  for (int i = 0; i < 10; ++i) names.push_back("level" + std::to_string(i));
-  b.malloc(0, 0x1000, 8);
-  b.nested_ranges(0, 40, names);
-  b.free(50, 0x1000);
+  test::nested_levels(b, 10);
   const std::string path = dir.file("deep.db");
   b.write(path);
   auto w = test::open_window(path);

@@ -176,11 +176,7 @@ TEST(RangeBarsData, LanesPastThoseShownAreCountedNotDrawn) {
 TEST(RangeBarsData, RangesPastTheLanesKeptAreCounted) {
   test::TempDir dir;
   test::RecordingBuilder b;
-  std::vector<std::string> names;
-  for (uint32_t i = 0; i < RangeLanes::kMaxLanes + 2; ++i) names.push_back("r" + std::to_string(i));
-  b.malloc(0, 0x1000, 8);
-  b.nested_ranges(0, 40, names);
-  b.free(50, 0x1000);
+  test::nested_levels(b, RangeLanes::kMaxLanes + 2);
   const std::string path = dir.file("deep.db");
   b.write(path);
   auto source = test::open_loaded(path);

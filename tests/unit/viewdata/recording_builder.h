@@ -294,6 +294,17 @@ inline void host_and_hal_only_gpu(RecordingBuilder& b) {
   b.device_free(6, 0x7f0000000000, 0);
 }
 
+// `count` ranges nested in each other, "level0" the outermost, level i from 1 + i ms to
+// 40 - i ms, inside a block from 0 to 50 ms (the curves' span): more levels than the range
+// bars draw, or keep.
+inline void nested_levels(RecordingBuilder& b, int count) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) names.push_back("level" + std::to_string(i));
+  b.malloc(0, 0x1000, 8);
+  b.nested_ranges(0, 40, names);
+  b.free(50, 0x1000);
+}
+
 // A block at +0.5 ms (the curves' range begins with the first block), then `steps` steps
 // numbered from 1, step N at +N ms with a small block half a millisecond into it: a long
 // run's steps, for the tests of how they are thinned (viewdata) and labelled (gui).
