@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -54,7 +55,10 @@ class FrozenThread {
   FrozenThread(pid_t pid, pid_t tid) : pid_(pid), tid_(tid) {}
   ~FrozenThread() { thaw(); }
 
-  // An empty text once the thread is stopped at its wait; else what went wrong.
+  // An empty text once the thread is stopped at its wait; else what went wrong. The thread
+  // is watched running until it shows the wait, then stopped: at nice 19 beside busy cores a
+  // round takes it seconds, and stopping it on every try (as this once did, 1000 times in a
+  // row) kept it from ever finishing one.
   std::string freeze() {
     if (ptrace(PTRACE_SEIZE, tid_, nullptr, nullptr) != 0) {
       refused_ = errno == EPERM || errno == EACCES;  // Yama, seccomp, a container's policy
@@ -62,20 +66,27 @@ class FrozenThread {
     }
     seized_ = true;
     std::string last;
-    for (int attempt = 0; attempt < 1000; ++attempt) {
-      if (ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr) != 0) {
-        return std::string("PTRACE_INTERRUPT: ") + strerror(errno);
+    const auto deadline = std::chrono::steady_clock::now() + kProcessTimeout;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0 || !poll_until(
+                                   [&] {
+                                     last = syscall_line();
+                                     return at_interval_wait(last);
+                                   },
+                                   left)) {
+        return "never stopped at its wait between rounds; last: " + last;
       }
-      int status = 0;
-      if (waitpid(tid_, &status, __WALL) != tid_) return std::string("waitpid: ") + strerror(errno);
+      if (std::string error = stop(); !error.empty()) return error;
       last = syscall_line();
       if (at_interval_wait(last)) return {};
-      // Stopped elsewhere (a round, a lock): on again, and stopped again.
+      // Its wait ended before the stop came: on again, and watched again.
       if (ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) {
         return std::string("PTRACE_CONT: ") + strerror(errno);
       }
+      stopped_ = false;
     }
-    return "never stopped at its wait between rounds; last: " + last;
   }
 
   bool refused() const { return refused_; }
@@ -87,14 +98,36 @@ class FrozenThread {
     int status = 0;
     waitpid(tid_, &status, __WALL);
     seized_ = false;
+    stopped_ = false;
   }
 
+  // A running tracee cannot be detached: stopped first. Left traced, the thread's end would
+  // wait for this process to collect it, and so would the program's (a test that failed to
+  // freeze it then hung until ctest's timeout).
   void thaw() {
-    if (seized_) ptrace(PTRACE_DETACH, tid_, nullptr, nullptr);
+    if (!seized_) return;
+    if (stopped_ || stop().empty()) ptrace(PTRACE_DETACH, tid_, nullptr, nullptr);
     seized_ = false;
+    stopped_ = false;
   }
 
  private:
+  std::string stop() {
+    if (ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr) != 0) {
+      return std::string("PTRACE_INTERRUPT: ") + strerror(errno);
+    }
+    int status = 0;
+    if (waitpid(tid_, &status, __WALL) != tid_) return std::string("waitpid: ") + strerror(errno);
+    // A thread that exited (its process killed) is collected by that wait, and gone.
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      seized_ = false;
+      return "the thread ended";
+    }
+    stopped_ = true;
+    return {};
+  }
+
+  // "running" while the thread runs; the system call it waits in otherwise.
   std::string syscall_line() const {
     std::ifstream in("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(tid_) +
                      "/syscall");
@@ -116,6 +149,7 @@ class FrozenThread {
 
   pid_t pid_, tid_;
   bool seized_ = false;
+  bool stopped_ = false;
   bool refused_ = false;
 };
 
