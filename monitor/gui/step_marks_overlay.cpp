@@ -52,21 +52,26 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
   QFont font = chart_->font();
   font.setPointSizeF(font.pointSizeF() * 0.85);
   size_t steps = 0, labels = 0, marks = 0, ooms = 0;
-  double label_right = -1e9;
-  const auto label = [&](const QString& text, double x, const QColor& color) {
-    if (x + 3 < label_right + kLabelGapPx) return;
+  const QFontMetricsF metrics(font);
+  // Labels in two rows: the steps' in the first, an OOM's in the first where it covers no
+  // step's label, else in the second, so that neither hides the other ("step 3" under
+  // "OOM" read "step" beside a GPU run's OOM, which comes inside a step, often just after
+  // its line). A label that would touch the one before it in its row is left out.
+  double row_right[2] = {-1e9, -1e9};
+  std::vector<QRectF> step_labels;
+  const auto label = [&](const QString& text, double x, const QColor& color, int row) {
+    const double left = x + 3;
+    if (left < row_right[row] + kLabelGapPx) return false;
+    const double width = metrics.horizontalAdvance(text);
+    if (left + width > plot.right()) return false;  // it would run past the plot's right edge
     QGraphicsSimpleTextItem* t = item(labels_, labels++);
     t->setText(text);
     t->setFont(font);
     t->setBrush(color);
     t->setZValue(kLabelZ);
-    t->setPos(x + 3, plot.top() + 7);  // below the marks' triangles
-    if (t->pos().x() + t->boundingRect().width() > plot.right()) {
-      --labels;  // it would run past the plot's right edge
-      return;
-    }
+    t->setPos(left, plot.top() + 7 + row * metrics.height());  // below the marks' triangles
     t->show();
-    label_right = t->pos().x() + t->boundingRect().width();
+    row_right[row] = left + t->boundingRect().width();
     // On the chart's background, so that the lines of the steps between cross under it.
     QGraphicsRectItem* back = item(label_backs_, labels - 1);
     back->setRect(t->pos().x() - 1, t->pos().y(), t->boundingRect().width() + 2,
@@ -75,6 +80,7 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
     back->setPen(Qt::NoPen);
     back->setZValue(kLabelZ - 0.5);
     back->show();
+    return true;
   };
 
   // The steps drawn, then which of them are labelled: every k-th (k = 1, 2, 5, 10, ...) by
@@ -94,7 +100,6 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
   double spacing = plot.width();
   for (size_t i = 1; i < drawn.size(); ++i)
     spacing = std::min(spacing, drawn[i].x - drawn[i - 1].x);
-  const QFontMetricsF metrics(font);
   const double widest = metrics.horizontalAdvance(
       QStringLiteral("step %1").arg(drawn.empty() ? 0 : drawn.back().number));
   const uint64_t every = viewdata::round_at_least(
@@ -117,13 +122,18 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
     line->show();
     const bool labelled = any_on_stride ? on_stride(i) : i == 0;
     if (!labelled) continue;
-    const size_t before = labels;
-    label(first_label ? QStringLiteral("step %1").arg(drawn[i].number)
-                      : QString::number(drawn[i].number),
-          drawn[i].x, kStepColor);
-    if (labels != before) first_label = false;
+    if (label(first_label ? QStringLiteral("step %1").arg(drawn[i].number)
+                          : QString::number(drawn[i].number),
+              drawn[i].x, kStepColor, 0)) {
+      first_label = false;
+      step_labels.push_back(label_backs_[labels - 1]->rect());
+    }
   }
 
+  // An OOM's label competes with the OOMs' labels before it in either row (two OOMs a few
+  // pixels apart are one label, not a staircase), and with the steps' only by covering one
+  // (then it takes the second row).
+  row_right[0] = row_right[1] = -1e9;
   QPen oom_pen(kOomColor);
   oom_pen.setWidthF(1.5);
   for (const viewdata::TimeMark& o : data.ooms) {
@@ -134,8 +144,13 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
     line->setZValue(kOomZ);
     line->setLine(x, plot.top(), x, plot.bottom());
     line->show();
-    label_right = -1e9;  // an OOM's label goes over a step's
-    label(QStringLiteral("OOM"), x, kOomColor);
+    const QString text = QStringLiteral("OOM");
+    const QRectF span(x + 3 - kLabelGapPx, 0, metrics.horizontalAdvance(text) + 2 * kLabelGapPx, 1);
+    const bool covers_a_step = std::any_of(
+        step_labels.begin(), step_labels.end(),
+        [&](const QRectF& r) { return r.left() < span.right() && span.left() < r.right(); });
+    const int row = covers_a_step ? 1 : 0;
+    if (label(text, x, kOomColor, row)) row_right[1 - row] = row_right[row];
   }
 
   const QPolygonF triangle({QPointF(-4, 0), QPointF(4, 0), QPointF(0, 6)});
@@ -165,6 +180,14 @@ QStringList StepMarksOverlay::labels() const {
   QStringList out;
   for (const QGraphicsSimpleTextItem* t : labels_) {
     if (t->isVisible()) out << t->text();
+  }
+  return out;
+}
+
+std::vector<QRectF> StepMarksOverlay::labelRects() const {
+  std::vector<QRectF> out;
+  for (const QGraphicsSimpleTextItem* t : labels_) {
+    if (t->isVisible()) out.push_back(t->sceneBoundingRect());
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // The curves' time markers, drawn over the chart's plot area: where each training step
 // began (a dotted grey line; numbers at the top at one round stride: "step 10", "20", ...),
 // the marks (a small dark triangle on the top edge; the hover names them) and the device's
-// out-of-memory failures (a red line, "OOM" at the top). Steps too close to tell apart are
+// out-of-memory failures (a red line, "OOM" at the top, a row lower where it would cover a
+// step's number). Steps too close to tell apart are
 // thinned by viewdata (step_marks_data.h); a label that would still touch the one before it
 // is left out, its line kept.
 #pragma once
@@ -29,8 +30,9 @@ class StepMarksOverlay {
              bool shown);
 
   // For tests: what is drawn now.
-  std::vector<double> stepXs() const;  // the step lines' x, in the chart's coordinates
-  QStringList labels() const;          // the steps' labels left to right, then "OOM"s
+  std::vector<double> stepXs() const;      // the step lines' x, in the chart's coordinates
+  QStringList labels() const;              // the steps' labels left to right, then "OOM"s
+  std::vector<QRectF> labelRects() const;  // where each of those is, in the same order
   int marks() const;
   int oomLines() const;
 

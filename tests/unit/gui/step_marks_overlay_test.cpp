@@ -179,6 +179,47 @@ TEST(StepMarksOverlay, AnOomIsARedLineOnItsDeviceAndTheHoverSaysWhatFailed) {
   EXPECT_EQ(chart->stepMarks().labels(), QStringList({"step 1"}));
 }
 
+// A GPU run's OOM comes inside a step, often just after its line: its label goes a row
+// lower rather than over the step's number, a second OOM whose label would cover the first's
+// keeps only its line, and an OOM far from any step's label stays in the first row.
+TEST(StepMarksOverlay, AnOomLabelNextToAStepsNumberTakesTheRowBelow) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(0, 0x1000, 4096);
+  for (int step = 1; step <= 3; ++step) b.step(step, uint64_t(step));
+  const std::string path = dir.file("oom_at_step.db");
+  b.write(path);
+  test::DeviceRows d(b, 0);
+  d.malloc(0.5, "HAL", 0x7f0000000000, 2 << 20);
+  d.oom(2.05, "cudaMalloc", 8 << 20, "HAL");  // about 10 px after step 2's line
+  d.oom(2.08, "cudaMalloc", 8 << 20, "HAL");
+  d.oom(4.5, "cudaMalloc", 8 << 20, "HAL");  // far from every label
+  d.malloc(5, "HAL", 0x7f1000000000, 1 << 20);
+  d.append_to(path);
+  auto w = test::open_window(path);
+  ASSERT_TRUE(w.window);
+  ASSERT_EQ(w.window->state()->device(), 0);
+  const gui::StepMarksOverlay& overlay = w.window->curves()->chart()->stepMarks();
+  EXPECT_EQ(overlay.oomLines(), 3);
+  const QStringList labels = overlay.labels();
+  ASSERT_EQ(labels, QStringList({"step 1", "2", "3", "OOM", "OOM"}))
+      << labels.join(',').toStdString();
+  const std::vector<QRectF> rects = overlay.labelRects();
+  ASSERT_EQ(rects.size(), 5u);
+  for (size_t i = 0; i < rects.size(); ++i) {
+    for (size_t j = i + 1; j < rects.size(); ++j) {
+      EXPECT_FALSE(rects[i].intersects(rects[j]))
+          << labels[int(i)].toStdString() << " and " << labels[int(j)].toStdString() << " overlap";
+    }
+  }
+  const QRectF& step2 = rects[1];
+  const QRectF& near_oom = rects[3];
+  const QRectF& far_oom = rects[4];
+  EXPECT_LT(near_oom.left() - step2.right(), 12) << "the OOM's label is by its line";
+  EXPECT_GE(near_oom.top(), step2.bottom() - 1) << "a row below the step's number";
+  EXPECT_NEAR(far_oom.top(), step2.top(), 0.5) << "where it covers nothing, in the first row";
+}
+
 // 300 steps 1 ms apart across 1400 px: about 3 px a step. The lines are thinned to every
 // 5th, and the labels run at one round stride (every 50th, say), each clear of the next.
 TEST(StepMarksOverlay, ALongRunsStepsAreLabelledAtAnEvenStride) {
