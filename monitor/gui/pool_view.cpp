@@ -33,7 +33,12 @@ QString bytes_q(uint64_t bytes) {
 QString hex_text(uint64_t addr) {
   return QStringLiteral("0x%1").arg(qulonglong(addr), 0, 16);
 }
+// Fragmentation as a whole percent, except that a little is never "0%" (a segment whose
+// free bytes are split by a few hundred bytes has its largest gap hatched, and "0%" beside
+// the hatching read as a contradiction), nor nearly all "100%".
 QString percent(double f) {
+  if (f > 0 && f < 0.005) return QStringLiteral("<1%");
+  if (f < 1 && f > 0.995) return QStringLiteral(">99%");
   return QStringLiteral("%1%").arg(std::lround(f * 100));
 }
 

@@ -107,6 +107,24 @@ TEST(PoolView, ASegmentsHeaderCountsItsBlocksInWords) {
       << gui::poolSegmentHeader(d.segments[1]).toStdString();
 }
 
+// A segment whose free bytes are split by a few hundred bytes has its largest gap hatched:
+// its header must not say "fragmentation 0%" beside it.
+TEST(PoolView, ALittleFragmentationIsNotZeroPercent) {
+  viewdata::PoolSegmentData s;
+  s.segment.size_bytes = 2 << 20;
+  const auto fragmentation = [&](double f) {
+    s.fragmentation = f;
+    const QString header = gui::poolSegmentHeader(s);
+    return header.mid(header.indexOf("fragmentation ")).toStdString();
+  };
+  EXPECT_EQ(fragmentation(0), "fragmentation 0%");
+  EXPECT_EQ(fragmentation(0.0003), "fragmentation <1%");
+  EXPECT_EQ(fragmentation(0.006), "fragmentation 1%");
+  EXPECT_EQ(fragmentation(0.33), "fragmentation 33%");
+  EXPECT_EQ(fragmentation(0.999), "fragmentation >99%");
+  EXPECT_EQ(fragmentation(1), "fragmentation 100%");
+}
+
 TEST(PoolView, ASegmentsHeaderSelectsTheSegment) {
   DeviceWindow dw("pool");
   ASSERT_TRUE(dw.w.window);
