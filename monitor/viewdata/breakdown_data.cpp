@@ -43,10 +43,14 @@ void sort_and_fold(std::vector<BreakdownNode>& nodes, uint64_t total, const Brea
   nodes.push_back(std::move(other));
 }
 
+bool is_pool_group(const BlockGroup& g) {
+  return g.layer == Layer::kPta;
+}
+
 // Whether a group's blocks are Allocated (basis.h): the host's heap and pinned buffers; on a
-// device its pool's blocks where it has any live, else every layer.
-bool allocated(const BlockGroup& g, int32_t device, bool pool_live) {
-  if (device != kHostDevice && !pool_live) return true;
+// device its pool's blocks where it has a pool, else every layer.
+bool allocated(const BlockGroup& g, int32_t device, bool pool) {
+  if (device != kHostDevice && !pool) return true;
   return blocks::account_of(device, g.layer, g.is_mmap) == blocks::kPrimaryAccount;
 }
 
@@ -59,16 +63,15 @@ size_t count(const std::vector<BreakdownNode>& nodes) {
 }  // namespace
 
 BreakdownData breakdown_tree(const std::vector<BlockGroup>& groups, int32_t device,
-                             const BreakdownLimits& limits) {
+                             const BreakdownLimits& limits, bool pool_seen) {
   BreakdownData d;
   d.device = device;
-  const bool pool_live = std::any_of(groups.begin(), groups.end(),
-                                     [](const BlockGroup& g) { return g.layer == Layer::kPta; });
+  const bool pool = pool_seen || std::any_of(groups.begin(), groups.end(), is_pool_group);
   // layer -> owner -> stack; the index's groups are already one per (layer, owner, stack).
   std::map<std::pair<int, bool>, std::map<std::string, std::vector<const BlockGroup*>>> tree;
   for (const BlockGroup& g : groups) {
     tree[{int(g.layer), g.is_mmap}][g.owner].push_back(&g);
-    if (!allocated(g, device, pool_live)) continue;
+    if (!allocated(g, device, pool)) continue;
     d.bytes += g.bytes;
     d.blocks += g.blocks;
   }
@@ -105,7 +108,7 @@ BreakdownData breakdown_tree(const std::vector<BlockGroup>& groups, int32_t devi
       layer.children.push_back(std::move(owner));
     }
     const BlockGroup& first = *owners.begin()->second.front();
-    (allocated(first, device, pool_live) ? d.layers : d.beside).push_back(std::move(layer));
+    (allocated(first, device, pool) ? d.layers : d.beside).push_back(std::move(layer));
   }
   // Layers are few (HOST, HOST mmap, PTA, ...): never folded.
   for (std::vector<BreakdownNode>* layers : {&d.layers, &d.beside}) {
@@ -125,7 +128,20 @@ BreakdownData compute_breakdown(BlockQueries& blocks, uint32_t pid, int32_t devi
   filter.pid = pid;
   filter.device = device;
   filter.t0_ns = filter.t1_ns = t_ns;
-  BreakdownData d = breakdown_tree(blocks.live_groups(filter), device, limits);
+  const std::vector<BlockGroup> groups = blocks.live_groups(filter);
+  // The curves count a device's pool blocks as Allocated over the whole run once it has one
+  // (curve_rules.h: the history is rewritten at the first), so before the first block and
+  // after the last the whole is nothing, not the driver's segments. A PyTorch run that ends
+  // with its tensors freed showed "Allocated 1.4 GiB" (the segments) under a curve at 0.
+  bool pool_seen = false;
+  if (device != kHostDevice && std::none_of(groups.begin(), groups.end(), is_pool_group)) {
+    BlockFilter any_time;
+    any_time.pid = pid;
+    any_time.device = device;
+    any_time.layer = Layer::kPta;
+    pool_seen = blocks.largest(any_time, 1).matching_blocks > 0;
+  }
+  BreakdownData d = breakdown_tree(groups, device, limits, pool_seen);
   d.pid = pid;
   d.t_ns = t_ns;
   return d;

@@ -56,9 +56,11 @@ struct BreakdownData {
 };
 
 // The tree of `groups` (live_groups' answer) of a scope on `device`: every byte of them is
-// in it exactly once, in `layers` or `beside`.
+// in it exactly once, in `layers` or `beside`. `pool_seen`: the device's framework pool has
+// had blocks at some time, if none is live now (then Allocated is its blocks, as the curve
+// counts it: nothing, with the driver's blocks beside, not the driver's blocks as the whole).
 BreakdownData breakdown_tree(const std::vector<BlockGroup>& groups, int32_t device,
-                             const BreakdownLimits& limits = {});
+                             const BreakdownLimits& limits = {}, bool pool_seen = false);
 
 // The breakdown of (pid, device) at t_ns, on the block index's thread.
 BreakdownData compute_breakdown(BlockQueries& blocks, uint32_t pid, int32_t device, int64_t t_ns,

@@ -6,6 +6,7 @@
 
 #include "monitor/viewdata/treemap_layout.h"
 #include "tests/unit/store/store_test_support.h"
+#include "tests/unit/viewdata/device_rows.h"
 #include "tests/unit/viewdata/leak_recording.h"
 #include "tests/unit/viewdata/source_support.h"
 
@@ -166,6 +167,45 @@ TEST(BreakdownData, TheWholeIsAllocatedAndTheOtherLayersAreBesideIt) {
   EXPECT_EQ(viewdata::breakdown_heading(viewdata::breakdown_tree({host_groups[1]}, kHostDevice),
                                         "+0.000 s"),
             "Allocated at +0.000 s: nothing; beside it: HOST mmap 35.0 MiB");
+}
+
+// On a device whose pool has had blocks, Allocated is the pool's blocks at every instant, as
+// the curve counts it: before its first block and after its last, nothing, with the driver's
+// segments beside it, not the segments as the whole.
+TEST(BreakdownData, ADeviceWhosePoolIsEmptyNowHasNothingAllocated) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(0, 0x1000, 4096);
+  const std::string path = dir.file("pool.db");
+  b.write(path);
+  test::DeviceRows d(b, 0);
+  d.malloc(1, "HAL", 0x7f0000000000, 2 << 20);
+  d.malloc(2, "PTA", 0x7f0000000000, 512 << 10, "model");
+  d.free(3, "PTA", 0x7f0000000000);
+  d.malloc(5, "HAL", 0x7f1000000000, 1 << 20);
+  d.append_to(path);
+  auto source = test::open_loaded(path);
+  ASSERT_NE(source, nullptr);
+  const auto at = [&](double ms) {
+    return test::block_query(*source, [&](viewdata::BlockQueries& q) {
+      return viewdata::compute_breakdown(q, b.pid(), 0, b.at(ms));
+    });
+  };
+  const BreakdownData during = at(2.5);
+  EXPECT_EQ(during.bytes, 512u << 10);
+  EXPECT_EQ(viewdata::breakdown_heading(during, "+2.500 s"),
+            "Allocated at +2.500 s: 512.0 KiB in 1 block; beside it: HAL 2.0 MiB");
+  for (const double ms : {1.5, 4.0}) {
+    SCOPED_TRACE(ms);
+    const BreakdownData empty = at(ms);
+    EXPECT_EQ(empty.bytes, 0u);
+    EXPECT_TRUE(empty.layers.empty());
+    ASSERT_EQ(empty.beside.size(), 1u);
+    EXPECT_EQ(empty.beside[0].label, "HAL");
+    EXPECT_EQ(empty.beside[0].bytes, 2u << 20);
+    EXPECT_EQ(viewdata::breakdown_heading(empty, "+1.000 s"),
+              "Allocated at +1.000 s: nothing; beside it: HAL 2.0 MiB");
+  }
 }
 
 TEST(TreemapLayout, RectanglesTileTheAreaInProportion) {
