@@ -14,6 +14,7 @@
 
 #include "monitor/gui/chart_style.h"
 #include "monitor/gui/count_text.h"
+#include "monitor/gui/elided_label.h"
 #include "monitor/gui/plot_alignment.h"
 #include "monitor/report/units.h"
 #include "monitor/viewdata/block_detail.h"
@@ -371,7 +372,9 @@ LifetimeView::LifetimeView(ViewState* state, EngineClient* client, QWidget* pare
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   auto* bar = new QHBoxLayout;
-  count_ = new QLabel(this);
+  // Elided: a long range's count ("Showing the 20,000 largest of 1,126,093 blocks ...") must
+  // not set the window's minimum width.
+  count_ = new ElidedLabel(this);
   count_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   color_by_ = new QComboBox(this);
   color_by_->addItem(tr("Colour by layer"));
@@ -449,22 +452,25 @@ void LifetimeView::ask() {
         const QString range =
             tr("%1 – %2").arg(state_->timeText(d.t0_ns), state_->timeText(d.t1_ns));
         if (d.matching_blocks == 0) {
-          count_->setText(QString());
+          count_->setFullText(QString());
           graph_->setMessage(tr("No blocks live on %1 of process %2 between %3.")
                                  .arg(QString::fromStdString(device_text(d.device)))
                                  .arg(d.pid)
                                  .arg(range));
         } else if (d.matching_blocks > d.blocks.size()) {
-          count_->setText(tr("Showing the %1 largest of %2 blocks (%3) live in %4")
-                              .arg(locale.toString(qulonglong(d.blocks.size())),
-                                   locale.toString(qulonglong(d.matching_blocks)),
-                                   QString::fromStdString(bytes_text(double(d.matching_bytes))),
-                                   range));
+          // The bytes are the blocks' sum, not what was held at once: "(5.3 GiB)" beside a
+          // device that held 1.4 GiB at most read as a wrong figure.
+          count_->setFullText(tr("Showing the %1 largest of %2 blocks live at some time in %4, "
+                                 "%3 between them")
+                                  .arg(locale.toString(qulonglong(d.blocks.size())),
+                                       locale.toString(qulonglong(d.matching_blocks)),
+                                       QString::fromStdString(bytes_text(double(d.matching_bytes))),
+                                       range));
         } else {
-          count_->setText(tr("%1 (%2) live in %3")
-                              .arg(count_text(d.matching_blocks, "block", "blocks"),
-                                   QString::fromStdString(bytes_text(double(d.matching_bytes))),
-                                   range));
+          count_->setFullText(tr("%1 live at some time in %3, %2 between them")
+                                  .arg(count_text(d.matching_blocks, "block", "blocks"),
+                                       QString::fromStdString(bytes_text(double(d.matching_bytes))),
+                                       range));
         }
         reveal(d);
         graph_->show(std::move(d));

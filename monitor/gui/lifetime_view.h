@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "monitor/gui/ask_pacer.h"
+#include "monitor/gui/elided_label.h"
 #include "monitor/gui/engine_client.h"
 #include "monitor/gui/view_state.h"
 #include "monitor/viewdata/lifetime_data.h"
@@ -87,7 +88,7 @@ class LifetimeView : public QWidget {
   LifetimeView(ViewState* state, EngineClient* client, QWidget* parent = nullptr);
   LifetimeGraph* graph() { return graph_; }
   QComboBox* colorBox() { return color_by_; }
-  QString countText() const { return count_->text(); }
+  QString countText() const { return count_->fullText(); }
   QString detailText() const { return detail_->toPlainText(); }
   // Asks again, once however many changes came in the same turn of the event loop.
   void request();
@@ -103,7 +104,7 @@ class LifetimeView : public QWidget {
 
   ViewState* state_;
   EngineClient* client_;
-  QLabel* count_;
+  ElidedLabel* count_;
   QComboBox* color_by_;
   LifetimeGraph* graph_;
   QTextBrowser* detail_;

@@ -145,7 +145,10 @@ TEST(LifetimeView, AClickOnABlockShowsItsDetailAndHighlightsItsSegmentInThePool)
     if (b.owner == "weights") weights = b.id;
   ASSERT_GE(weights, 0);
   EXPECT_EQ(graph->data().blocks.size(), 5u);  // 2 HAL + 3 PTA on device 0
-  EXPECT_TRUE(window.lifetime()->countText().startsWith("5 blocks"))
+  // Their sizes added up, said as such: not what was held at once.
+  EXPECT_TRUE(window.lifetime()->countText().startsWith("5 blocks live at some time in "))
+      << window.lifetime()->countText().toStdString();
+  EXPECT_TRUE(window.lifetime()->countText().endsWith(" between them"))
       << window.lifetime()->countText().toStdString();
   const QRect r = graph->blockRect(weights);
   ASSERT_FALSE(r.isEmpty());
