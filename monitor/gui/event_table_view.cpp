@@ -16,9 +16,11 @@ namespace {
 using viewdata::EventColumn;
 
 // A typical cell of each column (EventColumn order), for the column's width.
+// Event and Event Type as wide as their longest spellings (a GPU's and a pool's rows), so
+// that KERNEL_LAUNCH and FREE_COMPLETED are not "KERNEL_L…".
 const char* const kSamples[viewdata::kEventColumns] = {"12345678",
-                                                       "SNAPSHOT",
-                                                       "START_TRACE",
+                                                       "FREE_COMPLETED",
+                                                       "PTA_WORKSPACE",
                                                        "aten::convolution",
                                                        "+1234.123456 s",
                                                        "1234567",

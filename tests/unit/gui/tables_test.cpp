@@ -308,6 +308,26 @@ TEST(Tables, CtrlCCopiesTheSelectedRowsAsTsvWithAHeader) {
   EXPECT_TRUE(event_lines[1].startsWith("1\tMALLOC\tHOST\t")) << event_lines[1].toStdString();
 }
 
+// A GPU's rows have the longest Event and Event Type spellings: each column is wide enough
+// for every one of them, not "KERNEL_L…".
+TEST(Tables, TheEventColumnsFitEveryKindsName) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  auto w = open_table(blocks_recording(dir, &b), "events");
+  ASSERT_TRUE(w.window);
+  QTableView* table = w.window->eventTable()->table();
+  const QFontMetrics metrics = table->fontMetrics();
+  const auto fits = [&](viewdata::EventColumn column, const char* text) {
+    return table->columnWidth(int(column)) >= metrics.horizontalAdvance(QString(text)) + 8;
+  };
+  for (const char* event :
+       {"MALLOC", "FREE_COMPLETED", "KERNEL_LAUNCH", "OOM_DETAIL", "START_TRACE", "SNAPSHOT"})
+    EXPECT_TRUE(fits(viewdata::EventColumn::kEvent, event)) << event;
+  for (const char* type : {"KERNEL_LAUNCH", "OOM_TOP_ALLOC", "OOM_TRIGGER", "PTA_WORKSPACE",
+                           "HOST_PINNED", "START_TRACE", "MINDSPORE"})
+    EXPECT_TRUE(fits(viewdata::EventColumn::kEventType, type)) << type;
+}
+
 TEST(Tables, ASelectedRowIsTheSelectedBlockAndBack) {
   test::TempDir dir;
   test::RecordingBuilder b;
