@@ -224,6 +224,15 @@ class Index final : public BlockIndex {
 
 }  // namespace
 
+bool pool_had_blocks(BlockQueries& q, uint32_t pid, int32_t device, int64_t until_ns) {
+  BlockFilter f;
+  f.pid = pid;
+  f.device = device;
+  f.t1_ns = until_ns;  // live at some time up to then: allocated at or before it
+  f.layer = Layer::kPta;
+  return q.largest(f, 1).matching_blocks > 0;
+}
+
 std::unique_ptr<BlockIndex> BlockIndex::create(const BlockIndexOptions& options,
                                                std::string* error) {
   auto store = BlockStore::create(options.path, options.max_file_bytes, error);

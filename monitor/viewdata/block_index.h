@@ -174,6 +174,13 @@ class BlockQueries {
   virtual std::vector<std::pair<uint32_t, int32_t>> scopes() = 0;
 };
 
+// Whether the framework pool (PTA) of (pid, device) has had a block allocated at or before
+// `until_ns`. The pool view takes a device's HAL blocks as its segments from the first one
+// on; the breakdown counts the pool's blocks as Allocated, over the whole run, once it has
+// had any, as the curves do.
+bool pool_had_blocks(BlockQueries& q, uint32_t pid, int32_t device,
+                     int64_t until_ns = std::numeric_limits<int64_t>::max());
+
 using BlockQuery = std::function<void(BlockQueries&)>;
 
 class BlockIndex {

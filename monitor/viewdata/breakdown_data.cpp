@@ -133,14 +133,9 @@ BreakdownData compute_breakdown(BlockQueries& blocks, uint32_t pid, int32_t devi
   // (curve_rules.h: the history is rewritten at the first), so before the first block and
   // after the last the whole is nothing, not the driver's segments. A PyTorch run that ends
   // with its tensors freed showed "Allocated 1.4 GiB" (the segments) under a curve at 0.
-  bool pool_seen = false;
-  if (device != kHostDevice && std::none_of(groups.begin(), groups.end(), is_pool_group)) {
-    BlockFilter any_time;
-    any_time.pid = pid;
-    any_time.device = device;
-    any_time.layer = Layer::kPta;
-    pool_seen = blocks.largest(any_time, 1).matching_blocks > 0;
-  }
+  const bool pool_seen = device != kHostDevice &&
+                         std::none_of(groups.begin(), groups.end(), is_pool_group) &&
+                         pool_had_blocks(blocks, pid, device);
   BreakdownData d = breakdown_tree(groups, device, limits, pool_seen);
   d.pid = pid;
   d.t_ns = t_ns;

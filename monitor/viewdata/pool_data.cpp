@@ -4,7 +4,6 @@
 #include "monitor/viewdata/pool_data.h"
 
 #include <algorithm>
-#include <limits>
 #include <utility>
 
 namespace memtap::viewdata {
@@ -47,11 +46,8 @@ std::vector<PoolItem> items(std::vector<BlockRow> rows) {
 blocks::PoolSource source_of(BlockQueries& q, const PoolRequest& r, bool pta_live) {
   if (r.device < 0) return blocks::PoolSource::kHostMappings;
   if (pta_live) return blocks::PoolSource::kDeviceSegments;
-  BlockFilter f = at_instant(r);
-  f.t0_ns = std::numeric_limits<int64_t>::min();  // any PTA block allocated before then
-  f.layer = Layer::kPta;
-  return q.largest(f, 1).matching_blocks > 0 ? blocks::PoolSource::kDeviceSegments
-                                             : blocks::PoolSource::kNoPool;
+  return pool_had_blocks(q, r.pid, r.device, r.at_ns) ? blocks::PoolSource::kDeviceSegments
+                                                      : blocks::PoolSource::kNoPool;
 }
 
 // Contiguous virtual-memory mappings as one segment (pool_state.h): the pages of an
