@@ -14,7 +14,6 @@
 
 #include "monitor/gui/chart_style.h"
 #include "monitor/gui/count_text.h"
-#include "monitor/gui/elided_label.h"
 #include "monitor/gui/plot_alignment.h"
 #include "monitor/report/units.h"
 #include "monitor/viewdata/block_detail.h"

@@ -8,6 +8,7 @@
 #include <QPolygonF>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace memtap::gui {
 
@@ -59,11 +60,14 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
   // its line). A label that would touch the one before it in its row is left out.
   double row_right[2] = {-1e9, -1e9};
   std::vector<QRectF> step_labels;
-  const auto label = [&](const QString& text, double x, const QColor& color, int row) {
+  // Where the label went; nullopt where it was left out.
+  const auto label = [&](const QString& text, double x, const QColor& color,
+                         int row) -> std::optional<QRectF> {
     const double left = x + 3;
-    if (left < row_right[row] + kLabelGapPx) return false;
+    if (left < row_right[row] + kLabelGapPx) return std::nullopt;
     const double width = metrics.horizontalAdvance(text);
-    if (left + width > plot.right()) return false;  // it would run past the plot's right edge
+    // It would run past the plot's right edge.
+    if (left + width > plot.right()) return std::nullopt;
     QGraphicsSimpleTextItem* t = item(labels_, labels++);
     t->setText(text);
     t->setFont(font);
@@ -80,7 +84,7 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
     back->setPen(Qt::NoPen);
     back->setZValue(kLabelZ - 0.5);
     back->show();
-    return true;
+    return back->rect();
   };
 
   // The steps drawn, then which of them are labelled: every k-th (k = 1, 2, 5, 10, ...) by
@@ -122,11 +126,13 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
     line->show();
     const bool labelled = any_on_stride ? on_stride(i) : i == 0;
     if (!labelled) continue;
-    if (label(first_label ? QStringLiteral("step %1").arg(drawn[i].number)
+    const std::optional<QRectF> at =
+        label(first_label ? QStringLiteral("step %1").arg(drawn[i].number)
                           : QString::number(drawn[i].number),
-              drawn[i].x, kStepColor, 0)) {
+              drawn[i].x, kStepColor, 0);
+    if (at) {
       first_label = false;
-      step_labels.push_back(label_backs_[labels - 1]->rect());
+      step_labels.push_back(*at);
     }
   }
 
@@ -145,10 +151,11 @@ void StepMarksOverlay::place(const viewdata::StepMarksData& data,
     line->setLine(x, plot.top(), x, plot.bottom());
     line->show();
     const QString text = QStringLiteral("OOM");
-    const QRectF span(x + 3 - kLabelGapPx, 0, metrics.horizontalAdvance(text) + 2 * kLabelGapPx, 1);
-    const bool covers_a_step = std::any_of(
-        step_labels.begin(), step_labels.end(),
-        [&](const QRectF& r) { return r.left() < span.right() && span.left() < r.right(); });
+    const double left = x + 3 - kLabelGapPx;
+    const double right = x + 3 + metrics.horizontalAdvance(text) + kLabelGapPx;
+    const bool covers_a_step =
+        std::any_of(step_labels.begin(), step_labels.end(),
+                    [&](const QRectF& r) { return r.left() < right && left < r.right(); });
     const int row = covers_a_step ? 1 : 0;
     if (label(text, x, kOomColor, row)) row_right[1 - row] = row_right[row];
   }

@@ -2,9 +2,8 @@
 // began (a dotted grey line; numbers at the top at one round stride: "step 10", "20", ...),
 // the marks (a small dark triangle on the top edge; the hover names them) and the device's
 // out-of-memory failures (a red line, "OOM" at the top, a row lower where it would cover a
-// step's number). Steps too close to tell apart are
-// thinned by viewdata (step_marks_data.h); a label that would still touch the one before it
-// is left out, its line kept.
+// step's number). Steps too close to tell apart are thinned by viewdata (step_marks_data.h);
+// a label that would still touch the one before it is left out, its line kept.
 #pragma once
 
 #include <QChart>
