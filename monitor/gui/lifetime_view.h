@@ -1,8 +1,9 @@
 // The block lifetime graph: the blocks live in the selected range as rectangles over time
 // (allocation to free) and address (a compressed axis: the gaps between occupied address
 // ranges collapse to a marked band), coloured by layer or by owner. A click selects a block
-// (ViewState::selectBlock) and the panel below says everything about it: size, owner,
-// operator, times, thread, allocation_id and both stacks. A block selected elsewhere (the
+// (ViewState::selectBlock) and a panel opens below that says everything about it: size,
+// owner, operator, times, thread, allocation_id and both stacks; a click beside the blocks
+// puts the selection down and the panel away. A block selected elsewhere (the
 // pool, the block table) is outlined, and the range moves to it when it lies outside. The
 // training steps and OOMs are lines across the blocks, at the curves' x.
 //
@@ -12,6 +13,7 @@
 
 #include <QComboBox>
 #include <QLabel>
+#include <QSplitter>
 #include <QTextBrowser>
 #include <QWidget>
 #include <vector>
@@ -45,6 +47,11 @@ class LifetimeGraph : public QWidget {
   // Where the step lines and the OOM lines are drawn (x in this widget); none while hidden.
   std::vector<double> stepLineXs() const;
   std::vector<double> oomLineXs() const;
+  // Where the details are while no block is selected (drawn at the legend's right where it
+  // fits); "" once one is, or while no block is drawn.
+  QString hintText() const;
+  // For tests: the plot's rectangle in this widget.
+  QRectF plotRect() const { return axis().plot; }
 
  signals:
   void blockClicked(qint64 id);
@@ -90,6 +97,9 @@ class LifetimeView : public QWidget {
   QComboBox* colorBox() { return color_by_; }
   QString countText() const { return count_->fullText(); }
   QString detailText() const { return detail_->toPlainText(); }
+  // Whether the detail panel shows (it does while a block is selected), and its height.
+  bool detailShown() const { return detail_->isVisibleTo(this); }
+  int detailHeight() const { return detail_->height(); }
   // Asks again, once however many changes came in the same turn of the event loop.
   void request();
 
@@ -101,13 +111,16 @@ class LifetimeView : public QWidget {
   void askDetail(int64_t id);
   void showDetail(const viewdata::BlockRow& b);
   void reveal(const viewdata::LifetimeData& d);
+  void showDetailPanel(bool on);
 
   ViewState* state_;
   EngineClient* client_;
   ElidedLabel* count_;
   QComboBox* color_by_;
+  QSplitter* split_;
   LifetimeGraph* graph_;
   QTextBrowser* detail_;
+  bool detail_sized_ = false;  // given its first height (a third); the user's drag after that
   AskPacer pacer_;
   bool scheduled_ = false;
   // The selection changed and the answer for it has not come: bring it into the range then.

@@ -6,6 +6,7 @@
 
 #include <QTest>
 #include <fstream>
+#include <optional>
 
 #include "monitor/gui/curves_panel.h"
 #include "monitor/gui/findings_view.h"
@@ -163,6 +164,59 @@ TEST(LifetimeView, AClickOnABlockShowsItsDetailAndHighlightsItsSegmentInThePool)
     EXPECT_TRUE(detail.contains(QString::fromUtf8(part))) << part << " in\n"
                                                           << detail.toStdString();
   }
+}
+
+// An empty detail panel took a third of the view's height from the graph: it shows only
+// while a block is selected, and the graph says where the details are meanwhile.
+TEST(LifetimeView, TheDetailPanelShowsOnlyWhileABlockIsSelected) {
+  DeviceWindow dw("lifetime");
+  ASSERT_TRUE(dw.w.window);
+  gui::MainWindow& window = *dw.w.window;
+  gui::LifetimeView* view = window.lifetime();
+  gui::LifetimeGraph* graph = view->graph();
+  EXPECT_FALSE(view->detailShown());
+  EXPECT_FALSE(graph->hintText().isEmpty());
+  const int graph_alone = graph->height();
+
+  int64_t weights = -1;
+  for (const auto& b : graph->data().blocks)
+    if (b.owner == "weights") weights = b.id;
+  ASSERT_GE(weights, 0);
+  QTest::mouseClick(graph, Qt::LeftButton, {}, graph->blockRect(weights).center());
+  test::settle(window);
+  EXPECT_TRUE(view->detailShown());
+  EXPECT_TRUE(view->detailText().contains("weights")) << view->detailText().toStdString();
+  EXPECT_TRUE(graph->hintText().isEmpty());
+  // A third of what the graph had alone: room for the block's fields.
+  EXPECT_NEAR(view->detailHeight(), graph_alone / 3, 12) << graph_alone;
+  EXPECT_NEAR(graph->height(), graph_alone * 2 / 3, 12) << graph_alone;
+
+  // A click in the plot beside every block puts the selection and the panel away.
+  const QRectF plot = graph->plotRect();
+  std::optional<QPoint> beside;
+  for (int y = int(plot.top()) + 1; y < plot.bottom() && !beside; y += 2) {
+    for (int x = int(plot.left()) + 1; x < plot.right() && !beside; x += 2) {
+      bool on_block = false;
+      for (const auto& b : graph->data().blocks)
+        on_block = on_block || graph->blockRect(b.id).adjusted(-3, -3, 3, 3).contains(x, y);
+      if (!on_block) beside = QPoint(x, y);
+    }
+  }
+  ASSERT_TRUE(beside) << "no room beside the blocks in the plot";
+  QTest::mouseClick(graph, Qt::LeftButton, {}, *beside);
+  test::settle(window);
+  EXPECT_EQ(window.state()->selectedBlock(), -1);
+  EXPECT_FALSE(view->detailShown());
+  EXPECT_EQ(graph->height(), graph_alone);
+
+  // Another device puts the selection down too, and with it the panel and its old text.
+  QTest::mouseClick(graph, Qt::LeftButton, {}, graph->blockRect(weights).center());
+  test::settle(window);
+  ASSERT_TRUE(view->detailShown());
+  window.state()->setScope(dw.b.pid(), -1);
+  test::settle(window);
+  EXPECT_FALSE(view->detailShown());
+  EXPECT_TRUE(view->detailText().isEmpty()) << view->detailText().toStdString();
 }
 
 TEST(LifetimeView, ABlockSelectedOutsideTheRangeIsBroughtIntoView) {
