@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "monitor/live/live_support.h"
+#include "monitor/report/units.h"
 
 namespace memtap {
 namespace {
@@ -79,9 +80,9 @@ void print_export_written(const char* command, const std::string& out, ExportFor
   }
   if (summary.left_out > 0) {
     fprintf(stderr,
-            "%s: note: left out %llu event%s that msMemScope's rows, as memtap writes them, have "
+            "%s: note: left out %s event%s that msMemScope's rows, as memtap writes them, have "
             "no place for (%s)\n",
-            command, (unsigned long long)summary.left_out, summary.left_out == 1 ? "" : "s",
+            command, count_text(summary.left_out).c_str(), summary.left_out == 1 ? "" : "s",
             summary.left_out_what.c_str());
   }
   // MindStudio Insight's importer matches the file name, not the content.

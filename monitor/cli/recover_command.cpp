@@ -7,6 +7,7 @@
 #include "monitor/cli/commands.h"
 #include "monitor/cli/file_and_output.h"
 #include "monitor/report/report_render.h"
+#include "monitor/report/units.h"
 #include "monitor/store/recover.h"
 
 namespace memtap {
@@ -29,16 +30,16 @@ int recover_command(const std::vector<std::string>& args) {
     return 1;
   }
   fprintf(stderr,
-          "memtap recover: %s: %llu events of %zu process%s, as committed before the recording "
+          "memtap recover: %s: %s events of %zu process%s, as committed before the recording "
           "was cut\n",
-          result.out_path.c_str(), (unsigned long long)result.rows, result.processes,
+          result.out_path.c_str(), count_text(result.rows).c_str(), result.processes,
           result.processes == 1 ? "" : "es");
   if (!result.stopped.reason.empty()) {
     fprintf(stderr,
-            "memtap recover: the recording had stopped %s (%s); the %llu events after them are "
+            "memtap recover: the recording had stopped %s (%s); the %s events after them are "
             "not in it\n",
             recording_stop_position(result.stopped).c_str(), result.stopped.reason.c_str(),
-            (unsigned long long)result.stopped.rows_not_recorded);
+            count_text(result.stopped.rows_not_recorded).c_str());
   }
   if (result.spool_left) {
     fprintf(stderr,

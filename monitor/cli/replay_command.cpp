@@ -13,6 +13,7 @@
 #include "monitor/cli/reading_progress.h"
 #include "monitor/engine/analyzer.h"
 #include "monitor/engine/saturating.h"
+#include "monitor/report/units.h"
 #include "monitor/store/reader/recording_feed.h"
 #include "monitor/store/reader/recording_reader.h"
 
@@ -104,10 +105,11 @@ int replay_command(const std::vector<std::string>& args) {
         next_progress += std::chrono::seconds(1);
         const double at_s = double(events[at - 1].ts_ns - first_ns) / 1e9;
         if (total != 0) {
-          fprintf(stderr, "memtap replay: %.1f s into the recording, %zu of %zu events\n", at_s,
-                  done, total);
+          fprintf(stderr, "memtap replay: %.1f s into the recording, %s of %s events\n", at_s,
+                  count_text(done).c_str(), count_text(total).c_str());
         } else {
-          fprintf(stderr, "memtap replay: %.1f s into the recording, %zu events\n", at_s, done);
+          fprintf(stderr, "memtap replay: %.1f s into the recording, %s events\n", at_s,
+                  count_text(done).c_str());
         }
       }
     }
@@ -121,7 +123,8 @@ int replay_command(const std::vector<std::string>& args) {
     fprintf(stderr, "memtap replay: %s\n", error.c_str());
     return 1;
   }
-  if (interrupted()) fprintf(stderr, "memtap replay: stopped after %zu events\n", done);
+  if (interrupted())
+    fprintf(stderr, "memtap replay: stopped after %s events\n", count_text(done).c_str());
   print_recording_report(analyzer, rec, path, options.json);
   return 0;
 }

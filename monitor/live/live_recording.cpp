@@ -329,8 +329,8 @@ bool LiveRecording::finish(const std::vector<std::pair<std::string, std::string>
   std::unique_ptr<TerminalProgress> progress =
       TerminalProgress::start([this] { return finishing_progress(*writer_, backlog()); });
   if (!progress && backlog() > 100000) {
-    fprintf(stderr, "memtap: writing the remaining %llu rows of the recording...\n",
-            (unsigned long long)backlog());
+    fprintf(stderr, "memtap: writing the remaining %s rows of the recording...\n",
+            count_text(backlog()).c_str());
   }
   // Refused messages are lost events too: the counts go into the file, not only stderr.
   std::vector<std::pair<std::string, std::string>> all = meta;
@@ -396,16 +396,16 @@ void LiveRecording::print_summary(FILE* out, bool written) const {
   } else if (!stop.reason.empty()) {
     fprintf(out, "memtap: recording stopped %s: %s\n", recording_stop_position(stop).c_str(),
             stop.reason.c_str());
-    fprintf(out, "memtap: %s holds those %llu events", partial.c_str(),
-            (unsigned long long)stop.rows_recorded);
+    fprintf(out, "memtap: %s holds those %s events", partial.c_str(),
+            count_text(stop.rows_recorded).c_str());
     if (stop.first_ns != 0 && stop.recorded_until_ns >= stop.first_ns) {
       fprintf(out, ", up to %s into the session",
               duration_text(stop.recorded_until_ns - stop.first_ns).c_str());
     }
     fprintf(out,
-            "; %llu events after them were not recorded (the report below counts them all). "
+            "; %s events after them were not recorded (the report below counts them all). "
             "Once the disk has room, 'memtap recover %s' makes it a finished recording\n",
-            (unsigned long long)stop.rows_not_recorded, partial.c_str());
+            count_text(stop.rows_not_recorded).c_str(), partial.c_str());
   } else {
     fprintf(out,
             "memtap: the recording was not finished (see above); %s holds what was committed\n",
@@ -414,14 +414,14 @@ void LiveRecording::print_summary(FILE* out, bool written) const {
   print_session_header(out, session_->processes(), live_input(session_->input_counts()));
   if (const uint64_t refused = socket_->connections_refused(); refused != 0) {
     fprintf(out,
-            "memtap: refused %llu connection%s from agents without an accepted key (see above)\n",
-            (unsigned long long)refused, refused == 1 ? "" : "s");
+            "memtap: refused %s connection%s from agents without an accepted key (see above)\n",
+            count_text(refused).c_str(), refused == 1 ? "" : "s");
   }
   if (const uint64_t spooled = writer_->rows_spooled(); spooled != 0 && stop.reason.empty()) {
     fprintf(out,
-            "memtap: SQLite fell behind the live rate: %llu rows waited on disk until it caught "
+            "memtap: SQLite fell behind the live rate: %s rows waited on disk until it caught "
             "up; none were lost\n",
-            (unsigned long long)spooled);
+            count_text(spooled).c_str());
   }
   Report report = analysis_->drained().report(recorded_processes(session_->processes()));
   report.source = "live";

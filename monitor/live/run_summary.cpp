@@ -2,6 +2,7 @@
 #include "monitor/live/run_summary.h"
 
 #include "monitor/report/report_render.h"
+#include "monitor/report/units.h"
 
 namespace memtap {
 
@@ -29,16 +30,16 @@ void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
     lost_messages += p.messages_lost;
     sent_before += p.events_sent_before;
   }
-  fprintf(out, "memtap: %zu process%s, %llu events, %llu dropped", processes.size(),
-          processes.size() == 1 ? "" : "es", (unsigned long long)events,
-          (unsigned long long)dropped);
+  fprintf(out, "memtap: %zu process%s, %s events, %s dropped", processes.size(),
+          processes.size() == 1 ? "" : "es", count_text(events).c_str(),
+          count_text(dropped).c_str());
   // Lost events include those of the lost messages (docs/design-notes.md, monitor/engine "What was
   // sent, what came"); a message count is said besides, since it is known before the Bye.
-  if (lost) fprintf(out, ", %llu lost on the way", (unsigned long long)lost);
-  if (lost_messages) fprintf(out, ", %llu messages lost", (unsigned long long)lost_messages);
+  if (lost) fprintf(out, ", %s lost on the way", count_text(lost).c_str());
+  if (lost_messages) fprintf(out, ", %s messages lost", count_text(lost_messages).c_str());
   if (sent_before) {
-    fprintf(out, ", %llu sent to an earlier monitor before this recording",
-            (unsigned long long)sent_before);
+    fprintf(out, ", %s sent to an earlier monitor before this recording",
+            count_text(sent_before).c_str());
   }
   fprintf(out, "\n");
   live_input_text(input, "memtap: ", out);

@@ -118,7 +118,7 @@ const LeakSuspect* leak_suspect(const std::vector<LeakSuspect>& suspects) {
 }
 
 std::string oom_text(const DeviceReport& d) {
-  std::string text = std::to_string(d.oom_count) + (d.oom_count == 1 ? " OOM" : " OOMs");
+  std::string text = count_text(d.oom_count) + (d.oom_count == 1 ? " OOM" : " OOMs");
   if (d.ooms.empty()) return text;
   const OomEntry& o = d.ooms.front();
   text += (d.oom_count == 1 ? "" : ", the first") + at_text(o.ts_ns, d.origin_ns) + ": " +
@@ -305,28 +305,27 @@ std::vector<std::string> incomplete_recording(const Report& report) {
     if (p.events_dropped == 0 && p.events_lost == 0) continue;
     std::string text = "pid " + std::to_string(p.pid) + ":";
     if (p.events_dropped != 0) {
-      text += " " + std::to_string(p.events_dropped) +
+      text += " " + count_text(p.events_dropped) +
               " events dropped by the agent (its buffer was full: MEMTAP_BUFFER_MB, or "
               "MEMTAP_LOSSLESS=1 to wait instead)";
     }
     if (p.events_lost != 0) {
-      text += std::string(p.events_dropped ? "," : "") + " " + std::to_string(p.events_lost) +
+      text += std::string(p.events_dropped ? "," : "") + " " + count_text(p.events_lost) +
               " events lost on the way to the monitor";
     }
     out.push_back(text);
   }
   if (report.rows_skipped != 0) {
-    out.push_back(std::to_string(report.rows_skipped) +
-                  (report.rows_skipped == 1 ? " row" : " rows") + " not understood (skipped)");
+    out.push_back(count_text(report.rows_skipped) + (report.rows_skipped == 1 ? " row" : " rows") +
+                  " not understood (skipped)");
   }
   if (report.live_input.rejected_messages != 0) {
-    out.push_back("the live monitor rejected " +
-                  std::to_string(report.live_input.rejected_messages) +
+    out.push_back("the live monitor rejected " + count_text(report.live_input.rejected_messages) +
                   " messages (memtap report says which)");
   }
   if (!report.stopped.reason.empty()) {
     out.push_back("the recording stopped " + recording_stop_position(report.stopped) + " (" +
-                  report.stopped.reason + "); " + std::to_string(report.stopped.rows_not_recorded) +
+                  report.stopped.reason + "); " + count_text(report.stopped.rows_not_recorded) +
                   " events after them were not recorded");
   } else if (report.unfinished) {
     out.push_back("not finished: its monitor stopped before the end (killed?)");

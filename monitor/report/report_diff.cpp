@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "monitor/report/report_lineup.h"
+#include "monitor/report/units.h"
 
 namespace memtap {
 namespace {
@@ -409,7 +410,7 @@ RunSummary summary(const Report& r) {
 // "1 process", "2 processes"; "1 device", "3 devices".
 std::string count_of(size_t n, const std::string& word) {
   const bool es = word.back() == 's';
-  return std::to_string(n) + " " + word + (n == 1 ? "" : es ? "es" : "s");
+  return count_text(n) + " " + word + (n == 1 ? "" : es ? "es" : "s");
 }
 
 void cautions(const Report& base, const Report& now, ReportDiff* out) {

@@ -23,8 +23,7 @@ std::string value_text(double v, DiffUnit unit) {
       snprintf(buf, sizeof buf, "%.1f s", v);
       return buf;
     case DiffUnit::kCount:
-      snprintf(buf, sizeof buf, "%.0f", v);
-      return buf;
+      return (v < 0 ? "-" : "") + count_text(uint64_t(std::llround(std::fabs(v))));
   }
   return "?";
 }
@@ -140,8 +139,8 @@ void device_text_section(FILE* out, const DeviceDiff& d) {
 }
 
 void run_text(FILE* out, const char* role, const RunSummary& r) {
-  fprintf(out, "%s %s (%s, %llu events)%s\n", role, r.source.c_str(), r.format.c_str(),
-          (unsigned long long)r.events, r.unfinished ? ", unfinished" : "");
+  fprintf(out, "%s %s (%s, %s events)%s\n", role, r.source.c_str(), r.format.c_str(),
+          count_text(r.events).c_str(), r.unfinished ? ", unfinished" : "");
 }
 
 // A value, or null where the run lacks it; bytes and counts as integers.

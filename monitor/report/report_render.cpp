@@ -41,9 +41,9 @@ void top_stacks_text(FILE* out, const char* indent, const std::vector<BreakdownE
   if (!any_key(stacks)) return;
   for (const BreakdownEntry& e : stacks) {
     const double of_owner = owner_bytes > 0 ? double(e.bytes) / double(owner_bytes) : 0.0;
-    fprintf(out, "%sfrom %10s  %5.1f%% of it  %6lld blocks  %s\n", indent,
-            bytes_text(double(e.bytes)).c_str(), of_owner * 100, (long long)e.blocks,
-            key_text(e.key).c_str());
+    fprintf(out, "%sfrom %10s  %5.1f%% of it  %7s blocks  %s\n", indent,
+            bytes_text(double(e.bytes)).c_str(), of_owner * 100,
+            count_text(uint64_t(e.blocks)).c_str(), key_text(e.key).c_str());
   }
 }
 
@@ -51,8 +51,8 @@ void breakdown_text(FILE* out, const char* title, const std::vector<BreakdownEnt
   if (!any_key(entries)) return;
   fprintf(out, "      by %s:\n", title);
   for (const BreakdownEntry& e : entries) {
-    fprintf(out, "        %10s  %5.1f%%  %6lld blocks  %s\n", bytes_text(double(e.bytes)).c_str(),
-            e.share * 100, (long long)e.blocks, key_text(e.key).c_str());
+    fprintf(out, "        %10s  %5.1f%%  %7s blocks  %s\n", bytes_text(double(e.bytes)).c_str(),
+            e.share * 100, count_text(uint64_t(e.blocks)).c_str(), key_text(e.key).c_str());
     top_stacks_text(out, "          ", e.top_stacks, e.bytes);
   }
 }
@@ -130,10 +130,10 @@ void pool_text(const DeviceReport& d, FILE* out) {
   if (p.source == "samples") {
     // The peak section comes only with blocks: a profiler's memory_record has none.
     fprintf(out,
-            "    Pool: only samples of its figures (%llu pool SNAPSHOTs, such as "
+            "    Pool: only samples of its figures (%s pool SNAPSHOTs, such as "
             "torch.cuda.memory_stats() at each step), no blocks: Allocated and Reserved follow "
             "the samples, Active is Allocated%s\n",
-            (unsigned long long)p.snapshots,
+            count_text(p.snapshots).c_str(),
             d.allocations > 0 ? ", the peak below is of the driver's blocks (HAL)" : "");
     pool_peaks_text(p, out);
     return;
@@ -143,8 +143,8 @@ void pool_text(const DeviceReport& d, FILE* out) {
   if (p.pending_frees == 0) {
     fprintf(out, "; no free waited for another stream");
   } else {
-    fprintf(out, "; %llu free%s waited for another stream (Active above Allocated meanwhile)",
-            (unsigned long long)p.pending_frees, p.pending_frees == 1 ? "" : "s");
+    fprintf(out, "; %s free%s waited for another stream (Active above Allocated meanwhile)",
+            count_text(p.pending_frees).c_str(), p.pending_frees == 1 ? "" : "s");
     if (p.pending_bytes > 0)
       fprintf(out, ", %s still waiting at the end", bytes_text(double(p.pending_bytes)).c_str());
   }
@@ -153,12 +153,12 @@ void pool_text(const DeviceReport& d, FILE* out) {
 }
 
 void device_text_section(const DeviceReport& d, FILE* out) {
-  fprintf(out, "\n  pid %u, %s: %llu allocations, %llu frees, %s allocated", d.pid,
-          device_text(d.device).c_str(), (unsigned long long)d.allocations,
-          (unsigned long long)d.frees, bytes_text(double(d.bytes_allocated)).c_str());
+  fprintf(out, "\n  pid %u, %s: %s allocations, %s frees, %s allocated", d.pid,
+          device_text(d.device).c_str(), count_text(d.allocations).c_str(),
+          count_text(d.frees).c_str(), bytes_text(double(d.bytes_allocated)).c_str());
   if (d.pool.source == "blocks") {
-    fprintf(out, " by the pool's blocks (PTA), in %llu of the driver's (HAL, %s)",
-            (unsigned long long)d.driver_allocations,
+    fprintf(out, " by the pool's blocks (PTA), in %s of the driver's (HAL, %s)",
+            count_text(d.driver_allocations).c_str(),
             bytes_text(double(d.driver_bytes_allocated)).c_str());
   }
   fprintf(out, "\n");
@@ -181,8 +181,8 @@ void device_text_section(const DeviceReport& d, FILE* out) {
   pool_text(d, out);
   for (const OomEntry& o : d.ooms) oom_text(o, d.origin_ns, out);
   if (d.oom_count > d.ooms.size()) {
-    fprintf(out, "    ... %llu more OOMs on this device\n",
-            (unsigned long long)(d.oom_count - d.ooms.size()));
+    fprintf(out, "    ... %s more OOMs on this device\n",
+            count_text(d.oom_count - d.ooms.size()).c_str());
   }
   if (d.peak.bytes != kUnknown) {
     fprintf(out, "    Peak: %s at %s\n", bytes_text(double(d.peak.bytes)).c_str(),
@@ -192,7 +192,7 @@ void device_text_section(const DeviceReport& d, FILE* out) {
   }
   const LeakSection& l = d.leaks;
   if (l.steps > 0) {
-    fprintf(out, "    Leaks by step (%lld steps):", (long long)l.steps);
+    fprintf(out, "    Leaks by step (%s steps):", count_text(uint64_t(l.steps)).c_str());
     if (l.suspects.empty())
       fprintf(out, " no owner or stack grows step after step\n");
     else
@@ -232,18 +232,20 @@ void device_text_section(const DeviceReport& d, FILE* out) {
   }
   const InefficientSection& in = d.inefficient;
   if (in.has_usage_events) {
-    fprintf(out,
-            "    Inefficient blocks: lazy_used %lld (%s), delayed_free %lld (%s), long_idle %lld "
-            "(%s)\n",
-            (long long)in.lazy_used, bytes_text(double(in.lazy_used_bytes)).c_str(),
-            (long long)in.delayed_free, bytes_text(double(in.delayed_free_bytes)).c_str(),
-            (long long)in.long_idle, bytes_text(double(in.long_idle_bytes)).c_str());
+    fprintf(
+        out,
+        "    Inefficient blocks: lazy_used %s (%s), delayed_free %s (%s), long_idle %s "
+        "(%s)\n",
+        count_text(uint64_t(in.lazy_used)).c_str(), bytes_text(double(in.lazy_used_bytes)).c_str(),
+        count_text(uint64_t(in.delayed_free)).c_str(),
+        bytes_text(double(in.delayed_free_bytes)).c_str(),
+        count_text(uint64_t(in.long_idle)).c_str(), bytes_text(double(in.long_idle_bytes)).c_str());
   }
   if (!d.scopes.empty()) {
     fprintf(out, "    Scopes (inclusive / exclusive allocated, true peak inside):\n");
     for (const ScopeEntry& s : d.scopes) {
       // Owner labels have no occurrences (nothing opens and closes them): -1.
-      const std::string times = s.occurrences >= 0 ? "x" + std::to_string(s.occurrences) : "";
+      const std::string times = s.occurrences >= 0 ? "x" + count_text(uint64_t(s.occurrences)) : "";
       fprintf(out, "      %-8s %-32s %-6s %10s / %10s, peak %s\n", s.kind.c_str(), s.name.c_str(),
               times.c_str(), bytes_text(double(s.inclusive_bytes)).c_str(),
               bytes_text(double(s.exclusive_bytes)).c_str(),
@@ -344,13 +346,13 @@ void process_counts_text(const RecordedProcess& p, FILE* out) {
   std::string parts;
   auto add = [&](uint64_t n, const char* words) {
     if (n == 0) return;
-    parts += (parts.empty() ? "" : ", ") + std::to_string(n) + (parts.empty() ? " events " : " ");
+    parts += (parts.empty() ? "" : ", ") + count_text(n) + (parts.empty() ? " events " : " ");
     parts += words;
   };
   add(p.events_dropped, "dropped");
   add(p.events_lost, "lost on the way");
   if (p.events_sent_before != 0) {
-    parts += (parts.empty() ? "" : "; ") + std::to_string(p.events_sent_before) +
+    parts += (parts.empty() ? "" : "; ") + count_text(p.events_sent_before) +
              " sent to an earlier monitor before this recording";
   }
   if (!parts.empty()) fprintf(out, " (%s)", parts.c_str());
@@ -371,32 +373,32 @@ std::string largest_free_gap_text(const FragmentationSection& f, int64_t origin_
 
 void live_input_text(const LiveInput& input, const char* prefix, FILE* out) {
   if (input.rejected_messages != 0) {
-    fprintf(out, "%s%llu message%s rejected:", prefix, (unsigned long long)input.rejected_messages,
+    fprintf(out, "%s%s message%s rejected:", prefix, count_text(input.rejected_messages).c_str(),
             input.rejected_messages == 1 ? "" : "s");
     const char* separator = " ";
     for (const LiveInputKey& k : kLiveInputKeys) {
       if (k.words == nullptr || input.*k.field == 0) continue;
-      fprintf(out, "%s%llu %s", separator, (unsigned long long)(input.*k.field), k.words);
+      fprintf(out, "%s%s %s", separator, count_text(input.*k.field).c_str(), k.words);
       separator = ", ";
     }
     fprintf(out, "\n");
   }
   if (input.silent_hellos != 0) {
-    fprintf(out, "%s%llu hello%s dropped: nothing followed %s in time, no process recorded\n",
-            prefix, (unsigned long long)input.silent_hellos, input.silent_hellos == 1 ? "" : "s",
+    fprintf(out, "%s%s hello%s dropped: nothing followed %s in time, no process recorded\n", prefix,
+            count_text(input.silent_hellos).c_str(), input.silent_hellos == 1 ? "" : "s",
             input.silent_hellos == 1 ? "it" : "them");
   }
 }
 
 std::string stalled_text(uint64_t stalls) {
   if (stalls == 0) return "";
-  const std::string times = stalls == 1 ? "once" : std::to_string(stalls) + " times";
+  const std::string times = stalls == 1 ? "once" : count_text(stalls) + " times";
   return "stalled " + times + ": the recording went on without it, and what it sent later " +
          "came late";
 }
 
 std::string recording_stop_position(const RecordingStop& s) {
-  std::string text = "after " + std::to_string(s.rows_recorded) + " events";
+  std::string text = "after " + count_text(s.rows_recorded) + " events";
   if (s.first_ns != 0 && s.stopped_ns >= s.first_ns) {
     text += ", " + duration_text(s.stopped_ns - s.first_ns) + " into the session";
   }
@@ -416,7 +418,7 @@ namespace {
 // A PyTorch snapshot's line: where its times come from, and what was there before its trace.
 void torch_snapshot_text(const TorchSnapshotFacts& f, FILE* out) {
   if (!f.known) return;
-  fprintf(out, "  snapshot: %llu trace %s, ", (unsigned long long)f.trace_entries,
+  fprintf(out, "  snapshot: %s trace %s, ", count_text(f.trace_entries).c_str(),
           f.trace_entries == 1 ? "entry" : "entries");
   if (!f.synthetic_time) {
     fprintf(out, "times from its time_us");
@@ -427,10 +429,10 @@ void torch_snapshot_text(const TorchSnapshotFacts& f, FILE* out) {
   }
   if (f.blocks_before_trace > 0 || f.segments_before_trace > 0) {
     fprintf(out,
-            "; %llu blocks and %llu segment ranges were there before the trace began (owner "
-            "'%s'), %llu of those blocks freed in it",
-            (unsigned long long)f.blocks_before_trace, (unsigned long long)f.segments_before_trace,
-            kBeforeTraceOwner, (unsigned long long)f.blocks_before_trace_freed);
+            "; %s blocks and %s segment ranges were there before the trace began (owner "
+            "'%s'), %s of those blocks freed in it",
+            count_text(f.blocks_before_trace).c_str(), count_text(f.segments_before_trace).c_str(),
+            kBeforeTraceOwner, count_text(f.blocks_before_trace_freed).c_str());
   }
   fprintf(out, "\n");
 }
@@ -438,10 +440,10 @@ void torch_snapshot_text(const TorchSnapshotFacts& f, FILE* out) {
 }  // namespace
 
 void report_text(const Report& r, FILE* out) {
-  fprintf(out, "memtap report: %s (%s), %llu events", r.source.c_str(), r.format.c_str(),
-          (unsigned long long)r.events);
+  fprintf(out, "memtap report: %s (%s), %s events", r.source.c_str(), r.format.c_str(),
+          count_text(r.events).c_str());
   if (r.rows_skipped)
-    fprintf(out, ", %llu row%s not understood", (unsigned long long)r.rows_skipped,
+    fprintf(out, ", %s row%s not understood", count_text(r.rows_skipped).c_str(),
             r.rows_skipped == 1 ? "" : "s");
   fprintf(out, "\n");
   const RecordingStop& stop = r.stopped;
@@ -453,8 +455,8 @@ void report_text(const Report& r, FILE* out) {
       fprintf(out, ", up to %s into the session",
               duration_text(stop.recorded_until_ns - stop.first_ns).c_str());
     }
-    fprintf(out, "; %llu events after them were not recorded%s\n",
-            (unsigned long long)stop.rows_not_recorded,
+    fprintf(out, "; %s events after them were not recorded%s\n",
+            count_text(stop.rows_not_recorded).c_str(),
             r.source == "live" ? " (this report, from the live analyses, counts them all)" : "");
     if (r.unfinished) {
       fprintf(out, "  once the disk has room, 'memtap recover %s' makes it a finished recording\n",

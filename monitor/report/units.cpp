@@ -87,6 +87,12 @@ std::string seconds_duration_text(double seconds) {
   return duration_text(int64_t(std::min(seconds, 1e9) * 1e9));
 }
 
+std::string count_text(uint64_t n) {
+  std::string digits = std::to_string(n);
+  for (int at = int(digits.size()) - 3; at > 0; at -= 3) digits.insert(size_t(at), ",");
+  return digits;
+}
+
 std::string session_growth_text(double bytes_per_s) {
   if (!(bytes_per_s > 0)) return "";
   return "growth +" + bytes_text(bytes_per_s) + "/s over the session";

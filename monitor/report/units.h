@@ -16,6 +16,10 @@ int bytes_unit(double bytes);
 double bytes_unit_size(int unit);
 const char* bytes_unit_name(int unit);
 
+// A count for people, its digits grouped by threes: "7", "12,345", "1,115,244" (the window
+// says counts so too, in the locale's grouping).
+std::string count_text(uint64_t n);
+
 // "host" for the host ("cpu" in the recording), "no device", "device N".
 std::string device_text(int32_t device);
 

@@ -64,7 +64,7 @@ gen=("$build/tests/bench/memtap_bench_pipeline_gen" "$rate" "$seconds")
   --stats -o "$work/live.db" -- "${gen[@]}" >/dev/null 2>"$work/live" || true
 grep -E "dropped|complete" "$work/headless" | sed 's/^/  headless: /'
 grep -E "dropped|complete|memtap-gui" "$work/live" | sed 's/^/  window:   /'
-dropped() { sed -n 's/.* \([0-9]*\) dropped.*/\1/p' "$1" | head -n 1; }
+dropped() { sed -n 's/.* \([0-9,]*\) dropped.*/\1/p' "$1" | head -n 1 | tr -d ,; }
 results+=("live_dropped_headless=$(dropped "$work/headless")" "live_dropped_window=$(dropped "$work/live")"
   "live_redraws_min_per_s=$(sed -n 's/.*redraws per second while data arrived: min \([0-9]*\) .*/\1/p' "$work/live")"
   "live_frame_max_ms=$(sed -n 's/.* max \([0-9.]*\) ms, over 50 ms.*/\1/p' "$work/live")"

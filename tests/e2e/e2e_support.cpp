@@ -152,6 +152,19 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
+std::string count_said(uint64_t n) {
+  std::string out = std::to_string(n);
+  for (size_t at = out.size(); at > 3; at -= 3) out.insert(at - 3, ",");
+  return out;
+}
+
+uint64_t count_read(const std::string& said) {
+  std::string digits;
+  for (char c : said)
+    if (c != ',') digits += c;
+  return std::stoull(digits);
+}
+
 std::string host_name() {
   struct utsname u;
   return uname(&u) == 0 ? u.nodename : "";

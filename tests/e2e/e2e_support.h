@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -88,6 +89,12 @@ std::unique_ptr<DbQuery> stop_recorder_and_open(Process& recorder, const std::st
 
 // Lines of `text`, without their newlines (a last line without one included).
 std::vector<std::string> split_lines(const std::string& text);
+
+// A count as memtap's messages and reports say it, its digits grouped by threes: "3,400".
+std::string count_said(uint64_t n);
+// What matches such a count in a std::regex, as a group; count_read() makes it a number.
+inline constexpr const char* kCountRegex = "([0-9]{1,3}(?:,[0-9]{3})*)";
+uint64_t count_read(const std::string& said);
 
 // This machine's host name as the agent reports it (uname's nodename).
 std::string host_name();

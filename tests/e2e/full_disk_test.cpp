@@ -241,11 +241,12 @@ class FullDisk : public ::testing::Test {
     // One message when it stopped, naming the file and the error, and where it stopped.
     std::smatch m;
     const std::regex said(
-        "memtap: recording stopped after ([0-9]+) events, [^(\n]+ into the session "
+        std::string("memtap: recording stopped after ") + kCountRegex +
+        " events, [^(\n]+ into the session "
         "\\(at [0-9:]+\\): ([^\n]*)\\. The live analyses go on, and so does the program; later "
         "events are counted as not recorded\n");
     ASSERT_TRUE(std::regex_search(err, m, said)) << err;
-    const uint64_t recorded = std::stoull(m[1].str());
+    const uint64_t recorded = count_read(m[1].str());
     const std::string reason = m[2].str();
     EXPECT_GE(recorded, 2000u);  // what had been committed before
     EXPECT_LT(recorded, 200000u);
@@ -268,23 +269,25 @@ class FullDisk : public ::testing::Test {
     // The summary: where it stopped, what the file holds, what was not recorded, and the
     // live report of every event.
     EXPECT_TRUE(
-        contains(err, "memtap: recording stopped after " + std::to_string(recorded) + " events, "))
+        contains(err, "memtap: recording stopped after " + count_said(recorded) + " events, "))
         << err;
     const std::regex holds("memtap: " + std::regex_replace(partial, std::regex("[.]"), "\\.") +
-                           " holds those " + std::to_string(recorded) +
-                           " events, up to [^;]+; ([0-9]+) events after them were not recorded "
+                           " holds those " + count_said(recorded) + " events, up to [^;]+; " +
+                           kCountRegex +
+                           " events after them were not recorded "
                            "\\(the report below counts them all\\)\\. Once the disk has room, "
                            "'memtap recover [^']+' makes it a finished recording\n");
     ASSERT_TRUE(std::regex_search(err, m, holds)) << err;
-    const uint64_t not_recorded = std::stoull(m[1].str());
+    const uint64_t not_recorded = count_read(m[1].str());
     // Every event of the program's: 2,000 and 200,000 blocks allocated and freed, then
     // eight rounds of 50,000.
     EXPECT_GE(recorded + not_recorded, 2u * (202000 + 8 * 50000));
-    ASSERT_TRUE(std::regex_search(err, m,
-                                  std::regex("memtap report: live \\(memscope_dump\\), "
-                                             "([0-9]+) events\n")))
+    ASSERT_TRUE(
+        std::regex_search(err, m,
+                          std::regex(std::string("memtap report: live \\(memscope_dump\\), ") +
+                                     kCountRegex + " events\n")))
         << err;
-    EXPECT_EQ(std::stoull(m[1].str()), recorded + not_recorded) << err;
+    EXPECT_EQ(count_read(m[1].str()), recorded + not_recorded) << err;
     EXPECT_TRUE(contains(err, "ended by exit code 0")) << err;
     EXPECT_FALSE(contains(err, "none were lost")) << err;
     EXPECT_FALSE(contains(err, "memtap run: recording failed")) << err;
@@ -293,13 +296,12 @@ class FullDisk : public ::testing::Test {
     EXPECT_EQ(read_file(results + "/report.rc"), "0\n") << read_file(results + "/report.err");
     const std::string report = read_file(results + "/report.out");
     EXPECT_TRUE(contains(report, "memtap report: " + partial + " (memscope_dump), " +
-                                     std::to_string(recorded) + " events\n"))
+                                     count_said(recorded) + " events\n"))
         << report;
     EXPECT_TRUE(
-        contains(report, "  the recording stopped after " + std::to_string(recorded) + " events, "))
+        contains(report, "  the recording stopped after " + count_said(recorded) + " events, "))
         << report;
-    EXPECT_TRUE(
-        contains(report, std::to_string(not_recorded) + " events after them were not recorded"))
+    EXPECT_TRUE(contains(report, count_said(not_recorded) + " events after them were not recorded"))
         << report;
     EXPECT_TRUE(contains(report, "'memtap recover " + partial + "'")) << report;
 
@@ -317,10 +319,10 @@ class FullDisk : public ::testing::Test {
     EXPECT_EQ(read_file(results + "/recover.rc"), "0\n") << read_file(results + "/recover.err");
     const std::string recovered = read_file(results + "/recover.err");
     EXPECT_TRUE(
-        contains(recovered, disk + "/x.db: " + std::to_string(recorded) + " events of 1 process"))
+        contains(recovered, disk + "/x.db: " + count_said(recorded) + " events of 1 process"))
         << recovered;
-    EXPECT_TRUE(contains(recovered,
-                         "the recording had stopped after " + std::to_string(recorded) + " events"))
+    EXPECT_TRUE(
+        contains(recovered, "the recording had stopped after " + count_said(recorded) + " events"))
         << recovered;
 
     std::unique_ptr<DbQuery> db = DbQuery::open(results + "/x.db", &error);

@@ -306,7 +306,7 @@ TEST_F(HostileInput, EachKindIsCountedAndSkippedWhileGoodProcessesRecordComplete
                              "version, 1 out of order, 1 of unknown processes, 3 spoofed"),
             std::string::npos)
       << stopped.err.substr(stopped.err.rfind("recording written"));
-  EXPECT_NE(stopped.err.find("memtap: 3000 hellos dropped: nothing followed them"),
+  EXPECT_NE(stopped.err.find("memtap: 3,000 hellos dropped: nothing followed them"),
             std::string::npos)
       << stopped.err.substr(stopped.err.rfind("recording written"));
 

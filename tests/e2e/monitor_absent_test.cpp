@@ -236,7 +236,7 @@ print("done", flush=True)
   EXPECT_EQ(c1.bye, 0);
   EXPECT_GE(c.sent_before, c1.received)
       << "the first recorder's share, recorded there or in flight when it stopped";
-  EXPECT_NE(second_stopped.err.find(std::to_string(c.sent_before) +
+  EXPECT_NE(second_stopped.err.find(count_said(c.sent_before) +
                                     " sent to an earlier monitor before this recording"),
             std::string::npos)
       << second_stopped.err;
@@ -354,7 +354,7 @@ TEST_F(MonitorAbsent, EventsInFlightWhenTheMonitorStoppedAreCountedByTheNextReco
 
   ProcessResult report = run_process(spec_in(dir, {kMemtapBin, "report", db}), kProcessTimeout);
   ASSERT_TRUE(report.exited && report.exit_code == 0) << describe(report) << report.err;
-  EXPECT_NE(report.out.find(std::to_string(c.sent_before) +
+  EXPECT_NE(report.out.find(count_said(c.sent_before) +
                             " sent to an earlier monitor before this recording"),
             std::string::npos)
       << report.out;

@@ -87,7 +87,7 @@ TEST(RecorderFault, AKilledRecordersPartialFileSaysSoAndRecoverFinishesIt) {
 
   ProcessResult recovered = memtap(dir, {"recover", partial});
   ASSERT_EQ(recovered.exit_code, 0) << recovered.err;
-  EXPECT_NE(recovered.err.find(db + ": " + std::to_string(rows) + " events of 1 process"),
+  EXPECT_NE(recovered.err.find(db + ": " + count_said(rows) + " events of 1 process"),
             std::string::npos)
       << recovered.err;
   EXPECT_FALSE(std::filesystem::exists(partial));

@@ -48,10 +48,10 @@ TEST_F(TorchSnapshot, ReportOfASnapshotFile) {
   const std::string file = kSnapshots + "MAGMA27-a2__memory_snapshot.pickle";
   ProcessResult text = memtap({"report", file});
   ASSERT_TRUE(text.exited && text.exit_code == 0) << describe(text) << text.err;
-  EXPECT_NE(text.out.find("memtap report: " + file + " (torch_snapshot), 3889 events"),
+  EXPECT_NE(text.out.find("memtap report: " + file + " (torch_snapshot), 3,889 events"),
             std::string::npos)
       << text.out;
-  EXPECT_NE(text.out.find("  snapshot: 5163 trace entries, times from its time_us; 229 blocks and "
+  EXPECT_NE(text.out.find("  snapshot: 5,163 trace entries, times from its time_us; 229 blocks and "
                           "216 segment ranges were there before the trace began (owner 'before "
                           "trace'), 2 of those blocks freed in it\n"),
             std::string::npos)

@@ -289,7 +289,7 @@ TEST(ReportCheck, ARecordingThatLacksEventsSaysWhat) {
   const std::vector<std::string> lacks = incomplete_recording(r);
   ASSERT_EQ(lacks.size(), 5u);
   EXPECT_EQ(lacks[0],
-            "pid 42: 1200 events dropped by the agent (its buffer was full: MEMTAP_BUFFER_MB, or "
+            "pid 42: 1,200 events dropped by the agent (its buffer was full: MEMTAP_BUFFER_MB, or "
             "MEMTAP_LOSSLESS=1 to wait instead), 3 events lost on the way to the monitor");
   EXPECT_EQ(lacks[1], "pid 44: 7 events lost on the way to the monitor");
   EXPECT_EQ(lacks[2], "5 rows not understood (skipped)");
@@ -300,7 +300,7 @@ TEST(ReportCheck, ARecordingThatLacksEventsSaysWhat) {
   r.stopped.rows_recorded = 7699;
   r.stopped.rows_not_recorded = 12;
   EXPECT_EQ(incomplete_recording(r)[4],
-            "the recording stopped after 7699 events (out.db: database or disk is full); 12 "
+            "the recording stopped after 7,699 events (out.db: database or disk is full); 12 "
             "events after them were not recorded");
 }
 

@@ -263,6 +263,21 @@ TEST(ReportDiffRender, TextLeadsWithTheHeadlineAndShowsOnlyWhatChanged) {
   EXPECT_EQ(text.find("  same\n"), std::string::npos) << "an unchanged owner is left out";
 }
 
+// Counts are said as the report says them, grouped by threes, a fall with its sign.
+TEST(ReportDiffRender, CountsHaveTheirDigitsGrouped) {
+  DeviceReport b = device(10, 0, 100 * kMiB, 0), n = device(20, 0, 100 * kMiB, 0);
+  b.allocations = 1115244;
+  n.allocations = 1068680;
+  Report base = run(10, {b}), now = run(20, {n});
+  base.events = 2184406;
+  const std::string text = text_of(diff_reports(base, now));
+  EXPECT_NE(text.find("BASE run10.db (memscope_dump, 2,184,406 events)\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("         1,115,244      1,068,680         -46,564     -4.2%  allocations\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(ReportDiffRender, IdenticalRunsAndRunsThatDoNotLineUpSaySo) {
   DeviceReport same = device(10, 0, 100 * kMiB, 0);
   same.peak.by_owner = {entry("model", 100 * kMiB)};

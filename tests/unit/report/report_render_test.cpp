@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "monitor/report/json_writer.h"
+#include "monitor/report/units.h"
 
 namespace memtap {
 namespace {
@@ -86,6 +88,32 @@ TEST(ReportText, GrowthTooShortToForecastSaysSo) {
   EXPECT_NE(json.find(R"("seconds_to_oom":null,"too_early":true,"seconds_at_rate":80)"),
             std::string::npos)
       << json;
+}
+
+// A real run's counts run to millions: "2184406 events" had to be read digit by digit. The
+// text groups them by threes, as the window does; --json keeps plain numbers.
+TEST(ReportText, LargeCountsHaveTheirDigitsGrouped) {
+  EXPECT_EQ(count_text(0), "0");
+  EXPECT_EQ(count_text(999), "999");
+  EXPECT_EQ(count_text(1000), "1,000");
+  EXPECT_EQ(count_text(327169), "327,169");
+  EXPECT_EQ(count_text(1115244), "1,115,244");
+  EXPECT_EQ(count_text(UINT64_MAX), "18,446,744,073,709,551,615");
+
+  Report r = sample_report();
+  r.events = 2184406;
+  DeviceReport& d = r.devices[0];
+  d.allocations = 1115244;
+  d.frees = 1068680;
+  d.peak.by_owner = {{"leaks_mem", 4000, 51, 0.9}, {"", 96, 327169, 0.1}};
+  const std::string text = text_of(r);
+  for (const char* part :
+       {"(memscope_dump), 2,184,406 events\n", ": 1,115,244 allocations, 1,068,680 frees, ",
+        "  90.0%       51 blocks  leaks_mem\n", "  10.0%  327,169 blocks  (none)\n"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << " in\n" << text;
+  }
+  const std::string json = report_json(r);
+  EXPECT_NE(json.find(R"("events":2184406)"), std::string::npos) << json;
 }
 
 TEST(JsonWriter, EscapesAndPlacesCommas) {
@@ -213,14 +241,14 @@ TEST(ReportRender, EachOwnerIsLinkedToItsTopStacks) {
   const std::string text = text_of(r);
   EXPECT_NE(
       text.find("      by owner:\n"
-                "           4.0 KiB  100.0%       1 blocks  leaks_mem\n"
-                "          from    3.0 KiB   75.0% of it       1 blocks  train.py(20): bwd ...\n"
-                "          from    1.0 KiB   25.0% of it       2 blocks  train.py(10): fwd\n"),
+                "           4.0 KiB  100.0%        1 blocks  leaks_mem\n"
+                "          from    3.0 KiB   75.0% of it        1 blocks  train.py(20): bwd ...\n"
+                "          from    1.0 KiB   25.0% of it        2 blocks  train.py(10): fwd\n"),
       std::string::npos)
       << text;
   EXPECT_EQ(text.find("by stack:"), std::string::npos) << "the owners name the stacks\n" << text;
   EXPECT_NE(text.find("      owner leaks_mem: +40.0 MiB per step since step 1 (200.0 MiB live)\n"
-                      "        from  200.0 MiB  100.0% of it       5 blocks  log.py(9): keep\n"),
+                      "        from  200.0 MiB  100.0% of it        5 blocks  log.py(9): keep\n"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("stack log.py(9): keep:"), std::string::npos)
@@ -257,8 +285,8 @@ TEST(ReportRender, AnOwnerWhoseBlocksHaveNoStacksHasNoFromLine) {
 
   d.peak.by_owner[0].top_stacks = {{"train.py(3): f", 3072, 1, 0.75}, {"", 1024, 1, 0.25}};
   text = text_of(r);
-  EXPECT_NE(text.find("of it       1 blocks  train.py(3): f\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("of it       1 blocks  (none)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("of it        1 blocks  train.py(3): f\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("of it        1 blocks  (none)\n"), std::string::npos) << text;
 }
 
 // Without owners, the stacks are all there is: the list by stack stays.
@@ -284,7 +312,7 @@ TEST(ReportRender, EachProcessSaysWhatItsEventsMissedAndWhatWentElsewhere) {
   quiet.events_sent_before = 7;
   r.processes.push_back(quiet);
   const std::string text = text_of(r);
-  EXPECT_NE(text.find("python train.py (5 events dropped, 12 lost on the way; 3400 sent to an "
+  EXPECT_NE(text.find("python train.py (5 events dropped, 12 lost on the way; 3,400 sent to an "
                       "earlier monitor before this recording)\n"),
             std::string::npos)
       << text;
@@ -297,7 +325,7 @@ TEST(ReportRender, EachProcessSaysWhatItsEventsMissedAndWhatWentElsewhere) {
       << json;
 
   r.processes[0].events_dropped = 0;
-  EXPECT_NE(text_of(r).find("python train.py (12 events lost on the way; 3400 sent"),
+  EXPECT_NE(text_of(r).find("python train.py (12 events lost on the way; 3,400 sent"),
             std::string::npos)
       << text_of(r);
 }
