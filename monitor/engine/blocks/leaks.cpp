@@ -41,14 +41,27 @@ std::vector<LeakSuspect> suspects(const StepHistory& h, int d, const KeyIndex& k
   for (size_t j = 0; j <= n; ++j) sxx += (double(j) - x_mean) * (double(j) - x_mean);
   std::vector<LeakSuspect> out;
   for (uint32_t k = 0; k < key_count; ++k) {
-    uint64_t grown = 0;
+    uint64_t grown = 0, fell = 0;
+    size_t last_rise = 0, longest_wait = 0;  // judged steps are 1..n
     double y_mean = 0;
     for (size_t j = 0; j <= n; ++j) {
       y[j] = double(h.ring[d][k * w + (last - n + j) % w]);
       y_mean += y[j];
-      if (j > 0 && y[j] > y[j - 1]) ++grown;
+      if (j == 0) continue;
+      if (y[j] > y[j - 1]) {
+        ++grown;
+        longest_wait = std::max(longest_wait, j - last_rise);
+        last_rise = j;
+      }
+      if (y[j] < y[j - 1]) ++fell;
     }
-    if (double(grown) < o.min_growth_fraction * double(n)) continue;
+    const bool steady = double(grown) >= o.min_growth_fraction * double(n);
+    // Growth every few steps that still goes on: no wait since the last rise longer than
+    // one between rises (a warm-up that grew and stopped has waited longer since).
+    const bool every_few_steps = fell == 0 && grown >= 2 &&
+                                 double(grown) >= o.min_periodic_growth_fraction * double(n) &&
+                                 n - last_rise <= longest_wait;
+    if (!steady && !every_few_steps) continue;
     y_mean /= double(n + 1);
     double sxy = 0;
     for (size_t j = 0; j <= n; ++j) sxy += (double(j) - x_mean) * (y[j] - y_mean);

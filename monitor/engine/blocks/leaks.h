@@ -3,8 +3,10 @@
 // With SYSTEM STEP events: the live bytes of every owner and every stack are recorded at
 // each step boundary (only the last window_steps + 1 of them, so memory is keys x window,
 // whatever the number of steps); a key is a suspect when its live bytes grew over at least
-// min_growth_fraction of the last window_steps complete steps and their least-squares
-// slope is above min_bytes_per_step.
+// min_growth_fraction of the last window_steps complete steps, or never fell over them and
+// grew every few steps (in at least min_periodic_growth_fraction of them, and still: no
+// longer since the last rise than between two), and their least-squares slope is above
+// min_bytes_per_step.
 // Without steps (or too few): the blocks alive now grouped by stack, owner and name, and
 // the trend of total live bytes over time. Both are always filled; step_based says which
 // one a report should lead with.
@@ -25,8 +27,12 @@ namespace memtap::blocks {
 struct LeakOptions {
   size_t window_steps = 10;          // K: the last K complete steps are judged
   double min_growth_fraction = 0.8;  // grew in at least this share of them
-  size_t min_steps = 3;              // fewer complete steps: no step verdict
-  double min_bytes_per_step = 0;     // the slope must be above this
+  // ... or, a leak that grows every few steps (a record kept every third step, a cache filled
+  // at each evaluation): never fell, grew in at least this share of them, and has not waited
+  // longer since its last rise than between two (a warm-up that grew and stopped has).
+  double min_periodic_growth_fraction = 0.25;
+  size_t min_steps = 3;           // fewer complete steps: no step verdict
+  double min_bytes_per_step = 0;  // the slope must be above this
   // ... and the growth over the judged steps must be at least this share of what the key
   // holds at the last step: a key holding 66 MiB that grows 304 B a step is churn, not a
   // leak, while a small leak grows by about what it holds.

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <vector>
 
 #include "tests/unit/blocks/script.h"
 
@@ -218,6 +219,43 @@ TEST(Leaks, ASawtoothIsNotReportedButOneDipInTenIs) {
   EXPECT_EQ(r.owner_suspects[0].key.label, "mostly");
   EXPECT_EQ(r.owner_suspects[0].steps_grown, 9u);
   EXPECT_EQ(r.owner_suspects[0].steps_judged, 10u);
+}
+
+// A leak that grows every third step (a record kept every few steps) grows in only a third
+// of the judged steps, but never gives anything back: a suspect. A warm-up that grew three times
+// and stopped, and a key that grows every third step but frees too, are not.
+TEST(Leaks, AKeyThatGrowsEveryFewStepsAndNeverFallsIsASuspect) {
+  Script sc;
+  uint64_t cache = 0x1000'0000, warm = 0x3000'0000, churn = 0x5000'0000;
+  std::vector<uint64_t> churned;
+  run_steps(sc, 30, [&](int s, int64_t t0) {
+    if (s % 3 == 0) {
+      sc.malloc(t0 + 1, cache, 8 * 1024, {"metrics cache"});
+      cache += 16 * 1024;
+    }
+    if (s >= 21 && s <= 23) {  // grew at the start of the judged steps, then stopped
+      sc.malloc(t0 + 2, warm, 64 * 1024, {"warm-up"});
+      warm += 128 * 1024;
+    }
+    if (s % 3 == 1) {  // grows every third step, and gives part back in between
+      sc.malloc(t0 + 3, churn, 32 * 1024, {"churn"});
+      churned.push_back(churn);
+      churn += 64 * 1024;
+    } else if (s % 3 == 2 && churned.size() > 1) {
+      sc.free(t0 + 3, churned.front());
+      churned.erase(churned.begin());
+    }
+  });
+  BlockAnalyzer a(sc.strings);
+  sc.feed(a);
+  const LeakResult r = a.leaks(100, kHostDevice);
+  ASSERT_TRUE(r.step_based);
+  ASSERT_EQ(r.owner_suspects.size(), 1u);
+  EXPECT_EQ(r.owner_suspects[0].key.label, "metrics cache");
+  EXPECT_EQ(r.owner_suspects[0].steps_judged, 10u);
+  EXPECT_GE(r.owner_suspects[0].steps_grown, 3u);
+  EXPECT_LE(r.owner_suspects[0].steps_grown, 4u);
+  EXPECT_NEAR(r.owner_suspects[0].bytes_per_step, 8.0 * 1024 / 3, 8.0 * 1024 / 3 * 0.35);
 }
 
 TEST(Leaks, OnlyTheLastKStepsAreJudged) {
