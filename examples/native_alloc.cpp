@@ -8,7 +8,11 @@
 //     never trimmed nor freed, so live bytes grow step after step and are still live at exit;
 //   - a pool: gradient buffers come from a fixed-size block pool that allocates its slabs
 //     once and then recycles blocks, so after warm-up it no longer touches malloc.
-// It runs in well under a second and prints what it did.
+// It says where it is, as a training program can for memtap (agent/memtap_optional.h, no-ops
+// without memtap): a step marker each step, owners on what it allocates (weights,
+// activations, gradient pool, metrics cache) and the ranges forward, backward and optimizer.
+// So the report names the leak's owner and how much it grows per step, and the peak's
+// holders. It runs in well under a second and prints what it did.
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -16,10 +20,45 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/memtap_optional.h"
+
 namespace {
+
+// The labels, interned once (0 without memtap: the calls below then do nothing).
+struct Labels {
+  uint32_t weights = memtap_optional_intern("weights");
+  uint32_t activations = memtap_optional_intern("activations");
+  uint32_t gradient_pool = memtap_optional_intern("gradient pool");
+  uint32_t metrics_cache = memtap_optional_intern("metrics cache");
+  uint32_t forward = memtap_optional_intern("forward");
+  uint32_t backward = memtap_optional_intern("backward");
+  uint32_t optimizer = memtap_optional_intern("optimizer");
+};
+
+// What is allocated in the scope carries the owner.
+class Owner {
+ public:
+  explicit Owner(uint32_t id) { memtap_optional_owner_push(id); }
+  ~Owner() { memtap_optional_owner_pop(); }
+  Owner(const Owner&) = delete;
+  Owner& operator=(const Owner&) = delete;
+};
+
+// The scope is a range of the run, a bar under memtap's curves.
+class Range {
+ public:
+  explicit Range(uint32_t id) : id_(id) { memtap_optional_range_start(id_); }
+  ~Range() { memtap_optional_range_end(id_); }
+  Range(const Range&) = delete;
+  Range& operator=(const Range&) = delete;
+
+ private:
+  uint32_t id_;
+};
 
 constexpr int kSteps = 300;
 constexpr int kBatch = 16;
@@ -103,8 +142,10 @@ std::vector<Layer> make_model() {
 
 // One step's forward pass on a batch; returns a scalar "loss". Every activation is a fresh
 // vector, as a framework without a caching allocator would do.
-float train_step(const std::vector<Layer>& model, int step, BlockPool& grad_pool,
-                 size_t* peak_activation_bytes) {
+float train_step(const Labels& labels, const std::vector<Layer>& model, int step,
+                 BlockPool& grad_pool, size_t* peak_activation_bytes) {
+  std::optional<Range> phase(std::in_place, labels.forward);
+  std::optional<Owner> owner(std::in_place, labels.activations);
   std::vector<std::vector<float>> activations;
   activations.emplace_back(static_cast<size_t>(kBatch) * kLayerWidths[0]);
   for (size_t i = 0; i < activations[0].size(); i++)
@@ -125,8 +166,13 @@ float train_step(const std::vector<Layer>& model, int step, BlockPool& grad_pool
   if (live > *peak_activation_bytes) *peak_activation_bytes = live;
 
   // "Backward": one gradient buffer per layer from the pool, returned at the end of the step.
+  owner.reset();
+  phase.emplace(labels.backward);
   std::vector<void*> grads;
-  for (size_t l = 0; l < model.size(); l++) grads.push_back(grad_pool.acquire());
+  {
+    Owner pool(labels.gradient_pool);  // its slabs, the first time round
+    for (size_t l = 0; l < model.size(); l++) grads.push_back(grad_pool.acquire());
+  }
   float loss = 0;
   for (float v : activations.back()) loss += v * v;
   for (void* g : grads) grad_pool.release(g);
@@ -140,8 +186,13 @@ float train_step(const std::vector<Layer>& model, int step, BlockPool& grad_pool
 
 int main() {
   auto start = std::chrono::steady_clock::now();
+  const Labels labels;
 
-  std::vector<Layer> model = make_model();
+  std::vector<Layer> model;
+  {
+    Owner weights(labels.weights);
+    model = make_model();
+  }
   size_t weight_bytes = 0;
   for (const Layer& layer : model) weight_bytes += layer.weights.size() * sizeof(float);
 
@@ -153,10 +204,15 @@ int main() {
   float first_loss = 0;
 
   for (int step = 0; step < kSteps; step++) {
-    loss = train_step(model, step, grad_pool, &peak_activation_bytes);
+    memtap_optional_step();
+    loss = train_step(labels, model, step, grad_pool, &peak_activation_bytes);
     if (step == 0) first_loss = loss;
-    if (step % kCacheEvery == 0) (*metrics_cache)[step].assign(kCacheRecordFloats, loss);
+    if (step % kCacheEvery == 0) {
+      Owner cache(labels.metrics_cache);
+      (*metrics_cache)[step].assign(kCacheRecordFloats, loss);
+    }
     // "Optimizer step": shrink the output layer a little, so the loss goes down.
+    Range optimizer(labels.optimizer);
     for (float& w : model.back().weights) w *= 0.995f;
   }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds, and records the native example under
-# `memtap run`. memtap prints its own summary; this script says where the recording went.
+# `memtap run`. memtap prints its own report; this script says where the recording went and
+# how to open it.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,4 +18,6 @@ rm -f "$out"  # the demo's own file, from an earlier run
 
 echo
 echo "recording: $out"
-echo "inspect it: sqlite3 '$out' 'SELECT Event, \"Event Type\", COUNT(*) FROM memscope_dump GROUP BY 1, 2'"
+echo "open it in the window: $build_dir/bin/memtap monitor '$out'"
+echo "its report again:      $build_dir/bin/memtap report '$out'"
+echo "or with SQL:           sqlite3 '$out' 'SELECT Event, \"Event Type\", COUNT(*) FROM memscope_dump GROUP BY 1, 2'"
