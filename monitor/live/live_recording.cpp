@@ -411,7 +411,11 @@ void LiveRecording::print_summary(FILE* out, bool written) const {
             "memtap: the recording was not finished (see above); %s holds what was committed\n",
             partial.c_str());
   }
-  print_session_header(out, session_->processes(), live_input(session_->input_counts()));
+  Report report = analysis_->drained().report(recorded_processes(session_->processes()));
+  report.source = "live";
+  report.format = "memscope_dump";
+  print_session_header(out, session_->processes(), live_input(session_->input_counts()),
+                       report.events);
   if (const uint64_t refused = socket_->connections_refused(); refused != 0) {
     fprintf(out,
             "memtap: refused %s connection%s from agents without an accepted key (see above)\n",
@@ -423,9 +427,6 @@ void LiveRecording::print_summary(FILE* out, bool written) const {
             "up; none were lost\n",
             count_text(spooled).c_str());
   }
-  Report report = analysis_->drained().report(recorded_processes(session_->processes()));
-  report.source = "live";
-  report.format = "memscope_dump";
   report_text(report, out);
 }
 

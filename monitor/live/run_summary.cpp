@@ -21,10 +21,9 @@ LiveInput live_input(const InputCounts& counts) {
 }
 
 void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
-                          const LiveInput& input) {
-  uint64_t events = 0, dropped = 0, lost = 0, lost_messages = 0, sent_before = 0;
+                          const LiveInput& input, uint64_t events) {
+  uint64_t dropped = 0, lost = 0, lost_messages = 0, sent_before = 0;
   for (const ProcessInfo& p : processes) {
-    events += p.events_received;
     dropped += p.events_dropped;
     lost += p.events_lost;
     lost_messages += p.messages_lost;

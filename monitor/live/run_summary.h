@@ -2,6 +2,7 @@
 // arrived and what was lost, then the same report `memtap report` gives for the file.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,9 +14,12 @@
 namespace memtap {
 
 // "memtap: N processes, E events, D dropped, ...", what the monitor refused of its senders
-// (live_input_text), and the processes that ended without their final flush.
+// (live_input_text), and the processes that ended without their final flush. E is
+// `events`, the rows the report below counts: the agents also send owner changes, which
+// label the rows rather than being rows, and "10,938 events" above a report of 9,538 read
+// as a loss.
 void print_session_header(FILE* out, const std::vector<ProcessInfo>& processes,
-                          const LiveInput& input);
+                          const LiveInput& input, uint64_t events);
 
 // The session's counts as a recording keeps them.
 LiveInput live_input(const InputCounts& counts);

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "tests/e2e/db_query.h"
@@ -486,7 +487,20 @@ TEST(Examples, NativeExampleFromTheReadme) {
   // The same figures (all but the time the loop took).
   EXPECT_EQ(r.out.substr(0, r.out.find("  loss ")), alone.out.substr(0, alone.out.find("  loss ")))
       << "the program says the same under memtap";
-  for (const char* part : {"memtap report: live", "Leaks by step (300 steps):\n",
+  // The summary counts what the report counts: the owner changes the program sent label the
+  // rows and are not rows of their own.
+  std::smatch said, reported;
+  ASSERT_TRUE(std::regex_search(
+      r.err, said,
+      std::regex(std::string("memtap: 1 process, ") + kCountRegex + " events, 0 dropped\n")))
+      << r.err;
+  ASSERT_TRUE(
+      std::regex_search(r.err, reported,
+                        std::regex(std::string("memtap report: live \\(memscope_dump\\), ") +
+                                   kCountRegex + " events\n")))
+      << r.err;
+  EXPECT_EQ(said[1].str(), reported[1].str()) << r.err;
+  for (const char* part : {"Leaks by step (300 steps):\n",
                            "      owner metrics cache: +2.6 KiB per step since step 1 ",
                            "  weights\n", "  gradient pool\n", "  activations\n",
                            "      range    forward                          x300"}) {
