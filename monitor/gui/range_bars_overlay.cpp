@@ -86,6 +86,26 @@ QString RangeBarsOverlay::barText(const viewdata::RangeBar& bar) {
   return QStringLiteral("%1 ranges").arg(bar.ranges);
 }
 
+QString RangeBarsOverlay::barLabel(const viewdata::RangeBar& bar, double room,
+                                   const QFontMetricsF& metrics) {
+  const QString full = barText(bar);
+  if (metrics.horizontalAdvance(full) <= room) return full;
+  // "44 r…" said neither what nor how many: the count is what a group's bar is for.
+  if (bar.ranges > 1) {
+    const QString count = bar.name.empty() ? QString::number(bar.ranges)
+                                           : QStringLiteral(" \u00d7%1").arg(bar.ranges);
+    if (!bar.name.empty()) {
+      const QString name = metrics.elidedText(QString::fromStdString(bar.name), Qt::ElideRight,
+                                              room - metrics.horizontalAdvance(count));
+      if (name.size() >= 3) return name + count;
+    }
+    const QString alone = count.trimmed();
+    return metrics.horizontalAdvance(alone) <= room ? alone : QString();
+  }
+  const QString cut = metrics.elidedText(full, Qt::ElideRight, room);
+  return cut.size() < 3 ? QString() : cut;  // "…" and a letter say nothing
+}
+
 void RangeBarsOverlay::place(const viewdata::RangeBarsData& data,
                              const std::function<double(int64_t)>& x_of, bool shown) {
   placed_.clear();
@@ -121,8 +141,8 @@ void RangeBarsOverlay::place(const viewdata::RangeBarsData& data,
     bar->show();
     placed_.push_back({rect, int(i)});
 
-    const QString text = metrics.elidedText(barText(b), Qt::ElideRight, rect.width() - 6);
-    if (text.size() < 3) continue;  // "…" and a letter say nothing
+    const QString text = barLabel(b, rect.width() - 6, metrics);
+    if (text.isEmpty()) continue;
     QGraphicsSimpleTextItem* label = item(chart_, labels_, labels++);
     label->setText(text);
     label->setFont(font);

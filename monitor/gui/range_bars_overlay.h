@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QChart>
+#include <QFontMetricsF>
 #include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
 #include <QRectF>
@@ -31,6 +32,10 @@ class RangeBarsOverlay {
 
   // What a bar says: its name, "forward ×12" for several of one name, "12 ranges".
   static QString barText(const viewdata::RangeBar& bar);
+  // What the bar says in `room` pixels: barText, else its count kept where the name is cut
+  // ("forw… ×12", "×12"; "44" for 44 ranges of several names), else the name cut; "" when
+  // no more than a letter would fit.
+  static QString barLabel(const viewdata::RangeBar& bar, double room, const QFontMetricsF& metrics);
   // What is not drawn: "+2 nested lanes not drawn", "+5 ranges nested past 8 levels not
   // kept", both, or "" when everything is drawn. Drawn above the top lane at the
   // plot's right, and said in the hover over a bar.

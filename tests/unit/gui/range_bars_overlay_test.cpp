@@ -153,6 +153,32 @@ TEST(RangeBarsOverlay, ManyNarrowRangesAreOneBarThatCountsThem) {
       << chart->hoverText(b.at(100)).toStdString();
 }
 
+// A bar too narrow for its words keeps its count: "44 r…" said neither what nor how many.
+TEST(RangeBarsOverlay, ANarrowGroupsLabelKeepsItsCount) {
+  const QFontMetricsF m{QFont()};
+  viewdata::RangeBar several;
+  several.ranges = 44;
+  viewdata::RangeBar forward;
+  forward.name = "forward";
+  forward.ranges = 12;
+  viewdata::RangeBar one;
+  one.name = "optimizer";
+  one.ranges = 1;
+  const auto label = [&](const viewdata::RangeBar& b, const QString& fits) {
+    return gui::RangeBarsOverlay::barLabel(b, m.horizontalAdvance(fits), m);
+  };
+  EXPECT_EQ(label(several, "44 ranges"), "44 ranges");
+  EXPECT_EQ(label(several, "44 ra"), "44");
+  EXPECT_EQ(label(several, "4"), "");
+  EXPECT_EQ(label(forward, QStringLiteral("forward \u00d712")), QStringLiteral("forward \u00d712"));
+  const QString cut = label(forward, QStringLiteral("forw \u00d712"));
+  EXPECT_TRUE(cut.endsWith(QStringLiteral("\u2026 \u00d712"))) << cut.toStdString();
+  EXPECT_EQ(label(forward, QStringLiteral("\u00d712")), QStringLiteral("\u00d712"));
+  EXPECT_EQ(label(one, "optimizer"), "optimizer");
+  EXPECT_TRUE(label(one, "optim").endsWith(QStringLiteral("\u2026")));
+  EXPECT_EQ(label(one, "o"), "");
+}
+
 TEST(RangeBarsOverlay, TheViewMenuHidesThemWithTheSteps) {
   test::TempDir dir;
   test::RecordingBuilder b;
