@@ -179,6 +179,48 @@ class ContextWire : public ::testing::Test {
   TempDir dir;
 };
 
+// agent/memtap_optional.h, as a C program uses it: each call reaches the agent when memtap
+// runs the program, and without memtap the same program runs and records nothing.
+TEST_F(ContextWire, TheOptionalHeadersCallsReachTheAgentAndDoNothingWithoutIt) {
+  ASSERT_TRUE(dir.ok());
+  ProcessSpec alone = spec_in(dir, {kContextCalls, "optional"});
+  const ProcessResult plain = run_process(alone, kProcessTimeout);
+  ASSERT_TRUE(plain.exited && plain.exit_code == 0) << describe(plain) << "\n" << plain.err;
+  EXPECT_EQ(plain.out, "weights=0\nforward=0\nsaved=0\n");
+
+  WireRun run = run_on_wire(dir, "optional", 1);
+  ASSERT_EQ(run.streams.size(), 1u);
+  const ProcessStream& s = run.streams.begin()->second;
+  expect_strings_defined_in_time(s);
+  const uint32_t weights = value_u32(run, "weights"), forward = value_u32(run, "forward"),
+                 saved = value_u32(run, "saved");
+  ASSERT_NE(weights, 0u);
+  EXPECT_EQ(s.strings.at(weights), "weights");
+  EXPECT_EQ(s.strings.at(forward), "forward");
+  EXPECT_EQ(s.strings.at(saved), "saved");
+  std::vector<std::pair<wire::EventKind, uint32_t>> context;
+  bool inside = false, malloc_inside_owner = false;
+  for (const WireEvent& e : s.events) {
+    if (is_context(e.kind)) context.emplace_back(e.kind, e.string_id);
+    if (e.kind == wire::EventKind::OWNER_PUSH) inside = true;
+    if (e.kind == wire::EventKind::OWNER_POP) inside = false;
+    if (inside && e.kind == wire::EventKind::MALLOC && e.size_bytes == 4343) {
+      malloc_inside_owner = true;
+    }
+  }
+  EXPECT_TRUE(malloc_inside_owner) << "malloc(4343) between owner push and pop";
+  const std::vector<std::pair<wire::EventKind, uint32_t>> expected = {
+      {wire::EventKind::STEP, 0},
+      {wire::EventKind::STEP, 0},
+      {wire::EventKind::MARK, saved},
+      {wire::EventKind::RANGE_START, forward},
+      {wire::EventKind::RANGE_END, forward},
+      {wire::EventKind::OWNER_PUSH, weights},
+      {wire::EventKind::OWNER_POP, 0},
+  };
+  EXPECT_EQ(context, expected);
+}
+
 TEST_F(ContextWire, EveryCallBecomesOneEventWithItsText) {
   ASSERT_TRUE(dir.ok());
   WireRun run = run_on_wire(dir, "basic", 1);

@@ -13,8 +13,10 @@
  *   pool     the framework pool's calls (memtap_pool_*) with known values: a 2 MiB and a
  *            4 KiB block, their frees requested and completed, pool states and peaks, extreme
  * values on device 65535, and calls the agent must ignore (devices -1 and 65536); run it with
- * MEMTAP_STACKS=c and MEMTAP_STACK_MIN_SIZE=1048576 It prints "name=value" lines: the ids it got,
- * and what it checked itself. */
+ * MEMTAP_STACKS=c and MEMTAP_STACK_MIN_SIZE=1048576
+ *   optional the calls of agent/memtap_optional.h, compiled as C: two steps, a mark, a range,
+ *            an owner around malloc(4343); with or without the agent (exit 0 either way)
+ * It prints "name=value" lines: the ids it got, and what it checked itself. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -24,6 +26,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "agent/memtap_optional.h"
 
 enum { kThreadTexts = 2000, kBulkTexts = 30000 };
 
@@ -194,11 +198,31 @@ static int run_pool(void) {
   return 0;
 }
 
+/* What a native training program does with memtap_optional.h: the same calls whether or not
+ * memtap runs it. */
+static int run_optional(void) {
+  const uint32_t weights = memtap_optional_intern("weights");
+  const uint32_t forward = memtap_optional_intern("forward");
+  const uint32_t saved = memtap_optional_intern("saved");
+  memtap_optional_step();
+  memtap_optional_step();
+  memtap_optional_mark(saved);
+  memtap_optional_range_start(forward);
+  memtap_optional_range_end(forward);
+  memtap_optional_owner_push(weights);
+  void* volatile block = malloc(4343);
+  memtap_optional_owner_pop();
+  free(block);
+  printf("weights=%u\nforward=%u\nsaved=%u\n", weights, forward, saved);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s basic|fork|full|pool\n", argv[0]);
+    fprintf(stderr, "usage: %s basic|fork|full|pool|optional\n", argv[0]);
     return 2;
   }
+  if (strcmp(argv[1], "optional") == 0) return run_optional();
   if (!resolve()) {
     printf("agent=absent\n");
     return 3;
