@@ -14,13 +14,7 @@
 #ifndef MEMTAP_AGENT_MEMTAP_OPTIONAL_H
 #define MEMTAP_AGENT_MEMTAP_OPTIONAL_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* RTLD_DEFAULT */
-#endif
 #include <dlfcn.h>
-#ifndef RTLD_DEFAULT /* <dlfcn.h> came earlier, without _GNU_SOURCE: glibc's value */
-#define RTLD_DEFAULT ((void*)0)
-#endif
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -35,7 +29,11 @@ static inline void* memtap_optional_find(void** slot, const char* name) {
   static char absent; /* *slot's value once the lookup found nothing */
   void* f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
   if (f == NULL) {
+#ifdef RTLD_DEFAULT
     f = dlsym(RTLD_DEFAULT, name);
+#else /* <dlfcn.h> without _GNU_SOURCE; this header leaves the program's macros alone */
+    f = dlsym((void*)0, name); /* glibc's RTLD_DEFAULT */
+#endif
     if (f == NULL) f = &absent;
     __atomic_store_n(slot, f, __ATOMIC_RELEASE);
   }
