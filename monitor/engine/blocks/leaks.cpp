@@ -56,11 +56,12 @@ std::vector<LeakSuspect> suspects(const StepHistory& h, int d, const KeyIndex& k
       if (y[j] < y[j - 1]) ++fell;
     }
     const bool steady = double(grown) >= o.min_growth_fraction * double(n);
-    // Growth every few steps that still goes on: no wait since the last rise longer than
-    // one between rises (a warm-up that grew and stopped has waited longer since).
+    // Growth every few steps that still goes on: the steps since the last rise are fewer
+    // than the longest wait for one (a warm-up that grew step after step and stopped has
+    // waited at least as long since; after three steps, two rises and a flat step are one).
     const bool every_few_steps = fell == 0 && grown >= 2 &&
                                  double(grown) >= o.min_periodic_growth_fraction * double(n) &&
-                                 n - last_rise <= longest_wait;
+                                 n - last_rise < longest_wait;
     if (!steady && !every_few_steps) continue;
     y_mean /= double(n + 1);
     double sxy = 0;

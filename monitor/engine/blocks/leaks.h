@@ -4,9 +4,9 @@
 // each step boundary (only the last window_steps + 1 of them, so memory is keys x window,
 // whatever the number of steps); a key is a suspect when its live bytes grew over at least
 // min_growth_fraction of the last window_steps complete steps, or never fell over them and
-// grew every few steps (in at least min_periodic_growth_fraction of them, and still: no
-// longer since the last rise than between two), and their least-squares slope is above
-// min_bytes_per_step.
+// grew every few steps (in at least min_periodic_growth_fraction of them, and still: fewer
+// steps since the last rise than the longest wait for one), and their least-squares slope
+// is above min_bytes_per_step.
 // Without steps (or too few): the blocks alive now grouped by stack, owner and name, and
 // the trend of total live bytes over time. Both are always filled; step_based says which
 // one a report should lead with.
@@ -28,8 +28,9 @@ struct LeakOptions {
   size_t window_steps = 10;          // K: the last K complete steps are judged
   double min_growth_fraction = 0.8;  // grew in at least this share of them
   // ... or, a leak that grows every few steps (a record kept every third step, a cache filled
-  // at each evaluation): never fell, grew in at least this share of them, and has not waited
-  // longer since its last rise than between two (a warm-up that grew and stopped has).
+  // at each evaluation): never fell, grew in at least this share of them, and has waited
+  // less since its last rise than it ever waited for one (a warm-up that grew and stopped
+  // has not).
   double min_periodic_growth_fraction = 0.25;
   size_t min_steps = 3;           // fewer complete steps: no step verdict
   double min_bytes_per_step = 0;  // the slope must be above this

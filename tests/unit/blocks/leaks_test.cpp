@@ -258,6 +258,26 @@ TEST(Leaks, AKeyThatGrowsEveryFewStepsAndNeverFallsIsASuspect) {
   EXPECT_NEAR(r.owner_suspects[0].bytes_per_step, 8.0 * 1024 / 3, 8.0 * 1024 / 3 * 0.35);
 }
 
+// Three steps into a run (what the live window judges first), a warm-up that grew in the
+// first two and not the third is not yet a leak; one that grew in the first and the third is.
+TEST(Leaks, AfterThreeStepsTwoRisesAndAFlatStepAreAWarmUp) {
+  for (const bool rises_last : {false, true}) {
+    Script sc;
+    uint64_t addr = 0x1000'0000;
+    run_steps(sc, 3, [&](int s, int64_t t0) {
+      if (s == 1 || s == (rises_last ? 3 : 2)) {
+        sc.malloc(t0 + 1, addr, kMiB, {"state"});
+        addr += kMiB;
+      }
+    });
+    BlockAnalyzer a(sc.strings);
+    sc.feed(a);
+    const LeakResult r = a.leaks(100, kHostDevice);
+    ASSERT_TRUE(r.step_based);
+    EXPECT_EQ(r.owner_suspects.size(), rises_last ? 1u : 0u) << "rises last: " << rises_last;
+  }
+}
+
 TEST(Leaks, OnlyTheLastKStepsAreJudged) {
   // Grew in steps 1..13, flat in 14 and 15: 3 of the last 5 grew (60%), 10 of the last
   // 12 (83%).
