@@ -13,6 +13,10 @@ namespace memtap::gui {
 
 namespace {
 
+// The block index is said to be behind from this many events waiting (or any on disk): a
+// live session's queue holds a batch or two (8,192 rows each) as a matter of course.
+constexpr size_t kBlocksBehindEvents = 100'000;
+
 QString process_label(uint32_t pid, const viewdata::SourceStatus& status) {
   for (const viewdata::ProcessEntry& p : status.processes) {
     if (p.pid != pid) continue;
@@ -140,8 +144,9 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   }
   // A PyTorch snapshot without time_us: its time axis is an order, not seconds.
   if (status.synthetic_time) parts << tr("times made up (no time_us)");
-  // The block views read the window's block index, which may fall behind a live flood and
-  // drop events (never from the recording): say so, as for the agents' drops.
+  // The block views read the window's block index, which may fall behind a live flood (its
+  // events wait on disk) and, past what the disk may hold, drop events (never from the
+  // recording): say so, as for the agents' drops.
   const viewdata::BlockIndexStatus blocks = client_->source().blocks().status();
   if (!blocks.error.empty()) {
     parts << tr("block index failed: %1").arg(QString::fromStdString(blocks.error));
@@ -151,6 +156,9 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     // After the run: the index is built again from the recording, which has them.
     if (status.blocks_reindexing) miss += tr(": reading them from the recording");
     parts << miss;
+  } else if (blocks.spooled_events != 0 || blocks.queued_events >= kBlocksBehindEvents) {
+    // Their graph hatches what the index has not reached; this says why.
+    parts << tr("block views %1 behind").arg(count_text(blocks.queued_events, "event", "events"));
   }
   // Shown while they fit, the last to go first; the whole line is the tooltip. (At 1600
   // pixels, the end of a flood's line read "recording 302", cut in the middle.)
@@ -187,6 +195,11 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   if (!status.warning.empty()) {
     if (!tip.isEmpty()) tip += '\n';
     tip += QString::fromStdString(status.warning);
+  }
+  // Why the block views miss events: their spool was full, or the disk refused it.
+  if (blocks.events_dropped != 0 && !blocks.spool_error.empty()) {
+    if (!tip.isEmpty()) tip += '\n';
+    tip += QString::fromStdString(blocks.spool_error);
   }
   if (status_->toolTip() != tip) status_->setToolTip(tip);
   const bool can_follow = status.live || !status.loaded;

@@ -17,6 +17,7 @@
 
 #include "monitor/viewdata/block_index_queries.h"
 #include "monitor/viewdata/block_pairing.h"
+#include "monitor/viewdata/block_spool.h"
 #include "monitor/viewdata/block_store.h"
 
 namespace memtap::viewdata {
@@ -25,13 +26,16 @@ namespace {
 
 class Index final : public BlockIndex {
  public:
-  Index(const BlockIndexOptions& options, std::unique_ptr<BlockStore> store)
+  Index(const BlockIndexOptions& options, std::unique_ptr<BlockStore> store,
+        std::unique_ptr<BlockSpool> spool, const std::string& spool_error)
       : max_queued_(options.max_queued_events),
         wait_for_room_(options.wait_for_room),
+        spool_(std::move(spool)),
         pairing_(options.promote_after_ns),
         store_(std::move(store)),
         queries_(*store_, pairing_) {
     if (store_->failed()) status_.error = store_->error();
+    status_.spool_error = spool_error;
     thread_ = std::thread([this] { run(); });
   }
 
@@ -45,28 +49,12 @@ class Index final : public BlockIndex {
   }
 
   void add(const MemEvent* events, size_t count, const StringTable& strings) override {
-    // Only this thread adds to the queue, so the room seen now can only grow meanwhile.
-    const size_t queued = queued_.load(std::memory_order_acquire);
-    size_t room = queued < max_queued_ ? max_queued_ - queued : 0;
-    if (wait_for_room_) {
-      wait_for_room(events, count);
-      room = std::numeric_limits<size_t>::max();  // a batch larger than the queue goes whole
-    }
     Item item;
-    uint64_t dropped = 0;
-    int64_t dropped_from = 0, dropped_to = 0;
     for (size_t i = 0; i < count; ++i) {
       const MemEvent& e = events[i];
       const bool is_free = e.kind == MemEventKind::kFree;
       const bool completed = e.kind == MemEventKind::kFreeCompleted;
       if (!is_free && !completed && e.kind != MemEventKind::kMalloc) continue;
-      if (room == 0) {
-        if (dropped++ == 0) dropped_from = dropped_to = e.ts_ns;
-        dropped_from = std::min(dropped_from, e.ts_ns);
-        dropped_to = std::max(dropped_to, e.ts_ns);
-        continue;
-      }
-      --room;
       IndexEvent& q = item.events.emplace_back();
       q.ts_ns = e.ts_ns;
       q.addr = e.addr;
@@ -85,21 +73,53 @@ class Index final : public BlockIndex {
       q.stack_python = copy_text(e.stack_python, strings, &item);
       q.stack_c = copy_text(e.stack_c, strings, &item);
     }
-    const size_t accepted = item.events.size();
-    if (accepted + dropped == 0) return;
+    const size_t n = item.events.size();
+    if (n == 0) return;
+    // Where the events go, in the order they must be indexed: into the queue while it has
+    // room and nothing waits on disk (only this thread adds, so the room seen now can only
+    // grow meanwhile, and only this thread starts the spool); else, the whole batch, after
+    // what waits on disk; else (no spool, or it failed) as many as the queue has room for,
+    // and the rest dropped.
+    size_t keep = n;
+    if (wait_for_room_) {
+      wait_for_room(n);
+    } else {
+      const size_t queued = queued_.load(std::memory_order_acquire);
+      const size_t room = queued < max_queued_ ? max_queued_ - queued : 0;
+      const bool behind_spool = spool_ != nullptr && spool_->unread_bytes() != 0;
+      keep = behind_spool ? 0 : std::min(n, room);
+    }
+    std::string spool_error;
+    bool spooled = false;
+    if (keep < n && spool_ != nullptr)
+      spooled = spool_->append(item.strings, item.events, &spool_error);
+    const size_t dropped = spooled ? 0 : n - keep;
+    int64_t from_ns = std::numeric_limits<int64_t>::max(), to_ns = 0;
+    for (size_t i = spooled ? 0 : keep; i < n; ++i) {
+      from_ns = std::min(from_ns, item.events[i].ts_ns);
+      to_ns = std::max(to_ns, item.events[i].ts_ns);
+    }
+    if (spooled) {
+      item.strings.clear();  // went with the batch
+      item.events.clear();
+    } else {
+      // The texts go ahead either way: they are keyed by id, and later events may use them.
+      item.events.resize(keep);
+    }
     {
       std::lock_guard lock(mutex_);
-      status_.events_added += accepted + dropped;
-      if (dropped != 0) {
-        const bool first = status_.events_dropped == 0;
-        status_.events_dropped += dropped;
-        status_.dropped_from_ns =
-            first ? dropped_from : std::min(status_.dropped_from_ns, dropped_from);
-        status_.dropped_to_ns = first ? dropped_to : std::max(status_.dropped_to_ns, dropped_to);
+      status_.events_added += n;
+      if (spooled) {
+        ++spooled_batches_;
+        status_.spooled_events += n;
+        status_.queued_events += n;
+        spooled_to_ns_ = std::max(spooled_to_ns_, to_ns);
       }
-      if (accepted != 0 || !item.strings.empty()) {
-        status_.queued_events += accepted;
-        queued_.fetch_add(accepted, std::memory_order_release);
+      if (!spool_error.empty()) status_.spool_error = spool_error;
+      if (dropped != 0) count_dropped(dropped, from_ns, to_ns);
+      if (!item.events.empty() || !item.strings.empty()) {
+        status_.queued_events += item.events.size();
+        queued_.fetch_add(item.events.size(), std::memory_order_release);
         items_.push_back(std::move(item));
       }
     }
@@ -143,17 +163,20 @@ class Index final : public BlockIndex {
     return id;
   }
 
-  // Until the queue has room for the events' MALLOCs and FREEs (or is empty, for a batch
-  // larger than it).
-  void wait_for_room(const MemEvent* events, size_t count) {
-    size_t n = 0;
-    for (size_t i = 0; i < count; ++i)
-      n += events[i].kind == MemEventKind::kMalloc || events[i].kind == MemEventKind::kFree ||
-           events[i].kind == MemEventKind::kFreeCompleted;
+  // Until the queue has room for `n` events (or is empty, for a batch larger than it).
+  void wait_for_room(size_t n) {
     std::unique_lock lock(mutex_);
     room_.wait(lock, [&] {
       return stop_ || status_.queued_events == 0 || status_.queued_events + n <= max_queued_;
     });
+  }
+
+  // With mutex_ held.
+  void count_dropped(uint64_t dropped, int64_t from_ns, int64_t to_ns) {
+    const bool first = status_.events_dropped == 0;
+    status_.events_dropped += dropped;
+    status_.dropped_from_ns = first ? from_ns : std::min(status_.dropped_from_ns, from_ns);
+    status_.dropped_to_ns = first ? to_ns : std::max(status_.dropped_to_ns, to_ns);
   }
 
   void push(Item item) {
@@ -164,21 +187,52 @@ class Index final : public BlockIndex {
     wake_.notify_one();
   }
 
+  // Takes what is queued in memory first (queries, the end of input, and the events queued
+  // before the spool began), then what waits on disk. So a view's query is answered from what
+  // is indexed so far, behind a queue of at most max_queued_events, not behind a flood's
+  // whole backlog; the end of input waits for the spool, which holds events given before it.
   void run() {
     pthread_setname_np(pthread_self(), "memtap-blocks");
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stop_ || !items_.empty(); });
+      wake_.wait(lock, [&] { return stop_ || !items_.empty() || spooled_batches_ != 0; });
       if (stop_) return;
-      Item item = std::move(items_.front());
-      items_.pop_front();
-      lock.unlock();
-      process(item);
+      const bool from_spool = items_.empty() || (items_.front().finish && spooled_batches_ != 0);
+      Item item;
+      uint64_t lost = 0;
+      std::string spool_error;
+      // Whether events wait behind this item, for a query's covered_until_ns().
+      const bool backlog = status_.queued_events != 0;
+      if (from_spool) {
+        --spooled_batches_;
+        lock.unlock();
+        SpooledBatch batch;
+        if (spool_->read(&batch, &lost, &spool_error) == BlockSpool::Read::kBatch) {
+          item.strings = std::move(batch.strings);
+          item.events = std::move(batch.events);
+        }
+      } else {
+        item = std::move(items_.front());
+        items_.pop_front();
+        lock.unlock();
+      }
+      process(item, backlog);
       lock.lock();
       const size_t n = item.events.size();
       status_.events_indexed += n;
       status_.queued_events -= n;
-      queued_.fetch_sub(n, std::memory_order_release);
+      if (from_spool) {
+        status_.spooled_events -= n;
+        if (!spool_error.empty()) {
+          // A batch the spool could not give back is dropped, as a full queue's events are.
+          status_.spool_error = spool_error;
+          status_.spooled_events -= lost;
+          status_.queued_events -= lost;
+          count_dropped(lost, status_.indexed_until_ns, spooled_to_ns_);
+        }
+      } else {
+        queued_.fetch_sub(n, std::memory_order_release);
+      }
       status_.blocks = pairing_.blocks();
       status_.unmatched_frees = pairing_.unmatched_frees();
       status_.pending_frees = pairing_.pending_frees();
@@ -188,7 +242,7 @@ class Index final : public BlockIndex {
     }
   }
 
-  void process(Item& item) {
+  void process(Item& item, bool backlog) {
     for (const auto& [id, text] : item.strings) store_->add_string(id, text);
     for (const IndexEvent& e : item.events) pairing_.add(e, *store_);
     events_ += item.events.size();
@@ -197,13 +251,15 @@ class Index final : public BlockIndex {
       store_->commit();
     }
     if (item.query) {
-      queries_.sync(events_);
+      queries_.sync(events_, backlog ? pairing_.newest_ns() : std::numeric_limits<int64_t>::max());
       item.query(queries_);
     }
   }
 
   const size_t max_queued_;
   const bool wait_for_room_;
+  // Appended to by add(), read by the thread; null when there is none (a replay waits instead).
+  const std::unique_ptr<BlockSpool> spool_;
   std::vector<uint8_t> sent_;  // add()'s: string ids whose text was copied
 
   mutable std::mutex mutex_;
@@ -211,6 +267,8 @@ class Index final : public BlockIndex {
   std::condition_variable room_;  // wait_for_room: the thread took events
   std::deque<Item> items_;        // guarded by mutex_
   BlockIndexStatus status_;       // guarded by mutex_
+  uint64_t spooled_batches_ = 0;  // guarded by mutex_: batches on disk the thread has not read
+  int64_t spooled_to_ns_ = 0;     // guarded by mutex_: the newest event ever spooled
   bool stop_ = false;             // guarded by mutex_
   std::atomic<size_t> queued_{0};
 
@@ -237,7 +295,13 @@ std::unique_ptr<BlockIndex> BlockIndex::create(const BlockIndexOptions& options,
                                                std::string* error) {
   auto store = BlockStore::create(options.path, options.max_file_bytes, error);
   if (!store) return nullptr;
-  return std::make_unique<Index>(options, std::move(store));
+  // Without a spool the index still works, and drops in a flood, as it says.
+  std::unique_ptr<BlockSpool> spool;
+  std::string spool_error;
+  if (!options.wait_for_room && options.max_spool_bytes != 0) {
+    spool = BlockSpool::create(options.spool_dir, options.max_spool_bytes, &spool_error);
+  }
+  return std::make_unique<Index>(options, std::move(store), std::move(spool), spool_error);
 }
 
 }  // namespace memtap::viewdata

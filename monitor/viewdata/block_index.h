@@ -24,8 +24,12 @@
 // last promote_after_ns) are in memory only, and every query sees them too.
 //
 // Bounded: when events arrive faster than the index stores them, up to `max_queued_events`
-// wait; past that they are dropped from the index (never from the recording or the engine)
-// and counted, with the time span they covered, so the views can say what they miss.
+// wait in memory; past that, in a live session, they wait on disk (block_spool.h), up to
+// `max_spool_bytes`, and the index catches up once the flood is over. Only past that (or when
+// the disk refuses them) are they dropped from the index (never from the recording or the
+// engine) and counted, with the time span they covered, so the views can say what they miss.
+// Queries are answered ahead of the events waiting on disk: a view shows what is indexed so
+// far (indexed_until_ns) rather than wait for a flood's whole backlog.
 #pragma once
 
 #include <cstddef>
@@ -49,8 +53,14 @@ struct BlockIndexOptions {
   int64_t promote_after_ns = 50'000'000;
   size_t max_queued_events = size_t{1} << 20;
   // A replay: add() waits for room rather than drop events (its file can be read no faster
-  // than the index takes it). A live session must not wait: it drops, and says so.
+  // than the index takes it). A live session must not wait: past the queue its events wait
+  // on disk, and past that it drops them, and says so.
   bool wait_for_room = false;
+  // The most that waits on disk (the spool holds a backlog, and is emptied whenever the index
+  // catches up): at 64 bytes an event, 1 GiB holds a flood of 16 M events beyond the queue.
+  // 0: no spool. The spool's file is in `spool_dir` ("": $TMPDIR, else /tmp).
+  uint64_t max_spool_bytes = uint64_t{1} << 30;
+  std::string spool_dir;
   // The most the file may grow to (0: no limit); past it the index fails as on a full disk.
   uint64_t max_file_bytes = 0;
 };
@@ -135,13 +145,16 @@ struct BlockIndexStatus {
   uint64_t events_added = 0;    // MALLOC, FREE and FREE_COMPLETED events given to add()
   uint64_t events_indexed = 0;  // of those, paired and stored
   uint64_t blocks = 0;          // blocks known (stored or live in memory)
-  uint64_t events_dropped = 0;  // not indexed: the queue was full (the recording has them)
+  uint64_t events_dropped = 0;  // not indexed: the queue and the spool were full (the
+                                // recording has them)
   int64_t dropped_from_ns = 0;  // the time span those events covered (0 when none)
   int64_t dropped_to_ns = 0;
   uint64_t unmatched_frees = 0;  // FREEs of an address with no live block
   uint64_t pending_frees = 0;    // PTA frees that waited for another stream (free_pending)
   int64_t indexed_until_ns = 0;  // time of the newest event indexed
-  size_t queued_events = 0;
+  size_t queued_events = 0;      // waiting to be indexed, in memory or on disk
+  size_t spooled_events = 0;     // of those, on disk: the index is behind a flood
+  std::string spool_error;       // why events could not wait on disk (one line), "" if none
   std::string error;  // the index's file failed (disk full, ...): one line; queries give nothing
 };
 
@@ -172,6 +185,9 @@ class BlockQueries {
   virtual std::vector<BlockRow> pending(const BlockFilter& filter, size_t limit) = 0;
   // The (pid, device) pairs with blocks, in the order first seen.
   virtual std::vector<std::pair<uint32_t, int32_t>> scopes() = 0;
+  // While events wait to be indexed (a live flood's backlog, answered ahead of), the time of
+  // the newest event indexed: the answers know nothing later. INT64_MAX when none wait.
+  virtual int64_t covered_until_ns() = 0;
 };
 
 // Whether the framework pool (PTA) of (pid, device) has had a block allocated at or before

@@ -48,8 +48,9 @@ IndexQueries::IndexQueries(BlockStore& store, BlockPairing& pairing)
       text_matcher_(store),
       sources_{store, pairing, text_matcher_} {}
 
-void IndexQueries::sync(uint64_t events) {
+void IndexQueries::sync(uint64_t events, int64_t covered_until_ns) {
   events_ = events;
+  covered_until_ns_ = covered_until_ns;
   if (texts_.size() > kMaxCachedTexts) texts_.clear();
   if (store_.failed()) return;
   pairing_.store_freed_young(store_);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,8 +23,8 @@ class IndexQueries final : public BlockQueries {
 
   // Before a query: the store shows every block the pairing holds (the freed young ones
   // written, the young live ones in temp.young). `events` counts the events indexed, so a
-  // table's sorted ids know when they are stale.
-  void sync(uint64_t events);
+  // table's sorted ids know when they are stale; `covered_until_ns` is covered_until_ns()'s.
+  void sync(uint64_t events, int64_t covered_until_ns);
 
   BlockSet largest(const BlockFilter& filter, size_t limit) override;
   BlockPage page(const BlockFilter& filter, BlockColumn column, bool descending, size_t offset,
@@ -33,6 +34,7 @@ class IndexQueries final : public BlockQueries {
   std::vector<BlockGroup> live_groups(const BlockFilter& filter) override;
   std::vector<BlockRow> pending(const BlockFilter& filter, size_t limit) override;
   std::vector<std::pair<uint32_t, int32_t>> scopes() override;
+  int64_t covered_until_ns() override { return covered_until_ns_; }
 
  private:
   // The sorted ids of the last page() query.
@@ -58,6 +60,7 @@ class IndexQueries final : public BlockQueries {
   ScanSources sources_;
   uint64_t young_version_ = ~0ull;  // of the young set temp.young holds
   uint64_t events_ = 0;
+  int64_t covered_until_ns_ = std::numeric_limits<int64_t>::max();
   std::unordered_map<uint32_t, std::string> texts_;  // string id -> text, read so far
   SortedIds sorted_;
 };

@@ -26,7 +26,9 @@ LifetimeData compute_lifetime(BlockQueries& q, const LifetimeRequest& r) {
   d.pid = r.pid;
   d.device = r.device;
   d.t0_ns = r.t0_ns;
-  d.t1_ns = r.t1_ns;
+  // Behind a flood, the index knows nothing after its newest event: the graph hatches the
+  // rest, as it does what the answer has not reached yet, rather than draw it empty.
+  d.t1_ns = std::max(r.t0_ns, std::min(r.t1_ns, q.covered_until_ns()));
   BlockFilter f;
   f.pid = r.pid;
   f.device = r.device;

@@ -289,6 +289,7 @@ std::unique_ptr<DataSource> start_live(const LiveOptions& options, std::string* 
   *exit_code = 2;
   BlockIndexOptions index_options;
   if (options.block_queue_events) index_options.max_queued_events = *options.block_queue_events;
+  if (options.block_spool_bytes) index_options.max_spool_bytes = *options.block_spool_bytes;
   auto blocks = BlockIndex::create(index_options, error);
   if (!blocks) return nullptr;
   auto source = std::make_unique<LiveSource>(options, std::move(blocks));

@@ -28,9 +28,10 @@ struct LiveOptions {
   SessionLimits limits;     // --max-processes
   // --run: memtap run's options, the program among them (used when listen is "").
   RunOptions run;
-  // The block index's queue, in events (none: BlockIndexOptions' default); tests make it
-  // small to see what a flood does.
+  // The block index's queue, in events, and what may wait on disk beyond it, in bytes
+  // (none: BlockIndexOptions' defaults); tests make them small to see what a flood does.
   std::optional<size_t> block_queue_events;
+  std::optional<uint64_t> block_spool_bytes;
 };
 
 // Starts receiving (and, for --run, the program). nullptr with *error (one line) and

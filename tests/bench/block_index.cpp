@@ -337,5 +337,50 @@ int main(int argc, char** argv) {
         "slowest answered %.1f ms after it was asked\n",
         answers.load(), double(worst_us.load()) / 1e3);
   }
+
+  // A flood: the whole session added as fast as add() returns, as a live session adds
+  // (never waiting for room), while a view refreshes. Past the queue the events wait on
+  // disk; the figures are what waited there, how long the index took to catch up, and how
+  // long a refresh waited meanwhile (answered ahead of the backlog on disk).
+  if (live_seconds > 0) {
+    auto index = BlockIndex::create(options, &error);
+    if (!index) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return 1;
+    }
+    std::atomic<bool> in_flight{false};
+    std::atomic<int> answers{0};
+    std::atomic<int64_t> worst_us{0};
+    const auto start = std::chrono::steady_clock::now();
+    size_t max_spooled = 0;
+    for (size_t at = 0; at < s.events.size(); at += kBatch) {
+      index->add(s.events.data() + at, std::min(kBatch, s.events.size() - at), s.strings);
+      max_spooled = std::max(max_spooled, index->status().spooled_events);
+      if (!in_flight.exchange(true)) {
+        const auto asked = std::chrono::steady_clock::now();
+        index->post([&, asked](BlockQueries& q) {
+          BlockFilter now = host();
+          now.t0_ns = now.t1_ns = std::min(q.covered_until_ns(), s.last_ns);
+          q.largest(now, 100);
+          q.live_groups(now);
+          const int64_t us = int64_t(seconds_since(asked) * 1e6);
+          if (us > worst_us) worst_us = us;
+          ++answers;
+          in_flight = false;
+        });
+      }
+    }
+    const double fed = seconds_since(start);
+    wait_indexed(*index);
+    const double done = seconds_since(start);
+    while (in_flight) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const BlockIndexStatus st = index->status();
+    std::printf(
+        "flood, %zu events added in %.2f s: %llu dropped, at most %zu waited on disk, caught "
+        "up %.2f s after the last\n",
+        s.events.size(), fed, (unsigned long long)st.events_dropped, max_spooled, done - fed);
+    std::printf("  meanwhile %d refreshes, the slowest answered %.1f ms after it was asked\n",
+                answers.load(), double(worst_us.load()) / 1e3);
+  }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <QLocale>
 #include <QPushButton>
 #include <chrono>
+#include <future>
 
 #include "monitor/gui/curves_panel.h"
 #include "monitor/gui/findings_view.h"
@@ -128,6 +129,7 @@ TEST(LiveWindow, BlocksTheIndexDroppedAreReadFromTheRecordingAfterTheRun) {
   options.listen = "ipc://" + dir.file("live.sock");
   options.out = dir.file("live.db");
   options.block_queue_events = 0;
+  options.block_spool_bytes = 0;  // and nothing may wait on disk
   std::string error;
   int code = 0;
   auto source = viewdata::start_live(options, &error, &code);
@@ -174,6 +176,76 @@ TEST(LiveWindow, BlocksTheIndexDroppedAreReadFromTheRecordingAfterTheRun) {
   bool ok = false;
   const qulonglong blocks_shown = QLocale().toULongLong(count.section(' ', 0, 0), &ok);
   EXPECT_TRUE(ok && blocks_shown >= 100) << count.toStdString();
+}
+
+// In a flood the block index falls behind, its events waiting on disk, and catches up with
+// every block while the program still runs: the block views do not wait for the run's end.
+// Here the index's queue has no room at all, and its thread is held in a query while the
+// program allocates, so that every event waits on disk, however fast the index is.
+TEST(LiveWindow, TheBlockViewsCatchUpWithAFloodWhileTheProgramRuns) {
+  test::TempDir dir;
+  viewdata::LiveOptions options;
+  options.listen = "ipc://" + dir.file("live.sock");
+  options.out = dir.file("live.db");
+  options.block_queue_events = 0;
+  std::string error;
+  int code = 0;
+  auto source = viewdata::start_live(options, &error, &code);
+  ASSERT_NE(source, nullptr) << error;
+  gui::MainWindow window(source.get());
+  window.resize(1600, 800);
+  window.show();
+  QLabel* line = window.topBar()->statusLabel();
+  const auto said = [&] { return line->text() + "\n" + line->toolTip(); };
+
+  auto program = start_streamer(options.listen, &error);
+  ASSERT_NE(program, nullptr) << error;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> holding;
+  source->blocks().post([&holding, released](viewdata::BlockQueries&) {
+    holding.set_value();
+    released.wait();
+  });
+  holding.get_future().wait();
+  command(*program, "alloc 100 10000");
+  ASSERT_TRUE(test::wait_for([&] { return source->blocks().status().spooled_events >= 100; },
+                             "the run's blocks waiting on disk"));
+  ASSERT_TRUE(
+      test::wait_for([&] { return said().contains("block views") && said().contains("behind"); },
+                     "the bar saying the block views are behind"));
+  release.set_value();
+
+  ASSERT_TRUE(test::wait_for(
+      [&] {
+        const viewdata::BlockIndexStatus b = source->blocks().status();
+        return b.queued_events == 0 && b.blocks >= 100;
+      },
+      "the index catching up"));
+  const viewdata::BlockIndexStatus blocks = source->blocks().status();
+  EXPECT_EQ(blocks.events_dropped, 0u);
+  EXPECT_EQ(blocks.events_indexed, blocks.events_added);
+  EXPECT_EQ(source->status().blocks_generation, 0u) << "no index built again";
+  EXPECT_TRUE(source->status().live) << "the program still runs";
+  // The lifetime graph asks again and counts the 100 blocks; the bar no longer says behind.
+  const auto shown = [&] {
+    bool ok = false;
+    const qulonglong n =
+        QLocale().toULongLong(window.lifetime()->countText().section(' ', 0, 0), &ok);
+    return ok ? n : 0;
+  };
+  ASSERT_TRUE(test::wait_for([&] { return shown() >= 100; }, "the lifetime graph's 100 blocks"))
+      << window.lifetime()->countText().toStdString();
+  ASSERT_TRUE(test::wait_for([&] { return !said().contains("block views"); },
+                             "the bar no longer saying the block views are behind"))
+      << said().toStdString();
+
+  program->close_stdin();
+  const e2e::ProcessResult result = program->wait(std::chrono::seconds(30));
+  EXPECT_TRUE(result.exited && result.exit_code == 0) << e2e::describe(result);
+  source->stop();
+  ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
+  EXPECT_EQ(source->status().blocks_generation, 0u);
 }
 
 // Once a run's program has ended nothing more arrives, but SQLite can be seconds behind a

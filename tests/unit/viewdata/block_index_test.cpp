@@ -11,12 +11,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <map>
 #include <random>
 #include <tuple>
 #include <type_traits>
 
 #include "monitor/engine/timeline/timeline.h"
+#include "monitor/viewdata/lifetime_data.h"
 #include "tests/unit/store/store_test_support.h"
 #include "tests/unit/viewdata/recording_builder.h"
 #include "tests/unit/viewdata/source_support.h"
@@ -33,7 +35,9 @@ using viewdata::BlockPage;
 using viewdata::BlockQueries;
 using viewdata::BlockRow;
 using viewdata::BlockSet;
+using viewdata::compute_lifetime;
 using viewdata::kStillLive;
+using viewdata::LifetimeRequest;
 
 constexpr uint32_t kPid = 7;
 
@@ -646,9 +650,10 @@ TEST(BlockIndex, LiveGroupsFollowTheEnginesStackRule) {
   EXPECT_EQ(total, 1310u);
 }
 
-TEST(BlockIndex, EventsPastTheQueueBoundAreDroppedAndCounted) {
+TEST(BlockIndex, WithoutASpoolEventsPastTheQueueBoundAreDroppedAndCounted) {
   BlockIndexOptions options;
   options.max_queued_events = 4;
+  options.max_spool_bytes = 0;
   Feed feed(options);
   for (int i = 0; i < 100; ++i) feed.malloc(1000 + i, 0x1000 + i * 16, 8);
   feed.add();  // one batch: 4 fit, 96 do not
@@ -673,6 +678,137 @@ TEST(BlockIndex, EventsPastTheQueueBoundAreDroppedAndCounted) {
   EXPECT_EQ(end.events_added, 4100u);
   EXPECT_EQ(end.events_indexed + end.events_dropped, end.events_added);
   EXPECT_EQ(all.matching_blocks, end.blocks);
+}
+
+// A live index in a flood: past its queue, events wait on disk rather than be dropped, and
+// the index takes every one of them, with their texts, in order.
+TEST(BlockIndex, EventsPastTheQueueWaitOnDiskAndAreAllIndexed) {
+  BlockIndexOptions options;
+  options.max_queued_events = 4;
+  Feed feed(options);
+  const uint32_t owner = feed.text("optimizer state");
+  for (int i = 0; i < 100; ++i) feed.malloc(1000 + i, 0x1000 + i * 16, 8).owner = owner;
+  feed.add();  // one batch, larger than the queue
+  for (int i = 0; i < 2000; ++i) {
+    feed.free(2000 + 2 * i, 0x1000 + (i % 100) * 16);
+    feed.malloc(2001 + 2 * i, 0x1000 + (i % 100) * 16, 8 + i % 3);
+    feed.add();
+  }
+  feed.index().finish_input();  // taken after everything that waits on disk
+  const BlockSet all = feed.largest(host());
+  const viewdata::BlockIndexStatus s = feed.index().status();
+  EXPECT_EQ(s.events_added, 4100u);
+  EXPECT_EQ(s.events_dropped, 0u);
+  EXPECT_EQ(s.events_indexed, 4100u);
+  EXPECT_EQ(s.unmatched_frees, 0u);
+  EXPECT_EQ(s.queued_events, 0u);
+  EXPECT_EQ(s.spooled_events, 0u);
+  EXPECT_EQ(s.spool_error, "");
+  EXPECT_EQ(all.matching_blocks, 2100u);
+  EXPECT_EQ(all.matching_bytes, 100u * 8 + 667u * 8 + 667u * 9 + 666u * 10);
+  const auto first = feed.ask([](BlockQueries& q) { return q.find(1); });
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->owner, "optimizer state");
+  EXPECT_EQ(first->alloc_ns, 1000);
+  EXPECT_EQ(first->free_ns, 2000);
+  const auto last = feed.ask([](BlockQueries& q) { return q.find(2100); });
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->alloc_ns, 2001 + 2 * 1999);
+  EXPECT_EQ(last->free_ns, viewdata::kStillLive);
+}
+
+// Holds the index's thread in a query until release() (or the end of the test).
+class HeldIndex {
+ public:
+  explicit HeldIndex(BlockIndex& index) {
+    std::promise<void> holding;
+    index.post([&holding, released = released_](BlockQueries&) {
+      holding.set_value();
+      released.wait();
+    });
+    holding.get_future().wait();
+  }
+  ~HeldIndex() { release(); }
+  void release() {
+    if (!done_) release_.set_value();
+    done_ = true;
+  }
+
+ private:
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+  bool done_ = false;
+};
+
+// A view asks while the index is behind a flood: it is answered from what is indexed, not
+// after the whole backlog on disk.
+TEST(BlockIndex, AQueryIsAnsweredAheadOfTheEventsWaitingOnDisk) {
+  BlockIndexOptions options;
+  options.max_queued_events = 4;
+  Feed feed(options);
+  HeldIndex held(feed.index());
+  for (int i = 0; i < 4; ++i) feed.malloc(100 + i, 0x1000 + i * 16, 8);
+  feed.add();  // fits the queue
+  for (int i = 0; i < 100; ++i) feed.malloc(200 + i, 0x2000 + i * 16, 8);
+  feed.add();  // does not: on disk
+  const viewdata::BlockIndexStatus behind = feed.index().status();
+  EXPECT_EQ(behind.spooled_events, 100u);
+  EXPECT_EQ(behind.queued_events, 104u);
+  EXPECT_EQ(behind.events_dropped, 0u);
+  std::promise<std::tuple<uint64_t, int64_t, int64_t>> seen;
+  feed.index().post([&](BlockQueries& q) {
+    LifetimeRequest r;
+    r.pid = kPid;
+    r.device = kHostDevice;
+    r.t0_ns = 0;
+    r.t1_ns = 1000;
+    seen.set_value({q.largest(host(), 10).matching_blocks, q.covered_until_ns(),
+                    compute_lifetime(q, r).t1_ns});
+  });
+  held.release();
+  const auto [blocks, covered, drawn_to] = seen.get_future().get();
+  EXPECT_EQ(blocks, 4u);
+  // What the answer knows ends at the newest event indexed: the lifetime graph covers up to
+  // there, and hatches the rest.
+  EXPECT_EQ(covered, 103);
+  EXPECT_EQ(drawn_to, 103);
+  feed.index().finish_input();
+  EXPECT_EQ(feed.largest(host()).matching_blocks, 104u);
+  EXPECT_EQ(feed.ask([](BlockQueries& q) { return q.covered_until_ns(); }),
+            std::numeric_limits<int64_t>::max());
+}
+
+// What does not fit on disk either is dropped and counted, with why; and while anything
+// waits on disk, later events are never indexed ahead of it.
+TEST(BlockIndex, PastAFullSpoolEventsAreDroppedAndCounted) {
+  BlockIndexOptions options;
+  options.max_queued_events = 4;
+  options.max_spool_bytes = 16 + 64 * 50 + 32;  // one batch of 50, and less than one more event
+  Feed feed(options);
+  HeldIndex held(feed.index());
+  for (int i = 0; i < 4; ++i) feed.malloc(100 + i, 0x1000 + i * 16, 8);
+  feed.add();  // the queue
+  for (int i = 0; i < 50; ++i) feed.malloc(200 + i, 0x2000 + i * 16, 8);
+  feed.add();  // the spool
+  for (int i = 0; i < 50; ++i) feed.malloc(300 + i, 0x3000 + i * 16, 8);
+  feed.add();  // too much for the spool: dropped
+  feed.malloc(400, 0x4000, 8);
+  feed.add();  // would fit the queue, but must not pass the spool: dropped too
+  const viewdata::BlockIndexStatus s = feed.index().status();
+  EXPECT_EQ(s.events_added, 105u);
+  EXPECT_EQ(s.spooled_events, 50u);
+  EXPECT_EQ(s.events_dropped, 51u);
+  EXPECT_EQ(s.dropped_from_ns, 300);
+  EXPECT_EQ(s.dropped_to_ns, 400);
+  EXPECT_NE(s.spool_error.find("is full"), std::string::npos) << s.spool_error;
+  held.release();
+  feed.index().finish_input();
+  const BlockSet all = feed.largest(host());
+  EXPECT_EQ(all.matching_blocks, 54u);
+  EXPECT_EQ(feed.index().status().events_indexed, 54u);
+  // Drained, the spool takes events again, and the queue too.
+  feed.malloc(500, 0x5000, 8);
+  EXPECT_EQ(feed.largest(host()).matching_blocks, 55u);
 }
 
 TEST(BlockIndex, AReplayWaitsForRoomRatherThanDrop) {
