@@ -256,8 +256,10 @@ void BreakdownView::ask() {
       [this](viewdata::BreakdownData d) {
         const bool again = pacer_.done();
         const QString when = state_->timeText(d.t_ns);
+        const QString behind = blocks_behind_note(*state_, d.covered_until_ns, d.t_ns);
         header_->setText(
-            QString::fromStdString(viewdata::breakdown_heading(d, when.toStdString())));
+            QString::fromStdString(viewdata::breakdown_heading(d, when.toStdString())) +
+            (behind.isEmpty() ? QString() : QStringLiteral(". ") + behind));
         const size_t boxes = viewdata::breakdown_boxes(d);
         map_->setData(std::move(d), tr("Nothing allocated at %1").arg(when));
         emit drawn(int(boxes));

@@ -399,6 +399,8 @@ void PoolView::show(viewdata::PoolData d) {
     legend_->show();
     scroll_->show();
   }
+  const QString behind = blocks_behind_note(*state_, d.covered_until_ns, d.at_ns);
+  if (!behind.isEmpty()) summary_->setText(summary_->text() + QLatin1Char(' ') + behind);
   canvas_->show(std::move(d));
 }
 

@@ -149,4 +149,17 @@ void ViewState::finishData() {
   emit dataAdvancedSlowly();
 }
 
+QString blocks_behind_note(const ViewState& state, int64_t covered_until_ns, int64_t t_ns) {
+  if (t_ns <= covered_until_ns) return QString();
+  if (covered_until_ns < state.origin()) {
+    return ViewState::tr(
+        "The block index has not indexed any block yet (a flood's events wait to be "
+        "indexed): blocks are not shown until it catches up.");
+  }
+  return ViewState::tr(
+             "The block index has reached %1 only (a flood's events wait to be indexed): "
+             "blocks allocated after it are not shown until it catches up.")
+      .arg(state.timeText(covered_until_ns));
+}
+
 }  // namespace memtap::gui

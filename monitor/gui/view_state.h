@@ -165,4 +165,9 @@ class ViewState : public QObject {
       range_rest_;  // rangeSettled() when it fires  // since dataAdvancedSlowly() was last emitted
 };
 
+// Said with a block view's answer for the instant `t_ns` when the block index had not
+// reached it (behind a live flood, its events waiting on disk: `covered_until_ns`, as the
+// answer's BlockQueries gave it); "" otherwise.
+QString blocks_behind_note(const ViewState& state, int64_t covered_until_ns, int64_t t_ns);
+
 }  // namespace memtap::gui

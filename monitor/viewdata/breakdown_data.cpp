@@ -139,6 +139,7 @@ BreakdownData compute_breakdown(BlockQueries& blocks, uint32_t pid, int32_t devi
   BreakdownData d = breakdown_tree(groups, device, limits, pool_seen);
   d.pid = pid;
   d.t_ns = t_ns;
+  d.covered_until_ns = blocks.covered_until_ns();
   return d;
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct BreakdownData {
   // The other layers live at t (a pool's HAL segments, the host's mappings), most bytes
   // first, their shares of `bytes`; not part of the whole.
   std::vector<BreakdownNode> beside;
+  // BlockQueries::covered_until_ns() when asked: past it, behind a flood, the blocks allocated
+  // since are not in the tree yet.
+  int64_t covered_until_ns = std::numeric_limits<int64_t>::max();
 };
 
 // The tree of `groups` (live_groups' answer) of a scope on `device`: every byte of them is

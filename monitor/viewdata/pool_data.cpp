@@ -132,6 +132,7 @@ PoolData compute_pool(BlockQueries& q, const PoolRequest& r) {
   d.pid = r.pid;
   d.device = r.device;
   d.at_ns = r.at_ns;
+  d.covered_until_ns = q.covered_until_ns();
 
   BlockSet live = q.largest(at_instant(r), r.max_listed);
   d.live_blocks = live.matching_blocks;

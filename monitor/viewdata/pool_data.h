@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,9 @@ struct PoolData {
   uint32_t pid = 0;
   int32_t device = kHostDevice;
   int64_t at_ns = 0;
+  // BlockQueries::covered_until_ns() when asked: past it, behind a flood, the blocks allocated
+  // since are not drawn yet.
+  int64_t covered_until_ns = std::numeric_limits<int64_t>::max();
   blocks::PoolSource source = blocks::PoolSource::kNoPool;
   std::vector<PoolSegmentData> segments;  // address order
   uint64_t segments_live = 0;             // all segments live then (segments: at most max_segments)

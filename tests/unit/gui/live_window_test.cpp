@@ -11,6 +11,7 @@
 #include <chrono>
 #include <future>
 
+#include "monitor/gui/breakdown_view.h"
 #include "monitor/gui/curves_panel.h"
 #include "monitor/gui/findings_view.h"
 #include "monitor/gui/lifetime_view.h"
@@ -246,6 +247,63 @@ TEST(LiveWindow, TheBlockViewsCatchUpWithAFloodWhileTheProgramRuns) {
   source->stop();
   ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
   EXPECT_EQ(source->status().blocks_generation, 0u);
+}
+
+// Asked while the block index is behind a flood, the breakdown says that the blocks since
+// the index's newest event are not shown yet, and stops saying it once the index caught up.
+TEST(LiveWindow, TheBreakdownSaysWhenTheBlockIndexHasNotReachedItsInstant) {
+  test::TempDir dir;
+  viewdata::LiveOptions options;
+  options.listen = "ipc://" + dir.file("live.sock");
+  options.out = dir.file("live.db");
+  options.block_queue_events = 0;
+  std::string error;
+  int code = 0;
+  auto source = viewdata::start_live(options, &error, &code);
+  ASSERT_NE(source, nullptr) << error;
+  gui::MainWindow window(source.get());
+  window.resize(1600, 800);
+  window.show();
+  window.showView("breakdown");
+  QStringList headers;
+  QObject::connect(window.breakdown(), &gui::BreakdownView::drawn,
+                   [&] { headers << window.breakdown()->header()->text(); });
+
+  auto program = start_streamer(options.listen, &error);
+  ASSERT_NE(program, nullptr) << error;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> holding;
+  source->blocks().post([&holding, released](viewdata::BlockQueries&) {
+    holding.set_value();
+    released.wait();
+  });
+  holding.get_future().wait();
+  command(*program, "alloc 100 10000");
+  ASSERT_TRUE(test::wait_for([&] { return allocated_now(window) >= 1000000; },
+                             "the megabyte in the curves"));
+  ASSERT_TRUE(test::wait_for([&] { return source->blocks().status().spooled_events >= 100; },
+                             "the blocks waiting on disk"));
+  // The breakdown's question waits behind the held one, and is answered ahead of the disk.
+  headers.clear();
+  window.state()->setCursor(window.state()->sessionEnd());
+  release.set_value();
+  ASSERT_TRUE(test::wait_for([&] { return !headers.isEmpty(); }, "the breakdown's answer"));
+  EXPECT_TRUE(headers.first().contains("The block index has not indexed any block yet"))
+      << headers.first().toStdString();
+
+  ASSERT_TRUE(test::wait_for([&] { return source->blocks().status().queued_events == 0; },
+                             "the index catching up"));
+  window.state()->setCursor(window.state()->sessionEnd() - 1);
+  ASSERT_TRUE(
+      test::wait_for([&] { return !headers.isEmpty() && headers.last().contains("KiB in 10"); },
+                     "the breakdown of the 100 blocks"))
+      << headers.join('\n').toStdString();
+  EXPECT_FALSE(headers.last().contains("block index")) << headers.last().toStdString();
+  program->close_stdin();
+  EXPECT_TRUE(program->wait(std::chrono::seconds(30)).exited);
+  source->stop();
+  ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
 }
 
 // Once a run's program has ended nothing more arrives, but SQLite can be seconds behind a

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "monitor/engine/timeline/timeline.h"
+#include "monitor/viewdata/breakdown_data.h"
 #include "monitor/viewdata/lifetime_data.h"
 #include "tests/unit/store/store_test_support.h"
 #include "tests/unit/viewdata/recording_builder.h"
@@ -762,6 +763,7 @@ TEST(BlockIndex, AQueryIsAnsweredAheadOfTheEventsWaitingOnDisk) {
     r.device = kHostDevice;
     r.t0_ns = 0;
     r.t1_ns = 1000;
+    EXPECT_EQ(viewdata::compute_breakdown(q, kPid, kHostDevice, 500).covered_until_ns, 103);
     seen.set_value({q.largest(host(), 10).matching_blocks, q.covered_until_ns(),
                     compute_lifetime(q, r).t1_ns});
   });
