@@ -10,6 +10,8 @@
 #include <cstring>
 #include <utility>
 
+#include "monitor/store/positioned_io.h"
+
 namespace memtap {
 namespace {
 
@@ -244,37 +246,6 @@ bool unpack_rows(const char* data, size_t size, size_t count, std::vector<DumpRo
     row.has_pool_peaks = (flags & 8) != 0;
   }
   return p == end;
-}
-
-// pwrite/pread may move fewer bytes than asked (a signal, a full disk): loop until done.
-bool write_all(int fd, const char* data, size_t size, off_t at) {
-  while (size > 0) {
-    const ssize_t n = pwrite(fd, data, size, at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = ENOSPC;
-      return false;
-    }
-    data += n;
-    size -= size_t(n);
-    at += n;
-  }
-  return true;
-}
-
-bool read_all(int fd, char* data, size_t size, off_t at) {
-  while (size > 0) {
-    const ssize_t n = pread(fd, data, size, at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;  // shorter than what was written: someone truncated it
-      return false;
-    }
-    data += n;
-    size -= size_t(n);
-    at += n;
-  }
-  return true;
 }
 
 }  // namespace

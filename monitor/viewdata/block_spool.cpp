@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "monitor/report/units.h"
+#include "monitor/store/positioned_io.h"
 
 namespace memtap::viewdata {
 
@@ -31,37 +32,6 @@ template <typename T>
 void put(std::vector<char>* out, const T& value) {
   const char* p = reinterpret_cast<const char*>(&value);
   out->insert(out->end(), p, p + sizeof value);
-}
-
-// pwrite/pread may move fewer bytes than asked (a signal, a full disk): loop until done.
-bool write_all(int fd, const char* data, size_t size, uint64_t at) {
-  while (size > 0) {
-    const ssize_t n = ::pwrite(fd, data, size, off_t(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = ENOSPC;
-      return false;
-    }
-    data += n;
-    size -= size_t(n);
-    at += uint64_t(n);
-  }
-  return true;
-}
-
-bool read_all(int fd, char* data, size_t size, uint64_t at) {
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, data, size, off_t(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;  // the file is shorter than what was written to it
-      return false;
-    }
-    data += n;
-    size -= size_t(n);
-    at += uint64_t(n);
-  }
-  return true;
 }
 
 }  // namespace
@@ -115,7 +85,7 @@ bool BlockSpool::append(const std::vector<std::pair<uint32_t, std::string>>& str
              " waiting)";
     return false;
   }
-  if (!write_all(fd_, buffer_.data(), buffer_.size(), end_)) {
+  if (!write_all(fd_, buffer_.data(), buffer_.size(), off_t(end_))) {
     *error = "cannot write the block views' spool " + path_ + ": " + std::strerror(errno);
     return false;
   }
@@ -138,7 +108,7 @@ BlockSpool::Read BlockSpool::read(SpooledBatch* out, uint64_t* lost_events, std:
   // thread does: read without the lock.
   Header h;
   std::string problem;
-  if (!read_all(fd_, reinterpret_cast<char*>(&h), sizeof h, at)) {
+  if (!read_all(fd_, reinterpret_cast<char*>(&h), sizeof h, off_t(at))) {
     problem = std::string("cannot read a batch's header: ") + std::strerror(errno);
   } else if (h.tag != kTag) {
     problem = "expected a batch's header";
@@ -153,7 +123,7 @@ BlockSpool::Read BlockSpool::read(SpooledBatch* out, uint64_t* lost_events, std:
   }
   if (problem.empty()) {
     input_.resize(size - sizeof h);
-    if (!read_all(fd_, input_.data(), input_.size(), at + sizeof h)) {
+    if (!read_all(fd_, input_.data(), input_.size(), off_t(at + sizeof h))) {
       problem = std::string("cannot read a batch: ") + std::strerror(errno);
     }
   }

@@ -9,7 +9,6 @@
 #include <QLocale>
 #include <QPushButton>
 #include <chrono>
-#include <future>
 
 #include "monitor/gui/breakdown_view.h"
 #include "monitor/gui/curves_panel.h"
@@ -21,6 +20,7 @@
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
 #include "tests/unit/viewdata/recording_builder.h"
+#include "tests/unit/viewdata/source_support.h"
 
 namespace memtap {
 namespace {
@@ -201,21 +201,14 @@ TEST(LiveWindow, TheBlockViewsCatchUpWithAFloodWhileTheProgramRuns) {
 
   auto program = start_streamer(options.listen, &error);
   ASSERT_NE(program, nullptr) << error;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::promise<void> holding;
-  source->blocks().post([&holding, released](viewdata::BlockQueries&) {
-    holding.set_value();
-    released.wait();
-  });
-  holding.get_future().wait();
+  test::HeldBlockIndex held(source->blocks());
   command(*program, "alloc 100 10000");
   ASSERT_TRUE(test::wait_for([&] { return source->blocks().status().spooled_events >= 100; },
                              "the run's blocks waiting on disk"));
   ASSERT_TRUE(
       test::wait_for([&] { return said().contains("block views") && said().contains("behind"); },
                      "the bar saying the block views are behind"));
-  release.set_value();
+  held.release();
 
   ASSERT_TRUE(test::wait_for(
       [&] {
@@ -271,14 +264,7 @@ TEST(LiveWindow, TheBreakdownSaysWhenTheBlockIndexHasNotReachedItsInstant) {
 
   auto program = start_streamer(options.listen, &error);
   ASSERT_NE(program, nullptr) << error;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::promise<void> holding;
-  source->blocks().post([&holding, released](viewdata::BlockQueries&) {
-    holding.set_value();
-    released.wait();
-  });
-  holding.get_future().wait();
+  test::HeldBlockIndex held(source->blocks());
   command(*program, "alloc 100 10000");
   ASSERT_TRUE(test::wait_for([&] { return allocated_now(window) >= 1000000; },
                              "the megabyte in the curves"));
@@ -287,7 +273,7 @@ TEST(LiveWindow, TheBreakdownSaysWhenTheBlockIndexHasNotReachedItsInstant) {
   // The breakdown's question waits behind the held one, and is answered ahead of the disk.
   headers.clear();
   window.state()->setCursor(window.state()->sessionEnd());
-  release.set_value();
+  held.release();
   ASSERT_TRUE(test::wait_for([&] { return !headers.isEmpty(); }, "the breakdown's answer"));
   EXPECT_TRUE(headers.first().contains("The block index has not indexed any block yet"))
       << headers.first().toStdString();

@@ -718,36 +718,13 @@ TEST(BlockIndex, EventsPastTheQueueWaitOnDiskAndAreAllIndexed) {
   EXPECT_EQ(last->free_ns, viewdata::kStillLive);
 }
 
-// Holds the index's thread in a query until release() (or the end of the test).
-class HeldIndex {
- public:
-  explicit HeldIndex(BlockIndex& index) {
-    std::promise<void> holding;
-    index.post([&holding, released = released_](BlockQueries&) {
-      holding.set_value();
-      released.wait();
-    });
-    holding.get_future().wait();
-  }
-  ~HeldIndex() { release(); }
-  void release() {
-    if (!done_) release_.set_value();
-    done_ = true;
-  }
-
- private:
-  std::promise<void> release_;
-  std::shared_future<void> released_ = release_.get_future().share();
-  bool done_ = false;
-};
-
 // A view asks while the index is behind a flood: it is answered from what is indexed, not
 // after the whole backlog on disk.
 TEST(BlockIndex, AQueryIsAnsweredAheadOfTheEventsWaitingOnDisk) {
   BlockIndexOptions options;
   options.max_queued_events = 4;
   Feed feed(options);
-  HeldIndex held(feed.index());
+  test::HeldBlockIndex held(feed.index());
   for (int i = 0; i < 4; ++i) feed.malloc(100 + i, 0x1000 + i * 16, 8);
   feed.add();  // fits the queue
   for (int i = 0; i < 100; ++i) feed.malloc(200 + i, 0x2000 + i * 16, 8);
@@ -787,7 +764,7 @@ TEST(BlockIndex, PastAFullSpoolEventsAreDroppedAndCounted) {
   options.max_queued_events = 4;
   options.max_spool_bytes = 16 + 64 * 50 + 32;  // one batch of 50, and less than one more event
   Feed feed(options);
-  HeldIndex held(feed.index());
+  test::HeldBlockIndex held(feed.index());
   for (int i = 0; i < 4; ++i) feed.malloc(100 + i, 0x1000 + i * 16, 8);
   feed.add();  // the queue
   for (int i = 0; i < 50; ++i) feed.malloc(200 + i, 0x2000 + i * 16, 8);

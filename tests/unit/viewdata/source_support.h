@@ -61,4 +61,28 @@ auto block_query(viewdata::DataSource& source, F f) {
   return result.get_future().get();
 }
 
+// Holds a block index's thread in a query until release() (or the end of the test): what
+// is added meanwhile waits, in memory or on disk, however fast the index is.
+class HeldBlockIndex {
+ public:
+  explicit HeldBlockIndex(viewdata::BlockIndex& index) {
+    index.post([this, released = released_](viewdata::BlockQueries&) {
+      holding_.set_value();
+      released.wait();
+    });
+    holding_.get_future().wait();
+  }
+  ~HeldBlockIndex() { release(); }
+  void release() {
+    if (!done_) release_.set_value();
+    done_ = true;
+  }
+
+ private:
+  std::promise<void> holding_;  // a member: set on the index's thread, awaited here
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+  bool done_ = false;
+};
+
 }  // namespace memtap::test
