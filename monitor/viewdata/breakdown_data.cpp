@@ -155,9 +155,7 @@ std::string breakdown_heading(const BreakdownData& data, const std::string& when
   if (data.bytes == 0) {
     text += "nothing";
   } else {
-    std::string blocks = std::to_string(data.blocks);
-    for (size_t i = blocks.size(); i > 3; i -= 3) blocks.insert(i - 3, ",");
-    text += bytes_text(double(data.bytes)) + " in " + blocks +
+    text += bytes_text(double(data.bytes)) + " in " + count_text(data.blocks) +
             (data.blocks == 1 ? " block" : " blocks");
   }
   for (size_t i = 0; i < data.beside.size(); ++i) {
