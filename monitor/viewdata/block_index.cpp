@@ -299,7 +299,7 @@ std::unique_ptr<BlockIndex> BlockIndex::create(const BlockIndexOptions& options,
   std::unique_ptr<BlockSpool> spool;
   std::string spool_error;
   if (!options.wait_for_room && options.max_spool_bytes != 0) {
-    spool = BlockSpool::create(options.spool_dir, options.max_spool_bytes, &spool_error);
+    spool = BlockSpool::create(options.max_spool_bytes, &spool_error);
   }
   return std::make_unique<Index>(options, std::move(store), std::move(spool), spool_error);
 }

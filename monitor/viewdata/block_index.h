@@ -58,9 +58,8 @@ struct BlockIndexOptions {
   bool wait_for_room = false;
   // The most that waits on disk (the spool holds a backlog, and is emptied whenever the index
   // catches up): at 64 bytes an event, 1 GiB holds a flood of 16 M events beyond the queue.
-  // 0: no spool. The spool's file is in `spool_dir` ("": $TMPDIR, else /tmp).
+  // 0: no spool. The spool's file is in $TMPDIR, else /tmp (temp_dir.h).
   uint64_t max_spool_bytes = uint64_t{1} << 30;
-  std::string spool_dir;
   // The most the file may grow to (0: no limit); past it the index fails as on a full disk.
   uint64_t max_file_bytes = 0;
 };

@@ -5,12 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
 #include "monitor/report/units.h"
 #include "monitor/store/positioned_io.h"
+#include "monitor/viewdata/temp_dir.h"
 
 namespace memtap::viewdata {
 
@@ -36,14 +36,8 @@ void put(std::vector<char>* out, const T& value) {
 
 }  // namespace
 
-std::unique_ptr<BlockSpool> BlockSpool::create(const std::string& dir, uint64_t max_bytes,
-                                               std::string* error) {
-  std::string base = dir;
-  if (base.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    base = tmp && *tmp ? tmp : "/tmp";
-  }
-  std::string path = base + "/memtap-blocks-spool-XXXXXX";
+std::unique_ptr<BlockSpool> BlockSpool::create(uint64_t max_bytes, std::string* error) {
+  std::string path = temp_dir() + "/memtap-blocks-spool-XXXXXX";
   const int fd = ::mkostemp(path.data(), O_CLOEXEC);
   if (fd < 0) {
     *error = "cannot create the block views' spool " + path + ": " + std::strerror(errno);

@@ -32,10 +32,9 @@ struct SpooledBatch {
 
 class BlockSpool {
  public:
-  // A spool in `dir` ("" for $TMPDIR, else /tmp) that holds at most `max_bytes` unread. nullptr
-  // with *error (one line naming the file) when it cannot be made.
-  static std::unique_ptr<BlockSpool> create(const std::string& dir, uint64_t max_bytes,
-                                            std::string* error);
+  // A spool in temp_dir() that holds at most `max_bytes` unread. nullptr with *error (one
+  // line naming the file) when it cannot be made.
+  static std::unique_ptr<BlockSpool> create(uint64_t max_bytes, std::string* error);
   ~BlockSpool();
   BlockSpool(const BlockSpool&) = delete;
   BlockSpool& operator=(const BlockSpool&) = delete;

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "monitor/store/sqlite_status.h"
+#include "monitor/viewdata/temp_dir.h"
 
 namespace memtap::viewdata {
 
@@ -59,11 +60,6 @@ void bind_row(sqlite3_stmt* stmt, int first, const StoredBlock& b) {
                                     b.stack_python,
                                     b.stack_c};
   for (int i = 0; i < kColumns; ++i) sqlite3_bind_int64(stmt, first + i, values[i]);
-}
-
-std::string temp_dir() {
-  const char* dir = std::getenv("TMPDIR");
-  return dir && *dir ? dir : "/tmp";
 }
 
 }  // namespace

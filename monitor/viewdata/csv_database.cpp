@@ -12,6 +12,7 @@
 #include "monitor/store/memscope_schema.h"
 #include "monitor/store/reader/sqlite_access.h"
 #include "monitor/viewdata/labels.h"
+#include "monitor/viewdata/temp_dir.h"
 
 namespace memtap::viewdata {
 
@@ -186,14 +187,12 @@ std::string recording_table(const std::string& path) {
 
 std::string write_csv_database(const std::vector<MemEvent>& events, const StringTable& strings,
                                const std::string& source_path, std::string* error) {
-  const char* base = getenv("TMPDIR");
+  const std::string base = temp_dir();
   std::string name = source_path.substr(source_path.rfind('/') + 1);
-  std::string pattern =
-      std::string(base != nullptr && *base ? base : "/tmp") + "/memtap-gui-" + name + "-XXXXXX";
+  std::string pattern = base + "/memtap-gui-" + name + "-XXXXXX";
   const int fd = mkstemp(pattern.data());
   if (fd < 0) {
-    *error = "cannot make a database for the event table of " + source_path + " in " +
-             (base != nullptr && *base ? base : "/tmp");
+    *error = "cannot make a database for the event table of " + source_path + " in " + base;
     return "";
   }
   close(fd);
