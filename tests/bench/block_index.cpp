@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <string>
 #include <thread>
@@ -158,6 +159,33 @@ BlockFilter host() {
   f.device = memtap::kHostDevice;
   return f;
 }
+
+// A view that refreshes whenever its last answer came: largest() and live_groups() at an
+// instant found on the index's thread, and how long the slowest answer took.
+struct Refreshes {
+  std::atomic<bool> in_flight{false};
+  std::atomic<int> answers{0};
+  std::atomic<int64_t> worst_us{0};
+
+  void ask(BlockIndex& index, std::function<int64_t(BlockQueries&)> instant) {
+    if (in_flight.exchange(true)) return;
+    const auto asked = std::chrono::steady_clock::now();
+    index.post([this, asked, instant = std::move(instant)](BlockQueries& q) {
+      BlockFilter now = host();
+      now.t0_ns = now.t1_ns = instant(q);
+      q.largest(now, 100);
+      q.live_groups(now);
+      const int64_t us = int64_t(seconds_since(asked) * 1e6);
+      if (us > worst_us) worst_us = us;
+      ++answers;
+      in_flight = false;
+    });
+  }
+  // Until the last answer came (polling: this is a benchmark).
+  void wait() const {
+    while (in_flight) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+};
 
 void queries(BlockIndex& index, const Session& s) {
   const int64_t span = s.last_ns - s.first_ns;
@@ -299,9 +327,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     const size_t n = std::min(s.events.size(), size_t(live_seconds * 1e6));
-    std::atomic<bool> in_flight{false};
-    std::atomic<int> answers{0};
-    std::atomic<int64_t> worst_us{0};
+    Refreshes refreshes;
     const auto start = std::chrono::steady_clock::now();
     size_t max_queued = 0;
     for (size_t at = 0; at < n; at += kBatch) {
@@ -309,24 +335,13 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_until(due);
       index->add(s.events.data() + at, std::min(kBatch, n - at), s.strings);
       max_queued = std::max(max_queued, index->status().queued_events);
-      if (!in_flight.exchange(true)) {
-        const auto asked = std::chrono::steady_clock::now();
-        BlockFilter now = host();
-        now.t0_ns = now.t1_ns = s.events[std::min(at + kBatch, n) - 1].ts_ns;
-        index->post([&, asked, now](BlockQueries& q) {
-          q.largest(now, 100);
-          q.live_groups(now);
-          const int64_t us = int64_t(seconds_since(asked) * 1e6);
-          if (us > worst_us) worst_us = us;
-          ++answers;
-          in_flight = false;
-        });
-      }
+      const int64_t newest = s.events[std::min(at + kBatch, n) - 1].ts_ns;
+      refreshes.ask(*index, [newest](BlockQueries&) { return newest; });
     }
     const double fed = seconds_since(start);
     wait_indexed(*index);
     const double done = seconds_since(start);
-    while (in_flight) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    refreshes.wait();
     const BlockIndexStatus st = index->status();
     std::printf(
         "live, 1 M events/s for %.1f s: %llu events dropped, at most %zu queued, caught up "
@@ -335,7 +350,7 @@ int main(int argc, char** argv) {
     std::printf(
         "  meanwhile %d refreshes (largest + live_groups at the newest event), the "
         "slowest answered %.1f ms after it was asked\n",
-        answers.load(), double(worst_us.load()) / 1e3);
+        refreshes.answers.load(), double(refreshes.worst_us.load()) / 1e3);
   }
 
   // A flood: the whole session added as fast as add() returns, as a live session adds
@@ -348,39 +363,27 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", error.c_str());
       return 1;
     }
-    std::atomic<bool> in_flight{false};
-    std::atomic<int> answers{0};
-    std::atomic<int64_t> worst_us{0};
+    Refreshes refreshes;
     const auto start = std::chrono::steady_clock::now();
     size_t max_spooled = 0;
     for (size_t at = 0; at < s.events.size(); at += kBatch) {
       index->add(s.events.data() + at, std::min(kBatch, s.events.size() - at), s.strings);
       max_spooled = std::max(max_spooled, index->status().spooled_events);
-      if (!in_flight.exchange(true)) {
-        const auto asked = std::chrono::steady_clock::now();
-        index->post([&, asked](BlockQueries& q) {
-          BlockFilter now = host();
-          now.t0_ns = now.t1_ns = std::min(q.covered_until_ns(), s.last_ns);
-          q.largest(now, 100);
-          q.live_groups(now);
-          const int64_t us = int64_t(seconds_since(asked) * 1e6);
-          if (us > worst_us) worst_us = us;
-          ++answers;
-          in_flight = false;
-        });
-      }
+      const int64_t last = s.last_ns;
+      refreshes.ask(*index,
+                    [last](BlockQueries& q) { return std::min(q.covered_until_ns(), last); });
     }
     const double fed = seconds_since(start);
     wait_indexed(*index);
     const double done = seconds_since(start);
-    while (in_flight) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    refreshes.wait();
     const BlockIndexStatus st = index->status();
     std::printf(
         "flood, %zu events added in %.2f s: %llu dropped, at most %zu waited on disk, caught "
         "up %.2f s after the last\n",
         s.events.size(), fed, (unsigned long long)st.events_dropped, max_spooled, done - fed);
     std::printf("  meanwhile %d refreshes, the slowest answered %.1f ms after it was asked\n",
-                answers.load(), double(worst_us.load()) / 1e3);
+                refreshes.answers.load(), double(refreshes.worst_us.load()) / 1e3);
   }
   return 0;
 }

@@ -55,14 +55,26 @@ void command(e2e::Process& p, const std::string& line) {
       << "no answer to " << line;
 }
 
-TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
-  test::TempDir dir;
+// Listening on an IPC socket in `dir`, recording to live.db there.
+viewdata::LiveOptions live_options(const test::TempDir& dir) {
   viewdata::LiveOptions options;
   options.listen = "ipc://" + dir.file("live.sock");
   options.out = dir.file("live.db");
-  std::string error;
+  return options;
+}
+
+// The live source of `options`; nullptr with *error.
+std::unique_ptr<viewdata::DataSource> start_source(const viewdata::LiveOptions& options,
+                                                   std::string* error) {
   int code = 0;
-  auto source = viewdata::start_live(options, &error, &code);
+  return viewdata::start_live(options, error, &code);
+}
+
+TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
+  test::TempDir dir;
+  viewdata::LiveOptions options = live_options(dir);
+  std::string error;
+  auto source = start_source(options, &error);
   ASSERT_NE(source, nullptr) << error;
   // While `.partial` is written, the user knows the recording by its final name.
   EXPECT_EQ(source->database_path(), options.out + ".partial");
@@ -126,14 +138,11 @@ TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
 // all, so that it drops every event of the run, however fast it is.
 TEST(LiveWindow, BlocksTheIndexDroppedAreReadFromTheRecordingAfterTheRun) {
   test::TempDir dir;
-  viewdata::LiveOptions options;
-  options.listen = "ipc://" + dir.file("live.sock");
-  options.out = dir.file("live.db");
+  viewdata::LiveOptions options = live_options(dir);
   options.block_queue_events = 0;
   options.block_spool_bytes = 0;  // and nothing may wait on disk
   std::string error;
-  int code = 0;
-  auto source = viewdata::start_live(options, &error, &code);
+  auto source = start_source(options, &error);
   ASSERT_NE(source, nullptr) << error;
   gui::MainWindow window(source.get());
   window.resize(1200, 800);
@@ -185,13 +194,10 @@ TEST(LiveWindow, BlocksTheIndexDroppedAreReadFromTheRecordingAfterTheRun) {
 // program allocates, so that every event waits on disk, however fast the index is.
 TEST(LiveWindow, TheBlockViewsCatchUpWithAFloodWhileTheProgramRuns) {
   test::TempDir dir;
-  viewdata::LiveOptions options;
-  options.listen = "ipc://" + dir.file("live.sock");
-  options.out = dir.file("live.db");
+  viewdata::LiveOptions options = live_options(dir);
   options.block_queue_events = 0;
   std::string error;
-  int code = 0;
-  auto source = viewdata::start_live(options, &error, &code);
+  auto source = start_source(options, &error);
   ASSERT_NE(source, nullptr) << error;
   gui::MainWindow window(source.get());
   window.resize(1600, 800);
@@ -246,13 +252,10 @@ TEST(LiveWindow, TheBlockViewsCatchUpWithAFloodWhileTheProgramRuns) {
 // the index's newest event are not shown yet, and stops saying it once the index caught up.
 TEST(LiveWindow, TheBreakdownSaysWhenTheBlockIndexHasNotReachedItsInstant) {
   test::TempDir dir;
-  viewdata::LiveOptions options;
-  options.listen = "ipc://" + dir.file("live.sock");
-  options.out = dir.file("live.db");
+  viewdata::LiveOptions options = live_options(dir);
   options.block_queue_events = 0;
   std::string error;
-  int code = 0;
-  auto source = viewdata::start_live(options, &error, &code);
+  auto source = start_source(options, &error);
   ASSERT_NE(source, nullptr) << error;
   gui::MainWindow window(source.get());
   window.resize(1600, 800);
