@@ -1530,6 +1530,19 @@ std::vector<uint32_t> Session::running_pids() const {
   return pids;
 }
 
+Laggard Session::laggard() const {
+  Laggard slowest;
+  auto lower = [&slowest](uint32_t pid, int64_t ns) {
+    if (ns < slowest.said_until_ns) slowest = {pid, ns};
+  };
+  for (size_t i : impl_->running) {
+    const ProcessState& p = impl_->processes[i];
+    lower(p.info.pid, p.watermark_ns == kNoWatermark ? p.info.start_ns : p.watermark_ns);
+  }
+  for (const auto& [pid, child] : impl_->expected) lower(pid, child.fork_ns);
+  return slowest;
+}
+
 size_t Session::held_events() const {
   return impl_->held.held_events;
 }

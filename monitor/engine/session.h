@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -120,6 +121,24 @@ struct InputCounts {
   }
 };
 
+// The running process whose word reaches least far (Session::laggard): every event it will
+// still send is at `said_until_ns` (epoch) or later, by its watermark; before its first
+// batch, by its Hello's start. An expected fork() child counts from its fork. pid 0 and
+// INT64_MAX when nothing runs.
+struct Laggard {
+  uint32_t pid = 0;
+  int64_t said_until_ns = std::numeric_limits<int64_t>::max();
+};
+
+// How far the laggard is behind `horizon_ns` (epoch; the present, less what the live monitor
+// holds rows back by in any case): 0 when it is not, nor when nothing runs. Said times are
+// the agents' word and may be anything, so the difference saturates, at a quarter of int64.
+inline int64_t behind_ns(const Laggard& laggard, int64_t horizon_ns) {
+  constexpr int64_t kFar = std::numeric_limits<int64_t>::max() / 4;
+  if (laggard.pid == 0 || laggard.said_until_ns >= horizon_ns) return 0;
+  return laggard.said_until_ns < horizon_ns - kFar ? kFar : horizon_ns - laggard.said_until_ns;
+}
+
 class Session {
  public:
   explicit Session(RowSink sink, StringSink strings = {}, SessionLimits limits = {});
@@ -171,6 +190,12 @@ class Session {
   // Epoch time of the newest row released in order (INT64_MIN before the first): how far
   // the session has got, which lags the clock by as much as the agents are behind.
   int64_t released_ns() const;
+  // Live: how far the slowest running process has told the session. Stalled processes count
+  // (SessionLimits::stall_timeout_ns): the release goes on without them, but what they
+  // still hold is missing all the same. A live window measures against it how far behind
+  // the programs it is: while an agent keeps its events (the program fills the cores, or
+  // its sender gets none), nothing arrives and the analyses look up to date.
+  Laggard laggard() const;
   // The text of a session string id ("" for 0 or an id not issued).
   const std::string& string_text(uint32_t id) const;
 

@@ -16,6 +16,9 @@ namespace {
 // The block index is said to be behind from this many events waiting (or any on disk): a
 // live session's queue holds a batch or two (8,192 rows each) as a matter of course.
 constexpr size_t kBlocksBehindEvents = 100'000;
+// From this far behind the view's lag is said with the counts, which always show, rather
+// than with the extras that go first in a narrow window.
+constexpr int64_t kFarBehindNs = 1'000'000'000;
 
 QString process_label(uint32_t pid, const viewdata::SourceStatus& status) {
   for (const viewdata::ProcessEntry& p : status.processes) {
@@ -164,10 +167,15 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   // pixels, the end of a flood's line read "recording 302", cut in the middle.)
   QStringList extras;
   if (status.live) {
-    extras
-        << (status.lag_ns < 1'000'000
-                ? tr("view up to date")
-                : tr("view %1 behind").arg(QString::fromStdString(duration_text(status.lag_ns))));
+    QString lag =
+        status.lag_ns < 1'000'000
+            ? tr("view up to date")
+            : tr("view %1 behind").arg(QString::fromStdString(duration_text(status.lag_ns)));
+    // Behind a program, not the analyses: which one (ranks may differ), and the tooltip why.
+    if (status.lag_ns >= 1'000'000 && status.lagging_pid != 0)
+      lag += tr(" pid %1").arg(status.lagging_pid);
+    // Far behind, the curves' end is not the present: said however narrow the window.
+    (status.lag_ns >= kFarBehindNs ? parts : extras) << lag;
   }
   if (status.recording_bytes != 0) {
     extras << tr("recording %1")
@@ -195,6 +203,17 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   if (!status.warning.empty()) {
     if (!tip.isEmpty()) tip += '\n';
     tip += QString::fromStdString(status.warning);
+  }
+  if (status.live && status.lag_ns >= 1'000'000 && status.lagging_pid != 0) {
+    if (!tip.isEmpty()) tip += '\n';
+    const QString who = process_label(status.lagging_pid, status);
+    tip += status.lag_in_monitor
+               ? tr("The view is behind %1: memtap is still taking in its newer events, and "
+                    "leaves the cores to the program first")
+                     .arg(who)
+               : tr("The view is behind %1: its agent still holds its newer events, and sends "
+                    "them when the program leaves it a core (the program comes first)")
+                     .arg(who);
   }
   // Why the block views miss events: their spool was full, or the disk refused it.
   if (blocks.events_dropped != 0 && !blocks.spool_error.empty()) {

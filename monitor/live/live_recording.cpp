@@ -232,6 +232,10 @@ void LiveRecording::check_liveness(std::chrono::milliseconds grace) {
   }
 }
 
+int64_t LiveRecording::horizon_lag_ns() const {
+  return horizon_lag_.lag_ns(int64_t(monotonic_ns()));
+}
+
 uint64_t LiveRecording::backlog() const {
   if (!writer_->stopped().reason.empty()) return 0;
   return writer_->rows_queued() - writer_->rows_written();
@@ -371,11 +375,12 @@ std::string LiveRecording::progress_line() const {
   }
   const unsigned long long rss_kib =
       resident_pages * (unsigned long long)(sysconf(_SC_PAGESIZE) / 1024);
-  char line[448];
+  char line[512];
   snprintf(line, sizeof line,
            "memtap: progress monotonic_ns=%lld received=%llu analysed=%llu written=%llu "
            "spooled=%llu writer_waited_ms=%llu paced=%d share_permille=%u not_recorded=%llu "
-           "rss_kib=%llu rejected=%llu silent_hellos=%llu pending_hellos=%zu",
+           "rss_kib=%llu rejected=%llu silent_hellos=%llu pending_hellos=%zu "
+           "agents_behind_ms=%lld",
            (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (unsigned long long)received,
            (unsigned long long)analysis_->rows_analysed(),
            (unsigned long long)writer_->rows_written(), (unsigned long long)writer_->rows_spooled(),
@@ -384,7 +389,9 @@ std::string LiveRecording::progress_line() const {
            unsigned(cpu_share_->permille.load(std::memory_order_relaxed)),
            (unsigned long long)writer_->stopped().rows_not_recorded, rss_kib,
            (unsigned long long)input.rejected(), (unsigned long long)input.silent_hellos,
-           session_->pending_hellos());
+           session_->pending_hellos(),
+           (long long)(behind_ns(session_->laggard(), int64_t(realtime_ns()) - horizon_lag_ns()) /
+                       1'000'000));
   return line;
 }
 

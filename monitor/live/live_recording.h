@@ -69,7 +69,8 @@ class LiveRecording {
   // waited on disk, with the CLOCK_MONOTONIC time it was taken; whether memtap's threads
   // are pacing themselves behind the program (paced=1), at what share of a core; rows not
   // recorded since the recording stopped, and the monitor's resident memory; and the
-  // messages refused so far, the Hellos dropped and those still pending (InputCounts).
+  // messages refused so far, the Hellos dropped and those still pending (InputCounts); and
+  // how far the slowest running process's word is behind the horizon (Session::laggard).
   std::string progress_line() const;
   // Whether the engine has analysed, and the writer taken into SQLite, every row so far (a
   // recording that stopped has nothing more to take).
@@ -84,6 +85,14 @@ class LiveRecording {
   // (Session::held_forks).
   size_t held_forks() const;
   std::chrono::steady_clock::time_point last_message() const { return last_message_; }
+  // How far behind the wall clock the session's horizon stands now (horizon_lag.h): rows
+  // newer than it wait, whatever the agents do, so a live view is behind the programs by
+  // what their slowest agent lags behind it (Session::laggard), not behind the clock.
+  int64_t horizon_lag_ns() const;
+  // Whether the last pump() found memtap itself behind the programs: it ran out of time with
+  // messages still coming, or the engine holds more than a few chunks it has not analysed.
+  // Else what the programs have not said yet waits in their agents.
+  bool behind() const { return live_behind_->load(std::memory_order_relaxed); }
   // Messages read from the socket that the engine has not taken yet (arrival_queue.h).
   size_t waiting_messages() const { return queue_.messages(); }
 

@@ -56,7 +56,18 @@ struct SourceStatus {
   // Events that did not make it: dropped by the agents, lost on the way (events_lost), in
   // rejected messages; replay: also rows of the file that could not be read.
   uint64_t events_dropped = 0;
-  int64_t lag_ns = 0;            // live: how far the analyses are behind the newest event received
+  // Live, while programs run: how far the window is behind them. The analyses behind the
+  // newest event received, or the slowest program behind the present (its events still in
+  // its agent's buffers: a sender that leaves the cores to the program sends nothing
+  // meanwhile, and the analyses then look up to date), whichever is more.
+  int64_t lag_ns = 0;
+  // The program lag_ns is of, when it is its agent's events that lag (0: the analyses lag,
+  // or nothing does).
+  uint32_t lagging_pid = 0;
+  // Where lagging_pid's newer events wait: in memtap's own queues (true: the monitor is
+  // taking them in, and it too leaves the cores to the program first), or in the program,
+  // in its agent's buffers (false: the agent sends them when the program leaves it a core).
+  bool lag_in_monitor = false;
   uint64_t recording_bytes = 0;  // the recording's size on disk (with its write-ahead log)
   int64_t first_ns = 0;          // epoch ns of the first event analysed (0: none yet)
   int64_t last_ns = 0;           // and of the newest one

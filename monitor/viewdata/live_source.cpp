@@ -86,8 +86,19 @@ class LiveSource final : public DataSource {
     if (analysed != 0) s.last_ns = std::max(s.last_ns, analysed);
     const bool more_to_come = std::any_of(s.processes.begin(), s.processes.end(),
                                           [](const ProcessEntry& p) { return p.running; });
-    s.lag_ns =
-        rec_ptr_->analysis().lag_ns(newest_received_ns_, int64_t(realtime_ns()), more_to_come);
+    const int64_t now = int64_t(realtime_ns());
+    s.lag_ns = rec_ptr_->analysis().lag_ns(newest_received_ns_, now, more_to_come);
+    if (more_to_come) {
+      // Where the slowest program's word would reach if its agent kept up: the horizon. The
+      // receiving thread's figures may be 100 ms old; the clock is read now, so a lag that
+      // grows while that thread waits on the analyses grows here too.
+      const int64_t behind = behind_ns(laggard_, now - horizon_lag_ns_);
+      if (behind > s.lag_ns) {
+        s.lag_ns = behind;
+        s.lagging_pid = laggard_.pid;
+        s.lag_in_monitor = monitor_behind_;
+      }
+    }
     s.events = rec_ptr_->analysis().rows_analysed();
     if (s.writing && !finished_) s.rows_to_write = rec_ptr_->backlog();
     return s;
@@ -254,6 +265,9 @@ class LiveSource final : public DataSource {
       status_.recorded_until_ns = std::max<int64_t>(stop.recorded_until_ns, 1);
     }
     newest_received_ns_ = newest;
+    laggard_ = rec_ptr_->session().laggard();
+    horizon_lag_ns_ = rec_ptr_->horizon_lag_ns();
+    monitor_behind_ = rec_ptr_->behind();
   }
 
   static constexpr size_t kReindexBatchEvents = 1 << 16;
@@ -278,6 +292,9 @@ class LiveSource final : public DataSource {
   mutable std::mutex mutex_;
   SourceStatus status_;             // guarded by mutex_
   int64_t newest_received_ns_ = 0;  // guarded by mutex_
+  Laggard laggard_;                 // guarded by mutex_: the session's, as last looked at
+  int64_t horizon_lag_ns_ = 0;      // guarded by mutex_
+  bool monitor_behind_ = false;     // guarded by mutex_
   bool finished_ = false;           // guarded by mutex_: the recording is written under out_
   std::thread thread_;
 };

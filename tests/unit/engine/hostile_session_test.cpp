@@ -323,6 +323,8 @@ TEST_F(SessionTest, AProcessWhoseWatermarkStopsHoldsTheOthersBackOnlySoLong) {
   EXPECT_GT(rows.size(), before + limit_s) << "the good process's mallocs went out";
   EXPECT_FALSE(released_until((limit_s + 1) * kSecond));
   EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid, kPid2})) << "still running";
+  EXPECT_EQ(session.laggard().pid, kPid2) << "what the release no longer waits for still lags";
+  EXPECT_EQ(session.laggard().said_until_ns, epoch(1 * kSecond));
   // What it sends now is late, counted so, and still applied in its process's order.
   ingest(batch(kPid2, kInst2, 2, 2 * kSecond, {{9, {ev_free(kSecond + 5, 0x9000)}}}));
   EXPECT_EQ(process(kPid2).late_events, 1u);

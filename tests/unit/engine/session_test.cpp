@@ -173,6 +173,39 @@ TEST_F(SessionTest, RowsWaitForTheSmallestWatermarkOfRunningProcesses) {
   EXPECT_EQ(session.held_events(), 0u);
 }
 
+// What the live window measures its lag against (LiveSource): the running process that has
+// said least, by its watermark; a process that said only Hello is not running yet; an
+// expected fork child counts from its fork; one that said Bye no longer counts.
+TEST_F(SessionTest, TheLaggardIsTheRunningProcessThatHasSaidLeast) {
+  auto laggard = [&] {
+    const Laggard l = session.laggard();
+    return std::pair{l.pid, l.said_until_ns};
+  };
+  const auto nobody = std::pair{uint32_t{0}, std::numeric_limits<int64_t>::max()};
+  EXPECT_EQ(laggard(), nobody);
+  feed(hello(kPid, kInst));
+  feed(hello(kPid2, kInst2, {.mono_ns = 1500}));
+  EXPECT_EQ(laggard(), nobody) << "Hellos alone: nothing runs yet";
+  feed(batch(kPid, kInst, 1, 3500, {}));
+  EXPECT_EQ(laggard(), std::pair(kPid, epoch(3500)));
+  feed(batch(kPid2, kInst2, 1, 2500, {}));
+  EXPECT_EQ(laggard(), std::pair(kPid2, epoch(2500)));
+  feed(batch(kPid2, kInst2, 2, 4500, {}));
+  EXPECT_EQ(laggard(), std::pair(kPid, epoch(3500)));
+  // kPid forks: once the fork is applied, the child is expected, from the fork's time.
+  feed(batch(kPid, kInst, 2, 5000, {{7, {ev_fork(4000, kChild)}}}));
+  EXPECT_EQ(session.running_pids(), (std::vector<uint32_t>{kPid, kChild, kPid2}));
+  EXPECT_EQ(laggard(), std::pair(kChild, epoch(4000)));
+  feed(hello(kChild, kChildInst, {.ppid = kPid, .forked_from_pid = kPid, .mono_ns = 4100}));
+  feed(batch(kChild, kChildInst, 1, 6000, {}));
+  EXPECT_EQ(laggard(), std::pair(kPid2, epoch(4500)));
+  feed(bye(kPid2, kInst2, 3, 4600));
+  EXPECT_EQ(laggard(), std::pair(kPid, epoch(5000)));
+  feed(bye(kPid, kInst, 3, 5100));
+  feed(bye(kChild, kChildInst, 2, 6100));
+  EXPECT_EQ(laggard(), nobody);
+}
+
 TEST_F(SessionTest, LateEventIsAppliedAtOnceAndCounted) {
   feed(hello(kPid, kInst));
   feed(hello(kPid2, kInst2));

@@ -8,8 +8,11 @@
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <chrono>
+#include <zmq.hpp>
 
+#include "common/clock.h"
 #include "monitor/gui/breakdown_view.h"
 #include "monitor/gui/curves_panel.h"
 #include "monitor/gui/findings_view.h"
@@ -17,6 +20,7 @@
 #include "monitor/gui/top_bar.h"
 #include "monitor/viewdata/live_source.h"
 #include "tests/e2e/process_runner.h"
+#include "tests/e2e/wire_forgery.h"
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
 #include "tests/unit/viewdata/recording_builder.h"
@@ -298,6 +302,125 @@ TEST(LiveWindow, TheBreakdownSaysWhenTheBlockIndexHasNotReachedItsInstant) {
 // Once a run's program has ended nothing more arrives, but SQLite can be seconds behind a
 // flood: the status line says what is left to write instead of the last second's rate,
 // and its start (the state, the counts) stays in view when the line is too long for the bar.
+// A program whose agent holds its newer events (it leaves the cores to the program, or its
+// sender gets none) sends nothing meanwhile: what has arrived is all analysed, and the view
+// looked up to date while it was seconds behind the program (a storm on two cores: "view
+// 253 ms behind" with the curves ending 0.8 s before the present). Here the agent is played
+// by hand: its only batch says it has sent everything before 8 s ago, and no more.
+TEST(LiveWindow, TheBarSaysHowFarBehindAProgramWhoseAgentHoldsItsEventsTheViewIs) {
+  test::TempDir dir;
+  viewdata::LiveOptions options = live_options(dir);
+  std::string error;
+  auto source = start_source(options, &error);
+  ASSERT_NE(source, nullptr) << error;
+  gui::MainWindow window(source.get());
+  window.resize(1600, 1000);
+  window.show();
+
+  zmq::context_t context;
+  zmq::socket_t agent(context, zmq::socket_type::push);
+  agent.connect(options.listen);
+  auto send = [&](const std::string& message) {
+    agent.send(zmq::buffer(message), zmq::send_flags::none);
+  };
+  e2e::ForgedHeader header{.pid = 5001, .instance_id = 1, .instance_secret = 11};
+  constexpr uint64_t kS = 1'000'000'000;
+  const uint64_t now = monotonic_ns();
+  // Another host's, so that the monitor does not look for pid 5001 here.
+  send(e2e::forged_hello(header, "node", now - 10 * kS));
+  header.sequence = 1;
+  send(e2e::forged_batch_at(header, 1, {{0x1000, 64}, {0x2000, 64}}, now - 9 * kS, 1000,
+                            now - 8 * kS));
+  // The horizon stands 2 s behind the clock (a Hello 10 s after its start: its most), so the
+  // view is about 6 s behind the program.
+  ASSERT_TRUE(test::wait_for(
+      [&] {
+        const viewdata::SourceStatus s = source->status();
+        return s.events == 3 && s.lagging_pid == 5001;  // START_TRACE and two mallocs
+      },
+      "the view behind pid 5001"))
+      << source->status().events << " events, " << source->status().lag_ns << " ns behind pid "
+      << source->status().lagging_pid;
+  const viewdata::SourceStatus behind = source->status();
+  EXPECT_GE(behind.lag_ns, int64_t(5 * kS));
+  EXPECT_LT(behind.lag_ns, int64_t(60 * kS));
+  QLabel* label = window.topBar()->statusLabel();
+  ASSERT_TRUE(test::wait_for([&] { return label->text().contains(" behind pid 5001"); },
+                             "the bar saying so"))
+      << label->text().toStdString();
+  EXPECT_TRUE(label->text().contains(QRegularExpression("view [0-9.]+ s behind pid 5001")))
+      << label->text().toStdString();
+  EXPECT_TRUE(label->toolTip().contains(
+      "The view is behind pid 5001 @ node: its agent still holds its newer events"))
+      << label->toolTip().toStdString();
+
+  // It sends what it held, up to now: the view is up to date again.
+  header.sequence = 2;
+  send(e2e::forged_batch_at(header, 1, {{0x3000, 64}}, now - 2 * kS, 0, monotonic_ns()));
+  ASSERT_TRUE(test::wait_for(
+      [&] {
+        const viewdata::SourceStatus s = source->status();
+        return s.events == 4 && s.lagging_pid == 0 && s.lag_ns < 1'000'000;
+      },
+      "the view up to date"))
+      << source->status().lag_ns << " ns behind pid " << source->status().lagging_pid;
+  ASSERT_TRUE(test::wait_for([&] { return label->text().contains("view up to date"); },
+                             "the bar saying so"))
+      << label->text().toStdString();
+  EXPECT_FALSE(label->toolTip().contains("The view is behind")) << label->toolTip().toStdString();
+
+  header.sequence = 3;
+  send(e2e::forged_bye(header, 3));
+  source->stop();
+  ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
+}
+
+// Whether a program's newer events wait in its agent or in memtap's own queues, the view is
+// behind that program; the tooltip says which. A second or more behind shows however narrow
+// the window: the curves' end is then not the present.
+TEST(LiveWindow, TheBarSaysWhereTheEventsOfTheProgramItIsBehindWait) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 1000, "weights");
+  const std::string path = dir.file("small.db");
+  b.write(path);
+  // The narrowest window, with a large desktop font: the extras do not fit.
+  auto w = test::open_window(path, 500, 500);
+  ASSERT_TRUE(w.window);
+  gui::TopBar* bar = w.window->topBar();
+  QFont large = bar->statusLabel()->font();
+  large.setPointSizeF(large.pointSizeF() * 2.2);
+  bar->statusLabel()->setFont(large);
+  viewdata::SourceStatus status;
+  status.live = true;
+  status.events = 8000000;
+  status.events_per_s = 1000000;
+  status.processes.push_back({.pid = 4242, .hostname = "node-3", .rank = 3, .world_size = 8});
+  status.lag_ns = 2'500'000'000;
+  status.lagging_pid = 4242;
+  for (const bool in_monitor : {false, true}) {
+    status.lag_in_monitor = in_monitor;
+    bar->refresh(status);
+    QApplication::processEvents();
+    bar->refresh(status);
+    const QString text = bar->statusLabel()->text();
+    EXPECT_TRUE(text.endsWith("view 2.500 s behind pid 4242"))
+        << text.toStdString() << " in " << bar->statusLabel()->width() << " px";
+    const QString tip = bar->statusLabel()->toolTip();
+    const QString where = in_monitor ? "memtap is still taking in its newer events"
+                                     : "its agent still holds its newer events";
+    EXPECT_TRUE(tip.contains("The view is behind rank 3/8 · pid 4242 @ node-3: " + where))
+        << tip.toStdString();
+  }
+  // Under a second it is one of the extras, which a narrow bar leaves out.
+  status.lag_ns = 500'000'000;
+  bar->refresh(status);
+  EXPECT_FALSE(bar->statusLabel()->text().contains("behind"))
+      << bar->statusLabel()->text().toStdString();
+  EXPECT_TRUE(bar->statusLabel()->toolTip().contains("view 500.0 ms behind pid 4242"))
+      << bar->statusLabel()->toolTip().toStdString();
+}
+
 TEST(LiveWindow, TheStatusSaysTheRecordingIsBeingWrittenOnceNothingArrives) {
   test::TempDir dir;
   test::RecordingBuilder b;
