@@ -204,16 +204,16 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     if (!tip.isEmpty()) tip += '\n';
     tip += QString::fromStdString(status.warning);
   }
-  if (status.live && status.lag_ns >= 1'000'000 && status.lagging_pid != 0) {
+  // Why the view is behind: where the newer events wait.
+  if (status.live && status.lag_ns >= 1'000'000) {
     if (!tip.isEmpty()) tip += '\n';
-    const QString who = process_label(status.lagging_pid, status);
-    tip += status.lag_in_monitor
-               ? tr("The view is behind %1: memtap is still taking in its newer events, and "
-                    "leaves the cores to the program first")
-                     .arg(who)
-               : tr("The view is behind %1: its agent still holds its newer events, and sends "
+    tip += status.lagging_pid != 0
+               ? tr("The view is behind %1: its agent still holds its newer events, and sends "
                     "them when the program leaves it a core (the program comes first)")
-                     .arg(who);
+                     .arg(process_label(status.lagging_pid, status))
+               : tr("The view is behind the programs: memtap is still taking in their newer "
+                    "events, and while they keep every core busy it keeps to a small share of "
+                    "one (the programs come first)");
   }
   // Why the block views miss events: their spool was full, or the disk refused it.
   if (blocks.events_dropped != 0 && !blocks.spool_error.empty()) {

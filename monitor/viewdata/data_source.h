@@ -61,13 +61,9 @@ struct SourceStatus {
   // its agent's buffers: a sender that leaves the cores to the program sends nothing
   // meanwhile, and the analyses then look up to date), whichever is more.
   int64_t lag_ns = 0;
-  // The program lag_ns is of, when it is its agent's events that lag (0: the analyses lag,
-  // or nothing does).
+  // The program lag_ns is of, when its newer events wait in its agent's buffers (0: they
+  // wait in memtap's own queues, where every program lags alike, or nothing lags).
   uint32_t lagging_pid = 0;
-  // Where lagging_pid's newer events wait: in memtap's own queues (true: the monitor is
-  // taking them in, and it too leaves the cores to the program first), or in the program,
-  // in its agent's buffers (false: the agent sends them when the program leaves it a core).
-  bool lag_in_monitor = false;
   uint64_t recording_bytes = 0;  // the recording's size on disk (with its write-ahead log)
   int64_t first_ns = 0;          // epoch ns of the first event analysed (0: none yet)
   int64_t last_ns = 0;           // and of the newest one

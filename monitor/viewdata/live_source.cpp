@@ -95,8 +95,9 @@ class LiveSource final : public DataSource {
       const int64_t behind = behind_ns(laggard_, now - horizon_lag_ns_);
       if (behind > s.lag_ns) {
         s.lag_ns = behind;
-        s.lagging_pid = laggard_.pid;
-        s.lag_in_monitor = monitor_behind_;
+        // Behind memtap's own queues every program lags alike, and naming the one that
+        // said least (a launcher idle behind its ranks' batches) would blame it.
+        if (!monitor_behind_) s.lagging_pid = laggard_.pid;
       }
     }
     s.events = rec_ptr_->analysis().rows_analysed();
