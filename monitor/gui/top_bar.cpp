@@ -17,7 +17,8 @@ namespace {
 // live session's queue holds a batch or two (8,192 rows each) as a matter of course.
 constexpr size_t kBlocksBehindEvents = 100'000;
 // From this far behind the view's lag is said with the counts, which always show, rather
-// than with the extras that go first in a narrow window.
+// than with the extras that go first in a narrow window; and the block views are said to be
+// behind the curves, however few events wait.
 constexpr int64_t kFarBehindNs = 1'000'000'000;
 
 QString process_label(uint32_t pid, const viewdata::SourceStatus& status) {
@@ -159,8 +160,13 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     // After the run: the index is built again from the recording, which has them.
     if (status.blocks_reindexing) miss += tr(": reading them from the recording");
     parts << miss;
-  } else if (blocks.spooled_events != 0 || blocks.queued_events >= kBlocksBehindEvents) {
-    // Their graph hatches what the index has not reached; this says why.
+  } else if (blocks.spooled_events != 0 || blocks.queued_events >= kBlocksBehindEvents ||
+             (blocks.queued_events != 0 &&
+              blocks.indexed_until_ns < status.last_ns - kFarBehindNs)) {
+    // Their graph hatches what the index has not reached; this says why. Fewer events than
+    // the count's bound may still be seconds of the program's time: a training loop's
+    // events, each costlier to index than a storm's, left the lifetime graph 2.5 s behind
+    // the curves with 83,486 events waiting, and the bar silent.
     parts << tr("block views %1 behind").arg(count_text(blocks.queued_events, "event", "events"));
   }
   // Shown while they fit, the last to go first; the whole line is the tooltip. (At 1600

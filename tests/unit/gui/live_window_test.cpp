@@ -252,6 +252,56 @@ TEST(LiveWindow, TheBlockViewsCatchUpWithAFloodWhileTheProgramRuns) {
   EXPECT_EQ(source->status().blocks_generation, 0u);
 }
 
+// A few events may be seconds of the program's time: the block views are said to be behind
+// once the index's newest event is a second or more behind the curves' however few events
+// wait (the index's thread is held here, with two events a little over two seconds apart).
+TEST(LiveWindow, TheBarSaysTheBlockViewsAreSecondsBehindWithFewEventsWaiting) {
+  test::TempDir dir;
+  viewdata::LiveOptions options = live_options(dir);
+  std::string error;
+  auto source = start_source(options, &error);
+  ASSERT_NE(source, nullptr) << error;
+  gui::MainWindow window(source.get());
+  window.resize(1600, 800);
+  window.show();
+  QLabel* line = window.topBar()->statusLabel();
+
+  zmq::context_t context;
+  zmq::socket_t agent(context, zmq::socket_type::push);
+  agent.connect(options.listen);
+  auto send = [&](const std::string& message) {
+    agent.send(zmq::buffer(message), zmq::send_flags::none);
+  };
+  e2e::ForgedHeader header{.pid = 5002, .instance_id = 2, .instance_secret = 22};
+  constexpr uint64_t kMs = 1'000'000;
+  const uint64_t now = monotonic_ns();
+  send(e2e::forged_hello(header, "node", now - 4000 * kMs));
+  header.sequence = 1;
+  send(e2e::forged_batch_at(header, 1, {{0x1000, 64}}, now - 3000 * kMs, 0, now - 2900 * kMs));
+  ASSERT_TRUE(test::wait_for([&] { return source->blocks().status().blocks == 1; },
+                             "the first block indexed"));
+  test::HeldBlockIndex held(source->blocks());
+  header.sequence = 2;
+  send(e2e::forged_batch_at(header, 1, {{0x2000, 64}, {0x3000, 64}}, now - 800 * kMs, 100 * kMs,
+                            monotonic_ns()));
+  ASSERT_TRUE(
+      test::wait_for([&] { return source->status().events == 4; },  // START_TRACE and three mallocs
+                     "the curves' three blocks"));
+  ASSERT_EQ(source->blocks().status().queued_events, 2u);
+  ASSERT_TRUE(test::wait_for([&] { return line->text().contains("block views 2 events behind"); },
+                             "the bar saying the block views are behind"))
+      << line->text().toStdString();
+  held.release();
+  ASSERT_TRUE(test::wait_for([&] { return !line->text().contains("block views"); },
+                             "the bar no longer saying so"))
+      << line->text().toStdString();
+
+  header.sequence = 3;
+  send(e2e::forged_bye(header, 3));
+  source->stop();
+  ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
+}
+
 // Asked while the block index is behind a flood, the breakdown says that the blocks since
 // the index's newest event are not shown yet, and stops saying it once the index caught up.
 TEST(LiveWindow, TheBreakdownSaysWhenTheBlockIndexHasNotReachedItsInstant) {
