@@ -74,6 +74,40 @@ std::unique_ptr<viewdata::DataSource> start_source(const viewdata::LiveOptions& 
   return viewdata::start_live(options, error, &code);
 }
 
+// An agent played by hand (tests/e2e/wire_forgery.h): its messages say what a test likes.
+struct ForgedAgent {
+  explicit ForgedAgent(const std::string& endpoint) { socket.connect(endpoint); }
+  void send(const std::string& message) {
+    socket.send(zmq::buffer(message), zmq::send_flags::none);
+  }
+  zmq::context_t context;
+  zmq::socket_t socket{context, zmq::socket_type::push};
+};
+
+// The window over a small recording at its narrowest, with a large desktop font, so that the
+// status line has room for its counts alone; and a live status for its bar to show.
+struct NarrowBar {
+  NarrowBar() {
+    test::RecordingBuilder b;
+    b.malloc(1, 0x1000, 1000, "weights");
+    const std::string path = dir.file("small.db");
+    b.write(path);
+    w = test::open_window(path, 500, 500);
+    if (!w.window) return;
+    bar = w.window->topBar();
+    QFont large = bar->statusLabel()->font();
+    large.setPointSizeF(large.pointSizeF() * 2.2);
+    bar->statusLabel()->setFont(large);
+    status.live = true;
+    status.events = 8000000;
+    status.events_per_s = 1000000;
+  }
+  test::TempDir dir;
+  test::OpenWindow w;
+  gui::TopBar* bar = nullptr;
+  viewdata::SourceStatus status;
+};
+
 TEST(LiveWindow, FollowsPausesAndResumesWhileAProgramStreams) {
   test::TempDir dir;
   viewdata::LiveOptions options = live_options(dir);
@@ -266,12 +300,8 @@ TEST(LiveWindow, TheBarSaysTheBlockViewsAreSecondsBehindWithFewEventsWaiting) {
   window.show();
   QLabel* line = window.topBar()->statusLabel();
 
-  zmq::context_t context;
-  zmq::socket_t agent(context, zmq::socket_type::push);
-  agent.connect(options.listen);
-  auto send = [&](const std::string& message) {
-    agent.send(zmq::buffer(message), zmq::send_flags::none);
-  };
+  ForgedAgent agent(options.listen);
+  auto send = [&](const std::string& message) { agent.send(message); };
   e2e::ForgedHeader header{.pid = 5002, .instance_id = 2, .instance_secret = 22};
   constexpr uint64_t kMs = 1'000'000;
   const uint64_t now = monotonic_ns();
@@ -349,9 +379,6 @@ TEST(LiveWindow, TheBreakdownSaysWhenTheBlockIndexHasNotReachedItsInstant) {
   ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
 }
 
-// Once a run's program has ended nothing more arrives, but SQLite can be seconds behind a
-// flood: the status line says what is left to write instead of the last second's rate,
-// and its start (the state, the counts) stays in view when the line is too long for the bar.
 // A program whose agent holds its newer events (it leaves the cores to the program, or its
 // sender gets none) sends nothing meanwhile: what has arrived is all analysed, and the view
 // looked up to date while it was seconds behind the program (a storm on two cores: "view
@@ -367,12 +394,8 @@ TEST(LiveWindow, TheBarSaysHowFarBehindAProgramWhoseAgentHoldsItsEventsTheViewIs
   window.resize(1600, 1000);
   window.show();
 
-  zmq::context_t context;
-  zmq::socket_t agent(context, zmq::socket_type::push);
-  agent.connect(options.listen);
-  auto send = [&](const std::string& message) {
-    agent.send(zmq::buffer(message), zmq::send_flags::none);
-  };
+  ForgedAgent agent(options.listen);
+  auto send = [&](const std::string& message) { agent.send(message); };
   e2e::ForgedHeader header{.pid = 5001, .instance_id = 1, .instance_secret = 11};
   constexpr uint64_t kS = 1'000'000'000;
   const uint64_t now = monotonic_ns();
@@ -429,22 +452,10 @@ TEST(LiveWindow, TheBarSaysHowFarBehindAProgramWhoseAgentHoldsItsEventsTheViewIs
 // program), or in memtap's own queues (every program lags alike). A second or more behind
 // shows however narrow the window: the curves' end is then not the present.
 TEST(LiveWindow, TheBarSaysWhereTheEventsTheViewIsBehindWait) {
-  test::TempDir dir;
-  test::RecordingBuilder b;
-  b.malloc(1, 0x1000, 1000, "weights");
-  const std::string path = dir.file("small.db");
-  b.write(path);
-  // The narrowest window, with a large desktop font: the extras do not fit.
-  auto w = test::open_window(path, 500, 500);
-  ASSERT_TRUE(w.window);
-  gui::TopBar* bar = w.window->topBar();
-  QFont large = bar->statusLabel()->font();
-  large.setPointSizeF(large.pointSizeF() * 2.2);
-  bar->statusLabel()->setFont(large);
-  viewdata::SourceStatus status;
-  status.live = true;
-  status.events = 8000000;
-  status.events_per_s = 1000000;
+  NarrowBar narrow;  // the extras do not fit
+  ASSERT_TRUE(narrow.bar);
+  gui::TopBar* bar = narrow.bar;
+  viewdata::SourceStatus& status = narrow.status;
   viewdata::ProcessEntry rank;
   rank.pid = 4242;
   rank.hostname = "node-3";
@@ -477,24 +488,17 @@ TEST(LiveWindow, TheBarSaysWhereTheEventsTheViewIsBehindWait) {
       << bar->statusLabel()->toolTip().toStdString();
 }
 
+// Once a run's program has ended nothing more arrives, but SQLite can be seconds behind a
+// flood: the status line says what is left to write instead of the last second's rate,
+// and its start (the state, the counts) stays in view when the line is too long for the bar.
 TEST(LiveWindow, TheStatusSaysTheRecordingIsBeingWrittenOnceNothingArrives) {
-  test::TempDir dir;
-  test::RecordingBuilder b;
-  b.malloc(1, 0x1000, 1000, "weights");
-  const std::string path = dir.file("small.db");
-  b.write(path);
   // The narrowest the window goes (its views' minimum), with a large desktop font: the line,
   // on its own row below the selectors, is still too long for the bar.
-  auto w = test::open_window(path, 500, 500);
-  ASSERT_TRUE(w.window);
-  gui::TopBar* bar = w.window->topBar();
-  QFont large = bar->statusLabel()->font();
-  large.setPointSizeF(large.pointSizeF() * 2.2);
-  bar->statusLabel()->setFont(large);
-  viewdata::SourceStatus status;
-  status.live = true;
-  status.events = 8000000;
-  status.events_per_s = 1000000;
+  NarrowBar narrow;
+  ASSERT_TRUE(narrow.bar);
+  test::OpenWindow& w = narrow.w;
+  gui::TopBar* bar = narrow.bar;
+  viewdata::SourceStatus& status = narrow.status;
   status.writing = true;
   status.rows_to_write = 4374516;
   status.recording_bytes = 331ull << 20;
