@@ -214,8 +214,9 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   if (status.live && status.lag_ns >= 1'000'000) {
     if (!tip.isEmpty()) tip += '\n';
     tip += status.lagging_pid != 0
-               ? tr("The view is behind %1: its agent still holds its newer events, and sends "
-                    "them when the program leaves it a core (the program comes first)")
+               ? tr("The view is behind %1: its newer events have not come yet. Its agent "
+                    "sends them when the program leaves it a core (the program comes first); a "
+                    "stopped process sends none")
                      .arg(process_label(status.lagging_pid, status))
                : tr("The view is behind the programs: memtap is still taking in their newer "
                     "events, and while they keep every core busy it keeps to a small share of "

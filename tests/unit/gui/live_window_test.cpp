@@ -424,7 +424,8 @@ TEST(LiveWindow, TheBarSaysHowFarBehindAProgramWhoseAgentHoldsItsEventsTheViewIs
   EXPECT_TRUE(label->text().contains(QRegularExpression("view [0-9.]+ s behind pid 5001")))
       << label->text().toStdString();
   EXPECT_TRUE(label->toolTip().contains(
-      "The view is behind pid 5001 @ node: its agent still holds its newer events"))
+      "The view is behind pid 5001 @ node: its newer events have not come yet. Its agent "
+      "sends them when the program leaves it a core"))
       << label->toolTip().toStdString();
 
   // It sends what it held, up to now: the view is up to date again.
@@ -473,7 +474,7 @@ TEST(LiveWindow, TheBarSaysWhereTheEventsTheViewIsBehindWait) {
         << text.toStdString() << " in " << bar->statusLabel()->width() << " px";
     const QString tip = bar->statusLabel()->toolTip();
     EXPECT_TRUE(tip.contains(pid != 0 ? "The view is behind rank 3/8 · pid 4242 @ node-3: its "
-                                        "agent still holds its newer events"
+                                        "newer events have not come yet"
                                       : "The view is behind the programs: memtap is still taking "
                                         "in their newer events"))
         << tip.toStdString();
