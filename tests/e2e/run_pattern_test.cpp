@@ -108,7 +108,7 @@ TEST_F(MemtapRun, RecordsEveryEventCompact) {
 }
 
 // MEMTAP_PROGRESS_MS: progress lines while recording and catching up; the last one, once
-// caught up, has the engine and the writer at the same row.
+// caught up, has the engine and the writer at the same row, and no process behind.
 TEST_F(MemtapRun, ProgressLinesEndCaughtUp) {
   ProcessResult r = run(dir.file("p.db"), {kAllocPattern}, nullptr, {}, {"MEMTAP_PROGRESS_MS=1"});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << describe(r) << r.err;
@@ -126,6 +126,8 @@ TEST_F(MemtapRun, ProgressLinesEndCaughtUp) {
   EXPECT_GE(analysed, received);  // + the rows the monitor adds (START/STOP_TRACE)
   EXPECT_EQ(written, analysed);
   EXPECT_EQ(spooled, 0u);
+  const std::string line = r.err.substr(last, r.err.find('\n', last) - last);
+  EXPECT_NE(line.find(" agents_behind_ms=0"), std::string::npos) << line;
 }
 
 TEST_F(MemtapRun, AQueueSizeThatIsNoNumberIsRefused) {
