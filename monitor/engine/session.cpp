@@ -1540,6 +1540,12 @@ Laggard Session::laggard() const {
     lower(p.info.pid, p.watermark_ns == kNoWatermark ? p.info.start_ns : p.watermark_ns);
   }
   for (const auto& [pid, child] : impl_->expected) lower(pid, child.fork_ns);
+  // A Hello whose first batch has not come holds the release back (PendingHello::holds_ns),
+  // having said nothing past its start: an agent sends that batch right after, and one whose
+  // sender then gets no core (nice 19 from its Hello on, beside busy cores) keeps every view
+  // waiting.
+  for (const auto& [key, hello] : impl_->pending)
+    lower(key.first, hello_start_ns(hello.hello.hello));
   return slowest;
 }
 

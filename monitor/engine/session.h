@@ -123,8 +123,8 @@ struct InputCounts {
 
 // The running process whose word reaches least far (Session::laggard): every event it will
 // still send is at `said_until_ns` (epoch) or later, by its watermark; before its first
-// batch, by its Hello's start. An expected fork() child counts from its fork. pid 0 and
-// INT64_MAX when nothing runs.
+// batch (a pending Hello), by its Hello's start. An expected fork() child counts from its
+// fork. pid 0 and INT64_MAX when nothing runs.
 struct Laggard {
   uint32_t pid = 0;
   int64_t said_until_ns = std::numeric_limits<int64_t>::max();

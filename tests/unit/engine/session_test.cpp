@@ -174,8 +174,9 @@ TEST_F(SessionTest, RowsWaitForTheSmallestWatermarkOfRunningProcesses) {
 }
 
 // What the live window measures its lag against (LiveSource): the running process that has
-// said least, by its watermark; a process that said only Hello is not running yet; an
-// expected fork child counts from its fork; one that said Bye no longer counts.
+// said least, by its watermark; a process that said only Hello, by its start (its first
+// batch holds the release back); an expected fork child from its fork; one that said Bye no
+// longer counts.
 TEST_F(SessionTest, TheLaggardIsTheRunningProcessThatHasSaidLeast) {
   auto laggard = [&] {
     const Laggard l = session.laggard();
@@ -185,9 +186,9 @@ TEST_F(SessionTest, TheLaggardIsTheRunningProcessThatHasSaidLeast) {
   EXPECT_EQ(laggard(), nobody);
   feed(hello(kPid, kInst));
   feed(hello(kPid2, kInst2, {.mono_ns = 1500}));
-  EXPECT_EQ(laggard(), nobody) << "Hellos alone: nothing runs yet";
+  EXPECT_EQ(laggard(), std::pair(kPid, epoch(1000))) << "Hellos alone: their starts";
   feed(batch(kPid, kInst, 1, 3500, {}));
-  EXPECT_EQ(laggard(), std::pair(kPid, epoch(3500)));
+  EXPECT_EQ(laggard(), std::pair(kPid2, epoch(1500)));
   feed(batch(kPid2, kInst2, 1, 2500, {}));
   EXPECT_EQ(laggard(), std::pair(kPid2, epoch(2500)));
   feed(batch(kPid2, kInst2, 2, 4500, {}));
