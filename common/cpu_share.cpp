@@ -117,7 +117,7 @@ uint32_t share_for_backlog(uint32_t min_permille, double behind_s) {
 
 uint32_t share_while_running(uint32_t min_permille, double behind_s, int program, int others,
                              int cpus) {
-  if (program >= cpus) return min_permille;
+  if (program >= cpus) return share_for_backlog(min_permille, behind_s - kPatienceSeconds);
   if (others > 0 && program + others >= cpus) {
     return std::max(min_permille, CpuShare::kMaxPermille);
   }

@@ -50,10 +50,14 @@ uint32_t share_for_backlog(uint32_t min_permille, double behind_s);
 // The share while the program runs, from what the machine's runnable threads are now: the
 // program's own (`program`: less the agent's sender and ZeroMQ threads) and other
 // processes' (`others`: neither the program nor memtap's), on `cpus` usable CPUs.
-//  - The program's threads fill every core: the minimum. The program first, however far
-//    behind memtap is; a backlog that grew meanwhile is caught up once it leaves a core.
-//    (A two-thread allocation storm lost 0.1 s of its 0.17 to a receiving thread whose
-//    backlog grew in its first milliseconds.)
+//  - The program's threads fill every core: the minimum until memtap is kPatienceSeconds
+//    behind, then rising with the backlog beyond that as share_for_backlog rises. The
+//    program first: a burst's backlog is caught up once it leaves a core (a two-thread
+//    allocation storm lost 0.1 s of its 0.17 to a receiving thread whose backlog grew in
+//    its first milliseconds). But not at any lag: at the minimum whatever the backlog, two
+//    threads that kept both cores busy for 20 s while making 600 K events a second left the
+//    live view 20.7 s behind at the end, and growing (a longer run would have filled the
+//    agent's buffers and lost events); bounded, memtap never falls arbitrarily behind.
 //  - Other work fills what the program leaves (another job, a compile, busy loops): memtap
 //    competes with it at kMaxPermille a thread, as any process would, and so finishes the
 //    recording sooner once the program has ended: each CPU second it takes now comes
@@ -66,6 +70,11 @@ uint32_t share_for_backlog(uint32_t min_permille, double behind_s);
 //    cores are judged by cores_busy_without_me (before the first look).
 uint32_t share_while_running(uint32_t min_permille, double behind_s, int program, int others,
                              int cpus);
+// How far behind memtap lets itself fall while the program's own threads fill every core,
+// before its share rises: further than a burst leaves it (`import torch` in the two ranks of
+// train_multirank.py on two cores, their 4.4 M events: 5.4-5.8 s behind at most), and the
+// agents' buffers hold that much of a sustained 600 K events a second many times over.
+constexpr double kPatienceSeconds = 8.0;
 
 // Whether other processes keep every core this process may run on busy: /proc/loadavg's
 // runnable count minus this process's own runnable threads, against the CPUs of the

@@ -888,8 +888,9 @@ bool wait_unless_stopped(Sender& s, uint64_t ns) {
 }
 
 // The catch-up thread's share of a core while it catches up, as the monitor's threads keep
-// theirs (common/cpu_share.h): the minimum while the program's own threads fill every core,
-// half a core against other processes' work, and no waiting on a core nobody else wants.
+// theirs (common/cpu_share.h): the minimum while the program's own threads fill every core
+// (until kPatienceSeconds behind), half a core against other processes' work, and no
+// waiting on a core nobody else wants.
 void update_share(CpuShare* share, RecentRunnable* recent, double behind_s) {
   const ProgramThreads threads = program_runnable_threads(uint32_t(getpid()));
   const int cpus = usable_cpus();

@@ -196,12 +196,19 @@ TEST(CpuShare, TheShareRisesWithTheBacklogFromTheMinimumToTheMaximum) {
   EXPECT_EQ(share_for_backlog(800, 20.0), 800u);
 }
 
-TEST(CpuShare, WhileTheProgramFillsEveryCoreTheShareStaysAtTheMinimum) {
-  const uint32_t min = CpuShare::kMinPermille;
-  // A two-thread program on two cores: the program first, however far behind memtap is,
-  // and whatever else runs.
+TEST(CpuShare, WhileTheProgramFillsEveryCoreTheShareStaysAtTheMinimumForABurstOnly) {
+  const uint32_t min = CpuShare::kMinPermille, max = CpuShare::kMaxPermille;
+  // A two-thread program on two cores: the program first while memtap is less than the
+  // patience behind, whatever else runs.
   EXPECT_EQ(share_while_running(min, 5.0, /*program=*/2, /*others=*/0, /*cpus=*/2), min);
   EXPECT_EQ(share_while_running(min, 5.0, 3, 2, 2), min);
+  EXPECT_EQ(share_while_running(min, kPatienceSeconds, 2, 0, 2), min);
+  // Further behind, the share rises as the backlog rule's does past the patience, so that
+  // memtap never falls arbitrarily behind a program that keeps every core busy for long.
+  EXPECT_EQ(share_while_running(min, kPatienceSeconds + 1.0, 2, 0, 2), share_for_backlog(min, 1.0));
+  EXPECT_GT(share_for_backlog(min, 1.0), min);
+  EXPECT_EQ(share_while_running(min, kPatienceSeconds + 60.0, 2, 0, 2), max);
+  EXPECT_EQ(share_while_running(min, kPatienceSeconds + 60.0, 3, 2, 2), max);
 }
 
 TEST(CpuShare, BesideOtherWorkThatFillsTheCoresMemtapTakesTheMaximumAtOnce) {
