@@ -62,6 +62,9 @@ class LiveRecording {
   // the share every pacing thread keeps to (permille), instead of share_while_running's.
   void set_cores_busy_probe(bool (*probe)()) { cpu_share_->cores_busy = probe; }
   void pin_share(uint32_t permille) { pinned_permille_ = permille; }
+  // What every memtap thread of this recording paces itself by while the program runs: for
+  // the window's block index too (BlockIndex::pace_by).
+  std::shared_ptr<const CpuShare> cpu_share() const { return cpu_share_; }
   // The receiving thread's sleeps behind the program so far (CpuPacer::waits).
   uint64_t receiving_waits() const { return pacer_.waits(); }
   // One line of how far each stage got, for MEMTAP_PROGRESS_MS: events received from the

@@ -9,12 +9,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "common/clock.h"
 #include "monitor/viewdata/block_index_queries.h"
 #include "monitor/viewdata/block_pairing.h"
 #include "monitor/viewdata/block_spool.h"
@@ -135,7 +138,18 @@ class Index final : public BlockIndex {
   void post(BlockQuery query) override {
     Item item;
     item.query = std::move(query);
-    push(std::move(item));
+    {
+      std::lock_guard lock(mutex_);
+      ++queries_waiting_;
+      items_.push_back(std::move(item));
+    }
+    wake_.notify_one();
+  }
+
+  void pace_by(std::shared_ptr<const CpuShare> share) override {
+    std::lock_guard lock(mutex_);
+    share_ = std::move(share);
+    pacer_.emplace(share_.get());
   }
 
   BlockIndexStatus status() const override {
@@ -197,7 +211,16 @@ class Index final : public BlockIndex {
     for (;;) {
       wake_.wait(lock, [&] { return stop_ || !items_.empty() || spooled_batches_ != 0; });
       if (stop_) return;
-      const bool from_spool = items_.empty() || (items_.front().finish && spooled_batches_ != 0);
+      // While the program runs and the thread paces itself, a query goes first: behind a
+      // paced queue of events every view would wait.
+      auto next = items_.begin();
+      if (queries_waiting_ != 0 && share_ && share_->limited.load(std::memory_order_relaxed)) {
+        next =
+            std::find_if(items_.begin(), items_.end(), [](const Item& i) { return bool(i.query); });
+      }
+      const bool query_first = next != items_.begin();
+      const bool from_spool =
+          !query_first && (items_.empty() || (items_.front().finish && spooled_batches_ != 0));
       Item item;
       uint64_t lost = 0;
       std::string spool_error;
@@ -212,8 +235,9 @@ class Index final : public BlockIndex {
           item.events = std::move(batch.events);
         }
       } else {
-        item = std::move(items_.front());
-        items_.pop_front();
+        item = std::move(*next);
+        items_.erase(next);
+        if (item.query) --queries_waiting_;
         lock.unlock();
       }
       process(item, backlog);
@@ -239,6 +263,25 @@ class Index final : public BlockIndex {
       status_.indexed_until_ns = pairing_.newest_ns();
       if (status_.error.empty() && store_->failed()) status_.error = store_->error();
       if (n != 0 && wait_for_room_) room_.notify_all();
+      if (n != 0 && pacer_) pace(lock);
+    }
+  }
+
+  // With mutex_ held: waits out what the thread owes its share (CpuPacer), a look at a time
+  // (the share and the limit change while it waits: the program ends), and no longer once a
+  // query waits: a view is not kept waiting for the program's sake, and what the query costs
+  // is owed after it.
+  void pace(std::unique_lock<std::mutex>& lock) {
+    constexpr int64_t kLookNs = 25'000'000;
+    for (;;) {
+      const int64_t owed =
+          pacer_->owed_wait_ns(monotonic_ns(), thread_cpu_ns(), pacer_->busy_probe());
+      if (owed <= 0) return;
+      ++status_.paced_waits;
+      if (wake_.wait_for(lock, std::chrono::nanoseconds(std::min(owed, kLookNs)),
+                         [&] { return stop_ || queries_waiting_ != 0; })) {
+        return;
+      }
     }
   }
 
@@ -270,6 +313,10 @@ class Index final : public BlockIndex {
   uint64_t spooled_batches_ = 0;  // guarded by mutex_: batches on disk the thread has not read
   int64_t spooled_to_ns_ = 0;     // guarded by mutex_: the newest event ever spooled
   bool stop_ = false;             // guarded by mutex_
+  size_t queries_waiting_ = 0;    // guarded by mutex_: queries in items_
+  // Guarded by mutex_: what the thread paces itself by (pace_by); none in a replay.
+  std::shared_ptr<const CpuShare> share_;
+  std::optional<CpuPacer> pacer_;
   std::atomic<size_t> queued_{0};
 
   // The index thread's.

@@ -54,6 +54,7 @@ class LiveSource final : public DataSource {
       title_ = "run: " + command;
     }
     if (rec_) rec_ptr_ = rec_.get();
+    blocks_->pace_by(rec_ptr_->cpu_share());
     {
       std::lock_guard lock(mutex_);
       status_.title = title_;

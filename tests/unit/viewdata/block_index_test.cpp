@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <limits>
 #include <map>
 #include <random>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 
@@ -755,6 +757,60 @@ TEST(BlockIndex, AQueryIsAnsweredAheadOfTheEventsWaitingOnDisk) {
   EXPECT_EQ(feed.largest(host()).matching_blocks, 104u);
   EXPECT_EQ(feed.ask([](BlockQueries& q) { return q.covered_until_ns(); }),
             std::numeric_limits<int64_t>::max());
+}
+
+// Up to `seconds`, polling: whether `done()` came true.
+template <class F>
+bool within(int seconds, F done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+// A live session's index keeps to the program's share of a core while the program runs
+// (here a thousandth, the cores said busy): it waits between batches, a view's query is
+// answered ahead of the events still queued in memory, and once the program has ended the
+// index takes everything at full speed.
+TEST(BlockIndex, PacedBehindTheProgramItAnswersQueriesAheadOfTheEventsItHasNotIndexed) {
+  Feed feed;
+  auto share = std::make_shared<CpuShare>();
+  share->limited.store(true);
+  share->permille.store(1);
+  share->cores_busy = [] { return true; };
+  feed.index().pace_by(share);
+  constexpr int kBatches = 100, kPerBatch = 4000;  // far more than the 20 ms burst's work
+  {
+    test::HeldBlockIndex held(feed.index());  // all of it queued in memory first
+    for (int b = 0; b < kBatches; ++b) {
+      for (int i = 0; i < kPerBatch; ++i) {
+        const int64_t t = 1000 + int64_t(b) * kPerBatch + i;
+        feed.malloc(t, 0x100000 + uint64_t(t) * 16, 8);
+      }
+      feed.add();
+    }
+  }
+  ASSERT_TRUE(within(30, [&] { return feed.index().status().paced_waits != 0; }))
+      << "the index never waited for its share";
+  std::promise<std::tuple<uint64_t, int64_t, size_t>> seen;
+  auto answer = seen.get_future();
+  feed.index().post([&](BlockQueries& q) {
+    seen.set_value({q.largest(host(), 1).matching_blocks, q.covered_until_ns(),
+                    feed.index().status().queued_events});
+  });
+  ASSERT_EQ(answer.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the query waited behind the paced events";
+  const auto [blocks, covered, queued] = answer.get();
+  constexpr uint64_t kEvents = uint64_t(kBatches) * kPerBatch;
+  EXPECT_LT(blocks, kEvents);
+  EXPECT_GT(queued, 0u);
+  EXPECT_EQ(covered, 1000 + int64_t(blocks) - 1) << "the answer ends at the newest block indexed";
+  share->limited.store(false);  // the program ended
+  ASSERT_TRUE(within(30, [&] { return feed.index().status().queued_events == 0; }));
+  EXPECT_EQ(feed.largest(host(), 1).matching_blocks, kEvents);
+  EXPECT_EQ(feed.index().status().events_dropped, 0u);
 }
 
 // What does not fit on disk either is dropped and counted, with why; and while anything
