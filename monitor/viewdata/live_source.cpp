@@ -133,6 +133,8 @@ class LiveSource final : public DataSource {
         const auto now = steady_clock::now();
         if (now - last_check >= milliseconds(100)) {
           rec_->check_liveness(milliseconds(500));
+          // As memtap record does: the traced programs come first while any of them runs.
+          rec_->set_program_running(rec_->any_running());
           last_check = now;
         }
         over = stop_.load() || interrupted();

@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <chrono>
+#include <future>
 #include <zmq.hpp>
 
 #include "common/clock.h"
@@ -373,6 +374,54 @@ TEST(LiveWindow, TheBreakdownSaysWhenTheBlockIndexHasNotReachedItsInstant) {
                      "the breakdown of the 100 blocks"))
       << headers.join('\n').toStdString();
   EXPECT_FALSE(headers.last().contains("block index")) << headers.last().toStdString();
+  program->close_stdin();
+  EXPECT_TRUE(program->wait(std::chrono::seconds(30)).exited);
+  source->stop();
+  ASSERT_TRUE(test::wait_for([&] { return source->status().loaded; }, "the recording"));
+}
+
+// A window that listens steps back for the programs while any runs, as memtap record does:
+// seen here through its block index, which answers a query ahead of the events it has not
+// indexed only then (BlockIndex::pace_by). Before, the listening window never set the limit,
+// and its threads took what they liked beside the training runs.
+TEST(LiveWindow, AListeningWindowPutsTheProgramsFirstWhileAnyRuns) {
+  test::TempDir dir;
+  viewdata::LiveOptions options = live_options(dir);
+  std::string error;
+  auto source = start_source(options, &error);
+  ASSERT_NE(source, nullptr) << error;
+  gui::MainWindow window(source.get());
+  window.resize(1200, 800);
+  window.show();
+  auto program = start_streamer(options.listen, &error);
+  ASSERT_NE(program, nullptr) << error;
+  command(*program, "alloc 1 100");
+  ASSERT_TRUE(test::wait_for([&] { return source->blocks().status().blocks >= 1; },
+                             "the program's first block"));
+  // Whether a query posted behind 100 new blocks' events is answered before them (they are
+  // still queued when it runs). The limit is looked at every 100 ms, so the probe is tried
+  // until it shows, or for 10 s.
+  const auto query_went_first = [&] {
+    test::HeldBlockIndex held(source->blocks());
+    command(*program, "alloc 100 64");
+    const size_t waiting = 100;
+    if (!test::wait_for([&] { return source->blocks().status().queued_events >= waiting; },
+                        "the blocks' events queued")) {
+      return false;
+    }
+    std::promise<size_t> seen;
+    auto answer = seen.get_future();
+    source->blocks().post(
+        [&](viewdata::BlockQueries&) { seen.set_value(source->blocks().status().queued_events); });
+    held.release();
+    return answer.get() >= waiting;
+  };
+  bool first = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!first && std::chrono::steady_clock::now() < deadline) first = query_went_first();
+  EXPECT_TRUE(first) << "the window's block index never put a query ahead of its events";
+
+  command(*program, "free");
   program->close_stdin();
   EXPECT_TRUE(program->wait(std::chrono::seconds(30)).exited);
   source->stop();
