@@ -138,12 +138,7 @@ class Index final : public BlockIndex {
   void post(BlockQuery query) override {
     Item item;
     item.query = std::move(query);
-    {
-      std::lock_guard lock(mutex_);
-      ++queries_waiting_;
-      items_.push_back(std::move(item));
-    }
-    wake_.notify_one();
+    push(std::move(item));
   }
 
   void pace_by(std::shared_ptr<const CpuShare> share) override {
@@ -196,6 +191,7 @@ class Index final : public BlockIndex {
   void push(Item item) {
     {
       std::lock_guard lock(mutex_);
+      if (item.query) ++queries_waiting_;
       items_.push_back(std::move(item));
     }
     wake_.notify_one();
