@@ -16,6 +16,8 @@ namespace {
 // The block index is said to be behind from this many events waiting (or any on disk): a
 // live session's queue holds a batch or two (8,192 rows each) as a matter of course.
 constexpr size_t kBlocksBehindEvents = 100'000;
+// Less behind than this the view is said to be up to date.
+constexpr int64_t kUpToDateNs = 1'000'000;
 // From this far behind the view's lag is said with the counts, which always show, rather
 // than with the extras that go first in a narrow window; and the block views are said to be
 // behind the curves, however few events wait.
@@ -174,11 +176,11 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
   QStringList extras;
   if (status.live) {
     QString lag =
-        status.lag_ns < 1'000'000
+        status.lag_ns < kUpToDateNs
             ? tr("view up to date")
             : tr("view %1 behind").arg(QString::fromStdString(duration_text(status.lag_ns)));
     // Behind a program, not the analyses: which one (ranks may differ), and the tooltip why.
-    if (status.lag_ns >= 1'000'000 && status.lagging_pid != 0)
+    if (status.lag_ns >= kUpToDateNs && status.lagging_pid != 0)
       lag += tr(" pid %1").arg(status.lagging_pid);
     // Far behind, the curves' end is not the present: said however narrow the window.
     (status.lag_ns >= kFarBehindNs ? parts : extras) << lag;
@@ -211,7 +213,7 @@ void TopBar::refresh(const viewdata::SourceStatus& status) {
     tip += QString::fromStdString(status.warning);
   }
   // Why the view is behind: where the newer events wait.
-  if (status.live && status.lag_ns >= 1'000'000) {
+  if (status.live && status.lag_ns >= kUpToDateNs) {
     if (!tip.isEmpty()) tip += '\n';
     tip += status.lagging_pid != 0
                ? tr("The view is behind %1: its newer events have not come yet. Its agent "
