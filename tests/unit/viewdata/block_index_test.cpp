@@ -15,13 +15,13 @@
 #include <limits>
 #include <map>
 #include <random>
-#include <thread>
 #include <tuple>
 #include <type_traits>
 
 #include "monitor/engine/timeline/timeline.h"
 #include "monitor/viewdata/breakdown_data.h"
 #include "monitor/viewdata/lifetime_data.h"
+#include "tests/e2e/process_runner.h"
 #include "tests/unit/store/store_test_support.h"
 #include "tests/unit/viewdata/recording_builder.h"
 #include "tests/unit/viewdata/source_support.h"
@@ -759,17 +759,6 @@ TEST(BlockIndex, AQueryIsAnsweredAheadOfTheEventsWaitingOnDisk) {
             std::numeric_limits<int64_t>::max());
 }
 
-// Up to `seconds`, polling: whether `done()` came true.
-template <class F>
-bool within(int seconds, F done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
-
 // A live session's index keeps to the program's share of a core while the program runs
 // (here a thousandth, the cores said busy): it waits between batches, a view's query is
 // answered ahead of the events still queued in memory, and once the program has ended the
@@ -792,7 +781,8 @@ TEST(BlockIndex, PacedBehindTheProgramItAnswersQueriesAheadOfTheEventsItHasNotIn
       feed.add();
     }
   }
-  ASSERT_TRUE(within(30, [&] { return feed.index().status().paced_waits != 0; }))
+  ASSERT_TRUE(e2e::poll_until([&] { return feed.index().status().paced_waits != 0; },
+                              std::chrono::seconds(30)))
       << "the index never waited for its share";
   std::promise<std::tuple<uint64_t, int64_t, size_t>> seen;
   auto answer = seen.get_future();
@@ -808,7 +798,8 @@ TEST(BlockIndex, PacedBehindTheProgramItAnswersQueriesAheadOfTheEventsItHasNotIn
   EXPECT_GT(queued, 0u);
   EXPECT_EQ(covered, 1000 + int64_t(blocks) - 1) << "the answer ends at the newest block indexed";
   share->limited.store(false);  // the program ended
-  ASSERT_TRUE(within(30, [&] { return feed.index().status().queued_events == 0; }));
+  ASSERT_TRUE(e2e::poll_until([&] { return feed.index().status().queued_events == 0; },
+                              std::chrono::seconds(30)));
   EXPECT_EQ(feed.largest(host(), 1).matching_blocks, kEvents);
   EXPECT_EQ(feed.index().status().events_dropped, 0u);
 }
