@@ -36,7 +36,7 @@ class GpuSmoke : public ::testing::Test {
 
   // `bash tests/gpu/smoke.sh BUILD` with this build's memtap, `pythonpath` first for the
   // interpreter, and the recordings in the test's directory.
-  ProcessResult smoke(const std::string& pythonpath) {
+  ProcessResult smoke(const std::string& pythonpath, const std::string& memtap = "") {
     ProcessSpec spec = spec_in(dir, {"/bin/bash", kSmokeScript, std::string(MEMTAP_BUILD_DIR)});
     for (const char* name : {"PYTHONPATH", "PYTORCH_CUDA_ALLOC_CONF", "CXX", "CUDA_HOME",
                              "CUDA_PATH", "MEMTAP", "MEMTAP_SMOKE_PYTHON"}) {
@@ -44,6 +44,7 @@ class GpuSmoke : public ::testing::Test {
     }
     spec.env_set.push_back("PYTHONPATH=" + pythonpath);
     spec.env_set.push_back(std::string("MEMTAP_SMOKE_PYTHON=") + kPython);
+    if (!memtap.empty()) spec.env_set.push_back("MEMTAP=" + memtap);
     spec.env_set.push_back("MEMTAP_SMOKE_OUT=" + dir.path());
     spec.env_set.push_back("MEMTAP_CACHE_DIR=" + dir.file("cache"));
     spec.env_set.push_back("CUDA_HOME=" + kFakeTorch + "/cuda");
@@ -119,6 +120,36 @@ TEST_F(GpuSmoke, PassesOnTheStandInGpuWithCudaMallocAndExpandableSegments) {
               std::string::npos)
         << *ooms.begin();
   }
+}
+
+// A GPU machine is lent for minutes: when one configuration fails its check, the script still
+// checks the other, and says which failed. Here the first run leaves the pool alone
+// (--no-torch-pool), so its check fails in the middle while its last step (the snapshot's
+// reading) passes; a script that took a configuration's status from its last step, or stopped
+// at the first failure, would not say this.
+TEST_F(GpuSmoke, AConfigurationThatFailsItsCheckDoesNotStopTheOther) {
+  const std::string wrapper = dir.file("memtap_no_pool_first");
+  std::ofstream(wrapper) << "#!/bin/bash\n"
+                            "if [ \"$1\" = run ] && [ -z \"$PYTORCH_CUDA_ALLOC_CONF\" ]; then\n"
+                            "  shift; exec " MEMTAP_BUILD_DIR
+                            "/bin/memtap run --no-torch-pool \"$@\"\n"
+                            "fi\n"
+                            "exec " MEMTAP_BUILD_DIR "/bin/memtap \"$@\"\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  const ProcessResult r = smoke(kFakeTorch, wrapper);
+  ASSERT_TRUE(r.exited) << describe(r);
+  EXPECT_EQ(r.exit_code, 1) << r.out << "\n" << r.err;
+
+  const std::string segments = run_output(r.out, "");
+  EXPECT_NE(segments.find("FAIL: PyTorch's pool was not watched"), std::string::npos) << r.out;
+  // The configuration stopped at its failed check: no report of it followed.
+  EXPECT_EQ(segments.find("device 0:"), std::string::npos) << segments;
+  const std::vector<std::string> expandable =
+      split_lines(run_output(r.out, "expandable_segments:True"));
+  EXPECT_EQ(std::count(expandable.begin(), expandable.end(), "ok"), 1) << r.out;
+  EXPECT_NE(r.out.find("tests/gpu/smoke.sh: FAILED: segments (recordings in"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("tests/gpu/smoke.sh: passed"), std::string::npos) << r.out;
 }
 
 // A machine whose PyTorch has no CUDA: one line says why, and the script passes.

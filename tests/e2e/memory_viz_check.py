@@ -98,6 +98,28 @@ def unmap_range(pool, addr, size, where):
         fail(f"{where}: segment_map of {addr:#x}+{size} ends inside a mapped range")
 
 
+def read_with_torch(snapshot):
+    """Runs the installed torch's own readers of a snapshot over this one; their names, or []
+    without torch. They changed between releases: 1.13 has stats(segments), 2.x segsum(snapshot),
+    which checks that every segment's blocks add up, and trace(snapshot), which walks the device
+    traces. Each raises on what it cannot read."""
+    try:
+        from torch.cuda import _memory_viz
+    except ImportError:
+        return []
+    readers = []
+    if hasattr(_memory_viz, "stats"):
+        _memory_viz.stats(snapshot["segments"])
+        readers.append("stats")
+    for name in ("segsum", "trace"):
+        if hasattr(_memory_viz, name):
+            getattr(_memory_viz, name)(snapshot)
+            readers.append(name)
+    if not readers:
+        fail("this torch's _memory_viz has none of stats, segsum and trace to read it with")
+    return readers
+
+
 def check(path):
     with open(path, "rb") as f:
         data = f.read()
@@ -129,12 +151,7 @@ def check(path):
         pool.segments[seg["address"]] = [seg["total_size"], expandable, seg["stream"]]
         summary["segments"] += 1
 
-    try:
-        from torch.cuda import _memory_viz
-        _memory_viz.stats(snapshot["segments"])
-        summary["torch_stats"] = True
-    except ImportError:
-        summary["torch_stats"] = False
+    summary["torch_readers"] = read_with_torch(snapshot)
 
     for device, trace in enumerate(traces):
         if trace:

@@ -25,9 +25,10 @@ if ! "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() el
 fi
 [ -x "$memtap" ] || { echo "tests/gpu/smoke.sh: $memtap not found (build first)"; exit 1; }
 
-for conf in "" "expandable_segments:True"; do
-  name=${conf:+expandable}
-  name=${name:-segments}
+# Each configuration is checked to the end even when the other fails: on a GPU machine lent
+# for minutes, one run must say everything that is wrong.
+check() {
+  local conf=$1 name=$2
   echo "== PYTORCH_CUDA_ALLOC_CONF='$conf'"
   rm -f "$out/$name.db"
   PYTORCH_CUDA_ALLOC_CONF=$conf "$memtap" run -o "$out/$name.db" -- \
@@ -37,5 +38,24 @@ for conf in "" "expandable_segments:True"; do
   grep -A12 "device 0:" "$out/$name.report.txt"
   "$memtap" export "$out/$name.db" --format torch-snapshot -o "$out/$name.pickle"
   "$python" "$here/../e2e/memory_viz_check.py" "$out/$name.pickle"
+}
+failed=()
+for conf in "" "expandable_segments:True"; do
+  name=${conf:+expandable}
+  name=${name:-segments}
+  # Not `(check) || ...`: bash ignores errexit inside a command whose status is tested. The
+  # subshell sets it again, since it inherits the `set +e` that lets this shell go on.
+  set +e
+  (
+    set -e
+    check "$conf" "$name"
+  )
+  status=$?
+  set -e
+  [ $status -eq 0 ] || failed+=("$name")
 done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "tests/gpu/smoke.sh: FAILED: ${failed[*]} (recordings in $out)"
+  exit 1
+fi
 echo "tests/gpu/smoke.sh: passed (recordings in $out)"
