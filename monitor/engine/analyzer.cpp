@@ -118,6 +118,8 @@ OomEntry oom_entry(const blocks::Oom& oom, const StringTable& strings) {
   e.stream = oom.stream;
   e.stack_python = strings.get(oom.stack_python);
   e.stack_c = strings.get(oom.stack_c);
+  e.refusals = oom.refusals;
+  e.last_ts_ns = oom.last_ts_ns;
   for (const blocks::OomBlock& b : oom.top) {
     e.top.push_back({b.addr, clamp_to_int64(b.size_bytes), b.allocation_id, strings.get(b.owner),
                      strings.get(b.name), strings.get(b.stack_python), strings.get(b.stack_c)});

@@ -154,6 +154,10 @@ struct OomEntry {
   int64_t requested_bytes = 0;
   uint64_t stream = 0;
   std::string stack_python, stack_c;
+  // The failed calls of this request: PyTorch's allocator asks again after giving its cache
+  // back (blocks::kRefusedAgainNs), and `top` is what was live at the last of them.
+  uint32_t refusals = 1;
+  int64_t last_ts_ns = kUnknown;
   std::vector<OomBlockEntry> top;
 };
 

@@ -122,7 +122,8 @@ std::string oom_text(const DeviceReport& d) {
   if (d.ooms.empty()) return text;
   const OomEntry& o = d.ooms.front();
   text += (d.oom_count == 1 ? "" : ", the first") + at_text(o.ts_ns, d.origin_ns) + ": " +
-          key_text(o.api) + " of " + bytes_text(double(o.requested_bytes)) + " failed";
+          key_text(o.api) + " of " + bytes_text(double(o.requested_bytes)) + " failed" +
+          (o.refusals > 1 ? " (refused " + count_text(o.refusals) + " times)" : "");
   if (o.top.empty()) return text + "; no live block recorded then";
   const OomBlockEntry& b = o.top.front();  // largest first
   text += "; largest live block then: " + bytes_text(double(b.size_bytes));

@@ -78,17 +78,27 @@ std::string stack_text(const std::string& python, const std::string& c) {
   return key_text(python.empty() ? c : python);
 }
 
+// ", refused again at +1.234 s" for a request the allocator asked again; empty for one refusal.
+std::string refused_again_text(const OomEntry& o, int64_t origin_ns) {
+  if (o.refusals <= 1) return "";
+  if (o.refusals == 2) return ", refused again at " + time_text(o.last_ts_ns, origin_ns);
+  return ", refused " + count_text(o.refusals) + " times until " +
+         time_text(o.last_ts_ns, origin_ns);
+}
+
 void oom_text(const OomEntry& o, int64_t origin_ns, FILE* out) {
-  fprintf(out, "    OOM at %s: %s asked %s (thread %u, stream %llu)\n",
+  fprintf(out, "    OOM at %s: %s asked %s (thread %u, stream %llu)%s\n",
           time_text(o.ts_ns, origin_ns).c_str(), key_text(o.api).c_str(),
-          bytes_text(double(o.requested_bytes)).c_str(), o.tid, (unsigned long long)o.stream);
+          bytes_text(double(o.requested_bytes)).c_str(), o.tid, (unsigned long long)o.stream,
+          refused_again_text(o, origin_ns).c_str());
   if (!o.stack_python.empty() || !o.stack_c.empty())
     fprintf(out, "      called from %s\n", stack_text(o.stack_python, o.stack_c).c_str());
   if (o.top.empty()) {
     fprintf(out, "      no block of the process was live on the device\n");
     return;
   }
-  fprintf(out, "      largest blocks live then:\n");
+  fprintf(out, "      largest blocks live %s:\n",
+          o.refusals > 1 ? ("at " + time_text(o.last_ts_ns, origin_ns)).c_str() : "then");
   for (const OomBlockEntry& b : o.top) {
     fprintf(out, "        %10s  %s  id %llu  owner %s  name %s  stack %s\n",
             bytes_text(double(b.size_bytes)).c_str(), hex_text(b.addr).c_str(),
@@ -646,6 +656,8 @@ std::string report_json(const Report& r) {
       j.key("tid").value(o.tid).key("api").value(o.api);
       j.key("requested_bytes").value(o.requested_bytes).key("stream").value(o.stream);
       j.key("stack_python").value(o.stack_python).key("stack_c").value(o.stack_c);
+      j.key("refusals").value(o.refusals);
+      optional_int(j, "last_ts_ns", o.last_ts_ns);
       j.key("top").begin_array();
       for (const OomBlockEntry& b : o.top) {
         j.begin_object().key("addr").value(b.addr).key("size_bytes").value(b.size_bytes);

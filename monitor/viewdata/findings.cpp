@@ -240,13 +240,17 @@ void add_ooms_that_happened(const DeviceReport& d, std::vector<Finding>* out) {
     Finding f;
     f.kind = FindingKind::kOom;
     f.title = "Out of memory: " + o.api + " asked " + bytes_text(double(o.requested_bytes));
+    // The allocator asked again after giving its cache back: say so, and the blocks are
+    // those of the last refusal.
+    const std::string again =
+        o.refusals > 1 ? "refused " + std::to_string(o.refusals) + " times; " : "";
     if (o.top.empty()) {
-      f.detail = "no block of the process was live on the device";
+      f.detail = again + "no block of the process was live on the device";
     } else {
       const OomBlockEntry& top = o.top.front();
       // A block with neither owner nor name (a pool block outside memtap.owner) is its size.
       const std::string& key = top.owner.empty() ? top.name : top.owner;
-      f.detail = "largest live then: " + bytes_text(double(top.size_bytes)) +
+      f.detail = again + "largest live then: " + bytes_text(double(top.size_bytes)) +
                  (key.empty() ? "" : " " + key_text(key)) + " (of " + std::to_string(o.top.size()) +
                  " listed)";
       if (!top.owner.empty()) f.block_filter = filter_text(top.owner);

@@ -11,6 +11,9 @@
 //     ALLOC and FREE_REQUESTED with the size requested, FREE_COMPLETED at once unless the
 //     block was used on another stream (then at the next synchronize()), SEGMENT_FREE when
 //     empty_cache() gives an unused segment back;
+//   - when CUDA refuses a segment, it gives the device's unused segments back (and unmaps the
+//     free pages of its expandable ones) and asks once more before it fails, as PyTorch's
+//     release_cached_blocks() and retry do: an out-of-memory error is two refused calls;
 //   - with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync there is no pool: each block is a
 //     cudaMallocAsync, and attaching a tracker throws, as PyTorch's async backend does;
 //   - with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True a segment is a reserved address
@@ -201,6 +204,7 @@ class StandInAllocator final : public c10::cuda::CUDACachingAllocator::CUDAAlloc
   bool record_stream(uint64_t addr, uint64_t stream);
   void synchronize();
   void empty_cache();
+  void release_cached(int device);  // this device's unused segments back to CUDA
   void stats(int device, uint64_t out[6]);
   std::string snapshot();
 
@@ -220,6 +224,8 @@ class StandInAllocator final : public c10::cuda::CUDACachingAllocator::CUDAAlloc
     }
   }
   Block* find_block(uint64_t addr, Segment** segment, int* device);
+  bool new_segment(int device, uint64_t stream, bool small, size_t rounded, Segment** segment,
+                   Block** block);
   bool grow_expandable(int device, uint64_t stream, bool small, size_t rounded, Segment** segment,
                        Block** block);
   void trim_expandable(int device, Segment& s);
@@ -251,6 +257,36 @@ void StandInAllocator::trace(TraceEntry::Action action, int device, uint64_t add
 #else
   (void)action, (void)device, (void)addr, (void)size, (void)stream;
 #endif
+}
+
+// A segment for a block of `rounded` bytes: a cudaMalloc, or pages mapped at the end of an
+// expandable segment. False when CUDA refuses.
+bool StandInAllocator::new_segment(int device, uint64_t stream, bool small, size_t rounded,
+                                   Segment** segment, Block** block) {
+  if (expandable_segments()) return grow_expandable(device, stream, small, rounded, segment, block);
+  DeviceState& d = devices_[device];
+  const size_t segment_size =
+      small ? kSmallSegment : (rounded + kSmallSegment - 1) / kSmallSegment * kSmallSegment;
+  void* p = nullptr;
+  if (cudaMalloc(&p, segment_size) != cudaSuccess) {
+    print_line("expect deviceOom api=cudaMalloc device=%d size_bytes=%zu", device, segment_size);
+    return false;
+  }
+  print_line("expect deviceMalloc api=cudaMalloc device=%d size_bytes=%zu addr=0x%llx", device,
+             segment_size, static_cast<unsigned long long>(uint64_t(p)));
+  Segment s;
+  s.base = uint64_t(p);
+  s.size = segment_size;
+  s.stream = stream;
+  s.small = small;
+  s.blocks[s.base] = Block{s.base, segment_size, 0, false, false, {}};
+  d.segments.push_back(std::move(s));
+  d.reserved += segment_size;
+  *segment = &d.segments.back();
+  *block = &(*segment)->blocks.begin()->second;
+  trace(TraceEntry::SEGMENT_ALLOC, device, (*segment)->base, segment_size, stream);
+  note_state(device, d);
+  return true;
 }
 
 uint64_t StandInAllocator::malloc(int device, size_t size, uint64_t stream) {
@@ -290,30 +326,11 @@ uint64_t StandInAllocator::malloc(int device, size_t size, uint64_t stream) {
       }
     }
   }
-  if (!block && expandable_segments()) {
-    if (!grow_expandable(device, stream, small, rounded, &segment, &block)) return 0;
-  } else if (!block) {
-    const size_t segment_size =
-        small ? kSmallSegment : (rounded + kSmallSegment - 1) / kSmallSegment * kSmallSegment;
-    void* p = nullptr;
-    if (cudaMalloc(&p, segment_size) != cudaSuccess) {
-      print_line("expect deviceOom api=cudaMalloc device=%d size_bytes=%zu", device, segment_size);
-      return 0;
-    }
-    print_line("expect deviceMalloc api=cudaMalloc device=%d size_bytes=%zu addr=0x%llx", device,
-               segment_size, static_cast<unsigned long long>(uint64_t(p)));
-    Segment s;
-    s.base = uint64_t(p);
-    s.size = segment_size;
-    s.stream = stream;
-    s.small = small;
-    s.blocks[s.base] = Block{s.base, segment_size, 0, false, false, {}};
-    d.segments.push_back(std::move(s));
-    d.reserved += segment_size;
-    segment = &d.segments.back();
-    block = &segment->blocks.begin()->second;
-    trace(TraceEntry::SEGMENT_ALLOC, device, segment->base, segment_size, stream);
-    note_state(device, d);
+  // Refused by CUDA, PyTorch's allocator gives the device's cached segments back and asks
+  // again before it raises: a real out-of-memory error is two refused calls.
+  if (!block && !new_segment(device, stream, small, rounded, &segment, &block)) {
+    release_cached(device);
+    if (!new_segment(device, stream, small, rounded, &segment, &block)) return 0;
   }
   if (block->size - rounded >= kBlockRound) {
     const uint64_t rest = block->addr + rounded;
@@ -570,33 +587,35 @@ void StandInAllocator::synchronize() {
 
 // Unused segments go back to CUDA.
 void StandInAllocator::empty_cache() {
-  for (int device = 0; device < kMaxDevices; ++device) {
-    DeviceState& d = devices_[device];
-    std::lock_guard<std::recursive_mutex> lock(d.mutex);
-    for (size_t i = 0; i < d.segments.size();) {
-      Segment& s = d.segments[i];
-      if (s.expandable()) {
-        const DeviceGuard guard(device);
-        trim_expandable(device, s);
-        ++i;
-        continue;
-      }
-      const Block& only = s.blocks.begin()->second;
-      if (s.blocks.size() != 1 || only.allocated || only.pending) {
-        ++i;
-        continue;
-      }
-      print_line("expect deviceFree api=cudaFree device=%d addr=0x%llx", device,
-                 static_cast<unsigned long long>(s.base));
-      {
-        const DeviceGuard guard(device);
-        cudaFree(reinterpret_cast<void*>(s.base));
-      }
-      d.reserved -= s.size;
-      trace(TraceEntry::SEGMENT_FREE, device, s.base, s.size, s.stream);
-      note_state(device, d);
-      d.segments.erase(d.segments.begin() + long(i));
+  for (int device = 0; device < kMaxDevices; ++device) release_cached(device);
+}
+
+void StandInAllocator::release_cached(int device) {
+  DeviceState& d = devices_[device];
+  std::lock_guard<std::recursive_mutex> lock(d.mutex);
+  for (size_t i = 0; i < d.segments.size();) {
+    Segment& s = d.segments[i];
+    if (s.expandable()) {
+      const DeviceGuard guard(device);
+      trim_expandable(device, s);
+      ++i;
+      continue;
     }
+    const Block& only = s.blocks.begin()->second;
+    if (s.blocks.size() != 1 || only.allocated || only.pending) {
+      ++i;
+      continue;
+    }
+    print_line("expect deviceFree api=cudaFree device=%d addr=0x%llx", device,
+               static_cast<unsigned long long>(s.base));
+    {
+      const DeviceGuard guard(device);
+      cudaFree(reinterpret_cast<void*>(s.base));
+    }
+    d.reserved -= s.size;
+    trace(TraceEntry::SEGMENT_FREE, device, s.base, s.size, s.stream);
+    note_state(device, d);
+    d.segments.erase(d.segments.begin() + long(i));
   }
 }
 

@@ -6,10 +6,32 @@ namespace memtap::blocks {
 void OomLog::add(const MemEvent& e) {
   if (e.kind == MemEventKind::kOom) {
     OomResult& r = by_device_[{e.pid, e.device}];
+    const OomResult::Refusal& last = r.last;
+    const bool again = r.count > 0 && e.tid == last.tid && e.name == last.name &&
+                       e.size_bytes == last.requested_bytes && e.stream == last.stream &&
+                       e.ts_ns >= last.ts_ns && e.ts_ns - last.ts_ns <= kRefusedAgainNs;
+    r.last = {e.ts_ns, e.tid, e.name, e.size_bytes, e.stream};
+    if (again) {
+      if (r.count == r.kept.size()) {
+        Oom& oom = r.kept.back();
+        ++oom.refusals;
+        oom.last_ts_ns = e.ts_ns;
+        oom.top.clear();  // this refusal's rows follow
+      }
+      return;
+    }
     ++r.count;
     if (r.kept.size() < kKeptOoms) {
-      r.kept.push_back(
-          {e.ts_ns, e.tid, e.size_bytes, e.stream, e.name, e.stack_python, e.stack_c, {}});
+      r.kept.push_back({e.ts_ns,
+                        e.tid,
+                        e.size_bytes,
+                        e.stream,
+                        e.name,
+                        e.stack_python,
+                        e.stack_c,
+                        1,
+                        e.ts_ns,
+                        {}});
     }
     return;
   }

@@ -191,9 +191,10 @@ TEST(StepMarksOverlay, AnOomLabelNextToAStepsNumberTakesTheRowBelow) {
   b.write(path);
   test::DeviceRows d(b, 0);
   d.malloc(0.5, "HAL", 0x7f0000000000, 2 << 20);
+  // Three requests (of their own sizes: the same one refused again would be one OOM).
   d.oom(2.05, "cudaMalloc", 8 << 20, "HAL");  // about 10 px after step 2's line
-  d.oom(2.08, "cudaMalloc", 8 << 20, "HAL");
-  d.oom(4.5, "cudaMalloc", 8 << 20, "HAL");  // far from every label
+  d.oom(2.08, "cudaMalloc", 16 << 20, "HAL");
+  d.oom(4.5, "cudaMalloc", 32 << 20, "HAL");  // far from every label
   d.malloc(5, "HAL", 0x7f1000000000, 1 << 20);
   d.append_to(path);
   auto w = test::open_window(path);

@@ -159,6 +159,11 @@ TEST_F(DeviceReportTest, TextAndJsonSayIt) {
   EXPECT_NE(json.find(R"("api":"cudaMalloc","requested_bytes":4294967296,"stream":51)"),
             std::string::npos)
       << json;
+  // Refused once: a retry of the same request would count here (blocks::kRefusedAgainNs).
+  EXPECT_NE(
+      json.find(R"("refusals":1,"last_ts_ns":)" + std::to_string(epoch(2130)) + R"(,"top":[)"),
+      std::string::npos)
+      << json;
   EXPECT_NE(json.find(R"("top":[{"addr":139637976727552,"size_bytes":2147483648,)"
                       R"("allocation_id":1,"owner":"model","name":"cudaMalloc")"),
             std::string::npos)

@@ -291,6 +291,31 @@ TEST(Findings, AnOomNamesTheCallAndTheLargestBlockLiveThen) {
   EXPECT_EQ(unnamed->detail, "largest live then: 2.0 MiB (of 2 listed)");
 }
 
+// PyTorch's allocator, refused, gives its cached segments back and asks again: one finding
+// that says so, naming what was live at the last refusal (the 1 MiB segment went back).
+TEST(Findings, ARequestRefusedAgainIsOneOomFindingWithTheBlocksOfItsLastRefusal) {
+  test::TempDir dir;
+  test::RecordingBuilder b;
+  b.malloc(1, 0x1000, 4096);
+  const std::string path = dir.file("again.db");
+  b.write(path);
+  test::DeviceRows d(b, 0);
+  d.malloc(2, "HAL", 0x7f0000000000, 2 << 20, "weights");
+  d.malloc(3, "HAL", 0x7f1000000000, 4 << 20);  // a cached segment
+  d.oom(4, "cudaMalloc", 8 << 20, "HAL");
+  d.free(5, "HAL", 0x7f1000000000);
+  d.oom(6, "cudaMalloc", 8 << 20, "HAL");
+  d.append_to(path);
+  const std::vector<Finding> f = findings_of(path, b.pid(), 0);
+  size_t ooms = 0;
+  for (const Finding& x : f) ooms += x.kind == FindingKind::kOom;
+  EXPECT_EQ(ooms, 1u);
+  const Finding* oom = find(f, FindingKind::kOom, "Out of memory: cudaMalloc asked 8.0 MiB");
+  ASSERT_NE(oom, nullptr);
+  EXPECT_EQ(oom->t_ns, b.at(4));
+  EXPECT_EQ(oom->detail, "refused 2 times; largest live then: 2.0 MiB weights (of 1 listed)");
+}
+
 TEST(Findings, NoneForAScopeWithoutEvents) {
   test::TempDir dir;
   test::RecordingBuilder b;
