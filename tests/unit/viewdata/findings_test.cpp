@@ -292,7 +292,7 @@ TEST(Findings, AnOomNamesTheCallAndTheLargestBlockLiveThen) {
 }
 
 // PyTorch's allocator, refused, gives its cached segments back and asks again: one finding
-// that says so, naming what was live at the last refusal (the 1 MiB segment went back).
+// that says so, naming what was live at the last refusal (the 4 MiB segment went back).
 TEST(Findings, ARequestRefusedAgainIsOneOomFindingWithTheBlocksOfItsLastRefusal) {
   test::TempDir dir;
   test::RecordingBuilder b;
