@@ -144,6 +144,10 @@ int RecentRunnable::others() const {
   return *std::min_element(others_.begin(), others_.end());
 }
 
+bool writer_leaves_the_cpu(bool live_behind, bool program_runs, int spare_cores) {
+  return live_behind && program_runs && spare_cores < kLiveRecordingThreads;
+}
+
 bool others_fill_the_cores(int runnable, int mine, int cpus) {
   return runnable - std::max(mine, 1) >= cpus;
 }

@@ -35,6 +35,9 @@ struct CpuShare {
   // the agents' sender and ZeroMQ threads): 1 yes, 0 no, -1 not known (then
   // cores_busy_without_me, which cannot tell an agent's threads from the program's).
   std::atomic<int> cores_full{-1};
+  // The usable CPUs the program's and other work's runnable threads leave, as last seen
+  // (RecentRunnable): -1 when not known (not looked at, or the program has ended).
+  std::atomic<int> spare_cores{-1};
   // Tests: asked instead of either.
   bool (*cores_busy)() = nullptr;
 };
@@ -75,6 +78,19 @@ uint32_t share_while_running(uint32_t min_permille, double behind_s, int program
 // train_multirank.py on two cores, their 4.4 M events: 5.4-5.8 s behind at most), and the
 // agents' buffers hold that much of a sustained 600 K events a second many times over.
 constexpr double kPatienceSeconds = 8.0;
+
+// The threads a live recording keeps busy at once beside the program: the agent's sender,
+// and memtap's receiving, analysis and writer threads.
+inline constexpr int kLiveRecordingThreads = 4;
+
+// Whether a live recording's writer leaves the CPU to the live view (MemscopeWriterOptions::
+// live_behind): while the program runs and the live view is behind, unless the cores the
+// program and other work leave (`spare_cores`, -1: not known) give each of the recording's
+// threads one. On two cores SQLite would take a fifth of the CPU the engine needs to keep
+// up; with cores to spare, holding the writer back made nothing faster: on a lent H200 (16
+// CPUs) 4.4 M of the 5.7 M rows of a 5-step PyTorch script waited on disk, and the recording
+// was complete 6.7-8.6 s after the program.
+bool writer_leaves_the_cpu(bool live_behind, bool program_runs, int spare_cores);
 
 // Whether other processes keep every core this process may run on busy: /proc/loadavg's
 // runnable count minus this process's own runnable threads, against the CPUs of the

@@ -44,8 +44,9 @@ std::unique_ptr<LiveRecording> LiveRecording::start(
   // Only while the program runs: once it has ended, the engine and the writer finish side
   // by side, sooner than one after the other.
   options.live_behind = [behind = r->live_behind_, share = r->cpu_share_] {
-    return behind->load(std::memory_order_relaxed) &&
-           share->limited.load(std::memory_order_relaxed);
+    return writer_leaves_the_cpu(behind->load(std::memory_order_relaxed),
+                                 share->limited.load(std::memory_order_relaxed),
+                                 share->spare_cores.load(std::memory_order_relaxed));
   };
   r->min_share_permille_ = min_share_permille();
   r->cpu_share_->permille.store(r->min_share_permille_, std::memory_order_relaxed);
@@ -258,6 +259,7 @@ LiveRecording::RunnableNow LiveRecording::runnable_now() {
   const auto now = std::chrono::steady_clock::now();
   if (!cpu_share_->limited.load(std::memory_order_relaxed)) {
     cpu_share_->cores_full.store(-1, std::memory_order_relaxed);
+    cpu_share_->spare_cores.store(-1, std::memory_order_relaxed);
     return {};
   }
   if (now < next_runnable_look_) return {recent_.program(), recent_.others()};
@@ -271,8 +273,11 @@ LiveRecording::RunnableNow LiveRecording::runnable_now() {
   }
   // The pacers' view of the cores too.
   const int memtap = agents + std::max(0, my_runnable_threads());
-  cpu_share_->cores_full.store(
-      recent_.look(program, memtap, machine_runnable_threads(), usable_cpus_),
+  const int machine = machine_runnable_threads();
+  cpu_share_->cores_full.store(recent_.look(program, memtap, machine, usable_cpus_),
+                               std::memory_order_relaxed);
+  cpu_share_->spare_cores.store(
+      machine < 0 ? -1 : std::max(0, usable_cpus_ - recent_.program() - recent_.others()),
       std::memory_order_relaxed);
   return {recent_.program(), recent_.others()};
 }
@@ -380,7 +385,7 @@ std::string LiveRecording::progress_line() const {
            "memtap: progress monotonic_ns=%lld received=%llu analysed=%llu written=%llu "
            "spooled=%llu writer_waited_ms=%llu paced=%d share_permille=%u not_recorded=%llu "
            "rss_kib=%llu rejected=%llu silent_hellos=%llu pending_hellos=%zu "
-           "agents_behind_ms=%lld",
+           "agents_behind_ms=%lld spare_cores=%d",
            (long long)now.tv_sec * 1000000000LL + now.tv_nsec, (unsigned long long)received,
            (unsigned long long)analysis_->rows_analysed(),
            (unsigned long long)writer_->rows_written(), (unsigned long long)writer_->rows_spooled(),
@@ -391,7 +396,8 @@ std::string LiveRecording::progress_line() const {
            (unsigned long long)input.rejected(), (unsigned long long)input.silent_hellos,
            session_->pending_hellos(),
            (long long)(behind_ns(session_->laggard(), int64_t(realtime_ns()) - horizon_lag_ns()) /
-                       1'000'000));
+                       1'000'000),
+           cpu_share_->spare_cores.load(std::memory_order_relaxed));
   return line;
 }
 

@@ -346,3 +346,22 @@ TEST(CpuShare, ALookCountsOtherWorkWithoutMemtapsThreads) {
 
 }  // namespace
 }  // namespace memtap
+
+namespace memtap {
+namespace {
+
+// The writer leaves the CPU to the live view only where they would share a core: on two
+// cores always (the rule of before), with cores to spare never.
+TEST(CpuShare, TheWriterLeavesTheCpuToTheLiveViewOnlyWithoutACoreForEachThread) {
+  EXPECT_TRUE(writer_leaves_the_cpu(true, true, -1));  // not known: as on few cores
+  for (int spare = 0; spare < kLiveRecordingThreads; ++spare) {
+    EXPECT_TRUE(writer_leaves_the_cpu(true, true, spare)) << spare;
+  }
+  EXPECT_FALSE(writer_leaves_the_cpu(true, true, kLiveRecordingThreads));
+  EXPECT_FALSE(writer_leaves_the_cpu(true, true, 14));  // a 16-CPU GPU machine's import
+  EXPECT_FALSE(writer_leaves_the_cpu(false, true, 0));  // the live view keeps up
+  EXPECT_FALSE(writer_leaves_the_cpu(true, false, 0));  // the program has ended
+}
+
+}  // namespace
+}  // namespace memtap
