@@ -3,7 +3,9 @@
  *
  * The stand-in gives every device block its own mmap and munmap syscalls: a cudaMalloc +
  * cudaFree pair costs microseconds there, and the nanoseconds memtap's hooks add to it are
- * lost in the syscalls' noise. This library loads the stand-in (by its path, FAKE_CUDA_DRIVER)
+ * lost in the syscalls' noise. This library loads the stand-in (../../fake_cuda/lib/
+ * libcuda.so.1 from its own directory, as the build tree and scripts/gpu-bundle.sh lay them
+ * out, so that a copy runs on another machine; else the build's path, FAKE_CUDA_DRIVER)
  * and answers every lookup as it does, except four: cuMemAlloc_v2, cuMemFree_v2,
  * cuMemAllocAsync and cuMemFreeAsync hand out and take back slots of a static arena under a
  * mutex (tens of nanoseconds; the addresses are real, writable memory). Everything else
@@ -116,11 +118,25 @@ static CUresult cheap_mem_free_async(CUdeviceptr dptr, CUstream stream) {
 
 /* ---------------------------------------------------------------------------- loading */
 
+/* The stand-in beside this library's directory (cheap_cuda/../../fake_cuda/lib), or null. */
+static void* load_beside_me(void) {
+  Dl_info me;
+  if (!dladdr((void*)load_beside_me, &me) || !me.dli_fname) return NULL;
+  const char* slash = strrchr(me.dli_fname, '/');
+  if (!slash) return NULL;
+  char path[4096];
+  int n = snprintf(path, sizeof path, "%.*s/../../fake_cuda/lib/libcuda.so.1",
+                   (int)(slash - me.dli_fname), me.dli_fname);
+  if (n < 0 || (size_t)n >= sizeof path) return NULL;
+  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
 __attribute__((constructor)) static void load_fake_driver(void) {
   for (int i = 0; i < kSlots; i++) g_free_slots[i] = kSlots - 1 - i;
   g_free_count = kSlots;
   DlsymFn libc_dlsym = (DlsymFn)dlsym(RTLD_NEXT, "dlsym");
-  void* lib = dlopen(FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_LOCAL);
+  void* lib = load_beside_me();
+  if (!lib) lib = dlopen(FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_LOCAL);
   if (!libc_dlsym || !lib) {
     fprintf(stderr, "memtap_bench_cheap_cuda: cannot load %s: %s\n", FAKE_CUDA_DRIVER,
             lib ? "no dlsym" : dlerror());
