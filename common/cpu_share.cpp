@@ -133,7 +133,11 @@ void RecentRunnable::add(int program, int others) {
 int RecentRunnable::look(int program, int memtap, int machine, int cpus) {
   add(program, machine < 0 ? 0 : std::max(0, machine - memtap - program));
   if (machine < 0) return -1;
-  return this->program() + others() >= cpus ? 1 : 0;
+  return spare_cores(cpus) == 0 ? 1 : 0;
+}
+
+int RecentRunnable::spare_cores(int cpus) const {
+  return std::max(0, cpus - program() - others());
 }
 
 int RecentRunnable::program() const {

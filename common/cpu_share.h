@@ -137,6 +137,9 @@ class RecentRunnable {
   int look(int program, int memtap, int machine, int cpus);
   int program() const;
   int others() const;
+  // The `cpus` the program and other work, as recently seen, leave: 0 when they fill them
+  // (look() returns 1 then).
+  int spare_cores(int cpus) const;
 
  private:
   std::array<int, kLooks> program_{};

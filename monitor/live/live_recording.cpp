@@ -276,9 +276,8 @@ LiveRecording::RunnableNow LiveRecording::runnable_now() {
   const int machine = machine_runnable_threads();
   cpu_share_->cores_full.store(recent_.look(program, memtap, machine, usable_cpus_),
                                std::memory_order_relaxed);
-  cpu_share_->spare_cores.store(
-      machine < 0 ? -1 : std::max(0, usable_cpus_ - recent_.program() - recent_.others()),
-      std::memory_order_relaxed);
+  cpu_share_->spare_cores.store(machine < 0 ? -1 : recent_.spare_cores(usable_cpus_),
+                                std::memory_order_relaxed);
   return {recent_.program(), recent_.others()};
 }
 

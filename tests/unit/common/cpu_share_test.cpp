@@ -331,10 +331,13 @@ TEST(CpuShare, ALookCountsOtherWorkWithoutMemtapsThreads) {
   EXPECT_EQ(recent.look(1, 2, 3, 2), 0);
   EXPECT_EQ(recent.program(), 1);
   EXPECT_EQ(recent.others(), 0);
+  EXPECT_EQ(recent.spare_cores(2), 1);
+  EXPECT_EQ(recent.spare_cores(16), 15);
   // Two busy loops besides, at every one of the last four looks: full.
   for (int i = 0; i < 3; ++i) recent.look(1, 2, 5, 2);
   EXPECT_EQ(recent.look(1, 2, 5, 2), 1);
   EXPECT_EQ(recent.others(), 2);
+  EXPECT_EQ(recent.spare_cores(2), 0);  // not below
   // The machine's count unknown: nothing said, and no other work counted.
   EXPECT_EQ(recent.look(1, 0, -1, 2), -1);
   EXPECT_EQ(recent.others(), 0);
