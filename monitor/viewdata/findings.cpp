@@ -250,7 +250,9 @@ void add_ooms_that_happened(const DeviceReport& d, std::vector<Finding>* out) {
       const OomBlockEntry& top = o.top.front();
       // A block with neither owner nor name (a pool block outside memtap.owner) is its size.
       const std::string& key = top.owner.empty() ? top.name : top.owner;
-      f.detail = again + "largest live then: " + bytes_text(double(top.size_bytes)) +
+      const char* when =
+          o.refusals > 1 ? "largest live at the last refusal: " : "largest live then: ";
+      f.detail = again + when + bytes_text(double(top.size_bytes)) +
                  (key.empty() ? "" : " " + key_text(key)) + " (of " + std::to_string(o.top.size()) +
                  " listed)";
       if (!top.owner.empty()) f.block_filter = filter_text(top.owner);

@@ -313,7 +313,8 @@ TEST(Findings, ARequestRefusedAgainIsOneOomFindingWithTheBlocksOfItsLastRefusal)
   const Finding* oom = find(f, FindingKind::kOom, "Out of memory: cudaMalloc asked 8.0 MiB");
   ASSERT_NE(oom, nullptr);
   EXPECT_EQ(oom->t_ns, b.at(4));
-  EXPECT_EQ(oom->detail, "refused 2 times; largest live then: 2.0 MiB weights (of 1 listed)");
+  EXPECT_EQ(oom->detail,
+            "refused 2 times; largest live at the last refusal: 2.0 MiB weights (of 1 listed)");
 }
 
 TEST(Findings, NoneForAScopeWithoutEvents) {
