@@ -124,6 +124,10 @@ uint32_t share_while_running(uint32_t min_permille, double behind_s, int program
   return share_for_backlog(min_permille, behind_s);
 }
 
+uint32_t view_share(uint32_t share, uint32_t min_permille, int program, int cpus) {
+  return program >= cpus ? std::min(share, min_permille) : share;
+}
+
 void RecentRunnable::add(int program, int others) {
   program_[looks_ % kLooks] = program;
   others_[looks_ % kLooks] = others;
@@ -178,7 +182,7 @@ bool cores_busy_without_me() {
 int64_t CpuPacer::owed_wait_ns(uint64_t wall_ns, uint64_t cpu_ns, bool (*cores_busy)()) {
   // Accounting starts when the limit does: what the thread used before is not owed.
   const bool limited = share_->limited.load(std::memory_order_relaxed);
-  const uint32_t permille = std::max<uint32_t>(1, share_->permille.load(std::memory_order_relaxed));
+  const uint32_t permille = std::max<uint32_t>(1, permille_now());
   if (!limited || !was_limited_) {
     was_limited_ = limited;
     last_wall_ns_ = wall_ns;
@@ -205,6 +209,11 @@ int64_t CpuPacer::owed_wait_ns(uint64_t wall_ns, uint64_t cpu_ns, bool (*cores_b
   }
   // The credit regained while waiting pays what was overdrawn.
   return -credit_ns_ * 1000 / permille;
+}
+
+uint32_t CpuPacer::permille_now() const {
+  const auto& rate = follows_ == Follows::kView ? share_->view_permille : share_->permille;
+  return rate.load(std::memory_order_relaxed);
 }
 
 void CpuPacer::waited_on(uint64_t wall_ns, uint64_t cpu_ns) {

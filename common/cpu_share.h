@@ -24,6 +24,9 @@ struct CpuShare {
   // The share of a core each pacing thread keeps to while limited and the cores are busy,
   // in thousandths.
   std::atomic<uint32_t> permille{kMinPermille};
+  // The share of a thread that serves only the live window (its drawing, its block index),
+  // set beside `permille` (view_share).
+  std::atomic<uint32_t> view_permille{kMinPermille};
 
   // MEMTAP_CPU_SHARE (percent of a core per thread) sets the minimum; the share rises from
   // it with the backlog up to kMaxPermille (share_while_running).
@@ -73,6 +76,15 @@ uint32_t share_for_backlog(uint32_t min_permille, double behind_s);
 //    cores are judged by cores_busy_without_me (before the first look).
 uint32_t share_while_running(uint32_t min_permille, double behind_s, int program, int others,
                              int cpus);
+// The share of a thread that serves only the live window, beside the recording's threads'
+// `share`: the minimum while the program's own threads fill every core (`program` of `cpus`),
+// else `share`. Their share rises with the backlog so that the recording catches up; drawing
+// more often, or indexing blocks sooner, catches nothing up. Under a program whose two
+// threads kept both cores busy, `memtap run --gui` let it do 0.74 of its plain work against
+// 0.88 headless: the window's drawing and its block index took 3.7 s of the first 18 s, at
+// the share that the 10 s backlog had raised to half a core. Beside other work they compete
+// as the recording's threads do.
+uint32_t view_share(uint32_t share, uint32_t min_permille, int program, int cpus);
 // How far behind memtap lets itself fall while the program's own threads fill every core,
 // before its share rises: further than a burst leaves it (`import torch` in the two ranks of
 // train_multirank.py on two cores, their 4.4 M events: 5.4-5.8 s behind at most), and the
@@ -160,7 +172,11 @@ int usable_cpus();
 // One thread's pacing (not shared between threads). Call pace() between units of work.
 class CpuPacer {
  public:
-  explicit CpuPacer(const CpuShare* share) : share_(share) {}
+  // Which of the share's rates the thread keeps to: the recording's (`permille`) or, for a
+  // thread that serves only the live window, `view_permille`.
+  enum class Follows { kRecording, kView };
+  explicit CpuPacer(const CpuShare* share, Follows follows = Follows::kRecording)
+      : share_(share), follows_(follows) {}
   // Returns at once unless the share is limited, this thread has used more than its share
   // of a core (with a burst of kBurstNs), and the cores are busy; then sleeps until it is
   // back within its share or the limit is lifted.
@@ -187,7 +203,10 @@ class CpuPacer {
 
  private:
   static constexpr int64_t kBurstNs = 20'000'000;
+  uint32_t permille_now() const;
+
   const CpuShare* share_;
+  Follows follows_;
   int64_t credit_ns_ = kBurstNs;  // CPU time this thread may still use before it waits
   uint64_t last_wall_ns_ = 0;
   uint64_t last_cpu_ns_ = 0;

@@ -185,6 +185,9 @@ int main(int argc, char** argv) {
     app.exec();
     if (w.stats) {
       app.stats().print(stderr);
+      fprintf(stderr, "memtap-gui: refreshes left to the program: %llu of %llu\n",
+              (unsigned long long)window.refreshesSkipped(),
+              (unsigned long long)window.refreshTicks());
       // A live window closes (or takes its picture) before the recording is written.
       char loaded[32] = "not yet (live)";
       if (loaded_ms >= 0) snprintf(loaded, sizeof loaded, "%.3f s", double(loaded_ms) / 1000);

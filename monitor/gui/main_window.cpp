@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "common/clock.h"
 #include "monitor/gui/block_table_view.h"
 #include "monitor/gui/breakdown_view.h"
 #include "monitor/gui/curves_panel.h"
@@ -28,7 +29,10 @@
 namespace memtap::gui {
 
 MainWindow::MainWindow(viewdata::DataSource* source, QWidget* parent)
-    : QMainWindow(parent), state_(new ViewState(this)), client_(new EngineClient(source, this)) {
+    : QMainWindow(parent),
+      state_(new ViewState(this)),
+      client_(new EngineClient(source, this)),
+      refresh_pacer_(source->cpu_share()) {
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -79,7 +83,9 @@ MainWindow::MainWindow(viewdata::DataSource* source, QWidget* parent)
   setWindowTitle(QStringLiteral("memtap — %1").arg(QString::fromStdString(source->status().title)));
   connect(state_, &ViewState::viewRequested, this,
           [this](const QString& name) { showView(name.toStdString()); });
-  connect(&timer_, &QTimer::timeout, this, &MainWindow::refresh);
+  connect(&timer_, &QTimer::timeout, this, [this] {
+    if (refresh_pacer_.due(monotonic_ns(), thread_cpu_ns())) refresh();
+  });
   timer_.start(100);
   refresh();
 }

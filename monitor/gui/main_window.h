@@ -14,6 +14,7 @@
 #include <string>
 
 #include "monitor/gui/engine_client.h"
+#include "monitor/gui/refresh_pacer.h"
 #include "monitor/gui/view_state.h"
 
 namespace memtap::gui {
@@ -74,8 +75,12 @@ class MainWindow : public QMainWindow {
   bool settled() const;
   // The source finished loading or recording (sourceDone was emitted).
   bool sourceFinished() const { return done_; }
-  // Runs one refresh now (tests; the timer does it every 100 ms).
+  // Runs one refresh now (tests; the timer does it every 100 ms, less often while the
+  // window leaves the CPU to the program: refresh_pacer.h).
   void refresh();
+  // The timer's ticks so far, and the refreshes it skipped for the program (--stats).
+  uint64_t refreshTicks() const { return refresh_pacer_.ticks(); }
+  uint64_t refreshesSkipped() const { return refresh_pacer_.skipped(); }
 
  signals:
   // The source finished loading (replay) or recording (live); once.
@@ -108,6 +113,7 @@ class MainWindow : public QMainWindow {
   FindingsView* findings_;
   QDockWidget* findings_dock_;
   QTimer timer_;
+  RefreshPacer refresh_pacer_;
   bool done_ = false;
   void onceLoaded(const std::function<void()>& apply);  // now, or when sourceDone comes
 

@@ -144,7 +144,7 @@ class Index final : public BlockIndex {
   void pace_by(std::shared_ptr<const CpuShare> share) override {
     std::lock_guard lock(mutex_);
     share_ = std::move(share);
-    pacer_.emplace(share_.get());
+    pacer_.emplace(share_.get(), CpuPacer::Follows::kView);
   }
 
   BlockIndexStatus status() const override {

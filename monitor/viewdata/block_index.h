@@ -215,12 +215,13 @@ class BlockIndex {
   // Runs `query` on the index's thread after the events added before it are indexed (while
   // the index is paced, ahead of them: see pace_by).
   virtual void post(BlockQuery query) = 0;
-  // A live session's index: from now on its thread keeps to the share of a core that
-  // memtap's threads keep to while the program runs (common/cpu_share.h), for the program
-  // comes first (under a program that kept both cores busy, the unpaced index took 4.1 s of
-  // CPU in 18 s, more than any other thread of the window). While the program runs, a query
-  // is answered ahead of the events waiting in memory, as it is of those on disk: behind a
-  // paced queue every view would wait; covered_until_ns() says how far its answer goes.
+  // A live session's index: from now on its thread keeps to the share of a core that a
+  // thread serving only the window keeps to while the program runs (CpuShare::view_permille,
+  // common/cpu_share.h), for the program comes first (under a program that kept both cores busy,
+  // the unpaced index took 4.1 s of CPU in 18 s, more than any other thread of the window). While
+  // the program runs, a query is answered ahead of the events waiting in memory, as it is of those
+  // on disk: behind a paced queue every view would wait; covered_until_ns() says how far its answer
+  // goes.
   virtual void pace_by(std::shared_ptr<const CpuShare> share) = 0;
   // Any thread.
   virtual BlockIndexStatus status() const = 0;

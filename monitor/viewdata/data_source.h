@@ -24,6 +24,10 @@
 #include "monitor/engine/analyzer.h"
 #include "monitor/model/mem_event.h"
 
+namespace memtap {
+struct CpuShare;
+}
+
 namespace memtap::viewdata {
 
 class BlockIndex;
@@ -127,6 +131,10 @@ class DataSource {
   // The file the user knows this session by: the recording opened (a CSV or snapshot too),
   // or the one a live session writes (its final name, while `.partial` is written).
   virtual std::string recording_path() const { return database_path(); }
+
+  // Live sources: what the window's own threads keep to while the program runs
+  // (common/cpu_share.h, CpuShare::view_permille). Replays: none.
+  virtual std::shared_ptr<const CpuShare> cpu_share() const { return nullptr; }
 
   // Live sources: stop receiving and write the recording (--listen: as Ctrl-C does for
   // memtap record; --run: only once the program ended, see live_source.h). Replay: nothing.

@@ -119,6 +119,10 @@ class LiveSource final : public DataSource {
 
   void stop() override { stop_.store(true); }
 
+  std::shared_ptr<const CpuShare> cpu_share() const override {
+    return rec_ptr_ != nullptr ? rec_ptr_->cpu_share() : nullptr;
+  }
+
  private:
   void receive() {
     pthread_setname_np(pthread_self(), "memtap-receive");

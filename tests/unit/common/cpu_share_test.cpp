@@ -211,6 +211,32 @@ TEST(CpuShare, WhileTheProgramFillsEveryCoreTheShareStaysAtTheMinimumForABurstOn
   EXPECT_EQ(share_while_running(min, kPatienceSeconds + 60.0, 3, 2, 2), max);
 }
 
+// The window's own threads (its drawing, its block index) stay at the minimum while the
+// program's threads fill the cores, whatever the backlog raised the recording's share to;
+// beside other work, or with a core to spare, they keep to the recording's share.
+TEST(CpuShare, TheWindowsThreadsKeepToTheMinimumWhileTheProgramFillsTheCores) {
+  const uint32_t min = CpuShare::kMinPermille, max = CpuShare::kMaxPermille;
+  EXPECT_EQ(view_share(max, min, /*program=*/2, /*cpus=*/2), min);
+  EXPECT_EQ(view_share(min, min, 3, 2), min);
+  EXPECT_EQ(view_share(10, min, 2, 2), 10u);  // never above the recording's
+  EXPECT_EQ(view_share(max, min, 1, 2), max);
+  EXPECT_EQ(view_share(300, min, 0, 2), 300u);
+}
+
+TEST(CpuPacer, AThreadOfTheWindowKeepsToTheWindowsShare) {
+  CpuShare share;
+  limit(&share, 500);
+  share.view_permille = 100;
+  CpuPacer recording(&share);
+  CpuPacer window(&share, CpuPacer::Follows::kView);
+  recording.owed_wait_ns(1000 * kMs, 0, busy);
+  window.owed_wait_ns(1000 * kMs, 0, busy);
+  // 100 ms of CPU in 100 ms, 20 ms of burst: at half a core 30 ms over, paid back in 60 ms;
+  // at a tenth of a core 70 ms over, in 700 ms.
+  EXPECT_EQ(recording.owed_wait_ns(1100 * kMs, 100 * kMs, busy), 60 * kMs);
+  EXPECT_EQ(window.owed_wait_ns(1100 * kMs, 100 * kMs, busy), 700 * kMs);
+}
+
 TEST(CpuShare, BesideOtherWorkThatFillsTheCoresMemtapTakesTheMaximumAtOnce) {
   const uint32_t min = CpuShare::kMinPermille, max = CpuShare::kMaxPermille;
   // A one-thread program and two busy loops on two cores; no backlog yet.

@@ -759,15 +759,17 @@ TEST(BlockIndex, AQueryIsAnsweredAheadOfTheEventsWaitingOnDisk) {
             std::numeric_limits<int64_t>::max());
 }
 
-// A live session's index keeps to the program's share of a core while the program runs
-// (here a thousandth, the cores said busy): it waits between batches, a view's query is
-// answered ahead of the events still queued in memory, and once the program has ended the
-// index takes everything at full speed.
+// A live session's index keeps to the window's share of a core while the program runs
+// (here a thousandth, the cores said busy; the recording's threads at a whole core, which
+// never waits): it waits between batches, a view's query is answered ahead of the events
+// still queued in memory, and once the program has ended the index takes everything at full
+// speed.
 TEST(BlockIndex, PacedBehindTheProgramItAnswersQueriesAheadOfTheEventsItHasNotIndexed) {
   Feed feed;
   auto share = std::make_shared<CpuShare>();
   share->limited.store(true);
-  share->permille.store(1);
+  share->permille.store(1000);
+  share->view_permille.store(1);
   share->cores_busy = [] { return true; };
   feed.index().pace_by(share);
   constexpr int kBatches = 100, kPerBatch = 4000;  // far more than the 20 ms burst's work
