@@ -12,6 +12,8 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/unit/common/burn_cpu.h"
+
 namespace memtap {
 namespace {
 
@@ -22,18 +24,6 @@ bool busy() {
 }
 bool idle() {
   return false;
-}
-
-// Uses this thread's CPU for `how long` of its own CPU time.
-void burn_cpu(std::chrono::nanoseconds how_long) {
-  timespec start{}, now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
-  volatile uint64_t sink = 0;
-  do {
-    for (int i = 0; i < 10000; ++i) sink = sink + i;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  } while ((now.tv_sec - start.tv_sec) * 1'000'000'000LL + (now.tv_nsec - start.tv_nsec) <
-           how_long.count());
 }
 
 // Makes `share` a share of `permille`, limited (the program runs).
@@ -143,13 +133,13 @@ TEST(CpuPacer, AThreadThatIsWaitedOnDoesNotWait) {
   CpuPacer pacer(&share);
   // 30 ms of CPU at a time is over the share after the first: each would wait ~70 ms or more.
   for (int i = 0; i < 4; ++i) {
-    burn_cpu(std::chrono::milliseconds(30));
+    test::burn_cpu(std::chrono::milliseconds(30));
     pacer.pace(&waited_on);
   }
   EXPECT_EQ(pacer.waits(), 0u);
   // Nobody waiting on it any more: it keeps to its share again.
   waited_on = false;
-  burn_cpu(std::chrono::milliseconds(30));
+  test::burn_cpu(std::chrono::milliseconds(30));
   pacer.pace(&waited_on);
   EXPECT_GT(pacer.waits(), 0u);
 }
@@ -315,7 +305,7 @@ TEST(CpuShare, TheKernelSaysHowLongThisThreadWaitedForACore) {
   };
   std::thread a(spin), b(spin);
   const uint64_t before = thread_run_delay_ns();
-  burn_cpu(std::chrono::milliseconds(30));
+  test::burn_cpu(std::chrono::milliseconds(30));
   const uint64_t after = thread_run_delay_ns();
   stop = true;
   a.join();

@@ -5,10 +5,10 @@
 #include "monitor/gui/refresh_pacer.h"
 
 #include <gtest/gtest.h>
-#include <time.h>
 
 #include <memory>
 
+#include "tests/unit/common/burn_cpu.h"
 #include "tests/unit/gui/gui_support.h"
 #include "tests/unit/store/store_test_support.h"
 #include "tests/unit/viewdata/recording_builder.h"
@@ -108,17 +108,6 @@ class ProgramFillsTheCoresSource final : public viewdata::DataSource {
   std::shared_ptr<CpuShare> share_;
 };
 
-// Uses the calling thread's CPU for `ms` of its own CPU time.
-void burn_cpu_ms(int ms) {
-  timespec start{}, now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
-  volatile uint64_t sink = 0;
-  do {
-    for (int i = 0; i < 10000; ++i) sink = sink + i;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1'000'000 < ms);
-}
-
 // The window's timer asks the pacer: its thread, having used more than its share, skips the
 // ticks that follow. Without the pacer every tick refreshes and none is skipped.
 TEST(RefreshPacer, TheWindowSkipsItsTimersRefreshesWhileItsThreadOwesTheProgram) {
@@ -138,7 +127,8 @@ TEST(RefreshPacer, TheWindowSkipsItsTimersRefreshesWhileItsThreadOwesTheProgram)
   // The pacer's accounting starts at the timer's first tick.
   ASSERT_TRUE(test::wait_for([&] { return window.refreshTicks() >= 1; }, "the first tick"));
   ASSERT_EQ(window.refreshesSkipped(), 0u);
-  burn_cpu_ms(100);  // 80 ms past the burst: 80 s to pay back at a thousandth of a core
+  test::burn_cpu(std::chrono::milliseconds(
+      100));  // 80 ms past the burst: 80 s to pay back at a thousandth of a core
   ASSERT_TRUE(test::wait_for([&] { return window.refreshesSkipped() >= 2; },
                              "the window's timer to skip its refreshes"));
   // With the program ended the views move at every tick.
