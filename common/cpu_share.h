@@ -80,10 +80,10 @@ uint32_t share_while_running(uint32_t min_permille, double behind_s, int program
 // `share`: the minimum while the program's own threads fill every core (`program` of `cpus`),
 // else `share`. Their share rises with the backlog so that the recording catches up; drawing
 // more often, or indexing blocks sooner, catches nothing up. Under a program whose two
-// threads kept both cores busy, `memtap run --gui` let it do 0.74 of its plain work against
+// threads kept both cores busy, `memtap run --gui` let it do 0.73 of its plain work against
 // 0.88 headless: the window's drawing and its block index took 3.7 s of the first 18 s, at
-// the share that the 10 s backlog had raised to half a core. Beside other work they compete
-// as the recording's threads do.
+// the share that the 10 s backlog had raised to half a core. At this share: 0.82. Beside
+// other work they compete as the recording's threads do.
 uint32_t view_share(uint32_t share, uint32_t min_permille, int program, int cpus);
 // How far behind memtap lets itself fall while the program's own threads fill every core,
 // before its share rises: further than a burst leaves it (`import torch` in the two ranks of
