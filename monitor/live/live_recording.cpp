@@ -195,16 +195,15 @@ size_t LiveRecording::pump(int timeout_ms, size_t max_messages) {
   const double behind_s =
       released > 0 ? double(int64_t(realtime_ns()) - lag_ns - released) / 1e9 : 0.0;
   const RunnableNow runnable = runnable_now();
-  const uint32_t share = pinned_permille_ != 0
-                             ? pinned_permille_
-                             : share_while_running(min_share_permille_, behind_s, runnable.program,
-                                                   runnable.others, usable_cpus_);
+  // A pinned share holds for the window's threads too.
+  uint32_t share = pinned_permille_, view = pinned_permille_;
+  if (pinned_permille_ == 0) {
+    share = share_while_running(min_share_permille_, behind_s, runnable.program, runnable.others,
+                                usable_cpus_);
+    view = view_share(share, min_share_permille_, runnable.program, usable_cpus_);
+  }
   cpu_share_->permille.store(share, std::memory_order_relaxed);
-  cpu_share_->view_permille.store(
-      pinned_permille_ != 0
-          ? pinned_permille_
-          : view_share(share, min_share_permille_, runnable.program, usable_cpus_),
-      std::memory_order_relaxed);
+  cpu_share_->view_permille.store(view, std::memory_order_relaxed);
   if (!told_stopped_) {
     const RecordingStop stop = writer_->stopped();
     if (!stop.reason.empty()) {
