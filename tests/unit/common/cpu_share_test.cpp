@@ -363,12 +363,6 @@ TEST(CpuShare, ALookCountsOtherWorkWithoutMemtapsThreads) {
   EXPECT_EQ(fresh.others(), 0);
 }
 
-}  // namespace
-}  // namespace memtap
-
-namespace memtap {
-namespace {
-
 // The writer leaves the CPU to the live view only where they would share a core: on two
 // cores always (the rule of before), with cores to spare never.
 TEST(CpuShare, TheWriterLeavesTheCpuToTheLiveViewOnlyWithoutACoreForEachThread) {
